@@ -1,0 +1,36 @@
+# Everything a developer or CI needs, from a clean clone: `make demo`, `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
+DRIVER_DIRS := $(patsubst %/pyproject.toml,%,$(wildcard drivers/*/pyproject.toml))
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test bench lint typecheck system-deps clean
+
+$(STAMP): pyproject.toml $(wildcard drivers/*/pyproject.toml)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check uv
+	$(UV) pip install --quiet --python $(PY) -e '.[dev,server]' $(foreach d,$(DRIVER_DIRS),-e ./$(d))
+	touch $(STAMP)
+
+install: $(STAMP)
+
+system-deps:
+	bash scripts/system-deps.sh
+
+demo: install
+	$(PY) -m mcs.demo
+
+test: install system-deps
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: install
+	$(PY) -m bench
+
+lint: install
+	$(VENV)/bin/ruff check mcs drivers tests bench examples
+	$(VENV)/bin/mypy mcs
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,57 @@
+"""MCS: the Model Context Standard for Python.
+
+One small contract lets any LLM use any existing system: a driver describes its tools
+(``get_function_description``), gives a system prompt for the model family
+(``get_driver_system_message``) and runs what the model asked for
+(``process_llm_response``). Only the names in ``__all__`` are public.
+"""
+
+from mcs.context import AgentContext, PolicyDecision
+from mcs.driver import CallOutcome, DriverMeta, MCSDriver, ToolDriver
+from mcs.errors import (
+    ConfigurationError,
+    DriverNotFoundError,
+    ErrorCode,
+    ExecutionError,
+    InvalidInputError,
+    MCSError,
+    MissingDependencyError,
+    PolicyDeniedError,
+    ToolCallError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+)
+from mcs.functions import FunctionDriver, FunctionTool, tool
+from mcs.parsing import parse_tool_calls
+from mcs.pipeline import ExecutionEvent, Invocation
+from mcs.tools import Tool, ToolCall
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentContext",
+    "CallOutcome",
+    "ConfigurationError",
+    "DriverMeta",
+    "DriverNotFoundError",
+    "ErrorCode",
+    "ExecutionError",
+    "ExecutionEvent",
+    "FunctionDriver",
+    "FunctionTool",
+    "InvalidInputError",
+    "Invocation",
+    "MCSDriver",
+    "MCSError",
+    "MissingDependencyError",
+    "PolicyDecision",
+    "PolicyDeniedError",
+    "Tool",
+    "ToolCall",
+    "ToolCallError",
+    "ToolDriver",
+    "ToolNotFoundError",
+    "ToolTimeoutError",
+    "parse_tool_calls",
+    "tool",
+]

@@ -1,0 +1,63 @@
+"""Who is calling, and what policies answer.
+
+:class:`AgentContext` travels with every call through the pipeline: policies and hooks
+receive it, and tools that declare a parameter of this type get it injected. Its content
+comes from the caller and is untrusted input (RFC-0001, section 17).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+def _new_request_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """The identity and request data of one agent call (RFC-0001, section 10).
+
+    Immutable: a policy or hook cannot change what the next one sees.
+    """
+
+    agent_id: str = "anonymous"
+    model: str | None = None
+    request_id: str = field(default_factory=_new_request_id)
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    def with_request_id(self, request_id: str | None = None) -> AgentContext:
+        """A copy with a new (or given) request id, for the next call of the same agent."""
+        return AgentContext(
+            agent_id=self.agent_id,
+            model=self.model,
+            request_id=request_id or _new_request_id(),
+            metadata=dict(self.metadata),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecision:
+    """What a policy answers: ``PolicyDecision.allow()`` or ``PolicyDecision.deny(reason)``."""
+
+    allowed: bool
+    reason: str | None = None
+
+    @classmethod
+    def allow(cls) -> PolicyDecision:
+        return _ALLOW
+
+    @classmethod
+    def deny(cls, reason: str) -> PolicyDecision:
+        if not reason:
+            raise ValueError("a denial needs a reason the agent can read")
+        return cls(allowed=False, reason=reason)
+
+
+_ALLOW = PolicyDecision(allowed=True)

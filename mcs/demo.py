@@ -1,0 +1,49 @@
+"""The embedded default driver and the `make demo` round trip (no network, no API key)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcs.functions import FunctionDriver, tool
+
+_FORECASTS = {"paris": (18.5, "light rain"), "tokyo": (24.0, "clear"), "berlin": (12.0, "cloudy")}
+
+
+@tool
+def get_weather(city: str, unit: str = "celsius") -> dict[str, Any]:
+    """Current weather for a city (a fixed table: Paris, Tokyo, Berlin)."""
+    temperature, sky = _FORECASTS.get(city.lower(), (20.0, "unknown"))
+    if unit == "fahrenheit":
+        temperature = round(temperature * 9 / 5 + 32, 1)
+    return {"city": city, "temperature": temperature, "unit": unit, "sky": sky}
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+class DemoDriver(FunctionDriver):
+    """An in-memory driver with two tools, registered as ``functions``."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__([get_weather, add], name="functions", **options)
+
+
+def main() -> None:
+    import json
+
+    driver = DemoDriver()
+    model = "claude-3-5-sonnet"
+    print(f"== System prompt for {model} ==\n{driver.get_driver_system_message(model)}\n")
+    llm_output = '{"tool": "get_weather", "arguments": {"city": "Paris"}}'
+    print(f"== Recorded LLM output ==\n{llm_output}\n")
+    from mcs.parsing import parse_tool_calls
+
+    print(f"== Parsed ==\n{parse_tool_calls(llm_output)}\n")
+    print(f"== Result ==\n{json.dumps(driver.process_llm_response(llm_output))}")
+
+
+if __name__ == "__main__":
+    main()

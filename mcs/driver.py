@@ -1,0 +1,524 @@
+"""The MCS driver contract, and the base class drivers are built on.
+
+:class:`MCSDriver` is the seed's contract (``model-context-standard-spec.md``, section 3):
+a function description, a system message, and ``process_llm_response`` that executes
+the call(s) it finds and returns the raw result, or the input object itself when the
+response holds no call for this driver, so drivers chain (``result is llm_response``).
+
+:class:`ToolDriver` is what a driver author subclasses. Like python-can's ``BusABC`` it
+asks for two things only:
+
+* :meth:`ToolDriver._list_tools`: the driver's tools as neutral :class:`~mcs.Tool`\\ s;
+* :meth:`ToolDriver._call_tool`: run one tool with validated arguments
+  (and optionally :meth:`ToolDriver._acall_tool`, its native async twin).
+
+Everything shared lives here once: rendering, prompt selection, parsing, name
+resolution, argument repair and validation, policies, hooks, deadlines, error mapping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mcs import discovery, pipeline, prompts
+from mcs.context import AgentContext
+from mcs.errors import ExecutionError, InvalidInputError, ToolCallError, ToolNotFoundError
+from mcs.parsing import parse_tool_calls
+from mcs.pipeline import Controls, Invocation
+from mcs.tools import Tool, ToolCall
+from mcs.validation import ArgumentValidator, compile_validator
+
+MCS_SPEC_VERSION = "0.1"
+
+KNOWN_CAPABILITIES = frozenset({"healthcheck", "cache", "status", "stream"})
+_CAPABILITY_METHODS = {
+    "healthcheck": "healthcheck",
+    "cache": "warmup",
+    "status": "get_status",
+    "stream": "stream_call",
+}
+
+
+class DriverMeta(BaseModel):
+    """Who a driver is (seed, section 3). Frozen and validated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    version: str
+    protocol: str
+    transport: str
+    spec_format: str
+    target_llms: tuple[str, ...] = ("*",)
+    capabilities: tuple[str, ...] = ()
+    prefix: str | None = None
+    spec_version: str = MCS_SPEC_VERSION
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_uuid(cls, value: str) -> str:
+        uuid.UUID(value)
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_short(cls, value: str) -> str:
+        if not value or len(value) > 40:
+            raise ValueError("a driver name is 1 to 40 characters")
+        return value
+
+
+class MCSDriver(ABC):
+    """The contract every driver honours; clients use only these members.
+
+    ``process_llm_response`` accepts a string or a provider's structured message
+    (OpenAI, Anthropic, Gemini) and returns the raw result of the call, a list of
+    results when the response holds several calls, or ``llm_response`` itself (the
+    same object) when it holds no call for this driver.
+    """
+
+    meta: DriverMeta
+
+    @abstractmethod
+    def get_function_description(self, model_name: str | None = None) -> str: ...
+
+    @abstractmethod
+    def get_driver_system_message(self, model_name: str | None = None) -> str: ...
+
+    @abstractmethod
+    def process_llm_response(
+        self, llm_response: Any, *, context: AgentContext | None = None
+    ) -> Any: ...
+
+    async def aprocess_llm_response(
+        self, llm_response: Any, *, context: AgentContext | None = None
+    ) -> Any:
+        """Async twin; the default runs the sync path on a worker thread."""
+        return await asyncio.to_thread(self.process_llm_response, llm_response, context=context)
+
+    def supports(self, capability: str) -> bool:
+        """True when ``capability`` is declared in ``meta`` and its method exists.
+
+        Clients feature-detect with this before calling ``healthcheck()``, ``warmup()``,
+        ``get_status()`` or ``stream_call()``.
+        """
+        method = _CAPABILITY_METHODS.get(capability, capability)
+        return capability in self.meta.capabilities and callable(getattr(self, method, None))
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """The structured result of one call, for clients that prefer values to exceptions."""
+
+    call: ToolCall
+    result: Any = None
+    error: ToolCallError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{"tool", "id", "result"}`` or ``{"tool", "id", "error", "message"}``."""
+        out: dict[str, Any] = {"tool": self.call.name, "id": self.call.id}
+        if self.error is None:
+            out["result"] = self.result
+        else:
+            out.update(self.error.to_dict())
+        return out
+
+
+DescriptionMode = Literal["auto", "inline", "discovery"]
+UnknownToolMode = Literal["passthrough", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    call: ToolCall
+    invocation: Invocation
+    handler: Callable[[Invocation], Any] | None  # None: the driver's own _call_tool
+
+
+class ToolDriver(MCSDriver):
+    """Base class for drivers: implement ``_list_tools`` and ``_call_tool``, get the rest.
+
+    Keyword arguments (all optional, shared by every driver):
+
+    * ``custom_tool_description`` / ``custom_system_message``: replace the generated
+      text (seed, section 4).
+    * ``prefix``: prepended to tool names (``prefix_name``) to avoid collisions.
+    * ``timeout``: seconds per call (``None``: no deadline). Default 30.
+    * ``description_mode``: ``"inline"`` (every tool with its schema), ``"discovery"``
+      (a compact index plus meta-tools that search and describe tools on demand) or
+      ``"auto"`` (discovery when the inline description exceeds ``token_budget``).
+    * ``validate_output``: check results against a tool's output schema.
+    * ``on_unknown_tool``: ``"passthrough"`` (the MCS chaining rule, default) returns
+      the response unchanged when it names no tool of this driver; ``"error"`` raises
+      ``TOOL_NOT_FOUND`` for a call naming an unknown tool.
+    * ``prompt_templates``: a :class:`mcs.prompts.PromptRegistry` that overrides the default.
+    """
+
+    #: Set by a subclass whose ``_call_tool`` honours ``Invocation.deadline`` itself
+    #: (network I/O with timeouts); other drivers' calls run on a worker thread.
+    enforces_deadline: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        *,
+        custom_tool_description: str | None = None,
+        custom_system_message: str | None = None,
+        prefix: str | None = None,
+        timeout: float | None = 30.0,
+        description_mode: DescriptionMode = "auto",
+        token_budget: int = discovery.DEFAULT_TOKEN_BUDGET,
+        validate_output: bool = False,
+        on_unknown_tool: UnknownToolMode = "passthrough",
+        prompt_templates: prompts.PromptRegistry | None = None,
+        controls: Controls | None = None,
+    ) -> None:
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be a positive number of seconds, or None")
+        if description_mode not in ("auto", "inline", "discovery"):
+            raise ValueError("description_mode must be 'auto', 'inline' or 'discovery'")
+        if on_unknown_tool not in ("passthrough", "error"):
+            raise ValueError("on_unknown_tool must be 'passthrough' or 'error'")
+        self.custom_tool_description = custom_tool_description
+        self.custom_system_message = custom_system_message
+        self.prefix = prefix
+        self.timeout = timeout
+        self.description_mode: DescriptionMode = description_mode
+        self.token_budget = token_budget
+        self.validate_output = validate_output
+        self.on_unknown_tool: UnknownToolMode = on_unknown_tool
+        self.prompt_templates = prompt_templates
+        self.controls = controls if controls is not None else Controls()
+        self._tools: dict[str, Tool] | None = None
+        self._aliases: dict[str, str] | None = None
+        self._validators: dict[str, ArgumentValidator] = {}
+        self._output_validators: dict[str, ArgumentValidator] = {}
+
+    # ----------------------------------------------------------------- driver author's part
+
+    @abstractmethod
+    def _list_tools(self) -> Iterable[Tool]:
+        """Return this driver's tools. Called once, then cached until :meth:`refresh_tools`."""
+
+    @abstractmethod
+    def _call_tool(self, invocation: Invocation) -> Any:
+        """Run one tool with validated arguments; return the raw result.
+
+        Raise :class:`~mcs.ToolCallError` subclasses for errors the LLM should read;
+        anything else becomes ``EXECUTION_ERROR`` with the exception's text.
+        """
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        """Native async twin of :meth:`_call_tool`; the default runs it on a thread."""
+        return await asyncio.to_thread(self._call_tool, invocation)
+
+    # ----------------------------------------------------------------- tools and names
+
+    def list_tools(self) -> tuple[Tool, ...]:
+        """Every tool of this driver (with the prefix applied), in a stable order."""
+        return tuple(self._tool_map().values())
+
+    def refresh_tools(self) -> None:
+        """Forget cached tools, aliases and validators (after the spec changed)."""
+        self._tools = None
+        self._aliases = None
+        self._validators.clear()
+        self._output_validators.clear()
+
+    def get_tool(self, name: str) -> Tool | None:
+        """The tool a call names, through exact names and unambiguous aliases, else ``None``.
+
+        Aliases are the original spec name (``spotify.play``), its provider-sanitised
+        form (``spotify_play``) and the names with or without this driver's prefix. No
+        fuzzy matching: a name that is not one of these is not a call to this driver.
+        """
+        tools = self._tool_map()
+        found = tools.get(name)
+        if found is not None:
+            return found
+        target = self._alias_map().get(name)
+        if target is None:
+            target = self._alias_map().get(name.replace("\\_", "_"))
+        return tools.get(target) if target is not None else None
+
+    def _tool_map(self) -> dict[str, Tool]:
+        if self._tools is None:
+            tools: dict[str, Tool] = {}
+            for tool in self._list_tools():
+                if self.prefix:
+                    tool = _with_prefix(tool, self.prefix)
+                if tool.name in tools:
+                    raise ValueError(f"{type(self).__name__} lists tool {tool.name!r} twice")
+                tools[tool.name] = tool
+            for tool in self._builtin_tools(tools):
+                tools.setdefault(tool.name, tool)
+            self._tools = tools
+        return self._tools
+
+    def _alias_map(self) -> dict[str, str]:
+        if self._aliases is None:
+            candidates: dict[str, set[str]] = {}
+            for tool in self._tool_map().values():
+                unprefixed = tool.meta.get("unprefixed_name", tool.name)
+                for alias in {
+                    tool.original_name,
+                    tool.original_name.replace(".", "_"),
+                    tool.original_name.replace("/", "_"),
+                    str(unprefixed),
+                    tool.name.lower(),
+                }:
+                    candidates.setdefault(alias, set()).add(tool.name)
+            self._aliases = {
+                alias: next(iter(names)) for alias, names in candidates.items() if len(names) == 1
+            }
+        return self._aliases
+
+    def _builtin_tools(self, tools: Mapping[str, Tool]) -> list[Tool]:
+        """Meta-tools added by the base class (discovery mode's search and describe)."""
+        if self._resolved_mode(tools) != "discovery":
+            return []
+        return list(discovery.meta_tools(self.prefix))
+
+    def _resolved_mode(self, tools: Mapping[str, Tool]) -> Literal["inline", "discovery"]:
+        if self.description_mode != "auto":
+            return self.description_mode
+        return discovery.choose_mode(tools.values(), self.token_budget)
+
+    # ----------------------------------------------------------------- descriptions
+
+    def get_function_description(self, model_name: str | None = None) -> str:
+        """The tools, rendered for ``model_name``; ``custom_tool_description`` wins."""
+        if self.custom_tool_description is not None:
+            return self.custom_tool_description
+        tools = self._tool_map()
+        own = [t for t in tools.values() if not discovery.is_meta_tool(t)]
+        if self._resolved_mode(tools) == "discovery":
+            return discovery.render_description(own, discovery.meta_tools(self.prefix), model_name=model_name)
+        return prompts.render_function_description(own, model_name=model_name)
+
+    def get_driver_system_message(self, model_name: str | None = None) -> str:
+        """A complete system prompt for ``model_name``; ``custom_system_message`` wins."""
+        if self.custom_system_message is not None:
+            return self.custom_system_message
+        return prompts.render_system_message(
+            function_description=self.get_function_description(model_name),
+            model_name=model_name,
+            driver_name=self.meta.name,
+            registry=self.prompt_templates,
+        )
+
+    # ----------------------------------------------------------------- calling
+
+    def _validator(self, tool: Tool) -> ArgumentValidator:
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            validator = compile_validator(tool.input_schema, tool=tool.name)
+            self._validators[tool.name] = validator
+        return validator
+
+    def _output_check(self, tool: Tool) -> Callable[[Any], None] | None:
+        if not self.validate_output or tool.output_schema is None:
+            return None
+        validator = self._output_validators.get(tool.name)
+        if validator is None:
+            schema = dict(tool.output_schema)
+            schema.setdefault("additionalProperties", True)
+            validator = compile_validator(schema, tool=tool.name)
+            self._output_validators[tool.name] = validator
+
+        def check(result: Any) -> None:
+            try:
+                validator.validate(result)
+            except InvalidInputError as exc:
+                raise ExecutionError(
+                    f"{tool.name} returned a result that does not match its output schema: "
+                    f"{exc.message}",
+                    tool=tool.name,
+                ) from None
+
+        return check
+
+    def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
+        """Resolve and validate one call without running it.
+
+        Raises:
+            ToolNotFoundError: no tool of this driver has that name.
+            InvalidInputError: the arguments do not fit the tool's schema.
+        """
+        tool = self.get_tool(call.name)
+        if tool is None:
+            raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
+        arguments = self._validator(tool).validate(call.arguments)
+        deadline = time.monotonic() + self.timeout if self.timeout is not None else None
+        return Invocation(
+            tool=tool,
+            arguments=arguments,
+            context=context or AgentContext(),
+            deadline=deadline,
+            timeout=self.timeout,
+        )
+
+    def _handler(self, tool: Tool) -> Callable[[Invocation], Any] | None:
+        if discovery.is_meta_tool(tool):
+            return lambda invocation: discovery.run_meta_tool(invocation, self)
+        return None
+
+    def _prepare_all(
+        self, llm_response: Any, context: AgentContext | None
+    ) -> list[_Prepared] | None:
+        calls = parse_tool_calls(llm_response)
+        mine = [call for call in calls if self.get_tool(call.name) is not None]
+        if len(mine) != len(calls) and self.on_unknown_tool == "error":
+            unknown = next(call for call in calls if self.get_tool(call.name) is None)
+            raise ToolNotFoundError(_unknown_tool_message(unknown.name, self._tool_map()), tool=unknown.name)
+        if not mine:
+            return None
+        base = context or AgentContext()
+        prepared: list[_Prepared] = []
+        for index, call in enumerate(mine):
+            ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
+            invocation = self.prepare(call, ctx)
+            prepared.append(_Prepared(call, invocation, self._handler(invocation.tool)))
+        return prepared
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *,
+        context: AgentContext | None = None,
+    ) -> Any:
+        """Run one tool by name through the whole pipeline; returns the raw result."""
+        invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
+        return self._run(invocation, self._handler(invocation.tool))
+
+    async def acall_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *,
+        context: AgentContext | None = None,
+    ) -> Any:
+        """Async twin of :meth:`call_tool`."""
+        invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
+        return await self._arun(invocation, self._handler(invocation.tool))
+
+    def _run(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
+        return pipeline.run_sync(
+            invocation,
+            handler or self._call_tool,
+            controls=self.controls,
+            enforces_deadline=self.enforces_deadline or handler is not None,
+            check_output=self._output_check(invocation.tool),
+        )
+
+    async def _arun(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
+        if handler is not None:
+            async def call(inv: Invocation) -> Any:
+                return handler(inv)
+        else:
+            call = self._acall_tool
+        return await pipeline.run_async(
+            invocation, call, controls=self.controls, check_output=self._output_check(invocation.tool)
+        )
+
+    def process_llm_response(self, llm_response: Any, *, context: AgentContext | None = None) -> Any:
+        """Execute the call(s) in ``llm_response``; see :class:`MCSDriver`.
+
+        Every call is resolved and validated before the first one runs, so a response
+        with one bad call runs none. Calls then run in order.
+
+        Raises:
+            ToolCallError: with ``.code`` telling which stage refused the call.
+        """
+        prepared = self._prepare_all(llm_response, context)
+        if prepared is None:
+            return llm_response
+        results = [self._run(p.invocation, p.handler) for p in prepared]
+        return results[0] if len(results) == 1 else results
+
+    async def aprocess_llm_response(
+        self, llm_response: Any, *, context: AgentContext | None = None
+    ) -> Any:
+        prepared = self._prepare_all(llm_response, context)
+        if prepared is None:
+            return llm_response
+        results = [await self._arun(p.invocation, p.handler) for p in prepared]
+        return results[0] if len(results) == 1 else results
+
+    def run_llm_response(
+        self, llm_response: Any, *, context: AgentContext | None = None
+    ) -> list[CallOutcome]:
+        """Like :meth:`process_llm_response`, but every call gets a :class:`CallOutcome`.
+
+        Never raises :class:`ToolCallError`; an empty list means the response held no call
+        for this driver. Calls that fail validation get their error and the others still run.
+        """
+        base = context or AgentContext()
+        outcomes: list[CallOutcome] = []
+        for index, call in enumerate(parse_tool_calls(llm_response)):
+            if self.get_tool(call.name) is None and self.on_unknown_tool == "passthrough":
+                continue
+            ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
+            try:
+                invocation = self.prepare(call, ctx)
+                outcomes.append(CallOutcome(call, result=self._run(invocation, self._handler(invocation.tool))))
+            except ToolCallError as error:
+                outcomes.append(CallOutcome(call, error=error))
+        return outcomes
+
+    # ----------------------------------------------------------------- controls
+
+    def add_policy(self, policy: pipeline.F) -> pipeline.F:
+        """Register a policy ``(context, tool_name, args) -> PolicyDecision``."""
+        return self.controls.add_policy(policy)
+
+    def on_execute_start(self, hook: pipeline.F) -> pipeline.F:
+        return self.controls.on_execute_start(hook)
+
+    def on_execute_end(self, hook: pipeline.F) -> pipeline.F:
+        return self.controls.on_execute_end(hook)
+
+    def on_execute_error(self, hook: pipeline.F) -> pipeline.F:
+        return self.controls.on_execute_error(hook)
+
+    def close(self) -> None:
+        """Release connections and other resources; the default has none."""
+
+    def __enter__(self) -> ToolDriver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _with_prefix(tool: Tool, prefix: str) -> Tool:
+    from mcs.tools import sanitize_tool_name
+
+    meta = dict(tool.meta)
+    meta.setdefault("unprefixed_name", tool.name)
+    return Tool(
+        name=sanitize_tool_name(f"{prefix}_{tool.name}"),
+        description=tool.description,
+        input_schema=tool.input_schema,
+        title=tool.title,
+        output_schema=tool.output_schema,
+        annotations=tool.annotations,
+        meta=meta,
+    )
+
+
+def _unknown_tool_message(name: str, tools: Mapping[str, Tool]) -> str:
+    import difflib
+
+    names: Sequence[str] = list(tools)
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    listing = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+    return f"There is no tool named {name!r}.{hint} Available tools: {listing}."

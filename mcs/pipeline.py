@@ -1,0 +1,299 @@
+"""The path every tool call takes, shared by all drivers (DESIGN.md, section 4).
+
+    resolve the tool          TOOL_NOT_FOUND
+    repair + validate args    INVALID_INPUT
+    policies                  POLICY_DENIED    all must allow; the first denial stops
+    on_execute_start          always fires once the call is admitted
+    driver call + deadline    TIMEOUT / EXECUTION_ERROR
+    output validation         EXECUTION_ERROR
+    on_execute_end | on_execute_error   exactly one fires
+
+Guarantees a caller can rely on:
+
+* Policies run before any side effect; a denied call never reaches the driver.
+* Hooks observe, they cannot change: they receive an immutable :class:`ExecutionEvent`
+  and a private copy of the result; what they return is ignored and what they raise is
+  logged and swallowed, so a broken hook never breaks a call.
+* A call over its deadline raises ``TIMEOUT``. A synchronous driver that does not
+  enforce deadlines itself runs on a worker thread; when that thread overruns, its
+  eventual result is discarded (Python cannot stop a thread): tools with side effects
+  should take their own timeouts too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from mcs.context import AgentContext, PolicyDecision
+from mcs.errors import (
+    ExecutionError,
+    PolicyDeniedError,
+    ToolCallError,
+    ToolTimeoutError,
+)
+from mcs.tools import Tool
+
+logger = logging.getLogger("mcs.pipeline")
+
+Policy = Callable[[AgentContext, str, Mapping[str, Any]], PolicyDecision]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionEvent:
+    """What hooks see of one call. ``result``/``error`` are set for the terminal hooks."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    context: AgentContext
+    started_at: float
+    duration_ms: float | None = None
+    result: Any = None
+    error: ToolCallError | None = None
+
+
+Hook = Callable[[ExecutionEvent], object]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One admitted call, as a driver receives it.
+
+    ``arguments`` are validated and repaired. ``deadline`` is a ``time.monotonic()``
+    instant or ``None``; network drivers turn :meth:`remaining` into their I/O timeouts.
+    """
+
+    tool: Tool
+    arguments: dict[str, Any]
+    context: AgentContext
+    deadline: float | None = None
+    timeout: float | None = None
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (never negative), or ``None`` if unbounded."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+
+@dataclass
+class Controls:
+    """Policies and hooks; a driver and a toolbox each own one and can be combined."""
+
+    policies: list[Policy] = field(default_factory=list)
+    start_hooks: list[Hook] = field(default_factory=list)
+    end_hooks: list[Hook] = field(default_factory=list)
+    error_hooks: list[Hook] = field(default_factory=list)
+
+    def add_policy(self, policy: F) -> F:
+        """Register ``policy(context, tool_name, args) -> PolicyDecision``; usable as a decorator."""
+        self.policies.append(policy)
+        return policy
+
+    def on_execute_start(self, hook: F) -> F:
+        self.start_hooks.append(hook)
+        return hook
+
+    def on_execute_end(self, hook: F) -> F:
+        self.end_hooks.append(hook)
+        return hook
+
+    def on_execute_error(self, hook: F) -> F:
+        self.error_hooks.append(hook)
+        return hook
+
+    def __add__(self, inner: Controls) -> Controls:
+        """Outer controls first, then inner (a toolbox's policies run before its drivers')."""
+        return Controls(
+            policies=[*self.policies, *inner.policies],
+            start_hooks=[*self.start_hooks, *inner.start_hooks],
+            end_hooks=[*self.end_hooks, *inner.end_hooks],
+            error_hooks=[*self.error_hooks, *inner.error_hooks],
+        )
+
+    def check_policies(self, tool: str, arguments: Mapping[str, Any], context: AgentContext) -> None:
+        """Raise :class:`PolicyDeniedError` at the first denial; a policy that breaks denies."""
+        if not self.policies:
+            return
+        view = MappingProxyType(arguments)
+        for policy in self.policies:
+            try:
+                decision = policy(context, tool, view)
+            except Exception as exc:
+                logger.exception("policy %r raised; the call is denied", policy)
+                raise PolicyDeniedError(
+                    f"The call to {tool} was denied: a policy could not decide ({type(exc).__name__}).",
+                    tool=tool,
+                ) from None
+            if not isinstance(decision, PolicyDecision):
+                raise PolicyDeniedError(
+                    f"The call to {tool} was denied: a policy returned no PolicyDecision.",
+                    tool=tool,
+                )
+            if not decision.allowed:
+                raise PolicyDeniedError(
+                    f"The call to {tool} was denied by policy: {decision.reason}", tool=tool
+                )
+
+    def fire(self, hooks: list[Hook], event: ExecutionEvent) -> None:
+        for hook in hooks:
+            try:
+                hook(event)
+            except Exception:
+                logger.exception("hook %r raised; the call goes on", hook)
+
+
+_EMPTY = Controls()
+_worker_pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _worker_pool
+    if _worker_pool is None:
+        _worker_pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="mcs-tool")
+    return _worker_pool
+
+
+def map_exception(exc: BaseException, tool: str) -> ToolCallError:
+    """Translate whatever a driver raised into the error the LLM sees (once, here)."""
+    if isinstance(exc, ToolCallError):
+        if exc.tool is None:
+            exc.tool = tool
+        return exc
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        return ToolTimeoutError(f"{tool} did not finish in time.", tool=tool)
+    text = str(exc).strip()
+    if len(text) > 500:
+        text = text[:500] + "..."
+    detail = f": {text}" if text else ""
+    return ExecutionError(f"{tool} failed ({type(exc).__name__}){detail}", tool=tool)
+
+
+def _private_copy(result: Any) -> Any:
+    try:
+        return copy.deepcopy(result)
+    except Exception:
+        return result
+
+
+def _start(tool: Tool, arguments: dict[str, Any], context: AgentContext) -> ExecutionEvent:
+    return ExecutionEvent(
+        tool=tool.name,
+        arguments=MappingProxyType(copy.deepcopy(arguments)),
+        context=context,
+        started_at=time.time(),
+    )
+
+
+def _finish(
+    controls: Controls, event: ExecutionEvent, started: float, *, result: Any = None,
+    error: ToolCallError | None = None,
+) -> None:
+    hooks = controls.error_hooks if error is not None else controls.end_hooks
+    if not hooks:
+        return
+    done = ExecutionEvent(
+        tool=event.tool,
+        arguments=event.arguments,
+        context=event.context,
+        started_at=event.started_at,
+        duration_ms=(time.perf_counter() - started) * 1000.0,
+        result=_private_copy(result) if error is None else None,
+        error=error,
+    )
+    controls.fire(hooks, done)
+
+
+def run_sync(
+    invocation: Invocation,
+    call: Callable[[Invocation], Any],
+    *,
+    controls: Controls = _EMPTY,
+    enforces_deadline: bool = False,
+    check_output: Callable[[Any], None] | None = None,
+) -> Any:
+    """Run an admitted call: policies, hooks, deadline, error mapping. Returns the raw result."""
+    tool = invocation.tool.name
+    controls.check_policies(tool, invocation.arguments, invocation.context)
+    has_hooks = bool(controls.start_hooks or controls.end_hooks or controls.error_hooks)
+    event = _start(invocation.tool, invocation.arguments, invocation.context) if has_hooks else None
+    if event is not None:
+        controls.fire(controls.start_hooks, event)
+    started = time.perf_counter()
+    try:
+        remaining = invocation.remaining()
+        if remaining is None or enforces_deadline:
+            result = call(invocation)
+        else:
+            future = _pool().submit(call, invocation)
+            try:
+                result = future.result(timeout=remaining)
+            except concurrent.futures.TimeoutError:
+                future.cancel()
+                raise ToolTimeoutError(
+                    f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",
+                    tool=tool,
+                ) from None
+        if check_output is not None:
+            check_output(result)
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            raise
+        error = map_exception(exc, tool)
+        if event is not None:
+            _finish(controls, event, started, error=error)
+        raise error from (None if error is exc else exc)
+    if event is not None:
+        _finish(controls, event, started, result=result)
+    return result
+
+
+async def run_async(
+    invocation: Invocation,
+    call: Callable[[Invocation], Awaitable[Any]],
+    *,
+    controls: Controls = _EMPTY,
+    check_output: Callable[[Any], None] | None = None,
+) -> Any:
+    """The async twin of :func:`run_sync`; the deadline cancels the awaited call."""
+    tool = invocation.tool.name
+    controls.check_policies(tool, invocation.arguments, invocation.context)
+    has_hooks = bool(controls.start_hooks or controls.end_hooks or controls.error_hooks)
+    event = _start(invocation.tool, invocation.arguments, invocation.context) if has_hooks else None
+    if event is not None:
+        controls.fire(controls.start_hooks, event)
+    started = time.perf_counter()
+    try:
+        remaining = invocation.remaining()
+        if remaining is None:
+            result = await call(invocation)
+        else:
+            try:
+                result = await asyncio.wait_for(call(invocation), timeout=remaining)
+            except TimeoutError:
+                raise ToolTimeoutError(
+                    f"{tool} did not finish within {_seconds(invocation)} and was cancelled.",
+                    tool=tool,
+                ) from None
+        if check_output is not None:
+            check_output(result)
+    except Exception as exc:
+        error = map_exception(exc, tool)
+        if event is not None:
+            _finish(controls, event, started, error=error)
+        raise error from (None if error is exc else exc)
+    if event is not None:
+        _finish(controls, event, started, result=result)
+    return result
+
+
+def _seconds(invocation: Invocation) -> str:
+    return f"{invocation.timeout:g} s" if invocation.timeout else "its deadline"

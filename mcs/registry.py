@@ -1,0 +1,137 @@
+"""Driver discovery through the ``mcs.drivers`` entry-point group (DESIGN.md, section 8).
+
+Built-in drivers register exactly as third-party ones do. Nothing is imported until a
+driver is loaded; a plugin that fails to import is warned about and skipped by
+:func:`available_drivers`, and :func:`load_driver` names the exact ``pip install`` when
+a driver or one of its dependencies is missing. ``MCS_DISABLE_DRIVERS`` (a comma list
+of names) switches plugins off.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from mcs.driver import MCSDriver
+from mcs.errors import DriverNotFoundError, MissingDependencyError
+
+ENTRY_POINT_GROUP = "mcs.drivers"
+DISABLE_ENV = "MCS_DISABLE_DRIVERS"
+
+#: Drivers this project publishes, so a missing one can be named with its install line.
+KNOWN_DISTRIBUTIONS: dict[str, str] = {
+    "rest": "mcs-driver-rest",
+    "graphql": "mcs-driver-graphql",
+    "soap": "mcs-driver-soap",
+    "grpc": "mcs-driver-grpc",
+    "mqtt": "mcs-driver-mqtt",
+    "can": "mcs-driver-can",
+    "mcp": "mcs-driver-mcp",
+    "mcpfile": "mcs-driver-mcp",
+    "rfc0001": "mcs[server]",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DriverInfo:
+    """One driver as discovery sees it, without importing it."""
+
+    name: str
+    distribution: str
+    version: str | None
+    installed: bool
+    target: str | None = None
+    problem: str | None = None
+
+    @property
+    def install_command(self) -> str:
+        return f"pip install {self.distribution}"
+
+
+def _disabled() -> set[str]:
+    return {name.strip() for name in os.environ.get(DISABLE_ENV, "").split(",") if name.strip()}
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    found: dict[str, metadata.EntryPoint] = {}
+    disabled = _disabled()
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry_point.name in disabled:
+            continue
+        if entry_point.name in found:
+            warnings.warn(
+                f"two plugins register the MCS driver {entry_point.name!r}; "
+                f"keeping {found[entry_point.name].value}, skipping {entry_point.value}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            continue
+        found[entry_point.name] = entry_point
+    return found
+
+
+def _distribution_of(entry_point: metadata.EntryPoint) -> tuple[str, str | None]:
+    dist = entry_point.dist
+    if dist is None:
+        return "unknown", None
+    return dist.metadata["Name"], dist.version
+
+
+def available_drivers() -> list[DriverInfo]:
+    """Every registered driver, plus the project's drivers that are not installed.
+
+    Imports nothing. Sorted by name.
+    """
+    infos: dict[str, DriverInfo] = {}
+    for name, entry_point in _entry_points().items():
+        distribution, version = _distribution_of(entry_point)
+        infos[name] = DriverInfo(name, distribution, version, True, entry_point.value)
+    disabled = _disabled()
+    for name, distribution in KNOWN_DISTRIBUTIONS.items():
+        if name not in infos and name not in disabled:
+            infos[name] = DriverInfo(name, distribution, None, False, problem="not installed")
+    return [infos[name] for name in sorted(infos)]
+
+
+def driver_class(name: str) -> type[MCSDriver]:
+    """Import and return the class registered as ``name``.
+
+    Raises:
+        DriverNotFoundError: nothing is registered under ``name`` (or it is disabled).
+        MissingDependencyError: the driver, or a package it imports, is not installed.
+    """
+    entry_point = _entry_points().get(name)
+    if entry_point is None:
+        if name in _disabled():
+            raise DriverNotFoundError(f"the MCS driver {name!r} is disabled by {DISABLE_ENV}")
+        distribution = KNOWN_DISTRIBUTIONS.get(name)
+        if distribution is not None:
+            raise MissingDependencyError(
+                f"the MCS driver {name!r} is not installed: pip install {distribution}",
+                install=f"pip install {distribution}",
+            )
+        known = ", ".join(sorted(_entry_points())) or "none"
+        raise DriverNotFoundError(f"no MCS driver named {name!r}; installed drivers: {known}")
+    try:
+        loaded = entry_point.load()
+    except ImportError as exc:
+        distribution, _ = _distribution_of(entry_point)
+        missing = exc.name or "a dependency"
+        install = f"pip install --force-reinstall {distribution}"
+        raise MissingDependencyError(
+            f"the MCS driver {name!r} needs {missing!r}, which is not installed: {install}",
+            install=install,
+        ) from exc
+    if not (isinstance(loaded, type) and issubclass(loaded, MCSDriver)):
+        raise DriverNotFoundError(
+            f"the plugin {name!r} ({entry_point.value}) is not an MCSDriver subclass"
+        )
+    return loaded
+
+
+def load_driver(name: str, **options: Any) -> MCSDriver:
+    """Create the driver registered as ``name`` with ``options`` as constructor arguments."""
+    return driver_class(name)(**options)

@@ -1,0 +1,204 @@
+"""Argument repair and validation against a tool's input schema.
+
+A validator is compiled once per tool (:func:`compile_validator`) and then checks each
+call in microseconds. Before rejecting a call it repairs the damage real models do
+that has one unambiguous reading: numbers and booleans sent as strings (``"10"``,
+``"true"``) and arrays or objects sent as JSON text. Anything else is refused with a
+message that names the argument, what was expected and what was got.
+
+Top-level arguments the schema does not declare are refused unless the schema sets
+``additionalProperties`` itself: an unknown key must never become a flag, header or
+variable downstream (SECURITY.md, A4).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema_rs
+
+from mcs.errors import ConfigurationError, InvalidInputError
+
+_MAX_REPORTED_ERRORS = 5
+
+
+def _strict_top_level(schema: Mapping[str, Any]) -> dict[str, Any]:
+    strict = dict(schema)
+    strict.setdefault("type", "object")
+    if "properties" in strict and "additionalProperties" not in strict:
+        strict["additionalProperties"] = False
+    return strict
+
+
+def _without_patterns(node: Any) -> Any:
+    """Drop ``pattern`` keywords a regex engine refused (some real specs carry PCRE-only syntax)."""
+    if isinstance(node, dict):
+        return {k: _without_patterns(v) for k, v in node.items() if k != "pattern"}
+    if isinstance(node, list):
+        return [_without_patterns(v) for v in node]
+    return node
+
+
+def _types_of(schema: Any) -> set[str]:
+    if not isinstance(schema, Mapping):
+        return set()
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return {t for t in declared if isinstance(t, str)}
+    types: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        for option in schema.get(key, ()) or ():
+            types |= _types_of(option)
+    return types
+
+
+def _coerce(value: Any, schema: Any) -> Any:
+    """Repair one value toward ``schema`` where the reading is unambiguous; else return it."""
+    types = _types_of(schema)
+    if not types:
+        return value
+    if isinstance(value, str) and "string" not in types:
+        text = value.strip()
+        if types & {"integer", "number"}:
+            try:
+                number = float(text) if types == {"number"} or "." in text or "e" in text.lower() else int(text)
+            except ValueError:
+                number = None
+            if number is not None:
+                if "integer" in types and isinstance(number, float) and number.is_integer():
+                    return int(number)
+                return number
+        if "boolean" in types and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        if types & {"array", "object"} and text[:1] in "[{":
+            try:
+                return _coerce(json.loads(text), schema)
+            except ValueError:
+                return value
+        if "null" in types and text.lower() in ("null", "none"):
+            return None
+        if types == {"array"}:
+            return _wrap_in_list(value, schema)
+        return value
+    if isinstance(value, float) and "integer" in types and "number" not in types and value.is_integer():
+        return int(value)
+    if isinstance(value, dict) and isinstance(schema, Mapping):
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping):
+            return {k: _coerce(v, properties.get(k)) for k, v in value.items()}
+        return value
+    if isinstance(value, list) and isinstance(schema, Mapping):
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            return [_coerce(v, items) for v in value]
+    if not isinstance(value, list) and types == {"array"}:
+        return _wrap_in_list(value, schema)
+    return value
+
+
+def _wrap_in_list(value: Any, schema: Any) -> list[Any]:
+    """A single value where a list was expected (``"tags": "a"`` for ``["a"]``)."""
+    items = schema.get("items") if isinstance(schema, Mapping) else None
+    return [_coerce(value, items)]
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _location(path: list[Any]) -> str:
+    if not path:
+        return "the arguments"
+    parts = [str(path[0])]
+    for item in path[1:]:
+        parts.append(f"[{item}]" if isinstance(item, int) else f".{item}")
+    return "argument '" + "".join(parts) + "'"
+
+
+class ArgumentValidator:
+    """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
+
+    __slots__ = ("_properties", "_schema", "_tool", "_validator")
+
+    def __init__(self, schema: Mapping[str, Any], tool: str) -> None:
+        self._tool = tool
+        self._schema = _strict_top_level(schema)
+        properties = self._schema.get("properties")
+        self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        try:
+            self._validator = jsonschema_rs.validator_for(self._schema)
+        except Exception:
+            try:
+                self._validator = jsonschema_rs.validator_for(_without_patterns(self._schema))
+            except Exception as exc:
+                raise ConfigurationError(
+                    f"the input schema of tool {tool!r} is not a valid JSON Schema: {exc}"
+                ) from None
+
+    @property
+    def schema(self) -> Mapping[str, Any]:
+        """The schema actually enforced (with the strict top level applied)."""
+        return self._schema
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        """Return the arguments, repaired if needed, or raise :class:`InvalidInputError`.
+
+        The input is never modified; a repaired copy is returned when repairs were made.
+        """
+        if not isinstance(arguments, dict):
+            raise InvalidInputError(
+                f"The arguments of {self._tool} must be a JSON object, got {_describe(arguments)}.",
+                tool=self._tool,
+            )
+        if self._validator.is_valid(arguments):
+            return arguments
+        repaired = _coerce(copy.deepcopy(arguments), self._schema)
+        if self._validator.is_valid(repaired):
+            return dict(repaired)
+        raise self._error(repaired)
+
+    def _error(self, arguments: dict[str, Any]) -> InvalidInputError:
+        problems: list[str] = []
+        fields: list[str] = []
+        for error in self._validator.iter_errors(arguments):
+            path = list(error.instance_path)
+            kind = type(error.kind).__name__
+            if kind == "AdditionalProperties" and not path:
+                unexpected = sorted(set(arguments) - set(self._properties))
+                allowed = ", ".join(sorted(self._properties)) or "none"
+                problems.append(
+                    f"unexpected argument(s) {', '.join(map(repr, unexpected))}; allowed: {allowed}"
+                )
+                fields.extend(unexpected)
+            elif kind == "Required":
+                missing = [name for name in self._schema.get("required", ()) if name not in arguments]
+                names = missing or [error.message]
+                for name in names:
+                    expected = _types_of(self._properties.get(name)) if isinstance(name, str) else set()
+                    hint = f" ({'/'.join(sorted(expected))})" if expected else ""
+                    problems.append(f"missing required argument {name!r}{hint}")
+                fields.extend(str(n) for n in names)
+            else:
+                problems.append(f"{_location(path)}: {error.message}")
+                if path:
+                    fields.append(".".join(str(p) for p in path))
+            if len(problems) >= _MAX_REPORTED_ERRORS:
+                break
+        unique = list(dict.fromkeys(problems))
+        message = f"Invalid arguments for {self._tool}: " + "; ".join(unique) + "."
+        return InvalidInputError(message, tool=self._tool, details={"fields": list(dict.fromkeys(fields))})
+
+
+def compile_validator(schema: Mapping[str, Any], *, tool: str) -> ArgumentValidator:
+    """Compile ``schema`` once; the result validates calls of ``tool``.
+
+    Raises:
+        ConfigurationError: the schema itself is not valid JSON Schema.
+    """
+    return ArgumentValidator(schema, tool)

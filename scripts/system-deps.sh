@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the system programs the test suite runs for real (idempotent; needs root or sudo).
+# Each entry: a command the tests need and the Debian package that provides it.
+set -euo pipefail
+wanted=(
+)
+missing=()
+for pair in "${wanted[@]}"; do
+    cmd=${pair%%:*}; pkg=${pair#*:}
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo_cmd=""
+[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+$sudo_cmd apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
