@@ -26,6 +26,7 @@ test: install system-deps
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: install
+	$(UV) pip install --quiet --python $(PY) -e '.[dev,server,bench]'
 	$(PY) -m bench
 
 lint: install
