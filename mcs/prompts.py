@@ -1,24 +1,715 @@
-"""Prompt templates per model family (DESIGN.md, section 6).
+"""Prompt templates per model family, and how tools are rendered for a model (DESIGN.md, section 6).
 
-Placeholder: one default template. The template registry (files in ``prompts/``, glob
-selection, validation at load, user overrides) replaces this module.
+A template is a text file with YAML front matter (see ``docs/prompts.md``)::
+
+    ---
+    name: claude
+    globs: ["claude-*", "anthropic/*"]
+    call_format: mcs_json            # the call syntax the body teaches (CALL_FORMATS)
+    description_style: json          # how tools are rendered for it (DESCRIPTION_STYLES)
+    description: Anthropic Claude.
+    ---
+    You have access to the tools of {driver_name}. ...
+    {function_description}
+    ...
+    {call_example}
+
+Placeholders are ``{name}`` with ``name`` one of :data:`TEMPLATE_VARIABLES`; any other
+brace (a JSON example such as ``{"tool": ...}``) is literal text. Templates are checked
+when they are loaded: unknown front-matter keys, an unknown call format, a bad glob, a
+missing ``{function_description}`` or an unknown placeholder raise :class:`TemplateError`
+naming the file, so a mistake never reaches a model as a blank in a prompt.
+
+:class:`PromptRegistry` picks the template for a model name: among the templates with a
+glob matching the name (case-insensitively), the most specific glob wins (see
+:func:`glob_specificity`); the template named ``default`` serves everything else.
+The shipped templates load lazily into :func:`default_registry`.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
-from collections.abc import Sequence
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Literal, get_args
 
+import yaml
+
+from mcs.errors import ConfigurationError
+from mcs.native import map_subschemas
 from mcs.tools import Tool
+
+__all__ = [
+    "CALL_FORMATS",
+    "DEFAULT_TEMPLATE",
+    "DESCRIPTION_STYLES",
+    "TEMPLATE_VARIABLES",
+    "CallFormat",
+    "DescriptionStyle",
+    "PromptRegistry",
+    "PromptTemplate",
+    "TemplateError",
+    "call_example",
+    "default_registry",
+    "glob_specificity",
+    "render_function_description",
+    "render_system_message",
+    "shipped_templates",
+]
+
+CallFormat = Literal["mcs_json", "hermes", "llama3_json", "mistral", "pythonic"]
+#: The call syntaxes a template may teach; every one is read by :mod:`mcs.parsing`.
+CALL_FORMATS: tuple[str, ...] = get_args(CallFormat)
+
+DescriptionStyle = Literal["json", "openai", "typescript"]
+#: ``json``: one line per tool, ``{"name", "description", "parameters"}``;
+#: ``openai``: one line per tool in the OpenAI ``{"type": "function", "function": ...}``
+#: shape Hermes, Qwen, Llama and Mistral chat templates were trained on;
+#: ``typescript``: a ``namespace functions`` block, the shape OpenAI models read tools in.
+DESCRIPTION_STYLES: tuple[str, ...] = get_args(DescriptionStyle)
+
+#: The placeholders a template body may use; ``function_description`` is mandatory.
+TEMPLATE_VARIABLES = frozenset({"function_description", "driver_name", "model_name", "call_example"})
+REQUIRED_VARIABLES = frozenset({"function_description"})
+
+DEFAULT_TEMPLATE = "default"
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TEMPLATE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_FRONT_MATTER_KEYS = frozenset({"name", "globs", "call_format", "description", "description_style"})
+_TEMPLATE_SUFFIXES = (".md", ".txt")
+
+
+class TemplateError(ConfigurationError):
+    """A prompt template is malformed, or no template can serve a request.
+
+    The message names the template's file (or name) and the offending field or variable.
+    """
+
+
+# --------------------------------------------------------------------------- globs
+
+
+def _glob_tokens(glob: str) -> list[tuple[bool, str]]:
+    """Split a glob into ``(is_wildcard, text)`` tokens; a ``[...]`` class is one wildcard."""
+    tokens: list[tuple[bool, str]] = []
+    i = 0
+    while i < len(glob):
+        char = glob[i]
+        if char in "*?":
+            tokens.append((True, char))
+            i += 1
+        elif char == "[":
+            j = i + 1
+            if glob[j : j + 1] == "!":
+                j += 1
+            if glob[j : j + 1] == "]":  # a leading ']' is part of the class, as in fnmatch
+                j += 1
+            end = glob.find("]", j)
+            if end < 0:
+                raise ValueError(f"unclosed '[' at position {i}")
+            tokens.append((True, glob[i : end + 1]))
+            i = end + 1
+        else:
+            tokens.append((False, char))
+            i += 1
+    return tokens
+
+
+def _check_glob(glob: object) -> str:
+    if not isinstance(glob, str) or not glob:
+        raise ValueError(f"a glob must be a non-empty string, got {glob!r}")
+    if any(c.isspace() for c in glob):
+        raise ValueError(f"glob {glob!r} contains whitespace")
+    try:
+        _glob_tokens(glob)
+    except ValueError as exc:
+        raise ValueError(f"glob {glob!r}: {exc}") from None
+    return glob
+
+
+def glob_specificity(glob: str) -> tuple[int, int, int]:
+    """How specific ``glob`` is; a larger tuple wins when several templates match.
+
+    Compared in order: the number of literal characters (``claude-3-5*`` beats
+    ``claude-*`` beats ``*``), then fewer wildcards (``*``, ``?`` and ``[...]`` count one
+    each), then the longer literal prefix (``qwen*`` beats ``*qwen``). A template
+    combining two families' words (``*hermes*llama*``) therefore beats either alone. A
+    remaining tie goes to the template registered last, so a user's template wins over
+    a shipped one with the same glob.
+    """
+    tokens = _glob_tokens(glob.lower())
+    literal = sum(1 for wild, _ in tokens if not wild)
+    wildcards = len(tokens) - literal
+    prefix = 0
+    for wild, _ in tokens:
+        if wild:
+            break
+        prefix += 1
+    return literal, -wildcards, prefix
+
+
+# --------------------------------------------------------------------------- templates
+
+
+@dataclass(frozen=True, slots=True)
+class PromptTemplate:
+    """One validated template; build it directly or with :meth:`from_text` / :meth:`from_file`.
+
+    Construction checks every field, so an instance always renders: every placeholder in
+    ``body`` is one of :data:`TEMPLATE_VARIABLES` and ``{function_description}`` is present.
+    """
+
+    name: str
+    globs: tuple[str, ...]
+    call_format: CallFormat
+    body: str
+    description: str = ""
+    description_style: DescriptionStyle = "json"
+    source: str | None = field(default=None, compare=False)
+    _patterns: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        where = self.source or f"template {self.name!r}"
+
+        def fail(message: str) -> TemplateError:
+            return TemplateError(f"{where}: {message}")
+
+        if not isinstance(self.name, str) or not _TEMPLATE_NAME.match(self.name):
+            raise fail(f"name {self.name!r} must match {_TEMPLATE_NAME.pattern}")
+        globs = self.globs
+        if isinstance(globs, str) or not isinstance(globs, Iterable):
+            raise fail(f"globs must be a list of model-name globs, got {globs!r}")
+        globs = tuple(globs)
+        if not globs:
+            raise fail("globs must list at least one model-name glob ('*' for any model)")
+        for glob in globs:
+            try:
+                _check_glob(glob)
+            except ValueError as exc:
+                raise fail(f"bad glob: {exc}") from None
+        object.__setattr__(self, "globs", globs)
+        if self.call_format not in CALL_FORMATS:
+            raise fail(f"call_format {self.call_format!r} is not one of {', '.join(CALL_FORMATS)}")
+        if self.description_style not in DESCRIPTION_STYLES:
+            raise fail(
+                f"description_style {self.description_style!r} is not one of {', '.join(DESCRIPTION_STYLES)}"
+            )
+        if not isinstance(self.description, str):
+            raise fail("description must be a string")
+        if not isinstance(self.body, str) or not self.body.strip():
+            raise fail("the template body is empty")
+        used = set(_PLACEHOLDER.findall(self.body))
+        unknown = sorted(used - TEMPLATE_VARIABLES)
+        if unknown:
+            raise fail(
+                f"unknown variable {{{unknown[0]}}} in the body; allowed: "
+                + ", ".join(f"{{{v}}}" for v in sorted(TEMPLATE_VARIABLES))
+            )
+        missing = sorted(REQUIRED_VARIABLES - used)
+        if missing:
+            raise fail(f"the body must use the variable {{{missing[0]}}}")
+        object.__setattr__(
+            self, "_patterns",
+            tuple(re.compile(fnmatch.translate(g.lower())) for g in globs),
+        )
+
+    @property
+    def variables(self) -> frozenset[str]:
+        """The placeholders the body uses."""
+        return frozenset(_PLACEHOLDER.findall(self.body))
+
+    def match(self, model_name: str) -> tuple[int, int, int] | None:
+        """The specificity of this template's best glob matching ``model_name``, or ``None``."""
+        name = model_name.strip().lower()
+        best: tuple[int, int, int] | None = None
+        for glob, pattern in zip(self.globs, self._patterns, strict=True):
+            if pattern.match(name):
+                score = glob_specificity(glob)
+                if best is None or score > best:
+                    best = score
+        return best
+
+    def render(self, **values: str) -> str:
+        """The body with its placeholders filled.
+
+        Raises:
+            TemplateError: a placeholder the body uses has no value.
+        """
+        missing = sorted(self.variables - values.keys())
+        if missing:
+            raise TemplateError(f"{self.source or self.name}: no value for {{{missing[0]}}}")
+        return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.body)
+
+    @classmethod
+    def from_text(cls, text: str, *, source: str | None = None) -> PromptTemplate:
+        """Parse a template file's text: ``---`` YAML front matter ``---`` then the body.
+
+        Raises:
+            TemplateError: the text is not a valid template; the message names ``source``.
+        """
+        where = source or "<template>"
+        lines = text.lstrip("\ufeff").splitlines(keepends=True)
+        if not lines or lines[0].strip() != "---":
+            raise TemplateError(f"{where}: a template starts with a '---' line and YAML front matter")
+        try:
+            end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+        except StopIteration:
+            raise TemplateError(f"{where}: the front matter has no closing '---' line") from None
+        try:
+            meta = yaml.safe_load("".join(lines[1:end]))
+        except yaml.YAMLError as exc:
+            raise TemplateError(f"{where}: the front matter is not valid YAML: {exc}") from None
+        if not isinstance(meta, Mapping):
+            raise TemplateError(f"{where}: the front matter must be a YAML mapping")
+        unknown = sorted(set(meta) - _FRONT_MATTER_KEYS)
+        if unknown:
+            raise TemplateError(
+                f"{where}: unknown front-matter field {unknown[0]!r}; allowed: "
+                + ", ".join(sorted(_FRONT_MATTER_KEYS))
+            )
+        for key in ("name", "globs", "call_format"):
+            if key not in meta:
+                raise TemplateError(f"{where}: the front matter needs a {key!r} field")
+        globs = meta["globs"]
+        if not isinstance(globs, list):
+            raise TemplateError(f"{where}: globs must be a list of model-name globs, got {globs!r}")
+        return cls(
+            name=meta["name"],
+            globs=tuple(globs),
+            call_format=meta["call_format"],
+            body="".join(lines[end + 1 :]).strip("\n"),
+            description=meta.get("description") or "",
+            description_style=meta.get("description_style", "json"),
+            source=source,
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path | Traversable) -> PromptTemplate:
+        """Load and validate one template file (UTF-8)."""
+        file = Path(path) if isinstance(path, str) else path
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TemplateError(f"{file}: cannot read the template: {exc}") from None
+        return cls.from_text(text, source=str(file))
+
+
+# --------------------------------------------------------------------------- registry
 
 
 class PromptRegistry:
-    """Templates by model-name glob; the full registry replaces this placeholder."""
+    """Templates by name, and the choice of one for a model name.
+
+    ``add`` replaces a template of the same name (that is how a user or a driver
+    overrides a shipped template); ``load_dir`` adds every ``*.md`` / ``*.txt`` file of
+    a folder. Thread-safe for concurrent reads and adds.
+    """
+
+    def __init__(self, templates: Iterable[PromptTemplate] = ()) -> None:
+        self._templates: dict[str, PromptTemplate] = {}
+        self._order: dict[str, int] = {}
+        self._counter = 0
+        self._lock = threading.Lock()
+        for template in templates:
+            self.add(template)
+
+    def add(self, template: PromptTemplate) -> PromptTemplate:
+        """Register ``template``, replacing any template with the same name; returns it."""
+        if not isinstance(template, PromptTemplate):
+            raise TypeError(f"expected a PromptTemplate, got {type(template).__name__}")
+        with self._lock:
+            self._counter += 1
+            self._templates[template.name] = template
+            self._order[template.name] = self._counter
+        return template
+
+    def load_dir(self, path: str | Path | Traversable) -> list[PromptTemplate]:
+        """Load every template file in ``path`` (not recursive), in file-name order.
+
+        All files are validated before any is added, so a bad folder changes nothing.
+
+        Raises:
+            TemplateError: a file is invalid, two files declare the same name, or
+                ``path`` is not a folder.
+        """
+        folder = Path(path) if isinstance(path, str) else path
+        if not folder.is_dir():
+            raise TemplateError(f"{folder}: not a folder of prompt templates")
+        files = sorted(
+            (f for f in folder.iterdir() if f.is_file() and f.name.endswith(_TEMPLATE_SUFFIXES)),
+            key=lambda f: f.name,
+        )
+        loaded: list[PromptTemplate] = []
+        seen: dict[str, str] = {}
+        for file in files:
+            template = PromptTemplate.from_file(file)
+            if template.name in seen:
+                raise TemplateError(
+                    f"{file}: duplicate template name {template.name!r}, already declared in {seen[template.name]}"
+                )
+            seen[template.name] = str(file)
+            loaded.append(template)
+        for template in loaded:
+            self.add(template)
+        return loaded
+
+    def get(self, name: str) -> PromptTemplate | None:
+        return self._templates.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._templates
+
+    def __iter__(self) -> Iterator[PromptTemplate]:
+        return iter(list(self._templates.values()))
+
+    def __len__(self) -> int:
+        return len(self._templates)
+
+    def names(self) -> list[str]:
+        return sorted(self._templates)
+
+    def copy(self) -> PromptRegistry:
+        """An independent registry with the same templates (and the same tie order)."""
+        clone = PromptRegistry()
+        with self._lock:
+            clone._templates = dict(self._templates)
+            clone._order = dict(self._order)
+            clone._counter = self._counter
+        return clone
+
+    def select(self, model_name: str | None) -> PromptTemplate:
+        """The template for ``model_name``: the most specific matching glob, else ``default``.
+
+        Matching is case-insensitive. See :func:`glob_specificity` for the order; ties go
+        to the template added last. ``None`` or an empty name gets ``default``.
+
+        Raises:
+            TemplateError: nothing matches and there is no template named ``default``.
+        """
+        best: tuple[tuple[int, int, int], int, PromptTemplate] | None = None
+        if model_name and model_name.strip():
+            for name, template in list(self._templates.items()):
+                score = template.match(model_name)
+                if score is None:
+                    continue
+                key = (score, self._order[name], template)
+                if best is None or key[:2] > best[:2]:
+                    best = key
+        if best is not None:
+            return best[2]
+        fallback = self._templates.get(DEFAULT_TEMPLATE)
+        if fallback is None:
+            raise TemplateError(
+                f"no prompt template matches model {model_name!r} and there is no "
+                f"{DEFAULT_TEMPLATE!r} template; add one named {DEFAULT_TEMPLATE!r}"
+            )
+        return fallback
+
+    @classmethod
+    def shipped(cls) -> PromptRegistry:
+        """A new registry holding the templates shipped with MCS."""
+        registry = cls()
+        registry.load_dir(shipped_templates())
+        return registry
 
 
-def render_function_description(tools: Sequence[Tool], *, model_name: str | None = None) -> str:
-    """The tools as an LLM-readable JSON list."""
-    return json.dumps([tool.to_dict() for tool in tools], indent=1, ensure_ascii=False)
+def shipped_templates() -> Traversable:
+    """The folder of shipped templates.
+
+    In an installed wheel they are package data (``mcs/_prompts``); in a source checkout
+    or an editable install they are the repository's ``prompts/`` folder.
+    """
+    packaged = resources.files("mcs") / "_prompts"
+    if packaged.is_dir():
+        return packaged
+    source = Path(__file__).resolve().parent.parent / "prompts"
+    if source.is_dir():
+        return source
+    raise TemplateError(
+        "the shipped prompt templates are missing (neither mcs/_prompts nor prompts/ exists); "
+        "reinstall mcs"
+    )
+
+
+_default: PromptRegistry | None = None
+_default_lock = threading.Lock()
+
+
+def default_registry() -> PromptRegistry:
+    """The process-wide registry of shipped templates, loaded on first use.
+
+    Adding to it changes the prompts of every driver without its own
+    ``prompt_templates``; to change one driver only, pass it
+    ``prompt_templates=default_registry().copy()`` with your templates added.
+    """
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = PromptRegistry.shipped()
+    return _default
+
+
+# --------------------------------------------------------------------------- call examples
+
+_EXAMPLE_NAME = "tool_name"
+_EXAMPLE_ARGUMENTS: dict[str, Any] = {"argument": "value"}
+
+
+def _sample_value(schema: Any) -> Any:
+    if not isinstance(schema, Mapping):
+        return "value"
+    for key in ("const", "default"):
+        if key in schema and schema[key] is not None:
+            return schema[key]
+    for key in ("enum", "examples"):
+        values = schema.get(key)
+        if isinstance(values, list) and values:
+            return values[0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    return {"integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}.get(
+        kind if isinstance(kind, str) else "", "value"
+    )
+
+
+def _example_call(tools: Sequence[Tool] | None) -> tuple[str, dict[str, Any]]:
+    if not tools:
+        return _EXAMPLE_NAME, dict(_EXAMPLE_ARGUMENTS)
+    tool = tools[0]
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        return tool.name, {}
+    required = [r for r in tool.input_schema.get("required", []) if r in properties]
+    names = required[:2] or list(properties)[:1]
+    return tool.name, {name: _sample_value(properties[name]) for name in names}
+
+
+def call_example(call_format: CallFormat, tools: Sequence[Tool] | None = None) -> str:
+    """One call written in ``call_format``, as a template's ``{call_example}`` shows it.
+
+    Without ``tools`` the call names ``tool_name`` with ``{"argument": "value"}``, a
+    placeholder no model mistakes for a real tool; with ``tools`` it calls the first
+    one with sample values for its first required arguments.
+    """
+    name, arguments = _example_call(tools)
+    args = json.dumps(arguments, ensure_ascii=False)
+    if call_format == "mcs_json":
+        return f'{{"tool": {json.dumps(name)}, "arguments": {args}}}'
+    if call_format == "hermes":
+        return f'<tool_call>\n{{"name": {json.dumps(name)}, "arguments": {args}}}\n</tool_call>'
+    if call_format == "llama3_json":
+        return f'{{"name": {json.dumps(name)}, "parameters": {args}}}'
+    if call_format == "mistral":
+        return f'[TOOL_CALLS] [{{"name": {json.dumps(name)}, "arguments": {args}}}]'
+    if call_format == "pythonic":
+        inner = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+        return f"[{name}({inner})]"
+    raise ValueError(f"unknown call format {call_format!r}")
+
+
+# --------------------------------------------------------------------------- descriptions
+
+_NOISE_KEYS = frozenset({"title", "$schema", "$id", "$comment"})
+# Reading order for a model: what a value is before the details of its parts.
+_KEY_ORDER = ("type", "description", "enum", "const", "default", "properties", "required", "items")
+
+
+def _is_null(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and schema.get("type") == "null" and len(schema) == 1
+
+
+def clean_schema(schema: Any) -> Any:
+    """``schema`` without what a model does not need: generated ``title``\\ s, ``$schema``,
+    ``$comment``, ``additionalProperties: false``. Optional values written as
+    ``anyOf: [X, {"type": "null"}]`` become ``X`` with ``"null"`` added to its type.
+    Every type, enum, default, description, constraint and ``required`` list is kept.
+    """
+    if not isinstance(schema, Mapping):
+        return schema
+    node = {k: v for k, v in schema.items() if k not in _NOISE_KEYS}
+    if node.get("additionalProperties") is False:
+        del node["additionalProperties"]
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and any(_is_null(o) for o in options):
+        other = next(o for o in options if not _is_null(o))
+        if isinstance(other, Mapping) and isinstance(other.get("type"), str) and "$ref" not in other:
+            del node["anyOf"]
+            merged = {**other, **node}
+            merged["type"] = [other["type"], "null"]
+            node = merged
+    cleaned = map_subschemas(node, clean_schema)
+    ordered = {key: cleaned[key] for key in _KEY_ORDER if key in cleaned}
+    ordered.update((key, value) for key, value in cleaned.items() if key not in ordered)
+    return ordered
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _function_entry(tool: Tool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        entry["description"] = tool.description
+    entry["parameters"] = clean_schema(tool.input_schema)
+    return entry
+
+
+def _render_json(tools: Sequence[Tool]) -> str:
+    return "\n".join(_dumps(_function_entry(tool)) for tool in tools)
+
+
+def _render_openai(tools: Sequence[Tool]) -> str:
+    return "\n".join(_dumps({"type": "function", "function": _function_entry(tool)}) for tool in tools)
+
+
+# TypeScript rendering: the "namespace functions" shape OpenAI models see their tools in.
+
+_TS_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_TS_NOTE_KEYS = ("format", "pattern", "minLength", "maxLength", "minimum", "maximum",
+                 "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems",
+                 "maxItems", "uniqueItems", "minProperties", "maxProperties", "examples")
+
+
+def _ts_comment_lines(text: str, indent: str) -> list[str]:
+    return [f"{indent}// {line}".rstrip() for line in text.strip().splitlines()]
+
+
+def _ts_notes(schema: Mapping[str, Any]) -> str:
+    notes = [f"{key}: {_dumps(schema[key])}" for key in _TS_NOTE_KEYS if key in schema]
+    if "default" in schema:
+        notes.insert(0, f"default: {_dumps(schema['default'])}")
+    return ", ".join(notes)
+
+
+def _ts_ref_name(ref: str) -> str:
+    name = ref.rsplit("/", 1)[-1]
+    return name if _TS_IDENTIFIER.match(name) else _dumps(name)
+
+
+def _ts_type(schema: Any, indent: str) -> str:
+    """The TypeScript type of one schema node; objects span several lines."""
+    if schema is True or schema == {} or not isinstance(schema, Mapping):
+        return "any"
+    if isinstance(schema.get("$ref"), str):
+        return _ts_ref_name(schema["$ref"])
+    if "const" in schema:
+        return _dumps(schema["const"])
+    if isinstance(schema.get("enum"), list):
+        return " | ".join(_dumps(v) for v in schema["enum"]) or "never"
+    for key, joiner in (("anyOf", " | "), ("oneOf", " | "), ("allOf", " & ")):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            parts = [_ts_type(o, indent) for o in options]
+            return joiner.join(f"({p})" if " | " in p or " & " in p else p for p in parts)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(_ts_type({**schema, "type": k}, indent) for k in kind)
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else None
+    if kind in ("string", "boolean", "null"):
+        return str(kind)
+    if kind in ("integer", "number"):
+        return "number"
+    if kind == "array":
+        prefix = schema.get("prefixItems")
+        if isinstance(prefix, list):
+            return "[" + ", ".join(_ts_type(p, indent) for p in prefix) + "]"
+        item = _ts_type(schema.get("items", True), indent)
+        return f"({item})[]" if " " in item and not item.endswith("}") else f"{item}[]"
+    if kind == "object":
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and properties:
+            return _ts_object(schema, indent)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            return f"Record<string, {_ts_type(extra, indent)}>"
+        return "object"
+    return "any"
+
+
+def _ts_object(schema: Mapping[str, Any], indent: str) -> str:
+    inner = indent  # like OpenAI's own rendering, nested members are not indented
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required", []))
+    lines = ["{"]
+    for name, sub in properties.items():
+        sub = sub if isinstance(sub, Mapping) else {}
+        description = sub.get("description")
+        if isinstance(description, str) and description.strip():
+            lines.extend(_ts_comment_lines(description, inner))
+        key = name if _TS_IDENTIFIER.match(name) else _dumps(name)
+        optional = "" if name in required else "?"
+        line = f"{inner}{key}{optional}: {_ts_type(sub, inner)},"
+        notes = _ts_notes(sub)
+        lines.append(f"{line} // {notes}" if notes else line)
+    if schema.get("additionalProperties") not in (None, False):
+        extra = schema["additionalProperties"]
+        lines.append(f"{inner}[key: string]: {_ts_type(extra, inner) if isinstance(extra, Mapping) else 'any'},")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _render_typescript(tools: Sequence[Tool]) -> str:
+    blocks = ["namespace functions {"]
+    for tool in tools:
+        schema = clean_schema(tool.input_schema)
+        lines: list[str] = [""]
+        for key in ("$defs", "definitions"):
+            defs = schema.get(key)
+            if isinstance(defs, Mapping):
+                for def_name, def_schema in defs.items():
+                    if isinstance(def_schema, Mapping) and def_schema.get("description"):
+                        lines.extend(_ts_comment_lines(def_schema["description"], ""))
+                    alias = def_name if _TS_IDENTIFIER.match(def_name) else f"_{re.sub(r'[^A-Za-z0-9_]', '_', def_name)}"
+                    lines.append(f"type {alias} = {_ts_type(def_schema, '')};")
+        if tool.description:
+            lines.extend(_ts_comment_lines(tool.description, ""))
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and properties:
+            lines.append(f"type {tool.name} = (_: {_ts_object(schema, '')}) => any;")
+        elif isinstance(schema.get("additionalProperties"), Mapping) or schema.get("additionalProperties") is True:
+            lines.append(f"type {tool.name} = (_: {_ts_type(schema, '')}) => any;")
+        else:
+            lines.append(f"type {tool.name} = () => any;")
+        blocks.append("\n".join(lines))
+    blocks.append("\n} // namespace functions")
+    return "\n".join(blocks)
+
+
+_RENDERERS = {"json": _render_json, "openai": _render_openai, "typescript": _render_typescript}
+
+
+def render_function_description(
+    tools: Sequence[Tool],
+    *,
+    model_name: str | None = None,
+    registry: PromptRegistry | None = None,
+    style: DescriptionStyle | None = None,
+) -> str:
+    """The tools rendered for ``model_name``, in the style its template asks for.
+
+    Every tool keeps its name, description and each parameter's type, enum, default,
+    description, constraints and required flag; generated noise (``title``,
+    ``additionalProperties: false``) is dropped. ``style`` forces a style; otherwise the
+    template :meth:`PromptRegistry.select` picks for the model decides (``registry``,
+    else :func:`default_registry`).
+    """
+    if style is None:
+        style = (registry or default_registry()).select(model_name).description_style
+    renderer = _RENDERERS.get(style)
+    if renderer is None:
+        raise ValueError(f"unknown description style {style!r}; expected one of {', '.join(DESCRIPTION_STYLES)}")
+    return renderer(list(tools))
 
 
 def render_system_message(
@@ -27,9 +718,17 @@ def render_system_message(
     model_name: str | None,
     driver_name: str,
     registry: PromptRegistry | None = None,
+    tools: Sequence[Tool] | None = None,
 ) -> str:
-    """A complete system prompt teaching the MCS JSON call format."""
-    return (
-        f"You can use the tools of {driver_name}:\n{function_description}\n\n"
-        'To call a tool, answer with only a JSON object: {"tool": NAME, "arguments": {...}}.'
+    """A complete system prompt: the template for ``model_name`` with its variables filled.
+
+    ``registry`` defaults to :func:`default_registry`. ``tools``, when given, makes the
+    call example use the first real tool instead of a placeholder.
+    """
+    template = (registry or default_registry()).select(model_name)
+    return template.render(
+        function_description=function_description,
+        driver_name=driver_name,
+        model_name=model_name or "",
+        call_example=call_example(template.call_format, tools),
     )
