@@ -306,7 +306,9 @@ class ToolDriver(MCSDriver):
         own = [t for t in tools.values() if not discovery.is_meta_tool(t)]
         if self._resolved_mode(tools) == "discovery":
             return discovery.render_description(own, discovery.meta_tools(self.prefix), model_name=model_name)
-        return prompts.render_function_description(own, model_name=model_name)
+        return prompts.render_function_description(
+            own, model_name=model_name, registry=self.prompt_templates
+        )
 
     def get_driver_system_message(self, model_name: str | None = None) -> str:
         """A complete system prompt for ``model_name``; ``custom_system_message`` wins."""
