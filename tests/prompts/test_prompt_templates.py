@@ -38,6 +38,7 @@ def test_every_shipped_template_loads_and_uses_only_known_variables() -> None:
         assert template.variables <= TEMPLATE_VARIABLES
         assert template.call_format in CALL_FORMATS
         assert template.description, f"{template.name} has no description"
+        assert Path(str(template.source)).stem == template.name  # one file per template, named after it
 
 
 def test_a_template_without_function_description_is_refused_naming_file_and_variable(tmp_path: Path) -> None:
