@@ -134,7 +134,7 @@ def test_one_bad_file_leaves_the_registry_unchanged(tmp_path: Path) -> None:
     _write(tmp_path, "a.md", GOOD_FRONT + "A {function_description}\n")
     _write(tmp_path, "z.md", GOOD_FRONT.replace("demo", "other") + "{oops}\n")
     registry = PromptRegistry()
-    with pytest.raises(TemplateError, match="z.md"):
+    with pytest.raises(TemplateError, match=r"z\.md"):
         registry.load_dir(tmp_path)
     assert registry.names() == []
 
