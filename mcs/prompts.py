@@ -588,6 +588,15 @@ def _ts_notes(schema: Mapping[str, Any]) -> str:
     notes = [f"{key}: {_dumps(schema[key])}" for key in _TS_NOTE_KEYS if key in schema]
     if "default" in schema:
         notes.insert(0, f"default: {_dumps(schema['default'])}")
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        # an item's own description and constraints have no other place in the type
+        item_notes = _ts_notes(items) if not items.get("properties") else ""
+        item_text = "; ".join(
+            part for part in (str(items.get("description", "")).strip(), item_notes) if part
+        )
+        if item_text:
+            notes.append(f"each item: {item_text}")
     return ", ".join(notes)
 
 
@@ -618,8 +627,10 @@ def _ts_type(schema: Any, indent: str) -> str:
         kind = "object" if "properties" in schema else "array" if "items" in schema else None
     if kind in ("string", "boolean", "null"):
         return str(kind)
-    if kind in ("integer", "number"):
+    if kind == "number":
         return "number"
+    if kind == "integer":
+        return "integer"  # not TypeScript, but a model must not send 2.5 where 2 is meant
     if kind == "array":
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list):
@@ -674,6 +685,9 @@ def _render_typescript(tools: Sequence[Tool]) -> str:
                     lines.append(f"type {alias} = {_ts_type(def_schema, '')};")
         if tool.description:
             lines.extend(_ts_comment_lines(tool.description, ""))
+        own = schema.get("description")
+        if isinstance(own, str) and own.strip() and own.strip() != tool.description.strip():
+            lines.extend(_ts_comment_lines(own, ""))
         properties = schema.get("properties")
         if isinstance(properties, Mapping) and properties:
             lines.append(f"type {tool.name} = (_: {_ts_object(schema, '')}) => any;")

@@ -148,7 +148,7 @@ def test_typescript_style_is_a_functions_namespace_with_optional_markers_and_not
     assert "type place_order = (_: {\n// What the order is called\ntitle: string,\n" in text
     assert "// Check the service is up.\ntype ping = () => any;" in text
     assert "// A postal address.\ntype Address = {" in text
-    assert "quantity: number, // minimum: 1, maximum: 100" in text
+    assert "quantity: integer, // minimum: 1, maximum: 100" in text
     assert 'priority?: "low" | "normal" | "high", // default: "normal"' in text
     assert "ship_to?: Address | null, // default: null" in text
     assert "tags?: string[], // default: []" in text
@@ -167,17 +167,19 @@ def test_typescript_quotes_names_that_are_not_identifiers_and_renders_maps_and_t
                 "mode": {"const": "fast"},
                 "either": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
                 "anything": {},
+                "ids": {"type": "array", "items": {"type": "integer", "description": "An id", "minimum": 1}},
             },
             "required": ["x-request-id"],
         },
     )
     text = render_function_description([tool], style="typescript")
     assert '"x-request-id": string,' in text
-    assert "labels?: Record<string, number>," in text
+    assert "labels?: Record<string, integer>," in text
     assert "point?: [number, number]," in text
     assert 'mode?: "fast",' in text
     assert "either?: string | string[]," in text
     assert "anything?: any," in text
+    assert "ids?: integer[], // each item: An id; minimum: 1" in text
 
 
 def test_the_model_name_picks_the_description_style() -> None:
