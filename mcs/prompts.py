@@ -173,7 +173,9 @@ class PromptTemplate:
     description: str = ""
     description_style: DescriptionStyle = "json"
     source: str | None = field(default=None, compare=False)
-    _patterns: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _patterns: tuple[tuple[re.Pattern[str], tuple[int, int, int]], ...] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         where = self.source or f"template {self.name!r}"
@@ -217,7 +219,7 @@ class PromptTemplate:
             raise fail(f"the body must use the variable {{{missing[0]}}}")
         object.__setattr__(
             self, "_patterns",
-            tuple(re.compile(fnmatch.translate(g.lower())) for g in globs),
+            tuple((re.compile(fnmatch.translate(g.lower())), glob_specificity(g)) for g in globs),
         )
 
     @property
@@ -229,11 +231,9 @@ class PromptTemplate:
         """The specificity of this template's best glob matching ``model_name``, or ``None``."""
         name = model_name.strip().lower()
         best: tuple[int, int, int] | None = None
-        for glob, pattern in zip(self.globs, self._patterns, strict=True):
-            if pattern.match(name):
-                score = glob_specificity(glob)
-                if best is None or score > best:
-                    best = score
+        for pattern, score in self._patterns:
+            if pattern.match(name) and (best is None or score > best):
+                best = score
         return best
 
     def render(self, **values: str) -> str:
@@ -580,8 +580,8 @@ _TS_NOTE_KEYS = ("format", "pattern", "minLength", "maxLength", "minimum", "maxi
                  "maxItems", "uniqueItems", "minProperties", "maxProperties", "examples")
 
 
-def _ts_comment_lines(text: str, indent: str) -> list[str]:
-    return [f"{indent}// {line}".rstrip() for line in text.strip().splitlines()]
+def _ts_comment_lines(text: str) -> list[str]:
+    return [f"// {line}".rstrip() for line in text.strip().splitlines()]
 
 
 def _ts_notes(schema: Mapping[str, Any]) -> str:
@@ -600,17 +600,17 @@ def _ts_notes(schema: Mapping[str, Any]) -> str:
     return ", ".join(notes)
 
 
-def _ts_ref_name(ref: str) -> str:
-    name = ref.rsplit("/", 1)[-1]
-    return name if _TS_IDENTIFIER.match(name) else _dumps(name)
+def _ts_alias(def_name: str) -> str:
+    """The type name a ``$defs`` entry is declared under, and referred to by."""
+    return def_name if _TS_IDENTIFIER.match(def_name) else "_" + re.sub(r"[^A-Za-z0-9_]", "_", def_name)
 
 
-def _ts_type(schema: Any, indent: str) -> str:
+def _ts_type(schema: Any) -> str:
     """The TypeScript type of one schema node; objects span several lines."""
     if schema is True or schema == {} or not isinstance(schema, Mapping):
         return "any"
     if isinstance(schema.get("$ref"), str):
-        return _ts_ref_name(schema["$ref"])
+        return _ts_alias(schema["$ref"].rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
     if "const" in schema:
         return _dumps(schema["const"])
     if isinstance(schema.get("enum"), list):
@@ -618,11 +618,11 @@ def _ts_type(schema: Any, indent: str) -> str:
     for key, joiner in (("anyOf", " | "), ("oneOf", " | "), ("allOf", " & ")):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            parts = [_ts_type(o, indent) for o in options]
+            parts = [_ts_type(o) for o in options]
             return joiner.join(f"({p})" if " | " in p or " & " in p else p for p in parts)
     kind = schema.get("type")
     if isinstance(kind, list):
-        return " | ".join(_ts_type({**schema, "type": k}, indent) for k in kind)
+        return " | ".join(_ts_type({**schema, "type": k}) for k in kind)
     if kind is None:
         kind = "object" if "properties" in schema else "array" if "items" in schema else None
     if kind in ("string", "boolean", "null"):
@@ -634,22 +634,22 @@ def _ts_type(schema: Any, indent: str) -> str:
     if kind == "array":
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list):
-            return "[" + ", ".join(_ts_type(p, indent) for p in prefix) + "]"
-        item = _ts_type(schema.get("items", True), indent)
+            return "[" + ", ".join(_ts_type(p) for p in prefix) + "]"
+        item = _ts_type(schema.get("items", True))
         return f"({item})[]" if " " in item and not item.endswith("}") else f"{item}[]"
     if kind == "object":
         properties = schema.get("properties")
         if isinstance(properties, Mapping) and properties:
-            return _ts_object(schema, indent)
+            return _ts_object(schema)
         extra = schema.get("additionalProperties")
         if isinstance(extra, Mapping):
-            return f"Record<string, {_ts_type(extra, indent)}>"
+            return f"Record<string, {_ts_type(extra)}>"
         return "object"
     return "any"
 
 
-def _ts_object(schema: Mapping[str, Any], indent: str) -> str:
-    inner = indent  # like OpenAI's own rendering, nested members are not indented
+def _ts_object(schema: Mapping[str, Any]) -> str:
+    # Like OpenAI's own rendering, nested members are not indented: indents cost tokens.
     properties: Mapping[str, Any] = schema.get("properties") or {}
     required = set(schema.get("required", []))
     lines = ["{"]
@@ -657,15 +657,15 @@ def _ts_object(schema: Mapping[str, Any], indent: str) -> str:
         sub = sub if isinstance(sub, Mapping) else {}
         description = sub.get("description")
         if isinstance(description, str) and description.strip():
-            lines.extend(_ts_comment_lines(description, inner))
+            lines.extend(_ts_comment_lines(description))
         key = name if _TS_IDENTIFIER.match(name) else _dumps(name)
         optional = "" if name in required else "?"
-        line = f"{inner}{key}{optional}: {_ts_type(sub, inner)},"
+        line = f"{key}{optional}: {_ts_type(sub)},"
         notes = _ts_notes(sub)
         lines.append(f"{line} // {notes}" if notes else line)
     if schema.get("additionalProperties") not in (None, False):
         extra = schema["additionalProperties"]
-        lines.append(f"{inner}[key: string]: {_ts_type(extra, inner) if isinstance(extra, Mapping) else 'any'},")
+        lines.append(f"[key: string]: {_ts_type(extra) if isinstance(extra, Mapping) else 'any'},")
     lines.append("}")
     return "\n".join(lines)
 
@@ -680,19 +680,18 @@ def _render_typescript(tools: Sequence[Tool]) -> str:
             if isinstance(defs, Mapping):
                 for def_name, def_schema in defs.items():
                     if isinstance(def_schema, Mapping) and def_schema.get("description"):
-                        lines.extend(_ts_comment_lines(def_schema["description"], ""))
-                    alias = def_name if _TS_IDENTIFIER.match(def_name) else f"_{re.sub(r'[^A-Za-z0-9_]', '_', def_name)}"
-                    lines.append(f"type {alias} = {_ts_type(def_schema, '')};")
+                        lines.extend(_ts_comment_lines(def_schema["description"]))
+                    lines.append(f"type {_ts_alias(def_name)} = {_ts_type(def_schema)};")
         if tool.description:
-            lines.extend(_ts_comment_lines(tool.description, ""))
+            lines.extend(_ts_comment_lines(tool.description))
         own = schema.get("description")
         if isinstance(own, str) and own.strip() and own.strip() != tool.description.strip():
-            lines.extend(_ts_comment_lines(own, ""))
+            lines.extend(_ts_comment_lines(own))
         properties = schema.get("properties")
         if isinstance(properties, Mapping) and properties:
-            lines.append(f"type {tool.name} = (_: {_ts_object(schema, '')}) => any;")
+            lines.append(f"type {tool.name} = (_: {_ts_object(schema)}) => any;")
         elif isinstance(schema.get("additionalProperties"), Mapping) or schema.get("additionalProperties") is True:
-            lines.append(f"type {tool.name} = (_: {_ts_type(schema, '')}) => any;")
+            lines.append(f"type {tool.name} = (_: {_ts_type(schema)}) => any;")
         else:
             lines.append(f"type {tool.name} = () => any;")
         blocks.append("\n".join(lines))

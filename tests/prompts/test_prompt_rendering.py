@@ -261,3 +261,18 @@ def test_the_call_each_template_teaches_is_executed_by_the_driver(template: Prom
     driver = mcs.FunctionDriver([add])
     example = call_example(template.call_format, driver.list_tools())
     assert driver.process_llm_response(example) == 2
+
+
+def test_typescript_declares_and_refers_to_a_definition_under_the_same_name() -> None:
+    tool = Tool(
+        name="t",
+        input_schema={
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/my-type"}},
+            "required": ["a"],
+            "$defs": {"my-type": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        },
+    )
+    text = render_function_description([tool], style="typescript")
+    assert "type _my_type = {\nn?: integer,\n};" in text
+    assert "a: _my_type," in text
