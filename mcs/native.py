@@ -310,9 +310,11 @@ def _gemini_node(schema: Any) -> dict[str, Any]:
             notes.append(f"format: {fmt}")
     if "default" in node:
         out["default"] = node["default"]
-    example = node.get("example", (node.get("examples") or [None])[0] if isinstance(node.get("examples"), list) else None)
-    if example is not None:
-        out["example"] = example
+    examples = node.get("examples")
+    if "example" in node:
+        out["example"] = node["example"]
+    elif isinstance(examples, list) and examples:
+        out["example"] = examples[0]
 
     description = node.get("description")
     parts = [description] if isinstance(description, str) and description else []
