@@ -30,6 +30,7 @@ from mcs.tools import Tool
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "FORMATS",
     "NativeFormat",
     "export_tool",
     "export_tools",

@@ -49,6 +49,7 @@ __all__ = [
     "CALL_FORMATS",
     "DEFAULT_TEMPLATE",
     "DESCRIPTION_STYLES",
+    "REQUIRED_VARIABLES",
     "TEMPLATE_VARIABLES",
     "CallFormat",
     "DescriptionStyle",
@@ -56,6 +57,7 @@ __all__ = [
     "PromptTemplate",
     "TemplateError",
     "call_example",
+    "clean_schema",
     "default_registry",
     "glob_specificity",
     "render_function_description",
@@ -326,8 +328,8 @@ class PromptRegistry:
             raise TypeError(f"expected a PromptTemplate, got {type(template).__name__}")
         with self._lock:
             self._counter += 1
+            self._order[template.name] = self._counter  # before the template: select() reads both unlocked
             self._templates[template.name] = template
-            self._order[template.name] = self._counter
         return template
 
     def load_dir(self, path: str | Path | Traversable) -> list[PromptTemplate]:
