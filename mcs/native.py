@@ -159,6 +159,8 @@ def _infer_type(node: Mapping[str, Any]) -> str | None:
     values = node.get("enum", [node["const"]] if "const" in node else None)
     if isinstance(values, list) and values:
         kinds = {_json_type(v) for v in values if v is not None}
+        if not kinds:
+            return "null"
         if len(kinds) == 1:
             return kinds.pop()
         return "string"
@@ -225,10 +227,10 @@ def _gemini_node(schema: Any) -> dict[str, Any]:
         siblings = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "type")}
         if len(rest) == 1 and isinstance(rest[0], Mapping):
             return _with_nullable(_gemini_node({**rest[0], **siblings}), nullable)
-        converted = [_gemini_node(o) for o in rest]
-        out = {"anyOf": converted}
-        if "description" in node:
-            out["description"] = node["description"]
+        out = {"anyOf": [_gemini_node(o) for o in rest]}
+        for key in ("description", "default"):
+            if key in node:
+                out[key] = node[key]
         return _with_nullable(out, nullable)
 
     kind = declared if isinstance(declared, str) else _infer_type(node)
@@ -279,14 +281,12 @@ def _gemini_node(schema: Any) -> dict[str, Any]:
         if None in values:
             nullable = True
         present = [v for v in values if v is not None]
-        if all(isinstance(v, str) for v in present):
-            out["type"] = "STRING"
-            out["enum"] = present
-        else:
-            # Gemini enums are strings; the pipeline turns "2" back into 2.
+        if present:
             out["type"] = "STRING"
             out["enum"] = [v if isinstance(v, str) else json.dumps(v) for v in present]
-            notes.append(f"a {kind} written as one of these strings")
+            if not all(isinstance(v, str) for v in present):
+                # Gemini enums are strings; the pipeline turns "2" back into 2.
+                notes.append("one of these values, written as a string")
 
     gtype = out["type"]
     if gtype == "STRING":

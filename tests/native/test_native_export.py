@@ -234,6 +234,7 @@ def test_gemini_turns_what_it_cannot_express_into_types_it_accepts_and_notes() -
     assert props["origin"]["type"] == "OBJECT"
     assert props["style"]["enum"] == ["solid"]  # const -> enum
     assert props["layer"]["type"] == "STRING" and props["layer"]["enum"] == ["1", "2", "3"]
+    assert "written as a string" in props["layer"]["description"]
     assert "format: email" in props["email"]["description"]
     assert props["labels"]["type"] == "STRING"  # a free-form map travels as JSON text
     assert "values are integers" in props["labels"]["description"]
@@ -262,6 +263,8 @@ def test_gemini_leaves_parameters_out_for_a_tool_without_any() -> None:
         ({"type": "string", "format": "date-time", "examples": ["2024-01-01T00:00:00Z"]},
          {"type": "STRING", "format": "date-time", "example": "2024-01-01T00:00:00Z"}),
         ({"enum": ["a", None]}, {"type": "STRING", "enum": ["a"], "nullable": True}),
+        ({"enum": [None]}, {"type": "STRING", "nullable": True, "description": "always null"}),
+        ({"type": "integer", "enum": [None]}, {"type": "INTEGER", "nullable": True}),
         ({"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True},
          {"type": "ARRAY", "items": {"type": "STRING"}, "minItems": 1, "description": "(items must be unique)"}),
     ],

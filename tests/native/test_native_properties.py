@@ -63,7 +63,8 @@ def _check(node: Any) -> None:
         assert node["properties"], "Gemini refuses an OBJECT without properties"
         assert set(node.get("required", [])) <= set(node["properties"])
     if "enum" in node:
-        assert node["type"] == "STRING" and all(isinstance(v, str) for v in node["enum"])
+        assert node["type"] == "STRING" and node["enum"]
+        assert all(isinstance(v, str) for v in node["enum"])
     for child in node.get("properties", {}).values():
         _check(child)
     if "items" in node:
