@@ -1,0 +1,223 @@
+"""Balanced JSON spans in free text, and repair of the damage models do to JSON.
+
+Nothing here uses a greedy ``{.*}`` regex. A span is decoded with
+``json.JSONDecoder.raw_decode`` from a candidate ``{`` or ``[``, which stops at the end
+of the value or at the first error, so a failed attempt costs only the prefix it read.
+When strict JSON fails, the span's end comes from one linear pass that pairs brackets
+(:class:`BracketIndex`), and the slice is read as a Python literal
+(``ast.literal_eval``: single quotes, ``True``/``None``, trailing commas), then again
+with JSON's ``true``/``false``/``null`` swapped in. ``eval`` is never used.
+
+Work is bounded: callers try at most :data:`MAX_CANDIDATES` starts per text, and the
+bracket pass reads at most :data:`MAX_BRACKET_TOKENS` structural characters.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from collections.abc import Iterator
+from typing import Any, Final
+
+MAX_CANDIDATES: Final = 256
+MAX_BRACKET_TOKENS: Final = 200_000
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final[Any] = _Missing()
+"""Returned instead of a value when text could not be decoded (``None`` is a valid value)."""
+
+_DECODER = json.JSONDecoder()
+_STARTS = re.compile(r"[\[{]")
+_TOKENS = re.compile(r"""[{}\[\]()"']""")
+_OPENERS = {"{": "{", "[": "[", "(": "("}
+_CLOSER_TO_OPENER = {"}": "{", "]": "[", ")": "("}
+# A quote opens a string only where a value or key can start; apostrophes in prose don't.
+_STRING_LEAD = frozenset("{[(,:=")
+_WHITESPACE = frozenset(" \t\r\n")
+_JSON_WORDS = re.compile(
+    r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\b(true|false|null)\b"""
+)
+_PY_WORDS = {"true": "True", "false": "False", "null": "None"}
+_TRAILING_COMMA = re.compile(r"""("(?:[^"\\\n]|\\.)*")|,\s*([}\]])""")
+
+
+def _string_end(text: str, start: int, quote: str) -> int | None:
+    """Index of the quote closing the string opened at ``start``, on the same line."""
+    pos = start + 1
+    while True:
+        end = text.find(quote, pos)
+        if end == -1 or text.find("\n", pos, end) != -1:
+            return None
+        backslashes = 0
+        back = end - 1
+        while back > start and text[back] == "\\":
+            backslashes += 1
+            back -= 1
+        if backslashes % 2 == 0:
+            return end
+        pos = end + 1
+
+
+class BracketIndex:
+    """Matching closer for every ``{``, ``[`` and ``(`` of a text, computed once, lazily.
+
+    Quotes count as strings only inside brackets and where a value may start, and a
+    string must close on its line, so prose apostrophes and stray quotes do not swallow
+    the rest of the text. A closer with no matching opener is ignored; an opener whose
+    closer never comes has no entry.
+    """
+
+    __slots__ = ("_pairs", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._pairs: dict[int, int] | None = None
+
+    def closer(self, position: int) -> int | None:
+        if self._pairs is None:
+            self._pairs = self._match()
+        return self._pairs.get(position)
+
+    def _match(self) -> dict[int, int]:
+        text = self._text
+        pairs: dict[int, int] = {}
+        stack: list[tuple[str, int]] = []
+        search = _TOKENS.search
+        pos = 0
+        for _ in range(MAX_BRACKET_TOKENS):
+            found = search(text, pos)
+            if found is None:
+                break
+            index = found.start()
+            char = text[index]
+            pos = index + 1
+            if char in _OPENERS:
+                stack.append((char, index))
+            elif char in _CLOSER_TO_OPENER:
+                want = _CLOSER_TO_OPENER[char]
+                for depth in range(len(stack) - 1, -1, -1):
+                    if stack[depth][0] == want:
+                        pairs[stack[depth][1]] = index
+                        del stack[depth:]
+                        break
+            elif stack:  # a quote inside brackets
+                back = index - 1
+                while back >= 0 and text[back] in _WHITESPACE:
+                    back -= 1
+                if back >= 0 and text[back] in _STRING_LEAD:
+                    end = _string_end(text, index, char)
+                    if end is not None:
+                        pos = end + 1
+        return pairs
+
+
+def _quiet_literal_eval(text: str) -> Any:
+    if "\\" in text:  # "\d" and friends warn (an error under -W error); the value is still right
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.literal_eval(text)
+    return ast.literal_eval(text)
+
+
+def normalise_literal(value: Any, depth: int = 0) -> Any:
+    """A Python literal as the JSON value it stands for, or ``MISSING``.
+
+    Tuples and sets become lists, bytes become text, keys become strings; complex
+    numbers and ``...`` have no JSON reading.
+    """
+    if depth > 64:
+        return MISSING
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            converted = normalise_literal(item, depth + 1)
+            if converted is MISSING:
+                return MISSING
+            out[key if isinstance(key, str) else str(key)] = converted
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = []
+        for item in value:
+            converted = normalise_literal(item, depth + 1)
+            if converted is MISSING:
+                return MISSING
+            items.append(converted)
+        return items
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return MISSING
+
+
+def python_literal(text: str) -> Any:
+    """``text`` read as a Python literal (JSON words allowed), or ``MISSING``."""
+    try:
+        return normalise_literal(_quiet_literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if _JSON_WORDS.search(text):
+        swapped = _JSON_WORDS.sub(
+            lambda m: m.group(1) or _PY_WORDS[m.group(2)], text
+        )
+        try:
+            return normalise_literal(_quiet_literal_eval(swapped))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
+    return MISSING
+
+
+def repair(text: str) -> Any:
+    """Decode damaged JSON: Python literals, JSON words in Python, trailing commas."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[":
+        return MISSING
+    value = python_literal(stripped)
+    if value is not MISSING:
+        return value
+    if "," in stripped:
+        without_commas = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), stripped)
+        try:
+            return json.loads(without_commas)
+        except (ValueError, RecursionError):
+            pass
+    return MISSING
+
+
+def loads_lenient(text: str) -> Any:
+    """``json.loads``, falling back to :func:`repair`; ``MISSING`` when neither reads it."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return repair(text)
+
+
+def decode_at(text: str, start: int, index: BracketIndex) -> tuple[Any, int] | None:
+    """The value starting at ``text[start]`` and the index just past it, or ``None``."""
+    try:
+        return _DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        pass
+    close = index.closer(start)
+    if close is None:
+        return None
+    value = repair(text[start : close + 1])
+    return None if value is MISSING else (value, close + 1)
+
+
+def candidate_starts(text: str, start: int = 0, end: int | None = None) -> Iterator[int]:
+    """Positions of ``{`` and ``[`` in ``text[start:end]``, at most :data:`MAX_CANDIDATES`."""
+    finder = _STARTS.finditer(text, start) if end is None else _STARTS.finditer(text, start, end)
+    for count, found in enumerate(finder):
+        if count >= MAX_CANDIDATES:
+            return
+        yield found.start()

@@ -1,0 +1,143 @@
+"""Pythonic calls: ``[f(a=1, b='x'), g()]`` and its variants, read with :mod:`ast`.
+
+Source is only ever *parsed* (``ast.parse``) and argument nodes are read with
+``ast.literal_eval``; nothing is evaluated or executed. Accepted shapes: one call, a
+list or tuple of calls, calls separated by ``,``, ``;`` or newlines, dotted names
+(``spotify.play``), a list of quoted call strings, and a single positional dict
+(``f({'a': 1})``). A call with other positional arguments or with an argument that is
+not a literal (``f(x=a+b)``) is not returned: its arguments cannot be named or known.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from typing import Any, Final
+
+from mcs.parsing._common import EXPLICIT, WEAK, Found, clean_name
+from mcs.parsing.jsonspans import MISSING, MAX_CANDIDATES, BracketIndex, normalise_literal
+
+MAX_CALLS: Final = 256
+CALL_START: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
+_JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
+
+
+def _parse(source: str, mode: str) -> ast.AST | None:
+    try:
+        if "\\" in source:  # invalid escapes warn; under -W error that would lose the call
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ast.parse(source, mode=mode)
+        return ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Name) and node.id.lower() in _JSON_NAMES:
+        return _JSON_NAMES[node.id.lower()]
+    try:
+        return normalise_literal(ast.literal_eval(node))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return MISSING
+
+
+def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
+    """The call ``node`` stands for, or ``None`` when it is not a literal-argument call."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = clean_name(_dotted(node.func))
+    if name is None:
+        return None
+    arguments: dict[str, Any] = {}
+    if node.args:
+        if len(node.args) != 1 or node.keywords:
+            return None
+        only = _literal(node.args[0])
+        if not isinstance(only, dict):
+            return None
+        arguments = only
+    for keyword in node.keywords:
+        value = _literal(keyword.value)
+        if value is MISSING:
+            return None
+        if keyword.arg is None:  # f(**{'a': 1})
+            if not isinstance(value, dict):
+                return None
+            arguments.update(value)
+        else:
+            arguments[keyword.arg] = value
+    return Found(name, arguments, None, confidence)
+
+
+def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
+    """Every call in an expression that is nothing but calls; ``None`` otherwise."""
+    if isinstance(node, ast.Call):
+        found = call_from_node(node)
+        return None if found is None else [found]
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and depth < 2:
+        calls: list[Found] = []
+        for element in node.elts[:MAX_CALLS]:
+            if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                inner = parse_whole(element.value, _depth=depth + 1)  # ['f(a=1)', ...]
+            else:
+                inner = _calls_in(element, depth + 1)
+            if not inner:
+                return None
+            calls.extend(inner)
+        return calls
+    return None
+
+
+def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
+    """The calls when all of ``text`` is pythonic calls (see the module docstring).
+
+    ``None`` when any part of it is something else.
+    """
+    source = text.strip().rstrip(";").strip()
+    if not source or _depth > 2:
+        return None
+    tree = _parse(source, "eval")
+    if isinstance(tree, ast.Expression):
+        return _calls_in(tree.body, _depth)
+    if ";" not in source and "\n" not in source:
+        return None
+    module = _parse(source, "exec")  # `f(a=1); g(b=2)` or one call per line; parsed only
+    if not isinstance(module, ast.Module) or not module.body:
+        return None
+    calls: list[Found] = []
+    for statement in module.body[:MAX_CALLS]:
+        if not isinstance(statement, ast.Expr):
+            return None
+        inner = _calls_in(statement.value, _depth)
+        if not inner:
+            return None
+        calls.extend(inner)
+    return calls
+
+
+def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tuple[Found, int] | None:
+    """A call written at ``text[start:]`` whose ``(`` is at ``open_paren``, and its end."""
+    close = index.closer(open_paren)
+    if close is None:
+        return None
+    tree = _parse(text[start : close + 1], "eval")
+    if not isinstance(tree, ast.Expression):
+        return None
+    found = call_from_node(tree.body, WEAK)
+    return None if found is None else (found, close + 1)
+
+
+__all__ = ["CALL_START", "MAX_CANDIDATES", "call_at", "call_from_node", "parse_whole"]
