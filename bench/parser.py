@@ -28,7 +28,7 @@ from mcs.parsing import parse_tool_calls
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "bfcl" / "v1"
 CATEGORIES = ("simple", "parallel_function", "executable_simple", "executable_parallel_function")
-_SUFFIX = re.compile(r"_\d+$")
+_SUFFIX = re.compile(r"[_ ]\d+$")
 
 
 @dataclass
@@ -73,7 +73,12 @@ def _expected_names(data: Path) -> dict[str, tuple[frozenset[str], frozenset[str
             item = json.loads(line)
             functions = item["function"] if isinstance(item["function"], list) else [item["function"]]
             known = frozenset(f["name"] for f in functions)
-            out[item["id"]] = (frozenset(answers.get(item["id"], known)), known)
+            expected = answers.get(item["id"], set(known))
+            if not expected & known:
+                # BFCL answer-file slip (simple_363 expects `find_closest` for the declared
+                # `restaurant_search.find_closest`): the declared name is the one to call.
+                expected = set(known)
+            out[item["id"]] = (frozenset(expected), known)
     return out
 
 

@@ -73,7 +73,12 @@ class _Names:
             for candidate in known:
                 if isinstance(candidate, str):
                     self._by_key.setdefault(_key(candidate), candidate)
-        return self._by_key.get(_key(name))
+        resolved = self._by_key.get(_key(name))
+        rest = name
+        while resolved is None and "." in rest:  # tools.solve(...): a namespace put in front
+            rest = rest.split(".", 1)[1]
+            resolved = self._by_key.get(_key(rest))
+        return resolved
 
     def keep(self, found: list[Found]) -> list[Found]:
         if self.known is None:

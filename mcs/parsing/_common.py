@@ -24,6 +24,7 @@ from mcs.parsing.jsonspans import MISSING, loads_lenient
 MAX_NAME_LENGTH = 256
 # A tool name as models write it: identifiers, dots, dashes, slashes and colons.
 NAME_RE = re.compile(r"[A-Za-z_][\w.\-/:]*")
+_NAMESPACES: Final = ("functions.", "default_api.")
 _MARKDOWN_UNDERSCORE = re.compile(r"(?<!\\)\\_")
 
 
@@ -54,6 +55,9 @@ def clean_name(value: Any) -> str | None:
     name = unescape_markdown(value).strip().strip("`'\"").strip()
     if not name or len(name) > MAX_NAME_LENGTH or "\n" in name:
         return None
+    for prefix in _NAMESPACES:  # functions.get_weather (OpenAI/gpt-oss), default_api.f (Gemini)
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :]
     return name
 
 

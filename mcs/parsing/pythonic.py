@@ -16,7 +16,7 @@ import warnings
 from typing import Any, Final
 
 from mcs.parsing._common import EXPLICIT, WEAK, Found, clean_name
-from mcs.parsing.jsonspans import MISSING, MAX_CANDIDATES, BracketIndex, normalise_literal
+from mcs.parsing.jsonspans import MISSING, BracketIndex, normalise_literal
 
 MAX_CALLS: Final = 256
 CALL_START: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
@@ -35,6 +35,8 @@ def _parse(source: str, mode: str) -> ast.AST | None:
 
 
 def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value  # ['math.factorial'(number=5)] (mistral-tiny)
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -54,10 +56,30 @@ def _literal(node: ast.expr) -> Any:
         return MISSING
 
 
+def _value(node: ast.expr) -> Any:
+    """A keyword argument's value: the literal, else its source text (``2*pi``, ``my_data``).
+
+    Passing the text on lets the caller's schema validation tell the model what it
+    expected instead of the call vanishing.
+    """
+    value = _literal(node)
+    if value is MISSING:
+        try:
+            return ast.unparse(node)
+        except (ValueError, TypeError, AttributeError, RecursionError):
+            return MISSING
+    return value
+
+
 def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
     """The call ``node`` stands for, or ``None`` when it is not a literal-argument call."""
     if not isinstance(node, ast.Call):
         return None
+    if (  # print(default_api.f(x=1)) (Gemini writing code)
+        isinstance(node.func, ast.Name) and node.func.id == "print"
+        and len(node.args) == 1 and isinstance(node.args[0], ast.Call) and not node.keywords
+    ):
+        return call_from_node(node.args[0], confidence)
     name = clean_name(_dotted(node.func))
     if name is None:
         return None
@@ -70,7 +92,7 @@ def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
             return None
         arguments = only
     for keyword in node.keywords:
-        value = _literal(keyword.value)
+        value = _value(keyword.value) if keyword.arg is not None else _literal(keyword.value)
         if value is MISSING:
             return None
         if keyword.arg is None:  # f(**{'a': 1})
@@ -113,7 +135,10 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     if isinstance(tree, ast.Expression):
         return _calls_in(tree.body, _depth)
     if ";" not in source and "\n" not in source:
-        return None
+        if source[0] == "[" and source[-1] == "]":
+            source = source[1:-1]
+        found = lenient_call(source)
+        return None if found is None else [found]
     module = _parse(source, "exec")  # `f(a=1); g(b=2)` or one call per line; parsed only
     if not isinstance(module, ast.Module) or not module.body:
         return None
@@ -133,11 +158,47 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
     close = index.closer(open_paren)
     if close is None:
         return None
-    tree = _parse(text[start : close + 1], "eval")
-    if not isinstance(tree, ast.Expression):
-        return None
-    found = call_from_node(tree.body, WEAK)
+    source = text[start : close + 1]
+    tree = _parse(source, "eval")
+    if isinstance(tree, ast.Expression):
+        found = call_from_node(tree.body, WEAK)
+    else:
+        found = lenient_call(source, WEAK)
     return None if found is None else (found, close + 1)
 
 
-__all__ = ["CALL_START", "MAX_CANDIDATES", "call_at", "call_from_node", "parse_whole"]
+_LENIENT_CALL: Final = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*", re.DOTALL)
+_KEYWORD: Final = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:
+    """``f(a='Let's go', b=2)``: keyword calls Python cannot parse, split at ``, name=``.
+
+    A value that still does not parse is kept as text, without its outer quotes.
+    """
+    match = _LENIENT_CALL.fullmatch(source)
+    if match is None:
+        return None
+    inner = match.group(2)
+    keywords = list(_KEYWORD.finditer(inner))
+    if not keywords or keywords[0].start() != 0 and inner[: keywords[0].start()].strip():
+        return None
+    arguments: dict[str, Any] = {}
+    for number, keyword in enumerate(keywords):
+        end = keywords[number + 1].start() if number + 1 < len(keywords) else len(inner)
+        raw = inner[keyword.end() : end].strip()
+        if not raw:
+            return None
+        tree = _parse(raw, "eval")
+        value = _value(tree.body) if isinstance(tree, ast.Expression) else MISSING
+        if value is MISSING:
+            if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+                value = raw[1:-1]
+            else:
+                return None
+        arguments[keyword.group(1)] = value
+    name = clean_name(match.group(1))
+    return None if name is None else Found(name, arguments, None, confidence)
+
+
+__all__ = ["CALL_START", "call_at", "call_from_node", "lenient_call", "parse_whole"]

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from mcs.parsing._common import (
     EXPLICIT,
+    GUESSED,
     NAME_RE,
     WEAK,
     Found,
@@ -82,7 +83,20 @@ def _function_object(item: dict[str, Any]) -> Found | None:
                 return _call(name, item[arg_key], call_id)
         if name_key == "tool" or kind == "function":  # MCS canonical / Llama: args may be omitted
             return _call(name, None, call_id)
+        if name_key == "name" and len(item) > 1:
+            # {"name": "math.gcd", "num1": 12}: arguments inlined next to the name. Whether
+            # "name" is a tool at all is a guess.
+            rest = {k: v for k, v in item.items() if k not in ("name", "id", "type")}
+            return _call(name, rest, call_id, confidence=GUESSED) if rest else None
         return None
+    return None
+
+
+def _name_and_arguments(items: list[Any]) -> Found | None:
+    """``['math.hcf', {'number1': 36}]``: a name and its arguments as a pair (guessed)."""
+    if len(items) == 2 and isinstance(items[0], str) and isinstance(items[1], dict):
+        if NAME_RE.fullmatch(items[0].strip()):
+            return _call(items[0], items[1], None, confidence=GUESSED)
     return None
 
 
@@ -107,6 +121,10 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     if depth > MAX_DEPTH or walk.nodes > MAX_NODES:
         return
     if isinstance(node, list):
+        pair = _name_and_arguments(node)
+        if pair is not None:
+            walk.found.append(pair)
+            return
         for item in node:
             _walk(item, walk, depth + 1)
         return

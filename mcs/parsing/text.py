@@ -397,15 +397,18 @@ def _scan(text: str) -> list[Found]:
     return found
 
 
+_NAME_BEFORE_JSON: Final = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
+
+
 def _glm_bare(text: str) -> list[Found]:
-    named = _NAME_LINE.match(text)
-    if named is None:
-        return []
-    parsed = _args_after(text, named.end())
-    name = clean_name(named.group(1))
-    if parsed is None or name is None:
-        return []
-    return [Found(name, parsed[0], None, GUESSED)]
+    """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess)."""
+    found: list[Found] = []
+    for named in list(_NAME_BEFORE_JSON.finditer(text))[:MAX_CANDIDATES]:
+        parsed = _args_after(text, named.end())
+        name = clean_name(named.group(1))
+        if parsed is not None and name is not None:
+            found.append(Found(name, parsed[0], None, GUESSED))
+    return found
 
 
 # ------------------------------------------------------------------ entry point
