@@ -47,6 +47,7 @@ _JSON_WORDS = re.compile(
     r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\b(true|false|null)\b"""
 )
 _PY_WORDS = {"true": "True", "false": "False", "null": "None"}
+_COMMENT = re.compile(r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|//[^\n]*""")
 _TRAILING_COMMA = re.compile(r"""("(?:[^"\\\n]|\\.)*")|,\s*([}\]])""")
 
 
@@ -159,21 +160,76 @@ def normalise_literal(value: Any, depth: int = 0) -> Any:
     return MISSING
 
 
+def quiet_parse(source: str, mode: str) -> ast.AST | None:
+    """``ast.parse`` (parsing only, nothing runs); ``None`` on any failure."""
+    try:
+        if "\\" in source:  # invalid escapes warn; under -W error that would lose the value
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ast.parse(source, mode=mode)
+        return ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+_JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
+
+
+def tolerant_value(node: ast.expr, depth: int = 0) -> Any:
+    """A parsed value where every non-literal part is kept as its source text.
+
+    ``{"end_range": 2 * 3.14159}`` gives ``{"end_range": "2 * 3.14159"}``: the call
+    survives and schema validation can tell the model what it expected.
+    """
+    if depth > 64:
+        return MISSING
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:  # {**spread}
+                return MISSING
+            key = tolerant_value(key_node, depth + 1)
+            value = tolerant_value(value_node, depth + 1)
+            if key is MISSING or value is MISSING or isinstance(key, (dict, list)):
+                return MISSING
+            out[key if isinstance(key, str) else str(key)] = value
+        return out
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [tolerant_value(element, depth + 1) for element in node.elts]
+        return MISSING if any(item is MISSING for item in items) else items
+    if isinstance(node, ast.Name) and node.id.lower() in _JSON_NAMES:
+        return _JSON_NAMES[node.id.lower()]
+    try:
+        value = normalise_literal(ast.literal_eval(node))
+        if value is not MISSING:
+            return value
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    try:  # an expression, a name, `...`: its source text
+        return ast.unparse(node)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return MISSING
+
+
 def python_literal(text: str) -> Any:
-    """``text`` read as a Python literal (JSON words allowed), or ``MISSING``."""
+    """``text`` read as a Python literal, or ``MISSING``.
+
+    JSON's ``true``/``false``/``null`` and ``//`` comments are accepted; a part that is
+    an expression rather than a literal (``2 * pi``) is kept as its source text.
+    """
     try:
         return normalise_literal(_quiet_literal_eval(text))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         pass
-    if _JSON_WORDS.search(text):
-        swapped = _JSON_WORDS.sub(
-            lambda m: m.group(1) or _PY_WORDS[m.group(2)], text
-        )
-        try:
-            return normalise_literal(_quiet_literal_eval(swapped))
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            pass
-    return MISSING
+    source = text
+    if "//" in source:
+        source = _COMMENT.sub(lambda m: m.group(1) or "", source)
+    if _JSON_WORDS.search(source):
+        source = _JSON_WORDS.sub(lambda m: m.group(1) or _PY_WORDS[m.group(2)], source)
+    tree = quiet_parse(source, "eval")
+    if not isinstance(tree, ast.Expression):
+        return MISSING
+    return tolerant_value(tree.body)
 
 
 def repair(text: str) -> Any:

@@ -12,26 +12,24 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from typing import Any, Final
 
 from mcs.parsing._common import EXPLICIT, WEAK, Found, clean_name
-from mcs.parsing.jsonspans import MISSING, BracketIndex, normalise_literal
+from mcs.parsing.jsonspans import (
+    MISSING,
+    BracketIndex,
+    normalise_literal,
+    quiet_parse,
+    tolerant_value,
+)
 
 MAX_CALLS: Final = 256
-CALL_START: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
+CALL_START: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[ \t]*\(")
 _JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
 
 
 def _parse(source: str, mode: str) -> ast.AST | None:
-    try:
-        if "\\" in source:  # invalid escapes warn; under -W error that would lose the call
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return ast.parse(source, mode=mode)
-        return ast.parse(source, mode=mode)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+    return quiet_parse(source, mode)
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -57,18 +55,8 @@ def _literal(node: ast.expr) -> Any:
 
 
 def _value(node: ast.expr) -> Any:
-    """A keyword argument's value: the literal, else its source text (``2*pi``, ``my_data``).
-
-    Passing the text on lets the caller's schema validation tell the model what it
-    expected instead of the call vanishing.
-    """
-    value = _literal(node)
-    if value is MISSING:
-        try:
-            return ast.unparse(node)
-        except (ValueError, TypeError, AttributeError, RecursionError):
-            return MISSING
-    return value
+    """A keyword argument's value; non-literal parts (``2*pi``, ``my_data``) as source text."""
+    return tolerant_value(node)
 
 
 def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:

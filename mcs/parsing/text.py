@@ -351,14 +351,17 @@ _TAGGED: Final[tuple[tuple[str, Callable[[str, int], list[Found]]], ...]] = (
 # ------------------------------------------------------------------ fences and scanning
 
 
+_FENCE_INFO: Final = re.compile(r"[\w+.\-]*[ \t]*\r?\n")
+
+
 def _fences(text: str) -> Iterator[str]:
+    """Bodies of ```` ``` ```` fences: any info string, inline (```` ```f(x=1)``` ````) or unclosed."""
     position = text.find("```")
     while position != -1:
-        newline = text.find("\n", position + 3)
-        if newline == -1:
-            return
-        end = text.find("```", newline)
-        yield text[newline + 1 : len(text) if end == -1 else end]
+        info = _FENCE_INFO.match(text, position + 3)
+        start = info.end() if info is not None else position + 3
+        end = text.find("```", start)
+        yield text[start : len(text) if end == -1 else end]
         if end == -1:
             return
         position = text.find("```", end + 3)
@@ -414,6 +417,14 @@ def _glm_bare(text: str) -> list[Found]:
 # ------------------------------------------------------------------ entry point
 
 
+def _demote(found: list[Found]) -> list[Found]:
+    """Code in a fence may be an example rather than a call: explicit becomes weak."""
+    for call in found:
+        if call.confidence == EXPLICIT:
+            call.confidence = WEAK
+    return found
+
+
 def _normalise_tokens(text: str) -> str:
     """``<｜tool▁call▁begin｜>`` (DeepSeek's full-width tokens) becomes ``<|tool_call_begin|>``."""
     return _FULLWIDTH_TOKEN.sub(lambda m: "<|" + m.group(1).replace("▁", "_") + "|>", text)
@@ -454,7 +465,8 @@ def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
     if "```" in text:
         calls = []
         for fence in _fences(text):
-            calls.extend(read_text(fence, keep, depth + 1))
+            found = _demote(read_text(fence, keep, depth + 1))
+            calls.extend(keep(found))
         if calls:
             return calls
     calls = keep(_scan(text))
