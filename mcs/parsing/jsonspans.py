@@ -214,8 +214,9 @@ def tolerant_value(node: ast.expr, depth: int = 0) -> Any:
 def python_literal(text: str) -> Any:
     """``text`` read as a Python literal, or ``MISSING``.
 
-    JSON's ``true``/``false``/``null`` and ``//`` comments are accepted; a part that is
-    an expression rather than a literal (``2 * pi``) is kept as its source text.
+    JSON's ``true``/``false``/``null`` and ``//`` comments are accepted; inside an
+    object (or a list of objects), a part that is an expression rather than a literal
+    (``2 * pi``) is kept as its source text.
     """
     try:
         return normalise_literal(_quiet_literal_eval(text))
@@ -229,7 +230,14 @@ def python_literal(text: str) -> Any:
     tree = quiet_parse(source, "eval")
     if not isinstance(tree, ast.Expression):
         return MISSING
-    return tolerant_value(tree.body)
+    body = tree.body
+    # Only objects (or a list of objects) keep expressions as text: `[f(x=1), g()]` is
+    # pythonic calls, not a list of two strings.
+    if isinstance(body, ast.Dict) or (
+        isinstance(body, ast.List) and body.elts and all(isinstance(e, ast.Dict) for e in body.elts)
+    ):
+        return tolerant_value(body)
+    return MISSING
 
 
 def repair(text: str) -> Any:

@@ -43,12 +43,13 @@ _CONTAINER_KEYS: Final = ("choices", "message", "candidates", "content", "parts"
 
 
 class _Walk:
-    __slots__ = ("found", "nodes", "strings")
+    __slots__ = ("deep", "found", "nodes", "strings")
 
-    def __init__(self) -> None:
+    def __init__(self, deep: bool) -> None:
         self.found: list[Found] = []
         self.strings: list[str] = []
         self.nodes = 0
+        self.deep = deep
 
 
 def _call(name: Any, arguments: Any, call_id: Any, *, confidence: int = EXPLICIT) -> Found | None:
@@ -168,16 +169,24 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     if isinstance(text, str):
         walk.strings.append(text)
         container = True
-    if not container and (found := _name_as_key(node)) is not None:
+    if container:
+        return
+    if (found := _name_as_key(node)) is not None:
         walk.found.append(found)
+    elif walk.deep:  # a JSON value found in text: calls may sit under any key
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                _walk(value, walk, depth + 1)
 
 
-def from_data(data: Any) -> tuple[list[Found], list[str]]:
+def from_data(data: Any, *, deep: bool = False) -> tuple[list[Found], list[str]]:
     """Calls found in ``data`` in order, and the strings met where no call was found.
 
-    Never raises on well-formed Python data; depth and node count are capped
-    (:data:`MAX_DEPTH`, :data:`MAX_NODES`).
+    ``deep`` also looks under keys that are not part of a known message shape (for
+    JSON found inside text, which may wrap calls in anything). Never raises on
+    well-formed Python data; depth and node count are capped (:data:`MAX_DEPTH`,
+    :data:`MAX_NODES`).
     """
-    walk = _Walk()
+    walk = _Walk(deep)
     _walk(data, walk, 0)
     return walk.found, walk.strings

@@ -380,14 +380,13 @@ def _scan(text: str) -> list[Found]:
         if match.group(1) is None:  # `{` or `[`
             decoded = decode_at(text, start, index)
             if decoded is not None and isinstance(decoded[0], (dict, list)):
-                calls, strings = from_data(decoded[0])
+                calls, strings = from_data(decoded[0], deep=True)
                 if not calls and strings and isinstance(decoded[0], list):
                     for string in strings[:MAX_CANDIDATES]:  # ['f(a=1)', ...]
                         calls.extend(parse_whole(string) or [])
-                if calls:
-                    found.extend(calls)
-                    position = decoded[1]
-                    continue
+                found.extend(calls)
+                position = decoded[1]  # everything inside was looked at
+                continue
             position = start + 1
         else:
             called = call_at(text, start, match.end() - 1, index)
@@ -451,7 +450,7 @@ def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
             calls = keep(calls)
             if calls:
                 return calls
-    if pythonic_first or first.isalpha() or first == "_":
+    if first == "[" or first.isalpha() or first == "_":
         calls = keep(parse_whole(stripped) or [])
         if calls:
             return calls
