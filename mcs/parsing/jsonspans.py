@@ -132,8 +132,8 @@ def _quiet_literal_eval(text: str) -> Any:
 def normalise_literal(value: Any, depth: int = 0) -> Any:
     """A Python literal as the JSON value it stands for, or ``MISSING``.
 
-    Tuples and sets become lists, bytes become text, keys become strings; complex
-    numbers and ``...`` have no JSON reading.
+    Tuples and sets become lists, bytes become text, number keys become strings;
+    complex numbers, ``...`` and tuple keys have no JSON reading.
     """
     if depth > 64:
         return MISSING
@@ -143,7 +143,7 @@ def normalise_literal(value: Any, depth: int = 0) -> Any:
         out: dict[str, Any] = {}
         for key, item in value.items():
             converted = normalise_literal(item, depth + 1)
-            if converted is MISSING:
+            if converted is MISSING or not isinstance(key, (str, int, float, bool)):
                 return MISSING
             out[key if isinstance(key, str) else str(key)] = converted
         return out
@@ -188,9 +188,12 @@ def tolerant_value(node: ast.expr, depth: int = 0) -> Any:
         for key_node, value_node in zip(node.keys, node.values, strict=True):
             if key_node is None:  # {**spread}
                 return MISSING
-            key = tolerant_value(key_node, depth + 1)
+            try:
+                key = ast.literal_eval(key_node)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return MISSING
             value = tolerant_value(value_node, depth + 1)
-            if key is MISSING or value is MISSING or isinstance(key, (dict, list)):
+            if value is MISSING or not isinstance(key, (str, int, float, bool)):
                 return MISSING
             out[key if isinstance(key, str) else str(key)] = value
         return out

@@ -169,7 +169,7 @@ def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:
         return None
     inner = match.group(2)
     keywords = list(_KEYWORD.finditer(inner))
-    if not keywords or keywords[0].start() != 0 and inner[: keywords[0].start()].strip():
+    if not keywords or (keywords[0].start() != 0 and inner[: keywords[0].start()].strip()):
         return None
     arguments: dict[str, Any] = {}
     for number, keyword in enumerate(keywords):

@@ -95,9 +95,11 @@ def _function_object(item: dict[str, Any]) -> Found | None:
 
 def _name_and_arguments(items: list[Any]) -> Found | None:
     """``['math.hcf', {'number1': 36}]``: a name and its arguments as a pair (guessed)."""
-    if len(items) == 2 and isinstance(items[0], str) and isinstance(items[1], dict):
-        if NAME_RE.fullmatch(items[0].strip()):
-            return _call(items[0], items[1], None, confidence=GUESSED)
+    if (
+        len(items) == 2 and isinstance(items[0], str) and isinstance(items[1], dict)
+        and NAME_RE.fullmatch(items[0].strip())
+    ):
+        return _call(items[0], items[1], None, confidence=GUESSED)
     return None
 
 
@@ -171,12 +173,14 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
         container = True
     if container:
         return
-    if (found := _name_as_key(node)) is not None:
-        walk.found.append(found)
-    elif walk.deep:  # a JSON value found in text: calls may sit under any key
+    if walk.deep:  # a JSON value found in text: calls may sit under any key
         for value in node.values():
             if isinstance(value, (dict, list)):
                 _walk(value, walk, depth + 1)
+        if len(walk.found) > before:
+            return
+    if (found := _name_as_key(node)) is not None:
+        walk.found.append(found)
 
 
 def from_data(data: Any, *, deep: bool = False) -> tuple[list[Found], list[str]]:

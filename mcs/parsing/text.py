@@ -47,7 +47,8 @@ Keep = Callable[[list[Found]], list[Found]]
 
 MAX_DEPTH: Final = 3
 _SCAN: Final = re.compile(r"[\[{]|" + CALL_START.pattern)
-_FULLWIDTH_TOKEN: Final = re.compile(r"<｜([^｜<>\n]{1,48})｜>")
+_FULLWIDTH_BAR: Final = "\uff5c"  # DeepSeek writes its special tokens with U+FF5C and U+2581
+_FULLWIDTH_TOKEN: Final = re.compile("<\uff5c([^\uff5c<>\n]{1,48})\uff5c>")
 _NAME_LINE: Final = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=[{\[])")
 
 
@@ -425,8 +426,8 @@ def _demote(found: list[Found]) -> list[Found]:
 
 
 def _normalise_tokens(text: str) -> str:
-    """``<｜tool▁call▁begin｜>`` (DeepSeek's full-width tokens) becomes ``<|tool_call_begin|>``."""
-    return _FULLWIDTH_TOKEN.sub(lambda m: "<|" + m.group(1).replace("▁", "_") + "|>", text)
+    """DeepSeek's full-width ``<\uff5ctool\u2581call\u2581begin\uff5c>`` becomes ``<|tool_call_begin|>``."""
+    return _FULLWIDTH_TOKEN.sub(lambda m: "<|" + m.group(1).replace("\u2581", "_") + "|>", text)
 
 
 def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
@@ -454,7 +455,7 @@ def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
         calls = keep(parse_whole(stripped) or [])
         if calls:
             return calls
-    if "｜" in text:
+    if _FULLWIDTH_BAR in text:
         text = _normalise_tokens(text)
     for marker, reader in _TAGGED:
         if marker in text:
