@@ -8,8 +8,9 @@ When strict JSON fails, the span's end comes from one linear pass that pairs bra
 (``ast.literal_eval``: single quotes, ``True``/``None``, trailing commas), then again
 with JSON's ``true``/``false``/``null`` swapped in. ``eval`` is never used.
 
-Work is bounded: callers try at most :data:`MAX_CANDIDATES` starts per text, and the
-bracket pass reads at most :data:`MAX_BRACKET_TOKENS` structural characters.
+Work is bounded: callers try at most :data:`MAX_CANDIDATES` starts per text, the
+bracket pass reads at most :data:`MAX_BRACKET_TOKENS` structural characters, and a
+span longer than :data:`MAX_REPAIR_CHARS` is only accepted as strict JSON.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Final
 
 MAX_CANDIDATES: Final = 256
 MAX_BRACKET_TOKENS: Final = 200_000
+MAX_REPAIR_CHARS: Final = 100_000
 
 
 class _Missing:
@@ -77,10 +79,10 @@ class BracketIndex:
     closer never comes has no entry.
     """
 
-    __slots__ = ("_pairs", "_text")
+    __slots__ = ("_pairs", "text")
 
     def __init__(self, text: str) -> None:
-        self._text = text
+        self.text = text
         self._pairs: dict[int, int] | None = None
 
     def closer(self, position: int) -> int | None:
@@ -89,7 +91,7 @@ class BracketIndex:
         return self._pairs.get(position)
 
     def _match(self) -> dict[int, int]:
-        text = self._text
+        text = self.text
         pairs: dict[int, int] = {}
         stack: list[tuple[str, int]] = []
         search = _TOKENS.search
@@ -228,7 +230,7 @@ def python_literal(text: str) -> Any:
     source = text
     if "//" in source:
         source = _COMMENT.sub(lambda m: m.group(1) or "", source)
-    if _JSON_WORDS.search(source):
+    if ("true" in source or "false" in source or "null" in source) and _JSON_WORDS.search(source):
         source = _JSON_WORDS.sub(lambda m: m.group(1) or _PY_WORDS[m.group(2)], source)
     tree = quiet_parse(source, "eval")
     if not isinstance(tree, ast.Expression):
@@ -275,7 +277,7 @@ def decode_at(text: str, start: int, index: BracketIndex) -> tuple[Any, int] | N
     except (ValueError, RecursionError):
         pass
     close = index.closer(start)
-    if close is None:
+    if close is None or close - start > MAX_REPAIR_CHARS:
         return None
     value = repair(text[start : close + 1])
     return None if value is MISSING else (value, close + 1)

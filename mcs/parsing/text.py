@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Any, Final
 
 from mcs.parsing._common import (
@@ -38,7 +39,13 @@ from mcs.parsing._common import (
     looks_like_schema,
     unescape_markdown,
 )
-from mcs.parsing.jsonspans import MAX_CANDIDATES, MISSING, BracketIndex, decode_at, loads_lenient
+from mcs.parsing.jsonspans import (
+    MAX_CANDIDATES,
+    MISSING,
+    BracketIndex,
+    decode_at,
+    loads_lenient,
+)
 from mcs.parsing.pythonic import CALL_START, call_at, parse_whole
 from mcs.parsing.structured import from_data
 
@@ -69,8 +76,12 @@ def _json_after(text: str, position: int, index: BracketIndex | None = None) -> 
     return decode_at(text, position, index or BracketIndex(text))
 
 
-def _args_after(text: str, position: int) -> tuple[dict[str, Any], int] | None:
-    decoded = _json_after(text, position)
+def _args_after(
+    text: str, position: int, index: BracketIndex | None = None
+) -> tuple[dict[str, Any], int] | None:
+    """Arguments as the JSON object at or after ``position``; pass ``index`` when reading
+    the same text repeatedly so brackets are paired once."""
+    decoded = _json_after(text, position, index)
     if decoded is None:
         return None
     arguments = coerce_arguments(decoded[0])
@@ -82,7 +93,9 @@ def _args_after(text: str, position: int) -> tuple[dict[str, Any], int] | None:
 def _segments(text: str, opener: str, closers: tuple[str, ...]) -> Iterator[str]:
     """Bodies after each ``opener``, each ending at a closer, the next opener or the end."""
     position = text.find(opener)
-    while position != -1:
+    for _ in range(MAX_CANDIDATES):
+        if position == -1:
+            return
         start = position + len(opener)
         following = text.find(opener, start)
         end = len(text) if following == -1 else following
@@ -118,13 +131,13 @@ _XML_PARAMETER: Final = re.compile(
     re.DOTALL,
 )
 _FUNCTION_TAG: Final = re.compile(r"<function=([^>\n]{1,256})>")
-_GLM_ARGS: Final = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL)
+_GLM_ARGS: Final = re.compile(r"<arg_key>([^<]{0,200})</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL)
 
 
 def _function_tags(text: str) -> list[Found]:
     """Llama ``<function=f>{json}</function>`` and Qwen3-Coder ``<parameter=k>v`` XML."""
     found: list[Found] = []
-    tags = list(_FUNCTION_TAG.finditer(text))[:MAX_CANDIDATES]
+    tags = list(islice(_FUNCTION_TAG.finditer(text), MAX_CANDIDATES))
     for number, tag in enumerate(tags):
         name = clean_name(tag.group(1))
         if name is None:
@@ -219,14 +232,15 @@ _HARMONY: Final = re.compile(r"to=([\w.\-:/]{1,256})")
 def _harmony(text: str, depth: int) -> list[Found]:
     """gpt-oss: ``to=functions.f <|constrain|>json<|message|>{...}<|call|>``."""
     found: list[Found] = []
-    for recipient in list(_HARMONY.finditer(text))[:MAX_CANDIDATES]:
+    index = BracketIndex(text)
+    for recipient in islice(_HARMONY.finditer(text), MAX_CANDIDATES):
         message = text.find("<|message|>", recipient.end())
         if message == -1:
             continue
         name = recipient.group(1)
         name = name[len("functions.") :] if name.startswith("functions.") else name
         clean = clean_name(name)
-        parsed = _args_after(text, message + len("<|message|>"))
+        parsed = _args_after(text, message + len("<|message|>"), index)
         if clean is not None and parsed is not None:
             found.append(Found(clean, parsed[0]))
     return found
@@ -263,7 +277,7 @@ def _special_tokens(text: str, depth: int) -> list[Found]:
 
 _INVOKE: Final = re.compile(r"<(?:\w+:)?invoke\s+name=[\"']([^\"'>\n]{1,256})[\"']\s*>")
 _INVOKE_PARAMETER: Final = re.compile(
-    r"<(?:\w+:)?parameter\s+name=[\"']([^\"'>\n]{1,200})[\"']\s*>(.*?)</(?:\w+:)?parameter>",
+    r"<(?:\w+:)?parameter\s+name=[\"']([^\"'>\n]{1,200})[\"']\s*>(.*?)(?:</(?:\w+:)?parameter>|\Z)",
     re.DOTALL,
 )
 
@@ -271,7 +285,7 @@ _INVOKE_PARAMETER: Final = re.compile(
 def _invokes(text: str, depth: int = 0) -> list[Found]:
     """MiniMax-M2 / Step-3 ``<invoke name="f"><parameter name="k">v</parameter></invoke>``."""
     found: list[Found] = []
-    tags = list(_INVOKE.finditer(text))[:MAX_CANDIDATES]
+    tags = list(islice(_INVOKE.finditer(text), MAX_CANDIDATES))
     for number, tag in enumerate(tags):
         name = clean_name(tag.group(1))
         end = tags[number + 1].start() if number + 1 < len(tags) else len(text)
@@ -286,27 +300,30 @@ _FUNCTIONARY: Final = re.compile(r">>>\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n?")
 
 def _functionary(text: str, depth: int) -> list[Found]:
     found: list[Found] = []
-    for header in list(_FUNCTIONARY.finditer(text))[:MAX_CANDIDATES]:
+    index = BracketIndex(text)
+    for header in islice(_FUNCTIONARY.finditer(text), MAX_CANDIDATES):
         if header.group(1) == "all":  # `>>>all` carries text for the user
             continue
-        parsed = _args_after(text, header.end())
+        parsed = _args_after(text, header.end(), index)
         name = clean_name(header.group(1))
         if parsed is not None and name is not None:
             found.append(Found(name, parsed[0]))
     return found
 
 
-_REACT: Final = re.compile(r"Action\s*\d*\s*:[ \t]*([^\n]*?)[ \t]*\r?\n\s*Action\s*\d*\s*Input\s*\d*\s*:[ \t]*")
+_REACT: Final = re.compile(r"Action\s*\d*\s*:[ \t]*([^\n]{0,300}?)[ \t]*\r?\n\s*Action\s*\d*\s*Input\s*\d*\s*:[ \t]*")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][\w.\-]*")
 
 
 def _react(text: str, depth: int) -> list[Found]:
     """``Action: name`` then ``Action Input: {json}`` (LangChain/CrewAI ReAct)."""
     found: list[Found] = []
-    for action in list(_REACT.finditer(text))[:MAX_CANDIDATES]:
-        parsed = _args_after(text, action.end())
+    index = BracketIndex(text)
+    for action in islice(_REACT.finditer(text), MAX_CANDIDATES):
+        parsed = _args_after(text, action.end(), index)
         if parsed is None:
-            rest = text[action.end() :].split("\n", 1)[0].strip()
+            line_end = text.find("\n", action.end())
+            rest = text[action.end() : len(text) if line_end == -1 else line_end].strip()
             if rest.lower() not in ("", "none", "{}", "null"):
                 continue  # free text: no argument name to put it under
             parsed = ({}, action.end())
@@ -358,7 +375,9 @@ _FENCE_INFO: Final = re.compile(r"[\w+.\-]*[ \t]*\r?\n")
 def _fences(text: str) -> Iterator[str]:
     """Bodies of ```` ``` ```` fences: any info string, inline (```` ```f(x=1)``` ````) or unclosed."""
     position = text.find("```")
-    while position != -1:
+    for _ in range(MAX_CANDIDATES):
+        if position == -1:
+            return
         info = _FENCE_INFO.match(text, position + 3)
         start = info.end() if info is not None else position + 3
         end = text.find("```", start)
@@ -400,14 +419,15 @@ def _scan(text: str) -> list[Found]:
     return found
 
 
-_NAME_BEFORE_JSON: Final = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
+_NAME_BEFORE_JSON: Final = re.compile(r"(?<![\w.\-])([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
 
 
 def _glm_bare(text: str) -> list[Found]:
     """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess)."""
     found: list[Found] = []
-    for named in list(_NAME_BEFORE_JSON.finditer(text))[:MAX_CANDIDATES]:
-        parsed = _args_after(text, named.end())
+    index = BracketIndex(text)
+    for named in islice(_NAME_BEFORE_JSON.finditer(text), MAX_CANDIDATES):
+        parsed = _args_after(text, named.end(), index)
         name = clean_name(named.group(1))
         if parsed is not None and name is not None:
             found.append(Found(name, parsed[0], None, GUESSED))
