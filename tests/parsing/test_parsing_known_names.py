@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mcs import parse_tool_calls
@@ -59,7 +61,7 @@ def test_react_free_text_input_gives_no_call() -> None:
     ],
 )
 def test_sanitised_or_prefixed_names_map_back_to_the_known_name(emitted: str, known: str, expected: str) -> None:
-    text = '{"name": "%s", "arguments": {"a": 1}}' % emitted
+    text = json.dumps({"name": emitted, "arguments": {"a": 1}})
     assert parse_tool_calls(text, known_names=[known]) == [ToolCall(expected, {"a": 1})]
 
 
