@@ -10,8 +10,9 @@ Order of attempts (the first that yields a kept call wins):
    closing tag optional), Llama ``<|python_tag|>`` and ``<function=name>{json}``,
    Mistral ``[TOOL_CALLS]`` (JSON list or ``name[ARGS]{json}``), gpt-oss Harmony
    ``to=functions.name ... <|message|>{json}``, DeepSeek and Kimi K2 special tokens
-   (full-width or ASCII), MiniMax/Step3 ``<invoke name=..>``, functionary
-   ``>>>name\\n{json}``, ReAct ``Action:``/``Action Input:``.
+   (full-width or ASCII), MiniMax/Step3 ``<invoke name=..>``, FunctionGemma and Gemma 4
+   ``call:name{key:<escape>v<escape>}``, functionary ``>>>name\\n{json}``, ReAct
+   ``Action:``/``Action Input:``.
 4. Code fences, every one of them, any language tag; an unclosed last fence runs to
    the end of the text.
 5. A scan of the text for balanced JSON values and ``name(...)`` calls, in order of
@@ -24,6 +25,7 @@ Markdown-escaped underscores (``calc\\_area``) are unescaped before anything els
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from itertools import islice
@@ -339,6 +341,33 @@ def _react(text: str, depth: int) -> list[Found]:
     return found
 
 
+_GEMMA_CALL: Final = re.compile(r"call:([A-Za-z_][\w.\-]{0,255})\{")
+_GEMMA_STRING: Final = re.compile(r"<escape>(.*?)<escape>|<\|\"\|>(.*?)<\|\"\|>", re.DOTALL)
+_BARE_KEY: Final = re.compile(r"""("(?:[^"\\\n]|\\.)*")|([{,]\s*)([A-Za-z_][\w\-]*)\s*:""")
+_GEMMA_ENDS: Final = ("<end_function_call>", "<tool_call|>", "call:")
+
+
+def _gemma(text: str, depth: int) -> list[Found]:
+    """FunctionGemma / Gemma 4: ``call:f{location:<escape>London<escape>,days:3}``."""
+    found: list[Found] = []
+    for call in islice(_GEMMA_CALL.finditer(text), MAX_CANDIDATES):
+        start = call.end() - 1
+        end = len(text)
+        for marker in _GEMMA_ENDS:
+            position = text.find(marker, call.end())
+            if position != -1:
+                end = min(end, position)
+        body = text[start:end]
+        body = _GEMMA_STRING.sub(lambda m: json.dumps(m.group(1) if m.group(1) is not None else m.group(2)), body)
+        body = _BARE_KEY.sub(lambda m: m.group(1) or f'{m.group(2)}"{m.group(3)}":', body)
+        body = body[: body.rfind("}") + 1]
+        arguments = coerce_arguments(body) if body else None
+        name = clean_name(call.group(1))
+        if arguments is not None and name is not None:
+            found.append(Found(name, arguments))
+    return found
+
+
 def _tool_call_special(text: str, depth: int) -> list[Found]:
     return _tool_call_tags(text, depth, "<|tool_call|>")
 
@@ -361,6 +390,7 @@ _TAGGED: Final[tuple[tuple[str, Callable[[str, int], list[Found]]], ...]] = (
     ("<|tool_call_begin|>", _special_tokens),
     ("<|message|>", _harmony),
     ("invoke name=", _invokes),
+    ("call:", _gemma),
     (">>>", _functionary),
     ("Action", _react),
 )
@@ -495,4 +525,4 @@ def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
     return keep(_glm_bare(text))
 
 
-__all__ = ["WEAK", "Keep", "read_text"]
+__all__ = ["Keep", "read_text"]

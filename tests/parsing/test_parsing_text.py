@@ -130,6 +130,21 @@ FORMATS: list[tuple[str, str, list[ToolCall]]] = [
         [WEATHER],
     ),
     (
+        "functiongemma-escape-strings",
+        "<start_function_call>call:get_weather{location:<escape>Paris<escape>,days:3}<end_function_call>",
+        [ToolCall("get_weather", {"location": "Paris", "days": 3})],
+    ),
+    (
+        "gemma4-quote-tokens",
+        '<|tool_call>call:get_weather{location:<|"|>Paris<|"|>}<tool_call|>',
+        [WEATHER],
+    ),
+    (
+        "olmo3-function-calls-one-per-line",
+        '<function_calls>\nget_weather(location="Paris")\nget_time(zone=null)\n</function_calls>',
+        [WEATHER, ToolCall("get_time", {"zone": None})],
+    ),
+    (
         "functionary-v3-recipients",
         '>>>all\nLet me check.>>>get_weather\n{"location": "Paris"}',
         [WEATHER],
