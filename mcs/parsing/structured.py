@@ -13,8 +13,12 @@ Recognised shapes (each documented in the project's format notes):
   them, ``{"tool_calls": [...]}`` (xLAM), and name-as-key dumps
   ``[{"fn": "{json}"}]`` (weak: the key is taken as the name).
 
+Given a whole conversation (a list of messages with ``role``), only the last message is
+read, and only if the model wrote it: earlier calls have been answered already.
+Provider-run calls (Anthropic ``server_tool_use``, ``mcp_tool_use``) are not returned.
+
 Strings met inside the data (a message's text content, a quoted call in a list) are
-handed back through :func:`text_of` so the text reader can look at them.
+handed back by :func:`from_data` so the text reader can look at them.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ MAX_NODES: Final = 20_000
 _NAME_KEYS: Final = ("tool", "name", "function", "func", "action", "tool_name", "function_name")
 _ARG_KEYS: Final = ("arguments", "parameters", "params", "args", "input", "action_input", "tool_input", "kwargs")
 _NOT_CALLS: Final = frozenset({"final answer", "final_answer"})
+# Calls the provider already ran (Anthropic server tools, remote MCP): never ours to run.
+_RUN_ELSEWHERE: Final = frozenset({"server_tool_use", "mcp_tool_use"})
+_MODEL_ROLES: Final = frozenset({"assistant", "model"})
 _CONTAINER_KEYS: Final = ("choices", "message", "candidates", "content", "parts", "output", "delta")
 
 
@@ -71,6 +78,8 @@ def _function_object(item: dict[str, Any]) -> Found | None:
         return _call(function["name"], arguments, item.get("id"))
     call_id = item.get("id") or item.get("call_id")
     kind = item.get("type")
+    if kind in _RUN_ELSEWHERE:
+        return None
     if kind == "function_call":  # Responses: call_id is the id results must echo
         return _call(item.get("name"), item.get("arguments"), item.get("call_id") or item.get("id"))
     if kind == "tool_use":
@@ -127,6 +136,13 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
         pair = _name_and_arguments(node)
         if pair is not None:
             walk.found.append(pair)
+            return
+        if node and all(isinstance(item, dict) and "role" in item for item in node):
+            # A conversation: only its last message can hold calls still to run; older
+            # calls have been answered already.
+            last = node[-1]
+            if last.get("role") in _MODEL_ROLES:
+                _walk(last, walk, depth + 1)
             return
         for item in node:
             _walk(item, walk, depth + 1)

@@ -109,7 +109,7 @@ def _segments(text: str, opener: str, closers: tuple[str, ...]) -> Iterator[str]
         position = following
 
 
-def _body(text: str, depth: int) -> list[Found]:
+def _body(text: str) -> list[Found]:
     """Calls in the body of an explicit tag: JSON, pythonic or JSON found by scanning."""
     stripped = text.strip()
     if not stripped:
@@ -181,7 +181,7 @@ def _tool_call_tags(text: str, depth: int, opener: str = "<tool_call>") -> list[
             if glm is not None:
                 found.append(glm)
         else:
-            calls = _body(body, depth)
+            calls = _body(body)
             if not calls:
                 named = _NAME_LINE.match(body)  # `<tool_call>name\n{json}` (GLM-4 inside a tag)
                 if named is not None:
@@ -200,7 +200,7 @@ def _mistral(text: str, depth: int) -> list[Found]:
         if not stripped:
             continue
         if stripped[0] in "[{":
-            found.extend(_body(stripped, depth))
+            found.extend(_body(stripped))
             continue
         marker = stripped.find("[ARGS]")
         if marker != -1:
@@ -220,7 +220,7 @@ def _mistral(text: str, depth: int) -> list[Found]:
 def _python_tag(text: str, depth: int) -> list[Found]:
     found: list[Found] = []
     for body in _segments(text, "<|python_tag|>", ("<|eom_id|>", "<|eot_id|>")):
-        for call in _body(body, depth):
+        for call in _body(body):
             if call.name.endswith(".call"):  # built-in tools: brave_search.call(query=...)
                 call.name = call.name[: -len(".call")]
             call.confidence = EXPLICIT

@@ -179,3 +179,25 @@ def test_double_encoded_json_arguments_are_decoded() -> None:
     inner = json.dumps({"a": 1})
     message = {"tool_calls": [{"id": "c", "function": {"name": "f", "arguments": json.dumps(inner)}}]}
     assert parse_tool_calls(message) == [ToolCall("f", {"a": 1}, "c")]
+
+
+def test_conversation_only_reads_the_last_message_when_the_model_wrote_it() -> None:
+    answered = [
+        {"role": "user", "content": "Weather in Paris?"},
+        OPENAI_MESSAGE,
+        {"role": "tool", "tool_call_id": "call_abc123", "content": "sunny"},
+    ]
+    assert parse_tool_calls(answered) == []
+    pending = [*answered, {"role": "assistant", "content": None, "tool_calls": [OPENAI_MESSAGE["tool_calls"][1]]}]
+    assert parse_tool_calls(pending) == [EXPECTED_OPENAI[1]]
+
+
+def test_calls_the_provider_already_ran_are_not_returned() -> None:
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"location": "Paris"}},
+        ],
+    }
+    assert parse_tool_calls(message) == [ToolCall("get_weather", {"location": "Paris"}, "toolu_1")]
