@@ -47,6 +47,8 @@ _NOT_CALLS: Final = frozenset({"final answer", "final_answer"})
 _RUN_ELSEWHERE: Final = frozenset({"server_tool_use", "mcp_tool_use"})
 _MODEL_ROLES: Final = frozenset({"assistant", "model"})
 _CONTAINER_KEYS: Final = ("choices", "message", "candidates", "content", "parts", "output", "delta")
+_CALL_KEYS: Final = ("tool_calls", "function_call", "functionCall", "function_calls")
+_STRUCTURAL_KEYS: Final = frozenset((*_CONTAINER_KEYS, *_CALL_KEYS, *_NAME_KEYS, "text", "function"))
 
 
 class _Walk:
@@ -152,8 +154,16 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
         return
     if not isinstance(node, dict):
         return
+    if len(node) == 1 and next(iter(node)) not in _STRUCTURAL_KEYS and (
+        not walk.deep or isinstance(next(iter(node.values())), str)
+    ):
+        # {"fn": "{json}"}: the FC-dump shape, by far the most common single-key object
+        found = _name_as_key(node)
+        if found is not None:
+            walk.found.append(found)
+            return
     before = len(walk.found)
-    for key in ("tool_calls", "function_call", "functionCall", "function_calls"):
+    for key in _CALL_KEYS:
         inner = node.get(key)
         if isinstance(inner, list):
             for call in inner:
