@@ -45,6 +45,7 @@ _ARG_KEYS: Final = ("arguments", "parameters", "params", "args", "input", "actio
 _NOT_CALLS: Final = frozenset({"final answer", "final_answer"})
 # Calls the provider already ran (Anthropic server tools, remote MCP): never ours to run.
 _RUN_ELSEWHERE: Final = frozenset({"server_tool_use", "mcp_tool_use"})
+_BARE_CALL_KEYS: Final = frozenset({"tool", "name", "id", "type"})
 _MODEL_ROLES: Final = frozenset({"assistant", "model"})
 _CONTAINER_KEYS: Final = ("choices", "message", "candidates", "content", "parts", "output", "delta")
 _CALL_KEYS: Final = ("tool_calls", "function_call", "functionCall", "function_calls")
@@ -93,7 +94,8 @@ def _function_object(item: dict[str, Any]) -> Found | None:
         for arg_key in _ARG_KEYS:
             if arg_key in item:
                 return _call(name, item[arg_key], call_id)
-        if name_key == "tool" or kind == "function":  # MCS canonical / Llama: args may be omitted
+        if (name_key == "tool" or kind == "function") and item.keys() <= _BARE_CALL_KEYS:
+            # MCS canonical / Llama with no arguments; {"tool": "f", "result": ...} is not a call
             return _call(name, None, call_id)
         if name_key == "name" and len(item) > 1:
             # {"name": "math.gcd", "num1": 12}: arguments inlined next to the name. Whether

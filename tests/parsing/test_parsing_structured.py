@@ -201,3 +201,7 @@ def test_calls_the_provider_already_ran_are_not_returned() -> None:
         ],
     }
     assert parse_tool_calls(message) == [ToolCall("get_weather", {"location": "Paris"}, "toolu_1")]
+
+
+def test_an_echoed_tool_result_is_not_a_call() -> None:
+    assert parse_tool_calls('{"tool": "get_weather", "result": {"temp": 21}}') == []
