@@ -160,9 +160,10 @@ _KEYWORD: Final = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?!=)")
 
 
 def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:
-    """``f(a='Let's go', b=2)``: keyword calls Python cannot parse, split at ``, name=``.
+    """``f(a='Let's go', b=$5000)``: keyword calls Python cannot parse, split at ``, name=``.
 
-    A value that still does not parse is kept as text, without its outer quotes.
+    A value that still does not parse is kept as text (without its outer quotes), so
+    schema validation can tell the model what it expected.
     """
     match = _LENIENT_CALL.fullmatch(source)
     if match is None:
@@ -179,11 +180,9 @@ def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:
             return None
         tree = _parse(raw, "eval")
         value = _value(tree.body) if isinstance(tree, ast.Expression) else MISSING
-        if value is MISSING:
-            if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-                value = raw[1:-1]
-            else:
-                return None
+        if value is MISSING:  # kept as text: validation tells the model what was expected
+            quoted = len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
+            value = raw[1:-1] if quoted else raw
         arguments[keyword.group(1)] = value
     name = clean_name(match.group(1))
     return None if name is None else Found(name, arguments, None, confidence)

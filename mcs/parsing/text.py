@@ -449,7 +449,9 @@ def _scan(text: str) -> list[Found]:
     return found
 
 
-_NAME_BEFORE_JSON: Final = re.compile(r"(?<![\w.\-])([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
+# A name starts after a non-name character, or after a dot that follows punctuation
+# (`...}.db_fetch_records`); never inside a dotted run, so the scan stays linear.
+_NAME_BEFORE_JSON: Final = re.compile(r"(?:(?<![\w.\-])|(?<=[^\w\s]\.))([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
 
 
 def _glm_bare(text: str) -> list[Found]:

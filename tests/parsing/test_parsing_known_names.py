@@ -101,3 +101,10 @@ def test_known_names_may_be_any_collection() -> None:
     assert parse_tool_calls(text, known_names=["get_weather"]) == expected
     assert parse_tool_calls(text, known_names=("get_weather",)) == expected
     assert parse_tool_calls(text, known_names={"get_weather": object()}) == expected
+
+
+def test_glm_name_right_after_json_punctuation() -> None:
+    text = 'conditions: {"department": "Science"}.db_fetch_records\n{"table_name": "students"}'
+    assert parse_tool_calls(text, known_names={"db_fetch_records"}) == [
+        ToolCall("db_fetch_records", {"table_name": "students"})
+    ]

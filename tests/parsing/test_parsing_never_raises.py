@@ -115,5 +115,7 @@ def test_huge_adversarial_texts_return() -> None:
         "name\n{" * (size // 6),
         "\\_" * (size // 2),
         "\n" * size,
+        "}.a" * (size // 3),
+        "x=$1, " * (size // 6),
     ):
         _check(parse_tool_calls(text))

@@ -95,3 +95,10 @@ def test_call_after_prose_and_before_explanation() -> None:
 def test_call_shaped_prose_is_dropped_when_known_names_say_it_is_not_a_tool() -> None:
     text = "You could compute it with round(x=2.5) and then call get_weather(location='Paris')."
     assert parse_tool_calls(text, known_names={"get_weather"}) == [ToolCall("get_weather", {"location": "Paris"})]
+
+
+def test_unparseable_keyword_value_is_kept_as_text() -> None:
+    text = "[calculate_stock_return(investment\\_amount=$5000, annual\\_growth\\_rate=0.06, holding\\_period=5)]"
+    assert parse_tool_calls(text) == [
+        ToolCall("calculate_stock_return", {"investment_amount": "$5000", "annual_growth_rate": 0.06, "holding_period": 5})
+    ]
