@@ -58,6 +58,8 @@ class _Names:
     def __init__(self, known: Collection[str] | None) -> None:
         self.known: Collection[str] | None = None
         self._by_key: dict[str, str] | None = None
+        if isinstance(known, str):  # one name passed bare
+            known = (known,)
         if known is not None:
             self.known = known if isinstance(known, (set, frozenset, dict)) else frozenset(known)
 
