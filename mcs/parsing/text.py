@@ -236,10 +236,13 @@ def _harmony(text: str, depth: int) -> list[Found]:
     found: list[Found] = []
     index = BracketIndex(text)
     for recipient in islice(_HARMONY.finditer(text), MAX_CANDIDATES):
-        message = text.find("<|message|>", recipient.end())
+        name = recipient.group(1)
+        if "." not in name:  # `to=assistant` carries a tool's result back, not a call
+            continue
+        following = text.find("<|start|>", recipient.end())
+        message = text.find("<|message|>", recipient.end(), len(text) if following == -1 else following)
         if message == -1:
             continue
-        name = recipient.group(1)
         name = name[len("functions.") :] if name.startswith("functions.") else name
         clean = clean_name(name)
         parsed = _args_after(text, message + len("<|message|>"), index)

@@ -221,3 +221,13 @@ def test_json_nested_under_an_unknown_wrapper_is_found() -> None:
 def test_bytes_are_decoded_and_bad_bytes_replaced() -> None:
     raw = b'{"tool": "echo", "arguments": {"text": "caf\xe9"}}'
     assert parse_tool_calls(raw) == [ToolCall("echo", {"text": "caf\ufffd"})]
+
+
+def test_harmony_tool_result_addressed_to_the_assistant_is_not_a_call() -> None:
+    conversation = (
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"location":"Paris"}<|call|>'
+        "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>"
+        '{"temperature": 20}<|end|>'
+    )
+    assert parse_tool_calls(conversation) == [WEATHER]
