@@ -353,13 +353,15 @@ _GEMMA_ENDS: Final = ("<end_function_call>", "<tool_call|>", "call:")
 def _gemma(text: str, depth: int) -> list[Found]:
     """FunctionGemma / Gemma 4: ``call:f{location:<escape>London<escape>,days:3}``."""
     found: list[Found] = []
+    ends = dict.fromkeys(_GEMMA_ENDS, -1)  # next position of each end marker, found once
     for call in islice(_GEMMA_CALL.finditer(text), MAX_CANDIDATES):
         start = call.end() - 1
         end = len(text)
-        for marker in _GEMMA_ENDS:
-            position = text.find(marker, call.end())
-            if position != -1:
-                end = min(end, position)
+        for marker, position in ends.items():
+            if position != len(text) and position < call.end():
+                position = text.find(marker, call.end())
+                ends[marker] = len(text) if position == -1 else position
+            end = min(end, ends[marker])
         body = text[start:end]
         body = _GEMMA_STRING.sub(lambda m: json.dumps(m.group(1) if m.group(1) is not None else m.group(2)), body)
         body = _BARE_KEY.sub(lambda m: m.group(1) or f'{m.group(2)}"{m.group(3)}":', body)
