@@ -3,9 +3,12 @@
 Source is only ever *parsed* (``ast.parse``) and argument nodes are read with
 ``ast.literal_eval``; nothing is evaluated or executed. Accepted shapes: one call, a
 list or tuple of calls, calls separated by ``,``, ``;`` or newlines, dotted names
-(``spotify.play``), a list of quoted call strings, and a single positional dict
-(``f({'a': 1})``). A call with other positional arguments or with an argument that is
-not a literal (``f(x=a+b)``) is not returned: its arguments cannot be named or known.
+(``spotify.play``), quoted names (``'f'(a=1)``), a list of quoted call strings,
+``print(default_api.f(...))`` as Gemini writes it, and a single positional dict
+(``f({'a': 1})``). A call with other positional arguments is not returned: without the
+schema they cannot be named. A keyword value that is not a literal (``x=2*pi``,
+``x=$5000``) is kept as its source text, so schema validation can tell the model what
+it expected instead of the call vanishing.
 """
 
 from __future__ import annotations
