@@ -20,7 +20,9 @@ Order of attempts (the first that yields a kept call wins):
    ``<|im_start|>`` used as a wrapper, and calls before or after prose land here).
 6. GLM-4's bare ``name\\n{json}`` (a guessed name: kept only when known).
 
-Markdown-escaped underscores (``calc\\_area``) are unescaped before anything else.
+Reasoning up to the last ``</think>`` is dropped first (Qwen3, DeepSeek-R1, QwQ draft
+calls there that they may not make), and markdown-escaped underscores (``calc\\_area``)
+are unescaped.
 """
 
 from __future__ import annotations
@@ -491,6 +493,9 @@ def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
     """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any."""
     if depth > MAX_DEPTH:
         return []
+    thought_end = text.rfind("</think>")
+    if thought_end != -1:  # reasoning drafts calls it may not make: only the answer counts
+        text = text[thought_end + len("</think>") :]
     text = unescape_markdown(text)
     stripped = text.strip()
     if not stripped:

@@ -231,3 +231,10 @@ def test_harmony_tool_result_addressed_to_the_assistant_is_not_a_call() -> None:
         '{"temperature": 20}<|end|>'
     )
     assert parse_tool_calls(conversation) == [WEATHER]
+
+
+def test_calls_drafted_in_reasoning_are_not_returned() -> None:
+    drafted = '<think>Maybe {"name": "delete_all", "arguments": {}}? No.</think>The weather is nice.'
+    assert parse_tool_calls(drafted) == []
+    made = '<think>I need the weather.</think>\n<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n</tool_call>'
+    assert parse_tool_calls(made) == [WEATHER]
