@@ -267,6 +267,10 @@ class ToolDriver(MCSDriver):
             self._tools = tools
         return self._tools
 
+    def _known_names(self) -> set[str]:
+        """Names and aliases the parser may accept a guessed call for (see mcs.parsing)."""
+        return set(self._tool_map()) | set(self._alias_map())
+
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:
             candidates: dict[str, set[str]] = {}
@@ -380,7 +384,7 @@ class ToolDriver(MCSDriver):
     def _prepare_all(
         self, llm_response: Any, context: AgentContext | None
     ) -> list[_Prepared] | None:
-        calls = parse_tool_calls(llm_response)
+        calls = parse_tool_calls(llm_response, known_names=self._known_names())
         mine = [call for call in calls if self.get_tool(call.name) is not None]
         if len(mine) != len(calls) and self.on_unknown_tool == "error":
             unknown = next(call for call in calls if self.get_tool(call.name) is None)
@@ -466,7 +470,7 @@ class ToolDriver(MCSDriver):
         """
         base = context or AgentContext()
         outcomes: list[CallOutcome] = []
-        for index, call in enumerate(parse_tool_calls(llm_response)):
+        for index, call in enumerate(parse_tool_calls(llm_response, known_names=self._known_names())):
             if self.get_tool(call.name) is None and self.on_unknown_tool == "passthrough":
                 continue
             ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")

@@ -1,31 +1,146 @@
 """Find tool calls in LLM output (DESIGN.md, section 5).
 
-Placeholder: only the MCS canonical JSON object is understood here; the full parser
-(every provider message and raw-text format) replaces this module.
+One parser, liberal in what it accepts and strict in what it returns.
+:func:`parse_tool_calls` takes whatever the model produced (text, bytes, a provider
+message as a dict, list or SDK object) and returns every call in it, in order.
+
+What a caller can rely on:
+
+* It never raises, whatever the input.
+* It never evaluates anything: Python-literal damage and pythonic calls are *parsed*
+  with :mod:`ast`, never run.
+* Work is bounded: text beyond :data:`MAX_INPUT_CHARS` is ignored, JSON spans are
+  found by a scanner that tries a bounded number of starts, and nested data is walked
+  to a bounded depth and size.
+* A call whose *name* had to be guessed (GLM-4's bare ``name\\n{json}``, a ReAct action
+  written as prose) is returned only when the caller passed ``known_names`` and the
+  name is one of them. Calls recognised by shape alone inside prose (``f(x=1)`` in a
+  sentence, ``{"fn": {...}}`` keyed by name) are returned without ``known_names``, and
+  with it only when the name is known. Explicit calls are always returned, even with an
+  unknown name, so the caller can tell the model the tool does not exist.
+* With ``known_names``, a name the model sanitised or escaped (``spotify_play`` for
+  ``spotify.play`` or the reverse, ``calc\\_area``) is mapped back to the known name.
+
+Module layout: :mod:`~mcs.parsing.structured` (provider messages and decoded JSON),
+:mod:`~mcs.parsing.text` (tagged formats, fences, scanning),
+:mod:`~mcs.parsing.pythonic` (``ast``), :mod:`~mcs.parsing.jsonspans` (balanced spans
+and repair).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from typing import Any
+import re
+from collections.abc import Collection, Mapping
+from typing import Any, Final
 
+from mcs.parsing._common import EXPLICIT, GUESSED, Found
+from mcs.parsing.structured import from_data
+from mcs.parsing.text import read_text
 from mcs.tools import ToolCall
 
-__all__ = ["parse_tool_calls"]
+__all__ = ["MAX_INPUT_CHARS", "parse_tool_calls"]
+
+MAX_INPUT_CHARS: Final = 1_000_000
+"""Only the first million characters (or bytes) of a text response are looked at."""
+
+_NOT_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def parse_tool_calls(llm_response: Any) -> list[ToolCall]:
-    """Every tool call in ``llm_response``, in order; ``[]`` when there is none. Never raises."""
-    data: Any = llm_response
-    if isinstance(llm_response, str):
-        try:
-            data = json.loads(llm_response)
-        except ValueError:
-            return []
-    if isinstance(data, Mapping):
-        name = data.get("tool", data.get("name"))
-        arguments = data.get("arguments", data.get("parameters", {}))
-        if isinstance(name, str) and isinstance(arguments, dict):
-            return [ToolCall(name=name, arguments=arguments)]
-    return []
+def _key(name: str) -> str:
+    return _NOT_NAME_CHARS.sub("_", name.replace("\\_", "_")).strip("_")
+
+
+class _Names:
+    """Which calls to keep and what to call them, given the caller's ``known_names``."""
+
+    __slots__ = ("_by_key", "known")
+
+    def __init__(self, known: Collection[str] | None) -> None:
+        self.known: Collection[str] | None = None
+        self._by_key: dict[str, str] | None = None
+        if isinstance(known, str):  # one name passed bare
+            known = (known,)
+        if known is not None:
+            self.known = known if isinstance(known, (set, frozenset, dict)) else frozenset(known)
+
+    def resolve(self, name: str) -> str | None:
+        """The known name ``name`` stands for, or ``None``."""
+        known = self.known
+        if known is None:
+            return name
+        if name in known:
+            return name
+        if self._by_key is None:
+            self._by_key = {}
+            for candidate in known:
+                if isinstance(candidate, str):
+                    self._by_key.setdefault(_key(candidate), candidate)
+        resolved = self._by_key.get(_key(name))
+        rest = name
+        while resolved is None and "." in rest:  # tools.solve(...): a namespace put in front
+            rest = rest.split(".", 1)[1]
+            resolved = self._by_key.get(_key(rest))
+        return resolved
+
+    def keep(self, found: list[Found]) -> list[Found]:
+        if self.known is None:
+            return [call for call in found if call.confidence != GUESSED]
+        return [
+            call for call in found
+            if call.confidence == EXPLICIT or self.resolve(call.name) is not None
+        ]
+
+    def finish(self, found: list[Found]) -> list[ToolCall]:
+        calls = []
+        for call in self.keep(found):
+            name = self.resolve(call.name) or call.name
+            calls.append(ToolCall(name=name, arguments=call.arguments, id=call.id))
+        return calls
+
+
+def _as_data(response: Any) -> Any:
+    if isinstance(response, (str, bytes, bytearray, memoryview, dict, list)):
+        return response
+    dump = getattr(response, "model_dump", None)
+    if callable(dump):  # openai / anthropic / google-genai SDK objects (pydantic)
+        return dump()
+    if isinstance(response, Mapping):
+        return dict(response)
+    if isinstance(response, tuple):
+        return list(response)
+    return response
+
+
+def _parse(response: Any, names: _Names) -> list[ToolCall]:
+    data = _as_data(response)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data[:MAX_INPUT_CHARS]).decode("utf-8", "replace")
+    if isinstance(data, str):
+        return names.finish(read_text(data[:MAX_INPUT_CHARS], names.keep))
+    if not isinstance(data, (dict, list)):
+        return []
+    found, strings = from_data(data)
+    calls = names.finish(found)
+    if calls:
+        return calls
+    for text in strings[:64]:  # message text with no structured call: a text-mode model
+        calls.extend(names.finish(read_text(text[:MAX_INPUT_CHARS], names.keep)))
+    return calls
+
+
+def parse_tool_calls(
+    llm_response: Any, *, known_names: Collection[str] | None = None
+) -> list[ToolCall]:
+    """Every tool call in ``llm_response``, in order; ``[]`` when there is none.
+
+    ``llm_response`` may be text, bytes (decoded as UTF-8, bad bytes replaced), a
+    provider message or completion as dicts and lists, or an SDK object with
+    ``model_dump()``. ``known_names`` (the tool names the caller offers) enables the
+    guessed formats and maps sanitised names back; see the module docstring for the
+    exact rules. Arguments are always a dict; ``id`` is the provider's call id when the
+    format has one. Never raises.
+    """
+    try:
+        return _parse(llm_response, _Names(known_names))
+    except Exception:  # the contract is "never raises": a parser bug must not crash an agent
+        return []

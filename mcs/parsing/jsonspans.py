@@ -1,0 +1,292 @@
+"""Balanced JSON spans in free text, and repair of the damage models do to JSON.
+
+Nothing here uses a greedy ``{.*}`` regex. A span is decoded with
+``json.JSONDecoder.raw_decode`` from a candidate ``{`` or ``[``, which stops at the end
+of the value or at the first error, so a failed attempt costs only the prefix it read.
+When strict JSON fails, the span's end comes from one linear pass that pairs brackets
+(:class:`BracketIndex`), and the slice is read as a Python literal
+(``ast.literal_eval``: single quotes, ``True``/``None``, trailing commas), then again
+with JSON's ``true``/``false``/``null`` swapped in. ``eval`` is never used.
+
+Work is bounded: callers try at most :data:`MAX_CANDIDATES` starts per text, the
+bracket pass reads at most :data:`MAX_BRACKET_TOKENS` structural characters, and a
+span longer than :data:`MAX_REPAIR_CHARS` is only accepted as strict JSON.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from collections.abc import Iterator
+from typing import Any, Final
+
+MAX_CANDIDATES: Final = 256
+MAX_BRACKET_TOKENS: Final = 200_000
+MAX_REPAIR_CHARS: Final = 100_000
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final[Any] = _Missing()
+"""Returned instead of a value when text could not be decoded (``None`` is a valid value)."""
+
+_DECODER = json.JSONDecoder()
+_STARTS = re.compile(r"[\[{]")
+_TOKENS = re.compile(r"""[{}\[\]()"']""")
+_OPENERS = {"{": "{", "[": "[", "(": "("}
+_CLOSER_TO_OPENER = {"}": "{", "]": "[", ")": "("}
+# A quote opens a string only where a value or key can start; apostrophes in prose don't.
+_STRING_LEAD = frozenset("{[(,:=")
+_WHITESPACE = frozenset(" \t\r\n")
+_JSON_WORDS = re.compile(
+    r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\b(true|false|null)\b"""
+)
+_PY_WORDS = {"true": "True", "false": "False", "null": "None"}
+_COMMENT = re.compile(r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|//[^\n]*""")
+_TRAILING_COMMA = re.compile(r"""("(?:[^"\\\n]|\\.)*")|,\s*([}\]])""")
+
+
+def _string_end(text: str, start: int, quote: str) -> int | None:
+    """Index of the quote closing the string opened at ``start``, on the same line."""
+    pos = start + 1
+    while True:
+        end = text.find(quote, pos)
+        if end == -1 or text.find("\n", pos, end) != -1:
+            return None
+        backslashes = 0
+        back = end - 1
+        while back > start and text[back] == "\\":
+            backslashes += 1
+            back -= 1
+        if backslashes % 2 == 0:
+            return end
+        pos = end + 1
+
+
+class BracketIndex:
+    """Matching closer for every ``{``, ``[`` and ``(`` of a text, computed once, lazily.
+
+    Quotes count as strings only inside brackets and where a value may start, and a
+    string must close on its line, so prose apostrophes and stray quotes do not swallow
+    the rest of the text. A closer with no matching opener is ignored; an opener whose
+    closer never comes has no entry.
+    """
+
+    __slots__ = ("_pairs", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._pairs: dict[int, int] | None = None
+
+    def closer(self, position: int) -> int | None:
+        if self._pairs is None:
+            self._pairs = self._match()
+        return self._pairs.get(position)
+
+    def _match(self) -> dict[int, int]:
+        text = self.text
+        pairs: dict[int, int] = {}
+        stack: list[tuple[str, int]] = []
+        search = _TOKENS.search
+        pos = 0
+        for _ in range(MAX_BRACKET_TOKENS):
+            found = search(text, pos)
+            if found is None:
+                break
+            index = found.start()
+            char = text[index]
+            pos = index + 1
+            if char in _OPENERS:
+                stack.append((char, index))
+            elif char in _CLOSER_TO_OPENER:
+                want = _CLOSER_TO_OPENER[char]
+                for depth in range(len(stack) - 1, -1, -1):
+                    if stack[depth][0] == want:
+                        pairs[stack[depth][1]] = index
+                        del stack[depth:]
+                        break
+            elif stack:  # a quote inside brackets
+                back = index - 1
+                while back >= 0 and text[back] in _WHITESPACE:
+                    back -= 1
+                if back >= 0 and text[back] in _STRING_LEAD:
+                    end = _string_end(text, index, char)
+                    if end is not None:
+                        pos = end + 1
+        return pairs
+
+
+def _quiet_literal_eval(text: str) -> Any:
+    if "\\" in text:  # "\d" and friends warn (an error under -W error); the value is still right
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.literal_eval(text)
+    return ast.literal_eval(text)
+
+
+def normalise_literal(value: Any, depth: int = 0) -> Any:
+    """A Python literal as the JSON value it stands for, or ``MISSING``.
+
+    Tuples and sets become lists, bytes become text, number keys become strings;
+    complex numbers, ``...`` and tuple keys have no JSON reading.
+    """
+    if depth > 64:
+        return MISSING
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            converted = normalise_literal(item, depth + 1)
+            if converted is MISSING or not isinstance(key, (str, int, float, bool)):
+                return MISSING
+            out[key if isinstance(key, str) else str(key)] = converted
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = []
+        for item in value:
+            converted = normalise_literal(item, depth + 1)
+            if converted is MISSING:
+                return MISSING
+            items.append(converted)
+        return items
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return MISSING
+
+
+def quiet_parse(source: str, mode: str) -> ast.AST | None:
+    """``ast.parse`` (parsing only, nothing runs); ``None`` on any failure."""
+    try:
+        if "\\" in source:  # invalid escapes warn; under -W error that would lose the value
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ast.parse(source, mode=mode)
+        return ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+_JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
+
+
+def tolerant_value(node: ast.expr, depth: int = 0) -> Any:
+    """A parsed value where every non-literal part is kept as its source text.
+
+    ``{"end_range": 2 * 3.14159}`` gives ``{"end_range": "2 * 3.14159"}``: the call
+    survives and schema validation can tell the model what it expected.
+    """
+    if depth > 64:
+        return MISSING
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:  # {**spread}
+                return MISSING
+            try:
+                key = ast.literal_eval(key_node)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return MISSING
+            value = tolerant_value(value_node, depth + 1)
+            if value is MISSING or not isinstance(key, (str, int, float, bool)):
+                return MISSING
+            out[key if isinstance(key, str) else str(key)] = value
+        return out
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [tolerant_value(element, depth + 1) for element in node.elts]
+        return MISSING if any(item is MISSING for item in items) else items
+    if isinstance(node, ast.Name) and node.id.lower() in _JSON_NAMES:
+        return _JSON_NAMES[node.id.lower()]
+    try:
+        value = normalise_literal(ast.literal_eval(node))
+        if value is not MISSING:
+            return value
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    try:  # an expression, a name, `...`: its source text
+        return ast.unparse(node)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return MISSING
+
+
+def python_literal(text: str) -> Any:
+    """``text`` read as a Python literal, or ``MISSING``.
+
+    JSON's ``true``/``false``/``null`` and ``//`` comments are accepted; inside an
+    object (or a list of objects), a part that is an expression rather than a literal
+    (``2 * pi``) is kept as its source text.
+    """
+    try:
+        return normalise_literal(_quiet_literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    source = text
+    if "//" in source:
+        source = _COMMENT.sub(lambda m: m.group(1) or "", source)
+    if ("true" in source or "false" in source or "null" in source) and _JSON_WORDS.search(source):
+        source = _JSON_WORDS.sub(lambda m: m.group(1) or _PY_WORDS[m.group(2)], source)
+    tree = quiet_parse(source, "eval")
+    if not isinstance(tree, ast.Expression):
+        return MISSING
+    body = tree.body
+    # Only objects (or a list of objects) keep expressions as text: `[f(x=1), g()]` is
+    # pythonic calls, not a list of two strings.
+    if isinstance(body, ast.Dict) or (
+        isinstance(body, ast.List) and body.elts and all(isinstance(e, ast.Dict) for e in body.elts)
+    ):
+        return tolerant_value(body)
+    return MISSING
+
+
+def repair(text: str) -> Any:
+    """Decode damaged JSON: Python literals, JSON words in Python, trailing commas."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[":
+        return MISSING
+    value = python_literal(stripped)
+    if value is not MISSING:
+        return value
+    if "," in stripped:
+        without_commas = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), stripped)
+        try:
+            return json.loads(without_commas)
+        except (ValueError, RecursionError):
+            pass
+    return MISSING
+
+
+def loads_lenient(text: str) -> Any:
+    """``json.loads``, falling back to :func:`repair`; ``MISSING`` when neither reads it."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return repair(text)
+
+
+def decode_at(text: str, start: int, index: BracketIndex) -> tuple[Any, int] | None:
+    """The value starting at ``text[start]`` and the index just past it, or ``None``."""
+    try:
+        return _DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        pass
+    close = index.closer(start)
+    if close is None or close - start > MAX_REPAIR_CHARS:
+        return None
+    value = repair(text[start : close + 1])
+    return None if value is MISSING else (value, close + 1)
+
+
+def candidate_starts(text: str, start: int = 0, end: int | None = None) -> Iterator[int]:
+    """Positions of ``{`` and ``[`` in ``text[start:end]``, at most :data:`MAX_CANDIDATES`."""
+    finder = _STARTS.finditer(text, start) if end is None else _STARTS.finditer(text, start, end)
+    for count, found in enumerate(finder):
+        if count >= MAX_CANDIDATES:
+            return
+        yield found.start()

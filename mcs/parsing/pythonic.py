@@ -1,0 +1,194 @@
+"""Pythonic calls: ``[f(a=1, b='x'), g()]`` and its variants, read with :mod:`ast`.
+
+Source is only ever *parsed* (``ast.parse``) and argument nodes are read with
+``ast.literal_eval``; nothing is evaluated or executed. Accepted shapes: one call, a
+list or tuple of calls, calls separated by ``,``, ``;`` or newlines, dotted names
+(``spotify.play``), quoted names (``'f'(a=1)``), a list of quoted call strings,
+``print(default_api.f(...))`` as Gemini writes it, and a single positional dict
+(``f({'a': 1})``). A call with other positional arguments is not returned: without the
+schema they cannot be named. A keyword value that is not a literal (``x=2*pi``,
+``x=$5000``) is kept as its source text, so schema validation can tell the model what
+it expected instead of the call vanishing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Final
+
+from mcs.parsing._common import EXPLICIT, WEAK, Found, clean_name
+from mcs.parsing.jsonspans import (
+    MISSING,
+    BracketIndex,
+    normalise_literal,
+    quiet_parse,
+    tolerant_value,
+)
+
+MAX_CALLS: Final = 256
+CALL_START: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[ \t]*\(")
+_JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
+
+
+def _parse(source: str, mode: str) -> ast.AST | None:
+    return quiet_parse(source, mode)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value  # ['math.factorial'(number=5)] (mistral-tiny)
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Name) and node.id.lower() in _JSON_NAMES:
+        return _JSON_NAMES[node.id.lower()]
+    try:
+        return normalise_literal(ast.literal_eval(node))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return MISSING
+
+
+def _value(node: ast.expr) -> Any:
+    """A keyword argument's value; non-literal parts (``2*pi``, ``my_data``) as source text."""
+    return tolerant_value(node)
+
+
+def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
+    """The call ``node`` stands for, or ``None`` when it is not a literal-argument call."""
+    if not isinstance(node, ast.Call):
+        return None
+    if (  # print(default_api.f(x=1)) (Gemini writing code)
+        isinstance(node.func, ast.Name) and node.func.id == "print"
+        and len(node.args) == 1 and isinstance(node.args[0], ast.Call) and not node.keywords
+    ):
+        return call_from_node(node.args[0], confidence)
+    name = clean_name(_dotted(node.func))
+    if name is None:
+        return None
+    arguments: dict[str, Any] = {}
+    if node.args:
+        if len(node.args) != 1 or node.keywords:
+            return None
+        only = _literal(node.args[0])
+        if not isinstance(only, dict):
+            return None
+        arguments = only
+    for keyword in node.keywords:
+        value = _value(keyword.value) if keyword.arg is not None else _literal(keyword.value)
+        if value is MISSING:
+            return None
+        if keyword.arg is None:  # f(**{'a': 1})
+            if not isinstance(value, dict):
+                return None
+            arguments.update(value)
+        else:
+            arguments[keyword.arg] = value
+    return Found(name, arguments, None, confidence)
+
+
+def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
+    """Every call in an expression that is nothing but calls; ``None`` otherwise."""
+    if isinstance(node, ast.Call):
+        found = call_from_node(node)
+        return None if found is None else [found]
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and depth < 2:
+        calls: list[Found] = []
+        for element in node.elts[:MAX_CALLS]:
+            if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                inner = parse_whole(element.value, _depth=depth + 1)  # ['f(a=1)', ...]
+            else:
+                inner = _calls_in(element, depth + 1)
+            if not inner:
+                return None
+            calls.extend(inner)
+        return calls
+    return None
+
+
+def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
+    """The calls when all of ``text`` is pythonic calls (see the module docstring).
+
+    ``None`` when any part of it is something else.
+    """
+    source = text.strip().rstrip(";").strip()
+    if not source or _depth > 2:
+        return None
+    tree = _parse(source, "eval")
+    if isinstance(tree, ast.Expression):
+        return _calls_in(tree.body, _depth)
+    if ";" not in source and "\n" not in source:
+        if source[0] == "[" and source[-1] == "]":
+            source = source[1:-1]
+        found = lenient_call(source)
+        return None if found is None else [found]
+    module = _parse(source, "exec")  # `f(a=1); g(b=2)` or one call per line; parsed only
+    if not isinstance(module, ast.Module) or not module.body:
+        return None
+    calls: list[Found] = []
+    for statement in module.body[:MAX_CALLS]:
+        if not isinstance(statement, ast.Expr):
+            return None
+        inner = _calls_in(statement.value, _depth)
+        if not inner:
+            return None
+        calls.extend(inner)
+    return calls
+
+
+def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tuple[Found, int] | None:
+    """A call written at ``text[start:]`` whose ``(`` is at ``open_paren``, and its end."""
+    close = index.closer(open_paren)
+    if close is None:
+        return None
+    source = text[start : close + 1]
+    tree = _parse(source, "eval")
+    if isinstance(tree, ast.Expression):
+        found = call_from_node(tree.body, WEAK)
+    else:
+        found = lenient_call(source, WEAK)
+    return None if found is None else (found, close + 1)
+
+
+_LENIENT_CALL: Final = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*", re.DOTALL)
+_KEYWORD: Final = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:
+    """``f(a='Let's go', b=$5000)``: keyword calls Python cannot parse, split at ``, name=``.
+
+    A value that still does not parse is kept as text (without its outer quotes), so
+    schema validation can tell the model what it expected.
+    """
+    match = _LENIENT_CALL.fullmatch(source)
+    if match is None:
+        return None
+    inner = match.group(2)
+    keywords = list(_KEYWORD.finditer(inner))
+    if not keywords or (keywords[0].start() != 0 and inner[: keywords[0].start()].strip()):
+        return None
+    arguments: dict[str, Any] = {}
+    for number, keyword in enumerate(keywords):
+        end = keywords[number + 1].start() if number + 1 < len(keywords) else len(inner)
+        raw = inner[keyword.end() : end].strip()
+        if not raw:
+            return None
+        tree = _parse(raw, "eval")
+        value = _value(tree.body) if isinstance(tree, ast.Expression) else MISSING
+        if value is MISSING:  # kept as text: validation tells the model what was expected
+            quoted = len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\""
+            value = raw[1:-1] if quoted else raw
+        arguments[keyword.group(1)] = value
+    name = clean_name(match.group(1))
+    return None if name is None else Found(name, arguments, None, confidence)
+
+
+__all__ = ["CALL_START", "call_at", "call_from_node", "lenient_call", "parse_whole"]

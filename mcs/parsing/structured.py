@@ -1,0 +1,224 @@
+"""Calls in already-decoded data: provider messages and JSON objects models write.
+
+Recognised shapes (each documented in the project's format notes):
+
+* OpenAI chat: a completion (``choices[].message``), a message, ``tool_calls[]`` with
+  ``function.arguments`` as a JSON string, legacy ``function_call``.
+* OpenAI Responses: ``output[]`` items of ``type: function_call`` (id from ``call_id``).
+* Anthropic: ``content[]`` blocks of ``type: tool_use`` (``input`` is an object), a whole
+  message or a bare list of blocks.
+* Gemini: ``candidates[].content.parts[].functionCall`` with ``args``, bare parts.
+* Objects models write: ``{"tool"|"name"|"function"|"func"|"action": ...,
+  "arguments"|"parameters"|"params"|"args"|"input"|"action_input": ...}``, lists of
+  them, ``{"tool_calls": [...]}`` (xLAM), and name-as-key dumps
+  ``[{"fn": "{json}"}]`` (weak: the key is taken as the name).
+
+Given a whole conversation (a list of messages with ``role``), only the last message is
+read, and only if the model wrote it: earlier calls have been answered already.
+Provider-run calls (Anthropic ``server_tool_use``, ``mcp_tool_use``) are not returned.
+
+Strings met inside the data (a message's text content, a quoted call in a list) are
+handed back by :func:`from_data` so the text reader can look at them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mcs.parsing._common import (
+    EXPLICIT,
+    GUESSED,
+    NAME_RE,
+    WEAK,
+    Found,
+    clean_name,
+    coerce_arguments,
+    looks_like_schema,
+)
+from mcs.parsing.jsonspans import loads_lenient
+
+MAX_DEPTH: Final = 12
+MAX_NODES: Final = 20_000
+
+_NAME_KEYS: Final = ("tool", "name", "function", "func", "action", "tool_name", "function_name")
+_ARG_KEYS: Final = ("arguments", "parameters", "params", "args", "input", "action_input", "tool_input", "kwargs")
+_NOT_CALLS: Final = frozenset({"final answer", "final_answer"})
+# Calls the provider already ran (Anthropic server tools, remote MCP): never ours to run.
+_RUN_ELSEWHERE: Final = frozenset({"server_tool_use", "mcp_tool_use"})
+_BARE_CALL_KEYS: Final = frozenset({"tool", "name", "id", "type"})
+_MODEL_ROLES: Final = frozenset({"assistant", "model"})
+_CONTAINER_KEYS: Final = ("choices", "message", "candidates", "content", "parts", "output", "delta")
+_CALL_KEYS: Final = ("tool_calls", "function_call", "functionCall", "function_calls")
+_STRUCTURAL_KEYS: Final = frozenset((*_CONTAINER_KEYS, *_CALL_KEYS, *_NAME_KEYS, "text", "function"))
+
+
+class _Walk:
+    __slots__ = ("deep", "found", "nodes", "strings")
+
+    def __init__(self, deep: bool) -> None:
+        self.found: list[Found] = []
+        self.strings: list[str] = []
+        self.nodes = 0
+        self.deep = deep
+
+
+def _call(name: Any, arguments: Any, call_id: Any, *, confidence: int = EXPLICIT) -> Found | None:
+    clean = clean_name(name)
+    if clean is None or clean.lower() in _NOT_CALLS:
+        return None
+    args = coerce_arguments(arguments)
+    if args is None or looks_like_schema(args):
+        return None
+    return Found(clean, args, call_id if isinstance(call_id, str) and call_id else None, confidence)
+
+
+def _function_object(item: dict[str, Any]) -> Found | None:
+    """``{"name": ..., "arguments": ...}`` and its aliases, or ``None``."""
+    function = item.get("function")
+    if isinstance(function, dict) and isinstance(function.get("name"), str):
+        # OpenAI tool_calls entry: {"id", "type": "function", "function": {...}}
+        arguments = function.get("arguments", function.get("parameters"))
+        return _call(function["name"], arguments, item.get("id"))
+    call_id = item.get("id") or item.get("call_id")
+    kind = item.get("type")
+    if kind in _RUN_ELSEWHERE:
+        return None
+    if kind == "function_call":  # Responses: call_id is the id results must echo
+        return _call(item.get("name"), item.get("arguments"), item.get("call_id") or item.get("id"))
+    if kind == "tool_use":
+        return _call(item.get("name"), item.get("input"), call_id)
+    for name_key in _NAME_KEYS:
+        name = item.get(name_key)
+        if not isinstance(name, str):
+            continue
+        for arg_key in _ARG_KEYS:
+            if arg_key in item:
+                return _call(name, item[arg_key], call_id)
+        if (name_key == "tool" or kind == "function") and item.keys() <= _BARE_CALL_KEYS:
+            # MCS canonical / Llama with no arguments; {"tool": "f", "result": ...} is not a call
+            return _call(name, None, call_id)
+        if name_key == "name" and len(item) > 1:
+            # {"name": "math.gcd", "num1": 12}: arguments inlined next to the name. Whether
+            # "name" is a tool at all is a guess.
+            rest = {k: v for k, v in item.items() if k not in ("name", "id", "type")}
+            return _call(name, rest, call_id, confidence=GUESSED) if rest else None
+        return None
+    return None
+
+
+def _name_and_arguments(items: list[Any]) -> Found | None:
+    """``['math.hcf', {'number1': 36}]``: a name and its arguments as a pair (guessed)."""
+    if (
+        len(items) == 2 and isinstance(items[0], str) and isinstance(items[1], dict)
+        and NAME_RE.fullmatch(items[0].strip())
+    ):
+        return _call(items[0], items[1], None, confidence=GUESSED)
+    return None
+
+
+def _name_as_key(item: dict[str, Any]) -> Found | None:
+    """``{"spotify_play": "{\\"artist\\": ...}"}`` (FC dumps), or ``None``."""
+    if len(item) != 1:
+        return None
+    ((key, value),) = item.items()
+    if not isinstance(key, str) or not NAME_RE.fullmatch(key):
+        return None
+    if isinstance(value, str):
+        if not value.lstrip().startswith("{"):
+            return None
+        value = loads_lenient(value)
+    if not isinstance(value, dict):
+        return None
+    return _call(key, value, None, confidence=WEAK)
+
+
+def _walk(node: Any, walk: _Walk, depth: int) -> None:
+    walk.nodes += 1
+    if depth > MAX_DEPTH or walk.nodes > MAX_NODES:
+        return
+    if isinstance(node, list):
+        pair = _name_and_arguments(node)
+        if pair is not None:
+            walk.found.append(pair)
+            return
+        if node and all(isinstance(item, dict) and "role" in item for item in node):
+            # A conversation: only its last message can hold calls still to run; older
+            # calls have been answered already.
+            last = node[-1]
+            if last.get("role") in _MODEL_ROLES:
+                _walk(last, walk, depth + 1)
+            return
+        for item in node:
+            _walk(item, walk, depth + 1)
+        return
+    if isinstance(node, str):
+        walk.strings.append(node)
+        return
+    if not isinstance(node, dict):
+        return
+    if len(node) == 1 and next(iter(node)) not in _STRUCTURAL_KEYS and (
+        not walk.deep or isinstance(next(iter(node.values())), str)
+    ):
+        # {"fn": "{json}"}: the FC-dump shape, by far the most common single-key object
+        found = _name_as_key(node)
+        if found is not None:
+            walk.found.append(found)
+            return
+    before = len(walk.found)
+    for key in _CALL_KEYS:
+        inner = node.get(key)
+        if isinstance(inner, list):
+            for call in inner:
+                if isinstance(call, dict):
+                    found = _function_object(call) or _name_as_key(call)
+                    if found is not None:
+                        walk.found.append(found)
+                elif isinstance(call, str):
+                    walk.strings.append(call)
+        elif isinstance(inner, dict):
+            found = _function_object(inner)
+            if found is None and "name" in inner:  # Gemini functionCall: {"name", "args", "id"}
+                found = _call(inner.get("name"), inner.get("args", inner.get("arguments")), inner.get("id"))
+            if found is not None:
+                walk.found.append(found)
+    if len(walk.found) > before:
+        return
+    found = _function_object(node)
+    if found is not None:
+        walk.found.append(found)
+        return
+    container = False
+    for key in _CONTAINER_KEYS:
+        inner = node.get(key)
+        if isinstance(inner, (list, dict)):
+            container = True
+            _walk(inner, walk, depth + 1)
+        elif isinstance(inner, str) and key in ("content", "text"):
+            walk.strings.append(inner)
+    text = node.get("text")
+    if isinstance(text, str):
+        walk.strings.append(text)
+        container = True
+    if container:
+        return
+    if walk.deep:  # a JSON value found in text: calls may sit under any key
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                _walk(value, walk, depth + 1)
+        if len(walk.found) > before:
+            return
+    if (found := _name_as_key(node)) is not None:
+        walk.found.append(found)
+
+
+def from_data(data: Any, *, deep: bool = False) -> tuple[list[Found], list[str]]:
+    """Calls found in ``data`` in order, and the strings met where no call was found.
+
+    ``deep`` also looks under keys that are not part of a known message shape (for
+    JSON found inside text, which may wrap calls in anything). Never raises on
+    well-formed Python data; depth and node count are capped (:data:`MAX_DEPTH`,
+    :data:`MAX_NODES`).
+    """
+    walk = _Walk(deep)
+    _walk(data, walk, 0)
+    return walk.found, walk.strings

@@ -1,0 +1,540 @@
+"""Calls in raw model text: tagged formats, fences, JSON and pythonic calls in prose.
+
+Order of attempts (the first that yields a kept call wins):
+
+1. The whole text is JSON (or a damaged JSON literal): read as data
+   (:mod:`mcs.parsing.structured`).
+2. The whole text is pythonic calls (:mod:`mcs.parsing.pythonic`).
+3. A tagged format whose marker is present: Hermes/Qwen ``<tool_call>`` (JSON, the
+   Qwen3-Coder ``<function=..><parameter=..>`` XML or GLM-4.5 ``<arg_key>`` XML inside;
+   closing tag optional), Llama ``<|python_tag|>`` and ``<function=name>{json}``,
+   Mistral ``[TOOL_CALLS]`` (JSON list or ``name[ARGS]{json}``), gpt-oss Harmony
+   ``to=functions.name ... <|message|>{json}``, DeepSeek and Kimi K2 special tokens
+   (full-width or ASCII), MiniMax/Step3 ``<invoke name=..>``, FunctionGemma and Gemma 4
+   ``call:name{key:<escape>v<escape>}``, functionary ``>>>name\\n{json}``, ReAct
+   ``Action:``/``Action Input:``.
+4. Code fences, every one of them, any language tag; an unclosed last fence runs to
+   the end of the text.
+5. A scan of the text for balanced JSON values and ``name(...)`` calls, in order of
+   position (Granite ``<function_call>``, InternLM, Phi-4 ``<|tool_call|>``,
+   ``<|im_start|>`` used as a wrapper, and calls before or after prose land here).
+6. GLM-4's bare ``name\\n{json}`` (a guessed name: kept only when known).
+
+Reasoning up to the last ``</think>`` is dropped first (Qwen3, DeepSeek-R1, QwQ draft
+calls there that they may not make), and markdown-escaped underscores (``calc\\_area``)
+are unescaped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from itertools import islice
+from typing import Any, Final
+
+from mcs.parsing._common import (
+    EXPLICIT,
+    GUESSED,
+    WEAK,
+    Found,
+    clean_name,
+    coerce_arguments,
+    looks_like_schema,
+    unescape_markdown,
+)
+from mcs.parsing.jsonspans import (
+    MAX_CANDIDATES,
+    MISSING,
+    BracketIndex,
+    decode_at,
+    loads_lenient,
+)
+from mcs.parsing.pythonic import CALL_START, call_at, parse_whole
+from mcs.parsing.structured import from_data
+
+Keep = Callable[[list[Found]], list[Found]]
+"""Drops the calls the caller would not keep (unknown guessed names); see ``mcs.parsing``."""
+
+MAX_DEPTH: Final = 3
+_SCAN: Final = re.compile(r"[\[{]|" + CALL_START.pattern)
+_FULLWIDTH_BAR: Final = "\uff5c"  # DeepSeek writes its special tokens with U+FF5C and U+2581
+_FULLWIDTH_TOKEN: Final = re.compile("<\uff5c([^\uff5c<>\n]{1,48})\uff5c>")
+_NAME_LINE: Final = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=[{\[])")
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _json_after(text: str, position: int, index: BracketIndex | None = None) -> tuple[Any, int] | None:
+    """The JSON value at the first ``{``/``[`` at or after ``position`` (spaces/fences between)."""
+    length = len(text)
+    while position < length and text[position] in " \t\r\n`":
+        position += 1
+    if text.startswith("json", position):
+        position += 4
+        while position < length and text[position] in " \t\r\n":
+            position += 1
+    if position >= length or text[position] not in "{[":
+        return None
+    return decode_at(text, position, index or BracketIndex(text))
+
+
+def _args_after(
+    text: str, position: int, index: BracketIndex | None = None
+) -> tuple[dict[str, Any], int] | None:
+    """Arguments as the JSON object at or after ``position``; pass ``index`` when reading
+    the same text repeatedly so brackets are paired once."""
+    decoded = _json_after(text, position, index)
+    if decoded is None:
+        return None
+    arguments = coerce_arguments(decoded[0])
+    if arguments is None or looks_like_schema(arguments):
+        return None
+    return arguments, decoded[1]
+
+
+def _segments(text: str, opener: str, closers: tuple[str, ...]) -> Iterator[str]:
+    """Bodies after each ``opener``, each ending at a closer, the next opener or the end."""
+    position = text.find(opener)
+    for _ in range(MAX_CANDIDATES):
+        if position == -1:
+            return
+        start = position + len(opener)
+        following = text.find(opener, start)
+        end = len(text) if following == -1 else following
+        for closer in closers:
+            found = text.find(closer, start, end)
+            if found != -1:
+                end = found
+        yield text[start:end]
+        position = following
+
+
+def _body(text: str) -> list[Found]:
+    """Calls in the body of an explicit tag: JSON, pythonic or JSON found by scanning."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if stripped[0] in "{[":
+        value = loads_lenient(stripped)
+        if value is not MISSING:
+            found, _ = from_data(value)
+            if found:
+                return found
+    whole = parse_whole(stripped)
+    if whole:
+        return whole
+    return _scan(stripped)
+
+
+# ------------------------------------------------------------------ tagged formats
+
+_XML_PARAMETER: Final = re.compile(
+    r"<parameter=([^>\n]{1,200})>\r?\n?(.*?)\r?\n?(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)",
+    re.DOTALL,
+)
+_FUNCTION_TAG: Final = re.compile(r"<function=([^>\n]{1,256})>")
+_GLM_ARGS: Final = re.compile(r"<arg_key>([^<]{0,200})</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|\Z)", re.DOTALL)
+
+
+def _function_tags(text: str) -> list[Found]:
+    """Llama ``<function=f>{json}</function>`` and Qwen3-Coder ``<parameter=k>v`` XML."""
+    found: list[Found] = []
+    tags = list(islice(_FUNCTION_TAG.finditer(text), MAX_CANDIDATES))
+    for number, tag in enumerate(tags):
+        name = clean_name(tag.group(1))
+        if name is None:
+            continue
+        end = tags[number + 1].start() if number + 1 < len(tags) else len(text)
+        closing = text.find("</function>", tag.end(), end)
+        body = text[tag.end() : end if closing == -1 else closing]
+        if "<parameter=" in body:
+            arguments: dict[str, Any] = {
+                key.strip(): value for key, value in _XML_PARAMETER.findall(body)
+            }
+            found.append(Found(name, arguments))
+            continue
+        parsed = _args_after(body, 0)
+        if parsed is not None:
+            found.append(Found(name, parsed[0]))
+        elif not body.strip():
+            found.append(Found(name, {}))
+    return found
+
+
+def _glm_xml(body: str) -> Found | None:
+    """GLM-4.5 ``name\\n<arg_key>k</arg_key><arg_value>v</arg_value>`` (values stay text)."""
+    head = body.split("<arg_key>", 1)[0]
+    name = clean_name(head)
+    if name is None:
+        return None
+    return Found(name, {key.strip(): value for key, value in _GLM_ARGS.findall(body)})
+
+
+def _tool_call_tags(text: str, depth: int, opener: str = "<tool_call>") -> list[Found]:
+    found: list[Found] = []
+    closers = ("</tool_call>", "<|/tool_call|>", "<tool_call|>")
+    for body in _segments(text, opener, closers):
+        if "<function=" in body:
+            found.extend(_function_tags(body))
+        elif "<arg_key>" in body:
+            glm = _glm_xml(body)
+            if glm is not None:
+                found.append(glm)
+        else:
+            calls = _body(body)
+            if not calls:
+                named = _NAME_LINE.match(body)  # `<tool_call>name\n{json}` (GLM-4 inside a tag)
+                if named is not None:
+                    parsed = _args_after(body, named.end())
+                    name = clean_name(named.group(1))
+                    if parsed is not None and name is not None:
+                        calls = [Found(name, parsed[0])]
+            found.extend(calls)
+    return found
+
+
+def _mistral(text: str, depth: int) -> list[Found]:
+    found: list[Found] = []
+    for body in _segments(text, "[TOOL_CALLS]", ("</s>",)):
+        stripped = body.strip()
+        if not stripped:
+            continue
+        if stripped[0] in "[{":
+            found.extend(_body(stripped))
+            continue
+        marker = stripped.find("[ARGS]")
+        if marker != -1:
+            name = clean_name(stripped[:marker].split("[CALL_ID]", 1)[0])
+            parsed = _args_after(stripped, marker + len("[ARGS]"))
+        else:
+            named = re.match(r"([A-Za-z_][\w.\-]*)\s*(?=\{)", stripped)
+            if named is None:
+                continue
+            name = clean_name(named.group(1))
+            parsed = _args_after(stripped, named.end())
+        if name is not None and parsed is not None:
+            found.append(Found(name, parsed[0]))
+    return found
+
+
+def _python_tag(text: str, depth: int) -> list[Found]:
+    found: list[Found] = []
+    for body in _segments(text, "<|python_tag|>", ("<|eom_id|>", "<|eot_id|>")):
+        for call in _body(body):
+            if call.name.endswith(".call"):  # built-in tools: brave_search.call(query=...)
+                call.name = call.name[: -len(".call")]
+            call.confidence = EXPLICIT
+            found.append(call)
+    return found
+
+
+_HARMONY: Final = re.compile(r"to=([\w.\-:/]{1,256})")
+
+
+def _harmony(text: str, depth: int) -> list[Found]:
+    """gpt-oss: ``to=functions.f <|constrain|>json<|message|>{...}<|call|>``."""
+    found: list[Found] = []
+    index = BracketIndex(text)
+    for recipient in islice(_HARMONY.finditer(text), MAX_CANDIDATES):
+        name = recipient.group(1)
+        if "." not in name:  # `to=assistant` carries a tool's result back, not a call
+            continue
+        following = text.find("<|start|>", recipient.end())
+        message = text.find("<|message|>", recipient.end(), len(text) if following == -1 else following)
+        if message == -1:
+            continue
+        name = name[len("functions.") :] if name.startswith("functions.") else name
+        clean = clean_name(name)
+        parsed = _args_after(text, message + len("<|message|>"), index)
+        if clean is not None and parsed is not None:
+            found.append(Found(clean, parsed[0]))
+    return found
+
+
+def _special_tokens(text: str, depth: int) -> list[Found]:
+    """DeepSeek V3/V3.1 and Kimi K2 frames (full-width tokens already made ASCII)."""
+    found: list[Found] = []
+    for body in _segments(text, "<|tool_call_begin|>", ("<|tool_call_end|>",)):
+        if "<|tool_call_argument_begin|>" in body:  # Kimi: functions.get_weather:0
+            call_id, _, rest = body.partition("<|tool_call_argument_begin|>")
+            call_id = call_id.strip()
+            name = call_id[len("functions.") :] if call_id.startswith("functions.") else call_id
+            name = re.sub(r":\d+$", "", name)
+            clean = clean_name(name)
+            parsed = _args_after(rest, 0)
+            if clean is not None and parsed is not None:
+                found.append(Found(clean, parsed[0], call_id or None))
+        elif "<|tool_sep|>" in body:
+            head, _, rest = body.partition("<|tool_sep|>")
+            if "invoke name=" in rest:  # StepFun Step-3
+                found.extend(_invokes(rest))
+                continue
+            if head.strip() == "function":  # V3: type, sep, name, newline, fenced JSON
+                name_text, _, rest = rest.strip().partition("\n")
+            else:  # V3.1: name, sep, JSON
+                name_text = head
+            clean = clean_name(name_text)
+            parsed = _args_after(rest, 0)
+            if clean is not None and parsed is not None:
+                found.append(Found(clean, parsed[0]))
+    return found
+
+
+_INVOKE: Final = re.compile(r"<(?:\w+:)?invoke\s+name=[\"']([^\"'>\n]{1,256})[\"']\s*>")
+_INVOKE_PARAMETER: Final = re.compile(
+    r"<(?:\w+:)?parameter\s+name=[\"']([^\"'>\n]{1,200})[\"']\s*>(.*?)(?:</(?:\w+:)?parameter>|\Z)",
+    re.DOTALL,
+)
+
+
+def _invokes(text: str, depth: int = 0) -> list[Found]:
+    """MiniMax-M2 / Step-3 ``<invoke name="f"><parameter name="k">v</parameter></invoke>``."""
+    found: list[Found] = []
+    tags = list(islice(_INVOKE.finditer(text), MAX_CANDIDATES))
+    for number, tag in enumerate(tags):
+        name = clean_name(tag.group(1))
+        end = tags[number + 1].start() if number + 1 < len(tags) else len(text)
+        if name is not None:
+            body = text[tag.end() : end]
+            found.append(Found(name, {k.strip(): v.strip() for k, v in _INVOKE_PARAMETER.findall(body)}))
+    return found
+
+
+_FUNCTIONARY: Final = re.compile(r">>>\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n?")
+
+
+def _functionary(text: str, depth: int) -> list[Found]:
+    found: list[Found] = []
+    index = BracketIndex(text)
+    for header in islice(_FUNCTIONARY.finditer(text), MAX_CANDIDATES):
+        if header.group(1) == "all":  # `>>>all` carries text for the user
+            continue
+        parsed = _args_after(text, header.end(), index)
+        name = clean_name(header.group(1))
+        if parsed is not None and name is not None:
+            found.append(Found(name, parsed[0]))
+    return found
+
+
+_REACT: Final = re.compile(r"Action\s*\d*\s*:[ \t]*([^\n]{0,300}?)[ \t]*\r?\n\s*Action\s*\d*\s*Input\s*\d*\s*:[ \t]*")
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_][\w.\-]*")
+
+
+def _react(text: str, depth: int) -> list[Found]:
+    """``Action: name`` then ``Action Input: {json}`` (LangChain/CrewAI ReAct)."""
+    found: list[Found] = []
+    index = BracketIndex(text)
+    for action in islice(_REACT.finditer(text), MAX_CANDIDATES):
+        parsed = _args_after(text, action.end(), index)
+        if parsed is None:
+            line_end = text.find("\n", action.end())
+            rest = text[action.end() : len(text) if line_end == -1 else line_end].strip()
+            if rest.lower() not in ("", "none", "{}", "null"):
+                continue  # free text: no argument name to put it under
+            parsed = ({}, action.end())
+        raw = action.group(1).strip().strip("`*'\"")
+        name = clean_name(raw)
+        if name is None or name.lower() in ("final answer", "none"):
+            continue
+        if _IDENTIFIER.fullmatch(name):
+            found.append(Found(name, parsed[0]))
+        else:  # prose: "I will use get_weather" — the name is guessed from the words
+            for word in _IDENTIFIER.findall(name):
+                found.append(Found(word, parsed[0], None, GUESSED))
+    return found
+
+
+_GEMMA_CALL: Final = re.compile(r"call:([A-Za-z_][\w.\-]{0,255})\{")
+_GEMMA_STRING: Final = re.compile(r"<escape>(.*?)<escape>|<\|\"\|>(.*?)<\|\"\|>", re.DOTALL)
+_BARE_KEY: Final = re.compile(r"""("(?:[^"\\\n]|\\.)*")|([{,]\s*)([A-Za-z_][\w\-]*)\s*:""")
+_GEMMA_ENDS: Final = ("<end_function_call>", "<tool_call|>", "call:")
+
+
+def _gemma(text: str, depth: int) -> list[Found]:
+    """FunctionGemma / Gemma 4: ``call:f{location:<escape>London<escape>,days:3}``."""
+    found: list[Found] = []
+    ends = dict.fromkeys(_GEMMA_ENDS, -1)  # next position of each end marker, found once
+    for call in islice(_GEMMA_CALL.finditer(text), MAX_CANDIDATES):
+        start = call.end() - 1
+        end = len(text)
+        for marker, position in ends.items():
+            if position != len(text) and position < call.end():
+                position = text.find(marker, call.end())
+                ends[marker] = len(text) if position == -1 else position
+            end = min(end, ends[marker])
+        body = text[start:end]
+        body = _GEMMA_STRING.sub(lambda m: json.dumps(m.group(1) if m.group(1) is not None else m.group(2)), body)
+        body = _BARE_KEY.sub(lambda m: m.group(1) or f'{m.group(2)}"{m.group(3)}":', body)
+        body = body[: body.rfind("}") + 1]
+        arguments = coerce_arguments(body) if body else None
+        name = clean_name(call.group(1))
+        if arguments is not None and name is not None:
+            found.append(Found(name, arguments))
+    return found
+
+
+def _tool_call_special(text: str, depth: int) -> list[Found]:
+    return _tool_call_tags(text, depth, "<|tool_call|>")
+
+
+def _tool_call_plain(text: str, depth: int) -> list[Found]:
+    return _tool_call_tags(text, depth)
+
+
+def _function_tag_reader(text: str, depth: int) -> list[Found]:
+    return _function_tags(text)
+
+
+# Marker substring -> reader; a reader runs only when its marker is in the text.
+_TAGGED: Final[tuple[tuple[str, Callable[[str, int], list[Found]]], ...]] = (
+    ("<tool_call>", _tool_call_plain),
+    ("<|tool_call|>", _tool_call_special),
+    ("[TOOL_CALLS]", _mistral),
+    ("<|python_tag|>", _python_tag),
+    ("<function=", _function_tag_reader),
+    ("<|tool_call_begin|>", _special_tokens),
+    ("<|message|>", _harmony),
+    ("invoke name=", _invokes),
+    ("call:", _gemma),
+    (">>>", _functionary),
+    ("Action", _react),
+)
+
+
+# ------------------------------------------------------------------ fences and scanning
+
+
+_FENCE_INFO: Final = re.compile(r"[\w+.\-]*[ \t]*\r?\n")
+
+
+def _fences(text: str) -> Iterator[str]:
+    """Bodies of ```` ``` ```` fences: any info string, inline (```` ```f(x=1)``` ````) or unclosed."""
+    position = text.find("```")
+    for _ in range(MAX_CANDIDATES):
+        if position == -1:
+            return
+        info = _FENCE_INFO.match(text, position + 3)
+        start = info.end() if info is not None else position + 3
+        end = text.find("```", start)
+        yield text[start : len(text) if end == -1 else end]
+        if end == -1:
+            return
+        position = text.find("```", end + 3)
+
+
+def _scan(text: str) -> list[Found]:
+    """Every JSON call object and ``name(...)`` call in ``text``, in order of position."""
+    found: list[Found] = []
+    index = BracketIndex(text)
+    position = 0
+    for _ in range(MAX_CANDIDATES):
+        match = _SCAN.search(text, position)
+        if match is None:
+            break
+        start = match.start()
+        if match.group(1) is None:  # `{` or `[`
+            decoded = decode_at(text, start, index)
+            if decoded is not None and isinstance(decoded[0], (dict, list)):
+                calls, strings = from_data(decoded[0], deep=True)
+                if not calls and strings and isinstance(decoded[0], list):
+                    for string in strings[:MAX_CANDIDATES]:  # ['f(a=1)', ...]
+                        calls.extend(parse_whole(string) or [])
+                found.extend(calls)
+                position = decoded[1]  # everything inside was looked at
+                continue
+            position = start + 1
+        else:
+            called = call_at(text, start, match.end() - 1, index)
+            if called is not None:
+                if called[0] not in found:
+                    found.append(called[0])
+                position = called[1]
+            else:
+                position = match.end()
+    return found
+
+
+# A name starts after a non-name character, or after a dot that follows punctuation
+# (`...}.db_fetch_records`); never inside a dotted run, so the scan stays linear.
+_NAME_BEFORE_JSON: Final = re.compile(r"(?:(?<![\w.\-])|(?<=[^\w\s]\.))([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
+
+
+def _glm_bare(text: str) -> list[Found]:
+    """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess)."""
+    found: list[Found] = []
+    index = BracketIndex(text)
+    for named in islice(_NAME_BEFORE_JSON.finditer(text), MAX_CANDIDATES):
+        parsed = _args_after(text, named.end(), index)
+        name = clean_name(named.group(1))
+        if parsed is not None and name is not None:
+            found.append(Found(name, parsed[0], None, GUESSED))
+    return found
+
+
+# ------------------------------------------------------------------ entry point
+
+
+def _demote(found: list[Found]) -> list[Found]:
+    """Code in a fence may be an example rather than a call: explicit becomes weak."""
+    for call in found:
+        if call.confidence == EXPLICIT:
+            call.confidence = WEAK
+    return found
+
+
+def _normalise_tokens(text: str) -> str:
+    """DeepSeek's full-width ``<\uff5ctool\u2581call\u2581begin\uff5c>`` becomes ``<|tool_call_begin|>``."""
+    return _FULLWIDTH_TOKEN.sub(lambda m: "<|" + m.group(1).replace("\u2581", "_") + "|>", text)
+
+
+def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
+    """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any."""
+    if depth > MAX_DEPTH:
+        return []
+    thought_end = text.rfind("</think>")
+    if thought_end != -1:  # reasoning drafts calls it may not make: only the answer counts
+        text = text[thought_end + len("</think>") :]
+    text = unescape_markdown(text)
+    stripped = text.strip()
+    if not stripped:
+        return []
+    first = stripped[0]
+    second = stripped[1:].lstrip()[:1]
+    pythonic_first = first == "[" and (second.isalpha() or second == "_")
+    if first in "{[" and not pythonic_first:
+        value = loads_lenient(stripped)
+        if value is not MISSING:
+            calls, strings = from_data(value)
+            if not calls:
+                for string in strings[:MAX_CANDIDATES]:
+                    calls.extend(read_text(string, keep, depth + 1) if depth < MAX_DEPTH else [])
+            calls = keep(calls)
+            if calls:
+                return calls
+    if first == "[" or first.isalpha() or first == "_":
+        calls = keep(parse_whole(stripped) or [])
+        if calls:
+            return calls
+    if _FULLWIDTH_BAR in text:
+        text = _normalise_tokens(text)
+    for marker, reader in _TAGGED:
+        if marker in text:
+            calls = keep(reader(text, depth))
+            if calls:
+                return calls
+    if "```" in text:
+        calls = []
+        for fence in _fences(text):
+            found = _demote(read_text(fence, keep, depth + 1))
+            calls.extend(keep(found))
+        if calls:
+            return calls
+    calls = keep(_scan(text))
+    if calls:
+        return calls
+    return keep(_glm_bare(text))
+
+
+__all__ = ["Keep", "read_text"]
