@@ -350,7 +350,7 @@ async def test_an_async_call_over_its_deadline_is_cancelled() -> None:
     ("raised", "code"),
     [
         (TimeoutError("socket timed out"), ErrorCode.TIMEOUT),
-        (asyncio.TimeoutError(), ErrorCode.TIMEOUT),
+        (TimeoutError(), ErrorCode.TIMEOUT),
         (ConnectionError("refused"), ErrorCode.EXECUTION_ERROR),
         (KeyError("x"), ErrorCode.EXECUTION_ERROR),
         (PolicyDeniedError("no"), ErrorCode.POLICY_DENIED),
