@@ -8,7 +8,8 @@ message that names the argument, what was expected and what was got.
 
 Top-level arguments the schema does not declare are refused unless the schema sets
 ``additionalProperties`` itself: an unknown key must never become a flag, header or
-variable downstream (SECURITY.md, A4).
+variable downstream (SECURITY.md, A4). Text that is not valid Unicode (an unpaired
+surrogate from a broken ``\\ud800`` escape) is refused before it can reach a driver.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ def _wrap_in_list(value: Any, schema: Any) -> list[Any]:
 
 def _describe(value: Any) -> str:
     text = json.dumps(value, default=str, ensure_ascii=False)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # unpaired surrogates
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -119,6 +121,39 @@ def _location(path: list[Any]) -> str:
     for item in path[1:]:
         parts.append(f"[{item}]" if isinstance(item, int) else f".{item}")
     return "argument '" + "".join(parts) + "'"
+
+
+def _is_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate: not Unicode text, cannot be sent on
+        return False
+    return True
+
+
+def _bad_text_at(value: Any) -> list[Any] | None:
+    """The path of the first string or key that is not valid Unicode text, else ``None``."""
+    if isinstance(value, str):
+        return None if _is_text(value) else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and not _is_text(key):
+                return [key]
+            inner = _bad_text_at(item)
+            if inner is not None:
+                return [key, *inner]
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            inner = _bad_text_at(item)
+            if inner is not None:
+                return [index, *inner]
+    return None
+
+
+def _printable(path: list[Any]) -> list[Any]:
+    return [p.encode("utf-8", "backslashreplace").decode() if isinstance(p, str) else p for p in path]
 
 
 class ArgumentValidator:
@@ -155,6 +190,15 @@ class ArgumentValidator:
             raise InvalidInputError(
                 f"The arguments of {self._tool} must be a JSON object, got {_describe(arguments)}.",
                 tool=self._tool,
+            )
+        bad_text = _bad_text_at(arguments)
+        if bad_text is not None:
+            where = _printable(bad_text)
+            raise InvalidInputError(
+                f"Invalid arguments for {self._tool}: {_location(where)} is not valid Unicode "
+                "text (it holds an unpaired surrogate); send it as plain UTF-8 text.",
+                tool=self._tool,
+                details={"fields": [".".join(str(p) for p in where)]},
             )
         if self._validator.is_valid(arguments):
             return arguments
