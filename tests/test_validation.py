@@ -165,19 +165,32 @@ def test_the_strict_schema_is_what_is_enforced() -> None:
     assert validator.schema["additionalProperties"] is False
 
 
-def test_non_utf8_text_is_refused_not_crashed(validator: Any) -> None:
-    lone_surrogate = json.loads('"\\ud800abc"')
-    result_or_error: Any
-    try:
-        result_or_error = validator.validate({"count": 1, "name": lone_surrogate})
-    except InvalidInputError as error:
-        result_or_error = error
-    assert isinstance(result_or_error, dict | InvalidInputError)
+LONE_SURROGATE = json.loads('"\\ud800abc"')
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"count": 1, "name": LONE_SURROGATE}, "name"),
+        ({"count": 1, "tags": ["ok", LONE_SURROGATE]}, "tags[1]"),
+        ({"count": 1, "filter": {LONE_SURROGATE: 1}}, "filter.\\ud800abc"),
+    ],
+)
+def test_text_that_is_not_unicode_is_refused_with_a_printable_message(
+    validator: Any, arguments: dict[str, Any], field: str
+) -> None:
+    error = _refusal(validator, arguments)
+    assert f"argument '{field}' is not valid Unicode text" in error.message
+    error.message.encode("utf-8")  # the message itself can always be sent back
+
+
+def test_non_ascii_text_is_fine(validator: Any) -> None:
+    assert validator.validate({"count": 1, "name": "café"}) == {"count": 1, "name": "café"}
 
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
+    | st.text() | st.text(alphabet=st.characters(categories=["Cs", "Ll", "Nd"])),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=20,
 )
@@ -195,6 +208,7 @@ def test_arbitrary_json_values_raise_nothing_but_invalid_input(arguments: Any) -
         result = validator.validate(arguments)
     except InvalidInputError as error:
         assert error.message.startswith(("Invalid arguments for search", "The arguments of search"))
+        error.message.encode("utf-8")
         return
     assert isinstance(result, dict)
     assert validator.validate(result) == result, "a repaired result must validate as-is"
