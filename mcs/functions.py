@@ -79,7 +79,7 @@ class FunctionTool(Generic[P, R]):
                     )
                 self._model_param = param.name
                 self.input_model: type[BaseModel] = annotation
-                break
+                continue  # the context parameter may come after the model
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[param.name] = (annotation, default)
         if self._model_param is None:
