@@ -1,0 +1,268 @@
+"""A small LLM loop: ask the model, run its tool calls, feed the results back, repeat.
+
+    from mcs.loop import run_conversation
+
+    def llm(messages):                      # any callable: OpenAI, Anthropic, Ollama, a test
+        reply = client.chat.completions.create(model="qwen2.5", messages=messages)
+        return reply.choices[0].message.content
+
+    result = run_conversation(llm, driver, [{"role": "user", "content": "Weather in Paris?"}],
+                              model="qwen2.5")
+    print(result.answer)
+
+Each turn calls ``llm(messages)`` once and hands its output to the driver. The output may
+be text or a provider's message (a dict, or an SDK object with ``model_dump()``). What a
+caller can rely on:
+
+* The driver's system message (for ``model``) is the first message, unless
+  ``system_message=False`` (native function calling, where tools travel separately).
+* Every call in the output gets an answer the model can act on: its result, or its
+  error (``{"error": CODE, "message": ...}``) when it was refused or failed, including
+  ``TOOL_NOT_FOUND`` for a made-up tool beside real ones. Errors never end the
+  conversation; the model gets to correct itself.
+* Results go back as OpenAI-style ``{"role": "tool", "tool_call_id": ...}`` messages when
+  every call in the output carried an id, else as one user message holding the results
+  as JSON.
+* The loop stops when the output holds no call for the driver (the MCS chaining rule:
+  the driver returns the output unchanged) or after ``max_turns`` model calls. Build
+  the driver with ``on_unknown_tool="error"`` to have an output whose only calls name
+  missing tools answered with ``TOOL_NOT_FOUND`` instead of ending the conversation.
+* The caller's ``messages`` list is not modified.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcs.context import AgentContext
+from mcs.driver import CallOutcome, MCSDriver, ToolDriver
+from mcs.errors import ToolCallError
+from mcs.parsing import parse_tool_calls
+from mcs.tools import ToolCall
+
+__all__ = ["ConversationResult", "arun_conversation", "run_conversation"]
+
+Message = dict[str, Any]
+LLM = Callable[[list[Message]], Any]
+AsyncLLM = Callable[[list[Message]], Awaitable[Any] | Any]
+StopReason = Literal["answer", "max_turns"]
+
+
+@dataclass
+class ConversationResult:
+    """How a conversation ended.
+
+    ``answer`` is the model's last output as text (``None`` if it never answered
+    without a call); ``output`` is that output as the model returned it. ``messages``
+    is the whole transcript, system message included. ``outcomes`` lists every call
+    the loop ran, in order; ``turns`` counts model calls.
+    """
+
+    answer: str | None
+    output: Any
+    messages: list[Message]
+    outcomes: list[CallOutcome] = field(default_factory=list)
+    turns: int = 0
+    stopped: StopReason = "answer"
+
+
+def _normalise(output: Any) -> Any:
+    """SDK objects (pydantic models with ``model_dump``) become plain dicts."""
+    dump = getattr(output, "model_dump", None)
+    if callable(dump) and not isinstance(output, Mapping):
+        return dump(exclude_none=True)
+    return output
+
+
+def _assistant_message(output: Any) -> Message:
+    if isinstance(output, Mapping):
+        message = dict(output)
+        message.setdefault("role", "assistant")
+        return message
+    return {"role": "assistant", "content": output if isinstance(output, str) else _to_json(output)}
+
+
+def _text_of(output: Any) -> str | None:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, Mapping):
+        content = output.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):  # content parts (Anthropic, OpenAI multimodal)
+            texts = [p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+            return "".join(texts) if texts else None
+    return None
+
+
+def _to_json(value: Any) -> str:
+    def fallback(item: Any) -> Any:
+        dump = getattr(item, "model_dump", None)
+        if callable(dump):
+            return dump(mode="json")
+        if isinstance(item, bytes | bytearray):
+            return {"bytes": len(item)}
+        return str(item)
+
+    return json.dumps(value, default=fallback, ensure_ascii=False)
+
+
+def _payload(outcome: CallOutcome) -> Any:
+    return outcome.result if outcome.error is None else outcome.error.to_dict()
+
+
+def _result_messages(outcomes: Sequence[CallOutcome]) -> list[Message]:
+    if outcomes and all(o.call.id for o in outcomes):
+        return [
+            {"role": "tool", "tool_call_id": o.call.id, "content": _to_json(_payload(o))}
+            for o in outcomes
+        ]
+    results = [{"tool": o.call.name, **({"result": o.result} if o.ok else _payload(o))} for o in outcomes]
+    return [{"role": "user", "content": "Tool results:\n" + _to_json(results)}]
+
+
+def _start(driver: MCSDriver, messages: Sequence[Mapping[str, Any]], model: str | None,
+           system_message: bool) -> list[Message]:
+    transcript = [dict(m) for m in messages]
+    if system_message:
+        transcript.insert(0, {"role": "system", "content": driver.get_driver_system_message(model)})
+    return transcript
+
+
+def _claims(driver: ToolDriver, calls: Sequence[ToolCall]) -> bool:
+    """Whether the output is for this driver (else the chaining rule ends the conversation)."""
+    return bool(calls) and (
+        driver.on_unknown_tool == "error" or any(driver.get_tool(c.name) is not None for c in calls)
+    )
+
+
+def _not_found(driver: ToolDriver, call: ToolCall) -> CallOutcome:
+    try:
+        driver.prepare(call)
+    except ToolCallError as error:
+        return CallOutcome(call, error=error)
+    raise AssertionError(f"{call.name!r} was expected to be unknown")  # pragma: no cover
+
+
+def _bare_outcomes(calls: list[ToolCall], result: Any) -> list[CallOutcome]:
+    """Outcomes for a driver that implements only the bare contract (one result or a list)."""
+    if len(calls) > 1 and isinstance(result, list) and len(result) == len(calls):
+        return [CallOutcome(call, result=item) for call, item in zip(calls, result, strict=True)]
+    call = calls[0] if len(calls) == 1 else ToolCall(name="(response)")
+    return [CallOutcome(call, result=result)]
+
+
+def _bare_error(calls: list[ToolCall], error: ToolCallError) -> list[CallOutcome]:
+    call = calls[0] if len(calls) == 1 else ToolCall(name=error.tool or "(response)")
+    return [CallOutcome(call, error=error)]
+
+
+def _run_sync(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
+    calls = parse_tool_calls(output)
+    if isinstance(driver, ToolDriver):
+        if not _claims(driver, calls):
+            return []
+        outcomes = driver.run_llm_response(output, context=context)
+        if len(outcomes) == len(calls):
+            return outcomes
+        # Calls the driver passed through: a model that named a missing tool should hear so
+        # (and with native calls every call id needs an answer).
+        ran = iter(outcomes)
+        return [next(ran) if driver.get_tool(c.name) is not None else _not_found(driver, c) for c in calls]
+    try:
+        result = driver.process_llm_response(output, context=context)
+    except ToolCallError as error:
+        return _bare_error(calls, error)
+    return [] if result is output else _bare_outcomes(calls, result)
+
+
+async def _run_async(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
+    calls = parse_tool_calls(output)
+    if isinstance(driver, ToolDriver):
+        if not _claims(driver, calls):
+            return []
+        outcomes: list[CallOutcome] = []
+        for index, call in enumerate(calls):  # as run_llm_response does, on the async path
+            ctx = context if index == 0 else context.with_request_id(f"{context.request_id}.{index}")
+            try:
+                result = await driver.acall_tool(call.name, call.arguments, context=ctx)
+            except ToolCallError as error:
+                outcomes.append(CallOutcome(call, error=error))
+            else:
+                outcomes.append(CallOutcome(call, result=result))
+        return outcomes
+    try:
+        result = await driver.aprocess_llm_response(output, context=context)
+    except ToolCallError as error:
+        return _bare_error(calls, error)
+    return [] if result is output else _bare_outcomes(calls, result)
+
+
+def run_conversation(
+    llm: LLM,
+    driver: MCSDriver,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str | None = None,
+    max_turns: int = 8,
+    context: AgentContext | None = None,
+    system_message: bool = True,
+) -> ConversationResult:
+    """Run a conversation until the model answers without a tool call (or ``max_turns``).
+
+    ``llm`` receives the whole transcript (OpenAI-style message dicts) and returns the
+    model's output. ``context`` identifies the agent to the driver's policies and hooks.
+    Exceptions raised by ``llm`` itself propagate; tool errors never do.
+    """
+    if max_turns < 1:
+        raise ValueError("max_turns must be at least 1")
+    base = context or AgentContext(model=model)
+    transcript = _start(driver, messages, model, system_message)
+    outcomes: list[CallOutcome] = []
+    output: Any = None
+    for turn in range(1, max_turns + 1):
+        output = _normalise(llm(list(transcript)))
+        transcript.append(_assistant_message(output))
+        ran = _run_sync(driver, output, base.with_request_id(f"{base.request_id}.t{turn}"))
+        if not ran:
+            return ConversationResult(_text_of(output), output, transcript, outcomes, turn, "answer")
+        outcomes.extend(ran)
+        transcript.extend(_result_messages(ran))
+    return ConversationResult(None, output, transcript, outcomes, max_turns, "max_turns")
+
+
+async def arun_conversation(
+    llm: AsyncLLM,
+    driver: MCSDriver,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str | None = None,
+    max_turns: int = 8,
+    context: AgentContext | None = None,
+    system_message: bool = True,
+) -> ConversationResult:
+    """Async twin of :func:`run_conversation`; ``llm`` may be a coroutine function.
+
+    Tools run through the driver's async path (``acall_tool`` / ``aprocess_llm_response``),
+    so the event loop is never blocked by a tool.
+    """
+    if max_turns < 1:
+        raise ValueError("max_turns must be at least 1")
+    base = context or AgentContext(model=model)
+    transcript = _start(driver, messages, model, system_message)
+    outcomes: list[CallOutcome] = []
+    output: Any = None
+    for turn in range(1, max_turns + 1):
+        reply = llm(list(transcript))
+        output = _normalise(await reply if inspect.isawaitable(reply) else reply)
+        transcript.append(_assistant_message(output))
+        ran = await _run_async(driver, output, base.with_request_id(f"{base.request_id}.t{turn}"))
+        if not ran:
+            return ConversationResult(_text_of(output), output, transcript, outcomes, turn, "answer")
+        outcomes.extend(ran)
+        transcript.extend(_result_messages(ran))
+    return ConversationResult(None, output, transcript, outcomes, max_turns, "max_turns")
