@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ import jsonschema_rs
 from mcs.errors import ConfigurationError, InvalidInputError
 
 _MAX_REPORTED_ERRORS = 5
+_MAX_PROBLEM_CHARS = 300
 
 
 def _strict_top_level(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,6 +72,8 @@ def _coerce(value: Any, schema: Any) -> Any:
                 number = float(text) if types == {"number"} or "." in text or "e" in text.lower() else int(text)
             except ValueError:
                 number = None
+            if isinstance(number, float) and not math.isfinite(number):
+                number = None  # "nan", "inf" or too many digits: no number the schema meant
             if number is not None:
                 if "integer" in types and isinstance(number, float) and number.is_integer():
                     return int(number)
@@ -156,6 +160,18 @@ def _printable(path: list[Any]) -> list[Any]:
     return [p.encode("utf-8", "backslashreplace").decode() if isinstance(p, str) else p for p in path]
 
 
+def _bounded_message(error: Any) -> str:
+    """The validator's message with the offending value quoted short (it can be megabytes)."""
+    message = str(error.message)
+    try:
+        quoted = json.dumps(error.instance, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        quoted = None
+    if quoted is not None and len(quoted) > 60 and message.startswith(quoted):
+        message = _describe(error.instance) + message[len(quoted):]
+    return message if len(message) <= _MAX_PROBLEM_CHARS else message[: _MAX_PROBLEM_CHARS - 3] + "..."
+
+
 class ArgumentValidator:
     """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
 
@@ -229,7 +245,7 @@ class ArgumentValidator:
                     problems.append(f"missing required argument {name!r}{hint}")
                 fields.extend(str(n) for n in names)
             else:
-                problems.append(f"{_location(path)}: {error.message}")
+                problems.append(f"{_location(path)}: {_bounded_message(error)}")
                 if path:
                     fields.append(".".join(str(p) for p in path))
             if len(problems) >= _MAX_REPORTED_ERRORS:
