@@ -212,3 +212,18 @@ def test_arbitrary_json_values_raise_nothing_but_invalid_input(arguments: Any) -
         return
     assert isinstance(result, dict)
     assert validator.validate(result) == result, "a repaired result must validate as-is"
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-Infinity", "1e400", "9" * 5000])
+def test_strings_that_are_no_finite_number_are_not_repaired(text: str) -> None:
+    validator = compile_validator({"type": "object", "properties": {"x": {"type": "number"}}}, tool="t")
+    error = _refusal_any(validator, {"x": text})
+    assert "argument 'x'" in error.message and 'is not of type "number"' in error.message
+    assert "null" not in error.message
+
+
+def test_a_huge_value_is_quoted_short_in_the_message(validator: Any) -> None:
+    for value in ("z" * 100_000, {"deep": "v" * 100_000}, ["é" * 50_000]):
+        error = _refusal(validator, {"count": 1, "unit": value})
+        assert len(error.message) < 500
+        assert "argument 'unit'" in error.message
