@@ -20,6 +20,8 @@ caller can rely on:
   error (``{"error": CODE, "message": ...}``) when it was refused or failed, including
   ``TOOL_NOT_FOUND`` for a made-up tool beside real ones. Errors never end the
   conversation; the model gets to correct itself.
+* A huge result is cut to ``max_result_chars`` for the model (the context window is
+  finite); the outcomes keep it whole.
 * Results go back as OpenAI-style ``{"role": "tool", "tool_call_id": ...}`` messages when
   every call in the output carried an id, else as one user message holding the results
   as JSON.
@@ -115,14 +117,20 @@ def _payload(outcome: CallOutcome) -> Any:
     return outcome.result if outcome.error is None else outcome.error.to_dict()
 
 
-def _result_messages(outcomes: Sequence[CallOutcome]) -> list[Message]:
+def _capped(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... cut: the result is {len(text):,} characters, only the first {limit:,} are shown]"
+
+
+def _result_messages(outcomes: Sequence[CallOutcome], limit: int | None) -> list[Message]:
     if outcomes and all(o.call.id for o in outcomes):
         return [
-            {"role": "tool", "tool_call_id": o.call.id, "content": _to_json(_payload(o))}
+            {"role": "tool", "tool_call_id": o.call.id, "content": _capped(_to_json(_payload(o)), limit)}
             for o in outcomes
         ]
     results = [{"tool": o.call.name, **({"result": o.result} if o.ok else _payload(o))} for o in outcomes]
-    return [{"role": "user", "content": "Tool results:\n" + _to_json(results)}]
+    return [{"role": "user", "content": "Tool results:\n" + _capped(_to_json(results), limit)}]
 
 
 def _start(driver: MCSDriver, messages: Sequence[Mapping[str, Any]], model: str | None,
@@ -211,12 +219,15 @@ def run_conversation(
     max_turns: int = 8,
     context: AgentContext | None = None,
     system_message: bool = True,
+    max_result_chars: int | None = 20_000,
 ) -> ConversationResult:
     """Run a conversation until the model answers without a tool call (or ``max_turns``).
 
     ``llm`` receives the whole transcript (OpenAI-style message dicts) and returns the
     model's output. ``context`` identifies the agent to the driver's policies and hooks.
-    Exceptions raised by ``llm`` itself propagate; tool errors never do.
+    A result longer than ``max_result_chars`` (as JSON) is cut for the model, with a note
+    saying so; ``outcomes`` keep it whole. Exceptions raised by ``llm`` itself propagate;
+    tool errors never do.
     """
     if max_turns < 1:
         raise ValueError("max_turns must be at least 1")
@@ -231,7 +242,7 @@ def run_conversation(
         if not ran:
             return ConversationResult(_text_of(output), output, transcript, outcomes, turn, "answer")
         outcomes.extend(ran)
-        transcript.extend(_result_messages(ran))
+        transcript.extend(_result_messages(ran, max_result_chars))
     return ConversationResult(None, output, transcript, outcomes, max_turns, "max_turns")
 
 
@@ -244,6 +255,7 @@ async def arun_conversation(
     max_turns: int = 8,
     context: AgentContext | None = None,
     system_message: bool = True,
+    max_result_chars: int | None = 20_000,
 ) -> ConversationResult:
     """Async twin of :func:`run_conversation`; ``llm`` may be a coroutine function.
 
@@ -264,5 +276,5 @@ async def arun_conversation(
         if not ran:
             return ConversationResult(_text_of(output), output, transcript, outcomes, turn, "answer")
         outcomes.extend(ran)
-        transcript.extend(_result_messages(ran))
+        transcript.extend(_result_messages(ran, max_result_chars))
     return ConversationResult(None, output, transcript, outcomes, max_turns, "max_turns")

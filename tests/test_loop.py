@@ -280,3 +280,21 @@ async def test_the_async_twin_runs_async_tools_natively() -> None:
         FunctionDriver([ping], timeout=None), QUESTION,
     )
     assert result.outcomes[0].result == "pong"
+
+
+@tool
+def big() -> str:
+    """A very large result."""
+    return "y" * 100_000
+
+
+def test_a_huge_result_is_cut_for_the_model_but_kept_in_the_outcomes() -> None:
+    model = ScriptedModel(['{"tool": "big", "arguments": {}}', "done"])
+    result = run_conversation(model, FunctionDriver([big]), QUESTION, max_result_chars=1000)
+    fed_back = model.seen[1][-1]["content"]
+    assert len(fed_back) < 1200
+    assert "the result is 100,031 characters, only the first 1,000 are shown" in fed_back
+    assert len(result.outcomes[0].result) == 100_000
+    uncut = ScriptedModel(['{"tool": "big", "arguments": {}}', "done"])
+    run_conversation(uncut, FunctionDriver([big]), QUESTION, max_result_chars=None)
+    assert "y" * 100_000 in uncut.seen[1][-1]["content"]
