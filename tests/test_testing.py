@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcs import FunctionDriver, tool
+from mcs import FunctionDriver, Toolbox, tool
 from mcs.demo import DemoDriver
 from mcs.testing import DriverContractTests, _bad_arguments
 
@@ -58,7 +58,7 @@ INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = funct
 BROKEN_DRIVERS = """
 import json
 import pytest
-from mcs import FunctionDriver, tool
+from mcs import FunctionDriver, Toolbox, tool
 from mcs.testing import DriverContractTests
 
 
@@ -125,3 +125,15 @@ class TestNothing(DriverContractTests):
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "-k", "test_meta_is")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*must define a `driver` fixture*"])
+
+
+class TestToolboxContract(DriverContractTests):
+    """A toolbox is a driver too: the same contract holds for the combination."""
+
+    @pytest.fixture
+    def driver(self) -> Toolbox:
+        return Toolbox({"demo": DemoDriver(), "text": FunctionDriver([shout], name="text")})
+
+    @pytest.fixture
+    def valid_call(self) -> str:
+        return '{"tool": "shout", "arguments": {"text": "hey"}}'
