@@ -107,7 +107,7 @@ class DriverContractTests:
         return driver
 
     @pytest.fixture
-    def recorder(self, driver: MCSDriver) -> Iterator[_Recorder]:
+    def mcs_contract_recorder(self, driver: MCSDriver) -> Iterator[_Recorder]:
         """Hooks on the driver that record every call the pipeline starts and finishes."""
         recorder = _Recorder()
         if not isinstance(driver, ToolDriver):
@@ -167,8 +167,9 @@ class DriverContractTests:
 
     @pytest.mark.parametrize("response", PROSE_RESPONSES, ids=["prose", "empty", "message"])
     def test_a_response_without_a_call_is_returned_unchanged(
-        self, driver: MCSDriver, response: Any, recorder: _Recorder
+        self, driver: MCSDriver, response: Any, mcs_contract_recorder: _Recorder
     ) -> None:
+        recorder = mcs_contract_recorder
         assert driver.process_llm_response(response) is response
         assert recorder.started == []
 
@@ -177,8 +178,9 @@ class DriverContractTests:
         assert asyncio.run(driver.aprocess_llm_response(response)) is response
 
     def test_a_call_to_an_unknown_tool_is_passed_through(
-        self, driver: MCSDriver, recorder: _Recorder
+        self, driver: MCSDriver, mcs_contract_recorder: _Recorder
     ) -> None:
+        recorder = mcs_contract_recorder
         response = json.dumps({"tool": UNKNOWN_TOOL, "arguments": {"x": 1}})
         if getattr(driver, "on_unknown_tool", "passthrough") == "error":
             with pytest.raises(ToolNotFoundError) as info:
@@ -211,8 +213,9 @@ class DriverContractTests:
             json.dumps(dict(schema))  # the LLM and native exports need it as JSON
 
     def test_invalid_arguments_are_refused_and_nothing_runs(
-        self, driver: MCSDriver, recorder: _Recorder
+        self, driver: MCSDriver, mcs_contract_recorder: _Recorder
     ) -> None:
+        recorder = mcs_contract_recorder
         tool_driver = self._tool_driver(driver)
         for tool in tool_driver.list_tools():
             bad = _bad_arguments(tool)
@@ -233,8 +236,9 @@ class DriverContractTests:
     # ------------------------------------------------------------------ a real call
 
     def test_valid_call_executes(
-        self, driver: MCSDriver, valid_call: Any, recorder: _Recorder
+        self, driver: MCSDriver, valid_call: Any, mcs_contract_recorder: _Recorder
     ) -> None:
+        recorder = mcs_contract_recorder
         if valid_call is None:
             pytest.skip("no `valid_call` fixture: give one to check a real call")
         try:
