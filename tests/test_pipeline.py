@@ -388,12 +388,34 @@ def test_the_raised_error_chains_the_original_exception() -> None:
     assert isinstance(info.value.__cause__, ConnectionError)
 
 
-def test_keyboard_interrupt_is_not_swallowed() -> None:
+def test_keyboard_interrupt_fires_the_error_hook_and_is_not_swallowed() -> None:
+    journal = Journal()
+
     def interrupted(inv: Invocation) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_sync(invocation(), interrupted)
+        run_sync(invocation(), interrupted, controls=journal.controls())
+    assert journal.entries == ["hook:start", "hook:error"]
+    assert journal.events[-1].error is not None
+    assert "interrupted (KeyboardInterrupt)" in journal.events[-1].error.message
+
+
+async def test_a_cancelled_async_call_fires_the_error_hook_and_stays_cancelled() -> None:
+    journal = Journal()
+    started = asyncio.Event()
+
+    async def hang(inv: Invocation) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    task = asyncio.create_task(run_async(invocation(), hang, controls=journal.controls()))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert journal.entries == ["hook:start", "hook:error"]
+    assert "interrupted (CancelledError)" in journal.events[-1].error.message  # type: ignore[union-attr]
 
 
 def test_output_checks_turn_a_bad_result_into_an_error_after_the_call() -> None:
