@@ -171,9 +171,7 @@ def _bare_error(calls: list[ToolCall], error: ToolCallError) -> list[CallOutcome
 
 def _run_sync(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
     calls = parse_tool_calls(output)
-    if isinstance(driver, ToolDriver):
-        if not _claims(driver, calls):
-            return []
+    if isinstance(driver, ToolDriver) and _claims(driver, calls):
         outcomes = driver.run_llm_response(output, context=context)
         if len(outcomes) == len(calls):
             return outcomes
@@ -181,6 +179,8 @@ def _run_sync(driver: MCSDriver, output: Any, context: AgentContext) -> list[Cal
         # (and with native calls every call id needs an answer).
         ran = iter(outcomes)
         return [next(ran) if driver.get_tool(c.name) is not None else _not_found(driver, c) for c in calls]
+    # No call for its tools: the driver still gets the output through the bare contract
+    # (a toolbox chains it to members without a tool list; others hand it back unchanged).
     try:
         result = driver.process_llm_response(output, context=context)
     except ToolCallError as error:
@@ -190,9 +190,7 @@ def _run_sync(driver: MCSDriver, output: Any, context: AgentContext) -> list[Cal
 
 async def _run_async(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
     calls = parse_tool_calls(output)
-    if isinstance(driver, ToolDriver):
-        if not _claims(driver, calls):
-            return []
+    if isinstance(driver, ToolDriver) and _claims(driver, calls):
         outcomes: list[CallOutcome] = []
         for index, call in enumerate(calls):  # as run_llm_response does, on the async path
             ctx = context if index == 0 else context.with_request_id(f"{context.request_id}.{index}")

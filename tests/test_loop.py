@@ -298,3 +298,22 @@ def test_a_huge_result_is_cut_for_the_model_but_kept_in_the_outcomes() -> None:
     uncut = ScriptedModel(['{"tool": "big", "arguments": {}}', "done"])
     run_conversation(uncut, FunctionDriver([big]), QUESTION, max_result_chars=None)
     assert "y" * 100_000 in uncut.seen[1][-1]["content"]
+
+
+def test_a_toolbox_chains_outputs_to_its_bare_contract_members() -> None:
+    from mcs import Toolbox
+
+    box = Toolbox({"demo": DemoDriver(), "shouter": Shouter()})
+    model = ScriptedModel([WEATHER_CALL, "SHOUT done", "ok"])
+    result = run_conversation(model, box, QUESTION)
+    assert [o.result for o in result.outcomes][1] == "DONE"
+    assert result.outcomes[0].result["sky"] == "light rain"
+    assert result.answer == "ok"
+
+
+async def test_the_async_twin_chains_to_bare_contract_members_too() -> None:
+    from mcs import Toolbox
+
+    box = Toolbox({"demo": DemoDriver(), "shouter": Shouter()})
+    result = await arun_conversation(AsyncScriptedModel(["SHOUT hi", "ok"]), box, QUESTION)
+    assert result.outcomes[0].result == "HI"
