@@ -498,3 +498,25 @@ def test_a_driver_is_a_context_manager_that_closes() -> None:
     with Closing() as driver:
         assert isinstance(driver, Closing)
     assert closed == [True]
+
+
+async def test_async_outcomes_match_the_sync_ones() -> None:
+    response = call("balance", account="nobody")
+    sync_outcomes = Ledger().run_llm_response(response)
+    async_outcomes = await Ledger().arun_llm_response(response)
+    assert [o.to_dict() for o in async_outcomes] == [o.to_dict() for o in sync_outcomes]
+    assert await Ledger().arun_llm_response("no call") == []
+    [good] = await Ledger().arun_llm_response(call("credit", account="alice", amount="2"))
+    assert good.result == 12
+
+
+async def test_async_outcomes_report_unknown_tools_in_error_mode() -> None:
+    [outcome] = await Ledger(on_unknown_tool="error").arun_llm_response(call("withdraw"))
+    assert outcome.error is not None and outcome.error.code is ErrorCode.TOOL_NOT_FOUND
+
+
+@needs_several_calls
+async def test_async_outcomes_run_the_good_calls_and_report_the_bad(ledger: Ledger) -> None:
+    outcomes = await ledger.arun_llm_response(TWO_CALLS_ONE_BAD)
+    assert [o.ok for o in outcomes] == [True, False]
+    assert ledger.accounts["bob"] == 5
