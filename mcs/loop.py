@@ -18,7 +18,7 @@ caller can rely on:
   ``system_message=False`` (native function calling, where tools travel separately).
 * Every call in the output gets an answer the model can act on: its result, or its
   error (``{"error": CODE, "message": ...}``) when it was refused or failed, including
-  ``TOOL_NOT_FOUND`` for a made-up tool beside real ones. Errors never end the
+  ``TOOL_NOT_FOUND`` for a made-up tool beside real ones (listed after the others). Errors never end the
   conversation; the model gets to correct itself.
 * A huge result is cut to ``max_result_chars`` for the model (the context window is
   finite); the outcomes keep it whole.
@@ -141,11 +141,14 @@ def _start(driver: MCSDriver, messages: Sequence[Mapping[str, Any]], model: str 
     return transcript
 
 
-def _claims(driver: ToolDriver, calls: Sequence[ToolCall]) -> bool:
-    """Whether the output is for this driver (else the chaining rule ends the conversation)."""
-    return bool(calls) and (
-        driver.on_unknown_tool == "error" or any(driver.get_tool(c.name) is not None for c in calls)
-    )
+def _with_missing(driver: ToolDriver, outcomes: list[CallOutcome], calls: list[ToolCall]) -> list[CallOutcome]:
+    """Add ``TOOL_NOT_FOUND`` for calls beside the driver's own that name no tool of it.
+
+    A model that made up a tool should hear so, and with native calls every call id
+    needs an answer.
+    """
+    missing = [c for c in calls if driver.get_tool(c.name) is None and all(o.call != c for o in outcomes)]
+    return outcomes + [_not_found(driver, c) for c in missing]
 
 
 def _not_found(driver: ToolDriver, call: ToolCall) -> CallOutcome:
@@ -171,14 +174,10 @@ def _bare_error(calls: list[ToolCall], error: ToolCallError) -> list[CallOutcome
 
 def _run_sync(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
     calls = parse_tool_calls(output)
-    if isinstance(driver, ToolDriver) and _claims(driver, calls):
+    if isinstance(driver, ToolDriver):
         outcomes = driver.run_llm_response(output, context=context)
-        if len(outcomes) == len(calls):
-            return outcomes
-        # Calls the driver passed through: a model that named a missing tool should hear so
-        # (and with native calls every call id needs an answer).
-        ran = iter(outcomes)
-        return [next(ran) if driver.get_tool(c.name) is not None else _not_found(driver, c) for c in calls]
+        if outcomes:
+            return _with_missing(driver, outcomes, calls)
     # No call for its tools: the driver still gets the output through the bare contract
     # (a toolbox chains it to members without a tool list; others hand it back unchanged).
     try:
@@ -190,17 +189,10 @@ def _run_sync(driver: MCSDriver, output: Any, context: AgentContext) -> list[Cal
 
 async def _run_async(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
     calls = parse_tool_calls(output)
-    if isinstance(driver, ToolDriver) and _claims(driver, calls):
-        outcomes: list[CallOutcome] = []
-        for index, call in enumerate(calls):  # as run_llm_response does, on the async path
-            ctx = context if index == 0 else context.with_request_id(f"{context.request_id}.{index}")
-            try:
-                result = await driver.acall_tool(call.name, call.arguments, context=ctx)
-            except ToolCallError as error:
-                outcomes.append(CallOutcome(call, error=error))
-            else:
-                outcomes.append(CallOutcome(call, result=result))
-        return outcomes
+    if isinstance(driver, ToolDriver):
+        outcomes = await driver.arun_llm_response(output, context=context)
+        if outcomes:
+            return _with_missing(driver, outcomes, calls)
     try:
         result = await driver.aprocess_llm_response(output, context=context)
     except ToolCallError as error:
