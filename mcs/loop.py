@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcs.cli import to_jsonable
 from mcs.context import AgentContext
 from mcs.driver import CallOutcome, MCSDriver, ToolDriver
 from mcs.errors import ToolCallError
@@ -102,15 +103,7 @@ def _text_of(output: Any) -> str | None:
 
 
 def _to_json(value: Any) -> str:
-    def fallback(item: Any) -> Any:
-        dump = getattr(item, "model_dump", None)
-        if callable(dump):
-            return dump(mode="json")
-        if isinstance(item, bytes | bytearray):
-            return {"bytes": len(item)}
-        return str(item)
-
-    return json.dumps(value, default=fallback, ensure_ascii=False)
+    return json.dumps(to_jsonable(value), ensure_ascii=False)
 
 
 def _payload(outcome: CallOutcome) -> Any:
@@ -200,6 +193,40 @@ async def _run_async(driver: MCSDriver, output: Any, context: AgentContext) -> l
     return [] if result is output else _bare_outcomes(calls, result)
 
 
+class _Conversation:
+    """What both loops share; each turn: ask the model, record its output, run, feed back."""
+
+    def __init__(
+        self, driver: MCSDriver, messages: Sequence[Mapping[str, Any]], *, model: str | None,
+        max_turns: int, context: AgentContext | None, system_message: bool, max_result_chars: int | None,
+    ) -> None:
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.base = context or AgentContext(model=model)
+        self.transcript = _start(driver, messages, model, system_message)
+        self.limit = max_result_chars
+        self.outcomes: list[CallOutcome] = []
+        self.output: Any = None
+
+    def heard(self, output: Any, turn: int) -> AgentContext:
+        """Record the model's output; returns the context for this turn's calls."""
+        self.output = _normalise(output)
+        self.transcript.append(_assistant_message(self.output))
+        return self.base.with_request_id(f"{self.base.request_id}.t{turn}")
+
+    def ran(self, outcomes: list[CallOutcome], turn: int) -> ConversationResult | None:
+        """Feed the outcomes back, or end the conversation when nothing ran."""
+        if not outcomes:
+            return self.result(turn, "answer")
+        self.outcomes.extend(outcomes)
+        self.transcript.extend(_result_messages(outcomes, self.limit))
+        return None
+
+    def result(self, turns: int, stopped: StopReason) -> ConversationResult:
+        answer = _text_of(self.output) if stopped == "answer" else None
+        return ConversationResult(answer, self.output, self.transcript, self.outcomes, turns, stopped)
+
+
 def run_conversation(
     llm: LLM,
     driver: MCSDriver,
@@ -219,21 +246,14 @@ def run_conversation(
     saying so; ``outcomes`` keep it whole. Exceptions raised by ``llm`` itself propagate;
     tool errors never do.
     """
-    if max_turns < 1:
-        raise ValueError("max_turns must be at least 1")
-    base = context or AgentContext(model=model)
-    transcript = _start(driver, messages, model, system_message)
-    outcomes: list[CallOutcome] = []
-    output: Any = None
+    talk = _Conversation(driver, messages, model=model, max_turns=max_turns, context=context,
+                         system_message=system_message, max_result_chars=max_result_chars)
     for turn in range(1, max_turns + 1):
-        output = _normalise(llm(list(transcript)))
-        transcript.append(_assistant_message(output))
-        ran = _run_sync(driver, output, base.with_request_id(f"{base.request_id}.t{turn}"))
-        if not ran:
-            return ConversationResult(_text_of(output), output, transcript, outcomes, turn, "answer")
-        outcomes.extend(ran)
-        transcript.extend(_result_messages(ran, max_result_chars))
-    return ConversationResult(None, output, transcript, outcomes, max_turns, "max_turns")
+        turn_context = talk.heard(llm(list(talk.transcript)), turn)
+        ended = talk.ran(_run_sync(driver, talk.output, turn_context), turn)
+        if ended is not None:
+            return ended
+    return talk.result(max_turns, "max_turns")
 
 
 async def arun_conversation(
@@ -249,22 +269,15 @@ async def arun_conversation(
 ) -> ConversationResult:
     """Async twin of :func:`run_conversation`; ``llm`` may be a coroutine function.
 
-    Tools run through the driver's async path (``acall_tool`` / ``aprocess_llm_response``),
+    Tools run through the driver's async path (``arun_llm_response`` / ``aprocess_llm_response``),
     so the event loop is never blocked by a tool.
     """
-    if max_turns < 1:
-        raise ValueError("max_turns must be at least 1")
-    base = context or AgentContext(model=model)
-    transcript = _start(driver, messages, model, system_message)
-    outcomes: list[CallOutcome] = []
-    output: Any = None
+    talk = _Conversation(driver, messages, model=model, max_turns=max_turns, context=context,
+                         system_message=system_message, max_result_chars=max_result_chars)
     for turn in range(1, max_turns + 1):
-        reply = llm(list(transcript))
-        output = _normalise(await reply if inspect.isawaitable(reply) else reply)
-        transcript.append(_assistant_message(output))
-        ran = await _run_async(driver, output, base.with_request_id(f"{base.request_id}.t{turn}"))
-        if not ran:
-            return ConversationResult(_text_of(output), output, transcript, outcomes, turn, "answer")
-        outcomes.extend(ran)
-        transcript.extend(_result_messages(ran, max_result_chars))
-    return ConversationResult(None, output, transcript, outcomes, max_turns, "max_turns")
+        reply = llm(list(talk.transcript))
+        turn_context = talk.heard(await reply if inspect.isawaitable(reply) else reply, turn)
+        ended = talk.ran(await _run_async(driver, talk.output, turn_context), turn)
+        if ended is not None:
+            return ended
+    return talk.result(max_turns, "max_turns")
