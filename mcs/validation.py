@@ -45,24 +45,59 @@ def _without_patterns(node: Any) -> Any:
     return node
 
 
-def _types_of(schema: Any) -> set[str]:
+_MAX_REF_HOPS = 16
+_MAX_OPTION_DEPTH = 4
+
+
+def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
+    """Follow local references (``#/$defs/Inner``) to the schema they name."""
+    for _ in range(_MAX_REF_HOPS):
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return schema
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, Mapping) else None
+        schema = node
+    return None
+
+
+def _variants(schema: Any, root: Mapping[str, Any], depth: int = 0) -> list[Mapping[str, Any]]:
+    """``schema`` and its ``anyOf``/``oneOf``/``allOf`` options, references followed."""
+    schema = _resolve(schema, root)
     if not isinstance(schema, Mapping):
-        return set()
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return {declared}
-    if isinstance(declared, list):
-        return {t for t in declared if isinstance(t, str)}
+        return []
+    found = [schema]
+    if depth < _MAX_OPTION_DEPTH:
+        for key in ("anyOf", "oneOf", "allOf"):
+            for option in schema.get(key, ()) or ():
+                found.extend(_variants(option, root, depth + 1))
+    return found
+
+
+def _types_of(schema: Any, root: Mapping[str, Any]) -> set[str]:
     types: set[str] = set()
-    for key in ("anyOf", "oneOf"):
-        for option in schema.get(key, ()) or ():
-            types |= _types_of(option)
+    for variant in _variants(schema, root):
+        declared = variant.get("type")
+        if isinstance(declared, str):
+            types.add(declared)
+        elif isinstance(declared, list):
+            types |= {t for t in declared if isinstance(t, str)}
     return types
 
 
-def _coerce(value: Any, schema: Any) -> Any:
+def _member(schema: Any, root: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """The first ``properties`` or ``items`` among the schema's variants."""
+    for variant in _variants(schema, root):
+        found = variant.get(key)
+        if isinstance(found, Mapping):
+            return found
+    return None
+
+
+def _coerce(value: Any, schema: Any, root: Mapping[str, Any]) -> Any:
     """Repair one value toward ``schema`` where the reading is unambiguous; else return it."""
-    types = _types_of(schema)
+    types = _types_of(schema, root)
     if not types:
         return value
     if isinstance(value, str) and "string" not in types:
@@ -82,34 +117,33 @@ def _coerce(value: Any, schema: Any) -> Any:
             return text.lower() == "true"
         if types & {"array", "object"} and text[:1] in "[{":
             try:
-                return _coerce(json.loads(text), schema)
+                return _coerce(json.loads(text), schema, root)
             except ValueError:
                 return value
         if "null" in types and text.lower() in ("null", "none"):
             return None
         if types == {"array"}:
-            return _wrap_in_list(value, schema)
+            return _wrap_in_list(value, schema, root)
         return value
     if isinstance(value, float) and "integer" in types and "number" not in types and value.is_integer():
         return int(value)
-    if isinstance(value, dict) and isinstance(schema, Mapping):
-        properties = schema.get("properties")
-        if isinstance(properties, Mapping):
-            return {k: _coerce(v, properties.get(k)) for k, v in value.items()}
+    if isinstance(value, dict):
+        properties = _member(schema, root, "properties")
+        if properties is not None:
+            return {k: _coerce(v, properties.get(k), root) for k, v in value.items()}
         return value
-    if isinstance(value, list) and isinstance(schema, Mapping):
-        items = schema.get("items")
-        if isinstance(items, Mapping):
-            return [_coerce(v, items) for v in value]
+    if isinstance(value, list):
+        items = _member(schema, root, "items")
+        if items is not None:
+            return [_coerce(v, items, root) for v in value]
     if not isinstance(value, list) and types == {"array"}:
-        return _wrap_in_list(value, schema)
+        return _wrap_in_list(value, schema, root)
     return value
 
 
-def _wrap_in_list(value: Any, schema: Any) -> list[Any]:
+def _wrap_in_list(value: Any, schema: Any, root: Mapping[str, Any]) -> list[Any]:
     """A single value where a list was expected (``"tags": "a"`` for ``["a"]``)."""
-    items = schema.get("items") if isinstance(schema, Mapping) else None
-    return [_coerce(value, items)]
+    return [_coerce(value, _member(schema, root, "items"), root)]
 
 
 def _describe(value: Any) -> str:
@@ -218,7 +252,7 @@ class ArgumentValidator:
             )
         if self._validator.is_valid(arguments):
             return arguments
-        repaired = _coerce(copy.deepcopy(arguments), self._schema)
+        repaired = _coerce(copy.deepcopy(arguments), self._schema, self._schema)
         if self._validator.is_valid(repaired):
             return dict(repaired)
         raise self._error(repaired)
@@ -240,7 +274,7 @@ class ArgumentValidator:
                 missing = [name for name in self._schema.get("required", ()) if name not in arguments]
                 names = missing or [error.message]
                 for name in names:
-                    expected = _types_of(self._properties.get(name)) if isinstance(name, str) else set()
+                    expected = _types_of(self._properties.get(name), self._schema) if isinstance(name, str) else set()
                     hint = f" ({'/'.join(sorted(expected))})" if expected else ""
                     problems.append(f"missing required argument {name!r}{hint}")
                 fields.extend(str(n) for n in names)
