@@ -227,3 +227,46 @@ def test_a_huge_value_is_quoted_short_in_the_message(validator: Any) -> None:
         error = _refusal(validator, {"count": 1, "unit": value})
         assert len(error.message) < 500
         assert "argument 'unit'" in error.message
+
+
+NESTED: dict[str, Any] = {
+    "type": "object",
+    "$defs": {
+        "Inner": {"type": "object", "properties": {"n": {"type": "integer"},
+                                                   "tags": {"type": "array", "items": {"type": "string"}}},
+                  "required": ["n"]},
+        "Node": {"type": "object", "properties": {"value": {"type": "integer"},
+                                                  "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}},
+        "Loop": {"$ref": "#/$defs/Loop"},
+    },
+    "properties": {
+        "inner": {"$ref": "#/$defs/Inner"},
+        "maybe": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}]},
+        "described": {"allOf": [{"$ref": "#/$defs/Inner"}], "description": "pydantic v1 style"},
+        "tree": {"$ref": "#/$defs/Node"},
+        "loop": {"$ref": "#/$defs/Loop"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("given_args", "repaired"),
+    [
+        ({"inner": {"n": "5"}}, {"inner": {"n": 5}}),
+        ({"inner": '{"n": "5", "tags": "a"}'}, {"inner": {"n": 5, "tags": ["a"]}}),
+        ({"maybe": {"n": "2"}}, {"maybe": {"n": 2}}),
+        ({"maybe": "null"}, {"maybe": None}),
+        ({"described": {"n": "3"}}, {"described": {"n": 3}}),
+        ({"tree": {"value": "1", "children": [{"value": "2", "children": [{"value": "3"}]}]}},
+         {"tree": {"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]}}),
+    ],
+)
+def test_repairs_follow_references_and_options(given_args: dict[str, Any], repaired: dict[str, Any]) -> None:
+    assert compile_validator(NESTED, tool="t").validate(given_args) == repaired
+
+
+def test_a_reference_cycle_neither_hangs_nor_repairs() -> None:
+    validator = compile_validator(NESTED, tool="t")
+    assert validator.validate({"loop": {"anything": "1"}}) == {"loop": {"anything": "1"}}
+    error = _refusal_any(validator, {"inner": {"n": "many"}})
+    assert "inner.n" in error.message
