@@ -223,3 +223,27 @@ async def test_an_async_tool_over_its_deadline_is_cancelled() -> None:
 def test_result_objects_are_returned_raw() -> None:
     result: Any = FunctionDriver([get_customer]).call_tool("get_customer", {"customer_id": 1})
     assert isinstance(result, CustomerResponse)
+
+
+def test_the_model_cannot_supply_the_context_itself() -> None:
+    driver = FunctionDriver([plain, get_customer])
+    with pytest.raises(InvalidInputError, match="unexpected argument\\(s\\) 'ctx'"):
+        driver.call_tool("plain", {"text": "hi", "ctx": {"agent_id": "admin"}})
+    with pytest.raises(InvalidInputError, match="'ctx'"):
+        driver.call_tool("get_customer", {"customer_id": 1, "ctx": "admin"})
+
+
+def test_nested_models_get_the_same_repairs_as_top_level_arguments() -> None:
+    class Inner(BaseModel):
+        n: int
+
+    class Outer(BaseModel):
+        inner: Inner
+        maybe: Inner | None = None
+
+    @tool
+    def total(req: Outer) -> int:
+        """Sum the numbers."""
+        return req.inner.n + (req.maybe.n if req.maybe else 0)
+
+    assert FunctionDriver([total]).call_tool("total", {"inner": {"n": "2"}, "maybe": '{"n": "3"}'}) == 5
