@@ -233,17 +233,20 @@ def test_the_model_cannot_supply_the_context_itself() -> None:
         driver.call_tool("get_customer", {"customer_id": 1, "ctx": "admin"})
 
 
+class Inner(BaseModel):
+    n: int
+
+
+class Outer(BaseModel):
+    inner: Inner
+    maybe: Inner | None = None
+
+
+@tool
+def total(req: Outer) -> int:
+    """Sum the numbers."""
+    return req.inner.n + (req.maybe.n if req.maybe else 0)
+
+
 def test_nested_models_get_the_same_repairs_as_top_level_arguments() -> None:
-    class Inner(BaseModel):
-        n: int
-
-    class Outer(BaseModel):
-        inner: Inner
-        maybe: Inner | None = None
-
-    @tool
-    def total(req: Outer) -> int:
-        """Sum the numbers."""
-        return req.inner.n + (req.maybe.n if req.maybe else 0)
-
     assert FunctionDriver([total]).call_tool("total", {"inner": {"n": "2"}, "maybe": '{"n": "3"}'}) == 5
