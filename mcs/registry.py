@@ -4,8 +4,8 @@ Built-in drivers register exactly as third-party ones do. Nothing is imported un
 driver is loaded, so a plugin that fails to import never breaks :func:`available_drivers`
 (one whose target is malformed is warned about and skipped); loading a broken plugin
 raises :class:`~mcs.DriverNotFoundError` naming it, and :func:`load_driver` names the
-exact ``pip install`` when a driver or one of its dependencies is missing. ``MCS_DISABLE_DRIVERS`` (a comma list
-of names) switches plugins off.
+exact ``pip install`` when a driver or one of its dependencies is missing.
+``MCS_DISABLE_DRIVERS`` (a comma list of names) switches plugins off.
 """
 
 from __future__ import annotations
