@@ -3,7 +3,7 @@
     mcs drivers                              what is installed, and what is missing
     mcs describe DRIVER [-o k=v] [--model M] [--format text|openai|anthropic|gemini|mcp]
     mcs prompt DRIVER --model M [-o k=v]
-    mcs call DRIVER [-o k=v] [RESPONSE]      the LLM response from the argument or stdin
+    mcs call DRIVER [-o k=v] [-r RESPONSE]   the LLM response from -r or stdin
     mcs serve TARGET [--protocol mcp|rfc0001] [--transport stdio|http] [--host H] [--port N]
 
 ``DRIVER`` is a registered driver name, or ``--config FILE`` names several drivers (a
@@ -81,7 +81,10 @@ def build_driver(args: argparse.Namespace) -> MCSDriver:
         return Toolbox.from_config(args.config)
     if not args.driver:
         raise ConfigurationError("name a driver (see `mcs drivers`) or pass --config FILE")
-    return load_driver(args.driver, **options)
+    try:
+        return load_driver(args.driver, **options)
+    except TypeError as exc:  # an option the driver does not take, or of the wrong type
+        raise ConfigurationError(f"driver {args.driver!r} refused its options: {exc}") from exc
 
 
 def _add_driver_arguments(parser: argparse.ArgumentParser, *, positional: str = "driver") -> None:

@@ -22,7 +22,7 @@ import asyncio
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -468,18 +468,38 @@ class ToolDriver(MCSDriver):
         Never raises :class:`ToolCallError`; an empty list means the response held no call
         for this driver. Calls that fail validation get their error and the others still run.
         """
-        base = context or AgentContext()
         outcomes: list[CallOutcome] = []
-        for index, call in enumerate(parse_tool_calls(llm_response, known_names=self._known_names())):
-            if self.get_tool(call.name) is None and self.on_unknown_tool == "passthrough":
-                continue
-            ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
+        for call, ctx in self._claimed_calls(llm_response, context):
             try:
                 invocation = self.prepare(call, ctx)
                 outcomes.append(CallOutcome(call, result=self._run(invocation, self._handler(invocation.tool))))
             except ToolCallError as error:
                 outcomes.append(CallOutcome(call, error=error))
         return outcomes
+
+    async def arun_llm_response(
+        self, llm_response: Any, *, context: AgentContext | None = None
+    ) -> list[CallOutcome]:
+        """Async twin of :meth:`run_llm_response` (tools run on the async path)."""
+        outcomes: list[CallOutcome] = []
+        for call, ctx in self._claimed_calls(llm_response, context):
+            try:
+                invocation = self.prepare(call, ctx)
+                result = await self._arun(invocation, self._handler(invocation.tool))
+                outcomes.append(CallOutcome(call, result=result))
+            except ToolCallError as error:
+                outcomes.append(CallOutcome(call, error=error))
+        return outcomes
+
+    def _claimed_calls(
+        self, llm_response: Any, context: AgentContext | None
+    ) -> Iterator[tuple[ToolCall, AgentContext]]:
+        """The calls this driver answers for (all of them in error mode), each with its context."""
+        base = context or AgentContext()
+        for index, call in enumerate(parse_tool_calls(llm_response, known_names=self._known_names())):
+            if self.get_tool(call.name) is None and self.on_unknown_tool == "passthrough":
+                continue
+            yield call, base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
 
     # ----------------------------------------------------------------- controls
 

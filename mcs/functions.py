@@ -19,6 +19,7 @@ The function's return value is the raw result.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import uuid
 from collections.abc import Callable, Iterable
@@ -79,7 +80,7 @@ class FunctionTool(Generic[P, R]):
                     )
                 self._model_param = param.name
                 self.input_model: type[BaseModel] = annotation
-                break
+                continue  # the context parameter may come after the model
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[param.name] = (annotation, default)
         if self._model_param is None:
@@ -130,9 +131,15 @@ class FunctionTool(Generic[P, R]):
     def invoke(self, arguments: dict[str, Any], context: AgentContext) -> Any:
         """Call the function with validated ``arguments`` (and ``context`` if declared)."""
         result = self.func(**self._arguments(arguments, context))  # type: ignore[call-arg]
-        if inspect.isawaitable(result):
+        if not inspect.isawaitable(result):
+            return result
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
             return asyncio.run(_await(result))
-        return result
+        # The sync API was called from async code: this thread's loop is busy, use another.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as runner:
+            return runner.submit(asyncio.run, _await(result)).result()
 
     async def ainvoke(self, arguments: dict[str, Any], context: AgentContext) -> Any:
         kwargs = self._arguments(arguments, context)

@@ -11,6 +11,9 @@
 Guarantees a caller can rely on:
 
 * Policies run before any side effect; a denied call never reaches the driver.
+* Once ``on_execute_start`` fired, exactly one of ``on_execute_end`` /
+  ``on_execute_error`` fires, also when the call is cancelled or interrupted (the
+  ``CancelledError`` or ``KeyboardInterrupt`` then propagates unchanged).
 * Hooks observe, they cannot change: they receive an immutable :class:`ExecutionEvent`
   and a private copy of the result; what they return is ignored and what they raise is
   logged and swallowed, so a broken hook never breaks a call.
@@ -245,7 +248,9 @@ def run_sync(
         if check_output is not None:
             check_output(result)
     except BaseException as exc:
-        if not isinstance(exc, Exception):
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: report, never swallow
+            if event is not None:
+                _finish(controls, event, started, error=_interrupted(tool, exc))
             raise
         error = map_exception(exc, tool)
         if event is not None:
@@ -285,6 +290,10 @@ async def run_async(
                 ) from None
         if check_output is not None:
             check_output(result)
+    except asyncio.CancelledError as exc:  # the caller gave up: report, then let it propagate
+        if event is not None:
+            _finish(controls, event, started, error=_interrupted(tool, exc))
+        raise
     except Exception as exc:
         error = map_exception(exc, tool)
         if event is not None:
@@ -293,6 +302,10 @@ async def run_async(
     if event is not None:
         _finish(controls, event, started, result=result)
     return result
+
+
+def _interrupted(tool: str, exc: BaseException) -> ToolCallError:
+    return ExecutionError(f"{tool} was interrupted ({type(exc).__name__}) before it finished.", tool=tool)
 
 
 def _seconds(invocation: Invocation) -> str:

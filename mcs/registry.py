@@ -1,10 +1,11 @@
 """Driver discovery through the ``mcs.drivers`` entry-point group (DESIGN.md, section 8).
 
 Built-in drivers register exactly as third-party ones do. Nothing is imported until a
-driver is loaded; a plugin that fails to import is warned about and skipped by
-:func:`available_drivers`, and :func:`load_driver` names the exact ``pip install`` when
-a driver or one of its dependencies is missing. ``MCS_DISABLE_DRIVERS`` (a comma list
-of names) switches plugins off.
+driver is loaded, so a plugin that fails to import never breaks :func:`available_drivers`
+(one whose target is malformed is warned about and skipped); loading a broken plugin
+raises :class:`~mcs.DriverNotFoundError` naming it, and :func:`load_driver` names the
+exact ``pip install`` when a driver or one of its dependencies is missing.
+``MCS_DISABLE_DRIVERS`` (a comma list of names) switches plugins off.
 """
 
 from __future__ import annotations
@@ -61,6 +62,14 @@ def _entry_points() -> dict[str, metadata.EntryPoint]:
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry_point.name in disabled:
             continue
+        if not entry_point.pattern.match(entry_point.value):
+            warnings.warn(
+                f"the MCS driver plugin {entry_point.name!r} points at {entry_point.value!r}, "
+                "which is not 'module:attribute'; skipping it",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            continue
         if entry_point.name in found:
             warnings.warn(
                 f"two plugins register the MCS driver {entry_point.name!r}; "
@@ -77,7 +86,7 @@ def _distribution_of(entry_point: metadata.EntryPoint) -> tuple[str, str | None]
     dist = entry_point.dist
     if dist is None:
         return "unknown", None
-    return dist.metadata["Name"], dist.version
+    return dist.metadata["Name"] or "unknown", dist.version
 
 
 def available_drivers() -> list[DriverInfo]:
@@ -124,6 +133,12 @@ def driver_class(name: str) -> type[MCSDriver]:
         raise MissingDependencyError(
             f"the MCS driver {name!r} needs {missing!r}, which is not installed: {install}",
             install=install,
+        ) from exc
+    except Exception as exc:  # a broken plugin: name it instead of leaking its traceback
+        distribution, _ = _distribution_of(entry_point)
+        raise DriverNotFoundError(
+            f"the MCS driver plugin {name!r} ({entry_point.value}, from {distribution}) is "
+            f"broken: loading it raised {type(exc).__name__}: {exc}"
         ) from exc
     if not (isinstance(loaded, type) and issubclass(loaded, MCSDriver)):
         raise DriverNotFoundError(

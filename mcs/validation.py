@@ -8,13 +8,15 @@ message that names the argument, what was expected and what was got.
 
 Top-level arguments the schema does not declare are refused unless the schema sets
 ``additionalProperties`` itself: an unknown key must never become a flag, header or
-variable downstream (SECURITY.md, A4).
+variable downstream (SECURITY.md, A4). Text that is not valid Unicode (an unpaired
+surrogate from a broken ``\\ud800`` escape) is refused before it can reach a driver.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +25,7 @@ import jsonschema_rs
 from mcs.errors import ConfigurationError, InvalidInputError
 
 _MAX_REPORTED_ERRORS = 5
+_MAX_PROBLEM_CHARS = 300
 
 
 def _strict_top_level(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,24 +45,59 @@ def _without_patterns(node: Any) -> Any:
     return node
 
 
-def _types_of(schema: Any) -> set[str]:
+_MAX_REF_HOPS = 16
+_MAX_OPTION_DEPTH = 4
+
+
+def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
+    """Follow local references (``#/$defs/Inner``) to the schema they name."""
+    for _ in range(_MAX_REF_HOPS):
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return schema
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, Mapping) else None
+        schema = node
+    return None
+
+
+def _variants(schema: Any, root: Mapping[str, Any], depth: int = 0) -> list[Mapping[str, Any]]:
+    """``schema`` and its ``anyOf``/``oneOf``/``allOf`` options, references followed."""
+    schema = _resolve(schema, root)
     if not isinstance(schema, Mapping):
-        return set()
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return {declared}
-    if isinstance(declared, list):
-        return {t for t in declared if isinstance(t, str)}
+        return []
+    found = [schema]
+    if depth < _MAX_OPTION_DEPTH:
+        for key in ("anyOf", "oneOf", "allOf"):
+            for option in schema.get(key, ()) or ():
+                found.extend(_variants(option, root, depth + 1))
+    return found
+
+
+def _types_of(schema: Any, root: Mapping[str, Any]) -> set[str]:
     types: set[str] = set()
-    for key in ("anyOf", "oneOf"):
-        for option in schema.get(key, ()) or ():
-            types |= _types_of(option)
+    for variant in _variants(schema, root):
+        declared = variant.get("type")
+        if isinstance(declared, str):
+            types.add(declared)
+        elif isinstance(declared, list):
+            types |= {t for t in declared if isinstance(t, str)}
     return types
 
 
-def _coerce(value: Any, schema: Any) -> Any:
+def _member(schema: Any, root: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """The first ``properties`` or ``items`` among the schema's variants."""
+    for variant in _variants(schema, root):
+        found = variant.get(key)
+        if isinstance(found, Mapping):
+            return found
+    return None
+
+
+def _coerce(value: Any, schema: Any, root: Mapping[str, Any]) -> Any:
     """Repair one value toward ``schema`` where the reading is unambiguous; else return it."""
-    types = _types_of(schema)
+    types = _types_of(schema, root)
     if not types:
         return value
     if isinstance(value, str) and "string" not in types:
@@ -69,6 +107,8 @@ def _coerce(value: Any, schema: Any) -> Any:
                 number = float(text) if types == {"number"} or "." in text or "e" in text.lower() else int(text)
             except ValueError:
                 number = None
+            if isinstance(number, float) and not math.isfinite(number):
+                number = None  # "nan", "inf" or too many digits: no number the schema meant
             if number is not None:
                 if "integer" in types and isinstance(number, float) and number.is_integer():
                     return int(number)
@@ -77,38 +117,38 @@ def _coerce(value: Any, schema: Any) -> Any:
             return text.lower() == "true"
         if types & {"array", "object"} and text[:1] in "[{":
             try:
-                return _coerce(json.loads(text), schema)
+                return _coerce(json.loads(text), schema, root)
             except ValueError:
                 return value
         if "null" in types and text.lower() in ("null", "none"):
             return None
         if types == {"array"}:
-            return _wrap_in_list(value, schema)
+            return _wrap_in_list(value, schema, root)
         return value
     if isinstance(value, float) and "integer" in types and "number" not in types and value.is_integer():
         return int(value)
-    if isinstance(value, dict) and isinstance(schema, Mapping):
-        properties = schema.get("properties")
-        if isinstance(properties, Mapping):
-            return {k: _coerce(v, properties.get(k)) for k, v in value.items()}
+    if isinstance(value, dict):
+        properties = _member(schema, root, "properties")
+        if properties is not None:
+            return {k: _coerce(v, properties.get(k), root) for k, v in value.items()}
         return value
-    if isinstance(value, list) and isinstance(schema, Mapping):
-        items = schema.get("items")
-        if isinstance(items, Mapping):
-            return [_coerce(v, items) for v in value]
+    if isinstance(value, list):
+        items = _member(schema, root, "items")
+        if items is not None:
+            return [_coerce(v, items, root) for v in value]
     if not isinstance(value, list) and types == {"array"}:
-        return _wrap_in_list(value, schema)
+        return _wrap_in_list(value, schema, root)
     return value
 
 
-def _wrap_in_list(value: Any, schema: Any) -> list[Any]:
+def _wrap_in_list(value: Any, schema: Any, root: Mapping[str, Any]) -> list[Any]:
     """A single value where a list was expected (``"tags": "a"`` for ``["a"]``)."""
-    items = schema.get("items") if isinstance(schema, Mapping) else None
-    return [_coerce(value, items)]
+    return [_coerce(value, _member(schema, root, "items"), root)]
 
 
 def _describe(value: Any) -> str:
     text = json.dumps(value, default=str, ensure_ascii=False)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # unpaired surrogates
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -119,6 +159,51 @@ def _location(path: list[Any]) -> str:
     for item in path[1:]:
         parts.append(f"[{item}]" if isinstance(item, int) else f".{item}")
     return "argument '" + "".join(parts) + "'"
+
+
+def _is_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate: not Unicode text, cannot be sent on
+        return False
+    return True
+
+
+def _bad_text_at(value: Any) -> list[Any] | None:
+    """The path of the first string or key that is not valid Unicode text, else ``None``."""
+    if isinstance(value, str):
+        return None if _is_text(value) else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and not _is_text(key):
+                return [key]
+            inner = _bad_text_at(item)
+            if inner is not None:
+                return [key, *inner]
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            inner = _bad_text_at(item)
+            if inner is not None:
+                return [index, *inner]
+    return None
+
+
+def _printable(path: list[Any]) -> list[Any]:
+    return [p.encode("utf-8", "backslashreplace").decode() if isinstance(p, str) else p for p in path]
+
+
+def _bounded_message(error: Any) -> str:
+    """The validator's message with the offending value quoted short (it can be megabytes)."""
+    message = str(error.message)
+    try:
+        quoted = json.dumps(error.instance, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        quoted = None
+    if quoted is not None and len(quoted) > 60 and message.startswith(quoted):
+        message = _describe(error.instance) + message[len(quoted):]
+    return message if len(message) <= _MAX_PROBLEM_CHARS else message[: _MAX_PROBLEM_CHARS - 3] + "..."
 
 
 class ArgumentValidator:
@@ -156,9 +241,18 @@ class ArgumentValidator:
                 f"The arguments of {self._tool} must be a JSON object, got {_describe(arguments)}.",
                 tool=self._tool,
             )
+        bad_text = _bad_text_at(arguments)
+        if bad_text is not None:
+            where = _printable(bad_text)
+            raise InvalidInputError(
+                f"Invalid arguments for {self._tool}: {_location(where)} is not valid Unicode "
+                "text (it holds an unpaired surrogate); send it as plain UTF-8 text.",
+                tool=self._tool,
+                details={"fields": [".".join(str(p) for p in where)]},
+            )
         if self._validator.is_valid(arguments):
             return arguments
-        repaired = _coerce(copy.deepcopy(arguments), self._schema)
+        repaired = _coerce(copy.deepcopy(arguments), self._schema, self._schema)
         if self._validator.is_valid(repaired):
             return dict(repaired)
         raise self._error(repaired)
@@ -180,12 +274,12 @@ class ArgumentValidator:
                 missing = [name for name in self._schema.get("required", ()) if name not in arguments]
                 names = missing or [error.message]
                 for name in names:
-                    expected = _types_of(self._properties.get(name)) if isinstance(name, str) else set()
+                    expected = _types_of(self._properties.get(name), self._schema) if isinstance(name, str) else set()
                     hint = f" ({'/'.join(sorted(expected))})" if expected else ""
                     problems.append(f"missing required argument {name!r}{hint}")
                 fields.extend(str(n) for n in names)
             else:
-                problems.append(f"{_location(path)}: {error.message}")
+                problems.append(f"{_location(path)}: {_bounded_message(error)}")
                 if path:
                     fields.append(".".join(str(p) for p in path))
             if len(problems) >= _MAX_REPORTED_ERRORS:

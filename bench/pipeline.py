@@ -1,0 +1,86 @@
+"""Pipeline overhead: a no-op tool through MCS against calling the function directly.
+
+Bar: the median overhead of parse + validate + policy + hooks is at most 50 µs.
+
+Measured, each with one policy and one start/end hook registered on the driver:
+* ``process_llm_response(canonical JSON)``: parse, resolve, validate, policy, hooks, call;
+* ``call_tool(name, args)``: the same without parsing;
+each with ``timeout=None`` (the call runs on the caller's thread) and with the default
+``timeout=30`` (a sync tool runs on a worker thread so the deadline can be enforced).
+The baseline is the plain Python call ``noop(a=1, b="x")`` in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from mcs import AgentContext, FunctionDriver, PolicyDecision, tool
+
+BAR_US = 50.0
+ROUNDS = 2000
+WARMUP = 200
+
+
+@tool
+def noop(a: int, b: str = "x") -> None:
+    """Do nothing."""
+
+
+def _driver(timeout: float | None) -> FunctionDriver:
+    driver = FunctionDriver([noop], timeout=timeout)
+    driver.add_policy(lambda ctx, name, args: PolicyDecision.allow())
+    driver.on_execute_start(lambda event: None)
+    driver.on_execute_end(lambda event: None)
+    return driver
+
+
+def _median_us(run: Callable[[], Any], rounds: int = ROUNDS) -> float:
+    for _ in range(WARMUP):
+        run()
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter_ns()
+        run()
+        samples.append(time.perf_counter_ns() - started)
+    return statistics.median(samples) / 1000.0
+
+
+def measure() -> dict[str, float]:
+    """Median microseconds per call for the baseline and each MCS path."""
+    response = json.dumps({"tool": "noop", "arguments": {"a": 1, "b": "x"}})
+    context = AgentContext(agent_id="bench")
+    results = {"direct call": _median_us(lambda: noop.func(a=1, b="x"))}
+    for label, timeout in (("timeout=None", None), ("timeout=30 (default)", 30.0)):
+        driver = _driver(timeout)
+        results[f"process_llm_response, {label}"] = _median_us(
+            lambda d=driver: d.process_llm_response(response, context=context)  # type: ignore[misc]
+        )
+        results[f"call_tool, {label}"] = _median_us(
+            lambda d=driver: d.call_tool("noop", {"a": 1, "b": "x"}, context=context)  # type: ignore[misc]
+        )
+    return results
+
+
+def main() -> None:
+    results = measure()
+    baseline = results["direct call"]
+    print(f"{'path':<46} {'median µs':>10} {'overhead µs':>12}  bar {BAR_US:g} µs")
+    for label, median in results.items():
+        if label == "direct call":
+            print(f"{label:<46} {median:>10.2f} {'-':>12}")
+            continue
+        overhead = median - baseline
+        verdict = "ok" if overhead <= BAR_US else "OVER"
+        print(f"{label:<46} {median:>10.2f} {overhead:>12.2f}  {verdict}")
+    hop = results["call_tool, timeout=30 (default)"] - results["call_tool, timeout=None"]
+    parse = results["process_llm_response, timeout=None"] - results["call_tool, timeout=None"]
+    print(f"of which: parsing {parse:.2f} µs; the worker-thread hop for the deadline {hop:.2f} µs")
+    print(f"({ROUNDS} rounds each after {WARMUP} warm-up calls; one policy, a start and an end hook)")
+
+
+if __name__ == "__main__":
+    main()

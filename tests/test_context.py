@@ -1,0 +1,54 @@
+"""AgentContext is immutable and PolicyDecision carries a readable reason."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mcs.context import AgentContext, PolicyDecision
+
+
+def test_defaults_identify_an_anonymous_agent_with_a_fresh_request_id() -> None:
+    first, second = AgentContext(), AgentContext()
+    assert first.agent_id == "anonymous"
+    assert first.model is None
+    assert len(first.request_id) == 32
+    assert first.request_id != second.request_id
+
+
+def test_context_fields_cannot_be_reassigned() -> None:
+    context = AgentContext(agent_id="a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        context.agent_id = "b"  # type: ignore[misc]
+
+
+def test_metadata_is_a_read_only_copy() -> None:
+    source = {"tenant": "acme"}
+    context = AgentContext(metadata=source)
+    source["tenant"] = "evil"
+    assert context.metadata["tenant"] == "acme"
+    with pytest.raises(TypeError):
+        context.metadata["tenant"] = "evil"  # type: ignore[index]
+
+
+def test_with_request_id_keeps_identity_and_changes_the_request() -> None:
+    context = AgentContext(agent_id="a", model="gpt-4o", metadata={"k": "v"})
+    fresh = context.with_request_id()
+    named = context.with_request_id("req-2")
+    assert (fresh.agent_id, fresh.model, dict(fresh.metadata)) == ("a", "gpt-4o", {"k": "v"})
+    assert fresh.request_id != context.request_id
+    assert named.request_id == "req-2"
+
+
+def test_allow_and_deny() -> None:
+    assert PolicyDecision.allow().allowed is True
+    assert PolicyDecision.allow() is PolicyDecision.allow()
+    denial = PolicyDecision.deny("only read-only tools after 18:00")
+    assert denial.allowed is False
+    assert denial.reason == "only read-only tools after 18:00"
+
+
+def test_a_denial_needs_a_reason() -> None:
+    with pytest.raises(ValueError, match="reason"):
+        PolicyDecision.deny("")

@@ -1,0 +1,252 @@
+"""Typed Python functions as tools, and FunctionDriver."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from mcs import AgentContext, FunctionDriver, FunctionTool, tool
+from mcs.errors import ConfigurationError, ErrorCode, ExecutionError, InvalidInputError
+
+
+class CustomerRequest(BaseModel):
+    customer_id: int = Field(description="The customer's numeric id.")
+    include_orders: bool = False
+
+
+class CustomerResponse(BaseModel):
+    name: str
+    orders: int
+
+
+@tool(name="get_customer", annotations={"readOnlyHint": True})
+def get_customer(req: CustomerRequest, ctx: AgentContext) -> CustomerResponse:
+    """Fetch one customer."""
+    return CustomerResponse(name=f"customer {req.customer_id} for {ctx.agent_id}",
+                            orders=3 if req.include_orders else 0)
+
+
+@tool
+def add(a: int, b: int = 1) -> int:
+    """Add two integers.
+
+    More text that stays in the description.
+    """
+    return a + b
+
+
+@tool
+async def slow_echo(text: str) -> str:
+    """Echo text, asynchronously."""
+    await asyncio.sleep(0)
+    return text
+
+
+def plain(text: str, ctx: AgentContext) -> dict[str, str]:
+    return {"text": text, "agent": ctx.agent_id}
+
+
+def test_a_decorated_function_stays_callable() -> None:
+    assert add(2, 3) == 5
+    assert isinstance(add, FunctionTool)
+    assert add.func.__name__ == "add"
+
+
+def test_plain_parameters_become_the_input_schema() -> None:
+    schema = add.tool.input_schema
+    assert schema["type"] == "object"
+    assert schema["properties"]["a"]["type"] == "integer"
+    assert schema["properties"]["b"]["default"] == 1
+    assert schema["required"] == ["a"]
+    assert "title" not in schema
+
+
+def test_the_docstring_is_the_description_and_the_return_type_the_output_schema() -> None:
+    assert add.tool.description.startswith("Add two integers.")
+    assert "More text" in add.tool.description
+    assert add.tool.output_schema == {"type": "integer"}
+    assert FunctionTool(lambda: None).tool.output_schema is None
+
+
+def test_a_pydantic_model_parameter_gives_its_fields_as_arguments() -> None:
+    schema = get_customer.tool.input_schema
+    assert set(schema["properties"]) == {"customer_id", "include_orders"}
+    assert schema["properties"]["customer_id"]["description"] == "The customer's numeric id."
+    assert get_customer.tool.output_schema is not None
+    assert get_customer.tool.annotations == {"readOnlyHint": True}
+
+
+def test_the_context_parameter_is_injected_and_never_shown() -> None:
+    for function in (get_customer, FunctionTool(plain)):
+        assert "ctx" not in function.tool.input_schema.get("properties", {})
+    driver = FunctionDriver([get_customer, plain])
+    ctx = AgentContext(agent_id="support-bot")
+    result = driver.call_tool("get_customer", {"customer_id": "7", "include_orders": "true"}, context=ctx)
+    assert result == CustomerResponse(name="customer 7 for support-bot", orders=3)
+    assert driver.call_tool("plain", {"text": "hi"}, context=ctx) == {"text": "hi", "agent": "support-bot"}
+
+
+def test_names_and_descriptions_can_be_given() -> None:
+    named = tool(name="math.add", description="Sum.")(lambda a, b: a + b)
+    assert named.tool.name == "math_add"
+    assert named.tool.original_name == "math.add"
+    assert named.tool.description == "Sum."
+    assert FunctionDriver([named]).process_llm_response('{"tool": "math.add", "arguments": {"a": 1, "b": 2}}') == 3
+
+
+def test_star_arguments_are_refused() -> None:
+    def star(*values: int) -> int:
+        return sum(values)
+
+    def keywords(**values: int) -> int:
+        return len(values)
+
+    for function in (star, keywords):
+        with pytest.raises(ConfigurationError, match=r"\*args or \*\*kwargs"):
+            FunctionTool(function)
+
+
+def test_a_model_parameter_must_be_the_only_argument() -> None:
+    def mixed(req: CustomerRequest, extra: int) -> None:
+        return None
+
+    with pytest.raises(ConfigurationError, match="only argument"):
+        FunctionTool(mixed)
+
+
+def test_two_tools_with_one_name_are_refused() -> None:
+    driver = FunctionDriver([add])
+    with pytest.raises(ConfigurationError, match="already registered"):
+        driver.add(tool(name="add")(lambda: 0))
+
+
+def test_adding_a_function_later_refreshes_the_tools() -> None:
+    driver = FunctionDriver([add])
+    assert driver.get_tool("plain") is None
+    wrapped = driver.add(plain)
+    assert isinstance(wrapped, FunctionTool)
+    assert driver.get_tool("plain") is not None
+
+
+def test_the_driver_meta_is_stable_per_name() -> None:
+    assert FunctionDriver(name="x").meta.id == FunctionDriver(name="x").meta.id
+    assert FunctionDriver(name="x").meta.id != FunctionDriver(name="y").meta.id
+    meta = FunctionDriver().meta
+    assert (meta.name, meta.protocol, meta.capabilities) == ("functions", "Python", ("healthcheck",))
+
+
+def test_healthcheck_reports_the_tool_count() -> None:
+    driver = FunctionDriver([add, plain])
+    assert driver.supports("healthcheck")
+    assert driver.healthcheck() == {"status": "ok", "tools": 2}
+
+
+def test_arguments_the_function_type_refuses_are_invalid_input() -> None:
+    driver = FunctionDriver([get_customer])
+    with pytest.raises(InvalidInputError) as info:
+        driver.call_tool("get_customer", {"customer_id": "seven"})
+    assert info.value.code is ErrorCode.INVALID_INPUT
+    assert "customer_id" in info.value.message
+
+
+def test_a_function_that_raises_is_an_execution_error() -> None:
+    def divide(a: int, b: int) -> float:
+        return a / b
+
+    with pytest.raises(ExecutionError, match=r"divide failed \(ZeroDivisionError\): division by zero"):
+        FunctionDriver([divide]).call_tool("divide", {"a": 1, "b": 0})
+
+
+def test_a_prefixed_driver_still_finds_its_functions() -> None:
+    driver = FunctionDriver([add], prefix="calc")
+    assert [t.name for t in driver.list_tools()] == ["calc_add"]
+    assert driver.call_tool("calc_add", {"a": 1, "b": 2}) == 3
+
+
+def test_sync_tools_run_on_a_worker_thread_under_the_default_timeout() -> None:
+    seen: list[str] = []
+
+    def where() -> None:
+        seen.append(threading.current_thread().name)
+
+    FunctionDriver([where]).call_tool("where")
+    FunctionDriver([where], timeout=None).call_tool("where")
+    assert seen[0].startswith("mcs-tool")
+    assert seen[1] == threading.current_thread().name
+
+
+def test_an_async_tool_runs_through_the_sync_api() -> None:
+    assert FunctionDriver([slow_echo]).call_tool("slow_echo", {"text": "a"}) == "a"
+    assert FunctionDriver([slow_echo], timeout=None).call_tool("slow_echo", {"text": "b"}) == "b"
+
+
+async def test_an_async_tool_runs_through_the_sync_api_inside_a_running_loop() -> None:
+    assert FunctionDriver([slow_echo], timeout=None).call_tool("slow_echo", {"text": "c"}) == "c"
+
+
+async def test_an_async_tool_is_awaited_on_the_async_path() -> None:
+    driver = FunctionDriver([slow_echo, add])
+    assert await driver.acall_tool("slow_echo", {"text": "x"}) == "x"
+    assert await driver.aprocess_llm_response('{"tool": "add", "arguments": {"a": 2}}') == 3
+
+
+async def test_a_sync_tool_on_the_async_path_runs_off_the_event_loop() -> None:
+    seen: list[str] = []
+
+    def where() -> None:
+        seen.append(threading.current_thread().name)
+
+    await FunctionDriver([where]).acall_tool("where")
+    assert seen[0] != threading.current_thread().name
+
+
+async def test_an_async_tool_over_its_deadline_is_cancelled() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def hang() -> None:
+        """Never finishes."""
+        started.set()
+        await asyncio.Event().wait()
+
+    from mcs.errors import ToolTimeoutError
+
+    with pytest.raises(ToolTimeoutError):
+        await FunctionDriver([hang], timeout=0.05).acall_tool("hang")
+    assert started.is_set()
+
+
+def test_result_objects_are_returned_raw() -> None:
+    result: Any = FunctionDriver([get_customer]).call_tool("get_customer", {"customer_id": 1})
+    assert isinstance(result, CustomerResponse)
+
+
+def test_the_model_cannot_supply_the_context_itself() -> None:
+    driver = FunctionDriver([plain, get_customer])
+    with pytest.raises(InvalidInputError, match="unexpected argument\\(s\\) 'ctx'"):
+        driver.call_tool("plain", {"text": "hi", "ctx": {"agent_id": "admin"}})
+    with pytest.raises(InvalidInputError, match="'ctx'"):
+        driver.call_tool("get_customer", {"customer_id": 1, "ctx": "admin"})
+
+
+class Inner(BaseModel):
+    n: int
+
+
+class Outer(BaseModel):
+    inner: Inner
+    maybe: Inner | None = None
+
+
+@tool
+def total(req: Outer) -> int:
+    """Sum the numbers."""
+    return req.inner.n + (req.maybe.n if req.maybe else 0)
+
+
+def test_nested_models_get_the_same_repairs_as_top_level_arguments() -> None:
+    assert FunctionDriver([total]).call_tool("total", {"inner": {"n": "2"}, "maybe": '{"n": "3"}'}) == 5

@@ -1,0 +1,436 @@
+"""The shared pipeline: policies, hooks, deadlines and error mapping."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from mcs.context import AgentContext, PolicyDecision
+from mcs.errors import (
+    ErrorCode,
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolCallError,
+    ToolTimeoutError,
+)
+from mcs.pipeline import Controls, ExecutionEvent, Invocation, map_exception, run_async, run_sync
+from mcs.tools import Tool
+
+TOOL = Tool(name="transfer", input_schema={"type": "object", "properties": {"amount": {"type": "integer"}}})
+
+
+def invocation(timeout: float | None = None, **arguments: Any) -> Invocation:
+    return Invocation(
+        tool=TOOL,
+        arguments=dict(arguments or {"amount": 5}),
+        context=AgentContext(agent_id="agent-7"),
+        deadline=time.monotonic() + timeout if timeout is not None else None,
+        timeout=timeout,
+    )
+
+
+class Journal:
+    """Records what happens, in order, across policies, hooks and the tool."""
+
+    def __init__(self) -> None:
+        self.entries: list[str] = []
+        self.events: list[ExecutionEvent] = []
+
+    def policy(self, name: str, decision: PolicyDecision) -> Any:
+        def check(context: AgentContext, tool: str, args: Mapping[str, Any]) -> PolicyDecision:
+            self.entries.append(f"policy:{name}")
+            return decision
+
+        return check
+
+    def hook(self, name: str) -> Any:
+        def record(event: ExecutionEvent) -> None:
+            self.entries.append(f"hook:{name}")
+            self.events.append(event)
+
+        return record
+
+    def tool(self, result: Any = "done") -> Any:
+        def call(inv: Invocation) -> Any:
+            self.entries.append("tool")
+            return result
+
+        return call
+
+    def controls(self) -> Controls:
+        controls = Controls()
+        controls.on_execute_start(self.hook("start"))
+        controls.on_execute_end(self.hook("end"))
+        controls.on_execute_error(self.hook("error"))
+        return controls
+
+
+# ---------------------------------------------------------------------- policies
+
+
+def test_every_policy_must_allow_before_the_tool_runs() -> None:
+    journal = Journal()
+    controls = journal.controls()
+    controls.add_policy(journal.policy("a", PolicyDecision.allow()))
+    controls.add_policy(journal.policy("b", PolicyDecision.allow()))
+    assert run_sync(invocation(), journal.tool(), controls=controls) == "done"
+    assert journal.entries == ["policy:a", "policy:b", "hook:start", "tool", "hook:end"]
+
+
+def test_the_first_denial_stops_the_call_before_any_hook_or_side_effect() -> None:
+    journal = Journal()
+    controls = journal.controls()
+    controls.add_policy(journal.policy("a", PolicyDecision.allow()))
+    controls.add_policy(journal.policy("b", PolicyDecision.deny("transfers above 0 need approval")))
+    controls.add_policy(journal.policy("c", PolicyDecision.allow()))
+    with pytest.raises(PolicyDeniedError) as info:
+        run_sync(invocation(), journal.tool(), controls=controls)
+    assert info.value.code is ErrorCode.POLICY_DENIED
+    assert "transfers above 0 need approval" in info.value.message
+    assert info.value.tool == "transfer"
+    assert journal.entries == ["policy:a", "policy:b"]
+
+
+def test_policies_receive_context_tool_and_read_only_arguments() -> None:
+    seen: list[tuple[AgentContext, str, Mapping[str, Any]]] = []
+    controls = Controls()
+
+    @controls.add_policy
+    def check(context: AgentContext, tool: str, args: Mapping[str, Any]) -> PolicyDecision:
+        seen.append((context, tool, args))
+        with pytest.raises(TypeError):
+            args["amount"] = 10**9  # type: ignore[index]
+        return PolicyDecision.allow()
+
+    call = invocation()
+    run_sync(call, lambda inv: inv.arguments["amount"], controls=controls)
+    assert seen[0][0].agent_id == "agent-7"
+    assert seen[0][1] == "transfer"
+    assert dict(seen[0][2]) == {"amount": 5}
+
+
+def test_a_policy_that_raises_denies_without_leaking_its_text(caplog: pytest.LogCaptureFixture) -> None:
+    controls = Controls()
+    controls.add_policy(lambda c, t, a: 1 / 0)
+    ran: list[bool] = []
+    with caplog.at_level(logging.ERROR, "mcs.pipeline"), pytest.raises(PolicyDeniedError) as info:
+        run_sync(invocation(), lambda inv: ran.append(True), controls=controls)
+    assert "could not decide (ZeroDivisionError)" in info.value.message
+    assert "division by zero" not in info.value.message
+    assert ran == []
+    assert "policy" in caplog.text
+
+
+def test_a_policy_that_returns_no_decision_denies() -> None:
+    controls = Controls()
+    controls.add_policy(lambda c, t, a: True)
+    with pytest.raises(PolicyDeniedError, match="no PolicyDecision"):
+        run_sync(invocation(), lambda inv: "ran", controls=controls)
+
+
+async def test_policies_run_on_the_async_path_too() -> None:
+    journal = Journal()
+    controls = journal.controls()
+    controls.add_policy(journal.policy("no", PolicyDecision.deny("closed")))
+
+    async def call(inv: Invocation) -> str:
+        journal.entries.append("tool")
+        return "ran"
+
+    with pytest.raises(PolicyDeniedError, match="closed"):
+        await run_async(invocation(), call, controls=controls)
+    assert journal.entries == ["policy:no"]
+
+
+def test_outer_controls_run_before_inner_ones() -> None:
+    journal = Journal()
+    outer, inner = Controls(), Controls()
+    outer.add_policy(journal.policy("outer", PolicyDecision.allow()))
+    inner.add_policy(journal.policy("inner", PolicyDecision.allow()))
+    outer.on_execute_start(journal.hook("outer-start"))
+    inner.on_execute_start(journal.hook("inner-start"))
+    run_sync(invocation(), journal.tool(), controls=outer + inner)
+    assert journal.entries == ["policy:outer", "policy:inner", "hook:outer-start", "hook:inner-start", "tool"]
+
+
+# ---------------------------------------------------------------------- hooks
+
+
+def test_a_successful_call_fires_start_then_end_once() -> None:
+    journal = Journal()
+    run_sync(invocation(), journal.tool({"id": 1}), controls=journal.controls())
+    assert journal.entries == ["hook:start", "tool", "hook:end"]
+    start, end = journal.events
+    assert start.result is None and start.duration_ms is None
+    assert end.result == {"id": 1}
+    assert end.error is None
+    assert end.duration_ms is not None and end.duration_ms >= 0
+    assert end.context.agent_id == "agent-7" and end.tool == "transfer"
+
+
+def test_a_failing_call_fires_start_then_error_once() -> None:
+    journal = Journal()
+
+    def broken(inv: Invocation) -> None:
+        journal.entries.append("tool")
+        raise ConnectionError("connection refused")
+
+    with pytest.raises(ExecutionError):
+        run_sync(invocation(), broken, controls=journal.controls())
+    assert journal.entries == ["hook:start", "tool", "hook:error"]
+    error_event = journal.events[-1]
+    assert isinstance(error_event.error, ExecutionError)
+    assert error_event.result is None
+
+
+async def test_async_calls_fire_exactly_one_terminal_hook() -> None:
+    journal = Journal()
+
+    async def ok(inv: Invocation) -> int:
+        return 1
+
+    async def broken(inv: Invocation) -> int:
+        raise ValueError("bad")
+
+    controls = journal.controls()
+    assert await run_async(invocation(), ok, controls=controls) == 1
+    with pytest.raises(ExecutionError):
+        await run_async(invocation(), broken, controls=controls)
+    assert journal.entries == ["hook:start", "hook:end", "hook:start", "hook:error"]
+
+
+def test_hooks_cannot_change_the_result_or_the_arguments() -> None:
+    controls = Controls()
+    result = {"balance": 100, "items": [1, 2]}
+
+    @controls.on_execute_end
+    def tamper(event: ExecutionEvent) -> dict[str, Any]:
+        event.result["balance"] = 0
+        event.result["items"].append(666)
+        with pytest.raises(TypeError):
+            event.arguments["amount"] = 10**9  # type: ignore[index]
+        with pytest.raises(AttributeError):
+            event.result = "other"  # type: ignore[misc]
+        return {"balance": -1}
+
+    seen: list[dict[str, Any]] = []
+
+    def tool(inv: Invocation) -> dict[str, Any]:
+        seen.append(inv.arguments)
+        return result
+
+    returned = run_sync(invocation(), tool, controls=controls)
+    assert returned is result
+    assert returned == {"balance": 100, "items": [1, 2]}
+
+
+def test_a_start_hook_cannot_change_the_arguments_the_tool_gets() -> None:
+    controls = Controls()
+
+    @controls.on_execute_start
+    def tamper(event: ExecutionEvent) -> None:
+        event.arguments["to"].append("attacker")
+        with pytest.raises(TypeError):
+            event.arguments["amount"] = 0  # type: ignore[index]
+
+    call = invocation(amount=5, to=["alice"])
+    assert run_sync(call, lambda inv: dict(inv.arguments), controls=controls) == {"amount": 5, "to": ["alice"]}
+
+
+def test_a_failing_hook_does_not_break_the_call(caplog: pytest.LogCaptureFixture) -> None:
+    journal = Journal()
+    controls = Controls()
+
+    def explode(event: ExecutionEvent) -> None:
+        raise RuntimeError("hook bug")
+
+    for register in (controls.on_execute_start, controls.on_execute_end):
+        register(explode)
+    controls.on_execute_end(journal.hook("end-after-broken"))
+    with caplog.at_level(logging.ERROR, "mcs.pipeline"):
+        assert run_sync(invocation(), journal.tool("ok"), controls=controls) == "ok"
+    assert journal.entries == ["tool", "hook:end-after-broken"]
+    assert caplog.text.count("hook") >= 2
+
+
+def test_a_failing_error_hook_keeps_the_original_error() -> None:
+    controls = Controls()
+    controls.on_execute_error(lambda event: 1 / 0)
+
+    def broken(inv: Invocation) -> None:
+        raise InvalidInputError("amount must be positive")
+
+    with pytest.raises(InvalidInputError, match="amount must be positive"):
+        run_sync(invocation(), broken, controls=controls)
+
+
+def test_a_result_that_cannot_be_copied_still_reaches_hooks_and_caller() -> None:
+    lock = threading.Lock()
+    seen: list[Any] = []
+    controls = Controls()
+    controls.on_execute_end(lambda event: seen.append(event.result))
+    assert run_sync(invocation(), lambda inv: lock, controls=controls) is lock
+    assert seen == [lock]
+
+
+# ---------------------------------------------------------------------- deadlines
+
+
+def test_a_sync_call_over_its_deadline_times_out_on_a_worker_thread() -> None:
+    release = threading.Event()
+    journal = Journal()
+
+    def slow(inv: Invocation) -> str:
+        journal.entries.append(threading.current_thread().name)
+        release.wait(5)
+        return "late"
+
+    try:
+        with pytest.raises(ToolTimeoutError) as info:
+            run_sync(invocation(timeout=0.05), slow, controls=journal.controls())
+    finally:
+        release.set()
+    assert info.value.code is ErrorCode.TIMEOUT
+    assert "within 0.05 s" in info.value.message
+    assert journal.entries[0] == "hook:start"
+    assert journal.entries[1].startswith("mcs-tool")
+    assert journal.entries[-1] == "hook:error"
+
+
+def test_a_driver_that_enforces_deadlines_runs_on_the_calling_thread() -> None:
+    threads: list[str] = []
+    run_sync(
+        invocation(timeout=5),
+        lambda inv: threads.append(threading.current_thread().name),
+        enforces_deadline=True,
+    )
+    assert threads == [threading.current_thread().name]
+
+
+def test_a_call_without_deadline_runs_on_the_calling_thread() -> None:
+    threads: list[str] = []
+    run_sync(invocation(), lambda inv: threads.append(threading.current_thread().name))
+    assert threads == [threading.current_thread().name]
+
+
+def test_remaining_is_never_negative_and_none_without_deadline() -> None:
+    assert invocation().remaining() is None
+    expired = Invocation(TOOL, {}, AgentContext(), deadline=time.monotonic() - 10)
+    assert expired.remaining() == 0.0
+    assert 0 < invocation(timeout=30).remaining() <= 30  # type: ignore[operator]
+
+
+async def test_an_async_call_over_its_deadline_is_cancelled() -> None:
+    cancelled = asyncio.Event()
+
+    async def slow(inv: Invocation) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    with pytest.raises(ToolTimeoutError, match="was cancelled"):
+        await run_async(invocation(timeout=0.05), slow)
+    assert cancelled.is_set()
+
+
+# ---------------------------------------------------------------------- error mapping
+
+
+@pytest.mark.parametrize(
+    ("raised", "code"),
+    [
+        (TimeoutError("socket timed out"), ErrorCode.TIMEOUT),
+        (TimeoutError(), ErrorCode.TIMEOUT),
+        (ConnectionError("refused"), ErrorCode.EXECUTION_ERROR),
+        (KeyError("x"), ErrorCode.EXECUTION_ERROR),
+        (PolicyDeniedError("no"), ErrorCode.POLICY_DENIED),
+    ],
+)
+def test_exceptions_map_to_their_code(raised: Exception, code: ErrorCode) -> None:
+    assert map_exception(raised, "transfer").code is code
+
+
+def test_an_execution_error_names_tool_type_and_text() -> None:
+    error = map_exception(ConnectionError("connection refused by 10.0.0.1"), "transfer")
+    assert error.message == "transfer failed (ConnectionError): connection refused by 10.0.0.1"
+    assert map_exception(RuntimeError(), "t").message == "t failed (RuntimeError)"
+
+
+def test_a_long_exception_text_is_cut() -> None:
+    error = map_exception(RuntimeError("x" * 5000), "t")
+    assert len(error.message) < 600 and error.message.endswith("...")
+
+
+def test_a_tool_call_error_keeps_its_identity_and_gains_the_tool_name() -> None:
+    original = InvalidInputError("amount must be positive")
+    mapped = map_exception(original, "transfer")
+    assert mapped is original and mapped.tool == "transfer"
+    named = InvalidInputError("x", tool="other")
+    assert map_exception(named, "transfer").tool == "other"
+
+
+def test_the_raised_error_chains_the_original_exception() -> None:
+    def broken(inv: Invocation) -> None:
+        raise ConnectionError("refused")
+
+    with pytest.raises(ExecutionError) as info:
+        run_sync(invocation(), broken)
+    assert isinstance(info.value.__cause__, ConnectionError)
+
+
+def test_keyboard_interrupt_fires_the_error_hook_and_is_not_swallowed() -> None:
+    journal = Journal()
+
+    def interrupted(inv: Invocation) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(invocation(), interrupted, controls=journal.controls())
+    assert journal.entries == ["hook:start", "hook:error"]
+    assert journal.events[-1].error is not None
+    assert "interrupted (KeyboardInterrupt)" in journal.events[-1].error.message
+
+
+async def test_a_cancelled_async_call_fires_the_error_hook_and_stays_cancelled() -> None:
+    journal = Journal()
+    started = asyncio.Event()
+
+    async def hang(inv: Invocation) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    task = asyncio.create_task(run_async(invocation(), hang, controls=journal.controls()))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert journal.entries == ["hook:start", "hook:error"]
+    assert "interrupted (CancelledError)" in journal.events[-1].error.message  # type: ignore[union-attr]
+
+
+def test_output_checks_turn_a_bad_result_into_an_error_after_the_call() -> None:
+    journal = Journal()
+
+    def check(result: Any) -> None:
+        if not isinstance(result, int):
+            raise ExecutionError("transfer returned a result that does not match its output schema")
+
+    with pytest.raises(ExecutionError, match="output schema"):
+        run_sync(invocation(), journal.tool("not an int"), controls=journal.controls(), check_output=check)
+    assert journal.entries == ["hook:start", "tool", "hook:error"]
+
+
+def test_every_error_is_a_tool_call_error_with_a_message() -> None:
+    for exc in (OSError("disk"), ValueError(""), TimeoutError()):
+        mapped = map_exception(exc, "t")
+        assert isinstance(mapped, ToolCallError) and mapped.message
