@@ -129,6 +129,14 @@ class RestDriver(ToolDriver):
         if self._base_url is not None:
             _check_base(self._base_url)
         self._schemes = _auth.build_schemes(self.spec.root, self.spec.is_swagger, auth or {})
+        for scheme in self._schemes.values():
+            if scheme.oauth is not None and not scheme.oauth.token_url.startswith(("http://", "https://")):
+                base = self._base_url or self._spec_base(None)
+                if base is None:
+                    raise ConfigurationError(
+                        f"security scheme {scheme.name!r}: the tokenUrl is relative and there is no base_url"
+                    )
+                scheme.oauth.token_url = str(httpx.URL(base).join(scheme.oauth.token_url))
         self._converter = SchemaConverter(self.spec)
         self._operations: dict[str, Operation] = {
             op.name: op
