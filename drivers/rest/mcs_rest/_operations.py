@@ -193,7 +193,7 @@ class _Builder:
         for path, item in paths.items():
             path = str(path)
             where = f"paths.{path}"
-            item, document = spec.deref(item, spec.location, where)
+            item, document = spec.deref(item, spec.root_key, where)
             if not isinstance(item, Mapping):
                 raise SpecError(f"{spec.location}: {where}: a path item must be a mapping")
             for method in METHODS:
@@ -228,7 +228,7 @@ class _Builder:
         properties: dict[str, Any] = {}
         required: list[str] = []
         entries: list[tuple[str, str, dict[str, Any], bool, dict[str, Any]]] = []  # loc, name, schema, required, extra
-        swagger_form: list[tuple[Mapping[str, Any], str]] = []
+        swagger_form: list[tuple[Mapping[str, Any], str, str]] = []
         body: Body | None = None
         body_schema: Any = None
         body_needs: frozenset[str] = frozenset()
@@ -243,7 +243,7 @@ class _Builder:
                 body = Body(media, _kind(media), False, bool(param.get("required")))
                 continue
             if location == "formData":
-                swagger_form.append((param, pwhere))
+                swagger_form.append((param, pdoc, pwhere))
                 continue
             if location not in ("path", "query", "header", "cookie"):
                 raise SpecError(f"{self.spec.location}: {pwhere}: parameter 'in' must be path, query, header, cookie, body or formData, got {location!r}")
@@ -259,12 +259,12 @@ class _Builder:
             entries.append((location, pname, schema, bool(param.get("required")) or location == "path", extra))
         if swagger_form:
             consumes = list(op.get("consumes") or self.global_consumes or [])
-            has_file = any(p.get("type") == "file" for p, _ in swagger_form)
+            has_file = any(p.get("type") == "file" for p, _, _ in swagger_form)
             media = "multipart/form-data" if has_file or "multipart/form-data" in consumes else "application/x-www-form-urlencoded"
             props: dict[str, Any] = {}
             req: list[str] = []
-            for param, pwhere in swagger_form:
-                schema, _, pneeds = self._param_schema(param, self.spec.location, pwhere)
+            for param, pdoc, pwhere in swagger_form:
+                schema, _, pneeds = self._param_schema(param, pdoc, pwhere)
                 needs |= pneeds
                 props[str(param.get("name"))] = schema
                 if param.get("required"):

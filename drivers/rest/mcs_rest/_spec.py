@@ -133,13 +133,16 @@ class Spec:
     """An OpenAPI 3.x or Swagger 2.0 document, with lazy reference resolution.
 
     ``root`` is the parsed root document; ``location`` where it came from (a path, a URL,
-    or ``"<dict>"``). ``version`` is ``"2.0"``, ``"3.0"`` or ``"3.1"``.
+    or ``"<dict>"``), as given, for messages. ``root_key`` is the root's document key for
+    :meth:`resolve` (an absolute path for files, so a reference back into the root from
+    another file lands in the same document). ``version`` is ``"2.0"``, ``"3.0"`` or ``"3.1"``.
     """
 
     root: Mapping[str, Any]
     location: str = "<dict>"
     allow_external: bool | tuple[str, ...] = False
     version: str = ""
+    root_key: str = ""
     _documents: dict[str, Any] = field(default_factory=dict)
     _roots: tuple[str, ...] = ()
 
@@ -163,10 +166,11 @@ class Spec:
         paths = self.root.get("paths", {})
         if paths is not None and not isinstance(paths, Mapping):
             raise SpecError(f"{self.location}: 'paths' must be a mapping")
-        self._documents[self.location] = self.root
-        if self.location not in ("<dict>",) and not _is_url(self.location):
-            folder = str(Path(self.location).resolve().parent)
-            self._roots = (folder,)
+        self.root_key = self.location
+        if self.location != "<dict>" and not _is_url(self.location):
+            self.root_key = str(Path(self.location).resolve())
+            self._roots = (str(Path(self.root_key).parent),)
+        self._documents[self.root_key] = self.root
         if isinstance(self.allow_external, tuple):
             self._roots += tuple(str(Path(p).resolve()) for p in self.allow_external)
 
