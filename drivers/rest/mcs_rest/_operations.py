@@ -209,7 +209,7 @@ class _Builder:
                     continue
                 found.append((path, method, item, op, document, f"{where}.{method}"))
         names = unique_tool_names(
-            (str(op.get("operationId")) if op.get("operationId") else f"{method}_{path}")
+            (str(op.get("operationId")) if op.get("operationId") else f"{method}{path}")
             for path, method, _, op, _, _ in found
         )
         return [
@@ -294,7 +294,9 @@ class _Builder:
             if flat is not None:
                 field_props, field_required = flat
                 for fname, fschema in field_props.items():
-                    body_fields.append((fname, fschema, fname in field_required and body.required))
+                    # A field the body schema requires is required of the call even when the spec
+                    # forgot `requestBody.required` (common): dropping it would lose the flag.
+                    body_fields.append((fname, fschema, fname in field_required))
                 body = Body(body.media_type, body.kind, True, body.required)
             elif body.kind in ("text", "binary") and not body_schema:
                 body_schema = {"type": "string"}
