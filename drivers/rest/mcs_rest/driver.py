@@ -8,6 +8,7 @@ import os
 import re
 import threading
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -325,6 +326,8 @@ class RestDriver(ToolDriver):
                         follow_redirects=False, timeout=self.timeout, verify=self._verify,
                         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
                     )
+                    # A driver dropped without close() still releases its sockets.
+                    weakref.finalize(self, self._client.close)
                 client = self._client
         return client
 
