@@ -38,6 +38,11 @@ from mcs_rest._request import Built, cookie_header
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _EXCERPT = 600
 _SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})
+_DEFAULT_HEADERS = (
+    ("Accept", "application/json, */*;q=0.5"),
+    ("Accept-Encoding", "gzip, deflate"),  # decoded here, with a bound (see _Inflater)
+    ("User-Agent", "mcs-rest/0.1"),
+)
 
 
 class BinaryContent(bytes):
@@ -181,7 +186,18 @@ def _over(deadline: float | None, tool: str) -> None:
         raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool)
 
 
+def _already_read(response: httpx.Response, cap: int) -> Response | None:
+    """A response whose body is already in memory (a mock transport): decode it as is."""
+    if not response.is_stream_consumed:
+        return None
+    body = response.content
+    return _decode(response.status_code, response.headers, body[:cap], len(body) > cap, cap)
+
+
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
+    done = _already_read(response, cap)
+    if done is not None:
+        return done
     inflater = _Inflater(response.headers.get("content-encoding", ""))
     chunks: list[bytes] = []
     total, truncated = 0, False
@@ -205,6 +221,9 @@ def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: 
 
 
 async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
+    done = _already_read(response, cap)
+    if done is not None:
+        return done
     inflater = _Inflater(response.headers.get("content-encoding", ""))
     chunks: list[bytes] = []
     total, truncated = 0, False
@@ -299,27 +318,29 @@ class _Plan:
     retryable: bool
     sensitive: frozenset[str] = frozenset()
 
-    def timeout(self) -> httpx.Timeout | None:
-        if self.deadline is None:
-            return None
-        return httpx.Timeout(max(0.001, self.deadline - time.monotonic()))
-
-    def request(self, client: httpx.Client | httpx.AsyncClient, applied: list[Applied]) -> httpx.Request:
+    def request(self, applied: list[Applied]) -> httpx.Request:
+        """The request to send: built directly (no client defaults, no cookie jar)."""
         built = self.built
-        headers = list(self.options.headers) + built.headers
-        query = list(built.query)
-        cookies = list(built.cookies)
-        for extra in applied:
-            headers.extend(extra.headers)
-            query.extend(extra.query)
-            cookies.extend(extra.cookies)
+        headers = [*_DEFAULT_HEADERS, *self.options.headers, *built.headers]
+        query = built.query
+        cookies = built.cookies
+        if applied:
+            query, cookies = list(query), list(cookies)
+            for extra in applied:
+                headers.extend(extra.headers)
+                query.extend(extra.query)
+                cookies.extend(extra.cookies)
         if cookies:
             headers.append(("Cookie", cookie_header(cookies)))
-        headers.append(("Accept-Encoding", "gzip, deflate"))
-        return client.build_request(
+        if self.deadline is None:
+            extensions: dict[str, Any] = {}
+        else:
+            left = max(0.001, self.deadline - time.monotonic())
+            extensions = {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
+        return httpx.Request(
             built.method, built.url, params=query or None, headers=headers,
             content=built.content, data=built.data, files=built.files,  # type: ignore[arg-type]
-            timeout=self.timeout() or httpx.USE_CLIENT_DEFAULT,
+            extensions=extensions,
         )
 
     def redirect(self, request: httpx.Request, response: httpx.Response, hops: int) -> httpx.Request:
@@ -352,8 +373,14 @@ class _Plan:
         ]
         return httpx.Request(
             method, target, headers=headers, content=request.content if keep_body else None,
-            extensions={"timeout": self.timeout().as_dict()} if self.deadline is not None else request.extensions,
+            extensions=self._extensions(request),
         )
+
+    def _extensions(self, request: httpx.Request) -> dict[str, Any]:
+        if self.deadline is None:
+            return dict(request.extensions)
+        left = max(0.001, self.deadline - time.monotonic())
+        return {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
 
     def backoff(self, attempt: int, response: httpx.Response | None) -> float | None:
         """Seconds to wait before the next attempt, or ``None`` when no retry should happen."""
@@ -375,19 +402,37 @@ def sensitive_names(schemes: list[Scheme], options: HttpOptions) -> frozenset[st
     return frozenset(names)
 
 
-def send_sync(client: httpx.Client, plan: _Plan) -> Response:
+def _send(transport: httpx.BaseTransport, request: httpx.Request) -> httpx.Response:
+    response = transport.handle_request(request)
+    response.request = request
+    return response
+
+
+async def _asend(transport: httpx.AsyncBaseTransport, request: httpx.Request) -> httpx.Response:
+    response = await transport.handle_async_request(request)
+    response.request = request
+    return response
+
+
+def send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan) -> Response:
+    """Send ``plan`` straight to ``transport`` (the client only fetches OAuth tokens).
+
+    Going below :class:`httpx.Client` skips what this driver must not or need not do per
+    request: the cookie jar (no state leaks from one call into the next), its redirect
+    and auth flows (handled here with stricter rules), its default headers.
+    """
     attempt, refreshed = 0, False
     while True:
         applied = [apply(s, s.oauth.token(client, _left(plan.deadline)) if s.oauth else None) for s in plan.schemes]
-        request = plan.request(client, applied)
+        request = plan.request(applied)
         try:
-            response = client.send(request, stream=True)
+            response = _send(transport, request)
             hops = 0
             while response.status_code in REDIRECTS and "location" in response.headers:
                 response.close()
                 request = plan.redirect(request, response, hops)
                 hops += 1
-                response = client.send(request, stream=True)
+                response = _send(transport, request)
         except httpx.TimeoutException:
             raise ToolTimeoutError(f"{plan.tool} did not get a response in time.", tool=plan.tool) from None
         except httpx.TransportError as exc:
@@ -416,19 +461,20 @@ def send_sync(client: httpx.Client, plan: _Plan) -> Response:
         return read_sync(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
 
 
-async def send_async(client: httpx.AsyncClient, plan: _Plan) -> Response:
+async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
+    """The async twin of :func:`send_sync`."""
     attempt, refreshed = 0, False
     while True:
         applied = [apply(s, await s.oauth.atoken(client, _left(plan.deadline)) if s.oauth else None) for s in plan.schemes]
-        request = plan.request(client, applied)
+        request = plan.request(applied)
         try:
-            response = await client.send(request, stream=True)
+            response = await _asend(transport, request)
             hops = 0
             while response.status_code in REDIRECTS and "location" in response.headers:
                 await response.aclose()
                 request = plan.redirect(request, response, hops)
                 hops += 1
-                response = await client.send(request, stream=True)
+                response = await _asend(transport, request)
         except httpx.TimeoutException:
             raise ToolTimeoutError(f"{plan.tool} did not get a response in time.", tool=plan.tool) from None
         except httpx.TransportError as exc:

@@ -28,6 +28,9 @@ RECORDED_ANSWERS = [
 
 
 class _Shop(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: every answer carries Content-Length
+    wbufsize = -1  # headers and body leave in one write (no Nagle / delayed-ACK stalls)
+    disable_nagle_algorithm = True
     pets: list[dict[str, Any]]  # a fresh list per server (see serve_shop)
 
     def log_message(self, format: str, *args: Any) -> None:  # keep the demo output clean

@@ -62,6 +62,8 @@ class RestDriver(ToolDriver):
       for; credentials are stripped), ``idempotency_header`` (e.g. ``"Idempotency-Key"``:
       POST/PATCH get a fresh key and become retryable), ``verify`` (TLS).
     * ``validate_responses``: check JSON responses against the spec's response schema.
+    * ``transport`` / ``async_transport``: an httpx transport to send through (for example
+      ``httpx.MockTransport`` in a user's tests); default: pooled HTTP transports.
     * ``name``: the driver's name (default: from the spec's title).
 
     Raises:
@@ -90,6 +92,8 @@ class RestDriver(ToolDriver):
         idempotency_header: str | None = None,
         validate_responses: bool = False,
         verify: bool | str = True,
+        transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
         name: str | None = None,
         **options: Any,
     ) -> None:
@@ -125,6 +129,8 @@ class RestDriver(ToolDriver):
         )
         self.validate_responses = validate_responses
         self._verify = verify
+        self._given_transport = transport
+        self._given_async_transport = async_transport
         self._server_variables = dict(server_variables or {})
         self._base_url = base_url.rstrip("/") if base_url else None
         if self._base_url is not None:
@@ -148,7 +154,8 @@ class RestDriver(ToolDriver):
         }
         self._op_tools = [op.tool() for op in self._operations.values()]
         self._client: httpx.Client | None = None
-        self._aclients: dict[int, httpx.AsyncClient] = {}
+        self._transport: httpx.BaseTransport | None = None
+        self._aclients: dict[int, tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = {}
         self._lock = threading.Lock()
         self._response_validators: dict[tuple[str, int], Any] = {}
 
@@ -254,11 +261,14 @@ class RestDriver(ToolDriver):
 
     def _call_tool(self, invocation: Invocation) -> Any:
         op, plan = self._plan(invocation)
-        return self._finish(op, send_sync(self._sync_client(), plan), invocation.tool.name)
+        client = self._sync_client()
+        assert self._transport is not None
+        return self._finish(op, send_sync(client, self._transport, plan), invocation.tool.name)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
         op, plan = self._plan(invocation)
-        response = await send_async(self._async_client(), plan)
+        client, transport = self._async_client()
+        response = await send_async(client, transport, plan)
         return self._finish(op, response, invocation.tool.name)
 
     # ------------------------------------------------------------------ response validation
@@ -322,29 +332,36 @@ class RestDriver(ToolDriver):
         if client is None:
             with self._lock:
                 if self._client is None:
-                    self._client = httpx.Client(
-                        follow_redirects=False, timeout=self.timeout, verify=self._verify,
+                    transport = self._given_transport or httpx.HTTPTransport(
+                        verify=self._verify,
                         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
                     )
+                    # The client owns the transport (closing it closes the pool) and
+                    # fetches OAuth tokens; requests go to the transport directly.
+                    self._client = httpx.Client(transport=transport, follow_redirects=False, timeout=self.timeout)
+                    self._transport = transport
                     # A driver dropped without close() still releases its sockets.
                     weakref.finalize(self, self._client.close)
                 client = self._client
         return client
 
-    def _async_client(self) -> httpx.AsyncClient:
+    def _async_client(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]:
         loop = id(asyncio.get_running_loop())
-        client = self._aclients.get(loop)
-        if client is None or client.is_closed:
-            client = httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, verify=self._verify)
-            self._aclients[loop] = client
-        return client
+        pair = self._aclients.get(loop)
+        if pair is None or pair[0].is_closed:
+            transport = self._given_async_transport or httpx.AsyncHTTPTransport(verify=self._verify)
+            client = httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=self.timeout)
+            pair = (client, transport)
+            self._aclients[loop] = pair
+        return pair
 
     def close(self) -> None:
         """Close the HTTP connection pools (the async ones too, when no loop runs them)."""
         if self._client is not None:
             self._client.close()
             self._client = None
-        clients, self._aclients = list(self._aclients.values()), {}
+            self._transport = None
+        clients, self._aclients = [c for c, _ in self._aclients.values()], {}
         for client in clients:
             if client.is_closed:
                 continue
@@ -363,7 +380,8 @@ class RestDriver(ToolDriver):
         if self._client is not None:
             self._client.close()
             self._client = None
-        clients, self._aclients = list(self._aclients.values()), {}
+            self._transport = None
+        clients, self._aclients = [c for c, _ in self._aclients.values()], {}
         for client in clients:
             await client.aclose()
 
