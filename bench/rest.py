@@ -67,9 +67,18 @@ def _child_fastmcp(path: str) -> dict[str, Any]:
 
     with open(path, "rb") as handle:
         spec = json.load(handle) if path.endswith(".json") else __import__("yaml").safe_load(handle)
-    server = FastMCP.from_openapi(spec, client=httpx.AsyncClient(base_url="http://127.0.0.1:9"))
+    server = FastMCP.from_openapi(spec, client=_fastmcp_client(httpx))
     tools = asyncio.run(server.list_tools())
     return {"seconds": time.perf_counter() - started, "tools": len(tools)}
+
+
+def _fastmcp_client(httpx: Any) -> Any:
+    """The client FastMCP wants (httpx2 in FastMCP 4, httpx before), without warnings."""
+    try:
+        import httpx2  # type: ignore[import-not-found]
+    except ImportError:
+        return httpx.AsyncClient(base_url="http://127.0.0.1:9")
+    return httpx2.AsyncClient(base_url="http://127.0.0.1:9")
 
 
 def _child_fastmcp_tools(path: str) -> dict[str, Any]:
@@ -81,7 +90,7 @@ def _child_fastmcp_tools(path: str) -> dict[str, Any]:
 
     with open(path, "rb") as handle:
         spec = yaml.safe_load(handle)
-    server = FastMCP.from_openapi(spec, client=httpx.AsyncClient(base_url="http://127.0.0.1:9"))
+    server = FastMCP.from_openapi(spec, client=_fastmcp_client(httpx))
     tools = asyncio.run(server.list_tools())
     listed = []
     for tool in tools:
@@ -142,7 +151,8 @@ def bench_load() -> None:
             if result is None:
                 print(f"{name:42} {impl:8} {'-':>6} {'>' + format(FASTMCP_TIMEOUT, 'g') + ' s':>9} {'-':>10}")
             elif "error" in result:
-                print(f"{name:42} {impl:8} failed: {result['error']}")
+                reason = "Swagger 2.0 is not supported" if "Invalid OpenAPI schema" in result["error"] else result["error"]
+                print(f"{name:42} {impl:8} failed: {reason}")
             else:
                 ok = "" if impl != "mcs-rest" else (
                     "  ok" if result["seconds"] <= 1.5 and result["peak_rss_mb"] <= 250 else "  OVER BAR")
@@ -176,6 +186,10 @@ def _corpus_specs() -> list[Path]:
     top = re.compile(rb'(^|\n)[ \t]*(openapi|swagger)\s*:|"(openapi|swagger)"\s*:\s*"[23]')
     return sorted(p for p in OPENAPI.rglob("*") if p.suffix in (".json", ".yaml", ".yml")
                   and top.search(p.read_bytes()))
+
+
+def _norm(name: str) -> str:
+    return "".join(c for c in name.lower() if c.isalnum())
 
 
 def _compact(tools: list[dict[str, Any]]) -> str:
@@ -258,11 +272,11 @@ def bench_tokens() -> None:
             print(f"   {name:34} fastmcp failed: {theirs and theirs.get('error')}")
             continue
         with RestDriver(path, description_mode="inline") as driver:
-            ours_tools = {t.name: t for t in driver.list_tools()}
-        their_tools = [t for t in theirs["tools"] if t["name"] in ours_tools]
+            ours_tools = {_norm(t.name): t for t in driver.list_tools()}
+        their_tools = [t for t in theirs["tools"] if _norm(t["name"]) in ours_tools]
         mine = []
         for t in their_tools:
-            tool = ours_tools[t["name"]]
+            tool = ours_tools[_norm(t["name"])]
             entry: dict[str, Any] = {"name": tool.name}
             if tool.title:
                 entry["title"] = tool.title
@@ -270,7 +284,8 @@ def bench_tokens() -> None:
             entry["inputSchema"] = tool.input_schema
             mine.append(entry)
         a, b = len(encoding.encode(_compact(mine))), len(encoding.encode(_compact(their_tools)))
-        lost = [f"{t['name']}.{x}" for t in their_tools for x in _losses(t.get("inputSchema", {}), ours_tools[t["name"]].input_schema)]
+        lost = [f"{t['name']}.{x}" for t in their_tools
+                for x in _losses(t.get("inputSchema", {}), ours_tools[_norm(t["name"])].input_schema)]
         ratio = a / b if b else 0.0
         ratios.append(ratio)
         print(f"   {Path(name).name:34} {len(their_tools):>4} {a:>9} {b:>8} {ratio:>6.2f}  {', '.join(lost) or 'none'}")

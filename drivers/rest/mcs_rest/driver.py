@@ -9,7 +9,7 @@ import re
 import threading
 import uuid
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -156,6 +156,7 @@ class RestDriver(ToolDriver):
         self._client: httpx.Client | None = None
         self._transport: httpx.BaseTransport | None = None
         self._aclients: dict[int, tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = {}
+        self._closers: dict[int, AsyncIterator[None]] = {}
         self._lock = threading.Lock()
         self._response_validators: dict[tuple[str, int], Any] = {}
 
@@ -267,7 +268,7 @@ class RestDriver(ToolDriver):
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
         op, plan = self._plan(invocation)
-        client, transport = self._async_client()
+        client, transport = await self._async_client()
         response = await send_async(client, transport, plan)
         return self._finish(op, response, invocation.tool.name)
 
@@ -345,12 +346,16 @@ class RestDriver(ToolDriver):
                 client = self._client
         return client
 
-    def _async_client(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]:
+    async def _async_client(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]:
+        """One pool per event loop, closed by that loop's shutdown (see :func:`_close_at_shutdown`)."""
         loop = id(asyncio.get_running_loop())
         pair = self._aclients.get(loop)
         if pair is None or pair[0].is_closed:
             transport = self._given_async_transport or httpx.AsyncHTTPTransport(verify=self._verify)
             client = httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=self.timeout)
+            closer = _close_at_shutdown(client)
+            await closer.__anext__()
+            self._closers[loop] = closer
             pair = (client, transport)
             self._aclients[loop] = pair
         return pair
@@ -362,6 +367,7 @@ class RestDriver(ToolDriver):
             self._client = None
             self._transport = None
         clients, self._aclients = [c for c, _ in self._aclients.values()], {}
+        self._closers = {}
         for client in clients:
             if client.is_closed:
                 continue
@@ -382,8 +388,19 @@ class RestDriver(ToolDriver):
             self._client = None
             self._transport = None
         clients, self._aclients = [c for c, _ in self._aclients.values()], {}
+        self._closers = {}
         for client in clients:
             await client.aclose()
+
+
+async def _close_at_shutdown(client: httpx.AsyncClient) -> AsyncIterator[None]:
+    """Suspended for the life of the loop; ``loop.shutdown_asyncgens()`` (run by
+    ``asyncio.run`` and ``asyncio.Runner``) finalises it, closing the pool on its own loop.
+    Without this, a pool left open when its loop ends could never close its sockets."""
+    try:
+        yield
+    finally:
+        await client.aclose()
 
 
 def _rejects_refs(model_name: str | None) -> bool:

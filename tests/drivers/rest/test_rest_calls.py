@@ -146,3 +146,29 @@ def test_base_url_comes_from_the_spec_servers_and_their_variables():
     op = driver.operations["listPets"]
     assert driver.base_url_for(op) == "http://api.example.invalid/v1"
     assert RestDriver(PETSTORE).base_url_for(op) == "https://api.example.invalid/v1"
+
+
+def test_a_mock_transport_can_stand_in_for_the_network():
+    import httpx
+
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200, json={"id": 5, "name": "Mock"})
+
+    with RestDriver(PETSTORE, base_url="http://api.test/v1", transport=httpx.MockTransport(handler)) as driver:
+        assert driver.call_tool("showPetById", {"petId": "5"}) == {"id": 5, "name": "Mock"}
+    assert seen == ["http://api.test/v1/pets/5"]
+
+
+def test_async_calls_from_several_event_loops_leave_no_socket_open(api):
+    import asyncio
+    import gc
+
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1")
+    api.state.pets[1] = {"id": 1, "name": "Rex"}
+    for _ in range(2):  # each asyncio.run ends its loop; the pool must close with it
+        assert asyncio.run(driver.acall_tool("showPetById", {"petId": "1"}))["name"] == "Rex"
+    driver.close()
+    gc.collect()  # an unclosed socket would raise ResourceWarning here (warnings are errors)
