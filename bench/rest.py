@@ -15,6 +15,7 @@ without it only our figures are printed. ``REST_BENCH_FASTMCP_TIMEOUT`` caps Fas
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -44,17 +45,16 @@ FASTMCP_TIMEOUT = float(os.environ.get("REST_BENCH_FASTMCP_TIMEOUT", "120"))
 
 def _child_ours(path: str) -> dict[str, Any]:
     started = time.perf_counter()
-    from mcs.tools import ToolCall
     from mcs_rest import RestDriver
+
+    from mcs.tools import ToolCall
 
     driver = RestDriver(path, base_url="http://127.0.0.1:9")
     tools = driver.list_tools()
     driver.get_function_description()
     first = next(t for t in tools if "method" in t.meta)
-    try:  # ready to call: the first tool's validator compiled
+    with contextlib.suppress(Exception):  # ready to call: the first tool's validator compiled
         driver.prepare(ToolCall(first.name, {}))
-    except Exception:
-        pass
     return {"seconds": time.perf_counter() - started, "tools": len(tools)}
 
 
@@ -298,7 +298,6 @@ def bench_tokens() -> None:
 
 def bench_call(iterations: int = 1500) -> None:
     import httpx
-
     from mcs_rest import RestDriver
     from mcs_rest.demo import SPEC, serve_shop
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcs.tools import Tool, unique_tool_names
-
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._spec import Spec, SpecError
 
@@ -303,7 +302,7 @@ class _Builder:
 
         # Names: clashes across locations get a location suffix; path parameters keep theirs.
         counts: dict[str, int] = {}
-        for loc, pname, *_ in entries:
+        for _loc, pname, *_ in entries:
             counts[pname] = counts.get(pname, 0) + 1
         for fname, *_ in body_fields:
             counts[fname] = counts.get(fname, 0) + 1
@@ -469,7 +468,7 @@ def _explode(param: Mapping[str, Any], location: str) -> bool:
         return bool(param["explode"])
     fmt = param.get("collectionFormat")
     if fmt is not None:
-        return fmt == "multi"
+        return bool(fmt == "multi")
     if param.get("in") and "type" in param and "schema" not in param:  # Swagger 2.0 default csv
         return False
     style = param.get("style") or _default_style(location, param)

@@ -21,7 +21,6 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from mcs.errors import InvalidInputError
-
 from mcs_rest._operations import Operation, Param
 
 _PATH_VARIABLE = re.compile(r"\{([^}/]+)\}")

@@ -56,7 +56,7 @@ def parse_document(data: bytes, where: str) -> Any:
         except orjson.JSONDecodeError:
             pass  # YAML is a superset of JSON; let the YAML parser report the place
     try:
-        return yaml.load(data, Loader=_Loader)  # noqa: S506 - a safe loader subclass
+        return yaml.load(data, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         place = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -31,7 +31,6 @@ import httpx
 import orjson
 
 from mcs.errors import ExecutionError, ToolTimeoutError
-
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, cookie_header
 
@@ -272,10 +271,7 @@ def error_for(response: Response, method: str, path: str, tool: str) -> Executio
         hint = "The server failed; you may try again later."
     else:
         hint = "The call did not succeed."
-    try:
-        reason = httpx.codes(status).phrase
-    except ValueError:
-        reason = ""
+    reason = httpx.codes.get_reason_phrase(status)
     return ExecutionError(
         f"{method} {path} returned HTTP {status}{' ' + reason if reason else ''}. {hint} Response: {excerpt}",
         tool=tool,
@@ -337,10 +333,11 @@ class _Plan:
         else:
             left = max(0.001, self.deadline - time.monotonic())
             extensions = {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
+        params: Any = query or None
+        files: Any = built.files
         return httpx.Request(
-            built.method, built.url, params=query or None, headers=headers,
-            content=built.content, data=built.data, files=built.files,  # type: ignore[arg-type]
-            extensions=extensions,
+            built.method, built.url, params=params, headers=headers,
+            content=built.content, data=built.data, files=files, extensions=extensions,
         )
 
     def redirect(self, request: httpx.Request, response: httpx.Response, hops: int) -> httpx.Request:
@@ -386,7 +383,7 @@ class _Plan:
         """Seconds to wait before the next attempt, or ``None`` when no retry should happen."""
         if attempt >= self.options.retries:
             return None
-        delay = min(self.options.max_backoff, self.options.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+        delay: float = min(self.options.max_backoff, self.options.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
         if response is not None:
             after = _retry_after(response.headers)
             if after is not None:

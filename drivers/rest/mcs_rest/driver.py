@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import os
 import re
@@ -19,14 +20,21 @@ from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
-
 from mcs_rest import _auth
 from mcs_rest._operations import Operation, Selection, build_operations
 from mcs_rest._request import build
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._shaping import inline_refs
 from mcs_rest._spec import Spec, SpecError
-from mcs_rest._transport import HttpOptions, Plan, Response, error_for, send_async, send_sync, sensitive_names
+from mcs_rest._transport import (
+    HttpOptions,
+    Plan,
+    Response,
+    error_for,
+    send_async,
+    send_sync,
+    sensitive_names,
+)
 
 __version__ = "0.1.0"
 
@@ -374,10 +382,8 @@ class RestDriver(ToolDriver):
             try:
                 asyncio.get_running_loop()
             except RuntimeError:
-                try:
+                with contextlib.suppress(Exception):  # its loop is gone; the sockets went with it
                     asyncio.run(client.aclose())
-                except Exception:  # its loop is gone; the sockets went with it
-                    pass
             else:
                 raise ConfigurationError("call `await driver.aclose()` to close a driver inside an event loop")
 

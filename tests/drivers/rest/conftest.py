@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from rest_server import Running, serve
 
 HERE = Path(__file__).resolve().parent

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import PETSTORE
+from mcs_rest import RestDriver
 from rest_server import Running
 
 from mcs.errors import ConfigurationError, ExecutionError
-from mcs_rest import RestDriver
 
 
 @pytest.mark.parametrize(

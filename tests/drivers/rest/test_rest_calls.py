@@ -6,10 +6,10 @@ import json
 
 import pytest
 from conftest import PETSTORE
+from mcs_rest import BinaryContent, RestDriver
 from rest_server import Running
 
 from mcs.errors import ExecutionError, InvalidInputError
-from mcs_rest import BinaryContent, RestDriver
 
 
 @pytest.fixture

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import PETSTORE
-from rest_server import Running
-
 from mcs_rest import RestDriver
+from rest_server import Running
 
 testing = pytest.importorskip("mcs.testing", reason="the core's contract suite (mcs.testing) is not installed")
 

@@ -6,10 +6,10 @@ import time
 
 import pytest
 from conftest import PETSTORE
+from mcs_rest import RestDriver
 from rest_server import ResettingServer, Running
 
 from mcs.errors import ExecutionError, InvalidInputError, ToolTimeoutError
-from mcs_rest import RestDriver
 
 
 @pytest.fixture
@@ -103,17 +103,15 @@ def test_b5_an_allowed_cross_origin_redirect_strips_credentials(api):
 
 
 def test_b5_a_redirect_that_would_resend_the_body_cross_origin_is_refused(api):
-    with RestDriver(PETSTORE, base_url=api.url + "/v1", redirect_hosts=["localhost"]) as driver:
-        with pytest.raises(ExecutionError) as info:
-            driver.call_tool("redirectAway307", {"x": "secret body"})
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", redirect_hosts=["localhost"]) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("redirectAway307", {"x": "secret body"})
     assert "re-send the request body" in info.value.message
     assert len(api.state.requests) == 1
 
 
 def test_b5_redirect_count_is_bounded(api):
-    with RestDriver(PETSTORE, base_url=api.url + "/v1", max_redirects=0) as driver:
-        with pytest.raises(ExecutionError) as info:
-            driver.call_tool("redirectSame", {})
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", max_redirects=0) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("redirectSame", {})
     assert "redirected more than 0 times" in info.value.message
 
 
@@ -171,9 +169,8 @@ async def test_b6_the_async_path_has_the_same_deadline(api):
 def test_g1_a_post_whose_connection_resets_after_sending_is_not_retried():
     server = ResettingServer()
     try:
-        with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{server.port}/v1", backoff=0.01) as driver:
-            with pytest.raises(ExecutionError):
-                driver.call_tool("flakyPost", {})
+        with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{server.port}/v1", backoff=0.01) as driver, pytest.raises(ExecutionError):
+            driver.call_tool("flakyPost", {})
         assert server.received == 1
     finally:
         server.close()
@@ -182,9 +179,8 @@ def test_g1_a_post_whose_connection_resets_after_sending_is_not_retried():
 def test_g1_a_get_whose_connection_resets_is_retried():
     server = ResettingServer()
     try:
-        with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{server.port}/v1", backoff=0.01, retries=2) as driver:
-            with pytest.raises(ExecutionError):
-                driver.call_tool("flakyGet", {})
+        with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{server.port}/v1", backoff=0.01, retries=2) as driver, pytest.raises(ExecutionError):
+            driver.call_tool("flakyGet", {})
         assert server.received == 3
     finally:
         server.close()
@@ -198,9 +194,8 @@ def test_g1_a_get_answered_503_is_retried_after_retry_after(driver, api):
 
 
 def test_g1_retries_are_capped(api):
-    with RestDriver(PETSTORE, base_url=api.url + "/v1", retries=2, backoff=0.01) as driver:
-        with pytest.raises(ExecutionError) as info:
-            driver.call_tool("flakyGet", {"fail": 10, "after": 0})
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", retries=2, backoff=0.01) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("flakyGet", {"fail": 10, "after": 0})
     assert info.value.details["status"] == 503
     assert api.state.counters["flaky:GET"] == 3
 

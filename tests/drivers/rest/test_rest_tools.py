@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, PETSTORE
+from mcs_rest import RestDriver
 from rest_server import Running
 
 from mcs.tools import TOOL_NAME_PATTERN
-from mcs_rest import RestDriver
 
 OPENAPI = CORPUS / "openapi"
 
