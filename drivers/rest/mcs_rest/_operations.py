@@ -236,7 +236,7 @@ class _Builder:
             location = param.get("in")
             pname = str(param.get("name", ""))
             if location == "body":
-                body_schema, body_needs = self.convert.convert(param.get("schema", {}), pdoc, f"{pwhere}.schema")
+                body_schema, body_needs = self.convert.unwrap(*self.convert.convert(param.get("schema", {}), pdoc, f"{pwhere}.schema"))
                 consumes = list(op.get("consumes") or self.global_consumes or ["application/json"])
                 media = next((c for c in consumes if _is_json(c)), consumes[0])
                 body = Body(media, _kind(media), False, bool(param.get("required")))
@@ -280,7 +280,9 @@ class _Builder:
                 if media is not None:
                     media_obj = content.get(media) or {}
                     raw_schema = media_obj.get("schema", {}) if isinstance(media_obj, Mapping) else {}
-                    body_schema, body_needs = self.convert.convert(raw_schema, rb_doc, f"{rb_where}.content.{media}.schema")
+                    body_schema, body_needs = self.convert.unwrap(
+                        *self.convert.convert(raw_schema, rb_doc, f"{rb_where}.content.{media}.schema")
+                    )
                     if isinstance(body_schema, dict) and request_body.get("description") and "description" not in body_schema:
                         body_schema = {**body_schema, "description": request_body["description"]}
                     body = Body(media, _kind(media), False, bool(request_body.get("required")))
@@ -344,8 +346,10 @@ class _Builder:
         schema_out: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             schema_out["required"] = required
-        if needs:
-            schema_out["$defs"] = self.convert.defs_for(needs)
+        if needs:  # exact: merging and unwrapping may have dropped references
+            used = self.convert.refs_in(properties)
+            if used:
+                schema_out["$defs"] = self.convert.defs_for(used)
         security = op.get("security", self.global_security)
         servers = op.get("servers") or item.get("servers") if not self.spec.is_swagger else None
         return Operation(

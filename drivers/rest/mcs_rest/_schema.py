@@ -11,13 +11,19 @@ building every operation's schema costs about one pass over the schemas actually
 A reference back into a schema still being converted (a recursive type) becomes
 ``{"$ref": "#/$defs/Name"}``; :meth:`SchemaConverter.defs_for` returns the ``$defs``
 a tool schema must carry for the references it holds, so every schema stays finite.
+A large named schema (more than ``inline_limit`` characters of JSON) is also kept in
+``$defs`` rather than copied into every place that uses it: Kubernetes' Pod would
+otherwise repeat ObjectMeta, Container and Probe until one tool weighs 430 kB.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from mcs_rest._spec import Ref, Spec, SpecError
 
@@ -33,6 +39,7 @@ _SCHEMA_ONE = frozenset({
     "else", "unevaluatedProperties", "unevaluatedItems", "additionalItems",
 })
 _SCHEMA_LISTS = frozenset({"allOf", "oneOf", "anyOf", "prefixItems"})
+_DEFS_REF = re.compile(rb'"\$ref":"#/\$defs/([^"]+)"')
 _MERGEABLE_SAME = frozenset({"type", "format", "enum", "const", "additionalProperties"})
 
 
@@ -46,6 +53,8 @@ class SchemaConverter:
     """Converts schemas of one :class:`Spec`; results are memoised per reference."""
 
     spec: Spec
+    inline_limit: int = 4000
+    _shared: set[str] = field(default_factory=set)
     _memo: dict[tuple[str, str], tuple[Any, frozenset[str]]] = field(default_factory=dict)
     _active: dict[tuple[str, str], int] = field(default_factory=dict)
     _recursive: set[tuple[str, str]] = field(default_factory=set)
@@ -81,6 +90,30 @@ class SchemaConverter:
             out[name] = self._defs[name]
             pending.extend(self._defs_needs.get(name, ()))
         return dict(sorted(out.items()))
+
+    def _expand_shared(self, part: Any) -> Any:
+        """For merging: a large shared schema's body instead of the reference to it."""
+        if isinstance(part, dict) and len(part) == 1 and isinstance(part.get("$ref"), str):
+            name = part["$ref"].removeprefix("#/$defs/")
+            if name in self._shared:
+                return self._defs[name]
+        return part
+
+    def refs_in(self, schema: Any) -> frozenset[str]:
+        """The ``$defs`` names ``schema`` refers to, closed over their own references."""
+        found = set(_DEFS_REF.findall(orjson.dumps(schema, option=orjson.OPT_NON_STR_KEYS, default=str)))
+        names = frozenset(m.decode() for m in found)
+        closed = set(self.defs_for(names))
+        return frozenset(closed)
+
+    def unwrap(self, schema: Any, needs: frozenset[str]) -> tuple[Any, frozenset[str]]:
+        """A top-level schema that is only a reference to a large (not recursive) shared
+        schema, replaced by that schema, so a request body can still be flattened."""
+        if isinstance(schema, dict) and len(schema) == 1 and isinstance(schema.get("$ref"), str):
+            name = schema["$ref"].removeprefix("#/$defs/")
+            if name in self._shared:
+                return self._defs[name], (needs - {name}) | self._defs_needs.get(name, frozenset())
+        return schema, needs
 
     def resolve_ref(self, ref: str, document: str, where: str) -> Any:
         """A ``$ref`` converted on its own (for callers that hold a reference, not a schema)."""
@@ -139,7 +172,7 @@ class SchemaConverter:
             else:
                 out[key] = value
         if "allOf" in out:
-            out = _merge_all_of(out)
+            out = _merge_all_of(out, self._expand_shared)
         if node.get("nullable") is True or node.get("x-nullable") is True:
             out = _nullable(out)
         return out
@@ -165,11 +198,14 @@ class SchemaConverter:
         finally:
             del self._active[key]
             self._frames.pop()
-        if key in self._recursive:
+        large = key not in self._recursive and len(orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS, default=str)) > self.inline_limit
+        if key in self._recursive or large:
             name = self._name(key, target)
             self._defs[name] = body
             self._defs_needs[name] = frozenset(own.needs - {name})
             own.needs.add(name)
+            if large:
+                self._shared.add(name)
             result: Any = {"$ref": f"#/$defs/{name}"}
         else:
             result = body
@@ -204,9 +240,9 @@ def _nullable(schema: Any) -> Any:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def _merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
+def _merge_all_of(schema: dict[str, Any], expand: Any = lambda part: part) -> dict[str, Any]:
     """Merge ``allOf`` parts into one object schema when they do not disagree; else keep it."""
-    parts = schema["allOf"]
+    parts = [expand(part) for part in schema["allOf"]]
     merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
     properties: dict[str, Any] = dict(merged.get("properties") or {})
     required: list[str] = list(merged.get("required") or [])
