@@ -218,7 +218,15 @@ def build_app(state: State) -> Starlette:
         await record(request)
         return JSONResponse({"id": "not-a-number", "name": 5})
 
+    async def spec(request: Request) -> Response:
+        from pathlib import Path
+
+        text = (Path(__file__).with_name("petstore.yaml")).read_text()
+        text = text.replace('"{scheme}://api.example.invalid/v1"', '"/v1"')
+        return Response(text, media_type="application/yaml")
+
     routes = [
+        Route("/spec.yaml", spec, methods=["GET"]),
         Route("/v1/pets", list_pets, methods=["GET"]),
         Route("/v1/pets", create_pet, methods=["POST"]),
         Route("/v1/pets/{pet_id}", get_pet, methods=["GET"]),

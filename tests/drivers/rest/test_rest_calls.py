@@ -172,3 +172,38 @@ def test_async_calls_from_several_event_loops_leave_no_socket_open(api):
         assert asyncio.run(driver.acall_tool("showPetById", {"petId": "1"}))["name"] == "Rex"
     driver.close()
     gc.collect()  # an unclosed socket would raise ResourceWarning here (warnings are errors)
+
+
+def test_a_spec_from_a_url_with_a_relative_server_calls_that_origin(api):
+    import mcs
+
+    driver = mcs.load_driver("rest", spec=api.url + "/spec.yaml")
+    try:
+        assert driver.base_url_for(driver.operations["listPets"]) == api.url + "/v1"
+        api.state.pets[1] = {"id": 1, "name": "Rex"}
+        assert driver.call_tool("showPetById", {"petId": "1"}) == {"id": 1, "name": "Rex"}
+    finally:
+        driver.close()
+
+
+def test_openapi_3_1_type_lists_const_and_ref_siblings(api):
+    spec = {
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "servers": [{"url": api.url + "/v1"}],
+        "webhooks": {"newPet": {"post": {"responses": {"200": {"description": "ok"}}}}},
+        "components": {"schemas": {"Tag": {"type": "string", "enum": ["dog", "cat"]}}},
+        "paths": {"/pets": {"post": {"operationId": "createPet", "responses": {}, "requestBody": {
+            "required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["name"],
+                "properties": {
+                    "name": {"type": ["string", "null"], "examples": ["Rex"]},
+                    "kind": {"const": "pet"},
+                    "tag": {"$ref": "#/components/schemas/Tag", "description": "the species"},
+                }}}}}}}},
+    }
+    with RestDriver(spec) as driver:
+        schema = driver.get_tool("createPet").input_schema
+        assert schema["properties"]["name"] == {"type": ["string", "null"]}
+        assert schema["properties"]["tag"] == {"type": "string", "enum": ["dog", "cat"], "description": "the species"}
+        assert [t.name for t in driver.list_tools()] == ["createPet"]  # webhooks are not operations
+        assert driver.call_tool("createPet", {"name": "Rex", "kind": "pet", "tag": "dog"})["name"] == "Rex"
