@@ -134,6 +134,16 @@ def _bracketed(prefix: str, value: Any, param: Param | None, tool: str) -> list[
     return out
 
 
+def _ascii(text: str, param: Param, tool: str) -> str:
+    if not text.isascii():
+        raise InvalidInputError(
+            f"Argument {param.arg!r} of {tool} goes into an HTTP header and must be ASCII text; "
+            "send it without accents or other non-ASCII characters.",
+            tool=tool, details={"fields": [param.arg]},
+        )
+    return text
+
+
 def _header_value(param: Param, value: Any, tool: str) -> str:
     if param.json_content:
         text = orjson.dumps(value).decode()
@@ -175,7 +185,7 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
             built.query.extend(_query_pairs(param, value, tool))
         elif location == "header":
             if value is not None:
-                built.headers.append((_checked(param.name, param, tool), _header_value(param, value, tool)))
+                built.headers.append((param.name, _ascii(_header_value(param, value, tool), param, tool)))
         elif location == "cookie":
             if value is not None:
                 built.cookies.append((param.name, _header_value(param, value, tool)))

@@ -234,3 +234,10 @@ def test_g1_connect_refused_is_retried_for_any_method():
             driver.call_tool("flakyPost", {})
     assert "could not reach the API" in info.value.message
     assert time.monotonic() - started >= 0.3  # two backoffs of at least 0.1 s and 0.2 s
+
+
+def test_non_ascii_header_values_are_refused_with_a_clear_message(driver, api):
+    with pytest.raises(InvalidInputError) as info:
+        driver.call_tool("getProfile", {"id": "u1", "X-Trace": "café"})
+    assert "ASCII" in info.value.message
+    assert api.state.requests == []
