@@ -115,7 +115,7 @@ class Selection:
 
     An operation is kept when it matches every non-empty ``include`` field (any entry of
     a field) and no entry of any ``exclude`` field. Paths are glob patterns
-    (``/repos/*``); methods are case-insensitive; operations are operationIds or names.
+    (``/repos/*``); methods are case-insensitive; operations are operationIds.
     """
 
     tags: tuple[str, ...] = ()

@@ -165,7 +165,7 @@ class RestDriver(ToolDriver):
         self._transport: httpx.BaseTransport | None = None
         self._aclients: dict[int, tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = {}
         self._closers: dict[int, AsyncIterator[None]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._response_validators: dict[tuple[str, int], Any] = {}
 
     # ------------------------------------------------------------------ tools
@@ -287,7 +287,9 @@ class RestDriver(ToolDriver):
             return
         key = (op.name, response.status)
         if key not in self._response_validators:
-            self._response_validators[key] = self._response_validator(op, response.status)
+            with self._lock:  # the converter keeps a stack while it walks: one walker at a time
+                if key not in self._response_validators:
+                    self._response_validators[key] = self._response_validator(op, response.status)
         validator = self._response_validators[key]
         if validator is None:
             return
