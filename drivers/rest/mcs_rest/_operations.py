@@ -56,6 +56,7 @@ class Body:
     kind: BodyKind
     flattened: bool
     required: bool
+    deep_fields: frozenset[str] = frozenset()  # form fields with `style: deepObject` (a[]=, a[b]=)
 
 
 @dataclass(slots=True)
@@ -285,7 +286,12 @@ class _Builder:
                     )
                     if isinstance(body_schema, dict) and request_body.get("description") and "description" not in body_schema:
                         body_schema = {**body_schema, "description": request_body["description"]}
-                    body = Body(media, _kind(media), False, bool(request_body.get("required")))
+                    encoding = media_obj.get("encoding") if isinstance(media_obj, Mapping) else None
+                    deep = frozenset(
+                        str(k) for k, v in (encoding or {}).items()
+                        if isinstance(v, Mapping) and v.get("style") == "deepObject"
+                    )
+                    body = Body(media, _kind(media), False, bool(request_body.get("required")), deep)
         needs |= body_needs
 
         # Flatten an object body into top-level arguments when that is unambiguous.
@@ -298,7 +304,7 @@ class _Builder:
                     # A field the body schema requires is required of the call even when the spec
                     # forgot `requestBody.required` (common): dropping it would lose the flag.
                     body_fields.append((fname, fschema, fname in field_required))
-                body = Body(body.media_type, body.kind, True, body.required)
+                body = Body(body.media_type, body.kind, True, body.required, body.deep_fields)
             elif body.kind in ("text", "binary") and not body_schema:
                 body_schema = {"type": "string"}
 

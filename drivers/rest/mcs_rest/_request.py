@@ -209,7 +209,7 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
             built.content = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
             built.headers.append(("Content-Type", media))
         elif body.kind == "form":
-            pairs = _form_pairs(payload)
+            pairs = _form_pairs(payload, body.deep_fields)
             built.content = urlencode(pairs).encode("ascii")
             built.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
         elif body.kind == "multipart":
@@ -237,12 +237,16 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
     return built
 
 
-def _form_pairs(payload: Any) -> list[tuple[str, str]]:
+def _form_pairs(payload: Any, deep: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """Form fields: objects as ``a[b]=c``; lists as repeated ``a=x&a=y``, or ``a[]=x`` for
+    fields the spec encodes with ``style: deepObject`` (Stripe's ``expand[]``)."""
     if not isinstance(payload, Mapping):
         return [("body", _scalar(payload))]
     pairs: list[tuple[str, str]] = []
     for key, value in payload.items():
-        if isinstance(value, Mapping | list):
+        if isinstance(value, list) and key in deep and not any(isinstance(v, Mapping | list) for v in value):
+            pairs.extend((f"{key}[]", _scalar(v)) for v in value)
+        elif isinstance(value, Mapping | list):
             pairs.extend(_bracketed(str(key), value, None, ""))
         elif value is not None:
             pairs.append((str(key), _scalar(value)))

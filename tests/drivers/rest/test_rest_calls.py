@@ -207,3 +207,30 @@ def test_openapi_3_1_type_lists_const_and_ref_siblings(api):
         assert schema["properties"]["tag"] == {"type": "string", "enum": ["dog", "cat"], "description": "the species"}
         assert [t.name for t in driver.list_tools()] == ["createPet"]  # webhooks are not operations
         assert driver.call_tool("createPet", {"name": "Rex", "kind": "pet", "tag": "dog"})["name"] == "Rex"
+
+
+def test_form_bodies_follow_the_spec_encoding_stripe_style(api):
+    spec = {
+        "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "paths": {"/login": {"post": {"operationId": "create", "responses": {}, "requestBody": {"content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "properties": {
+                    "username": {"type": "string"},
+                    "expand": {"type": "array", "items": {"type": "string"}},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "items": {"type": "array", "items": {"type": "object", "properties": {"price": {"type": "string"}}}},
+                }},
+                "encoding": {"expand": {"style": "deepObject", "explode": True},
+                             "metadata": {"style": "deepObject", "explode": True}},
+            }}}}}},
+    }
+    with RestDriver(spec, base_url=api.url + "/v1") as driver:
+        driver.call_tool("create", {"username": "a", "expand": ["x", "y"], "tags": ["t1", "t2"],
+                                    "metadata": {"k": "v"}, "items": [{"price": "p1"}]})
+    from urllib.parse import parse_qsl
+
+    assert parse_qsl(api.state.requests[-1].body.decode()) == [
+        ("username", "a"), ("expand[]", "x"), ("expand[]", "y"), ("tags", "t1"), ("tags", "t2"),
+        ("metadata[k]", "v"), ("items[0][price]", "p1"),
+    ]
