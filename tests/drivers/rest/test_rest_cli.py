@@ -86,7 +86,8 @@ def test_convert_writes_an_mcp_file_that_validates_and_keeps_locations_enums_for
     assert tools["listPets"]["inputSchema"]["properties"]["limit"]["x-mcs-in"] == "query"
     upload = tools["uploadPhoto"]
     assert upload["inputSchema"]["properties"]["file"]["format"] == "binary"
-    assert upload["invocation"]["http"]["headers"]["Content-Type"] == "multipart/form-data"
+    assert upload["inputSchema"]["x-mcs-body-media-type"] == "multipart/form-data"
+    assert "uploadPhoto" in capsys.readouterr().err
     assert tools["flakyPost"]["invocation"]["http"]["url"].endswith("/flaky?fail={fail}&after={after}")
 
 
