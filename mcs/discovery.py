@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 DEFAULT_TOKEN_BUDGET = 8000
 #: The discovery description stays under this many tokens (conservative estimate).
 MAX_DESCRIPTION_TOKENS = 2600
+#: ``describe_tool`` answers above this many characters lose nested field descriptions.
+DESCRIBE_MAX_CHARS = 40_000
 SEARCH_TOOL = "search_tools"
 DESCRIBE_TOOL = "describe_tool"
 _META_KEY = "mcs_meta_tool"
@@ -316,4 +318,44 @@ def run_meta_tool(invocation: Invocation, driver: ToolDriver) -> Any:
             f"There is no tool named {name!r}.{hint} Use {SEARCH_TOOL} to find one.",
             tool=invocation.tool.name,
         )
-    return tool.to_dict()
+    return describe(tool)
+
+
+def _strip_descriptions(node: Any, keep_depth: int, depth: int = 0) -> Any:
+    """``node`` without ``description`` keys below ``keep_depth`` levels of nesting."""
+    if isinstance(node, list):
+        return [_strip_descriptions(v, keep_depth, depth) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description" and depth > keep_depth and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "patternProperties") and isinstance(value, Mapping):
+            out[key] = {k: _strip_descriptions(v, keep_depth, depth + 1) for k, v in value.items()}
+        else:
+            out[key] = _strip_descriptions(value, keep_depth, depth)
+    return out
+
+
+def describe(tool: Tool, max_chars: int = DESCRIBE_MAX_CHARS) -> dict[str, Any]:
+    """What ``describe_tool`` answers: the tool's description and full input schema.
+
+    A schema too large to read (Kubernetes' Pod is 240 kB) keeps every field, type, enum
+    and required flag, but loses the descriptions of nested fields, deepest first, until
+    it fits in ``max_chars``; a ``note`` says so.
+    """
+    data = tool.to_dict()
+    if len(json.dumps(data, ensure_ascii=False, default=str)) <= max_chars:
+        return data
+    for keep in (3, 2, 1, 0):
+        schema = _strip_descriptions(tool.input_schema, keep)
+        candidate = {**data, "input_schema": schema}
+        if len(json.dumps(candidate, ensure_ascii=False, default=str)) <= max_chars or keep == 0:
+            where = f"nested deeper than {keep} levels" if keep else "inside the arguments"
+            candidate["note"] = (
+                f"Descriptions of fields {where} were left out to keep this short; "
+                "names, types, enums and required flags are complete."
+            )
+            return candidate
+    return data

@@ -93,3 +93,23 @@ def test_choose_mode_stops_measuring_once_over_budget():
 
     assert discovery.choose_mode(tools(), token_budget=1000) == "discovery"
     assert len(measured) < 100
+
+
+def test_describing_a_huge_tool_drops_nested_descriptions_but_no_field():
+    def level(depth: int) -> dict[str, Any]:
+        props: dict[str, Any] = {f"f{i}": {"type": "string", "enum": ["a", "b"], "description": "words " * 50}
+                                 for i in range(20)}
+        if depth:
+            props["child"] = level(depth - 1)
+        return {"type": "object", "description": "an object " * 20, "properties": props, "required": ["f0"]}
+
+    tool = Tool(name="huge", description="A huge tool.", input_schema=level(6))
+    described = discovery.describe(tool, max_chars=20_000)
+    assert "note" in described
+    assert len(str(described)) < 25_000
+    inner = described["input_schema"]
+    for _ in range(6):
+        assert inner["properties"]["f3"]["enum"] == ["a", "b"] and inner["required"] == ["f0"]
+        inner = inner["properties"]["child"]
+    small = Tool(name="small", description="Small.")
+    assert discovery.describe(small) == small.to_dict()
