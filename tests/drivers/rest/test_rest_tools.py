@@ -199,3 +199,12 @@ def test_models_that_reject_refs_get_them_inlined():
     children = echo.input_schema["properties"]["body"]["properties"]["children"]
     assert children["items"]["properties"]["children"]["items"]["type"] == "object"
     json.dumps(echo.input_schema)
+
+
+def test_a_prefix_names_every_tool_and_calls_still_reach_their_operation(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", prefix="shop") as driver:
+        names = [t.name for t in driver.list_tools()]
+        assert "shop_listPets" in names and "listPets" not in names
+        api.state.pets[1] = {"id": 1, "name": "Rex"}
+        assert driver.process_llm_response('{"tool": "shop_showPetById", "arguments": {"petId": "1"}}') == {
+            "id": 1, "name": "Rex"}
