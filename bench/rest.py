@@ -49,13 +49,18 @@ def _child_ours(path: str) -> dict[str, Any]:
 
     from mcs.tools import ToolCall
 
-    driver = RestDriver(path, base_url="http://127.0.0.1:9")
+    driver = RestDriver(path, base_url="http://127.0.0.1:9", retries=0)
     tools = driver.list_tools()
     driver.get_function_description()
     first = next(t for t in tools if "method" in t.meta)
     with contextlib.suppress(Exception):  # ready to call: the first tool's validator compiled
         driver.prepare(ToolCall(first.name, {}))
-    return {"seconds": time.perf_counter() - started, "tools": len(tools)}
+    ready = time.perf_counter() - started
+    # The first real call also loads httpx (imported lazily) and opens the pool; port 9 refuses.
+    call = next(t for t in tools if "method" in t.meta and not t.input_schema.get("required"))
+    with contextlib.suppress(Exception):
+        driver.call_tool(call.name, {})
+    return {"seconds": ready, "first_call": time.perf_counter() - started - ready, "tools": len(tools)}
 
 
 def _child_fastmcp(path: str) -> dict[str, Any]:
@@ -140,7 +145,7 @@ def _has_fastmcp() -> bool:
 
 def bench_load() -> None:
     print("\n-- 1. spec file to tools listed and ready to call (subprocess each; bars 1.5 s, 250 MB)")
-    print(f"{'spec':42} {'impl':8} {'tools':>6} {'seconds':>9} {'peak RSS':>10}")
+    print(f"{'spec':42} {'impl':8} {'tools':>6} {'seconds':>9} {'peak RSS':>10}  (first call after ready)")
     fast = _has_fastmcp()
     for name in LOAD_SPECS:
         path = OPENAPI / name
@@ -156,8 +161,9 @@ def bench_load() -> None:
             else:
                 ok = "" if impl != "mcs-rest" else (
                     "  ok" if result["seconds"] <= 1.5 and result["peak_rss_mb"] <= 250 else "  OVER BAR")
+                first = f"  (+{result['first_call']:.2f} s)" if "first_call" in result else ""
                 print(f"{name:42} {impl:8} {result['tools']:>6} {result['seconds']:>8.2f}s "
-                      f"{result['peak_rss_mb']:>7.0f} MB{ok}")
+                      f"{result['peak_rss_mb']:>7.0f} MB{ok}{first}")
     if not fast:
         print("(FastMCP not installed: pip install fastmcp to measure it side by side)")
 

@@ -6,8 +6,8 @@
 or ``RestDriver(spec=...)`` directly. See :class:`RestDriver` for the options.
 """
 
+from mcs_rest._results import BinaryContent
 from mcs_rest._spec import SpecError
-from mcs_rest._transport import BinaryContent
 from mcs_rest.driver import RestDriver
 
 __all__ = ["BinaryContent", "RestDriver", "SpecError"]

@@ -21,11 +21,12 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from mcs.errors import ConfigurationError, ExecutionError
+
+if TYPE_CHECKING:
+    import httpx
 
 _REFRESH_MARGIN = 30.0
 

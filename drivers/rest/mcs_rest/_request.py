@@ -27,6 +27,21 @@ _PATH_VARIABLE = re.compile(r"\{([^}/]+)\}")
 _FORBIDDEN = re.compile(r"[\r\n\x00]")
 
 
+@dataclass(frozen=True)
+class HttpOptions:
+    """Transport options of a driver (see :class:`mcs_rest.RestDriver`)."""
+
+    max_response_bytes: int = 1_048_576
+    retries: int = 2
+    backoff: float = 0.25
+    max_backoff: float = 10.0
+    retry_statuses: frozenset[int] = frozenset({429, 502, 503, 504})
+    max_redirects: int = 5
+    redirect_hosts: frozenset[str] = frozenset()
+    idempotency_header: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass(slots=True)
 class Built:
     """A request before credentials: method, full URL, query pairs, headers, body."""

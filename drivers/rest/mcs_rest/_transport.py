@@ -32,7 +32,8 @@ import orjson
 
 from mcs.errors import ExecutionError, ToolTimeoutError
 from mcs_rest._auth import Applied, Scheme, apply
-from mcs_rest._request import Built, cookie_header
+from mcs_rest._request import Built, HttpOptions, cookie_header
+from mcs_rest._results import BinaryContent
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _EXCERPT = 600
@@ -42,37 +43,6 @@ _DEFAULT_HEADERS = (
     ("Accept-Encoding", "gzip, deflate"),  # decoded here, with a bound (see _Inflater)
     ("User-Agent", "mcs-rest/0.1"),
 )
-
-
-class BinaryContent(bytes):
-    """A binary response body; ``content_type`` says what it is, ``truncated`` if it was cut."""
-
-    content_type: str
-    truncated: bool
-
-    def __new__(cls, data: bytes, content_type: str, truncated: bool = False) -> BinaryContent:
-        obj = super().__new__(cls, data)
-        obj.content_type = content_type
-        obj.truncated = truncated
-        return obj
-
-    def __repr__(self) -> str:
-        return f"BinaryContent({len(self)} bytes, {self.content_type!r}{', truncated' if self.truncated else ''})"
-
-
-@dataclass(frozen=True)
-class HttpOptions:
-    """Transport options of a driver (see :class:`mcs_rest.RestDriver`)."""
-
-    max_response_bytes: int = 1_048_576
-    retries: int = 2
-    backoff: float = 0.25
-    max_backoff: float = 10.0
-    retry_statuses: frozenset[int] = frozenset({429, 502, 503, 504})
-    max_redirects: int = 5
-    redirect_hosts: frozenset[str] = frozenset()
-    idempotency_header: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

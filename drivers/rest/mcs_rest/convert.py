@@ -23,13 +23,15 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from mcs.errors import ConfigurationError
 from mcs_rest._operations import Operation
-from mcs_rest.driver import RestDriver, _slug
+
+if TYPE_CHECKING:
+    from mcs_rest.driver import RestDriver
 
 MCP_FILE_VERSION = "0.1.0"
 _GENMCP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"})
@@ -99,6 +101,8 @@ def to_mcp_file(driver: RestDriver, base_url: str | None = None) -> dict[str, An
     Raises:
         ConfigurationError: no base URL is known (pass ``base_url``).
     """
+    from mcs_rest.driver import _slug
+
     info = driver.spec.root.get("info") or {}
     tools = []
     for op in driver.operations.values():
@@ -128,6 +132,8 @@ def dump(document: Mapping[str, Any]) -> str:
 
 
 def _handler(args: argparse.Namespace) -> int:
+    from mcs_rest.driver import RestDriver
+
     include = {"tags": args.tag} if args.tag else None
     options: dict[str, Any] = {"allow_external_refs": args.allow_external_refs}
     if include:

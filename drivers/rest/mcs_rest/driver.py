@@ -11,9 +11,8 @@ import threading
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
 from mcs.driver import DriverMeta, ToolDriver
@@ -22,19 +21,15 @@ from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_rest import _auth
 from mcs_rest._operations import Operation, Selection, build_operations
-from mcs_rest._request import build
+from mcs_rest._request import HttpOptions, build
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._shaping import inline_refs
 from mcs_rest._spec import Spec, SpecError
-from mcs_rest._transport import (
-    HttpOptions,
-    Plan,
-    Response,
-    error_for,
-    send_async,
-    send_sync,
-    sensitive_names,
-)
+
+if TYPE_CHECKING:
+    import httpx
+
+    from mcs_rest._transport import Plan, Response
 
 __version__ = "0.1.0"
 
@@ -151,7 +146,7 @@ class RestDriver(ToolDriver):
                     raise ConfigurationError(
                         f"security scheme {scheme.name!r}: the tokenUrl is relative and there is no base_url"
                     )
-                scheme.oauth.token_url = str(httpx.URL(base).join(scheme.oauth.token_url))
+                scheme.oauth.token_url = urljoin(base, scheme.oauth.token_url)
         self._converter = SchemaConverter(self.spec)
         self._operations: dict[str, Operation] = {
             op.name: op
@@ -239,10 +234,12 @@ class RestDriver(ToolDriver):
     def _relative(self, path: str) -> str | None:
         location = self.spec.location
         if location.startswith(("http://", "https://")):
-            return str(httpx.URL(location).join(path or "/")).rstrip("/")
+            return urljoin(location, path or "/").rstrip("/")
         return None
 
     def _plan(self, invocation: Invocation) -> tuple[Operation, Plan]:
+        from mcs_rest._transport import Plan, sensitive_names  # httpx loads on the first call
+
         tool = invocation.tool
         op = self._operations[str(tool.meta.get("unprefixed_name", tool.name))]
         built = build(op, invocation.arguments, self.base_url_for(op))
@@ -263,18 +260,24 @@ class RestDriver(ToolDriver):
 
     def _finish(self, op: Operation, response: Response, tool: str) -> Any:
         if not 200 <= response.status < 300:
+            from mcs_rest._transport import error_for
+
             raise error_for(response, op.method, op.path, tool)
         if self.validate_responses:
             self._validate_response(op, response, tool)
         return response.value
 
     def _call_tool(self, invocation: Invocation) -> Any:
+        from mcs_rest._transport import send_sync
+
         op, plan = self._plan(invocation)
         client = self._sync_client()
         assert self._transport is not None
         return self._finish(op, send_sync(client, self._transport, plan), invocation.tool.name)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
+        from mcs_rest._transport import send_async
+
         op, plan = self._plan(invocation)
         client, transport = await self._async_client()
         response = await send_async(client, transport, plan)
@@ -339,6 +342,8 @@ class RestDriver(ToolDriver):
     # ------------------------------------------------------------------ clients
 
     def _sync_client(self) -> httpx.Client:
+        import httpx
+
         client = self._client
         if client is None:
             with self._lock:
@@ -358,6 +363,8 @@ class RestDriver(ToolDriver):
 
     async def _async_client(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]:
         """One pool per event loop, closed by that loop's shutdown (see :func:`_close_at_shutdown`)."""
+        import httpx
+
         loop = id(asyncio.get_running_loop())
         pair = self._aclients.get(loop)
         if pair is None or pair[0].is_closed:
@@ -419,8 +426,8 @@ def _rejects_refs(model_name: str | None) -> bool:
 
 
 def _check_base(url: str) -> None:
-    parsed = httpx.URL(url)
-    if parsed.scheme not in ("http", "https") or not parsed.host:
+    parsed = urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ConfigurationError(f"base_url must be an absolute http(s) URL, got {url!r}")
 
 
