@@ -100,7 +100,19 @@ class RestDriver(ToolDriver):
         name: str | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(**options)
+        try:
+            super().__init__(**options)
+        except TypeError:
+            import inspect
+
+            known = sorted(
+                {*inspect.signature(RestDriver.__init__).parameters, *inspect.signature(ToolDriver.__init__).parameters}
+                - {"self", "options", "spec"}
+            )
+            unknown = sorted(set(options) - set(known))
+            raise ConfigurationError(
+                f"the REST driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(known)}"
+            ) from None
         allow = allow_external_refs if isinstance(allow_external_refs, bool) else tuple(allow_external_refs)
         self.spec = Spec.load(spec, allow_external=allow)
         info = self.spec.root.get("info") or {}

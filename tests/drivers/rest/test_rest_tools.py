@@ -208,3 +208,11 @@ def test_a_prefix_names_every_tool_and_calls_still_reach_their_operation(api: Ru
         api.state.pets[1] = {"id": 1, "name": "Rex"}
         assert driver.process_llm_response('{"tool": "shop_showPetById", "arguments": {"petId": "1"}}') == {
             "id": 1, "name": "Rex"}
+
+
+def test_a_misspelled_option_is_a_configuration_error_listing_the_options():
+    from mcs.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as info:
+        RestDriver(PETSTORE, base_ulr="http://x")
+    assert "'base_ulr'" in str(info.value) and "base_url" in str(info.value)
