@@ -110,6 +110,8 @@ class RestDriver(ToolDriver):
                 - {"self", "options", "spec"}
             )
             unknown = sorted(set(options) - set(known))
+            if not unknown:
+                raise
             raise ConfigurationError(
                 f"the REST driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(known)}"
             ) from None
