@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +27,6 @@ BodyKind = Literal["json", "form", "multipart", "text", "binary"]
 # Headers the spec may not declare as parameters (OpenAPI 3.0, 4.7.12.1).
 _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 _VERSION_SEGMENT = re.compile(r"^(v\d+[a-z0-9.]*|api|rest)$", re.IGNORECASE)
-_SUFFIX = {"path": "path", "query": "query", "header": "header", "cookie": "cookie", "body": "body"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +318,7 @@ class _Builder:
 
         def arg_name(pname: str, loc: str) -> str:
             if counts.get(pname, 0) > 1 and loc != "path":
-                return f"{pname}_{_SUFFIX[loc]}"
+                return f"{pname}_{loc}"
             return pname
 
         params: list[Param] = []
@@ -483,7 +482,3 @@ def _explode(param: Mapping[str, Any], location: str) -> bool:
         return False
     style = param.get("style") or _default_style(location, param)
     return style == "form"
-
-
-def iter_tools(operations: Iterable[Operation]) -> list[Tool]:
-    return [op.tool() for op in operations]

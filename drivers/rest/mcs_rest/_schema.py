@@ -40,7 +40,6 @@ _SCHEMA_ONE = frozenset({
 })
 _SCHEMA_LISTS = frozenset({"allOf", "oneOf", "anyOf", "prefixItems"})
 _DEFS_REF = re.compile(rb'"\$ref":"#/\$defs/([^"]+)"')
-_MERGEABLE_SAME = frozenset({"type", "format", "enum", "const", "additionalProperties"})
 
 
 @dataclass
@@ -56,7 +55,7 @@ class SchemaConverter:
     inline_limit: int = 4000
     _shared: set[str] = field(default_factory=set)
     _memo: dict[tuple[str, str], tuple[Any, frozenset[str]]] = field(default_factory=dict)
-    _active: dict[tuple[str, str], int] = field(default_factory=dict)
+    _active: set[tuple[str, str]] = field(default_factory=set)
     _recursive: set[tuple[str, str]] = field(default_factory=set)
     _names: dict[tuple[str, str], str] = field(default_factory=dict)
     _taken: set[str] = field(default_factory=set)
@@ -114,10 +113,6 @@ class SchemaConverter:
             if name in self._shared:
                 return self._defs[name], (needs - {name}) | self._defs_needs.get(name, frozenset())
         return schema, needs
-
-    def resolve_ref(self, ref: str, document: str, where: str) -> Any:
-        """A ``$ref`` converted on its own (for callers that hold a reference, not a schema)."""
-        return self._node({"$ref": ref}, document, where)
 
     # ------------------------------------------------------------------ walking
 
@@ -192,11 +187,11 @@ class SchemaConverter:
             return {"$ref": f"#/$defs/{name}"}
         own = _Frame()
         self._frames.append(own)
-        self._active[key] = len(self._frames)
+        self._active.add(key)
         try:
             body = self._node(node, target.document, f"{where} -> {ref}")
         finally:
-            del self._active[key]
+            self._active.discard(key)
             self._frames.pop()
         large = key not in self._recursive and len(orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS, default=str)) > self.inline_limit
         if key in self._recursive or large:
@@ -251,16 +246,18 @@ def _merge_all_of(schema: dict[str, Any], expand: Any = lambda part: part) -> di
             return schema
         for key, value in part.items():
             if key == "properties":
+                if not isinstance(value, Mapping):
+                    return schema
                 for name, sub in value.items():
                     if name in properties and properties[name] != sub:
                         return schema
                     properties[name] = sub
             elif key == "required":
-                required.extend(r for r in value if r not in required)
+                required.extend(r for r in value if isinstance(r, str) and r not in required)
             elif key == "description":
                 merged.setdefault("description", value)
             elif key in merged and merged[key] != value:
-                if key in _MERGEABLE_SAME or key not in ("default",):
+                if key != "default":  # parts that disagree (two types, two enums) stay an allOf
                     return schema
             else:
                 merged[key] = value
