@@ -20,7 +20,7 @@ system-deps:
 	bash scripts/system-deps.sh
 
 demo: install
-	$(PY) -m mcs.demo
+	$(PY) -m mcs_rest.demo
 
 test: install system-deps
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -1,0 +1,225 @@
+"""Credentials from the spec's security schemes, applied to outgoing requests.
+
+Configuration maps a scheme name (as in ``components.securitySchemes`` or Swagger's
+``securityDefinitions``) to its credential:
+
+* ``apiKey`` (header, query or cookie): the key, a string;
+* ``http`` ``bearer``: the token, a string;
+* ``http`` ``basic``: ``"user:password"`` or a ``(user, password)`` pair;
+* ``oauth2`` client credentials: ``{"client_id": ..., "client_secret": ..., "scopes": [...],
+  "token_url": ...}`` (``token_url`` defaults to the spec's ``tokenUrl``). The token is
+  fetched on first use, cached, and refreshed before it expires or after a 401.
+
+An operation uses the first of its security requirements whose schemes are all
+configured. Credentials never appear in error messages.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcs.errors import ConfigurationError, ExecutionError
+
+if TYPE_CHECKING:
+    import httpx
+
+_REFRESH_MARGIN = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What one scheme adds to a request."""
+
+    headers: tuple[tuple[str, str], ...] = ()
+    query: tuple[tuple[str, str], ...] = ()
+    cookies: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class OAuthClientCredentials:
+    """An OAuth 2.0 client-credentials token source with caching and refresh."""
+
+    token_url: str
+    client_id: str
+    client_secret: str
+    scopes: tuple[str, ...] = ()
+    _token: str | None = None
+    _expires: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _form(self) -> tuple[dict[str, str], dict[str, str]]:
+        data = {"grant_type": "client_credentials"}
+        if self.scopes:
+            data["scope"] = " ".join(self.scopes)
+        raw = f"{self.client_id}:{self.client_secret}".encode()
+        headers = {"Authorization": "Basic " + base64.b64encode(raw).decode("ascii"), "Accept": "application/json"}
+        return data, headers
+
+    def _store(self, response: httpx.Response) -> str:
+        if response.status_code != 200:
+            raise ExecutionError(
+                f"The OAuth token endpoint refused the client credentials (HTTP {response.status_code}); "
+                "the driver's OAuth configuration must be fixed, retrying will not help."
+            )
+        try:
+            payload = response.json()
+            token = str(payload["access_token"])
+        except (ValueError, KeyError, TypeError):
+            raise ExecutionError("The OAuth token endpoint answered without an access_token.") from None
+        expires_in = payload.get("expires_in")
+        lifetime = float(expires_in) if isinstance(expires_in, int | float | str) and str(expires_in).replace(".", "", 1).isdigit() else 3600.0
+        self._token = token
+        self._expires = time.monotonic() + lifetime
+        return token
+
+    def _fresh(self) -> str | None:
+        if self._token is not None and time.monotonic() < self._expires - _REFRESH_MARGIN:
+            return self._token
+        return None
+
+    def invalidate(self) -> None:
+        """Forget the token (after a 401); the next request fetches a new one."""
+        self._token = None
+
+    def token(self, client: httpx.Client, timeout: float | None) -> str:
+        with self._lock:
+            cached = self._fresh()
+            if cached is not None:
+                return cached
+            data, headers = self._form()
+            response = client.post(self.token_url, data=data, headers=headers, timeout=timeout)
+            return self._store(response)
+
+    async def atoken(self, client: httpx.AsyncClient, timeout: float | None) -> str:
+        cached = self._fresh()
+        if cached is not None:
+            return cached
+        data, headers = self._form()
+        response = await client.post(self.token_url, data=data, headers=headers, timeout=timeout)
+        return self._store(response)
+
+
+@dataclass
+class Scheme:
+    """One configured security scheme."""
+
+    name: str
+    kind: str  # apiKey | bearer | basic | oauth2
+    location: str = ""  # header | query | cookie (apiKey)
+    key_name: str = ""
+    secret: str = ""
+    oauth: OAuthClientCredentials | None = None
+
+
+def _schemes_of(spec_root: Mapping[str, Any], swagger: bool) -> Mapping[str, Any]:
+    if swagger:
+        return spec_root.get("securityDefinitions") or {}
+    return (spec_root.get("components") or {}).get("securitySchemes") or {}
+
+
+def build_schemes(spec_root: Mapping[str, Any], swagger: bool, auth: Mapping[str, Any]) -> dict[str, Scheme]:
+    """Match configured credentials to the spec's schemes.
+
+    Raises:
+        ConfigurationError: a credential names no scheme of the spec, or has the wrong shape.
+    """
+    declared = _schemes_of(spec_root, swagger)
+    out: dict[str, Scheme] = {}
+    for name, credential in auth.items():
+        definition = declared.get(name)
+        if not isinstance(definition, Mapping):
+            known = ", ".join(sorted(map(str, declared))) or "none"
+            raise ConfigurationError(f"auth names the security scheme {name!r}, which the spec does not declare (declared: {known})")
+        kind = str(definition.get("type", ""))
+        if kind == "apiKey":
+            location = str(definition.get("in", "header"))
+            if location not in ("header", "query", "cookie"):
+                raise ConfigurationError(f"security scheme {name!r}: apiKey 'in' must be header, query or cookie")
+            out[name] = Scheme(name, "apiKey", location, str(definition.get("name", "")), _string(name, credential))
+        elif kind == "http" or (swagger and kind == "basic"):
+            scheme = "basic" if kind == "basic" else str(definition.get("scheme", "")).lower()
+            if scheme == "bearer":
+                out[name] = Scheme(name, "bearer", secret=_string(name, credential))
+            elif scheme == "basic":
+                if isinstance(credential, Sequence) and not isinstance(credential, str) and len(credential) == 2:
+                    credential = f"{credential[0]}:{credential[1]}"
+                raw = _string(name, credential).encode()
+                out[name] = Scheme(name, "basic", secret=base64.b64encode(raw).decode("ascii"))
+            else:
+                raise ConfigurationError(f"security scheme {name!r}: http scheme {scheme!r} is not supported (bearer and basic are)")
+        elif kind == "oauth2":
+            if not isinstance(credential, Mapping):
+                raise ConfigurationError(f"security scheme {name!r}: give {{'client_id', 'client_secret'}} for OAuth 2.0")
+            token_url = credential.get("token_url") or _token_url(definition, swagger)
+            if not token_url:
+                raise ConfigurationError(f"security scheme {name!r}: no clientCredentials tokenUrl in the spec; pass token_url")
+            try:
+                oauth = OAuthClientCredentials(
+                    str(token_url), str(credential["client_id"]), str(credential["client_secret"]),
+                    tuple(credential.get("scopes") or ()),
+                )
+            except KeyError as exc:
+                raise ConfigurationError(f"security scheme {name!r}: missing {exc.args[0]!r}") from None
+            out[name] = Scheme(name, "oauth2", oauth=oauth)
+        else:
+            raise ConfigurationError(f"security scheme {name!r} of type {kind!r} is not supported")
+    return out
+
+
+def _token_url(definition: Mapping[str, Any], swagger: bool) -> str | None:
+    if swagger:
+        flow = definition.get("flow")
+        return str(definition["tokenUrl"]) if flow == "application" and definition.get("tokenUrl") else None
+    flows = definition.get("flows") or {}
+    cc = flows.get("clientCredentials") or {}
+    return str(cc["tokenUrl"]) if cc.get("tokenUrl") else None
+
+
+def _string(name: str, credential: Any) -> str:
+    if not isinstance(credential, str) or not credential:
+        raise ConfigurationError(f"security scheme {name!r}: the credential must be a non-empty string")
+    if any(c in credential for c in "\r\n\0"):
+        raise ConfigurationError(f"security scheme {name!r}: the credential contains a line break or NUL")
+    return credential
+
+
+def choose(requirements: list[Mapping[str, Any]] | None, schemes: Mapping[str, Scheme]) -> list[Scheme]:
+    """The schemes to apply for an operation's security requirements.
+
+    ``None`` (no requirement declared) applies nothing; an empty requirement ``{}``
+    means anonymous access is allowed. The first requirement whose schemes are all
+    configured wins; when none fits, every configured scheme named anywhere is applied.
+    """
+    if not requirements or not schemes:
+        return []
+    for requirement in requirements:
+        if not isinstance(requirement, Mapping):
+            continue
+        if not requirement:
+            continue
+        if all(name in schemes for name in requirement):
+            return [schemes[name] for name in requirement]
+    named = {name for req in requirements if isinstance(req, Mapping) for name in req}
+    return [schemes[name] for name in named if name in schemes]
+
+
+def apply(scheme: Scheme, token: str | None = None) -> Applied:
+    """Headers, query pairs or cookies for one scheme (``token``: the current OAuth token)."""
+    if scheme.kind == "apiKey":
+        pair = ((scheme.key_name, scheme.secret),)
+        if scheme.location == "header":
+            return Applied(headers=pair)
+        if scheme.location == "query":
+            return Applied(query=pair)
+        return Applied(cookies=pair)
+    if scheme.kind == "bearer":
+        return Applied(headers=(("Authorization", f"Bearer {scheme.secret}"),))
+    if scheme.kind == "basic":
+        return Applied(headers=(("Authorization", f"Basic {scheme.secret}"),))
+    return Applied(headers=(("Authorization", f"Bearer {token}"),))
+

@@ -1,0 +1,272 @@
+"""Turning validated arguments into one HTTP request, safely.
+
+:func:`build` places every argument where the spec says (path, query, header, cookie,
+body) with OpenAPI's serialisation styles. The rules that keep an LLM from steering the
+request anywhere else:
+
+* a path value is percent-encoded as one segment (``/`` becomes ``%2F``, ``.``/``..``
+  become ``%2E``), so ``../admin`` cannot change the path and ``%2f`` is not decoded;
+* CR, LF and NUL are refused in every path, query, header and cookie value;
+* the scheme, host and port come only from the configured base URL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import orjson
+
+from mcs.errors import InvalidInputError
+from mcs_rest._operations import Operation, Param
+
+_PATH_VARIABLE = re.compile(r"\{([^}/]+)\}")
+_FORBIDDEN = re.compile(r"[\r\n\x00]")
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Transport options of a driver (see :class:`mcs_rest.RestDriver`)."""
+
+    max_response_bytes: int = 1_048_576
+    retries: int = 2
+    backoff: float = 0.25
+    max_backoff: float = 10.0
+    retry_statuses: frozenset[int] = frozenset({429, 502, 503, 504})
+    max_redirects: int = 5
+    redirect_hosts: frozenset[str] = frozenset()
+    idempotency_header: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(slots=True)
+class Built:
+    """A request before credentials: method, full URL, query pairs, headers, body."""
+
+    method: str
+    url: str
+    query: list[tuple[str, str]] = field(default_factory=list)
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    cookies: list[tuple[str, str]] = field(default_factory=list)
+    content: bytes | None = None
+    data: dict[str, Any] | None = None
+    files: list[tuple[str, tuple[str | None, bytes, str]]] | None = None
+
+
+def _scalar(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    return orjson.dumps(value).decode()
+
+
+def _checked(text: str, param: Param, tool: str) -> str:
+    if _FORBIDDEN.search(text):
+        raise InvalidInputError(
+            f"Argument {param.arg!r} of {tool} contains a line break or NUL character, which is "
+            f"not allowed in a {param.location} value. Send it without CR/LF.",
+            tool=tool, details={"fields": [param.arg]},
+        )
+    return text
+
+
+def _segment(text: str) -> str:
+    encoded = quote(text, safe="")
+    if encoded in (".", ".."):
+        return "%2E" * len(encoded)
+    return encoded
+
+
+def _path_value(param: Param, value: Any, tool: str) -> str:
+    style, explode = param.style or "simple", param.explode
+    if isinstance(value, Mapping):
+        pairs = [(str(k), _checked(_scalar(v), param, tool)) for k, v in value.items()]
+        if explode:
+            parts = [f"{_segment(k)}={_segment(v)}" for k, v in pairs]
+        else:
+            parts = [f"{_segment(k)},{_segment(v)}" for k, v in pairs]
+    elif isinstance(value, list):
+        parts = [_segment(_checked(_scalar(v), param, tool)) for v in value]
+    else:
+        parts = [_segment(_checked(_scalar(value), param, tool))]
+    if style == "label":
+        return "." + ("." if explode else ",").join(parts)
+    if style == "matrix":
+        name = _segment(param.name)
+        if isinstance(value, list) and explode:
+            return "".join(f";{name}={p}" for p in parts)
+        return f";{name}=" + ",".join(parts)
+    return ",".join(parts)
+
+
+def _query_pairs(param: Param, value: Any, tool: str) -> list[tuple[str, str]]:
+    if value is None:
+        return []
+    if param.json_content:
+        return [(param.name, _checked(orjson.dumps(value).decode(), param, tool))]
+    style = param.style or "form"
+    if isinstance(value, list):
+        items = [_checked(_scalar(v), param, tool) for v in value]
+        if style == "form" and param.explode:
+            return [(param.name, v) for v in items]
+        joiner = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}.get(style, ",")
+        return [(param.name, joiner.join(items))]
+    if isinstance(value, Mapping):
+        if style == "deepObject":
+            return _bracketed(param.name, value, param, tool)
+        pairs = [(str(k), _checked(_scalar(v), param, tool)) for k, v in value.items()]
+        if param.explode:
+            return pairs
+        return [(param.name, ",".join(f"{k},{v}" for k, v in pairs))]
+    return [(param.name, _checked(_scalar(value), param, tool))]
+
+
+def _bracketed(prefix: str, value: Any, param: Param | None, tool: str) -> list[tuple[str, str]]:
+    """``a[b][c]=v`` for objects, ``a[0][k]=v`` for lists of objects, ``a=v1&a=v2`` (``a[]``) for lists."""
+    out: list[tuple[str, str]] = []
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            out.extend(_bracketed(f"{prefix}[{key}]", sub, param, tool))
+    elif isinstance(value, list):
+        if any(isinstance(v, Mapping | list) for v in value):
+            for index, sub in enumerate(value):
+                out.extend(_bracketed(f"{prefix}[{index}]", sub, param, tool))
+        else:
+            out.extend((f"{prefix}[]" if "[" in prefix else prefix, _scalar(v)) for v in value)
+    elif value is not None:
+        text = _scalar(value)
+        out.append((prefix, _checked(text, param, tool) if param is not None else text))
+    return out
+
+
+def _ascii(text: str, param: Param, tool: str) -> str:
+    if not text.isascii():
+        raise InvalidInputError(
+            f"Argument {param.arg!r} of {tool} goes into an HTTP header and must be ASCII text; "
+            "send it without accents or other non-ASCII characters.",
+            tool=tool, details={"fields": [param.arg]},
+        )
+    return text
+
+
+def _header_value(param: Param, value: Any, tool: str) -> str:
+    if param.json_content:
+        text = orjson.dumps(value).decode()
+    elif isinstance(value, list):
+        text = ",".join(_scalar(v) for v in value)
+    elif isinstance(value, Mapping):
+        sep = "=" if param.explode else ","
+        text = ",".join(f"{k}{sep}{_scalar(v)}" for k, v in value.items())
+    else:
+        text = _scalar(value)
+    return _checked(text, param, tool)
+
+
+def _file(name: str, value: Any, media: str = "application/octet-stream") -> tuple[str, bytes, str]:
+    data = value if isinstance(value, bytes) else _scalar(value).encode("utf-8")
+    return (name, data, media)
+
+
+def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
+    """The request for ``op`` with ``arguments`` (already validated against its schema).
+
+    Raises:
+        InvalidInputError: a value cannot be sent safely (CR/LF in a header, ...).
+    """
+    tool = op.name
+    path_values: dict[str, str] = {}
+    built = Built(op.method, "")
+    body_fields: dict[str, Any] = {}
+    whole_body: Any = None
+    has_whole = False
+    for param in op.params:
+        if param.arg not in arguments:
+            continue
+        value = arguments[param.arg]
+        location = param.location
+        if location == "path":
+            path_values[param.name] = _path_value(param, value, tool)
+        elif location == "query":
+            built.query.extend(_query_pairs(param, value, tool))
+        elif location == "header":
+            if value is not None:
+                built.headers.append((param.name, _ascii(_header_value(param, value, tool), param, tool)))
+        elif location == "cookie":
+            if value is not None:
+                built.cookies.append((param.name, _header_value(param, value, tool)))
+        elif param.name:
+            body_fields[param.name] = value
+        else:
+            whole_body, has_whole = value, True
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in path_values:
+            raise InvalidInputError(f"{tool} needs the path argument {name!r}.", tool=tool, details={"fields": [name]})
+        return path_values[name]
+
+    built.url = base_url + _PATH_VARIABLE.sub(substitute, op.path)
+    body = op.body
+    if body is not None and (has_whole or body_fields):
+        payload = whole_body if has_whole else body_fields
+        if body.kind == "json":
+            media = body.media_type if body.media_type != "*/*" else "application/json"
+            built.content = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+            built.headers.append(("Content-Type", media))
+        elif body.kind == "form":
+            pairs = _form_pairs(payload, body.deep_fields)
+            built.content = urlencode(pairs).encode("ascii")
+            built.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+        elif body.kind == "multipart":
+            binary = {p.name for p in op.params if p.location == "body" and p.binary}
+            data: dict[str, Any] = {}
+            files: list[tuple[str, tuple[str | None, bytes, str]]] = []
+            items = payload.items() if isinstance(payload, Mapping) else [("file", payload)]
+            for key, value in items:
+                if key in binary or isinstance(value, bytes):
+                    files.append((key, _file(key, value)))
+                elif isinstance(value, list):
+                    data[key] = [_scalar(v) for v in value]
+                else:
+                    data[key] = _scalar(value)
+            if not files:  # httpx sends multipart only with a part: send the fields as parts
+                for key, value in data.items():
+                    for item in value if isinstance(value, list) else [value]:
+                        files.append((key, (None, item.encode("utf-8"), "text/plain")))
+                data = {}
+            built.data, built.files = data or None, files
+        else:
+            raw = payload if isinstance(payload, bytes) else _scalar(payload).encode("utf-8")
+            built.content = raw
+            built.headers.append(("Content-Type", body.media_type))
+    return built
+
+
+def _form_pairs(payload: Any, deep: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """Form fields: objects as ``a[b]=c``; lists as repeated ``a=x&a=y``, or ``a[]=x`` for
+    fields the spec encodes with ``style: deepObject`` (Stripe's ``expand[]``)."""
+    if not isinstance(payload, Mapping):
+        return [("body", _scalar(payload))]
+    pairs: list[tuple[str, str]] = []
+    for key, value in payload.items():
+        if isinstance(value, list) and key in deep and not any(isinstance(v, Mapping | list) for v in value):
+            pairs.extend((f"{key}[]", _scalar(v)) for v in value)
+        elif isinstance(value, Mapping | list):
+            pairs.extend(_bracketed(str(key), value, None, ""))
+        elif value is not None:
+            pairs.append((str(key), _scalar(value)))
+    return pairs
+
+
+def cookie_header(cookies: Iterable[tuple[str, str]]) -> str:
+    return "; ".join(f"{name}={quote(value, safe='')}" for name, value in cookies)

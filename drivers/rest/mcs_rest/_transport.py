@@ -1,0 +1,477 @@
+"""Sending a built request: credentials, redirects, retries, bounded reads, result mapping.
+
+What a caller can rely on:
+
+* Redirects are followed only within the same origin (scheme, host, port), at most
+  ``max_redirects`` times. A redirect to another origin is refused unless its host is in
+  ``redirect_hosts``; then credentials, cookies and configured headers are stripped,
+  and a redirect that would re-send a body to another origin is refused.
+* Retries: only for idempotent methods (or requests carrying an idempotency key) on
+  429/502/503/504 and transport errors; a connection that was never established may be
+  retried for any method. Backoff is exponential with jitter and honours ``Retry-After``;
+  a wait that would pass the deadline is not started.
+* Reads are streamed and stop at ``max_response_bytes`` of *decoded* content (gzip and
+  deflate are inflated here with a bound, so a compression bomb cannot fill memory);
+  the deadline covers the whole read, not one chunk.
+* A non-2xx answer raises ``EXECUTION_ERROR`` naming the status, with a body excerpt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+
+from mcs.errors import ExecutionError, ToolTimeoutError
+from mcs_rest._auth import Applied, Scheme, apply
+from mcs_rest._request import Built, HttpOptions, cookie_header
+from mcs_rest._results import BinaryContent
+
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_EXCERPT = 600
+_SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})
+_DEFAULT_HEADERS = (
+    ("Accept", "application/json, */*;q=0.5"),
+    ("Accept-Encoding", "gzip, deflate"),  # decoded here, with a bound (see _Inflater)
+    ("User-Agent", "mcs-rest/0.1"),
+)
+
+
+@dataclass
+class Response:
+    """The outcome of one call: status, media type and the decoded value."""
+
+    status: int
+    content_type: str
+    value: Any
+    truncated: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------- reading
+
+
+class _Inflater:
+    """Content decoding with an output bound (httpx's own decoder has none)."""
+
+    def __init__(self, encoding: str) -> None:
+        encoding = encoding.strip().lower()
+        if encoding in ("", "identity"):
+            self._z: Any = None
+        elif encoding in ("gzip", "x-gzip"):
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._z = zlib.decompressobj()
+        else:
+            raise ExecutionError(f"The server answered with an unsupported content-encoding {encoding!r}.")
+        self.pending = False
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        if self._z is None:
+            return data
+        try:
+            out: bytes = self._z.decompress(data, limit)
+        except zlib.error:
+            raise ExecutionError("The server sent a body that could not be decompressed.") from None
+        self.pending = bool(self._z.unconsumed_tail)
+        return out
+
+
+def _media(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _charset(content_type: str) -> str:
+    for part in content_type.split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset" and value:
+            return value.strip('"')
+    return "utf-8"
+
+
+def _is_text(media: str) -> bool:
+    return (
+        media.startswith("text/") or media.endswith(("+xml", "/xml", "/javascript", "+yaml", "/yaml"))
+        or media == "application/x-www-form-urlencoded"
+    )
+
+
+def _is_json(media: str) -> bool:
+    return media == "application/json" or media.endswith("+json")
+
+
+def _marker(cap: int) -> str:
+    return (
+        f"\n[truncated: the response was cut at {cap} bytes; ask for less, "
+        "for example with a smaller page size, a limit or a filter]"
+    )
+
+
+def _decode(status: int, headers: httpx.Headers, body: bytes, truncated: bool, cap: int) -> Response:
+    content_type = headers.get("content-type", "")
+    media = _media(content_type)
+    value: Any
+    if not body:
+        value = None
+    elif _is_json(media) or (not media and body[:1] in (b"{", b"[")):
+        if truncated:
+            value = body.decode("utf-8", errors="replace") + _marker(cap)
+        else:
+            try:
+                value = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                value = body.decode("utf-8", errors="replace")
+    elif _is_text(media) or not media:
+        try:
+            value = body.decode(_charset(content_type), errors="replace")
+        except LookupError:
+            value = body.decode("utf-8", errors="replace")
+        if truncated:
+            value += _marker(cap)
+    else:
+        value = BinaryContent(body, content_type or "application/octet-stream", truncated)
+    return Response(status, content_type, value, truncated, headers)
+
+
+def _set_read_timeout(response: httpx.Response, deadline: float | None) -> None:
+    """Narrow the per-read timeout to what is left of the call's deadline."""
+    if deadline is None:
+        return
+    timeouts = response.request.extensions.get("timeout")
+    if isinstance(timeouts, dict):
+        timeouts["read"] = max(0.001, deadline - time.monotonic())
+
+
+def _over(deadline: float | None, tool: str) -> None:
+    if deadline is not None and time.monotonic() >= deadline:
+        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool)
+
+
+def _already_read(response: httpx.Response, cap: int) -> Response | None:
+    """A response whose body is already in memory (a mock transport): decode it as is."""
+    if not response.is_stream_consumed:
+        return None
+    body = response.content
+    return _decode(response.status_code, response.headers, body[:cap], len(body) > cap, cap)
+
+
+def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
+    done = _already_read(response, cap)
+    if done is not None:
+        return done
+    inflater = _Inflater(response.headers.get("content-encoding", ""))
+    chunks: list[bytes] = []
+    total, truncated = 0, False
+    try:
+        _set_read_timeout(response, deadline)
+        for raw in response.iter_raw():
+            data = inflater.feed(raw, cap - total + 1)
+            total += len(data)
+            chunks.append(data)
+            if total > cap or inflater.pending:
+                truncated = True
+                break
+            _over(deadline, tool)
+            _set_read_timeout(response, deadline)
+    except httpx.TimeoutException:
+        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool) from None
+    finally:
+        response.close()
+    body = b"".join(chunks)[:cap]
+    return _decode(response.status_code, response.headers, body, truncated or total > cap, cap)
+
+
+async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
+    done = _already_read(response, cap)
+    if done is not None:
+        return done
+    inflater = _Inflater(response.headers.get("content-encoding", ""))
+    chunks: list[bytes] = []
+    total, truncated = 0, False
+    try:
+        _set_read_timeout(response, deadline)
+        async for raw in response.aiter_raw():
+            data = inflater.feed(raw, cap - total + 1)
+            total += len(data)
+            chunks.append(data)
+            if total > cap or inflater.pending:
+                truncated = True
+                break
+            _over(deadline, tool)
+            _set_read_timeout(response, deadline)
+    except httpx.TimeoutException:
+        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool) from None
+    finally:
+        await response.aclose()
+    body = b"".join(chunks)[:cap]
+    return _decode(response.status_code, response.headers, body, truncated or total > cap, cap)
+
+
+def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
+    """``EXECUTION_ERROR`` for a non-2xx answer, with a hint the LLM can act on."""
+    status = response.status
+    value = response.value
+    if isinstance(value, bytes):
+        excerpt = f"<{len(value)} bytes of {response.content_type or 'binary data'}>"
+    elif isinstance(value, str):
+        excerpt = " ".join(value.split())
+    elif value is None:
+        excerpt = "<empty body>"
+    else:
+        excerpt = orjson.dumps(value).decode()
+    if len(excerpt) > _EXCERPT:
+        excerpt = excerpt[:_EXCERPT] + "..."
+    if status in (400, 409, 422):
+        hint = "Fix the arguments (see the message) and call again."
+    elif status in (401, 403):
+        hint = "The request was not authorised; calling again with the same arguments will not help."
+    elif status == 404:
+        hint = "Nothing was found there; check the identifiers in the arguments."
+    elif status == 429:
+        hint = "The server is rate limiting; wait before calling again."
+    elif status >= 500:
+        hint = "The server failed; you may try again later."
+    else:
+        hint = "The call did not succeed."
+    reason = httpx.codes.get_reason_phrase(status)
+    return ExecutionError(
+        f"{method} {path} returned HTTP {status}{' ' + reason if reason else ''}. {hint} Response: {excerpt}",
+        tool=tool,
+        details={"status": status, "body": excerpt},
+    )
+
+
+# ---------------------------------------------------------------------- sending
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    return (url.scheme, url.host, port)
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    raw = raw.strip()
+    if raw.isdigit():
+        return float(raw)
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+@dataclass
+class _Plan:
+    """Everything needed to (re)build the request for each attempt and redirect."""
+
+    built: Built
+    schemes: list[Scheme]
+    options: HttpOptions
+    tool: str
+    path: str
+    deadline: float | None
+    retryable: bool
+    sensitive: frozenset[str] = frozenset()
+
+    def request(self, applied: list[Applied]) -> httpx.Request:
+        """The request to send: built directly (no client defaults, no cookie jar)."""
+        built = self.built
+        headers = [*_DEFAULT_HEADERS, *self.options.headers, *built.headers]
+        query = built.query
+        cookies = built.cookies
+        if applied:
+            query, cookies = list(query), list(cookies)
+            for extra in applied:
+                headers.extend(extra.headers)
+                query.extend(extra.query)
+                cookies.extend(extra.cookies)
+        if cookies:
+            headers.append(("Cookie", cookie_header(cookies)))
+        if self.deadline is None:
+            extensions: dict[str, Any] = {}
+        else:
+            left = max(0.001, self.deadline - time.monotonic())
+            extensions = {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
+        params: Any = query or None
+        files: Any = built.files
+        return httpx.Request(
+            built.method, built.url, params=params, headers=headers,
+            content=built.content, data=built.data, files=files, extensions=extensions,
+        )
+
+    def redirect(self, request: httpx.Request, response: httpx.Response, hops: int) -> httpx.Request:
+        """The next request of a redirect chain, or an error when it must not be followed."""
+        if hops >= self.options.max_redirects:
+            raise ExecutionError(f"{self.tool}: the server redirected more than {self.options.max_redirects} times; stopped.", tool=self.tool)
+        location = response.headers.get("location", "")
+        target = request.url.join(location)
+        if target.scheme not in ("http", "https"):
+            raise ExecutionError(f"{self.tool}: the server redirected to a {target.scheme!r} URL; refused.", tool=self.tool)
+        same = _origin(target) == _origin(request.url)
+        keep_body = response.status_code in (307, 308)
+        method = request.method
+        if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+            method, keep_body = "GET", False
+        if not same:
+            if target.host not in self.options.redirect_hosts:
+                raise ExecutionError(
+                    f"{self.tool}: the server redirected to another origin ({target.scheme}://{target.host}); "
+                    "not followed. The driver's redirect_hosts option must allow that host.",
+                    tool=self.tool, details={"status": response.status_code},
+                )
+            if keep_body and request.content:
+                raise ExecutionError(f"{self.tool}: a redirect would re-send the request body to another origin; refused.", tool=self.tool)
+        headers = [
+            (k, v) for k, v in request.headers.multi_items()
+            if k.lower() not in ("host", "content-length", "transfer-encoding")
+            and (keep_body or k.lower() != "content-type")
+            and (same or (k.lower() not in _SENSITIVE and k.lower() not in self.sensitive))
+        ]
+        return httpx.Request(
+            method, target, headers=headers, content=request.content if keep_body else None,
+            extensions=self._extensions(request),
+        )
+
+    def _extensions(self, request: httpx.Request) -> dict[str, Any]:
+        if self.deadline is None:
+            return dict(request.extensions)
+        left = max(0.001, self.deadline - time.monotonic())
+        return {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
+
+    def backoff(self, attempt: int, response: httpx.Response | None) -> float | None:
+        """Seconds to wait before the next attempt, or ``None`` when no retry should happen."""
+        if attempt >= self.options.retries:
+            return None
+        delay: float = min(self.options.max_backoff, self.options.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+        if response is not None:
+            after = _retry_after(response.headers)
+            if after is not None:
+                delay = max(delay, after)
+        if self.deadline is not None and time.monotonic() + delay >= self.deadline:
+            return None
+        return delay
+
+
+def sensitive_names(schemes: list[Scheme], options: HttpOptions) -> frozenset[str]:
+    names = {s.key_name.lower() for s in schemes if s.kind == "apiKey" and s.location == "header"}
+    names |= {name.lower() for name, _ in options.headers}
+    return frozenset(names)
+
+
+def _send(transport: httpx.BaseTransport, request: httpx.Request) -> httpx.Response:
+    response = transport.handle_request(request)
+    response.request = request
+    return response
+
+
+async def _asend(transport: httpx.AsyncBaseTransport, request: httpx.Request) -> httpx.Response:
+    response = await transport.handle_async_request(request)
+    response.request = request
+    return response
+
+
+def send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan) -> Response:
+    """Send ``plan`` straight to ``transport`` (the client only fetches OAuth tokens).
+
+    Going below :class:`httpx.Client` skips what this driver must not or need not do per
+    request: the cookie jar (no state leaks from one call into the next), its redirect
+    and auth flows (handled here with stricter rules), its default headers.
+    """
+    attempt, refreshed = 0, False
+    while True:
+        applied = [apply(s, s.oauth.token(client, _left(plan.deadline)) if s.oauth else None) for s in plan.schemes]
+        request = plan.request(applied)
+        try:
+            response = _send(transport, request)
+            hops = 0
+            while response.status_code in REDIRECTS and "location" in response.headers:
+                response.close()
+                request = plan.redirect(request, response, hops)
+                hops += 1
+                response = _send(transport, request)
+        except httpx.TimeoutException:
+            raise ToolTimeoutError(f"{plan.tool} did not get a response in time.", tool=plan.tool) from None
+        except httpx.TransportError as exc:
+            never_sent = isinstance(exc, httpx.ConnectError)
+            delay = plan.backoff(attempt, None) if (never_sent or plan.retryable) else None
+            if delay is None:
+                raise ExecutionError(f"{plan.tool}: could not reach the API ({type(exc).__name__}: {exc}).", tool=plan.tool) from None
+            time.sleep(delay)
+            attempt += 1
+            continue
+        status = response.status_code
+        if status == 401 and not refreshed and any(s.oauth for s in plan.schemes):
+            response.close()
+            for s in plan.schemes:
+                if s.oauth:
+                    s.oauth.invalidate()
+            refreshed = True
+            continue
+        if status in plan.options.retry_statuses and plan.retryable:
+            delay = plan.backoff(attempt, response)
+            if delay is not None:
+                response.close()
+                time.sleep(delay)
+                attempt += 1
+                continue
+        return read_sync(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+
+
+async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
+    """The async twin of :func:`send_sync`."""
+    attempt, refreshed = 0, False
+    while True:
+        applied = [apply(s, await s.oauth.atoken(client, _left(plan.deadline)) if s.oauth else None) for s in plan.schemes]
+        request = plan.request(applied)
+        try:
+            response = await _asend(transport, request)
+            hops = 0
+            while response.status_code in REDIRECTS and "location" in response.headers:
+                await response.aclose()
+                request = plan.redirect(request, response, hops)
+                hops += 1
+                response = await _asend(transport, request)
+        except httpx.TimeoutException:
+            raise ToolTimeoutError(f"{plan.tool} did not get a response in time.", tool=plan.tool) from None
+        except httpx.TransportError as exc:
+            never_sent = isinstance(exc, httpx.ConnectError)
+            delay = plan.backoff(attempt, None) if (never_sent or plan.retryable) else None
+            if delay is None:
+                raise ExecutionError(f"{plan.tool}: could not reach the API ({type(exc).__name__}: {exc}).", tool=plan.tool) from None
+            await asyncio.sleep(delay)
+            attempt += 1
+            continue
+        status = response.status_code
+        if status == 401 and not refreshed and any(s.oauth for s in plan.schemes):
+            await response.aclose()
+            for s in plan.schemes:
+                if s.oauth:
+                    s.oauth.invalidate()
+            refreshed = True
+            continue
+        if status in plan.options.retry_statuses and plan.retryable:
+            delay = plan.backoff(attempt, response)
+            if delay is not None:
+                await response.aclose()
+                await asyncio.sleep(delay)
+                attempt += 1
+                continue
+        return await read_async(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.001, deadline - time.monotonic())
+
+
+Plan = _Plan

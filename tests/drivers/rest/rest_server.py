@@ -1,0 +1,335 @@
+"""A real petstore-like HTTP API for the REST driver's tests (starlette under uvicorn).
+
+Every request is recorded (method, raw path, query, headers, body) so tests can assert
+what went over the wire. Extra endpoints misbehave on purpose: redirects, 503 with
+Retry-After, huge, endless, compressed and slow bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import socket
+import threading
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    raw_path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class State:
+    requests: list[Recorded] = field(default_factory=list)
+    pets: dict[int, dict[str, Any]] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+    tokens_issued: int = 0
+    port: int = 0
+
+    def count(self, key: str) -> int:
+        self.counters[key] = self.counters.get(key, 0) + 1
+        return self.counters[key]
+
+
+def build_app(state: State) -> Starlette:
+    async def record(request: Request) -> Recorded:
+        body = await request.body()
+        entry = Recorded(
+            request.method, request.url.path, request.scope["raw_path"].decode("latin-1"),
+            request.scope["query_string"].decode("latin-1"),
+            {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.scope["headers"]}, body,
+        )
+        state.requests.append(entry)
+        return entry
+
+    async def list_pets(request: Request) -> Response:
+        await record(request)
+        limit = int(request.query_params.get("limit", "100"))
+        if limit > 100:
+            return JSONResponse({"error": "limit must be at most 100"}, status_code=400)
+        tags = request.query_params.getlist("tags")
+        pets = [p for p in state.pets.values() if not tags or p.get("tag") in tags]
+        return JSONResponse(pets[:limit])
+
+    async def create_pet(request: Request) -> Response:
+        entry = await record(request)
+        import json
+
+        data = json.loads(entry.body)
+        pet = {"id": len(state.pets) + 1, "name": data["name"], "tag": data.get("tag")}
+        state.pets[pet["id"]] = pet
+        return JSONResponse(pet, status_code=201)
+
+    async def get_pet(request: Request) -> Response:
+        await record(request)
+        pet_id = request.path_params["pet_id"]
+        if not pet_id.isdigit() or int(pet_id) not in state.pets:
+            return JSONResponse({"error": f"no pet {pet_id}"}, status_code=404)
+        return JSONResponse(state.pets[int(pet_id)])
+
+    async def delete_pet(request: Request) -> Response:
+        await record(request)
+        state.pets.pop(int(request.path_params["pet_id"]), None)
+        return Response(status_code=204)
+
+    async def upload_photo(request: Request) -> Response:
+        await record(request)
+        async with request.form() as form:
+            upload = form["file"]
+            content = await upload.read()  # type: ignore[union-attr]
+            caption = form.get("caption")
+        return JSONResponse({"pet": request.path_params["pet_id"], "caption": caption, "size": len(content)})
+
+    async def login(request: Request) -> Response:
+        await record(request)
+        async with request.form() as form:
+            return JSONResponse({"user": form.get("username"), "remember": form.get("remember")})
+
+    async def note(request: Request) -> Response:
+        entry = await record(request)
+        return PlainTextResponse("stored: " + entry.body.decode())
+
+    async def echo(request: Request) -> Response:
+        entry = await record(request)
+        return JSONResponse({"path": entry.path, "raw_path": entry.raw_path, "query": entry.query,
+                             "headers": entry.headers})
+
+    async def secure(request: Request) -> Response:
+        entry = await record(request)
+        auth = entry.headers.get("authorization", "")
+        ok = (
+            auth == "Bearer s3cret"
+            or entry.headers.get("x-api-key") == "k3y"
+            or "api_key=k3y" in entry.query
+            or "session=c00kie" in entry.headers.get("cookie", "")
+            or auth == "Basic " + base64.b64encode(b"alice:pw").decode()
+            or auth.startswith("Bearer oauth-")
+        )
+        if not ok:
+            return JSONResponse({"error": "unauthorised"}, status_code=401)
+        return JSONResponse({"ok": True, "auth": auth})
+
+    async def token(request: Request) -> Response:
+        await record(request)
+        async with request.form() as form:
+            grant = form.get("grant_type")
+        if request.headers.get("authorization") != "Basic " + base64.b64encode(b"app:appsecret").decode():
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        if grant != "client_credentials":
+            return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+        state.tokens_issued += 1
+        return JSONResponse({"access_token": f"oauth-{state.tokens_issued}", "token_type": "bearer", "expires_in": 3600})
+
+    async def oauth_only(request: Request) -> Response:
+        entry = await record(request)
+        # the first token issued is "revoked": a refresh must happen
+        if entry.headers.get("authorization") in (None, "Bearer oauth-1"):
+            return JSONResponse({"error": "token expired"}, status_code=401)
+        return JSONResponse({"ok": True, "auth": entry.headers.get("authorization")})
+
+    async def flaky(request: Request) -> Response:
+        await record(request)
+        n = state.count(f"flaky:{request.method}")
+        fail = int(request.query_params.get("fail", "1"))
+        if n <= fail:
+            return JSONResponse({"error": "busy"}, status_code=503, headers={"Retry-After": request.query_params.get("after", "1")})
+        return JSONResponse({"attempts": n})
+
+    async def redirect_same(request: Request) -> Response:
+        await record(request)
+        return RedirectResponse("/v1/echo/landed", status_code=302)
+
+    async def redirect_away(request: Request) -> Response:
+        await record(request)
+        return RedirectResponse(f"http://localhost:{state.port}/v1/echo/away", status_code=302)
+
+    async def redirect_away_307(request: Request) -> Response:
+        await record(request)
+        return RedirectResponse(f"http://localhost:{state.port}/v1/echo/away", status_code=307)
+
+    async def big(request: Request) -> Response:
+        await record(request)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            block = b"x" * 65536
+            for _ in range(800):  # 50 MiB
+                yield block
+
+        return StreamingResponse(chunks(), media_type="text/plain")
+
+    async def endless(request: Request) -> Response:
+        await record(request)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            block = b'{"a":1},' * 4096
+            while True:
+                yield block
+                await asyncio.sleep(0)
+
+        return StreamingResponse(chunks(), media_type="application/json")
+
+    async def bomb(request: Request) -> Response:
+        await record(request)
+        return Response(BOMB, media_type="application/json", headers={"Content-Encoding": "gzip"})
+
+    async def drip(request: Request) -> Response:
+        await record(request)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            while True:
+                yield b"x"
+                await asyncio.sleep(0.3)
+
+        return StreamingResponse(chunks(), media_type="text/plain")
+
+    async def image(request: Request) -> Response:
+        await record(request)
+        return Response(PNG, media_type="image/png")
+
+    async def gzipped(request: Request) -> Response:
+        await record(request)
+        return Response(gzip.compress(b'{"compressed": true}'), media_type="application/json",
+                        headers={"Content-Encoding": "gzip"})
+
+    async def bad_response(request: Request) -> Response:
+        await record(request)
+        return JSONResponse({"id": "not-a-number", "name": 5})
+
+    async def spec(request: Request) -> Response:
+        from pathlib import Path
+
+        text = (Path(__file__).with_name("petstore.yaml")).read_text()
+        text = text.replace('"{scheme}://api.example.invalid/v1"', '"/v1"')
+        return Response(text, media_type="application/yaml")
+
+    routes = [
+        Route("/spec.yaml", spec, methods=["GET"]),
+        Route("/v1/pets", list_pets, methods=["GET"]),
+        Route("/v1/pets", create_pet, methods=["POST"]),
+        Route("/v1/pets/{pet_id}", get_pet, methods=["GET"]),
+        Route("/v1/pets/{pet_id}", delete_pet, methods=["DELETE"]),
+        Route("/v1/pets/{pet_id}/photo", upload_photo, methods=["POST"]),
+        Route("/v1/login", login, methods=["POST"]),
+        Route("/v1/notes", note, methods=["PUT"]),
+        Route("/v1/users/{rest:path}", echo, methods=["GET"]),
+        Route("/v1/echo/{rest:path}", echo, methods=["GET", "POST"]),
+        Route("/v1/secure", secure, methods=["GET"]),
+        Route("/oauth/token", token, methods=["POST"]),
+        Route("/v1/oauth-only", oauth_only, methods=["GET"]),
+        Route("/v1/flaky", flaky, methods=["GET", "POST"]),
+        Route("/v1/redirect-same", redirect_same, methods=["GET"]),
+        Route("/v1/redirect-away", redirect_away, methods=["GET"]),
+        Route("/v1/redirect-away-307", redirect_away_307, methods=["POST"]),
+        Route("/v1/big", big, methods=["GET"]),
+        Route("/v1/endless", endless, methods=["GET"]),
+        Route("/v1/bomb", bomb, methods=["GET"]),
+        Route("/v1/drip", drip, methods=["GET"]),
+        Route("/v1/image", image, methods=["GET"]),
+        Route("/v1/gzipped", gzipped, methods=["GET"]),
+        Route("/v1/bad-response", bad_response, methods=["GET"]),
+    ]
+    return Starlette(routes=routes)
+
+
+def _bomb(size: int = 256 * 1024 * 1024) -> bytes:
+    """``size`` bytes of zeros, gzip-compressed (about a thousandth of that on the wire)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b"\0" * (1024 * 1024)
+    parts = [compressor.compress(block) for _ in range(size // len(block))]
+    parts.append(compressor.flush())
+    return b"".join(parts)
+
+
+BOMB = _bomb()
+PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 56
+
+
+@dataclass
+class Running:
+    url: str
+    state: State
+
+
+@contextmanager
+def serve() -> Iterator[Running]:
+    """Run the API on a free loopback port in a thread; stop it on exit."""
+    state = State()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    state.port = sock.getsockname()[1]
+    config = uvicorn.Config(build_app(state), log_level="error", lifespan="off", ws="none", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("the test API did not start")
+        threading.Event().wait(0.01)
+    try:
+        yield Running(f"http://127.0.0.1:{state.port}", state)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+class ResettingServer:
+    """A raw TCP server that reads one request, counts it and resets the connection."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.received = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import struct
+
+        self.sock.settimeout(0.1)
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    data = conn.recv(65536)
+                except OSError:
+                    data = b""
+                if data:
+                    self.received += 1
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join(5)
+        self.sock.close()

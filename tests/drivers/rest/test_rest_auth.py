@@ -1,0 +1,80 @@
+"""Credentials from the spec's security schemes, against the loopback API."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import PETSTORE
+from mcs_rest import RestDriver
+from rest_server import Running
+
+from mcs.errors import ConfigurationError, ExecutionError
+
+
+@pytest.mark.parametrize(
+    ("auth", "header", "expected"),
+    [
+        ({"bearer": "s3cret"}, "authorization", "Bearer s3cret"),
+        ({"headerKey": "k3y"}, "x-api-key", "k3y"),
+        ({"cookieKey": "c00kie"}, "cookie", "session=c00kie"),
+        ({"basic": ("alice", "pw")}, "authorization", "Basic YWxpY2U6cHc="),
+        ({"basic": "alice:pw"}, "authorization", "Basic YWxpY2U6cHc="),
+    ],
+)
+def test_each_scheme_puts_its_credential_where_the_spec_says(api: Running, auth, header, expected):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth=auth) as driver:
+        assert driver.call_tool("secure", {})["ok"] is True
+    assert api.state.requests[-1].headers[header] == expected
+
+
+def test_an_api_key_in_the_query(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"queryKey": "k3y"}) as driver:
+        assert driver.call_tool("secure", {})["ok"] is True
+    assert api.state.requests[-1].query == "api_key=k3y"
+
+
+def test_without_credentials_the_401_reaches_the_llm_as_an_execution_error(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1") as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("secure", {})
+    assert info.value.details["status"] == 401
+    assert "not authorised" in info.value.message
+
+
+def test_oauth_client_credentials_fetches_caches_and_refreshes_the_token(api: Running):
+    auth = {"oauth": {"client_id": "app", "client_secret": "appsecret", "scopes": ["pets:read"]}}
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth=auth) as driver:
+        # the server rejects the first token (as if revoked): the driver refreshes once
+        assert driver.call_tool("oauthOnly", {}) == {"ok": True, "auth": "Bearer oauth-2"}
+        assert driver.call_tool("oauthOnly", {}) == {"ok": True, "auth": "Bearer oauth-2"}
+    assert api.state.tokens_issued == 2
+    token_requests = [r for r in api.state.requests if r.path == "/oauth/token"]
+    assert len(token_requests) == 2
+    assert b"scope=pets%3Aread" in token_requests[0].body
+
+
+async def test_oauth_on_the_async_path(api: Running):
+    auth = {"oauth": {"client_id": "app", "client_secret": "appsecret"}}
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1", auth=auth)
+    try:
+        assert (await driver.acall_tool("oauthOnly", {}))["auth"] == "Bearer oauth-2"
+    finally:
+        await driver.aclose()
+
+
+def test_wrong_oauth_client_secret_is_reported_without_the_secret(api: Running):
+    auth = {"oauth": {"client_id": "app", "client_secret": "wrong-secret"}}
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth=auth) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("oauthOnly", {})
+    assert "refused the client credentials" in info.value.message
+    assert "wrong-secret" not in info.value.message
+
+
+def test_credentials_for_an_undeclared_scheme_are_a_configuration_error():
+    with pytest.raises(ConfigurationError) as info:
+        RestDriver(PETSTORE, auth={"nope": "x"})
+    assert "nope" in str(info.value) and "bearer" in str(info.value)
+
+
+def test_static_headers_are_sent_with_every_request(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", headers={"X-Client": "mcs"}) as driver:
+        driver.call_tool("listPets", {})
+    assert api.state.requests[-1].headers["x-client"] == "mcs"

@@ -1,0 +1,236 @@
+"""Calls through the REST driver against a real HTTP API on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import PETSTORE
+from mcs_rest import BinaryContent, RestDriver
+from rest_server import Running
+
+from mcs.errors import ExecutionError, InvalidInputError
+
+
+@pytest.fixture
+def driver(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1") as d:
+        yield d
+
+
+def test_a_get_with_query_array_and_header_reaches_the_server_as_the_spec_says(driver, api):
+    api.state.pets[1] = {"id": 1, "name": "Rex", "tag": "dog"}
+    api.state.pets[2] = {"id": 2, "name": "Tom", "tag": "cat"}
+    result = driver.process_llm_response(
+        '{"tool": "listPets", "arguments": {"limit": 5, "tags": ["dog", "bird"], "X-Request-Id": "r-1"}}'
+    )
+    assert result == [{"id": 1, "name": "Rex", "tag": "dog"}]
+    sent = api.state.requests[-1]
+    assert sent.query == "limit=5&tags=dog&tags=bird"
+    assert sent.headers["x-request-id"] == "r-1"
+
+
+def test_a_json_body_is_sent_from_flattened_arguments(driver, api):
+    result = driver.call_tool("createPet", {"name": "Rex", "tag": "dog"})
+    assert result == {"id": 1, "name": "Rex", "tag": "dog"}
+    sent = api.state.requests[-1]
+    assert sent.headers["content-type"] == "application/json"
+    assert json.loads(sent.body) == {"name": "Rex", "tag": "dog"}
+
+
+def test_an_enum_violation_is_refused_before_any_request(driver, api):
+    with pytest.raises(InvalidInputError) as info:
+        driver.call_tool("createPet", {"name": "Rex", "tag": "fish"})
+    assert "tag" in info.value.message
+    assert api.state.requests == []
+
+
+def test_a_404_becomes_an_execution_error_with_status_and_body(driver, api):
+    with pytest.raises(ExecutionError) as info:
+        driver.call_tool("showPetById", {"petId": "42"})
+    assert info.value.details["status"] == 404
+    assert "HTTP 404" in info.value.message
+    assert "no pet 42" in info.value.message
+
+
+def test_a_400_tells_the_llm_to_fix_its_arguments(driver, api):
+    with pytest.raises(ExecutionError) as info:
+        driver.call_tool("listPets", {"limit": 500})
+    assert "HTTP 400" in info.value.message
+    assert "Fix the arguments" in info.value.message
+    assert "limit must be at most 100" in info.value.message
+
+
+def test_an_empty_204_answer_is_none(driver, api):
+    api.state.pets[3] = {"id": 3, "name": "Bo"}
+    assert driver.call_tool("deletePet", {"petId": "3"}) is None
+    assert api.state.requests[-1].method == "DELETE"
+
+
+def test_multipart_upload_sends_the_binary_field_as_a_file(driver, api):
+    result = driver.call_tool("uploadPhoto", {"petId": 7, "file": "PNGDATA", "caption": "smile"})
+    assert result == {"pet": "7", "caption": "smile", "size": 7}
+    assert api.state.requests[-1].headers["content-type"].startswith("multipart/form-data")
+
+
+def test_form_urlencoded_body(driver, api):
+    result = driver.call_tool("login", {"username": "alice", "remember": True})
+    assert result == {"user": "alice", "remember": "true"}
+    assert api.state.requests[-1].body == b"username=alice&remember=true"
+
+
+def test_plain_text_body_and_text_response(driver, api):
+    result = driver.call_tool("putNote", {"body": "hello\nworld"})
+    assert result == "stored: hello\nworld"
+    assert api.state.requests[-1].headers["content-type"] == "text/plain"
+
+
+def test_binary_response_keeps_its_content_type(driver, api):
+    result = driver.call_tool("image", {})
+    assert isinstance(result, BinaryContent)
+    assert result.content_type == "image/png"
+    assert bytes(result[:8]) == bytes.fromhex("89504e470d0a1a0a")
+
+
+def test_gzip_responses_are_decoded(driver, api):
+    assert driver.call_tool("gzipped", {}) == {"compressed": True}
+
+
+def test_clashing_names_are_suffixed_by_location_and_cookies_sent(driver, api):
+    schema = driver.get_tool("getProfile").input_schema
+    assert set(schema["properties"]) == {"id", "id_query", "X-Trace", "theme"}
+    result = driver.call_tool("getProfile", {"id": "u1", "id_query": "q", "X-Trace": "t", "theme": "dark mode"})
+    assert result["path"] == "/v1/users/u1/profile"
+    assert result["query"] == "id=q"
+    assert result["headers"]["x-trace"] == "t"
+    assert result["headers"]["cookie"] == "theme=dark%20mode"
+
+
+def test_a_recursive_body_is_one_argument_whose_schema_refers_to_its_defs(driver, api):
+    schema = driver.get_tool("echoPost").input_schema
+    assert schema["properties"]["body"] == {"$ref": "#/$defs/Node"}
+    assert schema["$defs"]["Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    tree = {"value": "root", "children": [{"value": "leaf", "children": []}]}
+    driver.call_tool("echoPost", {"rest": "tree", "body": tree})
+    assert json.loads(api.state.requests[-1].body) == tree
+
+
+async def test_the_async_path_makes_the_same_call(api):
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1")
+    try:
+        api.state.pets[1] = {"id": 1, "name": "Rex", "tag": "dog"}
+        result = await driver.aprocess_llm_response({"tool": "showPetById", "arguments": {"petId": "1"}})
+        assert result == {"id": 1, "name": "Rex", "tag": "dog"}
+        with pytest.raises(ExecutionError):
+            await driver.acall_tool("showPetById", {"petId": "9"})
+    finally:
+        await driver.aclose()
+
+
+def test_response_validation_flags_a_response_that_breaks_the_spec(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", validate_responses=True) as driver:
+        with pytest.raises(ExecutionError) as info:
+            driver.call_tool("badResponse", {})
+        assert "does not match" in info.value.message
+        api.state.pets[1] = {"id": 1, "name": "Rex", "tag": None}
+        assert driver.call_tool("showPetById", {"petId": "1"})["name"] == "Rex"
+
+
+def test_a_response_that_names_no_tool_is_returned_unchanged(driver):
+    text = "I do not need a tool for this."
+    assert driver.process_llm_response(text) is text
+
+
+def test_base_url_comes_from_the_spec_servers_and_their_variables():
+    driver = RestDriver(PETSTORE, server_variables={"scheme": "http"})
+    op = driver.operations["listPets"]
+    assert driver.base_url_for(op) == "http://api.example.invalid/v1"
+    assert RestDriver(PETSTORE).base_url_for(op) == "https://api.example.invalid/v1"
+
+
+def test_a_mock_transport_can_stand_in_for_the_network():
+    import httpx
+
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200, json={"id": 5, "name": "Mock"})
+
+    with RestDriver(PETSTORE, base_url="http://api.test/v1", transport=httpx.MockTransport(handler)) as driver:
+        assert driver.call_tool("showPetById", {"petId": "5"}) == {"id": 5, "name": "Mock"}
+    assert seen == ["http://api.test/v1/pets/5"]
+
+
+def test_async_calls_from_several_event_loops_leave_no_socket_open(api):
+    import asyncio
+    import gc
+
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1")
+    api.state.pets[1] = {"id": 1, "name": "Rex"}
+    for _ in range(2):  # each asyncio.run ends its loop; the pool must close with it
+        assert asyncio.run(driver.acall_tool("showPetById", {"petId": "1"}))["name"] == "Rex"
+    driver.close()
+    gc.collect()  # an unclosed socket would raise ResourceWarning here (warnings are errors)
+
+
+def test_a_spec_from_a_url_with_a_relative_server_calls_that_origin(api):
+    import mcs
+
+    driver = mcs.load_driver("rest", spec=api.url + "/spec.yaml")
+    try:
+        assert driver.base_url_for(driver.operations["listPets"]) == api.url + "/v1"
+        api.state.pets[1] = {"id": 1, "name": "Rex"}
+        assert driver.call_tool("showPetById", {"petId": "1"}) == {"id": 1, "name": "Rex"}
+    finally:
+        driver.close()
+
+
+def test_openapi_3_1_type_lists_const_and_ref_siblings(api):
+    spec = {
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "servers": [{"url": api.url + "/v1"}],
+        "webhooks": {"newPet": {"post": {"responses": {"200": {"description": "ok"}}}}},
+        "components": {"schemas": {"Tag": {"type": "string", "enum": ["dog", "cat"]}}},
+        "paths": {"/pets": {"post": {"operationId": "createPet", "responses": {}, "requestBody": {
+            "required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["name"],
+                "properties": {
+                    "name": {"type": ["string", "null"], "examples": ["Rex"]},
+                    "kind": {"const": "pet"},
+                    "tag": {"$ref": "#/components/schemas/Tag", "description": "the species"},
+                }}}}}}}},
+    }
+    with RestDriver(spec) as driver:
+        schema = driver.get_tool("createPet").input_schema
+        assert schema["properties"]["name"] == {"type": ["string", "null"]}
+        assert schema["properties"]["tag"] == {"type": "string", "enum": ["dog", "cat"], "description": "the species"}
+        assert [t.name for t in driver.list_tools()] == ["createPet"]  # webhooks are not operations
+        assert driver.call_tool("createPet", {"name": "Rex", "kind": "pet", "tag": "dog"})["name"] == "Rex"
+
+
+def test_form_bodies_follow_the_spec_encoding_stripe_style(api):
+    spec = {
+        "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "paths": {"/login": {"post": {"operationId": "create", "responses": {}, "requestBody": {"content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "properties": {
+                    "username": {"type": "string"},
+                    "expand": {"type": "array", "items": {"type": "string"}},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "items": {"type": "array", "items": {"type": "object", "properties": {"price": {"type": "string"}}}},
+                }},
+                "encoding": {"expand": {"style": "deepObject", "explode": True},
+                             "metadata": {"style": "deepObject", "explode": True}},
+            }}}}}},
+    }
+    with RestDriver(spec, base_url=api.url + "/v1") as driver:
+        driver.call_tool("create", {"username": "a", "expand": ["x", "y"], "tags": ["t1", "t2"],
+                                    "metadata": {"k": "v"}, "items": [{"price": "p1"}]})
+    from urllib.parse import parse_qsl
+
+    assert parse_qsl(api.state.requests[-1].body.decode()) == [
+        ("username", "a"), ("expand[]", "x"), ("expand[]", "y"), ("tags", "t1"), ("tags", "t2"),
+        ("metadata[k]", "v"), ("items[0][price]", "p1"),
+    ]

@@ -1,0 +1,105 @@
+"""The REST driver on the command line: describe, call, and `mcs convert openapi`."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema_rs
+import pytest
+import yaml
+from conftest import CORPUS, PETSTORE
+from rest_server import Running
+
+from mcs.cli import main
+
+GENMCP_SCHEMA = CORPUS / "genmcp" / "reference" / "specs__mcpfile-schema-0.1.0.json"
+
+
+def test_describe_prints_the_tools(capsys):
+    assert main(["describe", "rest", "-o", f"spec={PETSTORE}"]) == 0
+    out = capsys.readouterr().out
+    assert "listPets" in out and "createPet" in out
+
+
+def test_call_runs_the_llm_response_against_the_api(capsys, api: Running):
+    api.state.pets[1] = {"id": 1, "name": "Rex", "tag": "dog"}
+    code = main(["call", "rest", "-o", f"spec={PETSTORE}", "-o", f"base_url={api.url}/v1",
+                 "--response", '{"tool": "showPetById", "arguments": {"petId": "1"}}'])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {"id": 1, "name": "Rex", "tag": "dog"}
+
+
+def test_call_prints_an_http_error_as_execution_error(capsys, api: Running):
+    code = main(["call", "rest", "-o", f"spec={PETSTORE}", "-o", f"base_url={api.url}/v1",
+                 "--response", '{"tool": "showPetById", "arguments": {"petId": "404"}}'])
+    assert code == 1
+    assert json.loads(capsys.readouterr().out)["error"] == "EXECUTION_ERROR"
+
+
+def _genmcp_schema() -> dict:
+    """gen-mcp's 0.1.0 editor schema, with its one known defect fixed.
+
+    Upstream, ``Tool.invocation`` is ``oneOf`` the bare http/cli/extends configs, while the
+    format document and gen-mcp's own parser fixtures wrap them (``invocation: {http: ...}``);
+    ``InvocationConfigWrapper`` in the same schema is that wrapper. We emit the wrapped
+    form gen-mcp parses and validate against the schema with ``Tool.invocation`` pointing
+    to the wrapper (the test below shows gen-mcp's own fixtures need the same fix).
+    """
+    if not GENMCP_SCHEMA.is_file():
+        pytest.skip("the shared corpus (gen-mcp's JSON Schema) is not available here")
+    schema = json.loads(GENMCP_SCHEMA.read_text())
+    schema["$defs"]["Tool"]["properties"]["invocation"] = {"$ref": "#/$defs/InvocationConfigWrapper"}
+    return schema
+
+
+def _genmcp_validator():
+    return jsonschema_rs.validator_for(_genmcp_schema())
+
+
+def test_gen_mcp_own_http_tool_fixture_validates_against_the_fixed_schema():
+    validator = _genmcp_validator()
+    fixture = CORPUS / "genmcp" / "testdata" / "pkg__mcpfile__testdata__one-server-tools-http-params.yaml"
+    document = yaml.safe_load(fixture.read_text())
+    assert validator.is_valid(document)
+    original = jsonschema_rs.validator_for(json.loads(GENMCP_SCHEMA.read_text()))
+    assert not original.is_valid(document)  # the upstream defect this file works around
+
+
+def test_convert_writes_an_mcp_file_that_validates_and_keeps_locations_enums_formats(tmp_path, capsys):
+    validator = _genmcp_validator()
+    out = tmp_path / "mcpfile.yaml"
+    code = main(["convert", "openapi", str(PETSTORE), "-o", str(out), "--base-url", "http://localhost:8080/v1"])
+    assert code == 0
+    document = yaml.safe_load(out.read_text())
+    errors = [e.message for e in validator.iter_errors(document)]
+    assert errors == []
+    assert document["mcpFileVersion"] == "0.1.0"
+    tools = {t["name"]: t for t in document["tools"]}
+    profile = tools["getProfile"]
+    assert profile["invocation"]["http"] == {
+        "method": "GET", "url": "http://localhost:8080/v1/users/{id}/profile",
+        "headers": {"X-Trace": "{X-Trace}", "Cookie": "theme={theme}"},
+    }
+    assert profile["inputSchema"]["properties"]["id_query"]["x-mcs-in"] == "query"
+    assert tools["createPet"]["inputSchema"]["properties"]["tag"]["enum"] == ["dog", "cat", "bird"]
+    assert tools["createPet"]["inputSchema"]["required"] == ["name"]
+    assert tools["listPets"]["inputSchema"]["properties"]["limit"]["x-mcs-in"] == "query"
+    upload = tools["uploadPhoto"]
+    assert upload["inputSchema"]["properties"]["file"]["format"] == "binary"
+    assert upload["inputSchema"]["x-mcs-body-media-type"] == "multipart/form-data"
+    assert "uploadPhoto" in capsys.readouterr().err
+    assert tools["flakyPost"]["invocation"]["http"]["url"].endswith("/flaky?fail={fail}&after={after}")
+
+
+@pytest.mark.parametrize("name", [
+    "github_api.github.com_2020-08.json", "stripe_spec3_2022-04-12.json", "docker_engine_api.yaml",
+    "oai-examples/examples/v2.0/yaml/petstore.yaml", "twilio_api_v2010.json",
+])
+def test_convert_corpus_specs_to_valid_mcp_files(tmp_path, corpus, name):
+    validator = _genmcp_validator()
+    out = tmp_path / "mcpfile.yaml"
+    assert main(["convert", "openapi", str(corpus / "openapi" / name), "-o", str(out),
+                 "--base-url", "https://api.example.test"]) == 0
+    document = yaml.load(out.read_text(), Loader=yaml.CSafeLoader)
+    assert [e.message for e in validator.iter_errors(document)][:3] == []
+    assert document["tools"]

@@ -1,0 +1,243 @@
+"""SECURITY.md cases B1, B2, B5, B6 and G1 against the loopback API."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import PETSTORE
+from mcs_rest import RestDriver
+from rest_server import ResettingServer, Running
+
+from mcs.errors import ExecutionError, InvalidInputError, ToolTimeoutError
+
+
+@pytest.fixture
+def driver(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"bearer": "s3cret"}) as d:
+        yield d
+
+
+# ---------------------------------------------------------------- B1 path traversal
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("../admin/delete", "..%2Fadmin%2Fdelete"),
+        ("..%2fadmin", "..%252fadmin"),
+        ("%2e%2e/admin", "%252e%252e%2Fadmin"),
+        ("a/b", "a%2Fb"),
+        ("x?role=admin", "x%3Frole%3Dadmin"),
+        ("x#frag", "x%23frag"),
+        ("x%00", "x%2500"),
+        ("..", "%2E%2E"),
+        (".", "%2E"),
+    ],
+)
+def test_b1_a_path_value_stays_one_segment(driver, api, value, expected):
+    driver.call_tool("getProfile", {"id": value})
+    sent = api.state.requests[-1]
+    assert sent.raw_path == f"/v1/users/{expected}/profile"
+    assert sent.raw_path.startswith("/v1/users/")
+    assert sent.query == ""
+
+
+# ---------------------------------------------------------------- B2 CRLF injection
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"id": "u1", "X-Trace": "abc\r\nX-Injected: 1"},
+        {"id": "u1", "X-Trace": "abc\nX-Injected: 1"},
+        {"id": "u1", "id_query": "q\r\nX-Injected: 1"},
+        {"id": "u1", "theme": "dark\r\nX-Injected: 1"},
+        {"id": "u1\r\nX-Injected: 1"},
+    ],
+)
+def test_b2_cr_lf_in_any_header_query_cookie_or_path_value_is_refused_before_sending(driver, api, arguments):
+    with pytest.raises(InvalidInputError) as info:
+        driver.call_tool("getProfile", arguments)
+    assert "line break" in info.value.message
+    assert api.state.requests == []
+
+
+def test_b2_cr_lf_in_a_configured_header_is_a_configuration_error():
+    from mcs.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        RestDriver(PETSTORE, base_url="http://127.0.0.1:9", headers={"X-Ok": "a\r\nX-Injected: 1"})
+
+
+def test_b2_the_host_cannot_come_from_arguments(driver, api):
+    with pytest.raises(InvalidInputError):
+        driver.call_tool("listPets", {"base_url": "http://169.254.169.254/"})
+    assert api.state.requests == []
+
+
+# ---------------------------------------------------------------- B5 redirects
+
+
+def test_b5_same_origin_redirects_are_followed_with_credentials(driver, api):
+    result = driver.call_tool("redirectSame", {})
+    assert result["path"] == "/v1/echo/landed"
+    assert result["headers"]["authorization"] == "Bearer s3cret"
+
+
+def test_b5_a_redirect_to_another_origin_is_refused_by_default(driver, api):
+    with pytest.raises(ExecutionError) as info:
+        driver.call_tool("redirectAway", {})
+    assert "another origin" in info.value.message
+    assert [r.path for r in api.state.requests] == ["/v1/redirect-away"]
+
+
+def test_b5_an_allowed_cross_origin_redirect_strips_credentials(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"bearer": "s3cret"},
+                    headers={"X-Static": "1"}, redirect_hosts=["localhost"]) as driver:
+        result = driver.call_tool("redirectAway", {})
+    assert result["path"] == "/v1/echo/away"
+    assert "authorization" not in result["headers"]
+    assert "x-static" not in result["headers"]
+    assert api.state.requests[0].headers["authorization"] == "Bearer s3cret"
+
+
+def test_b5_a_redirect_that_would_resend_the_body_cross_origin_is_refused(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", redirect_hosts=["localhost"]) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("redirectAway307", {"x": "secret body"})
+    assert "re-send the request body" in info.value.message
+    assert len(api.state.requests) == 1
+
+
+def test_b5_redirect_count_is_bounded(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", max_redirects=0) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("redirectSame", {})
+    assert "redirected more than 0 times" in info.value.message
+
+
+# ---------------------------------------------------------------- B6 size and time bounds
+
+
+def test_b6_a_50_mib_body_is_cut_at_the_cap_with_a_marker(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", max_response_bytes=100_000) as driver:
+        result = driver.call_tool("big", {})
+    assert isinstance(result, str)
+    assert result.startswith("x" * 100_000)
+    assert "[truncated: the response was cut at 100000 bytes" in result
+    assert len(result) < 100_400
+
+
+def test_b6_an_endless_stream_stops_at_the_cap(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", max_response_bytes=50_000) as driver:
+        result = driver.call_tool("endless", {})
+    assert "[truncated" in result
+
+
+def test_b6_a_gzip_bomb_is_inflated_only_up_to_the_cap(api):
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", max_response_bytes=1_000_000) as driver:
+        result = driver.call_tool("bomb", {})
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert "[truncated: the response was cut at 1000000 bytes" in result
+    assert (after - before) < 100_000  # KiB: far below the 256 MiB the bomb inflates to
+
+
+def test_b6_a_slow_drip_hits_the_total_deadline(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", timeout=1.0) as driver:
+        started = time.monotonic()
+        with pytest.raises(ToolTimeoutError):
+            driver.call_tool("drip", {})
+        assert time.monotonic() - started < 2.5
+
+
+async def test_b6_the_async_path_has_the_same_deadline(api):
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1", timeout=1.0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ToolTimeoutError):
+            await driver.acall_tool("drip", {})
+        assert time.monotonic() - started < 2.5
+    finally:
+        await driver.aclose()
+
+
+# ---------------------------------------------------------------- G1 retries
+
+
+def test_g1_a_post_whose_connection_resets_after_sending_is_not_retried():
+    server = ResettingServer()
+    try:
+        with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{server.port}/v1", backoff=0.01) as driver, pytest.raises(ExecutionError):
+            driver.call_tool("flakyPost", {})
+        assert server.received == 1
+    finally:
+        server.close()
+
+
+def test_g1_a_get_whose_connection_resets_is_retried():
+    server = ResettingServer()
+    try:
+        with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{server.port}/v1", backoff=0.01, retries=2) as driver, pytest.raises(ExecutionError):
+            driver.call_tool("flakyGet", {})
+        assert server.received == 3
+    finally:
+        server.close()
+
+
+def test_g1_a_get_answered_503_is_retried_after_retry_after(driver, api):
+    started = time.monotonic()
+    result = driver.call_tool("flakyGet", {"fail": 1, "after": 1})
+    assert result == {"attempts": 2}
+    assert time.monotonic() - started >= 1.0
+
+
+def test_g1_retries_are_capped(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", retries=2, backoff=0.01) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("flakyGet", {"fail": 10, "after": 0})
+    assert info.value.details["status"] == 503
+    assert api.state.counters["flaky:GET"] == 3
+
+
+def test_g1_a_retry_after_beyond_the_deadline_is_not_waited_for(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", timeout=2.0) as driver:
+        started = time.monotonic()
+        with pytest.raises(ExecutionError):
+            driver.call_tool("flakyGet", {"fail": 1, "after": 30})
+        assert time.monotonic() - started < 1.0
+
+
+def test_g1_a_post_answered_503_is_not_retried(driver, api):
+    with pytest.raises(ExecutionError):
+        driver.call_tool("flakyPost", {"fail": 1, "after": 0})
+    assert api.state.counters["flaky:POST"] == 1
+
+
+def test_g1_a_post_with_an_idempotency_key_is_retried_with_the_same_key(api):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", idempotency_header="Idempotency-Key", backoff=0.01) as driver:
+        assert driver.call_tool("flakyPost", {"fail": 1, "after": 0}) == {"attempts": 2}
+    keys = [r.headers["idempotency-key"] for r in api.state.requests]
+    assert len(keys) == 2 and keys[0] == keys[1]
+
+
+def test_g1_connect_refused_is_retried_for_any_method():
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{port}/v1", backoff=0.2, retries=2) as driver:
+        started = time.monotonic()
+        with pytest.raises(ExecutionError) as info:
+            driver.call_tool("flakyPost", {})
+    assert "could not reach the API" in info.value.message
+    assert time.monotonic() - started >= 0.3  # two backoffs of at least 0.1 s and 0.2 s
+
+
+def test_non_ascii_header_values_are_refused_with_a_clear_message(driver, api):
+    with pytest.raises(InvalidInputError) as info:
+        driver.call_tool("getProfile", {"id": "u1", "X-Trace": "café"})
+    assert "ASCII" in info.value.message
+    assert api.state.requests == []

@@ -1,0 +1,115 @@
+"""Discovery mode (mcs.discovery): a bounded index, search and describe, whatever the tool count."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from mcs import discovery
+from mcs.driver import DriverMeta, ToolDriver
+from mcs.errors import InvalidInputError, ToolNotFoundError
+from mcs.pipeline import Invocation
+from mcs.tools import Tool
+
+
+class ManyTools(ToolDriver):
+    """``count`` tools spread over ``groups`` groups; calling one returns its name."""
+
+    def __init__(self, count: int, groups: int, **options: Any) -> None:
+        super().__init__(**options)
+        self.meta = DriverMeta(id="00000000-0000-4000-8000-000000000001", name="many", version="1",
+                               protocol="test", transport="none", spec_format="none")
+        self._count, self._groups = count, groups
+
+    def _list_tools(self) -> Iterable[Tool]:
+        for i in range(self._count):
+            group = f"area{i % self._groups}"
+            yield Tool(
+                name=f"{group}_operation_number_{i}",
+                description=f"Does thing {i} for {group}: {'create' if i % 2 else 'list'} widgets.",
+                input_schema={"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+                meta={"group": group},
+            )
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        return invocation.tool.name
+
+
+@pytest.mark.parametrize(("count", "groups"), [(50, 3), (2000, 40), (5000, 900)])
+def test_the_discovery_description_stays_within_its_budget(count, groups):
+    driver = ManyTools(count, groups, description_mode="discovery")
+    text = driver.get_function_description()
+    assert f"{count} tools are available" in text
+    assert discovery.estimate_tokens(text) <= discovery.MAX_DESCRIPTION_TOKENS
+    assert "search_tools" in text and "describe_tool" in text
+
+
+def test_auto_mode_switches_at_the_token_budget():
+    assert ManyTools(3, 1).get_function_description().startswith("[")
+    assert "search_tools" in ManyTools(3, 1, token_budget=10).get_function_description()
+
+
+def test_every_tool_is_reachable_by_listing_its_group_page_by_page():
+    driver = ManyTools(300, 7, description_mode="discovery")
+    found: set[str] = set()
+    for g in range(7):
+        offset: int | None = 0
+        while offset is not None:
+            page = driver.call_tool("search_tools", {"group": f"area{g}", "limit": 50, "offset": offset})
+            found |= {t["name"] for t in page["tools"]}
+            offset = page.get("next_offset")
+    assert len(found) == 300
+
+
+def test_search_ranks_by_words_and_describe_returns_the_schema():
+    driver = ManyTools(100, 5, description_mode="discovery")
+    page = driver.call_tool("search_tools", {"query": "create widgets area3", "limit": 5})
+    assert all(t["group"] == "area3" for t in page["tools"])
+    described = driver.call_tool("describe_tool", {"name": page["tools"][0]["name"]})
+    assert described["input_schema"]["required"] == ["x"]
+    assert driver.call_tool(page["tools"][0]["name"], {"x": 1}) == page["tools"][0]["name"]
+
+
+def test_search_needs_words_or_a_group():
+    with pytest.raises(InvalidInputError):
+        ManyTools(100, 5, description_mode="discovery").call_tool("search_tools", {})
+
+
+def test_describing_an_unknown_tool_suggests_close_names():
+    with pytest.raises(ToolNotFoundError) as info:
+        ManyTools(100, 5, description_mode="discovery").call_tool("describe_tool", {"name": "area1_operation_number"})
+    assert "Close matches" in info.value.message
+
+
+def test_choose_mode_stops_measuring_once_over_budget():
+    measured = []
+
+    def tools() -> Iterable[Tool]:
+        for i in range(10_000):
+            measured.append(i)
+            yield Tool(name=f"t{i}", description="x" * 400)
+
+    assert discovery.choose_mode(tools(), token_budget=1000) == "discovery"
+    assert len(measured) < 100
+
+
+def test_describing_a_huge_tool_drops_nested_descriptions_but_no_field():
+    def level(depth: int) -> dict[str, Any]:
+        props: dict[str, Any] = {f"f{i}": {"type": "string", "enum": ["a", "b"], "description": "words " * 50}
+                                 for i in range(20)}
+        if depth:
+            props["child"] = level(depth - 1)
+        return {"type": "object", "description": "an object " * 20, "properties": props, "required": ["f0"]}
+
+    tool = Tool(name="huge", description="A huge tool.", input_schema=level(6))
+    described = discovery.describe(tool, max_chars=20_000)
+    assert "note" in described
+    assert len(str(described)) < 25_000
+    inner = described["input_schema"]
+    for _ in range(6):
+        assert inner["properties"]["f3"]["enum"] == ["a", "b"] and inner["required"] == ["f0"]
+        inner = inner["properties"]["child"]
+    small = Tool(name="small", description="Small.")
+    assert discovery.describe(small) == small.to_dict()
