@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -302,8 +303,8 @@ def override_names() -> list[str]:
 
 def _nested_model(cls: type[BaseModel], attr: str) -> type[BaseModel] | None:
     annotation = cls.model_fields[attr].annotation
-    for candidate in _GO_NAMES:
-        if annotation is not None and candidate.__name__ in str(annotation) and candidate is not cls:
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and candidate in _GO_NAMES:
             return candidate
     return None
 
