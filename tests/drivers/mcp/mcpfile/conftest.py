@@ -40,3 +40,20 @@ def recorder() -> Iterator[Recorder]:
     server = Recorder()
     yield server
     server.close()
+
+
+@pytest.fixture
+def new_driver() -> Iterator[Callable[..., Any]]:
+    """Build MCPFileDrivers that are closed (HTTP pool released) after the test."""
+    from mcs_mcp.mcpfile.driver import MCPFileDriver
+
+    made: list[MCPFileDriver] = []
+
+    def build(*args: Any, **kwargs: Any) -> MCPFileDriver:
+        driver = MCPFileDriver(*args, **kwargs)
+        made.append(driver)
+        return driver
+
+    yield build
+    for driver in made:
+        driver.close()
