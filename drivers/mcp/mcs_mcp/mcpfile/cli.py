@@ -272,8 +272,13 @@ class CliInvoker:
                         break
                 elif proc.poll() is not None:
                     break  # exited; only its background children still hold the pipe
+            if not truncated and not timed_out:
+                try:
+                    proc.wait(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
         finally:
-            _kill_group(proc.pid)
+            _kill_group(proc.pid)  # whatever is left of the group: timed out, capped or in the background
             proc.wait()
             proc.stdout.close()
         return self._outcome(buffer, proc.returncode, truncated, timed_out, timeout)
@@ -314,6 +319,12 @@ class CliInvoker:
                 if len(buffer) > cap:
                     truncated = True
                     break
+            if not truncated and not timed_out:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    await asyncio.wait_for(proc.wait(), timeout=left)
+                except TimeoutError:
+                    timed_out = True
         finally:
             _kill_group(proc.pid)
             await proc.wait()
