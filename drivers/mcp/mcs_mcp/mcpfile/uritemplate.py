@@ -83,7 +83,12 @@ class UriTemplate:
             group = f"g{index}"
             groups[group] = (part.operator, part.names)
             prefix = {"": "", "+": "", "#": "#", ".": r"\.", "/": "/", ";": ";", "?": r"\?", "&": "&"}[part.operator]
-            body = ".*?" if part.operator in "+#" else ("[^?#]*?" if part.operator in "?&;" else "[^/?#]*?")
+            if part.operator in ("+", "#"):
+                body = ".*?"
+            elif part.operator in ("?", "&", ";") or (part.operator in ("/", ".") and len(part.names) > 1):
+                body = "[^?#]*?"
+            else:
+                body = "[^/?#]*?"
             pattern.append(f"(?:{prefix}(?P<{group}>{body}))?")
         pattern.append("$")
         found = re.match("".join(pattern), uri)
@@ -94,7 +99,7 @@ class UriTemplate:
             raw = found.group(group)
             if raw is None:
                 continue
-            if operator in "?&;":
+            if operator in ("?", "&", ";"):
                 separator = ";" if operator == ";" else "&"
                 for key, value in parse_qsl(raw.replace(separator, "&"), keep_blank_values=True):
                     if key in names:
@@ -103,5 +108,5 @@ class UriTemplate:
             separator = {"": ",", "+": ",", "#": ",", ".": ".", "/": "/"}[operator]
             pieces = raw.split(separator) if len(names) > 1 else [raw]
             for name, piece in zip(names, pieces, strict=False):
-                values[name] = piece if operator in "+#" else unquote(piece)
+                values[name] = piece if operator in ("+", "#") else unquote(piece)
         return values
