@@ -166,12 +166,11 @@ class CliInvoker:
     def _reference(self, part: Placeholder, occurrence: Occurrence, value: Any, values: list[str]) -> str:
         label = f"argument '{part.name}'" if part.source == "param" else part.text
         context = occurrence.context
-        if context == "arith":
-            if isinstance(value, str) or not isinstance(value, (int, float)):
-                raise InvalidInputError(
-                    f"Invalid arguments for {self.tool}: {label} must be a number here.",
-                    tool=self.tool, details={"fields": [part.name]},
-                )
+        if context == "arith" and (isinstance(value, str) or not isinstance(value, (int, float))):
+            raise InvalidInputError(
+                f"Invalid arguments for {self.tool}: {label} must be a number here.",
+                tool=self.tool, details={"fields": [part.name]},
+            )
         if context == "word":
             words = format_words(value)
         else:
@@ -320,9 +319,9 @@ class CliInvoker:
                     truncated = True
                     break
             if not truncated and not timed_out:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
-                    await asyncio.wait_for(proc.wait(), timeout=left)
+                    await asyncio.wait_for(proc.wait(), timeout=remaining)
                 except TimeoutError:
                     timed_out = True
         finally:

@@ -281,13 +281,13 @@ def compile_http(
         headers[str(name)] = template
     for template in (url, *headers.values()):
         for part in template.placeholders:
-            if part.source == "header" and part.name.lower() in CREDENTIAL_HEADERS:
-                if template is url or not options.allow_credential_forwarding:
-                    raise ConfigurationError(
-                        f"{where}: {part.text} would forward the caller's credentials to another "
-                        "service (token passthrough). Configure the downstream credential instead "
-                        "(for example {env.API_TOKEN}), or pass allow_credential_forwarding=True."
-                    )
+            credential = part.source == "header" and part.name.lower() in CREDENTIAL_HEADERS
+            if credential and (template is url or not options.allow_credential_forwarding):
+                raise ConfigurationError(
+                    f"{where}: {part.text} would forward the caller's credentials to another "
+                    "service (token passthrough). Configure the downstream credential instead "
+                    "(for example {env.API_TOKEN}), or pass allow_credential_forwarding=True."
+                )
     body_root = config.get("bodyRoot") or ""
     body_as_array = bool(config.get("bodyAsArray") or False)
     if not isinstance(body_root, str):

@@ -40,10 +40,10 @@ class Placeholder:
     @property
     def text(self) -> str:
         if self.source == "env":
-            return "{env.%s}" % self.name
+            return "{env." + self.name + "}"
         if self.source == "header":
-            return "{headers.%s}" % self.name
-        return "{%s}" % self.name
+            return "{headers." + self.name + "}"
+        return "{" + self.name + "}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +156,9 @@ def schema_types(schema: Mapping[str, Any] | None) -> set[str]:
     return set()
 
 
-def check_params(template: Template, schema: Mapping[str, Any] | None, *, where: str, allowed: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def check_params(
+    template: Template, schema: Mapping[str, Any] | None, *, where: str, allowed: frozenset[str] = frozenset()
+) -> None:
     """Every argument placeholder must name a property of ``schema`` (or be in ``allowed``)."""
     for placeholder in template.placeholders:
         if placeholder.source != "param" or placeholder.name in allowed:

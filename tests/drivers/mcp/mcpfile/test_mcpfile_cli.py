@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from mcpfile_support import mcp_file, tool
+
 from mcs import AgentContext
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
 

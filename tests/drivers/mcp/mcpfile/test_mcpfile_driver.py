@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import mcs
 import pytest
 from mcpfile_support import Reply, mcp_file, tool
-from mcs import AgentContext, PolicyDecision
-from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError, ToolNotFoundError
 from mcs_mcp.mcpfile.driver import (
     MCPFileDriver,
     PromptArgumentSpec,
     ResourceContents,
     ResourceSpec,
 )
+
+import mcs
+from mcs import AgentContext, PolicyDecision
+from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError, ToolNotFoundError
 
 
 def full_file(url: str) -> dict:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from mcs.errors import ConfigurationError
 from mcs_mcp.mcpfile.extends import resolve
+
+from mcs.errors import ConfigurationError
 
 BASES = {
     "users": {"http": {"method": "GET", "url": "https://api.example/v1/users",

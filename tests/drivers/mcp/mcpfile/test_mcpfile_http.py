@@ -7,9 +7,10 @@ import time
 
 import pytest
 from mcpfile_support import Reply, mcp_file, tool
+from mcs_mcp.mcpfile.driver import MCPFileDriver
+
 from mcs import AgentContext
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
-from mcs_mcp.mcpfile.driver import MCPFileDriver
 
 PROPS = {
     "id": {"type": "string"},

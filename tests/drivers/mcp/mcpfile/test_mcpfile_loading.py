@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mcs
 import pytest
 import yaml
 from mcpfile_support import mcp_file, tool
-from mcs.errors import ConfigurationError
 from mcs_mcp.mcpfile.driver import MCPFileDriver
 from mcs_mcp.mcpfile.loader import override_names
+
+import mcs
+from mcs.errors import ConfigurationError
 
 HTTP = {"http": {"method": "GET", "url": "http://127.0.0.1:9/users"}}
 

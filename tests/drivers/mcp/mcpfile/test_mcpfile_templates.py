@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from mcs.errors import ConfigurationError
 from mcs_mcp.mcpfile.templates import MISSING, format_scalar, lookup, parse_template
 from mcs_mcp.mcpfile.uritemplate import UriTemplate
+
+from mcs.errors import ConfigurationError
 
 
 def test_placeholder_kinds() -> None:
