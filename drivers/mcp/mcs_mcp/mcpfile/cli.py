@@ -475,6 +475,8 @@ def _check_occurrence(
             f"{where}: {text} is inside a quoted here-document, where no value can be passed; "
             "unquote the delimiter"
         )
+    if occurrence.command_position and part.source != "env":
+        raise ConfigurationError(f"{where}: {text} is where the program name goes; a value cannot choose the program")
     if occurrence.evaluated:
         raise ConfigurationError(f"{where}: {text} is passed to eval or sh -c, which would run the value as code")
     if occurrence.context == "arith" or occurrence.arithmetic_operand:

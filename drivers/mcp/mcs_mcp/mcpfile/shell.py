@@ -53,6 +53,7 @@ class Occurrence:
     after_double_dash: bool  # a "--" word came earlier in the same simple command
     evaluated: bool  # an argument of eval / sh -c: bash would run it as code
     arithmetic_operand: bool  # next to -eq/-lt/...: bash evaluates it as arithmetic
+    command_position: bool  # it would name the program to run
 
 
 @dataclass
@@ -118,9 +119,9 @@ class ShellLexer:
         context = self._context()
         if context in ("heredoc", "heredoc_literal"):
             self._line.append("\0")
-        first = self._words[0] if self._words else ("".join(self._word_chars) if self._in_word and self._word_literal else "")
-        evaluated = first == "eval" or (
-            first.rsplit("/", 1)[-1] in _SHELLS and "-c" in self._words[1:]
+        words = [w.rsplit("/", 1)[-1] for w in self._words]
+        evaluated = "eval" in words or any(
+            word in _SHELLS and "-c" in words[i + 1 :] for i, word in enumerate(words)
         )
         previous = self._words[-1] if self._words and not self._in_word else ""
         self.occurrences[slot.index] = Occurrence(
@@ -129,6 +130,7 @@ class ShellLexer:
             after_double_dash=self._double_dash,
             evaluated=evaluated,
             arithmetic_operand=previous in _ARITH_COMPARE,
+            command_position=not self._words and not self._word_literal and context in ("word", "dq", "sq", "ansi"),
         )
         if context in ("word", "dq", "sq", "ansi"):
             self._in_word = True

@@ -165,10 +165,14 @@ def test_a_non_zero_exit_is_an_error_with_the_status(new_driver, write_file) -> 
     [
         ("eval echo {x}", "eval or sh -c"),
         ("bash -c 'echo {x}'", "eval or sh -c"),
+        ("sudo /bin/sh -c \"echo {x}\"", "eval or sh -c"),
+        ("echo a | xargs sh -c 'echo {x}'", "eval or sh -c"),
         ("cat <<'EOF'\n{x}\nEOF", "quoted here-document"),
         ("echo $(( {x} + 1 ))", "arithmetic"),
         ("[ 1 -eq {x} ]", "arithmetic"),
         ('echo "{x}', "double quote open"),
+        ("{x} --help", "program name"),
+        ("echo a | {x}", "program name"),
     ],
 )
 def test_commands_that_would_run_a_value_as_code_are_refused(new_driver, write_file, command, match) -> None:
