@@ -97,6 +97,7 @@ class CliInvoker:
         referenced: frozenset[str],
         property_order: tuple[str, ...],
         options: CliOptions,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         self.tool = tool
         self.command = command
@@ -106,6 +107,7 @@ class CliInvoker:
         self.referenced = referenced
         self.property_order = property_order
         self.options = options
+        self.input_schema = input_schema
 
     # ------------------------------------------------------------------ rendering
 
@@ -220,6 +222,13 @@ class CliInvoker:
     def _leaves(self, path: str, value: Any) -> list[str]:
         if value is None or self._is_referenced(path):
             return []
+        if property_schema(self.input_schema, path) is None:
+            # Allowed by additionalProperties, but a caller-chosen name must not become a flag.
+            raise InvalidInputError(
+                f"Invalid arguments for {self.tool}: argument '{path}' is not declared in the input "
+                "schema, so it cannot be passed to the command.",
+                tool=self.tool, details={"fields": [path]},
+            )
         if isinstance(value, dict):
             return [text for k, v in value.items() for text in self._leaves(f"{path}.{k}", v)]
         if isinstance(value, list):
@@ -449,7 +458,7 @@ def compile_cli(
     order = tuple(properties) if isinstance(properties, Mapping) else ()
     return CliInvoker(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=lexer.occurrences,
-        referenced=frozenset(referenced), property_order=order, options=options,
+        referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
     )
 
 

@@ -243,6 +243,17 @@ def test_a4_unknown_arguments_never_become_flags(new_driver, write_file, argv_sc
     assert not spawned(marker)
 
 
+def test_a4_undeclared_keys_never_become_flags_even_when_the_schema_allows_them(new_driver, write_file, argv_script,
+                                                                               marker) -> None:
+    invocation = {"cli": {"command": f"touch '{marker}.spawned'; {argv_script} {{a}}"}}
+    schema_tool = tool("t", invocation, {"a": {"type": "string"}})
+    schema_tool["inputSchema"]["additionalProperties"] = True
+    driver = new_driver(write_file(mcp_file(schema_tool)))
+    with pytest.raises(InvalidInputError, match="'exec' is not declared"):
+        driver.call_tool("t", {"a": "x", "exec": "rm -rf /"})
+    assert not spawned(marker)
+
+
 @pytest.mark.parametrize("header", ["Authorization", "Cookie", "Proxy-Authorization", "authorization"])
 def test_a5_credential_headers_in_commands_are_refused_at_load(new_driver, write_file, header) -> None:
     with pytest.raises(ConfigurationError, match="credentials"):

@@ -287,3 +287,19 @@ def test_driver_meta(corpus: Path) -> None:
     assert driver.meta.protocol == "MCP" and driver.meta.spec_format == "MCP File"
     assert driver.meta.name == "git-github-example" and driver.meta.version == "1.0.0"
     assert driver.meta.transport == "HTTP, CLI"
+
+
+def test_the_reference_examples_load(corpus: Path, write_file) -> None:
+    import re
+
+    text = (corpus / "reference" / "docs__mcp_file_format.md").read_text()
+    examples = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.lstrip().startswith("mcpFileVersion")]
+    assert len(examples) >= 9
+    refused = []
+    for example in examples:
+        try:
+            MCPFileDriver(write_file(example))
+        except ConfigurationError as error:
+            refused.append(str(error))
+    # Only the OAuth snippet, whose tool is elided ("# ... rest of tool definition"), is incomplete.
+    assert len(refused) == 1 and "admin_tool" in refused[0] and "invocation is required" in refused[0]
