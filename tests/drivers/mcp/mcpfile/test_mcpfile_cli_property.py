@@ -12,7 +12,7 @@ from mcs_mcp.mcpfile.driver import MCPFileDriver
 
 # Printable text without control characters (refused by design), rich in shell syntax.
 SHELLISH = st.text(
-    alphabet=st.sampled_from(list("abc XYZ019'\"`$(){}[]<>|&;*?~!#%^=+,.:/\\-_@") + ["é", "→"]),
+    alphabet=st.sampled_from([*"abc XYZ019'\"`$(){}[]<>|&;*?~!#%^=+,.:/\\-_@", "é", "→"]),
     min_size=1, max_size=40,
 ).filter(lambda s: not s.startswith("-"))
 
