@@ -244,13 +244,13 @@ class MCPFileDriver(ToolDriver):
         invoker = primitive.invoker
         if isinstance(invoker, HttpInvoker):
             request = invoker.build(invocation.arguments, metadata)
-            async with httpx.AsyncClient(verify=self._verify(), follow_redirects=False) as client:
+            async with httpx.AsyncClient(verify=self._verify(), follow_redirects=False, timeout=None) as client:
                 return await invoker.asend(client, request, invocation.deadline)
         return await invoker.arun(invocation.arguments, metadata, invocation.deadline, invocation.timeout)
 
     def _http_client(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(verify=self._verify(), follow_redirects=False)
+            self._client = httpx.Client(verify=self._verify(), follow_redirects=False, timeout=None)
         return self._client
 
     def _verify(self) -> ssl.SSLContext | bool:

@@ -206,3 +206,12 @@ def test_corpus_cli_demo_runs_mkdir_safely(corpus: Path, new_driver, tmp_path) -
     driver.call_tool("ensure_dir_exists", {"path": "a b/c; touch MARKER"})
     assert (tmp_path / "a b" / "c; touch MARKER").is_dir()
     assert not (tmp_path / "MARKER").exists()
+
+
+def test_a_cli_static_resource_is_read_by_running_its_command(new_driver, write_file) -> None:
+    data = mcp_file(resources=[{
+        "name": "motd", "description": "Message of the day", "uri": "file:///motd",
+        "invocation": {"cli": {"command": "echo 'be kind'"}},
+    }])
+    driver = new_driver(write_file(data))
+    assert driver.read_resource("file:///motd") == ResourceContents("file:///motd", "text/plain", "be kind\n")

@@ -241,3 +241,15 @@ async def test_async_timeout(new_driver, write_file, recorder) -> None:
     driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), timeout=0.5)
     with pytest.raises(ToolTimeoutError):
         await driver.acall_tool("t", {"id": "1"})
+
+
+def test_an_unreachable_server_is_an_execution_error(new_driver, write_file) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    invocation = {"http": {"method": "GET", "url": f"http://127.0.0.1:{port}/x"}}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation))))
+    with pytest.raises(ExecutionError, match="the HTTP request failed"):
+        driver.call_tool("t", {})
