@@ -12,7 +12,9 @@ from mcs.errors import ExecutionError
 HEADER_PREFIX = "header:"
 #: Incoming headers that carry credentials; never copied into commands, and into
 #: outbound requests only when the driver is told to forward credentials.
-CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "x-auth-token"}
+)
 
 
 @dataclass(frozen=True, slots=True)

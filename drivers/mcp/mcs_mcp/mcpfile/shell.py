@@ -101,14 +101,14 @@ class ShellLexer:
         if len(self.stack) > 1 or self._heredoc is not None:
             what = {"dq": "double quote", "sq": "single quote", "ansi": "$'...' quote",
                     "backtick": "backquote", "cmdsub": "$( ... )", "arith": "arithmetic expression"}.get(top, top)
-            if self._heredoc is not None and len(self.stack) == 1:
+            if self._heredoc is not None:
                 return  # a here-document may run to the end of the script
             raise ConfigurationError(f"the command leaves a {what} open")
 
     # ------------------------------------------------------------------ internals
 
     def _context(self) -> Context:
-        if self._heredoc is not None and len(self.stack) == 1:
+        if self._heredoc is not None:
             return "heredoc" if not self._heredoc[1] else "heredoc_literal"
         kind = self.stack[-1].kind
         if kind in ("dq", "sq", "ansi", "arith"):
@@ -161,7 +161,7 @@ class ShellLexer:
     def _char(self, text: str, i: int) -> int:
         ch = text[i]
         nxt = text[i + 1] if i + 1 < len(text) else ""
-        if self._heredoc is not None and len(self.stack) == 1:
+        if self._heredoc is not None:
             return self._heredoc_char(text, i)
         frame = self.stack[-1]
         kind = frame.kind

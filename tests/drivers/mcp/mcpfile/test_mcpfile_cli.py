@@ -129,6 +129,7 @@ def test_bash_semantics_pipes_or_and_multiline_scripts(new_driver, write_file, t
         ('echo "$(echo {name})"', "inner $(touch MARKER)", "inner $(touch MARKER)\n"),
         ("cat <<EOF\nHi {name}\nEOF", "$(touch MARKER) `id`", "Hi $(touch MARKER) `id`\n"),
         ("echo pre{name}post", "; touch MARKER", "pre; touch MARKERpost\n"),
+        ('echo "$(cat <<EOF\nin \"sub\" {name}\nEOF\n)"', "$(touch MARKER)", 'in "sub" $(touch MARKER)\n'),
     ],
 )
 def test_placeholders_in_every_quoting_context_stay_data(new_driver, write_file, tmp_path, command, value, expected) -> None:
