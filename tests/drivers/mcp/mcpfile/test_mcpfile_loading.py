@@ -303,3 +303,32 @@ def test_the_reference_examples_load(corpus: Path, write_file) -> None:
             refused.append(str(error))
     # Only the OAuth snippet, whose tool is elided ("# ... rest of tool definition"), is incomplete.
     assert len(refused) == 1 and "admin_tool" in refused[0] and "invocation is required" in refused[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "transport", "port", "tls"),
+    [
+        ("pkg__mcpfile__testdata__full-demo.yaml", "streamablehttp", 8008, None),
+        ("pkg__mcpfile__testdata__one-server-tls.yaml", "streamablehttp", 7007,
+         {"cert_file": "/path/to/server.crt", "key_file": "/path/to/server.key"}),
+        ("pkg__mcpfile__testdata__server-runtime-stdio.yaml", "stdio", 3000, None),
+        ("pkg__mcpfile__testdata__one-server-tools.yaml", "streamablehttp", 3000, None),
+    ],
+)
+def test_corpus_runtimes_match_genmcp_parser_expectations(corpus: Path, name, transport, port, tls) -> None:
+    settings = MCPFileDriver(corpus / "testdata" / name).runtime_settings()
+    assert (settings["transport"], settings["port"], settings["tls"]) == (transport, port, tls)
+    assert settings["base_path"] == "/mcp" and settings["stateless"] is True
+
+
+def test_corpus_prompts_and_resources_match_genmcp_parser_expectations(corpus: Path) -> None:
+    data = corpus / "testdata"
+    (prompt,) = MCPFileDriver(data / "pkg__mcpfile__testdata__one-server-prompts.yaml").prompts()
+    assert (prompt.name, prompt.title) == ("code_review", "Request Code Review")
+    assert [(a.name, a.title, a.description, a.required) for a in prompt.arguments] == [
+        ("code", "Code", "The code to review", True)]
+    (resource,) = MCPFileDriver(data / "pkg__mcpfile__testdata__one-server-resources.yaml").resources()
+    assert (resource.uri, resource.mime_type, resource.size) == ("http://localhost:5000/access.log", "text/plain", 1024)
+    (template,) = MCPFileDriver(data / "pkg__mcpfile__testdata__one-server-resource-templates.yaml").resource_templates()
+    assert (template.uri_template, template.mime_type) == ("weather://forecast/{city}/{date}", "application/json")
+    assert template.input_schema["required"] == ["city", "date"]
