@@ -30,7 +30,7 @@ from mcs.context import AgentContext
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolNotFoundError
 from mcs.pipeline import Invocation
-from mcs.tools import Tool, sanitize_tool_name
+from mcs.tools import Tool, ToolCall, sanitize_tool_name
 from mcs.validation import ArgumentValidator, compile_validator
 from mcs_mcp.mcpfile import model
 from mcs_mcp.mcpfile.cli import CliInvoker, CliOptions
@@ -361,6 +361,35 @@ class MCPFileDriver(ToolDriver):
             for p in self.file.primitives if p.kind == "resource_template"
         ]
 
+    def call_tool_result(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, context: AgentContext | None = None
+    ) -> InvokeResult:
+        """Like :meth:`call_tool`, but return the whole :class:`InvokeResult`.
+
+        For a server that answers as gen-mcp does: ``text`` is always the body (or the
+        command's output), ``structured`` is set for a JSON object, ``truncated`` tells
+        that the size cap cut it. The call goes through the same pipeline.
+        """
+        invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
+        primitive = self._primitive(invocation)
+        result: InvokeResult = pipeline.run_sync(
+            invocation, lambda inv: self._invoke(primitive, inv), controls=self.controls, enforces_deadline=True
+        )
+        return result
+
+    async def acall_tool_result(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, context: AgentContext | None = None
+    ) -> InvokeResult:
+        """Async twin of :meth:`call_tool_result`."""
+        invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
+        primitive = self._primitive(invocation)
+
+        async def call(inv: Invocation) -> InvokeResult:
+            return await self._ainvoke(primitive, inv)
+
+        result: InvokeResult = await pipeline.run_async(invocation, call, controls=self.controls)
+        return result
+
     def render_prompt(
         self, name: str, arguments: Mapping[str, Any] | None = None, context: AgentContext | None = None
     ) -> RenderedPrompt:
@@ -487,6 +516,7 @@ def _rendered(primitive: Primitive, text: str) -> RenderedPrompt:
 
 
 __all__ = [
+    "InvokeResult",
     "MCPFileDriver",
     "PromptArgumentSpec",
     "PromptMessage",

@@ -215,3 +215,14 @@ def test_a_cli_static_resource_is_read_by_running_its_command(new_driver, write_
     }])
     driver = new_driver(write_file(data))
     assert driver.read_resource("file:///motd") == ResourceContents("file:///motd", "text/plain", "be kind\n")
+
+
+def test_call_tool_result_keeps_text_and_structured_content(driver, recorder) -> None:
+    recorder.replies["/users/7"] = Reply(body=b'{"id": "7"}')
+    result = driver.call_tool_result("get_user", {"userId": "7"})
+    assert (result.text, result.structured, result.truncated) == ('{"id": "7"}', {"id": "7"}, False)
+
+
+async def test_acall_tool_result(driver) -> None:
+    result = await driver.acall_tool_result("shout", {"text": "x"})
+    assert (result.text, result.structured) == ("X\n", None)
