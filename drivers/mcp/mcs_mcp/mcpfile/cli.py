@@ -281,10 +281,7 @@ class CliInvoker:
                 elif proc.poll() is not None:
                     break  # exited; only its background children still hold the pipe
             if not truncated and not timed_out:
-                try:
-                    proc.wait(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    timed_out = True
+                timed_out = not _wait_for_exit(proc, deadline)
         finally:
             _kill_group(proc.pid)  # whatever is left of the group: timed out, capped or in the background
             proc.wait()
@@ -359,6 +356,28 @@ class CliInvoker:
                 tool=self.tool, details={"exit_status": returncode},
             )
         return InvokeResult(text=text, mime_type="text/plain", extra={"exit_status": 0})
+
+
+def _wait_for_exit(proc: subprocess.Popen[bytes], deadline: float | None) -> bool:
+    """Wait until ``proc`` exits or the deadline passes; True if it exited.
+
+    A pidfd wakes up the moment the process exits; ``Popen.wait(timeout)`` would poll
+    with sleeps, adding up to milliseconds to every call.
+    """
+    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        select.select([pidfd], [], [], timeout)
+    finally:
+        os.close(pidfd)
+    return proc.poll() is not None
 
 
 def _kill_group(pid: int) -> None:
