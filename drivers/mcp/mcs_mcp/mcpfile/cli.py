@@ -130,6 +130,8 @@ class CliInvoker:
                 continue
             assert item.slot is not None
             occurrence = self.occurrences[item.slot]
+            if occurrence.context == "comment":
+                continue  # bash ignores it; nothing to pass
             value = self._value(part, arguments, metadata)
             if value is MISSING:
                 continue
@@ -492,6 +494,8 @@ def _check_occurrence(
     part: Placeholder, occurrence: Occurrence, schema: Mapping[str, Any] | None, *, where: str, static: bool
 ) -> None:
     text = part.text
+    if occurrence.context == "comment":
+        return
     if part.source == "header" and part.name.lower() in CREDENTIAL_HEADERS:
         raise ConfigurationError(
             f"{where}: {text} would put the caller's credentials on a command line; this is refused"

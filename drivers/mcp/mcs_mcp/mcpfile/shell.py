@@ -29,7 +29,7 @@ from typing import Literal
 
 from mcs.errors import ConfigurationError
 
-Context = Literal["word", "dq", "sq", "ansi", "heredoc", "heredoc_literal", "arith"]
+Context = Literal["word", "dq", "sq", "ansi", "heredoc", "heredoc_literal", "arith", "comment"]
 
 _BOUNDARY = frozenset(" \t\n;&|()<>")
 _SEPARATORS = frozenset(";&|\n()")
@@ -97,6 +97,8 @@ class ShellLexer:
     def finish(self) -> None:
         """Raise if a quote or substitution is left open."""
         self._end_word()
+        if self.stack[-1].kind == "comment":
+            self.stack.pop()
         top = self.stack[-1].kind
         if len(self.stack) > 1 or self._heredoc is not None:
             what = {"dq": "double quote", "sq": "single quote", "ansi": "$'...' quote",
@@ -111,7 +113,7 @@ class ShellLexer:
         if self._heredoc is not None:
             return "heredoc" if not self._heredoc[1] else "heredoc_literal"
         kind = self.stack[-1].kind
-        if kind in ("dq", "sq", "ansi", "arith"):
+        if kind in ("dq", "sq", "ansi", "arith", "comment"):
             return kind  # type: ignore[return-value]
         return "word"
 
@@ -165,6 +167,11 @@ class ShellLexer:
             return self._heredoc_char(text, i)
         frame = self.stack[-1]
         kind = frame.kind
+        if kind == "comment":
+            if ch == "\n":
+                self.stack.pop()
+                return i  # the newline ends the command in the enclosing context
+            return i + 1
         if kind == "sq":
             if ch == "'":
                 self.stack.pop()
@@ -247,8 +254,8 @@ class ShellLexer:
             self.stack.append(_Frame("arith"))
             return i + 2
         if ch == "#" and not self._in_word:
-            end = text.find("\n", i)
-            return len(text) if end == -1 else end
+            self.stack.append(_Frame("comment"))
+            return i + 1
         if ch == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
             return self._heredoc_operator(text, i)
         if ch in _BOUNDARY:

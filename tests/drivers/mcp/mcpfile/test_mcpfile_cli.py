@@ -138,6 +138,11 @@ def test_placeholders_in_every_quoting_context_stay_data(new_driver, write_file,
     assert not (tmp_path / "MARKER").exists()
 
 
+def test_placeholders_in_comments_are_ignored(new_driver, write_file) -> None:
+    driver = cli_driver(new_driver, write_file, "# clones {x}\necho hi # {x}\necho {x}", {"x": {"type": "string"}})
+    assert driver.call_tool("t", {"x": "v"}) == "hi\nv\n"
+
+
 def test_numbers_in_arithmetic(new_driver, write_file) -> None:
     driver = cli_driver(new_driver, write_file, "echo $(( {n} + 1 ))", {"n": {"type": "integer"}})
     assert driver.call_tool("t", {"n": 41}) == "42\n"
