@@ -138,6 +138,19 @@ def test_placeholders_in_every_quoting_context_stay_data(new_driver, write_file,
     assert not (tmp_path / "MARKER").exists()
 
 
+def test_a_multi_line_script_assigning_values_to_variables(new_driver, write_file, tmp_path) -> None:
+    command = (
+        'ns="{namespace}"\nname="{name}"\n'
+        'if [ -n "$name" ]; then\n  echo "route $name in $ns"\nelse\n  echo none\nfi\n'
+        'printf \'%s\\n\' "{namespace}/{name}" | tr a-z A-Z\n'
+    )
+    props = {"name": {"type": "string"}, "namespace": {"type": "string"}}
+    driver = cli_driver(new_driver, write_file, command, props, cli_cwd=tmp_path)
+    output = driver.call_tool("t", {"name": 'r"; touch MARKER; "', "namespace": "prod"})
+    assert output == 'route r"; touch MARKER; " in prod\nPROD/R"; TOUCH MARKER; "\n'
+    assert not (tmp_path / "MARKER").exists()
+
+
 def test_placeholders_in_comments_are_ignored(new_driver, write_file) -> None:
     driver = cli_driver(new_driver, write_file, "# clones {x}\necho hi # {x}\necho {x}", {"x": {"type": "string"}})
     assert driver.call_tool("t", {"x": "v"}) == "hi\nv\n"
