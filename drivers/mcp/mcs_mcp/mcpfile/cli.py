@@ -14,8 +14,9 @@ What is refused at load (``ConfigurationError``): a placeholder passed to ``eval
 ``sh -c`` (bash would run it), a string placeholder in arithmetic, a placeholder in a
 quoted here-document, incoming credential headers (``{headers.Authorization}``...).
 
-Running: a new process group; at the deadline the whole group is killed and the call
-fails with ``TIMEOUT``; output (stdout and stderr, combined as in gen-mcp) is capped with
+Running: a new process group; at the deadline (or the output cap, or a cancellation) the
+whole group is killed, and a deadline fails the call with ``TIMEOUT``. Processes the
+command itself sends to the background (``nohup server &``) outlive it, as in gen-mcp. Output (stdout and stderr, combined as in gen-mcp) is capped with
 an explicit ``[truncated ...]`` marker; a non-zero exit is an error with the exit status.
 """
 
@@ -285,7 +286,8 @@ class CliInvoker:
             if not truncated and not timed_out:
                 timed_out = not _wait_for_exit(proc, deadline)
         finally:
-            _kill_group(proc.pid)  # whatever is left of the group: timed out, capped or in the background
+            if truncated or timed_out or proc.poll() is None:
+                _kill_group(proc.pid)  # the whole group: a timeout, the cap, or an interruption
             proc.wait()
             proc.stdout.close()
         return self._outcome(buffer, proc.returncode, truncated, timed_out, timeout)
@@ -333,8 +335,14 @@ class CliInvoker:
                 except TimeoutError:
                     timed_out = True
         finally:
-            _kill_group(proc.pid)
+            if truncated or timed_out or proc.returncode is None:
+                _kill_group(proc.pid)  # also when the task is cancelled
             await proc.wait()
+            # A background child may still hold the pipe open; close our end now, not at GC
+            # (asyncio has no public close for a finished process).
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
         return self._outcome(buffer, proc.returncode, truncated, timed_out, timeout)
 
     def _outcome(self, buffer: bytearray, returncode: int | None, truncated: bool, timed_out: bool,

@@ -310,6 +310,39 @@ def test_a6_endless_output_is_capped_with_a_marker(new_driver, write_file) -> No
     assert len(text) < 65536 + 200
 
 
+def test_a_daemon_the_command_starts_in_the_background_survives(new_driver, write_file, tmp_path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    driver = cli_driver(new_driver, write_file, f"nohup sleep 30 > /dev/null 2>&1 & echo $! > '{pid_file}'")
+    assert driver.call_tool("t", {}) == ""
+    pid = int(pid_file.read_text())
+    try:
+        os.kill(pid, 0)  # still running
+    finally:
+        os.kill(pid, 9)
+
+
+def test_a_background_child_holding_the_output_does_not_delay_the_result(new_driver, write_file, tmp_path) -> None:
+    pid_file = tmp_path / "child.pid"
+    driver = cli_driver(new_driver, write_file, f"sleep 30 & echo $! > '{pid_file}'; echo hi")
+    started = time.monotonic()
+    try:
+        assert driver.call_tool("t", {}) == "hi\n"
+        assert time.monotonic() - started < 5
+    finally:
+        os.kill(int(pid_file.read_text()), 9)
+
+
+async def test_async_background_child_does_not_delay_or_leak(new_driver, write_file, tmp_path) -> None:
+    pid_file = tmp_path / "child.pid"
+    driver = cli_driver(new_driver, write_file, f"sleep 30 & echo $! > '{pid_file}'; echo hi")
+    started = time.monotonic()
+    try:
+        assert await driver.acall_tool("t", {}) == "hi\n"
+        assert time.monotonic() - started < 5
+    finally:
+        os.kill(int(pid_file.read_text()), 9)
+
+
 def assert_process_gone(pid: int) -> None:
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
