@@ -84,6 +84,16 @@ def test_omit_if_false_with_a_placeholder_in_the_format(new_driver, write_file, 
     assert json.loads(driver.call_tool("t", {"color": False})) == []
 
 
+def test_a_quoted_format_keeps_the_value_one_word(new_driver, write_file, argv_script, tmp_path) -> None:
+    # gen-mcp's ollama example: command 'ollama run {model} {prompt}', prompt format '"{prompt}"'.
+    props = {"model": {"type": "string"}, "prompt": {"type": "string"}}
+    driver = cli_driver(new_driver, write_file, f"{argv_script} run {{model}} {{prompt}}", props,
+                        {"prompt": {"format": '"{prompt}"'}}, cli_cwd=tmp_path)
+    out = json.loads(driver.call_tool("t", {"model": "llama3", "prompt": 'Say "hi" $(touch MARKER)'}))
+    assert out == ["run", "llama3", 'Say "hi" $(touch MARKER)']
+    assert not (tmp_path / "MARKER").exists()
+
+
 def test_a_template_variable_that_is_not_a_property_is_a_constant(new_driver, write_file, argv_script) -> None:
     driver = cli_driver(new_driver, write_file, f"{argv_script} {{operation}} {{repo}}", {"repo": {"type": "string"}},
                         {"operation": {"format": "clone"}})
