@@ -43,7 +43,6 @@ from mcs_mcp.mcpfile.templates import (
     Template,
     check_params,
     format_scalar,
-    format_words,
     lookup,
     parse_template,
     property_schema,
@@ -176,17 +175,19 @@ class CliInvoker:
                 f"Invalid arguments for {self.tool}: {label} must be a number here.",
                 tool=self.tool, details={"fields": [part.name]},
             )
+        items = [v for v in value if v is not None] if isinstance(value, list) else [value]
         if context == "word":
-            words = format_words(value)
+            pairs = [(format_scalar(item), item) for item in items]
         else:
-            words = [" ".join(format_words(value)) if isinstance(value, list) else format_scalar(value)]
-        for word in words:
+            pairs = [(" ".join(format_scalar(item) for item in items), items[0] if items else "")]
+        for word, item in pairs:
             self._check_text(word, label, part.name)
+            numeric = isinstance(item, (int, float)) and not isinstance(item, bool)
             if (
                 occurrence.word_start
                 and not occurrence.after_double_dash
                 and part.source != "env"
-                and isinstance(value, (str, list))
+                and not numeric
                 and word.startswith("-")
             ):
                 raise InvalidInputError(
@@ -194,6 +195,7 @@ class CliInvoker:
                     f"(got {word[:40]!r}); the command would read it as an option.",
                     tool=self.tool, details={"fields": [part.name]},
                 )
+        words = [word for word, _ in pairs]
         start = len(values)
         values.extend(words)
         if context == "word":

@@ -203,10 +203,3 @@ def format_scalar(value: Any) -> str:
     if value is None:
         return ""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def format_words(value: Any) -> list[str]:
-    """A value as command-line words: one per array item, else one."""
-    if isinstance(value, list):
-        return [format_scalar(item) for item in value if item is not None]
-    return [format_scalar(value)]

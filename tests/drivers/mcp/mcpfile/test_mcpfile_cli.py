@@ -246,6 +246,15 @@ def test_a2_leading_dash_is_data_after_double_dash(new_driver, write_file, argv_
     assert json.loads(driver.call_tool("t", {"repoUrl": "--upload-pack=x"})) == ["clone", "--", "--upload-pack=x"]
 
 
+def test_a2_negative_numbers_are_numbers_not_options(new_driver, write_file, argv_script) -> None:
+    props = {"n": {"type": "integer"}, "xs": {"type": "array", "items": {"type": "number"}}}
+    driver = cli_driver(new_driver, write_file, f"{argv_script} {{n}} {{xs}}", props)
+    assert json.loads(driver.call_tool("t", {"n": -5, "xs": [-1.5, 2]})) == ["-5", "-1.5", "2"]
+    with pytest.raises(InvalidInputError, match="must not start with '-'"):
+        cli_driver(new_driver, write_file, f"{argv_script} {{xs}}",
+                   {"xs": {"type": "array", "items": {"type": "string"}}}).call_tool("t", {"xs": ["ok", "-rf"]})
+
+
 def test_a2_dash_values_inside_a_word_are_not_options(new_driver, write_file, argv_script) -> None:
     driver = cli_driver(new_driver, write_file, f"{argv_script} --message={{m}}", {"m": {"type": "string"}})
     assert json.loads(driver.call_tool("t", {"m": "-x"})) == ["--message=-x"]
