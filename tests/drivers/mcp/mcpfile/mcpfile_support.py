@@ -49,6 +49,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     stream_forever: bool = False
+    drip_interval: float = 0.0  # with stream_forever: one byte per interval
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -95,10 +96,13 @@ class Recorder:
                 if reply.stream_forever:
                     self.send_header("Transfer-Encoding", "chunked")
                     self.end_headers()
-                    chunk = b"x" * 65536
+                    chunk = b"x" if reply.drip_interval else b"x" * 65536
                     try:
                         while True:
+                            if reply.drip_interval:
+                                time.sleep(reply.drip_interval)
                             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                            self.wfile.flush()
                     except (BrokenPipeError, ConnectionResetError):
                         return
                 self.send_header("Content-Length", str(len(reply.body)))

@@ -253,3 +253,25 @@ def test_an_unreachable_server_is_an_execution_error(new_driver, write_file) -> 
     driver = new_driver(write_file(mcp_file(tool("t", invocation))))
     with pytest.raises(ExecutionError, match="the HTTP request failed"):
         driver.call_tool("t", {})
+
+
+def test_a_decompression_bomb_stops_at_the_cap(new_driver, write_file, recorder) -> None:
+    import gzip
+
+    bomb = gzip.compress(b"z" * 20_000_000)
+    assert len(bomb) < 100_000
+    recorder.replies["/users/1"] = Reply(body=bomb, content_type="text/plain", headers={"Content-Encoding": "gzip"})
+    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), max_response_bytes=100_000)
+    text = driver.call_tool("t", {"id": "1"})
+    assert text.startswith("z" * 1000) and "[truncated" in text and len(text) < 100_200
+
+
+def test_a_dripping_server_hits_the_total_deadline(new_driver, write_file, recorder) -> None:
+    recorder.replies["/users/1"] = Reply(stream_forever=True, drip_interval=0.2, content_type="text/plain")
+    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), timeout=1)
+    started = time.monotonic()
+    with pytest.raises(ToolTimeoutError):
+        driver.call_tool("t", {"id": "1"})
+    assert time.monotonic() - started < 2.5
