@@ -1,0 +1,530 @@
+"""CLI invocations: the author's bash, with every value passed as data.
+
+gen-mcp runs ``bash -c`` on a string with the values pasted in, so any argument can
+inject shell code. Here the command stays bash (pipes, ``||``, redirections, multi-line
+scripts, ``"{param}"`` inside quotes all keep their meaning) but each placeholder becomes
+a reference to a positional parameter (see :mod:`.shell`), and the values travel in argv:
+``bash -c SCRIPT tool v1 v2 ...``. Bash never parses a value as source.
+
+What is refused (``INVALID_INPUT``, nothing spawned): a value with a NUL byte (or other
+control characters, unless allowed), a value beginning with ``-`` where it starts a word
+and no ``--`` came before it in the command (it would be read as an option).
+
+What is refused at load (``ConfigurationError``): a placeholder passed to ``eval`` or
+``sh -c`` (bash would run it), a string placeholder in arithmetic, a placeholder in a
+quoted here-document, incoming credential headers (``{headers.Authorization}``...).
+
+Running: a new process group; at the deadline (or the output cap, or a cancellation) the
+whole group is killed, and a deadline fails the call with ``TIMEOUT``. Processes the
+command itself sends to the background (``nohup server &``) outlive it, as in gen-mcp. Output (stdout and stderr, combined as in gen-mcp) is capped with
+an explicit ``[truncated ...]`` marker; a non-zero exit is an error with the exit status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
+from mcs_mcp.mcpfile.shell import Occurrence, ShellLexer, Slot
+from mcs_mcp.mcpfile.templates import (
+    MISSING,
+    Placeholder,
+    Template,
+    check_params,
+    format_scalar,
+    lookup,
+    parse_template,
+    property_schema,
+    schema_types,
+)
+
+ARGS = "__MCS_ARGS"
+PRELUDE = f'{ARGS}=("$@"); set --\n'
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class CliOptions:
+    """Driver-wide settings for commands."""
+
+    max_output_bytes: int = 1024 * 1024
+    allow_control_characters: bool = False
+    cwd: str | None = None
+    shell: str = "bash"
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """One use of a ``templateVariables`` entry in the command."""
+
+    key: str
+    template: Template
+    omit_if_false: bool
+    key_is_property: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """A piece of the expanded command: literal text or a placeholder, maybe in a group."""
+
+    part: str | Placeholder
+    group: int | None
+    slot: int | None = None
+
+
+class CliInvoker:
+    """One compiled ``cli`` invocation. Build with :func:`compile_cli`."""
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        command: str,
+        items: list[_Item],
+        groups: list[_Group],
+        occurrences: Mapping[int, Occurrence],
+        referenced: frozenset[str],
+        property_order: tuple[str, ...],
+        options: CliOptions,
+        input_schema: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.tool = tool
+        self.command = command
+        self.items = items
+        self.groups = groups
+        self.occurrences = dict(occurrences)
+        self.referenced = referenced
+        self.property_order = property_order
+        self.options = options
+        self.input_schema = input_schema
+
+    # ------------------------------------------------------------------ rendering
+
+    def render(self, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> tuple[str, list[str]]:
+        """The bash script and its positional values for ``arguments``; nothing runs.
+
+        Raises:
+            InvalidInputError: a value would be read as an option, or has control characters.
+            ExecutionError: a needed environment variable or incoming header is missing.
+        """
+        active = [self._group_active(g, arguments) for g in self.groups]
+        script: list[str] = [PRELUDE]
+        values: list[str] = []
+        for item in self.items:
+            if item.group is not None and not active[item.group]:
+                continue
+            part = item.part
+            if isinstance(part, str):
+                script.append(part)
+                continue
+            assert item.slot is not None
+            occurrence = self.occurrences[item.slot]
+            if occurrence.context == "comment":
+                continue  # bash ignores it; nothing to pass
+            value = self._value(part, arguments, metadata)
+            if value is MISSING:
+                continue
+            script.append(self._reference(part, occurrence, value, values))
+        body = "".join(script)
+        extras = self._extra_arguments(arguments)
+        if extras:
+            body = body.rstrip()
+            for text in extras:
+                self._check_text(text, "an extra argument")
+                body += f' "${{{ARGS}[{len(values)}]}}"'
+                values.append(text)
+        return body, values
+
+    def _group_active(self, group: _Group, arguments: Mapping[str, Any]) -> bool:
+        params = group.template.params()
+        if params:
+            present = [lookup(arguments, p) for p in params]
+            if any(v is MISSING for v in present):
+                return False
+            return not (group.omit_if_false and any(v is False for v in present))
+        if not group.key_is_property:
+            return True
+        value = lookup(arguments, group.key)
+        if value is MISSING:
+            return False
+        return not (group.omit_if_false and value is False)
+
+    def _value(self, part: Placeholder, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> Any:
+        if part.source == "env":
+            return env_value(part.name, tool=self.tool)
+        if part.source == "header":
+            return incoming_header(metadata, part.name, tool=self.tool)
+        return lookup(arguments, part.name)
+
+    def _reference(self, part: Placeholder, occurrence: Occurrence, value: Any, values: list[str]) -> str:
+        label = f"argument '{part.name}'" if part.source == "param" else part.text
+        context = occurrence.context
+        if context == "arith" and (isinstance(value, str) or not isinstance(value, (int, float))):
+            raise InvalidInputError(
+                f"Invalid arguments for {self.tool}: {label} must be a number here.",
+                tool=self.tool, details={"fields": [part.name]},
+            )
+        items = [v for v in value if v is not None] if isinstance(value, list) else [value]
+        if context == "word":
+            pairs = [(format_scalar(item), item) for item in items]
+        else:
+            pairs = [(" ".join(format_scalar(item) for item in items), items[0] if items else "")]
+        for word, item in pairs:
+            self._check_text(word, label, part.name)
+            numeric = isinstance(item, (int, float)) and not isinstance(item, bool)
+            if (
+                occurrence.word_start
+                and not occurrence.after_double_dash
+                and part.source != "env"
+                and not numeric
+                and word.startswith("-")
+            ):
+                raise InvalidInputError(
+                    f"Invalid arguments for {self.tool}: {label} must not start with '-' "
+                    f"(got {word[:40]!r}); the command would read it as an option.",
+                    tool=self.tool, details={"fields": [part.name]},
+                )
+        words = [word for word, _ in pairs]
+        start = len(values)
+        values.extend(words)
+        if context == "word":
+            return f'"${{{ARGS}[@]:{start}:{len(words)}}}"'
+        ref = f"${{{ARGS}[{start}]}}"
+        if context == "sq":
+            return f"'\"{ref}\"'"
+        if context == "ansi":
+            return f"'\"{ref}\"$'"
+        return ref  # dq, heredoc, arith
+
+    def _check_text(self, text: str, label: str, field: str | None = None) -> None:
+        bad = "\x00" in text or (not self.options.allow_control_characters and _CONTROL.search(text))
+        if bad:
+            raise InvalidInputError(
+                f"Invalid arguments for {self.tool}: {label} contains a NUL, line break or other "
+                "control character, which a command-line argument cannot carry safely.",
+                tool=self.tool, details={"fields": [field] if field else []},
+            )
+
+    def _extra_arguments(self, arguments: Mapping[str, Any]) -> list[str]:
+        """Arguments no placeholder uses, as ``--name=value``, in the schema's order."""
+        order = {name: i for i, name in enumerate(self.property_order)}
+        out: list[str] = []
+        for key in sorted(arguments, key=lambda k: (order.get(k, len(order)), k)):
+            out.extend(self._leaves(key, arguments[key]))
+        return out
+
+    def _leaves(self, path: str, value: Any) -> list[str]:
+        if value is None or self._is_referenced(path):
+            return []
+        if property_schema(self.input_schema, path) is None:
+            # Allowed by additionalProperties, but a caller-chosen name must not become a flag.
+            raise InvalidInputError(
+                f"Invalid arguments for {self.tool}: argument '{path}' is not declared in the input "
+                "schema, so it cannot be passed to the command.",
+                tool=self.tool, details={"fields": [path]},
+            )
+        if isinstance(value, dict):
+            return [text for k, v in value.items() for text in self._leaves(f"{path}.{k}", v)]
+        if isinstance(value, list):
+            return [f"--{path}={format_scalar(item)}" for item in value if item is not None]
+        return [f"--{path}={format_scalar(value)}"]
+
+    def _is_referenced(self, path: str) -> bool:
+        parts = path.split(".")
+        return any(".".join(parts[: i + 1]) in self.referenced for i in range(len(parts)))
+
+    # ------------------------------------------------------------------ running
+
+    def argv(self, script: str, values: list[str]) -> list[str]:
+        return [self.options.shell, "-c", script, f"mcs-{self.tool}", *values]
+
+    def run(self, arguments: Mapping[str, Any], metadata: Mapping[str, str], deadline: float | None,
+            timeout: float | None) -> InvokeResult:
+        """Render and run the command; see the module docstring for what can fail."""
+        script, values = self.render(arguments, metadata)
+        try:
+            proc = subprocess.Popen(
+                self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd,
+            )
+        except OSError as exc:
+            raise ExecutionError(f"{self.tool}: the command could not start ({exc.strerror}).", tool=self.tool) from None
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        cap = self.options.max_output_bytes
+        buffer = bytearray()
+        truncated = timed_out = False
+        try:
+            while True:
+                wait = 0.1
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        timed_out = True
+                        break
+                    wait = min(wait, left)
+                ready, _, _ = select.select([fd], [], [], wait)
+                if ready:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        break
+                    buffer.extend(chunk)
+                    if len(buffer) > cap:
+                        truncated = True
+                        break
+                elif proc.poll() is not None:
+                    break  # exited; only its background children still hold the pipe
+            if not truncated and not timed_out:
+                timed_out = not _wait_for_exit(proc, deadline)
+        finally:
+            if truncated or timed_out or proc.poll() is None:
+                _kill_group(proc.pid)  # the whole group: a timeout, the cap, or an interruption
+            proc.wait()
+            proc.stdout.close()
+        return self._outcome(buffer, proc.returncode, truncated, timed_out, timeout)
+
+    async def arun(self, arguments: Mapping[str, Any], metadata: Mapping[str, str], deadline: float | None,
+                   timeout: float | None) -> InvokeResult:
+        """Async twin of :meth:`run`; cancelling the task kills the process group."""
+        script, values = self.render(arguments, metadata)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd,
+            )
+        except OSError as exc:
+            raise ExecutionError(f"{self.tool}: the command could not start ({exc.strerror}).", tool=self.tool) from None
+        assert proc.stdout is not None
+        cap = self.options.max_output_bytes
+        buffer = bytearray()
+        truncated = timed_out = False
+        try:
+            while True:
+                wait = 0.1
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        timed_out = True
+                        break
+                    wait = min(wait, left)
+                try:
+                    chunk = await asyncio.wait_for(proc.stdout.read(65536), timeout=wait)
+                except TimeoutError:
+                    if proc.returncode is not None:
+                        break
+                    continue
+                if not chunk:
+                    break
+                buffer.extend(chunk)
+                if len(buffer) > cap:
+                    truncated = True
+                    break
+            if not truncated and not timed_out:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    await asyncio.wait_for(proc.wait(), timeout=remaining)
+                except TimeoutError:
+                    timed_out = True
+        finally:
+            if truncated or timed_out or proc.returncode is None:
+                _kill_group(proc.pid)  # also when the task is cancelled
+            await proc.wait()
+            # A background child may still hold the pipe open; close our end now, not at GC
+            # (asyncio has no public close for a finished process).
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
+        return self._outcome(buffer, proc.returncode, truncated, timed_out, timeout)
+
+    def _outcome(self, buffer: bytearray, returncode: int | None, truncated: bool, timed_out: bool,
+                 timeout: float | None) -> InvokeResult:
+        cap = self.options.max_output_bytes
+        text = bytes(buffer[:cap]).decode("utf-8", errors="replace")
+        if timed_out:
+            after = f" after {timeout:g} s" if timeout else ""
+            raise ToolTimeoutError(
+                f"{self.tool}: the command timed out{after} and was stopped.", tool=self.tool,
+                details={"output": text[-500:]},
+            )
+        if truncated:
+            text += f"\n[truncated: the output exceeded {cap} bytes and the command was stopped]"
+            return InvokeResult(text=text, mime_type="text/plain", truncated=True)
+        if returncode:
+            status = (f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}")
+            excerpt = text if len(text) <= 2000 else "..." + text[-2000:]
+            raise ExecutionError(
+                f"{self.tool}: the command {status}." + (f" Output:\n{excerpt}" if excerpt.strip() else ""),
+                tool=self.tool, details={"exit_status": returncode},
+            )
+        return InvokeResult(text=text, mime_type="text/plain", extra={"exit_status": 0})
+
+
+def _wait_for_exit(proc: subprocess.Popen[bytes], deadline: float | None) -> bool:
+    """Wait until ``proc`` exits or the deadline passes; True if it exited.
+
+    A pidfd wakes up the moment the process exits; ``Popen.wait(timeout)`` would poll
+    with sleeps, adding up to milliseconds to every call.
+    """
+    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        select.select([pidfd], [], [], timeout)
+    finally:
+        os.close(pidfd)
+    return proc.poll() is not None
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def compile_cli(
+    config: Mapping[str, Any],
+    *,
+    tool: str,
+    where: str,
+    input_schema: Mapping[str, Any] | None,
+    options: CliOptions,
+    static: bool = False,
+    allowed_params: frozenset[str] = frozenset(),
+) -> CliInvoker:
+    """Check and compile a resolved ``cli`` config.
+
+    ``static`` is for resources without arguments: an argument placeholder is an error.
+
+    Raises:
+        ConfigurationError: see the module docstring; messages name ``where`` and the placeholder.
+    """
+    command = config.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ConfigurationError(f"{where}: cli.command is required")
+    variables_raw = config.get("templateVariables") or {}
+    if not isinstance(variables_raw, Mapping):
+        raise ConfigurationError(f"{where}: cli.templateVariables must be a mapping")
+    formats: dict[str, tuple[Template, bool]] = {}
+    for key, spec in variables_raw.items():
+        if not isinstance(spec, Mapping):
+            raise ConfigurationError(f"{where}: templateVariables.{key} must be a mapping with 'format'")
+        fmt = next((v for k, v in spec.items() if str(k).lower() == "format"), None)
+        omit = next((v for k, v in spec.items() if str(k).lower() == "omitiffalse"), False)
+        if not isinstance(fmt, str):
+            raise ConfigurationError(f"{where}: templateVariables.{key}.format is required (a string)")
+        if not isinstance(omit, bool):
+            raise ConfigurationError(f"{where}: templateVariables.{key}.omitIfFalse must be true or false")
+        template = parse_template(fmt, where=f"{where}: templateVariables.{key}.format")
+        check_params(template, input_schema, where=f"{where}: templateVariables.{key}", allowed=allowed_params)
+        if omit and len(template.params()) > 1:
+            raise ConfigurationError(f"{where}: templateVariables.{key}: omitIfFalse works with at most one placeholder")
+        formats[str(key)] = (template, omit)
+    command_template = parse_template(command, where=f"{where}: command")
+    check_params(command_template, input_schema, where=where, allowed=frozenset(formats) | allowed_params)
+
+    items: list[_Item] = []
+    groups: list[_Group] = []
+    referenced: set[str] = set()
+    for part in command_template.parts:
+        if isinstance(part, str):
+            items.append(_Item(part, None))
+        elif part.source == "param" and part.name in formats:
+            template, omit = formats[part.name]
+            key_is_property = property_schema(input_schema, part.name) is not None
+            group = len(groups)
+            groups.append(_Group(part.name, template, omit, key_is_property))
+            if key_is_property:
+                referenced.add(part.name)
+            referenced.update(template.params())
+            items.extend(_Item(p, group) for p in template.parts)
+        else:
+            if part.source == "param":
+                referenced.add(part.name)
+            items.append(_Item(part, None))
+
+    slotted: list[_Item] = []
+    for item in items:
+        if isinstance(item.part, Placeholder):
+            item = _Item(item.part, item.group, len(slotted))
+        slotted.append(item)
+    lexer = ShellLexer()
+    current_group: int | None = None
+    group_state: tuple[tuple[str, int], ...] = ()
+    for item in slotted:
+        if item.group != current_group:
+            if current_group is not None and lexer.state() != group_state:
+                raise _unbalanced(where, groups[current_group].key)
+            current_group = item.group
+            group_state = lexer.state()
+        lexer.feed([Slot(item.slot) if item.slot is not None else item.part])  # type: ignore[list-item]
+    if current_group is not None and lexer.state() != group_state:
+        raise _unbalanced(where, groups[current_group].key)
+    try:
+        lexer.finish()
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{where}: {exc}") from None
+
+    for item in slotted:
+        if item.slot is None:
+            continue
+        assert isinstance(item.part, Placeholder)
+        _check_occurrence(item.part, lexer.occurrences[item.slot], input_schema, where=where, static=static)
+    properties = (input_schema or {}).get("properties")
+    order = tuple(properties) if isinstance(properties, Mapping) else ()
+    return CliInvoker(
+        tool=tool, command=command, items=slotted, groups=groups, occurrences=lexer.occurrences,
+        referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
+    )
+
+
+def _unbalanced(where: str, key: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"{where}: templateVariables.{key}.format opens or closes a quote; a format must leave "
+        "the command's quoting as it found it"
+    )
+
+
+def _check_occurrence(
+    part: Placeholder, occurrence: Occurrence, schema: Mapping[str, Any] | None, *, where: str, static: bool
+) -> None:
+    text = part.text
+    if occurrence.context == "comment":
+        return
+    if part.source == "header" and part.name.lower() in CREDENTIAL_HEADERS:
+        raise ConfigurationError(
+            f"{where}: {text} would put the caller's credentials on a command line; this is refused"
+        )
+    if static and part.source == "param":
+        raise ConfigurationError(f"{where}: a static resource command cannot contain argument placeholders ({text})")
+    if occurrence.context == "heredoc_literal":
+        raise ConfigurationError(
+            f"{where}: {text} is inside a quoted here-document, where no value can be passed; "
+            "unquote the delimiter"
+        )
+    if occurrence.command_position and part.source != "env":
+        raise ConfigurationError(f"{where}: {text} is where the program name goes; a value cannot choose the program")
+    if occurrence.evaluated:
+        raise ConfigurationError(f"{where}: {text} is passed to eval or sh -c, which would run the value as code")
+    if occurrence.context == "arith" or occurrence.arithmetic_operand:
+        types = schema_types(property_schema(schema, part.name)) if part.source == "param" else set()
+        if not types or not types <= {"integer", "number", "boolean"}:
+            raise ConfigurationError(
+                f"{where}: {text} is used in arithmetic, where bash evaluates a value as an expression; "
+                "only integer or number properties may be used there"
+            )

@@ -1,0 +1,423 @@
+"""HTTP invocations with gen-mcp 0.2.x's fixed routing.
+
+Where each argument goes:
+
+* an argument named by a URL placeholder goes into the URL, percent-encoded as one
+  segment (``a/b`` becomes ``a%2Fb``; ``%2e`` is sent as ``%252e``, never decoded twice);
+* an argument named by a header template goes into that header only;
+* every other argument goes into the query string for ``GET``, ``DELETE`` and ``HEAD``,
+  and into the JSON body for ``POST``, ``PUT`` and ``PATCH`` (``bodyRoot`` sends the value
+  at one path instead; ``bodyAsArray`` wraps the body in a list).
+
+Results: the body as text; a JSON object also as structured content; a status outside
+2xx is an error for the LLM. Reads are streamed and stop at ``max_response_bytes`` with an
+explicit ``[truncated ...]`` marker; the whole call honours the deadline. Redirects are
+followed only within the same origin, at most five times.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode, urljoin
+
+import httpx
+
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
+from mcs_mcp.mcpfile.templates import (
+    MISSING,
+    Placeholder,
+    Template,
+    check_params,
+    format_scalar,
+    lookup,
+    parse_template,
+)
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
+MAX_REDIRECTS = 5
+_BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Driver-wide settings for outbound HTTP."""
+
+    max_response_bytes: int = 5 * 1024 * 1024
+    verify: ssl.SSLContext | bool = True
+    allow_credential_forwarding: bool = False
+    allow_dynamic_hosts: bool = False
+
+
+class HttpInvoker:
+    """One compiled ``http`` invocation. Build with :func:`compile_http`."""
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        method: str,
+        url: Template,
+        headers: Mapping[str, Template],
+        body_root: str,
+        body_as_array: bool,
+        options: HttpOptions,
+    ) -> None:
+        self.tool = tool
+        self.method = method
+        self.url = url
+        self.headers = dict(headers)
+        self.body_root = body_root
+        self.body_as_array = body_as_array
+        self.options = options
+        self.has_body = method in BODY_METHODS
+        self._url_params = set(url.params())
+        self._header_params = {p for t in self.headers.values() for p in t.params()}
+
+    # ------------------------------------------------------------------ building requests
+
+    def build(self, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> httpx.Request:
+        """The request for ``arguments`` (validated); nothing is sent.
+
+        Raises:
+            InvalidInputError: a value cannot go where the template puts it (CR/LF in a header).
+            ExecutionError: a needed environment variable or incoming header is missing.
+        """
+        url = self._render_url(arguments, metadata)
+        headers = {name: self._render_header(name, tpl, arguments, metadata) for name, tpl in self.headers.items()}
+        remaining = _without_paths(arguments, self._url_params | self._header_params)
+        content: bytes | None = None
+        if self.has_body:
+            body: Any = remaining
+            if self.body_root:
+                body = lookup(arguments, self.body_root)
+            elif self.body_as_array:
+                body = [remaining]
+            if body is not MISSING:
+                content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+                headers["Content-Type"] = "application/json; charset=UTF-8"
+        else:
+            pairs = _query_pairs(remaining)
+            if pairs:
+                query = urlencode(pairs, quote_via=quote, safe="")
+                url = f"{url}{'&' if '?' in url else '?'}{query}"
+        try:
+            return httpx.Request(self.method, url, headers=headers, content=content)
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise InvalidInputError(f"{self.tool}: the arguments make an invalid URL ({exc}).", tool=self.tool) from None
+
+    def _render_url(self, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> str:
+        out: list[str] = []
+        for part in self.url.parts:
+            if isinstance(part, str):
+                out.append(part)
+            elif part.source == "env":
+                out.append(env_value(part.name, tool=self.tool))
+            else:
+                value = self._value(part, arguments, metadata)
+                out.append("" if value is MISSING else _encode_segment(value))
+        return "".join(out)
+
+    def _render_header(
+        self, name: str, template: Template, arguments: Mapping[str, Any], metadata: Mapping[str, str]
+    ) -> str:
+        out: list[str] = []
+        for part in template.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            if part.source == "env":
+                text = env_value(part.name, tool=self.tool)
+            else:
+                value = self._value(part, arguments, metadata)
+                text = "" if value is MISSING else format_scalar(value)
+            if _BAD_HEADER_CHARS.search(text):
+                where = f"argument '{part.name}'" if part.source == "param" else part.text
+                raise InvalidInputError(
+                    f"Invalid arguments for {self.tool}: {where} goes into the HTTP header {name!r} "
+                    "and must not contain line breaks or NUL characters.",
+                    tool=self.tool,
+                    details={"fields": [part.name]},
+                )
+            out.append(text)
+        return "".join(out)
+
+    def _value(self, part: Placeholder, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> Any:
+        if part.source == "header":
+            return incoming_header(metadata, part.name, tool=self.tool)
+        return lookup(arguments, part.name)
+
+    # ------------------------------------------------------------------ sending
+
+    def send(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
+        """Send ``request`` (following same-origin redirects) and read the capped response."""
+        try:
+            for _ in range(MAX_REDIRECTS + 1):
+                _set_timeout(request, deadline)
+                response = client.send(request, stream=True)
+                try:
+                    follow = self._redirect(request, response)
+                    if follow is None:
+                        raw, truncated = _read_capped(response.iter_bytes(), self.options.max_response_bytes, deadline, self.tool)
+                        return self._result(response, raw, truncated)
+                finally:
+                    response.close()
+                request = follow
+        except httpx.TimeoutException:
+            raise _timeout(self.tool) from None
+        except httpx.HTTPError as exc:
+            raise ExecutionError(f"{self.tool}: the HTTP request failed ({type(exc).__name__}).", tool=self.tool) from None
+        raise ExecutionError(f"{self.tool}: too many redirects (more than {MAX_REDIRECTS}).", tool=self.tool)
+
+    async def asend(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
+        """Async twin of :meth:`send`."""
+        try:
+            for _ in range(MAX_REDIRECTS + 1):
+                _set_timeout(request, deadline)
+                response = await client.send(request, stream=True)
+                try:
+                    follow = self._redirect(request, response)
+                    if follow is None:
+                        raw, truncated = await _aread_capped(
+                            response.aiter_bytes(), self.options.max_response_bytes, deadline, self.tool
+                        )
+                        return self._result(response, raw, truncated)
+                finally:
+                    await response.aclose()
+                request = follow
+        except httpx.TimeoutException:
+            raise _timeout(self.tool) from None
+        except httpx.HTTPError as exc:
+            raise ExecutionError(f"{self.tool}: the HTTP request failed ({type(exc).__name__}).", tool=self.tool) from None
+        raise ExecutionError(f"{self.tool}: too many redirects (more than {MAX_REDIRECTS}).", tool=self.tool)
+
+    def _redirect(self, request: httpx.Request, response: httpx.Response) -> httpx.Request | None:
+        if response.status_code not in (301, 302, 303, 307, 308) or "location" not in response.headers:
+            return None
+        target = httpx.URL(urljoin(str(request.url), response.headers["location"]))
+        if (target.scheme, target.host, target.port) != (request.url.scheme, request.url.host, request.url.port):
+            raise ExecutionError(
+                f"{self.tool}: the server redirected to another origin, which is not followed.",
+                tool=self.tool,
+                details={"status": response.status_code},
+            )
+        keep_body = response.status_code in (307, 308)
+        method = request.method if keep_body or request.method in ("GET", "HEAD") else "GET"
+        headers = dict(request.headers)
+        if not keep_body:
+            headers.pop("content-type", None)
+            headers.pop("content-length", None)
+        return httpx.Request(method, target, headers=headers, content=request.content if keep_body else None)
+
+    def _result(self, response: httpx.Response, raw: bytes, truncated: bool) -> InvokeResult:
+        text = raw.decode(response.encoding or "utf-8", errors="replace")
+        if truncated:
+            text += f"\n[truncated: the response exceeded {self.options.max_response_bytes} bytes]"
+        status = response.status_code
+        if not 200 <= status < 300:
+            excerpt = text if len(text) <= 1000 else text[:1000] + "..."
+            raise ExecutionError(
+                f"{self.tool}: the server answered HTTP {status}"
+                + (f" {response.reason_phrase}" if response.reason_phrase else "")
+                + (f": {excerpt}" if excerpt.strip() else "."),
+                tool=self.tool,
+                details={"status": status, "retryable": status in (408, 429, 502, 503, 504)},
+            )
+        mime = response.headers.get("content-type")
+        structured: dict[str, Any] | None = None
+        if not truncated and mime and "json" in mime.lower():
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                structured = parsed
+        return InvokeResult(text=text, structured=structured, mime_type=mime, truncated=truncated,
+                            extra={"status": status})
+
+
+def compile_http(
+    config: Mapping[str, Any],
+    *,
+    tool: str,
+    where: str,
+    input_schema: Mapping[str, Any] | None,
+    options: HttpOptions,
+    allowed_params: frozenset[str] = frozenset(),
+) -> HttpInvoker:
+    """Check and compile a resolved ``http`` config.
+
+    Raises:
+        ConfigurationError: a bad method or URL, a placeholder with no property, a caller-chosen
+            host, credentials forwarded without permission, or ``bodyRoot`` with ``bodyAsArray``.
+    """
+    method = config.get("method")
+    if not isinstance(method, str) or method.upper() not in METHODS:
+        raise ConfigurationError(
+            f"{where}: invalid HTTP method {method!r}; use one of {', '.join(sorted(METHODS))}"
+        )
+    url_text = config.get("url")
+    if not isinstance(url_text, str) or not url_text:
+        raise ConfigurationError(f"{where}: http.url is required")
+    url = parse_template(url_text, where=f"{where}: url")
+    check_params(url, input_schema, where=where, allowed=allowed_params)
+    _check_authority(url, where, options)
+    headers_raw = config.get("headers") or {}
+    if not isinstance(headers_raw, Mapping):
+        raise ConfigurationError(f"{where}: http.headers must be a mapping of header names to values")
+    headers: dict[str, Template] = {}
+    for name, value in headers_raw.items():
+        if not isinstance(value, str):
+            raise ConfigurationError(f"{where}: header {name!r} must be a string")
+        template = parse_template(value, where=f"{where}: header {name}")
+        check_params(template, input_schema, where=where, allowed=allowed_params)
+        headers[str(name)] = template
+    for template in (url, *headers.values()):
+        for part in template.placeholders:
+            credential = part.source == "header" and part.name.lower() in CREDENTIAL_HEADERS
+            if credential and (template is url or not options.allow_credential_forwarding):
+                raise ConfigurationError(
+                    f"{where}: {part.text} would forward the caller's credentials to another "
+                    "service (token passthrough). Configure the downstream credential instead "
+                    "(for example {env.API_TOKEN}), or pass allow_credential_forwarding=True."
+                )
+    body_root = config.get("bodyRoot") or ""
+    body_as_array = bool(config.get("bodyAsArray") or False)
+    if not isinstance(body_root, str):
+        raise ConfigurationError(f"{where}: http.bodyRoot must be a string")
+    if body_root and body_as_array:
+        raise ConfigurationError(f"{where}: bodyRoot and bodyAsArray are mutually exclusive")
+    return HttpInvoker(
+        tool=tool,
+        method=method.upper(),
+        url=url,
+        headers=headers,
+        body_root=body_root,
+        body_as_array=body_as_array,
+        options=options,
+    )
+
+
+def _check_authority(url: Template, where: str, options: HttpOptions) -> None:
+    """Refuse argument or header placeholders in the scheme and host part of the URL."""
+    text = url.text
+    scheme_end = text.find("://")
+    if scheme_end == -1:
+        # No scheme: the URL starts with a placeholder (like "${BASE_URL}/x") or is relative.
+        first = url.parts[1] if len(url.parts) > 1 and url.parts[0] == "" else None
+        if isinstance(first, Placeholder) and first.source != "env" and not options.allow_dynamic_hosts:
+            raise ConfigurationError(
+                f"{where}: the URL starts with {first.text}, which would let the caller choose the "
+                "destination; pass allow_dynamic_hosts=True to allow it"
+            )
+        return
+    rest = text[scheme_end + 3 :]
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i != -1), default=len(rest))
+    authority_end = scheme_end + 3 + cut
+    for part in url.placeholders:
+        if part.source != "env" and part.start < authority_end and not options.allow_dynamic_hosts:
+            raise ConfigurationError(
+                f"{where}: {part.text} is in the host part of the URL, which would let the caller "
+                "choose the destination; pass allow_dynamic_hosts=True to allow it"
+            )
+
+
+def _encode_segment(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(quote(format_scalar(item), safe="") for item in value)
+    return quote(format_scalar(value), safe="")
+
+
+def _without_paths(arguments: Mapping[str, Any], paths: set[str]) -> dict[str, Any]:
+    """A deep copy of ``arguments`` without ``paths``; emptied parent objects go too."""
+    result: dict[str, Any] = json.loads(json.dumps(arguments))
+    for path in paths:
+        keys = path.split(".")
+        chain: list[dict[str, Any]] = [result]
+        for key in keys[:-1]:
+            child = chain[-1].get(key)
+            if not isinstance(child, dict):
+                break
+            chain.append(child)
+        else:
+            chain[-1].pop(keys[-1], None)
+            for depth in range(len(chain) - 1, 0, -1):
+                if chain[depth]:
+                    break
+                chain[depth - 1].pop(keys[depth - 1], None)
+    return result
+
+
+def _query_pairs(arguments: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Scalars as ``k=v``, arrays as repeated ``k=v``, objects as dotted ``k.sub=v``; nulls left out."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in arguments.items():
+        name = f"{prefix}{key}"
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            pairs.extend(_query_pairs(value, f"{name}."))
+        elif isinstance(value, list):
+            pairs.extend((name, format_scalar(item)) for item in value if item is not None)
+        else:
+            pairs.append((name, format_scalar(value)))
+    return pairs
+
+
+def _set_timeout(request: httpx.Request, deadline: float | None) -> None:
+    if deadline is None:
+        return
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise httpx.TimeoutException("deadline passed", request=request)
+    request.extensions["timeout"] = httpx.Timeout(remaining).as_dict()
+
+
+def _timeout(tool: str) -> ToolTimeoutError:
+    return ToolTimeoutError(f"{tool}: the HTTP request did not finish before the deadline.", tool=tool)
+
+
+def _read_capped(chunks: Any, cap: int, deadline: float | None, tool: str) -> tuple[bytes, bool]:
+    buffer = bytearray()
+    for chunk in chunks:
+        buffer.extend(chunk)
+        if len(buffer) > cap:
+            return bytes(buffer[:cap]), True
+        if deadline is not None and time.monotonic() > deadline:
+            raise _timeout(tool)
+    return bytes(buffer), False
+
+
+async def _aread_capped(chunks: Any, cap: int, deadline: float | None, tool: str) -> tuple[bytes, bool]:
+    buffer = bytearray()
+    async for chunk in chunks:
+        buffer.extend(chunk)
+        if len(buffer) > cap:
+            return bytes(buffer[:cap]), True
+        if deadline is not None and time.monotonic() > deadline:
+            raise _timeout(tool)
+    return bytes(buffer), False
+
+
+def ssl_context(ca_files: list[str], ca_dir: str, insecure: bool) -> ssl.SSLContext | bool:
+    """The ``verify`` value for httpx from a 0.2.0 ``clientTlsConfig``."""
+    if insecure:
+        return False
+    if not ca_files and not ca_dir:
+        return True
+    context = ssl.create_default_context()
+    try:
+        for path in ca_files:
+            context.load_verify_locations(cafile=path)
+        if ca_dir:
+            context.load_verify_locations(capath=ca_dir)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(f"clientTlsConfig: cannot load CA certificates ({exc})") from None
+    return context

@@ -1,0 +1,59 @@
+"""Fixtures: the gen-mcp corpus, MCP files written on the fly, and a recording HTTP server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from mcpfile_support import Recorder
+
+ROOT = Path(__file__).resolve().parents[4]
+CORPUS = ROOT / ".." / "shared" / "corpus" / "genmcp"
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The gen-mcp fixtures and reference; the test is skipped when the corpus is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip("the shared gen-mcp corpus (../shared/corpus/genmcp) is not present")
+    return CORPUS
+
+
+@pytest.fixture
+def write_file(tmp_path: Path) -> Callable[..., Path]:
+    """Write a mapping (as YAML) or text to a file under tmp_path and return its path."""
+    counter = iter(range(1000))
+
+    def write(content: Any, name: str | None = None) -> Path:
+        path = tmp_path / (name or f"mcpfile-{next(counter)}.yaml")
+        path.write_text(content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    server = Recorder()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def new_driver() -> Iterator[Callable[..., Any]]:
+    """Build MCPFileDrivers that are closed (HTTP pool released) after the test."""
+    from mcs_mcp.mcpfile.driver import MCPFileDriver
+
+    made: list[MCPFileDriver] = []
+
+    def build(*args: Any, **kwargs: Any) -> MCPFileDriver:
+        driver = MCPFileDriver(*args, **kwargs)
+        made.append(driver)
+        return driver
+
+    yield build
+    for driver in made:
+        driver.close()

@@ -1,0 +1,128 @@
+"""Helpers for the mcpfile tests: MCP file builders and a recording HTTP server."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+
+def mcp_file(*tools: dict[str, Any], **top: Any) -> dict[str, Any]:
+    """A minimal 0.1.0 file with the given tools."""
+    data: dict[str, Any] = {"mcpFileVersion": "0.1.0", "name": "test-server", "version": "1.0.0"}
+    data.update(top)
+    if tools:
+        data["tools"] = list(tools)
+    return data
+
+
+def tool(name: str, invocation: dict[str, Any], properties: dict[str, Any] | None = None,
+         required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties or {}}
+    if required:
+        schema["required"] = required
+    return {"name": name, "description": f"{name} tool", "inputSchema": schema, "invocation": invocation, **extra}
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str  # raw path as sent, percent-encoding intact
+    query: list[tuple[str, str]]
+    raw_query: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b'{"ok": true}'
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    stream_forever: bool = False
+    drip_interval: float = 0.0  # with stream_forever: one byte per interval
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up (a timeout test) is expected; do not print its broken pipe."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+class Recorder:
+    """A real HTTP server on 127.0.0.1 that records every request and answers per path."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.replies: dict[str, Reply] = {}
+        self.default = Reply()
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                split = urlsplit(self.path)
+                recorder.requests.append(Recorded(
+                    self.command, split.path, parse_qsl(split.query, keep_blank_values=True), split.query,
+                    {k.lower(): v for k, v in self.headers.items()}, body,
+                ))
+                reply = recorder.replies.get(split.path, recorder.default)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                if reply.stream_forever:
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    chunk = b"x" if reply.drip_interval else b"x" * 65536
+                    try:
+                        while True:
+                            if reply.drip_interval:
+                                time.sleep(reply.drip_interval)
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                            self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        return
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(reply.body)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
+
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread.start()
+
+    @property
+    def last(self) -> Recorded:
+        assert self.requests, "the recorder received no request"
+        return self.requests[-1]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
