@@ -1,0 +1,299 @@
+"""One MCP server connection: how to reach it, and a session kept open on the background loop.
+
+A :class:`ServerSpec` says how to reach a server: a command (stdio) or a URL
+(streamable HTTP). A :class:`Connection` opens the session lazily, keeps it for every
+later request, and closes it cleanly. When the server dies (its process exits, its HTTP
+endpoint stops answering) every pending and later request fails at once with
+:class:`ServerGone`, never hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal, TypeVar
+
+from mcs_mcp.client import loop
+
+logger = logging.getLogger("mcs_mcp.client")
+
+T = TypeVar("T")
+
+ConnectMode = Literal["legacy", "auto"]
+
+
+class ServerGone(ConnectionError):
+    """The server cannot be reached any more (or never could); the text says why."""
+
+
+class ServerError(Exception):
+    """The server answered a request with a JSON-RPC error (``code``, ``message``)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, eq=False)
+class ServerSpec:
+    """How to reach one MCP server: ``command`` (+ ``args``, ``env``, ``cwd``) or ``url`` (+ ``headers``).
+
+    ``auth`` is an ``httpx2.Auth`` (for instance the SDK's OAuth providers) used for HTTP.
+    ``errlog`` receives a stdio server's stderr (default: this process's stderr).
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    auth: Any = None
+    errlog: IO[str] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"MCP server {self.name!r}: give either a command (stdio) or a url (HTTP)")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"MCP server {self.name!r}: url must start with http:// or https://, got {self.url!r}")
+
+    @property
+    def transport(self) -> str:
+        return "STDIO" if self.command is not None else "HTTP"
+
+    def describe(self) -> str:
+        """Where the server is, for messages (never the headers: they may hold tokens)."""
+        if self.url is not None:
+            return self.url
+        return " ".join([str(self.command), *self.args])
+
+
+def _transport(spec: ServerSpec) -> Any:
+    if spec.command is not None:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=spec.command,
+            args=list(spec.args),
+            env=dict(spec.env) if spec.env is not None else None,
+            cwd=spec.cwd,
+        )
+        return stdio_client(params, errlog=spec.errlog or sys.stderr)
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    assert spec.url is not None
+    http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth)
+    return _HttpTransport(spec.url, http)
+
+
+class _HttpTransport:
+    """Streamable HTTP with our own HTTP client, closed together with the transport."""
+
+    def __init__(self, url: str, http: Any) -> None:
+        self._url = url
+        self._http = http
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Any:
+        from mcp.client.streamable_http import streamable_http_client
+
+        await self._stack.enter_async_context(self._http)
+        return await self._stack.enter_async_context(streamable_http_client(self._url, http_client=self._http))
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self._stack.__aexit__(*exc)
+
+
+def _reason(exc: BaseException) -> str:
+    """A one-line reason from an exception (or an exception group), without secrets or traces."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip() or type(exc).__name__
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return text
+
+
+class Connection:
+    """A lazily opened, reused MCP session to one server.
+
+    Every coroutine here runs on the background loop (:mod:`mcs_mcp.client.loop`); use
+    :meth:`request` from there, or :meth:`run` / :meth:`arun` from anywhere else.
+    """
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        connect_timeout: float = 30.0,
+        mode: ConnectMode = "legacy",
+        on_tools_changed: Callable[[], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.connect_timeout = connect_timeout
+        self.mode: ConnectMode = mode
+        self.on_tools_changed = on_tools_changed
+        self._client: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._gone: asyncio.Future[str] | None = None
+        self._closing: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self.gone_reason: str | None = None
+
+    # ----------------------------------------------------------------- lifecycle (loop thread)
+
+    @property
+    def is_open(self) -> bool:
+        return self._client is not None and self.gone_reason is None
+
+    async def open(self) -> Any:
+        """The connected ``mcp.Client`` (connecting on first use).
+
+        Raises:
+            ServerGone: the server could not be started or reached, or has died.
+        """
+        if self.gone_reason is not None:
+            raise ServerGone(self.gone_reason)
+        if self._client is not None:
+            return self._client
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._client is None:
+                await self._start()
+        if self.gone_reason is not None:
+            raise ServerGone(self.gone_reason)
+        return self._client
+
+    async def _start(self) -> None:
+        running = asyncio.get_running_loop()
+        self._ready = running.create_future()
+        self._gone = running.create_future()
+        self._closing = asyncio.Event()
+        self._task = running.create_task(self._main(), name=f"mcp:{self.spec.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), timeout=self.connect_timeout)
+        except TimeoutError:
+            self._mark_gone(f"no answer to initialize within {self.connect_timeout:g} s")
+            self._closing.set()
+            raise ServerGone(self.gone_reason or "") from None
+
+    async def _main(self) -> None:
+        from mcp import Client
+
+        assert self._ready is not None and self._closing is not None
+        try:
+            async with Client(
+                _transport(self.spec),
+                mode=self.mode,
+                cache=None,
+                message_handler=self._on_message,
+            ) as client:
+                self._client = client
+                if not self._ready.done():
+                    self._ready.set_result(None)
+                await self._closing.wait()
+        except BaseException as exc:  # report every way the session can end
+            if isinstance(exc, asyncio.CancelledError) and self._closing.is_set():
+                pass
+            else:
+                where = self.spec.describe()
+                self._mark_gone(f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+        finally:
+            self._client = None
+            if self.gone_reason is None:
+                self._mark_gone(f"the connection to MCP server {self.spec.name!r} is closed")
+            if not self._ready.done():
+                self._ready.set_result(None)
+
+    def _mark_gone(self, reason: str) -> None:
+        if self.gone_reason is None:
+            self.gone_reason = reason
+        if self._gone is not None and not self._gone.done():
+            self._gone.set_result(self.gone_reason)
+
+    async def _on_message(self, message: Any) -> None:
+        import mcp.types as mt
+
+        if isinstance(message, Exception):
+            logger.debug("MCP server %s: transport error %s", self.spec.name, _reason(message))
+            return
+        root = getattr(message, "root", message)
+        if isinstance(root, mt.ToolListChangedNotification) and self.on_tools_changed is not None:
+            self.on_tools_changed()
+
+    async def aclose(self) -> None:
+        """Close the session and stop a stdio server. Safe to call twice."""
+        if self._closing is not None:
+            self._closing.set()
+        task = self._task
+        if task is not None and not task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, timeout=10)
+        self._task = None
+        if self.gone_reason is None:
+            self.gone_reason = f"the connection to MCP server {self.spec.name!r} is closed"
+
+    # ----------------------------------------------------------------- requests (loop thread)
+
+    async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+        """Run ``operation(client)``; fails at once when the server dies meanwhile.
+
+        Raises:
+            ServerGone: the server is unreachable or died during the request.
+            ServerError: the server answered with a JSON-RPC error.
+            TimeoutError: ``timeout`` seconds passed.
+        """
+        from mcp.shared.exceptions import MCPError
+
+        client = await self.open()
+        assert self._gone is not None
+        work = asyncio.ensure_future(operation(client))
+        try:
+            done, _ = await asyncio.wait(
+                {work, self._gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        except BaseException:
+            work.cancel()
+            raise
+        if work in done:
+            try:
+                return work.result()
+            except MCPError as exc:
+                if exc.code == -32000 and "closed" in exc.message.lower():
+                    self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
+                    raise ServerGone(self.gone_reason or "") from None
+                raise ServerError(exc.code, exc.message) from None
+            except (OSError, EOFError) as exc:
+                self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
+                raise ServerGone(self.gone_reason or "") from None
+        work.cancel()
+        if self._gone.done():
+            raise ServerGone(self.gone_reason or "the server is gone")
+        raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s")
+
+    # ----------------------------------------------------------------- from other threads/loops
+
+    def run(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+        """:meth:`request` from synchronous code (blocks the calling thread only)."""
+        return loop.run(self.request(operation, timeout))
+
+    async def arun(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+        """:meth:`request` from any event loop."""
+        return await loop.arun(self.request(operation, timeout))
+
+    def close(self) -> None:
+        """Close from synchronous code."""
+        if self._task is None:
+            return
+        loop.run(self.aclose(), timeout=15)
