@@ -39,11 +39,30 @@ def _types(schema: Mapping[str, Any]) -> frozenset[str] | None:
             return frozenset({"object"})
         if "items" in schema:
             return frozenset({"array"})
+        values = _enum(schema)
+        if values is not None:
+            return frozenset(_json_type(v) for v in values) | (
+                {"integer"} if any(_json_type(v) == "number" for v in values) else set()
+            )
         return None
     names = {raw} if isinstance(raw, str) else set(raw)
     if "number" in names:
         names.add("integer")
     return frozenset(names)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def _enum(schema: Mapping[str, Any]) -> list[Any] | None:

@@ -22,7 +22,9 @@ Each method carries its canonical ``name``, ``description``, ``parameters`` and
 ``returns`` (the interface's, not the tool's), and ``tool``: the name to pass to
 ``tools/call`` (it differs from ``name`` when a server maps methods to its own tools).
 ``unclassified`` holds every other tool with its own description and schemas, so no
-second ``tools/list`` is needed. (JSON-RPC results are objects, so the seed's array
+second ``tools/list`` is needed. Declared interfaces that fail their conformance check
+are not listed; their tools are unclassified and ``"nonconforming": [{"interface",
+"tools", "errors"}]`` says why. (JSON-RPC results are objects, so the seed's array
 is wrapped in ``{"interfaces": [...]}``.)
 
 **Tool.** For clients that only know tools, the same answer comes from a tool named
@@ -159,7 +161,15 @@ def build_listing(
         if tool.get("title"):
             entry["title"] = tool["title"]
     sections.append({"interface": UNCLASSIFIED, "description": UNCLASSIFIED_DESCRIPTION, "methods": rest})
-    return {"interfaces": select_sections(sections, supported)}
+    result: dict[str, Any] = {"interfaces": select_sections(sections, supported)}
+    failing = [
+        {"interface": i.interface.name, "tools": dict(i.tools), "errors": i.report.errors() if i.report else []}
+        for i in implemented
+        if not i.conforms
+    ]
+    if failing:
+        result["nonconforming"] = failing
+    return result
 
 
 # ---------------------------------------------------------------------------- client side
