@@ -26,8 +26,8 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, replace
+from typing import IO, Any, ClassVar
 
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
@@ -84,6 +84,7 @@ class MCPDriver(ToolDriver):
     * ``namespace``: prefix every tool with its server's name (default: only when a config
       names several servers... off, so that a colliding name is held back as shadowing);
     * ``connect_timeout``: seconds to start and initialise a server (default 30);
+    * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
     * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` +
       ``client_secret`` (+ ``scope``): OAuth client-credentials through the SDK's provider;
     * every :class:`mcs.ToolDriver` option (``timeout``, ``prefix``, ``description_mode``...).
@@ -116,6 +117,7 @@ class MCPDriver(ToolDriver):
         namespace: bool = False,
         connect_timeout: float = 30.0,
         mode: ConnectMode = "legacy",
+        stderr: IO[str] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(**options)
@@ -128,7 +130,7 @@ class MCPDriver(ToolDriver):
         if isinstance(args, str):
             raise ConfigurationError("args must be a list of strings, not one string")
         if config is not None:
-            specs = load_config(config)
+            specs = [replace(s, errlog=stderr) if s.command else s for s in load_config(config)]
         else:
             http_headers = dict(headers or {})
             if bearer_token is not None:
@@ -139,7 +141,7 @@ class MCPDriver(ToolDriver):
                 specs = [
                     ServerSpec(
                         name=name, command=command, args=tuple(args), env=env, cwd=cwd,
-                        url=url, headers=http_headers, auth=auth,
+                        url=url, headers=http_headers, auth=auth, errlog=stderr,
                     )
                 ]
             except ValueError as exc:

@@ -58,11 +58,11 @@ def run(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         coro.close()
         raise RuntimeError("mcs_mcp: a blocking call was made from the MCP loop thread itself")
     future = asyncio.run_coroutine_threadsafe(coro, loop)
-    try:
-        return future.result(timeout=timeout)
-    except concurrent.futures.TimeoutError:
+    done, _ = concurrent.futures.wait([future], timeout=timeout)
+    if not done:
         future.cancel()
-        raise TimeoutError(f"no answer within {timeout:g} s") from None
+        raise TimeoutError(f"no answer within {timeout:g} s")
+    return future.result()
 
 
 async def arun(coro: Coroutine[Any, Any, T]) -> T:
