@@ -15,7 +15,7 @@ from typing import Any
 
 from mcs.interfaces import Interface
 
-from mcs_mcp.interfaces.schemas import Finding, accepts, provides
+from mcs_mcp.interfaces.schemas import Finding, accepts, inline_refs, provides
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +130,11 @@ def check(
             continue
         findings = [
             Finding(f"parameters{f.path}", f.message, f.severity)
-            for f in accepts(shape.input_schema, method.input_schema)
+            for f in accepts(inline_refs(shape.input_schema), inline_refs(method.input_schema))
         ]
         findings += [
-            Finding(f"returns{f.path}", f.message, f.severity) for f in provides(shape.output_schema, method.returns)
+            Finding(f"returns{f.path}", f.message, f.severity)
+            for f in provides(inline_refs(shape.output_schema), inline_refs(method.returns))
         ]
         reports.append(
             MethodReport(

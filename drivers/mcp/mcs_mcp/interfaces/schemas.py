@@ -32,8 +32,25 @@ class Finding:
     severity: Severity = "error"
 
 
+def _simple_union(schema: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """The alternatives of an ``anyOf``/``oneOf`` of plain typed schemas (``X | None``), else ``None``."""
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options and all(
+            isinstance(o, Mapping) and "type" in o and not (set(o) & set(_UNSUPPORTED)) for o in options
+        ):
+            return options
+    return None
+
+
 def _types(schema: Mapping[str, Any]) -> frozenset[str] | None:
     raw = schema.get("type")
+    union = _simple_union(schema)
+    if raw is None and union is not None:
+        found: set[str] = set()
+        for option in union:
+            found |= _types(option) or set()
+        return frozenset(found)
     if raw is None:
         if "properties" in schema:
             return frozenset({"object"})
@@ -49,6 +66,35 @@ def _types(schema: Mapping[str, Any]) -> frozenset[str] | None:
     if "number" in names:
         names.add("integer")
     return frozenset(names)
+
+
+def inline_refs(schema: Mapping[str, Any] | None, *, max_depth: int = 32) -> Any:
+    """``schema`` with local references (``#/$defs/X``, ``#/definitions/X``) replaced by their targets.
+
+    A cyclic or unknown reference is left in place (the check then warns about it).
+    """
+    if schema is None:
+        return None
+    root = schema
+
+    def walk(node: Any, trail: tuple[str, ...], depth: int) -> Any:
+        if depth > max_depth:
+            return node
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/") and ref not in trail:
+                target: Any = root
+                for part in ref[2:].split("/"):
+                    target = target.get(part) if isinstance(target, Mapping) else None
+                if isinstance(target, Mapping):
+                    merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+                    return walk(merged, (*trail, ref), depth + 1)
+            return {k: walk(v, trail, depth + 1) for k, v in node.items() if k not in ("$defs", "definitions")}
+        if isinstance(node, list):
+            return [walk(v, trail, depth + 1) for v in node]
+        return node
+
+    return walk(schema, (), 0)
 
 
 def _json_type(value: Any) -> str:
@@ -80,10 +126,11 @@ def _show(types: frozenset[str] | None) -> str:
 
 
 def _unsupported(schema: Mapping[str, Any], path: str) -> list[Finding]:
+    simple = _simple_union(schema) is not None
     return [
         Finding(path, f"uses {key!r}, which the conformance check cannot compare", "warning")
         for key in _UNSUPPORTED
-        if key in schema
+        if key in schema and not (simple and key in ("anyOf", "oneOf"))
     ]
 
 
