@@ -238,7 +238,9 @@ class MCPDriver(ToolDriver):
         return sanitize_tool_name(f"{server}_{original}" if self.namespace else original)
 
     def _server_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
-        candidates = [t for t in listing.tools if t["name"] != wire.METHOD and self._selected(t)]
+        # Every tool is reviewed (pinned), selected or not: switching interfaces later
+        # must not make the rest look new.
+        candidates = [t for t in listing.tools if t["name"] != wire.METHOD]
         shadowed: dict[str, str] = {}
         for item in candidates:
             exposed = self._exposed(server, item["name"])
@@ -253,7 +255,7 @@ class MCPDriver(ToolDriver):
         )
         out: list[Tool] = []
         for item in candidates:
-            if item["name"] not in allowed:
+            if item["name"] not in allowed or not self._selected(item):
                 continue
             exposed = self._exposed(server, item["name"])
             if exposed in owners:

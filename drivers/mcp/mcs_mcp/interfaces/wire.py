@@ -31,8 +31,8 @@ is wrapped in ``{"interfaces": [...]}``.)
 ``list_interfaces`` (argument ``supported``, optional), as ``structuredContent`` and as
 JSON text.
 
-**Capability.** A server that offers it says so in ``capabilities.extensions`` under
-``mcs/interfaces``: ``{"method": "list_interfaces", "tool": "list_interfaces",
+**Capability.** A server that offers it says so under ``mcs/interfaces`` in
+``capabilities.experimental`` (and ``capabilities.extensions`` on 2026-07-28 sessions): ``{"method": "list_interfaces", "tool": "list_interfaces",
 "interfaces": [names]}``. Clients that do not see it fall back to ``tools/list``.
 
 :func:`install` adds all three to an ``mcp.server.lowlevel.Server`` for a driver.
@@ -284,6 +284,7 @@ def install(
     *,
     implements: Any = None,
     registry: InterfaceRegistry | None = None,
+    as_method: bool = True,
 ) -> list[Implementation]:
     """Offer ``list_interfaces`` on a low-level MCP ``Server`` built for ``driver``.
 
@@ -293,6 +294,9 @@ def install(
     ``mcs/interfaces`` in the server's capabilities. The declaration is ``implements``
     or ``driver.implements``; each interface is checked against the served tools on first
     request, and one that does not conform is logged and its tools listed as unclassified.
+
+    ``as_method=False`` offers only the tool (no request method, no capability), for
+    servers that must stay within the standard method set.
 
     Returns the declared implementations (checked against the driver's own tools when it
     is a :class:`mcs.ToolDriver`; the served listing is re-checked when first requested).
@@ -313,11 +317,12 @@ def install(
         for impl in preview:
             if not impl.conforms and impl.report is not None:
                 logger.warning("%s", impl.report.to_text())
-    server.extensions[EXTENSION_ID] = {
-        "method": METHOD,
-        "tool": METHOD,
-        "interfaces": [i.interface.name for i in preview if i.conforms],
-    }
+    if as_method:
+        _advertise(server, {
+            "method": METHOD,
+            "tool": METHOD,
+            "interfaces": [i.interface.name for i in preview if i.conforms],
+        })
 
     async def served_tools(ctx: Any) -> list[Any]:
         tools: list[Any] = []
@@ -380,10 +385,27 @@ def install(
             structured_content=data,
         )
 
-    server.add_request_handler(METHOD, params_type, on_list_interfaces)
+    if as_method:
+        server.add_request_handler(METHOD, params_type, on_list_interfaces)
     server.add_request_handler("tools/list", list_entry.params_type, on_list_tools)
     server.add_request_handler("tools/call", call_entry.params_type, on_call_tool)
     return preview
+
+
+def _advertise(server: Any, settings: dict[str, Any]) -> None:
+    """Announce ``mcs/interfaces`` under ``capabilities.extensions`` (2026 sessions) and
+    ``capabilities.experimental`` (earlier sessions, which drop ``extensions``)."""
+    server.extensions[EXTENSION_ID] = settings
+    original = server.get_capabilities
+
+    def get_capabilities(
+        notification_options: Any = None, experimental_capabilities: Any = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        experimental = dict(experimental_capabilities or {})
+        experimental.setdefault(EXTENSION_ID, settings)
+        return original(notification_options, experimental, *args, **kwargs)
+
+    server.get_capabilities = get_capabilities
 
 
 def _target(driver: Any) -> str:

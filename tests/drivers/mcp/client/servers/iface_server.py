@@ -2,6 +2,7 @@
 
 ``install`` from ``mcs_mcp.interfaces.wire`` adds ``list_interfaces``. Run with
 ``--wrong`` to serve a ``set_volume`` that takes a string (so it does not conform),
+``--tool-only`` to offer ``list_interfaces`` as a tool only,
 ``--http PORT`` for streamable HTTP instead of stdio.
 """
 
@@ -16,8 +17,6 @@ import mcp.types as mt
 from mcp.server.lowlevel import Server
 
 from mcs_mcp.interfaces.wire import install
-
-STATUS = {"object": {"type": "object", "properties": {"status": {"type": "string", "enum": ["playing", "paused"]}}}}
 
 
 def tools(wrong: bool) -> list[mt.Tool]:
@@ -66,7 +65,7 @@ class Declaration:
         name = "iface-player"
 
 
-def build(wrong: bool = False) -> Server[Any]:
+def build(wrong: bool = False, tool_only: bool = False) -> Server[Any]:
     offered = tools(wrong)
 
     async def on_list_tools(ctx: Any, params: Any) -> mt.ListToolsResult:
@@ -87,7 +86,7 @@ def build(wrong: bool = False) -> Server[Any]:
         return mt.CallToolResult(content=[mt.TextContent(type="text", text=json.dumps(data))], structured_content=data)
 
     server: Server[Any] = Server("iface-player", version="1.0.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
-    install(server, Declaration())
+    install(server, Declaration(), as_method=not tool_only)
     return server
 
 
@@ -101,9 +100,10 @@ async def serve_stdio(server: Server[Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--wrong", action="store_true")
+    parser.add_argument("--tool-only", action="store_true", help="offer list_interfaces only as a tool")
     parser.add_argument("--http", type=int, default=None)
     args = parser.parse_args()
-    server = build(args.wrong)
+    server = build(args.wrong, args.tool_only)
     if args.http is None:
         anyio.run(serve_stdio, server)
     else:
