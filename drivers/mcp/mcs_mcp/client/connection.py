@@ -74,6 +74,23 @@ class ServerSpec:
         return " ".join([str(self.command), *self.args])
 
 
+def _errlog(preferred: IO[str] | None) -> IO[str]:
+    """A stream with a real file descriptor for a subprocess's stderr.
+
+    ``sys.stderr`` may be replaced by an object without one (pytest's capture, notebooks);
+    then the original stderr is used.
+    """
+    for candidate in (preferred, sys.stderr, sys.__stderr__):
+        if candidate is None:
+            continue
+        try:
+            candidate.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return candidate
+    raise ValueError("no stderr with a file descriptor is available for the MCP server process")
+
+
 def _transport(spec: ServerSpec) -> Any:
     if spec.command is not None:
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -84,7 +101,7 @@ def _transport(spec: ServerSpec) -> Any:
             env=dict(spec.env) if spec.env is not None else None,
             cwd=spec.cwd,
         )
-        return stdio_client(params, errlog=spec.errlog or sys.stderr)
+        return stdio_client(params, errlog=_errlog(spec.errlog))
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
