@@ -85,8 +85,10 @@ class MCPDriver(ToolDriver):
       names several servers... off, so that a colliding name is held back as shadowing);
     * ``connect_timeout``: seconds to start and initialise a server (default 30);
     * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
-    * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` +
-      ``client_secret`` (+ ``scope``): OAuth client-credentials through the SDK's provider;
+    * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` with
+      ``client_secret`` (``client_secret_basic``) or ``private_key_pem`` (+ ``signing_algorithm``,
+      ``private_key_jwt``), and optionally ``scope`` and ``issuer``: the OAuth
+      client-credentials grant through the SDK's providers;
     * every :class:`mcs.ToolDriver` option (``timeout``, ``prefix``, ``description_mode``...).
     """
 
@@ -107,7 +109,10 @@ class MCPDriver(ToolDriver):
         bearer_token: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
+        private_key_pem: str | None = None,
+        signing_algorithm: str = "RS256",
         scope: str | None = None,
+        issuer: str | None = None,
         include_prompts: bool = False,
         include_resources: bool = False,
         interfaces: Sequence[str] | None = None,
@@ -136,7 +141,8 @@ class MCPDriver(ToolDriver):
             if bearer_token is not None:
                 http_headers["Authorization"] = f"Bearer {bearer_token}"
             if url is not None and auth is None and client_id is not None:
-                auth = _client_credentials(url, client_id, client_secret, scope)
+                auth = _client_credentials(url, client_id, client_secret, private_key_pem, signing_algorithm,
+                                           scope, issuer)
             try:
                 specs = [
                     ServerSpec(
@@ -477,14 +483,42 @@ def _tool(exposed: str, server: str, item: Mapping[str, Any]) -> Tool:
     )
 
 
-def _client_credentials(url: str, client_id: str, client_secret: str | None, scope: str | None) -> Any:
-    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+def _client_credentials(
+    url: str,
+    client_id: str,
+    client_secret: str | None,
+    private_key_pem: str | None,
+    signing_algorithm: str,
+    scope: str | None,
+    issuer: str | None,
+) -> Any:
+    """The SDK's OAuth client-credentials provider: a secret (basic) or a private key (private_key_jwt)."""
+    import warnings
 
-    if client_secret is None:
-        raise ConfigurationError("client_id needs client_secret for the OAuth client-credentials grant")
-    return ClientCredentialsOAuthProvider(
-        server_url=url, storage=_MemoryTokens(), client_id=client_id, client_secret=client_secret, scope=scope
-    )
+    from mcp.client.auth.extensions import client_credentials as cc
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    if (client_secret is None) == (private_key_pem is None):
+        raise ConfigurationError(
+            "client_id needs exactly one of client_secret (client_secret_basic) or "
+            "private_key_pem (private_key_jwt) for the OAuth client-credentials grant"
+        )
+    with warnings.catch_warnings():
+        # Without `issuer` the SDK warns that it will be required in 3.0; discovery still applies.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        if client_secret is not None:
+            return cc.ClientCredentialsOAuthProvider(
+                server_url=url, storage=_MemoryTokens(), client_id=client_id, client_secret=client_secret,
+                scope=scope, issuer=issuer,
+            )
+        assert private_key_pem is not None
+        signer = cc.SignedJWTParameters(
+            issuer=client_id, subject=client_id, signing_key=private_key_pem, signing_algorithm=signing_algorithm
+        )
+        return cc.PrivateKeyJWTOAuthProvider(
+            server_url=url, storage=_MemoryTokens(), client_id=client_id,
+            assertion_provider=signer.create_assertion_provider(), scope=scope, issuer=issuer,
+        )
 
 
 class _MemoryTokens:
