@@ -374,13 +374,13 @@ class MCPDriver(ToolDriver):
         return route, self.connections[route.server]
 
     async def _operation(self, route: _Route, invocation: Invocation, client: Any) -> Any:
-        timeout = invocation.remaining()
+        # The deadline is enforced around this coroutine (Connection.request).
         if route.kind == "prompt":
             arguments = {k: str(v) for k, v in invocation.arguments.items()}
             return prompt_result(await client.get_prompt(route.target, arguments))
         if route.kind == "resource":
             return resource_result(await client.read_resource(invocation.arguments["uri"]))
-        result = await client.call_tool(route.target, invocation.arguments, read_timeout_seconds=timeout)
+        result = await client.call_tool(route.target, invocation.arguments)
         return tool_result(result, invocation.tool.name)
 
     def _call_tool(self, invocation: Invocation) -> Any:

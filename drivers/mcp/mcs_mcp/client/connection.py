@@ -160,10 +160,11 @@ class Connection:
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
-        self._gone: asyncio.Future[str] | None = None
         self._closing: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self.gone_reason: str | None = None
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self._cancelled_by_us: set[asyncio.Task[Any]] = set()
 
     # ----------------------------------------------------------------- lifecycle (loop thread)
 
@@ -193,7 +194,6 @@ class Connection:
     async def _start(self) -> None:
         running = asyncio.get_running_loop()
         self._ready = running.create_future()
-        self._gone = running.create_future()
         self._closing = asyncio.Event()
         self._task = running.create_task(self._main(), name=f"mcp:{self.spec.name}")
         try:
@@ -236,8 +236,11 @@ class Connection:
     def _mark_gone(self, reason: str) -> None:
         if self.gone_reason is None:
             self.gone_reason = reason
-        if self._gone is not None and not self._gone.done():
-            self._gone.set_result(self.gone_reason)
+        current = asyncio.current_task()
+        for task in list(self._inflight):
+            if task is not current and not task.done():
+                self._cancelled_by_us.add(task)
+                task.cancel()
 
     async def _on_message(self, message: Any) -> None:
         import mcp.types as mt
@@ -266,6 +269,9 @@ class Connection:
     async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
         """Run ``operation(client)``; fails at once when the server dies meanwhile.
 
+        The request runs in the calling task (no extra task per call); when the session
+        ends, every task still in a request is cancelled and raises :class:`ServerGone`.
+
         Raises:
             ServerGone: the server is unreachable or died during the request.
             ServerError: the server answered with a JSON-RPC error.
@@ -274,30 +280,32 @@ class Connection:
         from mcp.shared.exceptions import MCPError
 
         client = await self.open()
-        assert self._gone is not None
-        work = asyncio.ensure_future(operation(client))
+        task = asyncio.current_task()
+        assert task is not None
+        self._inflight.add(task)
         try:
-            done, _ = await asyncio.wait(
-                {work, self._gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        except BaseException:
-            work.cancel()
+            if timeout is None:
+                return await operation(client)
+            async with asyncio.timeout(timeout):
+                return await operation(client)
+        except asyncio.CancelledError:
+            if self.gone_reason is not None and task in self._cancelled_by_us:
+                self._cancelled_by_us.discard(task)
+                task.uncancel()
+                raise ServerGone(self.gone_reason) from None
             raise
-        if work in done:
-            try:
-                return work.result()
-            except MCPError as exc:
-                if exc.code == -32000 and "closed" in exc.message.lower():
-                    self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
-                    raise ServerGone(self.gone_reason or "") from None
-                raise ServerError(exc.code, exc.message) from None
-            except (OSError, EOFError) as exc:
-                self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
+        except TimeoutError:
+            raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
+        except MCPError as exc:
+            if exc.code == -32000 and "closed" in exc.message.lower():
+                self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
                 raise ServerGone(self.gone_reason or "") from None
-        work.cancel()
-        if self._gone.done():
-            raise ServerGone(self.gone_reason or "the server is gone")
-        raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s")
+            raise ServerError(exc.code, exc.message) from None
+        except (OSError, EOFError) as exc:
+            self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
+            raise ServerGone(self.gone_reason or "") from None
+        finally:
+            self._inflight.discard(task)
 
     # ----------------------------------------------------------------- from other threads/loops
 
