@@ -35,7 +35,7 @@ from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
 
 from mcs_mcp.client.config import load_config
-from mcs_mcp.client.connection import Connection, ConnectMode, ServerError, ServerGone, ServerSpec
+from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
 from mcs_mcp.client.pinning import HeldTool, PinStore
 from mcs_mcp.client.results import prompt_result, resource_result, tool_result
 from mcs_mcp.interfaces import wire
@@ -152,8 +152,8 @@ class MCPDriver(ToolDriver):
                 ]
             except ValueError as exc:
                 raise ConfigurationError(str(exc)) from None
-        self.connections: dict[str, Connection] = {
-            spec.name: Connection(
+        self.connections: dict[str, Endpoint] = {
+            spec.name: Endpoint(
                 spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=self._tools_changed
             )
             for spec in specs
@@ -204,17 +204,37 @@ class MCPDriver(ToolDriver):
             tools.extend(self._server_tools(server, listing, owners))
         return tools
 
-    def _fetch(self, connection: Connection) -> _Listing:
+    def _fetch(self, connection: Endpoint) -> _Listing:
         try:
             return connection.run(self._afetch, timeout=connection.connect_timeout + 30)
-        except ServerGone as exc:
-            raise ExecutionError(str(exc), details={"server": connection.spec.name}) from None
-        except ServerError as exc:
-            raise ExecutionError(
-                f"MCP server {connection.spec.name!r} refused to list its tools: {exc.message}"
-            ) from None
-        except TimeoutError:
-            raise ExecutionError(f"MCP server {connection.spec.name!r} did not list its tools in time") from None
+        except Exception as exc:
+            raise _listing_error(exc, connection) from None
+
+    async def _aprefetch(self) -> None:
+        """List every server not listed yet on the caller's loop, so async use opens no second session."""
+        for server, connection in self.connections.items():
+            if server not in self._listings:
+                try:
+                    self._listings[server] = await connection.arun(
+                        self._afetch, timeout=connection.connect_timeout + 30
+                    )
+                except Exception as exc:
+                    raise _listing_error(exc, connection) from None
+
+    async def aprocess_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
+        await self._aprefetch()
+        return await super().aprocess_llm_response(llm_response, context=context)
+
+    async def acall_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
+    ) -> Any:
+        await self._aprefetch()
+        return await super().acall_tool(name, arguments, context=context)
+
+    async def alist_tools(self) -> tuple[Tool, ...]:
+        """:meth:`list_tools` for async code: lists the servers on the caller's loop."""
+        await self._aprefetch()
+        return self.list_tools()
 
     async def _afetch(self, client: Any) -> _Listing:
         interfaces: list[dict[str, Any]] = []
@@ -367,7 +387,7 @@ class MCPDriver(ToolDriver):
 
     # ----------------------------------------------------------------- calling
 
-    def _route(self, invocation: Invocation) -> tuple[_Route, Connection]:
+    def _route(self, invocation: Invocation) -> tuple[_Route, Endpoint]:
         route = self._routes.get(invocation.tool.name)
         if route is None:
             raise ExecutionError(f"{invocation.tool.name} is not offered by any connected MCP server")
@@ -422,7 +442,7 @@ class MCPDriver(ToolDriver):
                 server: {
                     "transport": c.spec.transport,
                     "connected": c.is_open,
-                    "gone": c.gone_reason if c._task is not None else None,
+                    "gone": c.gone_reason,
                     "listing": self._listings[server].via if server in self._listings else None,
                 }
                 for server, c in self.connections.items()
@@ -435,8 +455,30 @@ class MCPDriver(ToolDriver):
         for connection in self.connections.values():
             connection.close()
 
+    async def aclose(self) -> None:
+        """Close every session from async code, waiting for the one on this loop."""
+        for connection in self.connections.values():
+            await connection.aclose()
 
-def _translate(exc: Exception, invocation: Invocation, connection: Connection) -> Exception:
+    async def __aenter__(self) -> MCPDriver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _listing_error(exc: Exception, connection: Endpoint) -> Exception:
+    name = connection.spec.name
+    if isinstance(exc, ServerGone):
+        return ExecutionError(str(exc), details={"server": name})
+    if isinstance(exc, ServerError):
+        return ExecutionError(f"MCP server {name!r} refused to list its tools: {exc.message}")
+    if isinstance(exc, TimeoutError):
+        return ExecutionError(f"MCP server {name!r} did not list its tools in time")
+    return exc
+
+
+def _translate(exc: Exception, invocation: Invocation, connection: Endpoint) -> Exception:
     name = invocation.tool.name
     if isinstance(exc, ExecutionError | ToolTimeoutError):
         return exc

@@ -5,7 +5,7 @@ Public pieces: :class:`ServerSpec` (how to reach a server), :func:`load_config`
 """
 
 from mcs_mcp.client.config import load_config
-from mcs_mcp.client.connection import Connection, ServerError, ServerGone, ServerSpec
+from mcs_mcp.client.connection import Connection, Endpoint, ServerError, ServerGone, ServerSpec
 from mcs_mcp.client.pinning import HeldTool, PinStore
 
-__all__ = ["Connection", "HeldTool", "PinStore", "ServerError", "ServerGone", "ServerSpec", "load_config"]
+__all__ = ["Connection", "Endpoint", "HeldTool", "PinStore", "ServerError", "ServerGone", "ServerSpec", "load_config"]

@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import logging
 import sys
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal, TypeVar
 
-from mcs_mcp.client import loop
+from mcs_mcp.client.loop import in_running_loop, sync_loop
 
 logger = logging.getLogger("mcs_mcp.client")
 
@@ -139,10 +141,9 @@ def _reason(exc: BaseException) -> str:
 
 
 class Connection:
-    """A lazily opened, reused MCP session to one server.
+    """A lazily opened, reused MCP session to one server, on the event loop that opened it.
 
-    Every coroutine here runs on the background loop (:mod:`mcs_mcp.client.loop`); use
-    :meth:`request` from there, or :meth:`run` / :meth:`arun` from anywhere else.
+    Every coroutine here runs on that loop; :class:`Endpoint` picks the right one.
     """
 
     def __init__(
@@ -166,7 +167,7 @@ class Connection:
         self._inflight: set[asyncio.Task[Any]] = set()
         self._cancelled_by_us: set[asyncio.Task[Any]] = set()
 
-    # ----------------------------------------------------------------- lifecycle (loop thread)
+    # ----------------------------------------------------------------- lifecycle (its loop)
 
     @property
     def is_open(self) -> bool:
@@ -218,14 +219,13 @@ class Connection:
                 if not self._ready.done():
                     self._ready.set_result(None)
                 await self._closing.wait()
-        except BaseException as exc:  # report every way the session can end
-            if isinstance(exc, asyncio.CancelledError) and self._closing.is_set():
-                pass
-            else:
-                where = self.spec.describe()
-                self._mark_gone(f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
-            if isinstance(exc, KeyboardInterrupt | SystemExit):
+        except asyncio.CancelledError:
+            if not self._closing.is_set():  # the event loop is shutting down
+                self._mark_gone(f"the event loop of the connection to MCP server {self.spec.name!r} ended")
                 raise
+        except Exception as exc:  # report every way the session can end
+            where = self.spec.describe()
+            self._mark_gone(f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
         finally:
             self._client = None
             if self.gone_reason is None:
@@ -264,7 +264,7 @@ class Connection:
         if self.gone_reason is None:
             self.gone_reason = f"the connection to MCP server {self.spec.name!r} is closed"
 
-    # ----------------------------------------------------------------- requests (loop thread)
+    # ----------------------------------------------------------------- requests (its loop)
 
     async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
         """Run ``operation(client)``; fails at once when the server dies meanwhile.
@@ -307,18 +307,108 @@ class Connection:
         finally:
             self._inflight.discard(task)
 
-    # ----------------------------------------------------------------- from other threads/loops
+
+class Endpoint:
+    """One MCP server, usable from any thread and any event loop.
+
+    Synchronous calls share one session on the process's driven loop
+    (:func:`~mcs_mcp.client.loop.sync_loop`); async calls use a session on the caller's own
+    running loop. Sessions are opened on first use and reused; :meth:`close` (or
+    :meth:`aclose`) ends them all, after which calls raise :class:`ServerGone`.
+    """
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        connect_timeout: float = 30.0,
+        mode: ConnectMode = "legacy",
+        on_tools_changed: Callable[[], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.connect_timeout = connect_timeout
+        self.mode: ConnectMode = mode
+        self.on_tools_changed = on_tools_changed
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Connection] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _session(self, loop: asyncio.AbstractEventLoop) -> Connection:
+        with self._lock:
+            if self._closed:
+                raise ServerGone(f"the connection to MCP server {self.spec.name!r} is closed")
+            session = self._sessions.get(loop)
+            if session is None:
+                session = Connection(
+                    self.spec, connect_timeout=self.connect_timeout, mode=self.mode,
+                    on_tools_changed=self.on_tools_changed,
+                )
+                self._sessions[loop] = session
+            return session
+
+    @property
+    def is_open(self) -> bool:
+        """True when a session is connected and alive."""
+        return any(s.is_open for s in list(self._sessions.values()))
+
+    @property
+    def gone_reason(self) -> str | None:
+        """Why the synchronous session ended (or, failing that, any session), else ``None``."""
+        if self._closed:
+            return f"the connection to MCP server {self.spec.name!r} is closed"
+        sync = self._sessions.get(sync_loop().loop)
+        if sync is not None and sync._task is not None:
+            return sync.gone_reason
+        return next((s.gone_reason for s in list(self._sessions.values()) if s.gone_reason), None)
 
     def run(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
-        """:meth:`request` from synchronous code (blocks the calling thread only)."""
-        return loop.run(self.request(operation, timeout))
+        """:meth:`Connection.request` from synchronous code (on the shared driven loop)."""
+        driven = sync_loop()
+        return driven.run(self._session(driven.loop).request(operation, timeout))
 
     async def arun(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
-        """:meth:`request` from any event loop."""
-        return await loop.arun(self.request(operation, timeout))
+        """:meth:`Connection.request` on the caller's running loop."""
+        return await self._session(asyncio.get_running_loop()).request(operation, timeout)
 
     def close(self) -> None:
-        """Close from synchronous code."""
-        if self._task is None:
-            return
-        loop.run(self.aclose(), timeout=15)
+        """End every session (stdio servers are stopped). Safe to call twice, from sync code.
+
+        A session on an event loop that is running in another thread is closed there; one
+        on the loop running in this very thread is closed by a task scheduled on it (use
+        :meth:`aclose` to wait for it).
+        """
+        for loop, session in self._take_all():
+            if loop.is_closed():
+                continue
+            if loop is sync_loop().loop:
+                with contextlib.suppress(Exception):
+                    sync_loop().run(session.aclose(), timeout=15)
+            elif loop.is_running():
+                if in_running_loop() and asyncio.get_running_loop() is loop:
+                    loop.create_task(session.aclose())
+                else:
+                    with contextlib.suppress(Exception):
+                        asyncio.run_coroutine_threadsafe(session.aclose(), loop).result(timeout=15)
+
+    async def aclose(self) -> None:
+        """End every session, waiting for the one on the current loop."""
+        current = asyncio.get_running_loop()
+        others: list[tuple[asyncio.AbstractEventLoop, Connection]] = []
+        for loop, session in self._take_all():
+            if loop is current:
+                await session.aclose()
+            else:
+                others.append((loop, session))
+        for loop, session in others:
+            if loop is sync_loop().loop:
+                await asyncio.to_thread(lambda s=session: sync_loop().run(s.aclose(), timeout=15))
+            elif loop.is_running() and not loop.is_closed():
+                with contextlib.suppress(Exception):
+                    await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(session.aclose(), loop))
+
+    def _take_all(self) -> list[tuple[asyncio.AbstractEventLoop, Connection]]:
+        with self._lock:
+            self._closed = True
+            items = list(self._sessions.items())
+            self._sessions.clear()
+        return items

@@ -1,8 +1,15 @@
-"""One background event loop thread that owns every MCP connection of the process.
+"""The event loop that synchronous callers share, driven by whichever thread needs it.
 
-MCP sessions are anyio objects bound to the loop and task that opened them. Keeping them
-all on one daemon thread lets the sync API (``driver.call_tool``) and any caller's own
-event loop share the same connections: both submit coroutines here and wait for them.
+MCP sessions are anyio objects bound to the event loop that opened them. Async callers
+get a session on their own running loop (no thread hop). Synchronous callers share one
+private loop that has no thread of its own: the calling thread runs it for the length of
+its call (``run_until_complete``), so a sync call costs no thread switch either. Between
+calls the loop simply waits; the sessions' streams buffer what arrives.
+
+When several threads call at once, one drives the loop and the others' coroutines run on
+it too; a thread whose coroutine is still pending when the driver returns takes over.
+A sync call made from inside a running event loop (where this thread cannot run a second
+loop) is driven from a helper thread.
 """
 
 from __future__ import annotations
@@ -15,59 +22,76 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
+_POLL = 0.002  # seconds a waiting thread sleeps before trying to drive the loop itself
 
 
-def background_loop() -> asyncio.AbstractEventLoop:
-    """The shared loop, started on first use (a daemon thread named ``mcs-mcp-loop``)."""
-    global _loop
-    with _lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=run, name="mcs-mcp-loop", daemon=True).start()
-            ready.wait()
-            _loop = loop
-        return _loop
-
-
-def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-    """Schedule ``coro`` on the background loop; returns a thread-safe future."""
-    return asyncio.run_coroutine_threadsafe(coro, background_loop())
-
-
-def run(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-    """Run ``coro`` on the background loop and wait (from a thread that is not that loop).
-
-    Raises:
-        TimeoutError: ``timeout`` seconds passed; the coroutine is cancelled.
-    """
-    loop = background_loop()
+def in_running_loop() -> bool:
     try:
-        running = asyncio.get_running_loop()
+        asyncio.get_running_loop()
     except RuntimeError:
-        running = None
-    if running is loop:
-        coro.close()
-        raise RuntimeError("mcs_mcp: a blocking call was made from the MCP loop thread itself")
-    future = asyncio.run_coroutine_threadsafe(coro, loop)
-    done, _ = concurrent.futures.wait([future], timeout=timeout)
-    if not done:
-        future.cancel()
-        raise TimeoutError(f"no answer within {timeout:g} s")
-    return future.result()
+        return False
+    return True
 
 
-async def arun(coro: Coroutine[Any, Any, T]) -> T:
-    """Await ``coro`` on the background loop from any other event loop (cancellation flows through)."""
-    loop = background_loop()
-    if asyncio.get_running_loop() is loop:
+async def _bounded(coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
+    if timeout is None:
         return await coro
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+    try:
+        async with asyncio.timeout(timeout):
+            return await coro
+    except TimeoutError:
+        raise TimeoutError(f"no answer within {timeout:g} s") from None
+
+
+class DrivenLoop:
+    """A private event loop run by its callers' threads (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._lock = threading.Lock()
+        self._helpers: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` on this loop from synchronous code and return its result.
+
+        Raises:
+            TimeoutError: ``timeout`` seconds passed (the coroutine is cancelled).
+        """
+        work = _bounded(coro, timeout)
+        if in_running_loop():
+            if self._helpers is None:
+                self._helpers = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="mcs-mcp-sync")
+            return self._helpers.submit(self._drive, work).result()
+        return self._drive(work)
+
+    def _drive(self, work: Coroutine[Any, Any, T]) -> T:
+        if self._lock.acquire(blocking=False):
+            try:
+                return self.loop.run_until_complete(work)
+            finally:
+                self._lock.release()
+        future = asyncio.run_coroutine_threadsafe(work, self.loop)
+        while True:
+            done, _ = concurrent.futures.wait([future], timeout=_POLL)
+            if done:
+                return future.result()
+            if self._lock.acquire(blocking=False):
+                try:
+                    if not future.done():
+                        self.loop.run_until_complete(asyncio.wrap_future(future, loop=self.loop))
+                finally:
+                    self._lock.release()
+                return future.result()
+
+
+_lock = threading.Lock()
+_shared: DrivenLoop | None = None
+
+
+def sync_loop() -> DrivenLoop:
+    """The process-wide loop for synchronous MCP calls."""
+    global _shared
+    with _lock:
+        if _shared is None or _shared.loop.is_closed():
+            _shared = DrivenLoop()
+        return _shared
