@@ -23,10 +23,12 @@ described, not callable, listed by :meth:`MCPDriver.held_tools` until
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import IO, Any, ClassVar
 
 from mcs.driver import DriverMeta, ToolDriver
@@ -393,31 +395,29 @@ class MCPDriver(ToolDriver):
             raise ExecutionError(f"{invocation.tool.name} is not offered by any connected MCP server")
         return route, self.connections[route.server]
 
-    async def _operation(self, route: _Route, invocation: Invocation, client: Any) -> Any:
-        # The deadline is enforced around this coroutine (Connection.request).
-        if route.kind == "prompt":
-            arguments = {k: str(v) for k, v in invocation.arguments.items()}
-            return prompt_result(await client.get_prompt(route.target, arguments))
-        if route.kind == "resource":
+    async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, timeout: float | None) -> Any:
+        if route.kind == "tool":
+            result = await client.call_tool(route.target, invocation.arguments, read_timeout_seconds=timeout)
+            return tool_result(result, invocation.tool.name)
+        async with asyncio.timeout(timeout):
+            if route.kind == "prompt":
+                arguments = {k: str(v) for k, v in invocation.arguments.items()}
+                return prompt_result(await client.get_prompt(route.target, arguments))
             return resource_result(await client.read_resource(invocation.arguments["uri"]))
-        result = await client.call_tool(route.target, invocation.arguments)
-        return tool_result(result, invocation.tool.name)
 
     def _call_tool(self, invocation: Invocation) -> Any:
+        # enforces_deadline: the remaining time bounds the request here.
         route, connection = self._route(invocation)
         try:
-            return connection.run(
-                lambda client: self._operation(route, invocation, client), timeout=invocation.remaining()
-            )
+            return connection.run(partial(self._operation, route, invocation, timeout=invocation.remaining()))
         except Exception as exc:
             raise _translate(exc, invocation, connection) from None
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
+        # The async pipeline already bounds this coroutine by the deadline.
         route, connection = self._route(invocation)
         try:
-            return await connection.arun(
-                lambda client: self._operation(route, invocation, client), timeout=invocation.remaining()
-            )
+            return await connection.arun(partial(self._operation, route, invocation, timeout=None))
         except Exception as exc:
             raise _translate(exc, invocation, connection) from None
 

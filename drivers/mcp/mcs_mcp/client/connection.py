@@ -278,8 +278,9 @@ class Connection:
             TimeoutError: ``timeout`` seconds passed.
         """
         from mcp.shared.exceptions import MCPError
+        from mcp_types import REQUEST_TIMEOUT
 
-        client = await self.open()
+        client = self._client if self._client is not None and self.gone_reason is None else await self.open()
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
@@ -297,6 +298,8 @@ class Connection:
         except TimeoutError:
             raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
         except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
+                raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
             if exc.code == -32000 and "closed" in exc.message.lower():
                 self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
                 raise ServerGone(self.gone_reason or "") from None
@@ -334,6 +337,9 @@ class Endpoint:
         self._closed = False
 
     def _session(self, loop: asyncio.AbstractEventLoop) -> Connection:
+        session = self._sessions.get(loop)
+        if session is not None and not self._closed:
+            return session
         with self._lock:
             if self._closed:
                 raise ServerGone(f"the connection to MCP server {self.spec.name!r} is closed")
@@ -366,9 +372,9 @@ class Endpoint:
         driven = sync_loop()
         return driven.run(self._session(driven.loop).request(operation, timeout))
 
-    async def arun(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
-        """:meth:`Connection.request` on the caller's running loop."""
-        return await self._session(asyncio.get_running_loop()).request(operation, timeout)
+    def arun(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> Awaitable[T]:
+        """:meth:`Connection.request` on the caller's running loop (await the result)."""
+        return self._session(asyncio.get_running_loop()).request(operation, timeout)
 
     def close(self) -> None:
         """End every session (stdio servers are stopped). Safe to call twice, from sync code.

@@ -26,11 +26,8 @@ _POLL = 0.002  # seconds a waiting thread sleeps before trying to drive the loop
 
 
 def in_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    """True when this thread is running an event loop (cheap: no exception on the common path)."""
+    return asyncio.events._get_running_loop() is not None
 
 
 async def _bounded(coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
@@ -57,7 +54,7 @@ class DrivenLoop:
         Raises:
             TimeoutError: ``timeout`` seconds passed (the coroutine is cancelled).
         """
-        work = _bounded(coro, timeout)
+        work = coro if timeout is None else _bounded(coro, timeout)
         if in_running_loop():
             if self._helpers is None:
                 self._helpers = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="mcs-mcp-sync")
@@ -91,6 +88,9 @@ _shared: DrivenLoop | None = None
 def sync_loop() -> DrivenLoop:
     """The process-wide loop for synchronous MCP calls."""
     global _shared
+    shared = _shared
+    if shared is not None and not shared.loop.is_closed():
+        return shared
     with _lock:
         if _shared is None or _shared.loop.is_closed():
             _shared = DrivenLoop()
