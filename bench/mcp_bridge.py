@@ -121,10 +121,13 @@ def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
             out.append(time.perf_counter() - started)
         return out
 
+    async def sdk_on_user_loop(n: int) -> list[float]:
+        return await endpoint.arun(lambda client: sdk_block(client, n))
+
     runners: dict[str, Callable[[], list[float]]] = {
         "sdk-sync": lambda: endpoint.run(lambda client: sdk_block(client, BLOCK)),
         "sync": lambda: bridge_sync_block(BLOCK),
-        "sdk-async": lambda: user_loop.run(endpoint.arun(lambda client: sdk_block(client, BLOCK))),
+        "sdk-async": lambda: user_loop.run(sdk_on_user_loop(BLOCK)),
         "async": lambda: user_loop.run(bridge_async_block(BLOCK)),
     }
     baseline = {"sdk-sync": "sdk-sync", "sync": "sdk-sync", "sdk-async": "sdk-async", "async": "sdk-async"}
