@@ -113,3 +113,12 @@ def test_switching_to_an_interface_not_implemented_is_an_error() -> None:
     view = make_view()
     with pytest.raises(ConfigurationError, match="not implemented here"):
         view.use("media.player.v1")
+
+
+def test_a_toolbox_can_be_partitioned_by_interface_too() -> None:
+    from mcs import Toolbox
+
+    box = Toolbox([Workbench([nav_list, read, rm, edit, run])])
+    view = InterfaceView(box, implements=Workbench.implements, active=["code.editor"])
+    assert {t.name for t in view.list_tools()} == {"read", "edit", "run"}
+    assert view.call_tool("read", {"path": "/a.py"}).path == "/a.py"
