@@ -35,7 +35,6 @@ from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
-
 from mcs_mcp.client.config import load_config
 from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
 from mcs_mcp.client.pinning import HeldTool, PinStore

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from mcs.errors import ConfigurationError
-
 from mcs_mcp.client.connection import ServerSpec
 
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")

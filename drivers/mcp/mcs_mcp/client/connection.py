@@ -17,7 +17,8 @@ import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, TypeVar
+from types import TracebackType
+from typing import IO, Any, Literal, TextIO, TypeVar, cast
 
 from mcs_mcp.client.loop import in_running_loop, sync_loop
 
@@ -76,7 +77,11 @@ class ServerSpec:
         return " ".join([str(self.command), *self.args])
 
 
-def _errlog(preferred: IO[str] | None) -> IO[str]:
+def _close_on_sync_loop(session: Connection) -> None:
+    sync_loop().run(session.aclose(), timeout=15)
+
+
+def _errlog(preferred: IO[str] | None) -> TextIO:
     """A stream with a real file descriptor for a subprocess's stderr.
 
     ``sys.stderr`` may be replaced by an object without one (pytest's capture, notebooks);
@@ -89,7 +94,7 @@ def _errlog(preferred: IO[str] | None) -> IO[str]:
             candidate.fileno()
         except (AttributeError, OSError, ValueError):
             continue
-        return candidate
+        return cast(TextIO, candidate)
     raise ValueError("no stderr with a file descriptor is available for the MCP server process")
 
 
@@ -104,7 +109,6 @@ def _transport(spec: ServerSpec) -> Any:
             cwd=spec.cwd,
         )
         return stdio_client(params, errlog=_errlog(spec.errlog))
-    from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     assert spec.url is not None
@@ -126,8 +130,13 @@ class _HttpTransport:
         await self._stack.enter_async_context(self._http)
         return await self._stack.enter_async_context(streamable_http_client(self._url, http_client=self._http))
 
-    async def __aexit__(self, *exc: object) -> bool | None:
-        return await self._stack.__aexit__(*exc)
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._stack.__aexit__(exc_type, exc, tb)
 
 
 def _reason(exc: BaseException) -> str:
@@ -407,7 +416,7 @@ class Endpoint:
                 others.append((loop, session))
         for loop, session in others:
             if loop is sync_loop().loop:
-                await asyncio.to_thread(lambda s=session: sync_loop().run(s.aclose(), timeout=15))
+                await asyncio.to_thread(_close_on_sync_loop, session)
             elif loop.is_running() and not loop.is_closed():
                 with contextlib.suppress(Exception):
                     await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(session.aclose(), loop))

@@ -12,7 +12,6 @@ The model itself is :class:`mcs.Interface` (in the core). Here:
 """
 
 from mcs.interfaces import UNCLASSIFIED, Interface, InterfaceMethod, parse_interface_name
-
 from mcs_mcp.interfaces.conformance import ConformanceReport, MethodReport, check
 from mcs_mcp.interfaces.declaration import Implementation, implementations
 from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry

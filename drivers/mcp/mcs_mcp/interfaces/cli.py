@@ -25,7 +25,6 @@ from typing import Any
 
 from mcs.errors import ConfigurationError
 from mcs.interfaces import Interface
-
 from mcs_mcp.interfaces.conformance import ConformanceReport, check
 from mcs_mcp.interfaces.declaration import declared, implementations
 from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry
@@ -126,8 +125,8 @@ async def _inspect(client: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | 
 
 def check_server(options: dict[str, Any], registry: InterfaceRegistry, extra: list[str]) -> list[ConformanceReport]:
     """Reports for every interface an MCP server declares (plus ``extra``), from its real tools."""
-    from mcs_mcp.client_driver import MCPDriver
     from mcs.interfaces import UNCLASSIFIED
+    from mcs_mcp.client_driver import MCPDriver
 
     driver = MCPDriver(**options)
     reports: list[ConformanceReport] = []

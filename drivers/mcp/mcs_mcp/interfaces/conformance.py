@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcs.interfaces import Interface
-
 from mcs_mcp.interfaces.schemas import Finding, accepts, inline_refs, provides
 
 

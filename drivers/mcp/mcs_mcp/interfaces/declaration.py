@@ -20,7 +20,6 @@ from typing import Any
 
 from mcs.errors import ConfigurationError
 from mcs.interfaces import Interface
-
 from mcs_mcp.interfaces.conformance import ConformanceReport, check
 from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry
 

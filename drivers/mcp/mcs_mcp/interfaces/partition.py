@@ -19,7 +19,6 @@ from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
-
 from mcs_mcp.interfaces.declaration import Implementation, declared, implementations
 from mcs_mcp.interfaces.registry import InterfaceRegistry
 from mcs_mcp.interfaces.versioning import matches

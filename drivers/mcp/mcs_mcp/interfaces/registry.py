@@ -24,7 +24,6 @@ from pydantic import ValidationError
 
 from mcs.errors import ConfigurationError
 from mcs.interfaces import Interface, parse_interface_name
-
 from mcs_mcp.interfaces.versioning import breaking_changes, highest, matches
 
 PATH_ENV = "MCS_INTERFACES_PATH"

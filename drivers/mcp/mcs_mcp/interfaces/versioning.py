@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mcs.interfaces import Interface, parse_interface_name
-
 from mcs_mcp.interfaces.schemas import additive_change
 
 

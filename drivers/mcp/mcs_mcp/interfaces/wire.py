@@ -46,7 +46,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from mcs.interfaces import UNCLASSIFIED, parse_interface_name
-
 from mcs_mcp.interfaces.declaration import Implementation, declared, implementations
 from mcs_mcp.interfaces.registry import InterfaceRegistry
 from mcs_mcp.interfaces.versioning import matches, negotiate

@@ -20,14 +20,13 @@ from typing import Any
 import pytest
 import yaml
 from mcp_bridge_servers import free_port, stop, wait_for_port
-
 from mcs_mcp.client_driver import MCPDriver
 
 PETS = {"7": {"id": "7", "name": "Rex", "kind": "dog"}}
 
 
 class _Backend(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         pet_id = self.path.rsplit("/", 1)[-1].split("?")[0]
         pet = PETS.get(pet_id)
         body = json.dumps(pet if pet else {"error": "not found"}).encode()

@@ -9,13 +9,12 @@ import time
 from typing import Any
 
 import pytest
+from mcp_bridge_servers import PLAYER, free_port, player_stdio_options
+from mcs_mcp.client_driver import MCPDriver
 
 import mcs
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 from mcs.registry import load_driver
-from mcs_mcp.client_driver import MCPDriver
-
-from mcp_bridge_servers import PLAYER, free_port, player_stdio_options
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from mcp_bridge_servers import player_stdio_options
-
-from mcs.errors import ConfigurationError
 from mcs_mcp.client import load_config
 from mcs_mcp.client_driver import MCPDriver
+
+from mcs.errors import ConfigurationError
 
 
 def test_a_claude_desktop_file_gives_one_spec_per_server(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from mcp_bridge_servers import player_stdio_options
-
-from mcs.errors import ToolNotFoundError
 from mcs_mcp.client import PinStore
 from mcs_mcp.client.pinning import definition_hash, suspicious_text
 from mcs_mcp.client_driver import MCPDriver
+
+from mcs.errors import ToolNotFoundError
 
 
 def driver_for(pins: Path, quiet: Any, variant: str = "", **options: Any) -> MCPDriver:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from iface_impls import WRONG_BECAUSE, good, listed_tools, wrong
-
-from mcs import Interface
 from mcs_mcp.interfaces import check, default_registry
 from mcs_mcp.interfaces.schemas import accepts, provides
+
+from mcs import Interface
 
 SHIPPED = ["media.player.v1", "code.editor.v1", "filesystem.navigator.v1", "chat.assistant.v1"]
 

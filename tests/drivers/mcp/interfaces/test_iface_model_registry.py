@@ -11,13 +11,19 @@ from typing import Any
 
 import pytest
 import yaml
+from mcs_mcp.interfaces import (
+    InterfaceRegistry,
+    breaking_changes,
+    default_registry,
+    highest,
+    negotiate,
+)
+from mcs_mcp.interfaces.registry import PATH_ENV
 from pydantic import ValidationError
 
 import mcs
 from mcs.errors import ConfigurationError
 from mcs.interfaces import parse_interface_name
-from mcs_mcp.interfaces import InterfaceRegistry, breaking_changes, default_registry, highest, negotiate
-from mcs_mcp.interfaces.registry import PATH_ENV
 
 PLAYER_V2 = {
     "interface": "media.player.v2",
@@ -89,7 +95,7 @@ def test_a_redefinition_may_only_add_optional_fields() -> None:
         "seconds": {"type": "number"}, "relative": {"type": "boolean"}}}}
     registry.add(mcs.Interface.model_validate({**PLAYER_V2, "methods": [PLAYER_V2["methods"][0], added_optional]}))
     retyped = {**seek, "parameters": {**seek["parameters"], "properties": {"seconds": {"type": "string"}}}}
-    with pytest.raises(ConfigurationError, match="new major version.*seconds: type changed"):
+    with pytest.raises(ConfigurationError, match=r"new major version.*seconds: type changed"):
         registry.add(mcs.Interface.model_validate({**PLAYER_V2, "methods": [PLAYER_V2["methods"][0], retyped]}))
 
 
@@ -112,7 +118,7 @@ def test_negotiation_picks_the_highest_version_both_sides_support() -> None:
 
 
 class _Definitions(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         body = json.dumps([PLAYER_V2]).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import pytest
+from mcs_mcp.interfaces.partition import InterfaceView
 from pydantic import BaseModel
 
 from mcs import FunctionDriver, tool
 from mcs.errors import ConfigurationError, ToolNotFoundError
-from mcs_mcp.interfaces.partition import InterfaceView
 
 
 class FileContent(BaseModel):
@@ -72,7 +72,7 @@ def run(path: str) -> RunOut:
 
 
 class Workbench(FunctionDriver):
-    implements = {
+    implements: ClassVar[dict[str, dict[str, str]]] = {
         "filesystem.navigator.v1": {"list_dir": "nav_list", "open_file": "read", "delete_file": "rm"},
         "code.editor.v1": {"open_file": "read", "edit_line": "edit", "run_code": "run"},
     }
@@ -103,9 +103,9 @@ def test_switching_interfaces_mid_session_changes_what_is_offered_and_callable()
 
 def test_a_non_conforming_declaration_is_refused_with_the_reason() -> None:
     class Sloppy(FunctionDriver):
-        implements = ["code.editor.v1"]
+        implements: ClassVar[list[str]] = ["code.editor.v1"]
 
-    with pytest.raises(ConfigurationError, match="does not conform to code.editor.v1.*no tool implements"):
+    with pytest.raises(ConfigurationError, match=r"does not conform to code\.editor\.v1.*no tool implements"):
         InterfaceView(Sloppy([read]))
 
 

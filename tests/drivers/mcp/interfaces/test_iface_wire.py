@@ -14,11 +14,11 @@ import mcp.types as mt
 import pytest
 from mcp import Client
 from mcp.server.lowlevel import Server
-
-from mcs import Interface
 from mcs_mcp.client_driver import MCPDriver
 from mcs_mcp.interfaces import InterfaceRegistry, default_registry
 from mcs_mcp.interfaces.wire import EXTENSION_ID, METHOD, install, request_listing
+
+from mcs import Interface
 
 SERVERS = Path(__file__).resolve().parents[1] / "client" / "servers"
 IFACE_SCRIPT = SERVERS / "iface_server.py"
@@ -51,7 +51,7 @@ async def test_list_interfaces_answers_with_full_method_specs_and_unclassified_t
     sections = _sections(listing)
     assert list(sections) == ["media.player.v1", "unclassified"]
     canonical = default_registry().get("media.player.v1")
-    play, pause, volume = sections["media.player.v1"]
+    play, _pause, volume = sections["media.player.v1"]
     assert (play["name"], play["tool"], play["description"]) == ("play", "player_play", canonical.methods[0].description)
     assert volume["parameters"] == canonical.methods[2].parameters and volume["returns"] == canonical.methods[2].returns
     assert [m["tool"] for m in sections["unclassified"]] == ["add"]

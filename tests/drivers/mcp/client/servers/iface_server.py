@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import mcp.types as mt
 from mcp.server.lowlevel import Server
-
 from mcs_mcp.interfaces.wire import install
 
 
@@ -59,9 +58,9 @@ def tools(wrong: bool) -> list[mt.Tool]:
 class Declaration:
     """Stands for a driver: what install() reads is ``implements`` and ``meta.name``."""
 
-    implements = {"media.player.v1": {"play": "player_play", "pause": "player_pause", "set_volume": "player_volume"}}
+    implements: ClassVar[dict[str, dict[str, str]]] = {"media.player.v1": {"play": "player_play", "pause": "player_pause", "set_volume": "player_volume"}}
 
-    class meta:  # noqa: N801 - mimics DriverMeta's attribute access
+    class meta:
         name = "iface-player"
 
 

@@ -13,10 +13,9 @@ import asyncio
 import os
 from typing import Literal
 
-from pydantic import BaseModel
-
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
 
 VARIANT = os.environ.get("MCS_TEST_VARIANT", "")
 
