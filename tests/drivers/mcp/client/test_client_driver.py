@@ -18,8 +18,8 @@ from mcs.registry import load_driver
 
 
 @pytest.fixture
-def stdio_driver(quiet: Any) -> Any:
-    driver = load_driver("mcp", **player_stdio_options(), stderr=quiet)
+def stdio_driver(quiet: Any, backend: str) -> Any:
+    driver = load_driver("mcp", **player_stdio_options(MCS_TEST_BACKEND=backend), stderr=quiet)
     yield driver
     driver.close()
 
@@ -51,6 +51,8 @@ def test_llm_output_round_trips_through_the_server_and_back(
     assert driver.process_llm_response(text) == {"success": True}
     assert driver.process_llm_response({"name": "add", "parameters": {"a": 40, "b": 2}}) == {"result": 42}
     assert driver.process_llm_response('{"tool": "play", "arguments": {}}') == {"status": "playing"}
+    through_backend = driver.process_llm_response(json.dumps({"tool": "lookup", "arguments": {"key": "k1"}}))
+    assert through_backend == {"key": "k1", "value": "value of k1", "served_by": "backend"}
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

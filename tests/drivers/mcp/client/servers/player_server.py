@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import urllib.parse
+import urllib.request
 from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -77,6 +80,17 @@ def fail(reason: str = "backend exploded") -> str:
 async def slow(seconds: float) -> str:
     await asyncio.sleep(seconds)
     return "done"
+
+
+@server.tool(description="Look up an item in the backend service by its key.")
+def lookup(key: str) -> dict[str, object]:
+    # The backend is a separate HTTP service on loopback (MCS_TEST_BACKEND), so a call
+    # goes LLM output -> MCS driver -> this MCP server -> backend, and back.
+    base = os.environ.get("MCS_TEST_BACKEND")
+    if not base:
+        raise ToolError("no backend is configured (MCS_TEST_BACKEND)")
+    with urllib.request.urlopen(f"{base}/items/{urllib.parse.quote(key)}", timeout=10) as response:
+        return dict(json.loads(response.read()))
 
 
 @server.tool(description="Kill this server process at once (to test a dying server).")
