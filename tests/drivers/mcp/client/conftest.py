@@ -27,7 +27,7 @@ def backend() -> Iterator[str]:
 
 
 class _Items(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         key = self.path.rsplit("/", 1)[-1]
         body = json.dumps({"key": key, "value": f"value of {key}", "served_by": "backend"}).encode()
         self.send_response(200)
