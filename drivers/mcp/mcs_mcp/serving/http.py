@@ -185,6 +185,7 @@ def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any
         "access_log": False,
         "lifespan": "on",
         "timeout_graceful_shutdown": 2,
+        "ws": "none",
     }
     if options.tls is not None:
         kwargs["ssl_certfile"] = options.tls.cert_file

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -38,6 +37,7 @@ logger = logging.getLogger("mcs_mcp.serving")
 
 Extension = Callable[[Server[Any], Any], None]
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
+_LEVEL_KEY = "mcs.log_level"
 HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 
 
@@ -201,13 +201,18 @@ def build_server(
     catalog = DriverCatalog(driver)
     forwarder = McpLogForwarder()
     enable_logs = options.logging.enable_mcp_logs
-    session_levels: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+    def connection_state(ctx: Any) -> dict[str, Any] | None:
+        # The SDK builds a ServerSession per request; the Connection behind it (and its
+        # ``state`` dict) lives as long as the client's session, so the level goes there.
+        connection = getattr(ctx.session, "_connection", None)
+        state = getattr(connection, "state", None)
+        return state if isinstance(state, dict) else None
 
     def client_level(ctx: Any) -> int:
-        try:
-            return session_levels.get(ctx.session, logging.DEBUG)
-        except TypeError:
-            return logging.DEBUG
+        state = connection_state(ctx)
+        level = state.get(_LEVEL_KEY) if state is not None else None
+        return level if isinstance(level, int) else logging.DEBUG
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         granted = granted_scopes(ctx)
@@ -243,11 +248,9 @@ def build_server(
         return outcome
 
     async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        level = MCP_LEVELS.get(str(params.level), logging.DEBUG)
-        try:
-            session_levels[ctx.session] = level
-        except TypeError:
-            pass
+        state = connection_state(ctx)
+        if state is not None:
+            state[_LEVEL_KEY] = MCP_LEVELS.get(str(params.level), logging.DEBUG)
         return types.EmptyResult()
 
     server: Server[Any] = Server(
