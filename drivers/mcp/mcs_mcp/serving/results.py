@@ -78,9 +78,16 @@ def tool_to_mcp(tool: Tool) -> types.Tool:
         title=tool.title,
         description=tool.description or None,
         input_schema=dict(tool.input_schema),
-        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        output_schema=_object_schema(tool.output_schema),
         annotations=types.ToolAnnotations(**annotations) if annotations else None,
     )
+
+
+def _object_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """MCP output schemas describe ``structuredContent``, an object; others are left out."""
+    if schema is None or schema.get("type") != "object":
+        return None
+    return dict(schema)
 
 
 def error_result(message: str) -> types.CallToolResult:
