@@ -116,9 +116,7 @@ class JWKSCache:
         """
         async with self._lock:
             now = time.monotonic()
-            if not self._keys or now - self._fetched_at > self.ttl:
-                await self._fetch()
-            elif kid not in self._keys and now - self._fetched_at > self.min_refresh:
+            if not self._keys or now - self._fetched_at > self.ttl or (kid not in self._keys and now - self._fetched_at > self.min_refresh):
                 await self._fetch()
         if kid in self._keys:
             return self._keys[kid]

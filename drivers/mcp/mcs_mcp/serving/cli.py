@@ -12,7 +12,8 @@ Command-line flags win over the file. Serving options beyond the common flags co
 ``-s key=value`` (repeatable): ``base_path``, ``stateful``, ``tls_cert``, ``tls_key``,
 ``allowed_hosts``, ``allowed_origins``, ``oauth_jwks_uri``, ``oauth_issuer``,
 ``oauth_audience``, ``oauth_authorization_servers``, ``oauth_resource``, ``log_level``,
-``log_encoding``, ``log_output``, ``mcp_logs``, ``name``, ``instructions``.
+``log_encoding``, ``log_output``, ``mcp_logs``, ``json_response``, ``name``,
+``instructions``.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ _KNOWN = {
     "base_path", "stateful", "stateless", "tls_cert", "tls_key", "allowed_hosts", "allowed_origins",
     "oauth_jwks_uri", "oauth_issuer", "oauth_audience", "oauth_authorization_servers",
     "oauth_resource", "log_level", "log_encoding", "log_output", "mcp_logs", "name",
-    "instructions", "version", "max_request_body",
+    "instructions", "version", "max_request_body", "json_response",
 }
 
 
@@ -166,6 +167,8 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
     for key in ("name", "instructions", "version"):
         if key in extra:
             changes[key] = str(extra[key])
+    if "json_response" in extra:
+        changes["json_response"] = _bool(extra["json_response"], "json_response")
     if "max_request_body" in extra:
         changes["max_request_body"] = int(extra["max_request_body"])
     if "allowed_hosts" in extra:

@@ -120,6 +120,7 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
     manager = StreamableHTTPSessionManager(
         app=server,
         stateless=options.stateless,
+        json_response=options.json_response,
         security_settings=security,
         max_request_body_size=options.max_request_body,
     )

@@ -68,6 +68,8 @@ class ServeOptions:
     Defaults are the safe ones: stdio, or HTTP bound to ``127.0.0.1`` with Host and
     Origin checked against DNS rebinding (``allowed_hosts``/``allowed_origins`` widen
     it; the loopback names are always allowed when bound to loopback).
+    ``json_response`` answers each POST with one JSON body instead of an SSE stream:
+    faster, but no log notifications reach the client during a call.
     """
 
     transport: Transport = "stdio"
@@ -84,6 +86,7 @@ class ServeOptions:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     max_request_body: int = 4 * 1024 * 1024
+    json_response: bool = False
 
     def __post_init__(self) -> None:
         if self.transport not in ("stdio", "streamablehttp"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
@@ -236,7 +236,9 @@ def build_server(
 
         async def send_log(level: str, logger_name: str, data: Any) -> None:
             notification = types.LoggingMessageNotification(
-                params=types.LoggingMessageNotificationParams(level=level, logger=logger_name, data=data)
+                params=types.LoggingMessageNotificationParams(
+                    level=cast(types.LoggingLevel, level), logger=logger_name, data=data
+                )
             )
             await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
 
