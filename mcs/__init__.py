@@ -24,6 +24,8 @@ from mcs.errors import (
 from mcs.functions import FunctionDriver, FunctionTool, tool
 from mcs.parsing import parse_tool_calls
 from mcs.pipeline import ExecutionEvent, Invocation
+from mcs.registry import available_drivers, load_driver
+from mcs.toolbox import Toolbox
 from mcs.tools import Tool, ToolCall
 
 __version__ = "0.1.0"
@@ -52,6 +54,9 @@ __all__ = [
     "ToolDriver",
     "ToolNotFoundError",
     "ToolTimeoutError",
+    "Toolbox",
+    "available_drivers",
+    "load_driver",
     "parse_tool_calls",
     "tool",
 ]

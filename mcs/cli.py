@@ -110,8 +110,8 @@ def _cmd_describe(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(driver.get_function_description(args.model))
         return EXIT_OK
-    from mcs.native import export_tools
     from mcs.driver import ToolDriver
+    from mcs.native import export_tools
 
     if not isinstance(driver, ToolDriver):
         raise ConfigurationError(f"--format {args.format} needs a driver built on ToolDriver")

@@ -22,11 +22,11 @@ import asyncio
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext
@@ -419,11 +419,13 @@ class ToolDriver(MCSDriver):
         )
 
     async def _arun(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
+        call: Callable[[Invocation], Awaitable[Any]] = self._acall_tool
         if handler is not None:
+            local = handler
+
             async def call(inv: Invocation) -> Any:
-                return handler(inv)
-        else:
-            call = self._acall_tool
+                return local(inv)
+
         return await pipeline.run_async(
             invocation, call, controls=self.controls, check_output=self._output_check(invocation.tool)
         )

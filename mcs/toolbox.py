@@ -1,11 +1,210 @@
-"""Several drivers behind one contract (placeholder: replaced by the full module)."""
+"""Several drivers behind one contract.
+
+A :class:`Toolbox` is itself a driver: one function description, one system prompt,
+one ``process_llm_response`` that routes each call to the driver that owns the tool.
+Tool names are kept as the drivers chose them and prefixed (``<member>_<name>``) only
+where two drivers use the same name. Drivers built on :class:`~mcs.ToolDriver` are
+merged tool by tool; a driver that implements only the bare MCS contract is chained
+(it gets the response when no merged tool claims it, per the MCS chaining rule).
+
+Policies and hooks registered on the toolbox run before those of the member driver,
+which still applies its own.
+"""
 
 from __future__ import annotations
 
+import json
+import tomllib
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+import yaml
 
-class Toolbox:
+from mcs.context import AgentContext
+from mcs.driver import DriverMeta, MCSDriver, ToolDriver
+from mcs.errors import ConfigurationError
+from mcs.pipeline import Invocation
+from mcs.tools import Tool, sanitize_tool_name
+
+_NAMESPACE = uuid.UUID("0c4a3c52-2f4e-4f1b-8a43-8f0d6d2b7a11")
+_MEMBER = "toolbox_member"
+_MEMBER_TOOL = "member_tool"
+#: Driver options that name files; relative values are read from the config file's folder.
+PATH_OPTIONS = frozenset({"spec", "path", "config", "server_config", "wsdl", "schema", "proto", "dbc"})
+
+
+class Toolbox(ToolDriver):
+    """Combine drivers: ``Toolbox({"pets": rest_driver, "math": function_driver})``.
+
+    A sequence of drivers is keyed by each driver's ``meta.prefix`` or ``meta.name``.
+    Accepts every :class:`~mcs.ToolDriver` option (timeouts, description mode...).
+    """
+
+    enforces_deadline = True  # each member enforces its own deadline
+
+    def __init__(
+        self,
+        drivers: Mapping[str, MCSDriver] | Iterable[MCSDriver],
+        *,
+        name: str = "toolbox",
+        **options: Any,
+    ) -> None:
+        options.setdefault("timeout", None)
+        super().__init__(**options)
+        members = dict(drivers) if isinstance(drivers, Mapping) else self._keyed(drivers)
+        if not members:
+            raise ConfigurationError("a toolbox needs at least one driver")
+        self.members: dict[str, MCSDriver] = members
+        self.meta = DriverMeta(
+            id=str(uuid.uuid5(_NAMESPACE, ",".join(sorted(members)))),
+            name=name,
+            version="0.1.0",
+            protocol="+".join(sorted({d.meta.protocol for d in members.values()})),
+            transport="+".join(sorted({d.meta.transport for d in members.values()})),
+            spec_format="+".join(sorted({d.meta.spec_format for d in members.values()})),
+            target_llms=("*",),
+        )
+
+    @staticmethod
+    def _keyed(drivers: Iterable[MCSDriver]) -> dict[str, MCSDriver]:
+        keyed: dict[str, MCSDriver] = {}
+        for driver in drivers:
+            key = driver.meta.prefix or driver.meta.name
+            if key in keyed:
+                raise ConfigurationError(
+                    f"two drivers are both named {key!r}; pass a mapping to name them apart"
+                )
+            keyed[key] = driver
+        return keyed
+
     @classmethod
-    def from_config(cls, path: str) -> Any:
-        raise NotImplementedError
+    def from_config(cls, path: str | Path, **options: Any) -> Toolbox:
+        """Build a toolbox from a YAML, JSON or TOML file::
+
+            drivers:
+              pets: {driver: rest, spec: petstore.yaml, base_url: "http://127.0.0.1:8000"}
+              math: {driver: functions}
+
+        Each entry names a registered driver and its constructor options (inline, or
+        under ``options:``). Relative file options (``spec``, ``path``...) are read from
+        the config file's folder.
+        """
+        from mcs.registry import load_driver
+
+        file = Path(path)
+        data = _read_config(file)
+        entries = data.get("drivers") if isinstance(data, Mapping) else None
+        if not isinstance(entries, Mapping) or not entries:
+            raise ConfigurationError(f"{file}: expected a 'drivers' mapping of name -> driver options")
+        members: dict[str, MCSDriver] = {}
+        for key, entry in entries.items():
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("driver"), str):
+                raise ConfigurationError(f"{file}: drivers.{key} needs a 'driver' name")
+            driver_options = dict(entry.get("options") or {})
+            driver_options.update({k: v for k, v in entry.items() if k not in ("driver", "options")})
+            for option in PATH_OPTIONS & driver_options.keys():
+                value = driver_options[option]
+                if isinstance(value, str) and "://" not in value and not Path(value).is_absolute():
+                    driver_options[option] = str(file.parent / value)
+            members[str(key)] = load_driver(entry["driver"], **driver_options)
+        settings = {k: v for k, v in data.items() if k != "drivers"}
+        return cls(members, **{**settings, **options})
+
+    # ----------------------------------------------------------------- tools
+
+    def _tool_drivers(self) -> dict[str, ToolDriver]:
+        return {k: d for k, d in self.members.items() if isinstance(d, ToolDriver)}
+
+    def _list_tools(self) -> Iterable[Tool]:
+        from mcs import discovery
+
+        listed = [
+            (key, tool)
+            for key, driver in self._tool_drivers().items()
+            for tool in driver.list_tools()
+            if not discovery.is_meta_tool(tool)
+        ]
+        counts = Counter(tool.name for _, tool in listed)
+        for key, tool in listed:
+            name = tool.name if counts[tool.name] == 1 else sanitize_tool_name(f"{key}_{tool.name}")
+            meta = {**tool.meta, _MEMBER: key, _MEMBER_TOOL: tool.name}
+            yield Tool(
+                name=name,
+                description=tool.description,
+                input_schema=tool.input_schema,
+                title=tool.title,
+                output_schema=tool.output_schema,
+                annotations=tool.annotations,
+                meta=meta,
+            )
+
+    def get_function_description(self, model_name: str | None = None) -> str:
+        description = super().get_function_description(model_name)
+        chained = [d for d in self.members.values() if not isinstance(d, ToolDriver)]
+        if not chained or self.custom_tool_description is not None:
+            return description
+        return "\n\n".join([description, *(d.get_function_description(model_name) for d in chained)])
+
+    # ----------------------------------------------------------------- calls
+
+    def _member(self, invocation: Invocation) -> tuple[ToolDriver, str]:
+        key = str(invocation.tool.meta[_MEMBER])
+        return self._tool_drivers()[key], str(invocation.tool.meta[_MEMBER_TOOL])
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        driver, name = self._member(invocation)
+        return driver.call_tool(name, invocation.arguments, context=invocation.context)
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        driver, name = self._member(invocation)
+        return await driver.acall_tool(name, invocation.arguments, context=invocation.context)
+
+    def process_llm_response(self, llm_response: Any, *, context: AgentContext | None = None) -> Any:
+        """Route each call to its driver; chain through bare-contract members otherwise."""
+        result = super().process_llm_response(llm_response, context=context)
+        if result is not llm_response:
+            return result
+        for driver in self.members.values():
+            if not isinstance(driver, ToolDriver):
+                result = driver.process_llm_response(llm_response, context=context)
+                if result is not llm_response:
+                    return result
+        return llm_response
+
+    async def aprocess_llm_response(
+        self, llm_response: Any, *, context: AgentContext | None = None
+    ) -> Any:
+        result = await super().aprocess_llm_response(llm_response, context=context)
+        if result is not llm_response:
+            return result
+        for driver in self.members.values():
+            if not isinstance(driver, ToolDriver):
+                result = await driver.aprocess_llm_response(llm_response, context=context)
+                if result is not llm_response:
+                    return result
+        return llm_response
+
+    def close(self) -> None:
+        for driver in self.members.values():
+            close = getattr(driver, "close", None)
+            if callable(close):
+                close()
+
+
+def _read_config(file: Path) -> Any:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read toolbox config {file}: {exc.strerror}") from None
+    try:
+        if file.suffix == ".json":
+            return json.loads(text)
+        if file.suffix == ".toml":
+            return tomllib.loads(text)
+        return yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        kind = {".json": "JSON", ".toml": "TOML"}.get(file.suffix, "YAML")
+        raise ConfigurationError(f"{file} is not valid {kind}: {exc}") from None
