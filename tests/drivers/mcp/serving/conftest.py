@@ -23,10 +23,9 @@ MCS = Path(sys.executable).with_name("mcs")
 
 sys.path.insert(0, str(HERE))
 
-from serving_helpers import SampleDriver  # noqa: E402
-
 from mcs_mcp.serving import ServeOptions, build_app, build_server  # noqa: E402
 from mcs_mcp.serving.http import uvicorn_config  # noqa: E402
+from serving_helpers import SampleDriver  # noqa: E402
 
 
 def free_port() -> int:

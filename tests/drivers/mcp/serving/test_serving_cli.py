@@ -116,3 +116,15 @@ def test_python_runs_the_same_backend() -> None:
         env=_env(), capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 2
+
+
+async def test_a_toolbox_config_serves_several_drivers_as_one_server(tmp_path: Path) -> None:
+    config = tmp_path / "toolbox.yaml"
+    config.write_text("drivers:\n  north: {driver: functions}\n  south: {driver: functions}\n")
+    params = StdioServerParameters(command=str(MCS), args=["serve", "-c", str(config)], env=_env())
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"north_get_weather", "south_get_weather", "north_add", "south_add"} <= names
+        result = await session.call_tool("south_add", {"a": 1.5, "b": 2})
+    assert result.content[0].text == "3.5"

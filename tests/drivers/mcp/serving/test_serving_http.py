@@ -11,10 +11,10 @@ import mcp_types as types
 import pytest
 from conftest import free_port, mcp_client, running, serve_driver
 from mcp.shared.exceptions import MCPError
+from mcs_mcp.serving import ServeOptions, build_app, build_server
 from serving_helpers import SampleDriver, ToolsOnlyDriver
 
 from mcs.context import AgentContext, PolicyDecision
-from mcs_mcp.serving import ServeOptions, build_app, build_server
 
 INIT = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",

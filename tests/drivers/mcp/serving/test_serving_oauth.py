@@ -15,13 +15,12 @@ import pytest
 from conftest import free_port, mcp_client, running, serve_driver
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from mcs_mcp.serving import OAuthOptions, ServeOptions
 from serving_helpers import SampleDriver
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-
-from mcs_mcp.serving import OAuthOptions, ServeOptions
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -115,7 +114,7 @@ def test_resource_metadata_names_the_resource_and_its_authorization_server(
 async def test_a_valid_token_works_and_its_subject_is_the_agent_id(
     protected: tuple[str, SampleDriver], auth_server: AuthServer
 ) -> None:
-    url, driver = protected
+    url, _ = protected
     token = auth_server.token(audience=url, sub="alice")
     async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}) as session:
         result = await session.call_tool("whoami", {})

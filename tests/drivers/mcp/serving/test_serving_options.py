@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 
 import pytest
-
-from mcs.errors import ConfigurationError
 from mcs_mcp.serving import LoggingOptions, OAuthOptions, ServeOptions, TLSOptions
 from mcs_mcp.serving.cli import apply_flags, is_mcp_file
 from mcs_mcp.serving.options import apply_genmcp_env, genmcp_env_names
+
+from mcs.errors import ConfigurationError
 
 RUNTIME = {
     "transport": "streamablehttp",

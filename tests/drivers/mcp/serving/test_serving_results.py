@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 
 import mcp_types as types
+from mcs_mcp.serving import results
 from pydantic import BaseModel
 
 from mcs.errors import InvalidInputError
 from mcs.tools import Tool
-from mcs_mcp.serving import results
 
 
 class Point(BaseModel):

@@ -14,9 +14,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from serving_helpers import SampleDriver
-
 from mcs_mcp.serving import TLSOptions
+from serving_helpers import SampleDriver
 
 
 @pytest.fixture(scope="module")
