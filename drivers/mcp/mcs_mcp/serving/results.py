@@ -194,7 +194,7 @@ def _message(item: Any) -> types.PromptMessage:
     if isinstance(item, str):
         return types.PromptMessage(role="user", content=types.TextContent(type="text", text=item))
     role = field(item, "role", default="user")
-    content = field(item, "content", default="")
+    content = field(item, "content", "text", default="")
     if isinstance(content, str):
         block: Any = types.TextContent(type="text", text=content)
     elif _is_content(content):
@@ -213,6 +213,9 @@ def to_prompt_result(value: Any, description: str | None = None) -> types.GetPro
     if isinstance(value, Mapping) and "messages" in value:
         description = value.get("description") or description
         value = value["messages"]
+    elif not isinstance(value, str | list | tuple | Mapping) and hasattr(value, "messages"):
+        description = getattr(value, "description", None) or description
+        value = list(value.messages)
     items: Iterable[Any] = value if isinstance(value, list | tuple) else [value]
     return types.GetPromptResult(description=description, messages=[_message(i) for i in items])
 
@@ -259,6 +262,11 @@ def to_read_result(value: Any, uri: str, mime_type: str | None = None) -> types.
             contents.append(item)
             continue
         mime = mime_type
+        if not isinstance(item, str | bytes | bytearray | Mapping) and (
+            hasattr(item, "text") or hasattr(item, "blob")
+        ):
+            item = {k: getattr(item, k) for k in ("uri", "mime_type", "text", "blob")
+                    if getattr(item, k, None) is not None}
         if isinstance(item, Mapping) and ("text" in item or "blob" in item):
             mime = item.get("mime_type") or item.get("mimeType") or mime
             item_uri = str(item.get("uri") or uri)

@@ -100,7 +100,23 @@ class DriverCatalog:
         return list(self.driver.resource_templates()) if self.has_templates else []
 
     def resource(self, uri: str) -> Any:
-        return next((r for r in self.resources() if str(results.field(r, "uri")) == uri), None)
+        """The static resource with ``uri``, else the first template that matches it."""
+        found = next((r for r in self.resources() if str(results.field(r, "uri")) == uri), None)
+        if found is None:
+            found = next((t for t in self.templates() if _template_matches(t, uri)), None)
+        return found
+
+    async def render_prompt(self, name: str, arguments: dict[str, Any], context: AgentContext) -> Any:
+        render = getattr(self.driver, "arender_prompt", None)
+        if callable(render):
+            return await render(name, arguments, context)
+        return await _off_loop(self.driver.render_prompt, name, arguments, context)
+
+    async def read_resource(self, uri: str, context: AgentContext) -> Any:
+        read = getattr(self.driver, "aread_resource", None)
+        if callable(read):
+            return await read(uri, context)
+        return await _off_loop(self.driver.read_resource, uri, context)
 
     def required_scopes(self, method: str, params: Mapping[str, Any]) -> tuple[str, ...]:
         """The OAuth scopes one JSON-RPC request needs (empty when none)."""
@@ -321,9 +337,7 @@ def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:
         if not _allowed(results.required_scopes(prompt), granted_scopes(ctx)):
             raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {params.name} needs")
         try:
-            value = await _maybe_await(
-                catalog.driver.render_prompt(params.name, dict(params.arguments or {}), agent_context(ctx))
-            )
+            value = await catalog.render_prompt(params.name, dict(params.arguments or {}), agent_context(ctx))
         except ToolCallError as error:
             raise MCPError(types.INVALID_PARAMS, error.message) from None
         return results.to_prompt_result(value, results.field(prompt, "description"))
@@ -359,7 +373,7 @@ def _register_resources(server: Server[Any], catalog: DriverCatalog) -> None:
         if resource is not None and not _allowed(results.required_scopes(resource), granted_scopes(ctx)):
             raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {uri} needs")
         try:
-            value = await _maybe_await(catalog.driver.read_resource(uri, agent_context(ctx)))
+            value = await catalog.read_resource(uri, agent_context(ctx))
         except ToolCallError as error:
             raise MCPError(RESOURCE_NOT_FOUND if _is_not_found(error) else types.INVALID_PARAMS,
                            error.message) from None
@@ -378,9 +392,27 @@ def _is_not_found(error: ToolCallError) -> bool:
     return error.code.value == "TOOL_NOT_FOUND"
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
+    """Run a driver's sync method on a worker thread (it may do I/O); await it if async."""
+    import asyncio
     import inspect
 
+    if inspect.iscoroutinefunction(function):
+        return await function(*args)
+    value = await asyncio.to_thread(function, *args)
     if inspect.isawaitable(value):
         return await value
     return value
+
+
+def _template_matches(template: Any, uri: str) -> bool:
+    """Whether ``uri`` fits a level-1 RFC 6570 template (each ``{var}`` one or more chars)."""
+    import re
+
+    text = str(results.field(template, "uri_template", "uriTemplate", default=""))
+    if not text:
+        return False
+    pattern = "".join(
+        ".+?" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^}]*\})", text)
+    )
+    return re.fullmatch(pattern, uri) is not None

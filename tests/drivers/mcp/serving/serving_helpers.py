@@ -94,6 +94,8 @@ RESOURCES: list[dict[str, Any]] = [
 TEMPLATES: list[dict[str, Any]] = [
     {"uri_template": "test://template/{id}/data", "name": "template-data",
      "description": "Data for an id", "mime_type": "application/json"},
+    {"uri_template": "test://secret/{id}", "name": "secret", "description": "Needs the admin scope",
+     "mime_type": "text/plain", "meta": {"required_scopes": ["admin"]}},
 ]
 
 
@@ -205,6 +207,8 @@ class SampleDriver(ToolDriver):
             return "This is the content of the static text resource."
         if uri == "test://static-binary":
             return {"blob": PNG, "mime_type": "image/png"}
+        if uri.startswith("test://secret/"):
+            return "classified"
         match = re.fullmatch(r"test://template/([^/]+)/data", uri)
         if match:
             item = match.group(1)

@@ -118,6 +118,7 @@ async def test_prompts_and_resources_are_served_when_the_driver_has_them(sample_
         assert json.loads(templated.contents[0].text)["id"] == "123"
         templates = await session.list_resource_templates()
         assert templates.resource_templates[0].uri_template == "test://template/{id}/data"
+        assert (await session.read_resource("test://secret/1")).contents[0].text == "classified"
 
 
 async def test_a_plain_tool_driver_declares_only_tools() -> None:

@@ -165,6 +165,12 @@ def test_prompts_and_resources_need_their_scopes_too(
     get = {"jsonrpc": "2.0", "id": 5, "method": "prompts/get", "params": {"name": "secret_prompt"}}
     refused = _post(url, get, token, **{"MCP-Protocol-Version": "2025-06-18"})
     assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+    read = {"jsonrpc": "2.0", "id": 6, "method": "resources/read", "params": {"uri": "test://secret/42"}}
+    refused = _post(url, read, token, **{"MCP-Protocol-Version": "2025-06-18"})
+    assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+    admin = auth_server.token(audience=url, scope="admin")
+    allowed = _post(url, read, admin, **{"MCP-Protocol-Version": "2025-06-18"})
+    assert allowed.status_code == 200 and "classified" in allowed.text
 
 
 @pytest.mark.parametrize(
