@@ -13,6 +13,7 @@ the same backend URL (the floor: what the tool itself costs).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import statistics
@@ -23,7 +24,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,8 @@ from mcs.tools import Tool
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS = int(os.environ.get("MCS_BENCH_CALLS", "300"))
-WARMUP = 20
+WARMUP = 10
+ROUNDS = 3
 
 
 class HttpToolDriver(ToolDriver):
@@ -89,7 +90,7 @@ def _wait(port: int, timeout: float = 30) -> None:
     raise TimeoutError(f"nothing listens on port {port}")
 
 
-@contextmanager
+@contextlib.contextmanager
 def backend() -> Iterator[str]:
     import uvicorn
     from starlette.applications import Starlette
@@ -135,7 +136,7 @@ def _mcpfile_available() -> bool:
     return True
 
 
-@contextmanager
+@contextlib.contextmanager
 def mcs_serve(target: list[str], extra: list[str]) -> Iterator[str]:
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -163,7 +164,7 @@ def _summary(name: str, samples: list[float], total: float) -> str:
     return f"{name:<44} p50 {p50:7.2f} ms   p99 {p99:7.2f} ms   {len(samples) / total:8.0f} calls/s"
 
 
-async def _bench_mcp(url: str) -> tuple[list[float], float]:
+async def _mcp_round(url: str, calls: int) -> tuple[list[float], float]:
     import httpx2
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
@@ -178,7 +179,7 @@ async def _bench_mcp(url: str) -> tuple[list[float], float]:
             await session.call_tool("get_weather", {"city": "paris"})
         samples: list[float] = []
         started = time.perf_counter()
-        for _ in range(CALLS):
+        for _ in range(calls):
             t0 = time.perf_counter()
             result = await session.call_tool("get_weather", {"city": "paris"})
             samples.append(time.perf_counter() - t0)
@@ -187,13 +188,13 @@ async def _bench_mcp(url: str) -> tuple[list[float], float]:
         return samples, time.perf_counter() - started
 
 
-async def _bench_httpx(base_url: str) -> tuple[list[float], float]:
+async def _httpx_round(base_url: str, calls: int) -> tuple[list[float], float]:
     async with httpx.AsyncClient(timeout=30) as client:
         for _ in range(WARMUP):
             await client.get(f"{base_url}/weather/paris")
         samples: list[float] = []
         started = time.perf_counter()
-        for _ in range(CALLS):
+        for _ in range(calls):
             t0 = time.perf_counter()
             response = await client.get(f"{base_url}/weather/paris")
             samples.append(time.perf_counter() - t0)
@@ -202,25 +203,39 @@ async def _bench_httpx(base_url: str) -> tuple[list[float], float]:
 
 
 def main() -> None:
-    with backend() as base_url, tempfile.TemporaryDirectory() as tmp:
+    with backend() as base_url, tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         if _mcpfile_available():
             target = [str(_mcp_file(base_url, Path(tmp)))]
             kind = "gen-mcp file, http invocation"
         else:
             target = ["bench.mcp_serve:HttpToolDriver", "-o", f"base_url={base_url}"]
             kind = "HTTP tool driver (mcpfile driver not installed)"
-        print(f"{CALLS} sequential calls after {WARMUP} warm-up; tool: {kind}")
-        plain, plain_total = asyncio.run(_bench_httpx(base_url))
-        print(_summary("plain httpx GET of the backend", plain, plain_total))
-        rows = [("mcs serve, stateless, MCP logs on (default)", []),
-                ("mcs serve, stateless, MCP logs off", ["-s", "mcp_logs=false"]),
-                ("mcs serve, stateless, JSON responses", ["-s", "json_response=true"]),
-                ("mcs serve, stateful sessions", ["-s", "stateful=true"])]
-        for label, extra in rows:
-            with mcs_serve(target, extra) as url:
-                samples, total = asyncio.run(_bench_mcp(url))
-            print(_summary(label, samples, total)
-                  + f"   ({statistics.median(samples) / statistics.median(plain):.1f}x httpx p50)")
+        configs = [
+            ("mcs serve, stateless, MCP logs on (default)", []),
+            ("mcs serve, stateless, MCP logs off", ["-s", "mcp_logs=false"]),
+            ("mcs serve, stateless, JSON responses", ["-s", "json_response=true"]),
+            ("mcs serve, stateful sessions", ["-s", "stateful=true"]),
+        ]
+        urls = {label: stack.enter_context(mcs_serve(target, extra)) for label, extra in configs}
+        per_round = max(1, CALLS // ROUNDS)
+        print(f"{per_round * ROUNDS} sequential calls per row in {ROUNDS} interleaved rounds "
+              f"(each after {WARMUP} warm-up calls); tool: {kind}")
+        samples: dict[str, list[float]] = {"plain httpx GET of the backend": []}
+        totals: dict[str, float] = {"plain httpx GET of the backend": 0.0}
+        for label, _ in configs:
+            samples[label], totals[label] = [], 0.0
+        for _ in range(ROUNDS):
+            got, spent = asyncio.run(_httpx_round(base_url, per_round))
+            samples["plain httpx GET of the backend"] += got
+            totals["plain httpx GET of the backend"] += spent
+            for label, _extra in configs:
+                got, spent = asyncio.run(_mcp_round(urls[label], per_round))
+                samples[label] += got
+                totals[label] += spent
+        floor = statistics.median(samples["plain httpx GET of the backend"])
+        for label, values in samples.items():
+            ratio = "" if label.startswith("plain") else f"   ({statistics.median(values) / floor:.1f}x httpx p50)"
+            print(_summary(label, values, totals[label]) + ratio)
 
 
 if __name__ == "__main__":
