@@ -9,7 +9,9 @@ Layers, outermost first (SECURITY.md E1, E2-E4, E7):
 2. Request bodies over ``max_request_body`` get 413.
 3. With OAuth: :class:`~mcs_mcp.serving.auth.OAuthMiddleware` on ``base_path`` and the
    RFC 9728 metadata document at ``/.well-known/oauth-protected-resource[base_path]``.
-4. The SDK's ``StreamableHTTPSessionManager`` at ``base_path`` (stateless by default,
+4. gen-mcp 0.2.0 health endpoints (liveness, readiness) when the driver's
+   ``health_settings()`` enables them.
+5. The SDK's ``StreamableHTTPSessionManager`` at ``base_path`` (stateless by default,
    so replicas behind any load balancer answer any request).
 """
 
@@ -27,7 +29,7 @@ from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportS
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -160,6 +162,7 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
                 max_body=options.max_request_body,
             )
         )
+    routes.extend(_health_routes(catalog.driver if catalog is not None else None))
     forwarder = getattr(server, "mcs_log_forwarder", None)
 
     @contextlib.asynccontextmanager
@@ -173,6 +176,39 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.mcs_session_manager = manager
     return app
+
+
+def _health_routes(driver: Any) -> list[Route]:
+    """gen-mcp 0.2.0 liveness/readiness endpoints, when the driver asks for them."""
+    settings_of = getattr(driver, "health_settings", None)
+    settings = settings_of() if callable(settings_of) else None
+    if not settings or not settings.get("enabled"):
+        return []
+
+    async def alive(request: Any) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def ready(request: Any) -> Response:
+        check = getattr(driver, "healthcheck", None)
+        if callable(check) and "healthcheck" in getattr(getattr(driver, "meta", None), "capabilities", ()):
+            try:
+                healthy = await _maybe_await(check())
+            except Exception:
+                healthy = False
+            if healthy is False or (isinstance(healthy, dict) and healthy.get("ok") is False):
+                return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    return [
+        Route(str(settings.get("liveness_path") or "/healthz"), alive, methods=["GET"]),
+        Route(str(settings.get("readiness_path") or "/readyz"), ready, methods=["GET"]),
+    ]
+
+
+async def _maybe_await(value: Any) -> Any:
+    import inspect
+
+    return await value if inspect.isawaitable(value) else value
 
 
 def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any:

@@ -277,3 +277,17 @@ def test_free_port_servers_stop_cleanly() -> None:
         assert _post(url, INIT).status_code == 200
     with pytest.raises(httpx.ConnectError):
         _post(url, INIT)
+
+
+class WithHealth(SampleDriver):
+    def health_settings(self) -> dict[str, Any]:
+        return {"enabled": True, "liveness_path": "/live", "readiness_path": "/ready"}
+
+
+def test_health_endpoints_are_served_when_the_driver_enables_them() -> None:
+    with serve_driver(WithHealth()) as url:
+        origin = url.rsplit("/mcp", 1)[0]
+        assert httpx.get(origin + "/live", timeout=10).json() == {"status": "ok"}
+        assert httpx.get(origin + "/ready", timeout=10).json() == {"status": "ready"}
+    with serve_driver(SampleDriver()) as url:
+        assert httpx.get(url.rsplit("/mcp", 1)[0] + "/live", timeout=10).status_code == 404

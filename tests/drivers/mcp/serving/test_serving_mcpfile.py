@@ -14,12 +14,11 @@ import yaml
 from conftest import HERE, MCS, free_port, mcp_client, running, wait_for_port
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcs_mcp.serving import ServeOptions
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-
-from mcs_mcp.serving import ServeOptions
 
 pytest.importorskip("mcs_mcp.mcpfile.driver", reason="the gen-mcp file driver (mcpfile) is not installed")
 
