@@ -210,6 +210,7 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
 
 def serve_command(args: argparse.Namespace) -> int:
     """Entry point of ``mcs serve --protocol mcp``; returns the exit code."""
+    from mcs_mcp.serving.http import is_loopback
     from mcs_mcp.serving.logs import configure_logging
     from mcs_mcp.serving.runner import serve
 
@@ -217,6 +218,9 @@ def serve_command(args: argparse.Namespace) -> int:
     options = apply_flags(options, args)
     undo = configure_logging(options.logging, stdio=options.transport == "stdio")
     try:
+        if options.transport != "stdio" and options.auth is None and not is_loopback(options.host):
+            print(f"mcs: warning: serving on {options.host} without OAuth; anyone who can reach "
+                  "this address can call every tool", file=sys.stderr, flush=True)
         if options.transport != "stdio":
             tools = len(driver.list_tools())
             print(
