@@ -11,10 +11,10 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from conftest import HERE, MCS, free_port, mcp_client, wait_for_port
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from serving_support import HERE, MCS, free_port, mcp_client, wait_for_port
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import HERE, MCS, REPO, free_port, wait_for_port
+from serving_support import HERE, MCS, REPO, free_port, wait_for_port
 
 VERSION = "0.1.13"
 CACHE = REPO / ".cache" / "conformance"

@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 import mcp_types as types
 import pytest
-from conftest import free_port, mcp_client, running, serve_driver
 from mcp.shared.exceptions import MCPError
 from mcs_mcp.serving import ServeOptions, build_app, build_server
 from serving_helpers import SampleDriver, ToolsOnlyDriver
+from serving_support import free_port, mcp_client, running, serve_driver
 
 from mcs.context import AgentContext, PolicyDecision
 

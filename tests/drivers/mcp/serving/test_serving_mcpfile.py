@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import HERE, MCS, free_port, mcp_client, running, wait_for_port
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcs_mcp.serving import ServeOptions
+from serving_support import HERE, MCS, free_port, mcp_client, running, wait_for_port
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse

@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from conftest import free_port, mcp_client, running, serve_driver
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcs_mcp.serving import OAuthOptions, ServeOptions
 from serving_helpers import SampleDriver
+from serving_support import free_port, mcp_client, running, serve_driver
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import mcp_client, serve_driver
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from mcs_mcp.serving import TLSOptions
 from serving_helpers import SampleDriver
+from serving_support import mcp_client, serve_driver
 
 
 @pytest.fixture(scope="module")
