@@ -127,7 +127,10 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
         max_request_body_size=options.max_request_body,
     )
     mcp_app = StreamableHTTPASGIApp(manager)
-    routes: list[Route] = [Route(options.base_path, endpoint=mcp_app, methods=["GET", "POST", "DELETE"])]
+    # Stateless, a GET stream could never carry anything (no session to send on) and
+    # would only hold a connection open: 405, as the transport spec allows.
+    methods = ["POST"] if options.stateless else ["GET", "POST", "DELETE"]
+    routes: list[Route] = [Route(options.base_path, endpoint=mcp_app, methods=methods)]
     middleware: list[Middleware] = [
         Middleware(HostOriginMiddleware, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins),
         Middleware(RequestBodyLimitMiddleware, max_body_size=options.max_request_body),

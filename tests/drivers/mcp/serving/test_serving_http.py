@@ -226,8 +226,14 @@ def test_malformed_and_oversized_requests_do_not_break_the_server(sample: Sample
         assert wrong_shape.status_code in (400, 200)
         too_big = httpx.post(url, content=b"x" * 10000, headers=ACCEPT, timeout=10)
         assert too_big.status_code == 413
-        bad_version = _post(url, INIT, **{"MCP-Protocol-Version": "1999-01-01"})
-        assert 400 <= bad_version.status_code < 500 or "error" in bad_version.text
+        bad_version = _post(url, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+                            **{"MCP-Protocol-Version": "1999-01-01"})
+        assert bad_version.status_code == 400 and bad_version.json()["error"]["code"] == -32602
+        unknown = _post(url, {"jsonrpc": "2.0", "id": 4, "method": "no/such"}, **{"MCP-Protocol-Version": "2025-06-18"})
+        assert '"code":-32601' in unknown.text
+        # stateless: no standalone GET stream to hang on, no session to delete
+        assert httpx.get(url, headers=ACCEPT, timeout=10).status_code == 405
+        assert httpx.delete(url, timeout=10).status_code == 405
         assert _post(url, INIT).status_code == 200
 
 
