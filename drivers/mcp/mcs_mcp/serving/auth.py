@@ -78,9 +78,18 @@ class JWKSCache:
     """Signing keys from a JWKS URL, fetched asynchronously with a timeout and cached."""
 
     def __init__(
-        self, uri: str, *, timeout: float = 5.0, ttl: float = 300.0, min_refresh: float = 30.0
+        self,
+        uri: str | None,
+        *,
+        issuer: str | None = None,
+        timeout: float = 5.0,
+        ttl: float = 300.0,
+        min_refresh: float = 30.0,
     ) -> None:
+        if uri is None and issuer is None:
+            raise ConfigurationError("a JWKS needs its URL, or an issuer to discover it from")
         self.uri = uri
+        self.issuer = issuer
         self.timeout = timeout
         self.ttl = ttl
         self.min_refresh = min_refresh
@@ -89,11 +98,40 @@ class JWKSCache:
         self._lock = asyncio.Lock()
         self.fetch_count = 0
 
+    async def _discover(self, client: httpx.AsyncClient) -> str:
+        """The issuer's ``jwks_uri`` from its RFC 8414 or OpenID metadata, else the usual path.
+
+        The metadata must name the same issuer, so a document served for another issuer
+        cannot redirect key fetching.
+        """
+        assert self.issuer is not None
+        base = self.issuer.rstrip("/")
+        parts = urlsplit(base)
+        origin, path = f"{parts.scheme}://{parts.netloc}", parts.path
+        candidates = [
+            f"{origin}/.well-known/oauth-authorization-server{path}",
+            f"{base}/.well-known/openid-configuration",
+        ]
+        for url in candidates:
+            try:
+                response = await client.get(url)
+                document = response.json() if response.status_code == 200 else None
+            except (httpx.HTTPError, ValueError):
+                continue
+            if isinstance(document, Mapping) and isinstance(document.get("jwks_uri"), str):
+                if str(document.get("issuer", "")).rstrip("/") != base:
+                    logger.warning("authorization server metadata at %s names another issuer", url)
+                    continue
+                return str(document["jwks_uri"])
+        return f"{base}/.well-known/jwks.json"
+
     async def _fetch(self) -> None:
         self.fetch_count += 1
         self._fetched_at = time.monotonic()
         try:
             async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client:
+                if self.uri is None:
+                    self.uri = await self._discover(client)
                 response = await client.get(self.uri)
                 response.raise_for_status()
                 document = response.json()
@@ -129,10 +167,6 @@ class JWTVerifier:
     """Checks bearer JWTs against one issuer, one audience and a JWKS."""
 
     def __init__(self, options: OAuthOptions, *, resource: str) -> None:
-        if not options.jwks_uri:
-            raise ConfigurationError(
-                "OAuth needs jwksUri (the authorization server's JWKS URL) to verify tokens"
-            )
         issuer = options.issuer
         if issuer is None and len(options.authorization_servers) == 1:
             issuer = options.authorization_servers[0]
@@ -146,7 +180,10 @@ class JWTVerifier:
         if not self.algorithms:
             raise ConfigurationError("OAuth needs at least one asymmetric signing algorithm")
         self.leeway = options.leeway
-        self.jwks = JWKSCache(options.jwks_uri, timeout=options.jwks_timeout, ttl=options.jwks_cache_seconds)
+        # Without jwksUri the keys are discovered from the issuer's metadata (gen-mcp's fallback).
+        self.jwks = JWKSCache(
+            options.jwks_uri, issuer=issuer, timeout=options.jwks_timeout, ttl=options.jwks_cache_seconds
+        )
 
     async def verify(self, token: str) -> Principal:
         """The token's principal, or :class:`TokenError` saying why it was refused."""

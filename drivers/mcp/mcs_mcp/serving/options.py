@@ -33,7 +33,8 @@ class TLSOptions:
 class OAuthOptions:
     """The server as an OAuth 2.0 resource server (RFC 9728, RFC 9068 access tokens).
 
-    ``jwks_uri`` is where signing keys are fetched (with a timeout, cached);
+    ``jwks_uri`` is where signing keys are fetched (with a timeout, cached); without it
+    they are discovered from the issuer's RFC 8414 or OpenID metadata;
     ``issuer`` is compared exactly to the token's ``iss`` (default: the only
     authorization server, when there is exactly one); ``audience`` to its ``aud``
     (default: ``resource``, the canonical URI of this server, computed from the bind

@@ -68,8 +68,14 @@ def auth_server() -> Iterator[AuthServer]:
         return JSONResponse({"keys": [public]})
 
     port = free_port()
+    issuer = f"http://127.0.0.1:{port}"
+
+    async def metadata(request: Request) -> JSONResponse:
+        return JSONResponse({"issuer": issuer, "jwks_uri": issuer + "/jwks",
+                             "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token"})
+
     options = ServeOptions(transport="streamablehttp", port=port)
-    app = Starlette(routes=[Route("/jwks", jwks)])
+    app = Starlette(routes=[Route("/jwks", jwks), Route("/.well-known/oauth-authorization-server", metadata)])
     with running(app, options):
         yield AuthServer(f"http://127.0.0.1:{port}", key, "test-key", hits)
 
@@ -269,3 +275,11 @@ def _hmac_with(secret: bytes, issuer: str, audience: str) -> str:
     body = _b64(json.dumps({"iss": issuer, "aud": audience, "sub": "x", "exp": int(time.time()) + 300}).encode())
     signature = hmac.new(secret, f"{header}.{body}".encode(), hashlib.sha256).digest()
     return f"{header}.{body}.{_b64(signature)}"
+
+
+async def test_without_jwks_uri_the_keys_are_discovered_from_the_issuer(auth_server: AuthServer) -> None:
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,))
+    with serve_driver(SampleDriver(), auth=auth) as url:
+        token = auth_server.token(audience=url, sub="carol")
+        async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}) as session:
+            assert (await session.call_tool("whoami", {})).structured_content["agent_id"] == "carol"
