@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import mcp_types as types
+from mcp.server.connection import allowed_log_levels
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
@@ -230,6 +231,18 @@ def build_server(
         level = state.get(_LEVEL_KEY) if state is not None else None
         return level if isinstance(level, int) else logging.DEBUG
 
+    def log_threshold(ctx: Any) -> int | None:
+        """The lowest level this request's client receives, or ``None`` for nothing.
+
+        Handshake protocol versions: what ``logging/setLevel`` chose (default all).
+        2026-07-28 and later: only what the request opted into in its ``_meta``.
+        """
+        meta = ctx.meta if isinstance(ctx.meta, Mapping) else None
+        allowed = allowed_log_levels(str(ctx.protocol_version), meta)
+        if not allowed:
+            return None
+        return max(client_level(ctx), min(MCP_LEVELS[str(level)] for level in allowed))
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         granted = granted_scopes(ctx)
         tools = [
@@ -258,9 +271,10 @@ def build_server(
             )
             await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
 
-        if not enable_logs:
+        min_level = log_threshold(ctx)
+        if not enable_logs or min_level is None:
             return await _run_call(catalog, tool, params, context, started)
-        with forwarder.capture(send_log, client_level(ctx)) as captured:
+        with forwarder.capture(send_log, min_level) as captured:
             outcome = await _run_call(catalog, tool, params, context, started)
         await forwarder.drain(captured)
         return outcome

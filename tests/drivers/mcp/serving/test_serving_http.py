@@ -297,3 +297,24 @@ def test_health_endpoints_are_served_when_the_driver_enables_them() -> None:
         assert httpx.get(origin + "/ready", timeout=10).json() == {"status": "ready"}
     with serve_driver(SampleDriver()) as url:
         assert httpx.get(url.rsplit("/mcp", 1)[0] + "/live", timeout=10).status_code == 404
+
+
+async def test_the_2026_protocol_client_is_served_and_gets_logs_only_when_it_opts_in(
+    sample_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp import Client
+
+    caplog.set_level(logging.INFO, logger="mcs.sample")
+    counts: dict[str | None, int] = {}
+    for opt_in in (None, "info"):
+        received: list[Any] = []
+
+        async def on_log(params: types.LoggingMessageNotificationParams, into: list[Any] = received) -> None:
+            into.append(params)
+
+        async with Client(sample_url, logging_callback=on_log, log_level=opt_in) as client:
+            result = await client.call_tool("test_tool_with_logging", {})
+            assert result.is_error is False
+            assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
+        counts[opt_in] = len([p for p in received if p.logger == "mcs.sample"])
+    assert counts == {None: 0, "info": 3}
