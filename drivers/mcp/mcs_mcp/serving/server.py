@@ -58,6 +58,12 @@ class DriverCatalog:
         ):
             raise TypeError(f"{type(driver).__name__} has neither acall_tool() nor call_tool()")
         self._tools: dict[str, Tool] | None = None
+        self.scope_rules: dict[str, Callable[[Mapping[str, Any]], tuple[str, ...]]] = {}
+
+    def add_scope_rule(self, method: str, rule: Callable[[Mapping[str, Any]], tuple[str, ...]]) -> None:
+        """Declare the scopes a custom JSON-RPC method needs (for extensions that add methods
+        reaching tools, so OAuth refuses them with 403 like ``tools/call``)."""
+        self.scope_rules[method] = rule
 
     @property
     def has_prompts(self) -> bool:
@@ -121,6 +127,9 @@ class DriverCatalog:
 
     def required_scopes(self, method: str, params: Mapping[str, Any]) -> tuple[str, ...]:
         """The OAuth scopes one JSON-RPC request needs (empty when none)."""
+        rule = self.scope_rules.get(method)
+        if rule is not None:
+            return tuple(rule(params))
         name = params.get("name")
         if method == "tools/call" and isinstance(name, str):
             tool = self.tool(name)

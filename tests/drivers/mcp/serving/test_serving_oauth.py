@@ -283,3 +283,26 @@ async def test_without_jwks_uri_the_keys_are_discovered_from_the_issuer(auth_ser
         token = auth_server.token(audience=url, sub="carol")
         async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}) as session:
             assert (await session.call_tool("whoami", {})).structured_content["agent_id"] == "carol"
+
+
+def test_extensions_can_declare_scopes_for_methods_they_add(auth_server: AuthServer) -> None:
+    import mcp_types as types
+    from mcs_mcp.serving import build_app, build_server
+
+    def install(server: Any, driver: Any) -> None:
+        async def reset(ctx: Any, params: Any) -> dict[str, Any]:
+            return {"done": True}
+
+        server.add_request_handler("x/reset", types.RequestParams, reset)
+        server.mcs_catalog.add_scope_rule("x/reset", lambda params: ("admin",))
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    options = ServeOptions(transport="streamablehttp", port=free_port(), auth=auth)
+    app = build_app(build_server(SampleDriver(), options, extensions=[install]), options)
+    with running(app, options) as url:
+        call = {"jsonrpc": "2.0", "id": 1, "method": "x/reset", "params": {}}
+        headers = {"MCP-Protocol-Version": "2025-06-18"}
+        refused = _post(url, call, auth_server.token(audience=url, scope="reports:read"), **headers)
+        assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+        allowed = _post(url, call, auth_server.token(audience=url, scope="admin"), **headers)
+        assert allowed.status_code == 200 and '"done":true' in allowed.text.replace(" ", "")
