@@ -28,7 +28,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from mcs.context import AgentContext
-from mcs.errors import ToolCallError
+from mcs.errors import ConfigurationError, ToolCallError
 from mcs.tools import Tool
 from mcs_mcp.serving import results
 from mcs_mcp.serving.logs import MCP_LEVELS, McpLogForwarder
@@ -52,11 +52,14 @@ class DriverCatalog:
     def __init__(self, driver: Any) -> None:
         self.driver = driver
         if not callable(getattr(driver, "list_tools", None)):
-            raise TypeError(f"{type(driver).__name__} has no list_tools(); serve a ToolDriver or a Toolbox")
+            raise ConfigurationError(
+                f"{type(driver).__name__} has no list_tools(): only drivers built on ToolDriver "
+                "(or a Toolbox) can be served over MCP"
+            )
         if not callable(getattr(driver, "acall_tool", None)) and not callable(
             getattr(driver, "call_tool", None)
         ):
-            raise TypeError(f"{type(driver).__name__} has neither acall_tool() nor call_tool()")
+            raise ConfigurationError(f"{type(driver).__name__} has neither acall_tool() nor call_tool()")
         self._tools: dict[str, Tool] | None = None
         self.scope_rules: dict[str, Callable[[Mapping[str, Any]], tuple[str, ...]]] = {}
 

@@ -318,3 +318,13 @@ async def test_the_2026_protocol_client_is_served_and_gets_logs_only_when_it_opt
             assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
         counts[opt_in] = len([p for p in received if p.logger == "mcs.sample"])
     assert counts == {None: 0, "info": 3}
+
+
+def test_a_driver_without_tools_cannot_be_served() -> None:
+    from mcs.errors import ConfigurationError
+
+    class Bare:
+        pass
+
+    with pytest.raises(ConfigurationError, match="ToolDriver"):
+        build_server(Bare())
