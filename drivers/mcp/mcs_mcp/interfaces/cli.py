@@ -4,8 +4,8 @@
     mcs interfaces check TARGET [-o key=value] [--implements NAME] [--file DEF.yaml] [--json]
 
 ``TARGET`` is an MCP server (``http://...`` URL, an ``mcpServers`` JSON file, or a
-command line such as ``"python server.py"``) or a registered driver name (its options
-with ``-o``). For a server, the interfaces it declares in ``list_interfaces`` are checked
+command line such as ``"python server.py"``), a registered driver name, or a driver
+class as ``package.module:ClassName`` (options with ``-o``). For a server, the interfaces it declares in ``list_interfaces`` are checked
 against the definitions known here (the server's own definition when this registry
 does not know one) using its real ``tools/list``; for a driver, its ``implements``
 declaration. ``--implements`` checks an interface the target does not declare.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -82,6 +83,24 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+_DRIVER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def _driver_class(spec: str) -> Any:
+    """``package.module:ClassName`` -> the class."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(f"cannot import {module_name!r} for {spec!r}: {exc}") from None
+    found = getattr(module, attr, None)
+    if not callable(found):
+        raise ConfigurationError(f"{module_name!r} has no driver class {attr!r}")
+    return found
+
+
 def _is_driver_name(target: str) -> bool:
     from importlib import metadata
 
@@ -94,7 +113,7 @@ def _mcp_options(target: str, options: dict[str, Any]) -> dict[str, Any] | None:
     path = Path(target)
     if path.suffix == ".json" and path.is_file():
         return {"config": str(path), **options}
-    if _is_driver_name(target) and target != "mcp":
+    if (_is_driver_name(target) and target != "mcp") or _DRIVER_CLASS.match(target):
         return None
     if target == "mcp":
         return options
@@ -174,7 +193,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         from mcs.registry import load_driver
 
-        driver = load_driver(args.target, **options)
+        if _DRIVER_CLASS.match(args.target):
+            driver = _driver_class(args.target)(**options)
+        else:
+            driver = load_driver(args.target, **options)
         try:
             spec: Any = declared(driver)
             if args.implements:

@@ -72,3 +72,11 @@ def test_check_a_registered_driver_by_name(capsys: pytest.CaptureFixture[str]) -
 def test_an_unknown_interface_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["interfaces", "check", "functions", "--implements", "no.such.v1"]) == 2
     assert "unknown interface" in capsys.readouterr().err
+
+
+def test_check_a_driver_class_by_module_and_name(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    assert main(["interfaces", "check", "served_player:PlayerDriver"]) == 0
+    assert "ok   set_volume (tool loudness)" in capsys.readouterr().out
+    assert main(["interfaces", "check", "served_player:WrongPlayerDriver"]) == 1
+    assert "parameters/volume accepts string, the interface allows number" in capsys.readouterr().out
