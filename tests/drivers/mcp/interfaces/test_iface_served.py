@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcs_mcp.client_driver import MCPDriver
 
 from mcs.cli import main
-from mcs_mcp.client_driver import MCPDriver
 
 HERE = Path(__file__).resolve().parent
 
