@@ -15,7 +15,9 @@ loop) is driven from a helper thread.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -95,3 +97,23 @@ def sync_loop() -> DrivenLoop:
         if _shared is None or _shared.loop.is_closed():
             _shared = DrivenLoop()
         return _shared
+
+
+@atexit.register
+def _shutdown() -> None:
+    """At exit, end sessions nobody closed (stdio servers stop cleanly, no pending-task noise)."""
+    shared = _shared
+    if shared is None or shared.loop.is_closed() or shared.loop.is_running():
+        return
+    if not shared._lock.acquire(timeout=1):
+        return
+    try:
+        tasks = asyncio.all_tasks(shared.loop)
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            if tasks:
+                shared.loop.run_until_complete(asyncio.wait(tasks, timeout=5))
+            shared.loop.close()
+    finally:
+        shared._lock.release()
