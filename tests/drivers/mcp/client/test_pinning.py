@@ -127,3 +127,14 @@ def test_hidden_instructions_are_recognised(text: str) -> None:
 
 def test_ordinary_descriptions_are_not_flagged() -> None:
     assert suspicious_text("Return the list of <b>items</b> sorted by date; use x < y.") is None
+
+
+def test_tools_list_changed_does_not_silently_enable_a_new_tool(quiet: Any) -> None:
+    with MCPDriver(**player_stdio_options(), stderr=quiet) as driver:  # type: ignore[arg-type]
+        assert driver.get_tool("grown") is None
+        assert driver.call_tool("grow") == {"result": "grew"}
+        # the notification made the driver list again: the new tool is seen, and held
+        assert driver.get_tool("grown") is None
+        assert [(h.name, h.reason) for h in driver.held_tools()] == [("grown", "new")]
+        driver.accept("grown")
+        assert driver.call_tool("grown") == {"result": "grown"}

@@ -16,7 +16,7 @@ import urllib.parse
 import urllib.request
 from typing import Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
@@ -91,6 +91,16 @@ def lookup(key: str) -> dict[str, object]:
         raise ToolError("no backend is configured (MCS_TEST_BACKEND)")
     with urllib.request.urlopen(f"{base}/items/{urllib.parse.quote(key)}", timeout=10) as response:
         return dict(json.loads(response.read()))
+
+
+@server.tool(description="Add a tool named 'grown' and tell the client the tool list changed.")
+async def grow(ctx: Context) -> str:
+    def grown() -> str:
+        return "grown"
+
+    server.add_tool(grown, description="A tool added while the session runs.")
+    await ctx.session.send_tool_list_changed()
+    return "grew"
 
 
 @server.tool(description="Kill this server process at once (to test a dying server).")
