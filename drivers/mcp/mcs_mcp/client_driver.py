@@ -24,6 +24,7 @@ described, not callable, listed by :meth:`MCPDriver.held_tools` until
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +41,8 @@ from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, Server
 from mcs_mcp.client.pinning import HeldTool, PinStore
 from mcs_mcp.client.results import prompt_result, resource_result, tool_result
 from mcs_mcp.interfaces import wire
+
+logger = logging.getLogger("mcs_mcp.client")
 
 _DRIVER_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "mcs:driver:mcp-client"))
 _READ_RESOURCE = "read_resource"
@@ -82,8 +85,8 @@ class MCPDriver(ToolDriver):
       ``list_interfaces`` so the server answers with the highest version both support;
     * ``pins``: a :class:`PinStore`, or a path to a JSON file to keep pins in;
       ``trust_new_tools``: pin tools that appear later without holding them back;
-    * ``namespace``: prefix every tool with its server's name (default: only when a config
-      names several servers... off, so that a colliding name is held back as shadowing);
+    * ``namespace``: prefix every tool with its server's name (default off: a name another
+      server already offers is then held back as shadowing);
     * ``connect_timeout``: seconds to start and initialise a server (default 30);
     * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
     * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` with
@@ -169,6 +172,7 @@ class MCPDriver(ToolDriver):
         self._routes: dict[str, _Route] = {}
         self._listings: dict[str, _Listing] = {}
         self._tools_stale = False
+        self._reported: set[tuple[str, str, str]] = set()
         transports = sorted({spec.transport for spec in specs})
         self.meta = DriverMeta(
             id=_DRIVER_ID,
@@ -274,12 +278,20 @@ class MCPDriver(ToolDriver):
             owner = owners.get(exposed)
             if owner is not None and owner != f"{server}:{item['name']}":
                 shadowed[item["name"]] = owner.split(":", 1)[0]
-        allowed, _held = self.pins.review(
+        allowed, held = self.pins.review(
             server,
             [(t["name"], t.get("description"), t.get("inputSchema")) for t in candidates],
             owners=shadowed,
             trust_new=self.trust_new_tools,
         )
+        for hold in held:
+            key = (hold.server, hold.name, hold.current_hash)
+            if key not in self._reported:
+                self._reported.add(key)
+                logger.warning(
+                    "MCP server %r: tool %r held back until accepted (%s): %s",
+                    hold.server, hold.name, hold.reason, hold.detail,
+                )
         out: list[Tool] = []
         for item in candidates:
             if item["name"] not in allowed or not self._selected(item):

@@ -83,7 +83,6 @@ class PinStore:
             servers = data.get("servers", {}) if isinstance(data, dict) else {}
             self._pins = {str(s): {str(k): str(v) for k, v in tools.items()} for s, tools in servers.items()}
         self._held: dict[tuple[str, str], HeldTool] = {}
-        self._pending: dict[tuple[str, str], str] = {}
 
     def pinned(self, server: str) -> dict[str, str]:
         """A copy of the pins of ``server`` (tool name -> hash)."""
