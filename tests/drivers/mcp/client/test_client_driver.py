@@ -191,3 +191,20 @@ def test_healthcheck_reports_each_server(stdio_driver: MCPDriver) -> None:
 
 def test_the_player_script_is_a_real_file() -> None:
     assert PLAYER.is_file()
+
+
+def test_sync_calls_from_many_threads_share_the_session(stdio_driver: MCPDriver) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(index: int) -> list[Any]:
+        return [stdio_driver.call_tool("echo", {"text": f"{index}-{i}"}) for i in range(10)]
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, range(8)))
+    assert results == [[{"result": f"{t}-{i}"} for i in range(10)] for t in range(8)]
+    assert stdio_driver.call_tool("echo", {"text": "after"}) == {"result": "after"}
+
+
+async def test_a_sync_call_from_inside_a_running_loop_still_works(stdio_driver: MCPDriver) -> None:
+    # call_tool() is synchronous: inside async code the shared loop is run by a helper thread
+    assert stdio_driver.call_tool("echo", {"text": "in loop"}) == {"result": "in loop"}
