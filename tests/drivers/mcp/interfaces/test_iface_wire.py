@@ -208,3 +208,10 @@ def test_the_driver_reads_list_interfaces_over_streamable_http(iface_http: str) 
 def test_a_subprocess_check_is_not_needed_for_the_script_to_import() -> None:
     completed = subprocess.run([sys.executable, str(IFACE_SCRIPT), "--help"], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0 and "--tool-only" in completed.stdout
+
+
+def test_list_interfaces_also_works_when_the_client_negotiates_the_newest_protocol() -> None:
+    with _iface_driver(mode="auto") as driver:
+        assert driver.get_tool("player_volume") is not None
+        assert driver.get_status()["servers"]["mcp"]["listing"] == "list_interfaces"
+        assert driver.call_tool("player_pause") == {"status": "paused"}
