@@ -217,6 +217,10 @@ class MCPDriver(ToolDriver):
 
     async def _aprefetch(self) -> None:
         """List every server not listed yet on the caller's loop, so async use opens no second session."""
+        if self._tools_stale:
+            self._tools_stale = False
+            self._listings.clear()
+            self.refresh_tools()
         for server, connection in self.connections.items():
             if server not in self._listings:
                 try:

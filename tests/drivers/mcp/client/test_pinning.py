@@ -138,3 +138,12 @@ def test_tools_list_changed_does_not_silently_enable_a_new_tool(quiet: Any) -> N
         assert [(h.name, h.reason) for h in driver.held_tools()] == [("grown", "new")]
         driver.accept("grown")
         assert driver.call_tool("grown") == {"result": "grown"}
+
+
+async def test_list_changed_is_honoured_on_the_async_path_too(quiet: Any) -> None:
+    async with MCPDriver(**player_stdio_options(), stderr=quiet) as driver:  # type: ignore[arg-type]
+        assert await driver.acall_tool("grow") == {"result": "grew"}
+        tools = {t.name for t in await driver.alist_tools()}
+        assert "grown" not in tools
+        assert [(h.name, h.reason) for h in driver.held_tools()] == [("grown", "new")]
+        assert driver.get_status()["servers"]["mcp"]["connected"] is True
