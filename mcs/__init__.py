@@ -22,6 +22,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.functions import FunctionDriver, FunctionTool, tool
+from mcs.interfaces import Interface
 from mcs.parsing import parse_tool_calls
 from mcs.pipeline import ExecutionEvent, Invocation
 from mcs.registry import available_drivers, load_driver
@@ -41,6 +42,7 @@ __all__ = [
     "ExecutionEvent",
     "FunctionDriver",
     "FunctionTool",
+    "Interface",
     "InvalidInputError",
     "Invocation",
     "MCSDriver",

@@ -202,6 +202,8 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http", "websocket"])
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("-s", "--serve-option", action="append", metavar="KEY=VALUE",
+                       help="a serving option for the backend, e.g. tls_cert=FILE (repeatable)")
     serve.set_defaults(handler=_cmd_serve)
 
     for entry_point in metadata.entry_points(group=COMMANDS_GROUP):

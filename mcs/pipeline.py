@@ -282,7 +282,9 @@ async def run_async(
             result = await call(invocation)
         else:
             try:
-                result = await asyncio.wait_for(call(invocation), timeout=remaining)
+                # asyncio.timeout, not wait_for: no extra task per call (Python 3.11+).
+                async with asyncio.timeout(remaining):
+                    result = await call(invocation)
             except TimeoutError:
                 raise ToolTimeoutError(
                     f"{tool} did not finish within {_seconds(invocation)} and was cancelled.",

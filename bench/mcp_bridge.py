@@ -1,0 +1,180 @@
+"""tools/call latency through the MCP bridge vs the official SDK client, in the same run.
+
+An SDK-built server (``echo`` tool) per transport is called through ``MCPDriver`` -
+synchronously (``call_tool``: parsing-free call with validation, policies, deadline, the
+private loop run in the calling thread) and from an event loop (``acall_tool``) - and
+directly with the SDK's ``mcp.Client`` of the very same session (timed inside its event
+loop), so both paths reach the same server process over the same connection. Blocks of
+calls alternate (order rotated each round); the overhead is the median over rounds of
+each round's p50 ratio (paired, so machine load cancels). The bar: the bridge's p50 is at
+most 10% above the SDK's.
+
+Run alone: ``python -m bench mcp_bridge`` (server mode: ``python bench/mcp_bridge.py --serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve()
+ROUNDS = 40
+BLOCK = 50
+
+
+def serve(http_port: int | None) -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+
+    @server.tool(description="Echo the text back.")
+    def echo(text: str) -> str:
+        return text
+
+    if http_port is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=http_port)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_http() -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, str(HERE), "--serve", "--http", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("the benchmark server did not start")
+
+
+class _LoopThread:
+    """An event loop on its own thread; coroutines time themselves inside it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
+    from mcs_mcp.client_driver import MCPDriver
+
+    user_loop = _LoopThread()
+    driver = MCPDriver(**bridge_options)
+    driver.list_tools()
+    endpoint = next(iter(driver.connections.values()))
+
+    async def sdk_block(client: Any, n: int) -> list[float]:
+        # The SDK client of the bridge's own session, timed inside its event loop.
+        out = []
+        for i in range(n):
+            started = time.perf_counter()
+            result = await client.call_tool("echo", {"text": f"m{i}"})
+            out.append(time.perf_counter() - started)
+            assert not result.is_error
+        return out
+
+    def bridge_sync_block(n: int) -> list[float]:
+        out = []
+        for i in range(n):
+            started = time.perf_counter()
+            driver.call_tool("echo", {"text": f"m{i}"})
+            out.append(time.perf_counter() - started)
+        return out
+
+    async def bridge_async_block(n: int) -> list[float]:
+        out = []
+        for i in range(n):
+            started = time.perf_counter()
+            await driver.acall_tool("echo", {"text": f"m{i}"})
+            out.append(time.perf_counter() - started)
+        return out
+
+    async def sdk_on_user_loop(n: int) -> list[float]:
+        return await endpoint.arun(lambda client: sdk_block(client, n))
+
+    runners: dict[str, Callable[[], list[float]]] = {
+        "sdk-sync": lambda: endpoint.run(lambda client: sdk_block(client, BLOCK)),
+        "sync": lambda: bridge_sync_block(BLOCK),
+        "sdk-async": lambda: user_loop.run(sdk_on_user_loop(BLOCK)),
+        "async": lambda: user_loop.run(bridge_async_block(BLOCK)),
+    }
+    baseline = {"sdk-sync": "sdk-sync", "sync": "sdk-sync", "sdk-async": "sdk-async", "async": "sdk-async"}
+    user_loop.run(driver.alist_tools())
+    for run in runners.values():
+        run()  # warm up every path
+    samples: dict[str, list[float]] = {key: [] for key in runners}
+    ratios: dict[str, list[float]] = {key: [] for key in runners}
+    order = list(runners)
+    for round_index in range(ROUNDS):
+        shift = round_index % len(order)  # rotate the order so no path always runs first
+        block = {key: runners[key]() for key in order[shift:] + order[:shift]}
+        for key, values in block.items():
+            samples[key] += values
+            ratios[key].append(statistics.median(values) / statistics.median(block[baseline[key]]))
+    driver.close()
+    user_loop.run(driver.aclose())
+    user_loop.stop()
+
+    names = {
+        "sdk-sync": "SDK call_tool, same session (sync loop)",
+        "sync": "MCPDriver.call_tool (sync)",
+        "sdk-async": "SDK call_tool, same session (user loop)",
+        "async": "MCPDriver.acall_tool (async)",
+    }
+    print(f"{label}: {ROUNDS * BLOCK} calls per path")
+    for key, name in names.items():
+        p50 = statistics.median(samples[key]) * 1000
+        p99 = _pct(samples[key], 0.99) * 1000
+        overhead = (statistics.median(ratios[key]) - 1) * 100
+        print(f"  {name:<42} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms   p50 vs SDK {overhead:+6.1f}%")
+    print("  (p50 vs SDK: median over rounds of each round's p50 ratio to the SDK on the same session)")
+
+
+def main() -> None:
+    bench_transport("stdio", {"command": sys.executable, "args": [str(HERE), "--serve"]})
+    process, url = _start_http()
+    try:
+        bench_transport("streamable HTTP", {"url": url})
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    if "--serve" in sys.argv:
+        port = sys.argv[sys.argv.index("--http") + 1] if "--http" in sys.argv else None
+        serve(int(port) if port else None)
+    else:
+        main()

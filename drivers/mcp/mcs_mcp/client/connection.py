@@ -1,0 +1,429 @@
+"""One MCP server connection: how to reach it, and a session kept open on the background loop.
+
+A :class:`ServerSpec` says how to reach a server: a command (stdio) or a URL
+(streamable HTTP). A :class:`Connection` opens the session lazily, keeps it for every
+later request, and closes it cleanly. When the server dies (its process exits, its HTTP
+endpoint stops answering) every pending and later request fails at once with
+:class:`ServerGone`, never hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import IO, Any, Literal, TextIO, TypeVar, cast
+
+from mcs_mcp.client.loop import in_running_loop, sync_loop
+
+logger = logging.getLogger("mcs_mcp.client")
+
+T = TypeVar("T")
+
+ConnectMode = Literal["legacy", "auto"]
+
+
+class ServerGone(ConnectionError):
+    """The server cannot be reached any more (or never could); the text says why."""
+
+
+class ServerError(Exception):
+    """The server answered a request with a JSON-RPC error (``code``, ``message``)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, eq=False)
+class ServerSpec:
+    """How to reach one MCP server: ``command`` (+ ``args``, ``env``, ``cwd``) or ``url`` (+ ``headers``).
+
+    ``auth`` is an ``httpx2.Auth`` (for instance the SDK's OAuth providers) used for HTTP.
+    ``errlog`` receives a stdio server's stderr (default: this process's stderr).
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    auth: Any = None
+    errlog: IO[str] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"MCP server {self.name!r}: give either a command (stdio) or a url (HTTP)")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"MCP server {self.name!r}: url must start with http:// or https://, got {self.url!r}")
+
+    @property
+    def transport(self) -> str:
+        return "STDIO" if self.command is not None else "HTTP"
+
+    def describe(self) -> str:
+        """Where the server is, for messages (never the headers: they may hold tokens)."""
+        if self.url is not None:
+            return self.url
+        return " ".join([str(self.command), *self.args])
+
+
+def _close_on_sync_loop(session: Connection) -> None:
+    sync_loop().run(session.aclose(), timeout=15)
+
+
+def _errlog(preferred: IO[str] | None) -> TextIO:
+    """A stream with a real file descriptor for a subprocess's stderr.
+
+    ``sys.stderr`` may be replaced by an object without one (pytest's capture, notebooks);
+    then the original stderr is used.
+    """
+    for candidate in (preferred, sys.stderr, sys.__stderr__):
+        if candidate is None:
+            continue
+        try:
+            candidate.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return cast(TextIO, candidate)
+    raise ValueError("no stderr with a file descriptor is available for the MCP server process")
+
+
+def _transport(spec: ServerSpec) -> Any:
+    if spec.command is not None:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=spec.command,
+            args=list(spec.args),
+            env=dict(spec.env) if spec.env is not None else None,
+            cwd=spec.cwd,
+        )
+        return stdio_client(params, errlog=_errlog(spec.errlog))
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    assert spec.url is not None
+    http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth)
+    return _HttpTransport(spec.url, http)
+
+
+class _HttpTransport:
+    """Streamable HTTP with our own HTTP client, closed together with the transport."""
+
+    def __init__(self, url: str, http: Any) -> None:
+        self._url = url
+        self._http = http
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Any:
+        from mcp.client.streamable_http import streamable_http_client
+
+        await self._stack.enter_async_context(self._http)
+        return await self._stack.enter_async_context(streamable_http_client(self._url, http_client=self._http))
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._stack.__aexit__(exc_type, exc, tb)
+
+
+def _reason(exc: BaseException) -> str:
+    """A one-line reason from an exception (or an exception group), without secrets or traces."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip() or type(exc).__name__
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return text
+
+
+class Connection:
+    """A lazily opened, reused MCP session to one server, on the event loop that opened it.
+
+    Every coroutine here runs on that loop; :class:`Endpoint` picks the right one.
+    """
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        connect_timeout: float = 30.0,
+        mode: ConnectMode = "legacy",
+        on_tools_changed: Callable[[], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.connect_timeout = connect_timeout
+        self.mode: ConnectMode = mode
+        self.on_tools_changed = on_tools_changed
+        self._client: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self.gone_reason: str | None = None
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self._cancelled_by_us: set[asyncio.Task[Any]] = set()
+
+    # ----------------------------------------------------------------- lifecycle (its loop)
+
+    @property
+    def is_open(self) -> bool:
+        return self._client is not None and self.gone_reason is None
+
+    async def open(self) -> Any:
+        """The connected ``mcp.Client`` (connecting on first use).
+
+        Raises:
+            ServerGone: the server could not be started or reached, or has died.
+        """
+        if self.gone_reason is not None:
+            raise ServerGone(self.gone_reason)
+        if self._client is not None:
+            return self._client
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._client is None:
+                await self._start()
+        if self.gone_reason is not None:
+            raise ServerGone(self.gone_reason)
+        return self._client
+
+    async def _start(self) -> None:
+        running = asyncio.get_running_loop()
+        self._ready = running.create_future()
+        self._closing = asyncio.Event()
+        self._task = running.create_task(self._main(), name=f"mcp:{self.spec.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), timeout=self.connect_timeout)
+        except TimeoutError:
+            self._mark_gone(f"no answer to initialize within {self.connect_timeout:g} s")
+            self._closing.set()
+            raise ServerGone(self.gone_reason or "") from None
+
+    async def _main(self) -> None:
+        from mcp import Client
+
+        assert self._ready is not None and self._closing is not None
+        try:
+            async with Client(
+                _transport(self.spec),
+                mode=self.mode,
+                cache=None,
+                message_handler=self._on_message,
+            ) as client:
+                self._client = client
+                if not self._ready.done():
+                    self._ready.set_result(None)
+                await self._closing.wait()
+        except asyncio.CancelledError:
+            if not self._closing.is_set():  # the event loop is shutting down
+                self._mark_gone(f"the event loop of the connection to MCP server {self.spec.name!r} ended")
+                raise
+        except Exception as exc:  # report every way the session can end
+            where = self.spec.describe()
+            self._mark_gone(f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
+        finally:
+            self._client = None
+            if self.gone_reason is None:
+                self._mark_gone(f"the connection to MCP server {self.spec.name!r} is closed")
+            if not self._ready.done():
+                self._ready.set_result(None)
+
+    def _mark_gone(self, reason: str) -> None:
+        if self.gone_reason is None:
+            self.gone_reason = reason
+        current = asyncio.current_task()
+        for task in list(self._inflight):
+            if task is not current and not task.done():
+                self._cancelled_by_us.add(task)
+                task.cancel()
+
+    async def _on_message(self, message: Any) -> None:
+        import mcp.types as mt
+
+        if isinstance(message, Exception):
+            logger.debug("MCP server %s: transport error %s", self.spec.name, _reason(message))
+            return
+        root = getattr(message, "root", message)
+        if isinstance(root, mt.ToolListChangedNotification) and self.on_tools_changed is not None:
+            self.on_tools_changed()
+
+    async def aclose(self) -> None:
+        """Close the session and stop a stdio server. Safe to call twice."""
+        if self._closing is not None:
+            self._closing.set()
+        task = self._task
+        if task is not None and not task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, timeout=10)
+        self._task = None
+        if self.gone_reason is None:
+            self.gone_reason = f"the connection to MCP server {self.spec.name!r} is closed"
+
+    # ----------------------------------------------------------------- requests (its loop)
+
+    async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+        """Run ``operation(client)``; fails at once when the server dies meanwhile.
+
+        The request runs in the calling task (no extra task per call); when the session
+        ends, every task still in a request is cancelled and raises :class:`ServerGone`.
+
+        Raises:
+            ServerGone: the server is unreachable or died during the request.
+            ServerError: the server answered with a JSON-RPC error.
+            TimeoutError: ``timeout`` seconds passed.
+        """
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import REQUEST_TIMEOUT
+
+        client = self._client if self._client is not None and self.gone_reason is None else await self.open()
+        task = asyncio.current_task()
+        assert task is not None
+        self._inflight.add(task)
+        try:
+            if timeout is None:
+                return await operation(client)
+            async with asyncio.timeout(timeout):
+                return await operation(client)
+        except asyncio.CancelledError:
+            if self.gone_reason is not None and task in self._cancelled_by_us:
+                self._cancelled_by_us.discard(task)
+                task.uncancel()
+                raise ServerGone(self.gone_reason) from None
+            raise
+        except TimeoutError:
+            raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
+                raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
+            if exc.code == -32000 and "closed" in exc.message.lower():
+                self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
+                raise ServerGone(self.gone_reason or "") from None
+            raise ServerError(exc.code, exc.message) from None
+        except (OSError, EOFError) as exc:
+            self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
+            raise ServerGone(self.gone_reason or "") from None
+        finally:
+            self._inflight.discard(task)
+
+
+class Endpoint:
+    """One MCP server, usable from any thread and any event loop.
+
+    Synchronous calls share one session on the process's driven loop
+    (:func:`~mcs_mcp.client.loop.sync_loop`); async calls use a session on the caller's own
+    running loop. Sessions are opened on first use and reused; :meth:`close` (or
+    :meth:`aclose`) ends them all, after which calls raise :class:`ServerGone`.
+    """
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        connect_timeout: float = 30.0,
+        mode: ConnectMode = "legacy",
+        on_tools_changed: Callable[[], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.connect_timeout = connect_timeout
+        self.mode: ConnectMode = mode
+        self.on_tools_changed = on_tools_changed
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Connection] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _session(self, loop: asyncio.AbstractEventLoop) -> Connection:
+        session = self._sessions.get(loop)
+        if session is not None and not self._closed:
+            return session
+        with self._lock:
+            if self._closed:
+                raise ServerGone(f"the connection to MCP server {self.spec.name!r} is closed")
+            session = self._sessions.get(loop)
+            if session is None:
+                session = Connection(
+                    self.spec, connect_timeout=self.connect_timeout, mode=self.mode,
+                    on_tools_changed=self.on_tools_changed,
+                )
+                self._sessions[loop] = session
+            return session
+
+    @property
+    def is_open(self) -> bool:
+        """True when a session is connected and alive."""
+        return any(s.is_open for s in list(self._sessions.values()))
+
+    @property
+    def gone_reason(self) -> str | None:
+        """Why the synchronous session ended (or, failing that, any session), else ``None``."""
+        if self._closed:
+            return f"the connection to MCP server {self.spec.name!r} is closed"
+        sync = self._sessions.get(sync_loop().loop)
+        if sync is not None and sync._task is not None:
+            return sync.gone_reason
+        return next((s.gone_reason for s in list(self._sessions.values()) if s.gone_reason), None)
+
+    def run(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+        """:meth:`Connection.request` from synchronous code (on the shared driven loop)."""
+        driven = sync_loop()
+        return driven.run(self._session(driven.loop).request(operation, timeout))
+
+    def arun(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> Awaitable[T]:
+        """:meth:`Connection.request` on the caller's running loop (await the result)."""
+        return self._session(asyncio.get_running_loop()).request(operation, timeout)
+
+    def close(self) -> None:
+        """End every session (stdio servers are stopped). Safe to call twice, from sync code.
+
+        A session on an event loop that is running in another thread is closed there; one
+        on the loop running in this very thread is closed by a task scheduled on it (use
+        :meth:`aclose` to wait for it).
+        """
+        for loop, session in self._take_all():
+            if loop.is_closed():
+                continue
+            if loop is sync_loop().loop:
+                with contextlib.suppress(Exception):
+                    sync_loop().run(session.aclose(), timeout=15)
+            elif loop.is_running():
+                if in_running_loop() and asyncio.get_running_loop() is loop:
+                    loop.create_task(session.aclose())
+                else:
+                    with contextlib.suppress(Exception):
+                        asyncio.run_coroutine_threadsafe(session.aclose(), loop).result(timeout=15)
+
+    async def aclose(self) -> None:
+        """End every session, waiting for the one on the current loop."""
+        current = asyncio.get_running_loop()
+        others: list[tuple[asyncio.AbstractEventLoop, Connection]] = []
+        for loop, session in self._take_all():
+            if loop is current:
+                await session.aclose()
+            else:
+                others.append((loop, session))
+        for loop, session in others:
+            if loop is sync_loop().loop:
+                await asyncio.to_thread(_close_on_sync_loop, session)
+            elif loop.is_running() and not loop.is_closed():
+                with contextlib.suppress(Exception):
+                    await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(session.aclose(), loop))
+
+    def _take_all(self) -> list[tuple[asyncio.AbstractEventLoop, Connection]]:
+        with self._lock:
+            self._closed = True
+            items = list(self._sessions.items())
+            self._sessions.clear()
+        return items

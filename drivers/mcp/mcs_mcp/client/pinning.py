@@ -1,0 +1,175 @@
+"""Tool-definition pinning (SECURITY.md F2: tool poisoning and rug pulls).
+
+The first time a server's tools are seen, each definition is pinned by a hash of its
+name, description and input schema (trust on first use). Later listings are compared
+with the pins; a tool is *held back* (not offered to the LLM, not callable) when
+
+* its description or schema changed since it was pinned (``changed``);
+* it appeared after the server's first listing, e.g. after ``tools/list_changed`` (``new``);
+* it would shadow a name another server already owns (``shadowing``);
+* its description hides instructions: ``<IMPORTANT>``-style tags or invisible Unicode
+  (``suspicious``).
+
+:meth:`PinStore.accept` approves the current definition and re-pins it. Pins live in
+memory, or in a JSON file when a path is given (written atomically).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+HoldReason = Literal["changed", "new", "shadowing", "suspicious"]
+
+_SUSPICIOUS_TAGS = re.compile(
+    r"<\s*/?\s*(important|system|instructions?|secret|hidden|admin)\b[^>]*>", re.IGNORECASE
+)
+
+
+def definition_hash(name: str, description: str | None, input_schema: Mapping[str, Any] | None) -> str:
+    """sha256 over the canonical JSON of (name, description, inputSchema)."""
+    canonical = json.dumps(
+        [name, description or "", input_schema or {}], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def suspicious_text(text: str) -> str | None:
+    """Why ``text`` looks like a hidden instruction, or ``None``.
+
+    Flags instruction tags (``<IMPORTANT>``, ``<system>``...) and invisible characters:
+    Unicode format characters (zero-width, bidi controls) and the tag block U+E0000-E007F.
+    """
+    match = _SUSPICIOUS_TAGS.search(text)
+    if match:
+        return f"contains the tag {match.group(0)!r}"
+    for char in text:
+        code = ord(char)
+        if 0xE0000 <= code <= 0xE007F or unicodedata.category(char) == "Cf":
+            return f"contains the invisible character U+{code:04X}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class HeldTool:
+    """A tool kept from the LLM until :meth:`PinStore.accept`; ``detail`` says why."""
+
+    server: str
+    name: str
+    reason: HoldReason
+    detail: str
+    pinned_hash: str | None
+    current_hash: str
+
+
+class PinStore:
+    """Pinned tool hashes per server, in memory or in a JSON file (``path``)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._lock = threading.Lock()
+        self._pins: dict[str, dict[str, str]] = {}
+        if self.path is not None and self.path.exists():
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            servers = data.get("servers", {}) if isinstance(data, dict) else {}
+            self._pins = {str(s): {str(k): str(v) for k, v in tools.items()} for s, tools in servers.items()}
+        self._held: dict[tuple[str, str], HeldTool] = {}
+
+    def pinned(self, server: str) -> dict[str, str]:
+        """A copy of the pins of ``server`` (tool name -> hash)."""
+        with self._lock:
+            return dict(self._pins.get(server, {}))
+
+    def knows(self, server: str) -> bool:
+        with self._lock:
+            return server in self._pins
+
+    def review(
+        self,
+        server: str,
+        tools: list[tuple[str, str | None, Mapping[str, Any] | None]],
+        *,
+        owners: Mapping[str, str] | None = None,
+        trust_new: bool = False,
+    ) -> tuple[set[str], list[HeldTool]]:
+        """Compare a listing with the pins; pin what is trusted. Returns (allowed names, held tools).
+
+        ``tools`` holds ``(name, description, inputSchema)``. ``owners`` maps exposed tool
+        names already owned by *other* servers to that server, for shadowing checks.
+        ``trust_new`` pins tools that appear after the first listing without holding them.
+        """
+        owners = owners or {}
+        allowed: set[str] = set()
+        held: list[HeldTool] = []
+        with self._lock:
+            first_listing = server not in self._pins
+            pins = self._pins.setdefault(server, {})
+            for name, description, schema in tools:
+                current = definition_hash(name, description, schema)
+                pinned = pins.get(name)
+                hold: tuple[HoldReason, str] | None = None
+                if pinned == current:
+                    hold = None
+                elif (why := suspicious_text(description or "")) is not None:
+                    hold = ("suspicious", f"its description {why}")
+                elif name in owners and owners[name] != server:
+                    hold = ("shadowing", f"server {owners[name]!r} already offers a tool named {name!r}")
+                elif pinned is not None:
+                    hold = ("changed", "its description or input schema changed since it was approved")
+                elif not first_listing and not trust_new:
+                    hold = ("new", "it appeared after the server's tools were first approved")
+                if hold is None:
+                    if pinned != current:
+                        pins[name] = current
+                    allowed.add(name)
+                else:
+                    item = HeldTool(server, name, hold[0], hold[1], pinned, current)
+                    self._held[(server, name)] = item
+                    held.append(item)
+            for key in [k for k in self._held if k[0] == server]:
+                if key[1] in allowed or key[1] not in {t[0] for t in tools}:
+                    del self._held[key]
+            self._save_locked()
+        return allowed, held
+
+    def held(self, server: str | None = None) -> list[HeldTool]:
+        """Tools currently held back (of one server, or all)."""
+        with self._lock:
+            return [h for (s, _), h in self._held.items() if server is None or s == server]
+
+    def accept(self, name: str, server: str | None = None) -> HeldTool:
+        """Approve the held tool ``name`` as it is now; it is offered from the next listing.
+
+        Raises:
+            KeyError: no held tool has that name (on that server).
+        """
+        with self._lock:
+            matches = [h for (s, n), h in self._held.items() if n == name and (server is None or s == server)]
+            if not matches:
+                raise KeyError(f"no held-back tool named {name!r}")
+            if len(matches) > 1:
+                raise KeyError(f"several servers hold a tool named {name!r}; name the server")
+            item = matches[0]
+            self._pins.setdefault(item.server, {})[item.name] = item.current_hash
+            del self._held[(item.server, item.name)]
+            self._save_locked()
+            return item
+
+    def _save_locked(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        payload = json.dumps({"version": 1, "servers": self._pins}, indent=2, sort_keys=True)
+        fd, tmp = tempfile.mkstemp(prefix=".pins-", dir=self.path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(payload)
+        os.replace(tmp, self.path)

@@ -1,0 +1,598 @@
+"""Any MCP server as an MCS driver (entry point ``mcp``).
+
+    mcs.load_driver("mcp", command="python", args=["server.py"], env={"K": "V"})   # stdio
+    mcs.load_driver("mcp", url="http://127.0.0.1:8000/mcp", headers={...})        # streamable HTTP
+    mcs.load_driver("mcp", config="claude_desktop_config.json")                   # several servers
+
+The server's tools become MCS tools (names sanitised, the original kept in
+``Tool.meta["original_name"]``); optionally its prompts and resources too. When a
+server offers ``list_interfaces`` (see ``docs/interfaces.md``) its tools are read from
+there, with the interfaces' canonical descriptions; otherwise from ``tools/list``.
+
+Connections open on first use, are reused for every call, and run on one background
+event loop so the sync and async APIs share them; :meth:`MCPDriver.close` ends them
+(and stops stdio servers). A server that dies fails the pending and later calls at once
+with ``EXECUTION_ERROR`` saying so.
+
+Tool definitions are pinned by hash when first seen (SECURITY.md F2). A later change of
+a tool's description or schema, a tool that appears later, one that shadows a name
+another server owns, or one whose description hides instructions is *held back*: not
+described, not callable, listed by :meth:`MCPDriver.held_tools` until
+:meth:`MCPDriver.accept` approves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import IO, Any, ClassVar
+
+from mcs.driver import DriverMeta, ToolDriver
+from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
+from mcs.pipeline import Invocation
+from mcs.tools import Tool, sanitize_tool_name
+from mcs_mcp.client.config import load_config
+from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
+from mcs_mcp.client.pinning import HeldTool, PinStore
+from mcs_mcp.client.results import prompt_result, resource_result, tool_result
+from mcs_mcp.interfaces import wire
+
+logger = logging.getLogger("mcs_mcp.client")
+
+_DRIVER_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "mcs:driver:mcp-client"))
+_READ_RESOURCE = "read_resource"
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """What an exposed tool name calls: a tool, a prompt or a resource read on one server."""
+
+    server: str
+    kind: str  # "tool" | "prompt" | "resource"
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """One server's offer: tools (as MCP dicts) and their interface, prompts, resources."""
+
+    tools: list[dict[str, Any]]
+    interfaces: list[dict[str, Any]]
+    prompts: list[Any]
+    resources: list[Any]
+    via: str  # "list_interfaces" | "tools/list"
+
+
+class MCPDriver(ToolDriver):
+    """An MCS driver over one or more MCP servers.
+
+    Reach a server with ``command`` (+ ``args``, ``env``, ``cwd``) over stdio, ``url``
+    (+ ``headers``, ``auth``) over streamable HTTP, or name several in ``config`` (a path to
+    an ``mcpServers`` JSON file, or the parsed mapping). Other keyword arguments:
+
+    * ``name``: the server's name for messages and pins (default ``"mcp"``);
+    * ``include_prompts`` / ``include_resources``: also offer prompts (as ``prompt_<name>``
+      tools) and resources (one ``read_resource`` tool with the URIs as an enum);
+    * ``interfaces``: only describe tools of these interfaces (names like ``media.player.v1``
+      or families like ``media.player``; ``"unclassified"`` for the rest) - prompt context
+      partitioning; switch later with :meth:`use_interfaces`;
+    * ``supported_interfaces``: interface versions this client understands, sent with
+      ``list_interfaces`` so the server answers with the highest version both support;
+    * ``pins``: a :class:`PinStore`, or a path to a JSON file to keep pins in;
+      ``trust_new_tools``: pin tools that appear later without holding them back;
+    * ``namespace``: prefix every tool with its server's name (default off: a name another
+      server already offers is then held back as shadowing);
+    * ``connect_timeout``: seconds to start and initialise a server (default 30);
+    * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
+    * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` with
+      ``client_secret`` (``client_secret_basic``) or ``private_key_pem`` (+ ``signing_algorithm``,
+      ``private_key_jwt``), and optionally ``scope`` and ``issuer``: the OAuth
+      client-credentials grant through the SDK's providers;
+    * every :class:`mcs.ToolDriver` option (``timeout``, ``prefix``, ``description_mode``...).
+    """
+
+    enforces_deadline: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        command: str | None = None,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        name: str = "mcp",
+        auth: Any = None,
+        bearer_token: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        private_key_pem: str | None = None,
+        signing_algorithm: str = "RS256",
+        scope: str | None = None,
+        issuer: str | None = None,
+        include_prompts: bool = False,
+        include_resources: bool = False,
+        interfaces: Sequence[str] | None = None,
+        supported_interfaces: Sequence[str] | None = None,
+        pins: PinStore | str | os.PathLike[str] | None = None,
+        trust_new_tools: bool = False,
+        namespace: bool = False,
+        connect_timeout: float = 30.0,
+        mode: ConnectMode = "legacy",
+        stderr: IO[str] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        sources = sum(x is not None for x in (command, url, config))
+        if sources != 1:
+            raise ConfigurationError(
+                "the mcp driver needs exactly one of: command=... (stdio), url=... (streamable HTTP), "
+                "config=PATH (an mcpServers JSON file)"
+            )
+        if isinstance(args, str):
+            raise ConfigurationError("args must be a list of strings, not one string")
+        if config is not None:
+            specs = [replace(s, errlog=stderr) if s.command else s for s in load_config(config)]
+        else:
+            http_headers = dict(headers or {})
+            if bearer_token is not None:
+                http_headers["Authorization"] = f"Bearer {bearer_token}"
+            if url is not None and auth is None and client_id is not None:
+                auth = _client_credentials(url, client_id, client_secret, private_key_pem, signing_algorithm,
+                                           scope, issuer)
+            try:
+                specs = [
+                    ServerSpec(
+                        name=name, command=command, args=tuple(args), env=env, cwd=cwd,
+                        url=url, headers=http_headers, auth=auth, errlog=stderr,
+                    )
+                ]
+            except ValueError as exc:
+                raise ConfigurationError(str(exc)) from None
+        self.connections: dict[str, Endpoint] = {
+            spec.name: Endpoint(
+                spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=self._tools_changed
+            )
+            for spec in specs
+        }
+        self.include_prompts = include_prompts
+        self.include_resources = include_resources
+        self.supported_interfaces = tuple(supported_interfaces or ())
+        self.active_interfaces: tuple[str, ...] | None = tuple(interfaces) if interfaces is not None else None
+        self.pins = pins if isinstance(pins, PinStore) else PinStore(pins)
+        self.trust_new_tools = trust_new_tools
+        self.namespace = namespace
+        self._routes: dict[str, _Route] = {}
+        self._listings: dict[str, _Listing] = {}
+        self._tools_stale = False
+        self._reported: set[tuple[str, str, str]] = set()
+        transports = sorted({spec.transport for spec in specs})
+        self.meta = DriverMeta(
+            id=_DRIVER_ID,
+            name=name if config is None else "mcp",
+            version="0.1.0",
+            protocol="MCP",
+            transport="/".join(transports),
+            spec_format="MCP tools/list",
+            capabilities=("healthcheck", "status"),
+        )
+
+    # ----------------------------------------------------------------- listing
+
+    def _tools_changed(self) -> None:
+        # notifications/tools/list_changed: re-list on next use; new tools stay held (F2).
+        self._tools_stale = True
+
+    def _tool_map(self) -> dict[str, Tool]:
+        if self._tools_stale:
+            self._tools_stale = False
+            self._listings.clear()
+            self.refresh_tools()
+        return super()._tool_map()
+
+    def _list_tools(self) -> Iterable[Tool]:
+        self._routes = {}
+        tools: list[Tool] = []
+        owners: dict[str, str] = {}  # exposed name -> server that owns it
+        for server, connection in self.connections.items():
+            listing = self._listings.get(server)
+            if listing is None:
+                listing = self._fetch(connection)
+                self._listings[server] = listing
+            tools.extend(self._server_tools(server, listing, owners))
+        return tools
+
+    def _fetch(self, connection: Endpoint) -> _Listing:
+        try:
+            return connection.run(self._afetch, timeout=connection.connect_timeout + 30)
+        except Exception as exc:
+            raise _listing_error(exc, connection) from None
+
+    async def _aprefetch(self) -> None:
+        """List every server not listed yet on the caller's loop, so async use opens no second session."""
+        if self._tools_stale:
+            self._tools_stale = False
+            self._listings.clear()
+            self.refresh_tools()
+        for server, connection in self.connections.items():
+            if server not in self._listings:
+                try:
+                    self._listings[server] = await connection.arun(
+                        self._afetch, timeout=connection.connect_timeout + 30
+                    )
+                except Exception as exc:
+                    raise _listing_error(exc, connection) from None
+
+    async def aprocess_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
+        await self._aprefetch()
+        return await super().aprocess_llm_response(llm_response, context=context)
+
+    async def acall_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
+    ) -> Any:
+        await self._aprefetch()
+        return await super().acall_tool(name, arguments, context=context)
+
+    async def alist_tools(self) -> tuple[Tool, ...]:
+        """:meth:`list_tools` for async code: lists the servers on the caller's loop."""
+        await self._aprefetch()
+        return self.list_tools()
+
+    async def _afetch(self, client: Any) -> _Listing:
+        interfaces: list[dict[str, Any]] = []
+        tools: list[dict[str, Any]] = []
+        via = "tools/list"
+        listing = None
+        if wire.server_offers_interfaces(client.server_capabilities):
+            listing = await wire.request_listing(client.session, self.supported_interfaces)
+        if listing is None:
+            tools = await _all_tools(client)
+            if any(t["name"] == wire.METHOD for t in tools):
+                listing = await wire.call_listing_tool(client, self.supported_interfaces)
+        if listing is not None:
+            via = "list_interfaces"
+            interfaces = wire.negotiated(listing, self.supported_interfaces)
+            tools = wire.tools_of(interfaces)
+        prompts: list[Any] = []
+        resources: list[Any] = []
+        caps = client.server_capabilities
+        if self.include_prompts and caps.prompts is not None:
+            prompts = list((await client.list_prompts()).prompts)
+        if self.include_resources and caps.resources is not None:
+            resources = list((await client.list_resources()).resources)
+        return _Listing(tools=tools, interfaces=interfaces, prompts=prompts, resources=resources, via=via)
+
+    def _exposed(self, server: str, original: str) -> str:
+        return sanitize_tool_name(f"{server}_{original}" if self.namespace else original)
+
+    def _server_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
+        # Every tool is reviewed (pinned), selected or not: switching interfaces later
+        # must not make the rest look new.
+        candidates = [t for t in listing.tools if t["name"] != wire.METHOD]
+        shadowed: dict[str, str] = {}
+        for item in candidates:
+            exposed = self._exposed(server, item["name"])
+            owner = owners.get(exposed)
+            if owner is not None and owner != f"{server}:{item['name']}":
+                shadowed[item["name"]] = owner.split(":", 1)[0]
+        allowed, held = self.pins.review(
+            server,
+            [(t["name"], t.get("description"), t.get("inputSchema")) for t in candidates],
+            owners=shadowed,
+            trust_new=self.trust_new_tools,
+        )
+        for hold in held:
+            key = (hold.server, hold.name, hold.current_hash)
+            if key not in self._reported:
+                self._reported.add(key)
+                logger.warning(
+                    "MCP server %r: tool %r held back until accepted (%s): %s",
+                    hold.server, hold.name, hold.reason, hold.detail,
+                )
+        out: list[Tool] = []
+        for item in candidates:
+            if item["name"] not in allowed or not self._selected(item):
+                continue
+            exposed = self._exposed(server, item["name"])
+            if exposed in owners:
+                continue
+            owners[exposed] = f"{server}:{item['name']}"
+            self._routes[exposed] = _Route(server, "tool", item["name"])
+            out.append(_tool(exposed, server, item))
+        out.extend(self._prompt_tools(server, listing, owners))
+        if listing.resources:
+            exposed = self._exposed(server, _READ_RESOURCE)
+            if exposed not in owners:
+                owners[exposed] = f"{server}:{_READ_RESOURCE}"
+                self._routes[exposed] = _Route(server, "resource", "")
+                uris = [str(r.uri) for r in listing.resources]
+                lines = "; ".join(f"{r.uri}: {r.description or r.name}" for r in listing.resources)
+                out.append(
+                    Tool(
+                        name=exposed,
+                        description=f"Read a resource of MCP server {server}. Resources: {lines}",
+                        input_schema={
+                            "type": "object",
+                            "properties": {"uri": {"type": "string", "enum": uris}},
+                            "required": ["uri"],
+                        },
+                        annotations={"readOnlyHint": True},
+                        meta={"original_name": _READ_RESOURCE, "server": server, "kind": "resource"},
+                    )
+                )
+        return out
+
+    def _prompt_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
+        out: list[Tool] = []
+        for prompt in listing.prompts:
+            exposed = self._exposed(server, f"prompt_{prompt.name}")
+            if exposed in owners:
+                continue
+            owners[exposed] = f"{server}:prompt:{prompt.name}"
+            self._routes[exposed] = _Route(server, "prompt", prompt.name)
+            arguments = list(prompt.arguments or [])
+            out.append(
+                Tool(
+                    name=exposed,
+                    description=f"Get the prompt {prompt.name!r}: {prompt.description or ''}".strip(),
+                    input_schema={
+                        "type": "object",
+                        "properties": {
+                            a.name: {"type": "string", **({"description": a.description} if a.description else {})}
+                            for a in arguments
+                        },
+                        "required": [a.name for a in arguments if a.required],
+                    },
+                    annotations={"readOnlyHint": True},
+                    meta={"original_name": prompt.name, "server": server, "kind": "prompt"},
+                )
+            )
+        return out
+
+    def _selected(self, item: Mapping[str, Any]) -> bool:
+        if self.active_interfaces is None:
+            return True
+        interface = item.get("_interface") or wire.UNCLASSIFIED
+        return any(wire.matches(interface, wanted) for wanted in self.active_interfaces)
+
+    # ----------------------------------------------------------------- interfaces
+
+    def use_interfaces(self, *names: str) -> None:
+        """Describe only the tools of these interfaces from now on (none given: every tool).
+
+        Names are exact (``media.player.v1``), families (``media.player``) or ``unclassified``.
+        """
+        self.active_interfaces = tuple(names) if names else None
+        self.refresh_tools()
+
+    def interfaces(self) -> list[dict[str, Any]]:
+        """What each server's ``list_interfaces`` reported (empty for servers without it)."""
+        self._tool_map()
+        return [
+            {**section, "server": server}
+            for server, listing in self._listings.items()
+            for section in listing.interfaces
+        ]
+
+    # ----------------------------------------------------------------- pinning
+
+    def held_tools(self) -> list[HeldTool]:
+        """Tools held back until accepted: changed, new, shadowing or suspicious (see :mod:`~mcs_mcp.client.pinning`)."""
+        self._tool_map()
+        return self.pins.held()
+
+    def accept(self, name: str, server: str | None = None) -> None:
+        """Approve a held tool as it is now (by its server-side name); it is offered at once.
+
+        Raises:
+            KeyError: no held tool has that name.
+        """
+        self.pins.accept(name, server)
+        self.refresh_tools()
+
+    def reload(self) -> None:
+        """List every server's tools again (pins still apply)."""
+        self._listings.clear()
+        self.refresh_tools()
+
+    # ----------------------------------------------------------------- calling
+
+    def _route(self, invocation: Invocation) -> tuple[_Route, Endpoint]:
+        route = self._routes.get(invocation.tool.name)
+        if route is None:
+            raise ExecutionError(f"{invocation.tool.name} is not offered by any connected MCP server")
+        return route, self.connections[route.server]
+
+    async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, timeout: float | None) -> Any:
+        if route.kind == "tool":
+            result = await client.call_tool(route.target, invocation.arguments, read_timeout_seconds=timeout)
+            return tool_result(result, invocation.tool.name)
+        async with asyncio.timeout(timeout):
+            if route.kind == "prompt":
+                arguments = {k: str(v) for k, v in invocation.arguments.items()}
+                return prompt_result(await client.get_prompt(route.target, arguments))
+            return resource_result(await client.read_resource(invocation.arguments["uri"]))
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        # enforces_deadline: the remaining time bounds the request here.
+        route, connection = self._route(invocation)
+        try:
+            return connection.run(partial(self._operation, route, invocation, timeout=invocation.remaining()))
+        except Exception as exc:
+            raise _translate(exc, invocation, connection) from None
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        # The async pipeline already bounds this coroutine by the deadline.
+        route, connection = self._route(invocation)
+        try:
+            return await connection.arun(partial(self._operation, route, invocation, timeout=None))
+        except Exception as exc:
+            raise _translate(exc, invocation, connection) from None
+
+    # ----------------------------------------------------------------- capabilities
+
+    def healthcheck(self) -> dict[str, Any]:
+        """``{"status": "ok" | "error", "servers": {name: "ok" | reason}}``; pings each server's session."""
+        servers: dict[str, str] = {}
+        for server, connection in self.connections.items():
+            try:
+                connection.run(lambda client: client.list_tools(), timeout=10)
+                servers[server] = "ok"
+            except Exception as exc:
+                servers[server] = str(exc) or type(exc).__name__
+        ok = all(v == "ok" for v in servers.values())
+        return {"status": "ok" if ok else "error", "servers": servers}
+
+    def get_status(self) -> dict[str, Any]:
+        """Connections, listing source and held tools, without touching the network."""
+        return {
+            "servers": {
+                server: {
+                    "transport": c.spec.transport,
+                    "connected": c.is_open,
+                    "gone": c.gone_reason,
+                    "listing": self._listings[server].via if server in self._listings else None,
+                }
+                for server, c in self.connections.items()
+            },
+            "held_tools": [h.name for h in self.pins.held()],
+        }
+
+    def close(self) -> None:
+        """Close every session (stdio servers are stopped). Safe to call twice."""
+        for connection in self.connections.values():
+            connection.close()
+
+    async def aclose(self) -> None:
+        """Close every session from async code, waiting for the one on this loop."""
+        for connection in self.connections.values():
+            await connection.aclose()
+
+    async def __aenter__(self) -> MCPDriver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _listing_error(exc: Exception, connection: Endpoint) -> Exception:
+    name = connection.spec.name
+    if isinstance(exc, ServerGone):
+        return ExecutionError(str(exc), details={"server": name})
+    if isinstance(exc, ServerError):
+        return ExecutionError(f"MCP server {name!r} refused to list its tools: {exc.message}")
+    if isinstance(exc, TimeoutError):
+        return ExecutionError(f"MCP server {name!r} did not list its tools in time")
+    return exc
+
+
+def _translate(exc: Exception, invocation: Invocation, connection: Endpoint) -> Exception:
+    name = invocation.tool.name
+    if isinstance(exc, ExecutionError | ToolTimeoutError):
+        return exc
+    if isinstance(exc, ServerGone):
+        return ExecutionError(f"{name} could not run: {exc}", tool=name, details={"server": connection.spec.name})
+    if isinstance(exc, ServerError):
+        return ExecutionError(
+            f"{name}: the MCP server refused the call ({exc.message})",
+            tool=name,
+            details={"server": connection.spec.name, "code": exc.code},
+        )
+    if isinstance(exc, TimeoutError):
+        return ToolTimeoutError(f"{name} did not finish within {invocation.timeout or 0:g} s.", tool=name)
+    return exc
+
+
+async def _all_tools(client: Any) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(1000):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _tool(exposed: str, server: str, item: Mapping[str, Any]) -> Tool:
+    meta: dict[str, Any] = {"original_name": item["name"], "server": server, "kind": "tool"}
+    if item.get("_interface"):
+        meta["interface"] = item["_interface"]
+        meta["method"] = item.get("_method", item["name"])
+    schema = item.get("inputSchema") or {"type": "object", "properties": {}}
+    annotations = item.get("annotations") or {}
+    return Tool(
+        name=exposed,
+        description=item.get("description") or "",
+        input_schema=schema,
+        title=item.get("title") or annotations.get("title"),
+        output_schema=item.get("outputSchema"),
+        annotations={k: v for k, v in annotations.items() if k != "title"},
+        meta=meta,
+    )
+
+
+def _client_credentials(
+    url: str,
+    client_id: str,
+    client_secret: str | None,
+    private_key_pem: str | None,
+    signing_algorithm: str,
+    scope: str | None,
+    issuer: str | None,
+) -> Any:
+    """The SDK's OAuth client-credentials provider: a secret (basic) or a private key (private_key_jwt)."""
+    import warnings
+
+    from mcp.client.auth.extensions import client_credentials as cc
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    if (client_secret is None) == (private_key_pem is None):
+        raise ConfigurationError(
+            "client_id needs exactly one of client_secret (client_secret_basic) or "
+            "private_key_pem (private_key_jwt) for the OAuth client-credentials grant"
+        )
+    with warnings.catch_warnings():
+        # Without `issuer` the SDK warns that it will be required in 3.0; discovery still applies.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        if client_secret is not None:
+            return cc.ClientCredentialsOAuthProvider(
+                server_url=url, storage=_MemoryTokens(), client_id=client_id, client_secret=client_secret,
+                scope=scope, issuer=issuer,
+            )
+        assert private_key_pem is not None
+        signer = cc.SignedJWTParameters(
+            issuer=client_id, subject=client_id, signing_key=private_key_pem, signing_algorithm=signing_algorithm
+        )
+        return cc.PrivateKeyJWTOAuthProvider(
+            server_url=url, storage=_MemoryTokens(), client_id=client_id,
+            assertion_provider=signer.create_assertion_provider(), scope=scope, issuer=issuer,
+        )
+
+
+class _MemoryTokens:
+    """The SDK's ``TokenStorage`` protocol, in memory."""
+
+    def __init__(self) -> None:
+        self._tokens: Any = None
+        self._client: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self._tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self._tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self._client
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self._client = client_info

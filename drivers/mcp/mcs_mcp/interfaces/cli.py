@@ -1,0 +1,235 @@
+"""``mcs interfaces list`` and ``mcs interfaces check TARGET``.
+
+    mcs interfaces list [--file DEF.yaml] [--json]
+    mcs interfaces check TARGET [-o key=value] [--implements NAME] [--file DEF.yaml] [--json]
+
+``TARGET`` is an MCP server (``http://...`` URL, an ``mcpServers`` JSON file, or a
+command line such as ``"python server.py"``), a registered driver name, or a driver
+class as ``package.module:ClassName`` (options with ``-o``). For a server, the interfaces it declares in ``list_interfaces`` are checked
+against the definitions known here (the server's own definition when this registry
+does not know one) using its real ``tools/list``; for a driver, its ``implements``
+declaration. ``--implements`` checks an interface the target does not declare.
+
+Exit codes: 0 every checked interface conforms, 1 one does not (or nothing to check),
+2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcs.errors import ConfigurationError
+from mcs.interfaces import Interface
+from mcs_mcp.interfaces.conformance import ConformanceReport, check
+from mcs_mcp.interfaces.declaration import declared, implementations
+from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry
+
+
+def register_command(subparsers: Any) -> None:
+    """Add ``interfaces`` to the ``mcs`` CLI (the ``mcs.commands`` entry point)."""
+    parser = subparsers.add_parser("interfaces", help="list interface definitions, check conformance")
+    sub = parser.add_subparsers(dest="interfaces_command", metavar="ACTION")
+    parser.set_defaults(handler=lambda args: _usage(parser))
+
+    listing = sub.add_parser("list", help="list known interface definitions")
+    listing.add_argument("--file", action="append", default=[], metavar="PATH",
+                         help="also load definitions from a JSON/YAML file or directory (repeatable)")
+    listing.add_argument("--json", action="store_true", help="print the full definitions as JSON")
+    listing.set_defaults(handler=cmd_list)
+
+    checking = sub.add_parser("check", help="print a conformance report for a server or driver")
+    checking.add_argument("target", help="an MCP server URL, mcpServers JSON file, command line, or driver name")
+    checking.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                          help="a driver option (repeatable)")
+    checking.add_argument("--implements", action="append", default=[], metavar="INTERFACE",
+                          help="check this interface even if the target does not declare it (repeatable)")
+    checking.add_argument("--file", action="append", default=[], metavar="PATH",
+                          help="also load definitions from a JSON/YAML file or directory (repeatable)")
+    checking.add_argument("--json", action="store_true", help="print the report as JSON")
+    checking.set_defaults(handler=cmd_check)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _registry(files: list[str]) -> InterfaceRegistry:
+    registry = default_registry()
+    for item in files:
+        path = Path(item)
+        if path.is_dir():
+            registry.load_dir(path)
+        else:
+            registry.load_file(path)
+    return registry
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    registry = _registry(args.file)
+    if args.json:
+        print(json.dumps([i.to_dict() for i in registry], indent=2, ensure_ascii=False))
+        return 0
+    for interface in registry:
+        print(f"{interface.name}  {interface.description}")
+        for method in interface.methods:
+            print(f"    {method.name}: {method.description}")
+    return 0
+
+
+_DRIVER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def _driver_class(spec: str) -> Any:
+    """``package.module:ClassName`` -> the class."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(f"cannot import {module_name!r} for {spec!r}: {exc}") from None
+    found = getattr(module, attr, None)
+    if not callable(found):
+        raise ConfigurationError(f"{module_name!r} has no driver class {attr!r}")
+    return found
+
+
+def _is_driver_name(target: str) -> bool:
+    from importlib import metadata
+
+    return any(ep.name == target for ep in metadata.entry_points(group="mcs.drivers"))
+
+
+def _mcp_options(target: str, options: dict[str, Any]) -> dict[str, Any] | None:
+    if target.startswith(("http://", "https://")):
+        return {"url": target, **options}
+    path = Path(target)
+    if path.suffix == ".json" and path.is_file():
+        return {"config": str(path), **options}
+    if (_is_driver_name(target) and target != "mcp") or _DRIVER_CLASS.match(target):
+        return None
+    if target == "mcp":
+        return options
+    words = shlex.split(target)
+    if not words:
+        raise ConfigurationError("name a server or a driver to check")
+    return {"command": words[0], "args": words[1:], **options}
+
+
+async def _inspect(client: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    from mcs_mcp.interfaces import wire
+
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(1000):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    listing = None
+    if wire.server_offers_interfaces(client.server_capabilities):
+        listing = await wire.request_listing(client.session)
+    if listing is None and any(t["name"] == wire.METHOD for t in tools):
+        listing = await wire.call_listing_tool(client)
+    return [t for t in tools if t["name"] != wire.METHOD], listing
+
+
+def check_server(options: dict[str, Any], registry: InterfaceRegistry, extra: list[str]) -> list[ConformanceReport]:
+    """Reports for every interface an MCP server declares (plus ``extra``), from its real tools."""
+    from mcs.interfaces import UNCLASSIFIED
+    from mcs_mcp.client_driver import MCPDriver
+
+    driver = MCPDriver(**options)
+    reports: list[ConformanceReport] = []
+    try:
+        for name, connection in driver.connections.items():
+            tools, listing = connection.run(_inspect, timeout=connection.connect_timeout + 30)
+            claimed: dict[str, tuple[Interface, dict[str, str]]] = {}
+            for section in (listing or {}).get("interfaces", []):
+                if section.get("interface") == UNCLASSIFIED:
+                    continue
+                published = Interface.model_validate({
+                    "interface": section["interface"],
+                    "description": section.get("description", ""),
+                    "methods": [
+                        {k: m[k] for k in ("name", "description", "parameters", "returns") if k in m}
+                        for m in section.get("methods", [])
+                    ],
+                })
+                known = registry.find(published.name) if published.name in registry else None
+                mapping = {m["name"]: m.get("tool", m["name"]) for m in section.get("methods", [])}
+                claimed[published.name] = (known or published, mapping)
+            for failing in (listing or {}).get("nonconforming", []):
+                found = registry.find(str(failing.get("interface")))
+                if found is not None:
+                    claimed.setdefault(found.name, (found, dict(failing.get("tools") or {})))
+            for wanted in extra:
+                interface = registry.get(wanted)
+                claimed.setdefault(interface.name, (interface, {}))
+            target = f"{name} ({connection.spec.describe()})"
+            for interface, mapping in claimed.values():
+                reports.append(check(interface, tools, mapping, target=target))
+    finally:
+        driver.close()
+    return reports
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from mcs.cli import parse_options
+
+    registry = _registry(args.file)
+    options = parse_options(args.option)
+    mcp_options = _mcp_options(args.target, options)
+    if mcp_options is not None:
+        reports = check_server(mcp_options, registry, args.implements)
+    else:
+        from mcs.registry import load_driver
+
+        if _DRIVER_CLASS.match(args.target):
+            driver = _driver_class(args.target)(**options)
+        else:
+            driver = load_driver(args.target, **options)
+        try:
+            spec: Any = declared(driver)
+            if args.implements:
+                spec = [*(_as_list(spec)), *args.implements]
+            list_tools = getattr(driver, "list_tools", None)
+            if not callable(list_tools):
+                raise ConfigurationError(f"driver {args.target!r} does not list its tools")
+            found = implementations(list_tools(), spec, registry=registry, target=args.target) if spec else []
+            reports = [i.report for i in found if i.report is not None]
+        finally:
+            close = getattr(driver, "close", None)
+            if callable(close):
+                close()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False))
+    elif not reports:
+        print(f"{args.target} declares no interface (use --implements NAME to check one)")
+    else:
+        print("\n\n".join(r.to_text() for r in reports))
+    if not reports:
+        return 1
+    return 0 if all(r.conforms for r in reports) else 1
+
+
+def _as_list(spec: Any) -> list[Any]:
+    if spec is None:
+        return []
+    if isinstance(spec, dict):
+        return list(spec.items())
+    if isinstance(spec, str):
+        return [spec]
+    return list(spec)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(2)

@@ -1,0 +1,102 @@
+"""How a driver (or server) declares the interfaces it implements, and checking it.
+
+A declaration names interfaces and, when tool names differ from the canonical method
+names, maps method -> tool name. Any of these shapes works, as a driver attribute
+``implements`` or as the ``implements=`` option of :func:`~mcs_mcp.interfaces.wire.install`:
+
+    ["media.player.v1"]                                      tools named like the methods
+    {"media.player.v1": {"play": "player_play", ...}}        a mapping per interface
+    [Interface(...), ("code.editor.v1", {"run_code": "run"})]
+
+:func:`implementations` resolves names through a registry and checks each declaration
+(conformance); :class:`Implementation` carries the interface, the mapping and the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcs.errors import ConfigurationError
+from mcs.interfaces import Interface
+from mcs_mcp.interfaces.conformance import ConformanceReport, check
+from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    """One declared interface: its definition, method -> tool names, and the conformance verdict."""
+
+    interface: Interface
+    tools: Mapping[str, str] = field(default_factory=dict)
+    report: ConformanceReport | None = None
+
+    def tool_for(self, method: str) -> str:
+        return self.tools.get(method, method)
+
+    @property
+    def conforms(self) -> bool:
+        return self.report is not None and self.report.conforms
+
+
+def _normalise(spec: Any) -> list[tuple[Interface | str, dict[str, str]]]:
+    if spec is None:
+        return []
+    if isinstance(spec, str | Interface):
+        return [(spec, {})]
+    if isinstance(spec, Mapping):
+        return [(name, dict(mapping or {})) for name, mapping in spec.items()]
+    out: list[tuple[Interface | str, dict[str, str]]] = []
+    for item in spec:
+        if isinstance(item, str | Interface):
+            out.append((item, {}))
+        elif isinstance(item, tuple | list) and len(item) == 2:
+            out.append((item[0], dict(item[1] or {})))
+        elif isinstance(item, Mapping) and "interface" in item:
+            out.append((str(item["interface"]), dict(item.get("tools") or {})))
+        else:
+            raise ConfigurationError(f"cannot read interface declaration {item!r}")
+    return out
+
+
+def declared(driver: Any, implements: Any = None) -> Any:
+    """The raw declaration: ``implements`` if given, else the driver's ``implements`` attribute."""
+    if implements is not None:
+        return implements
+    return getattr(driver, "implements", None)
+
+
+def implementations(
+    tools: Iterable[Any],
+    spec: Any,
+    *,
+    registry: InterfaceRegistry | None = None,
+    target: str = "driver",
+) -> list[Implementation]:
+    """Resolve a declaration and check each interface against ``tools``.
+
+    Raises:
+        ConfigurationError: an interface name is unknown to the registry, or a mapping
+            names a method the interface does not have.
+    """
+    registry = registry or default_registry()
+    tool_list = list(tools)
+    out: list[Implementation] = []
+    for ref, mapping in _normalise(spec):
+        if isinstance(ref, Interface):
+            interface = ref
+        else:
+            try:
+                interface = registry.get(ref)
+            except KeyError as exc:
+                raise ConfigurationError(str(exc.args[0])) from None
+        unknown = sorted(set(mapping) - set(interface.method_names))
+        if unknown:
+            raise ConfigurationError(
+                f"the declaration of {interface.name} maps {unknown}, which are not methods of it "
+                f"(methods: {', '.join(interface.method_names)})"
+            )
+        report = check(interface, tool_list, mapping, target=target)
+        out.append(Implementation(interface, mapping, report))
+    return out

@@ -1,0 +1,433 @@
+"""The wire form of Interfaces on MCP, both sides.
+
+**Method.** ``list_interfaces`` is a JSON-RPC request (``params`` optional)::
+
+    {"jsonrpc": "2.0", "id": 7, "method": "list_interfaces",
+     "params": {"supported": ["media.player.v1", "media.player.v2"]}}
+
+``supported`` (optional) lists the interface versions the client understands; for each
+family it names, the server answers with the highest version both support and moves the
+tools of other versions of that family to ``unclassified``. The result::
+
+    {"interfaces": [
+      {"interface": "media.player.v1", "description": "...",
+       "methods": [{"name": "play", "tool": "play", "description": "...",
+                    "parameters": {...}, "returns": {...}}]},
+      {"interface": "unclassified", "description": "Tools outside every interface.",
+       "methods": [{"name": "add", "tool": "add", "description": "...",
+                    "parameters": {...}, "returns": {...}}]}
+    ]}
+
+Each method carries its canonical ``name``, ``description``, ``parameters`` and
+``returns`` (the interface's, not the tool's), and ``tool``: the name to pass to
+``tools/call`` (it differs from ``name`` when a server maps methods to its own tools).
+``unclassified`` holds every other tool with its own description and schemas, so no
+second ``tools/list`` is needed. Declared interfaces that fail their conformance check
+are not listed; their tools are unclassified and ``"nonconforming": [{"interface",
+"tools", "errors"}]`` says why. (JSON-RPC results are objects, so the seed's array
+is wrapped in ``{"interfaces": [...]}``.)
+
+**Tool.** For clients that only know tools, the same answer comes from a tool named
+``list_interfaces`` (argument ``supported``, optional), as ``structuredContent`` and as
+JSON text.
+
+**Capability.** A server that offers it says so under ``mcs/interfaces`` in
+``capabilities.experimental`` (and ``capabilities.extensions`` on 2026-07-28 sessions): ``{"method": "list_interfaces", "tool": "list_interfaces",
+"interfaces": [names]}``. Clients that do not see it fall back to ``tools/list``.
+
+:func:`install` adds all three to an ``mcp.server.lowlevel.Server`` for a driver.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from mcs.interfaces import UNCLASSIFIED, parse_interface_name
+from mcs_mcp.interfaces.declaration import Implementation, declared, implementations
+from mcs_mcp.interfaces.registry import InterfaceRegistry
+from mcs_mcp.interfaces.versioning import matches, negotiate
+
+logger = logging.getLogger("mcs_mcp.interfaces")
+
+METHOD = "list_interfaces"
+EXTENSION_ID = "mcs/interfaces"
+METHOD_NOT_FOUND = -32601
+UNCLASSIFIED_DESCRIPTION = "Tools outside every interface."
+
+__all__ = [
+    "EXTENSION_ID",
+    "METHOD",
+    "UNCLASSIFIED",
+    "build_listing",
+    "install",
+    "matches",
+    "negotiated",
+    "tools_of",
+]
+
+
+# ---------------------------------------------------------------------------- the listing
+
+
+def _method_entry(name: str, tool: str, description: str, parameters: Any, returns: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "tool": tool,
+        "description": description,
+        "parameters": dict(parameters or {}),
+        "returns": dict(returns or {}),
+    }
+
+
+def _tool_dict(tool: Any) -> dict[str, Any]:
+    if isinstance(tool, Mapping):
+        return dict(tool)
+    dump = getattr(tool, "model_dump", None)
+    if callable(dump):
+        out: dict[str, Any] = dump(by_alias=True, exclude_none=True, mode="json")
+        return out
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": dict(tool.input_schema),
+        **({"outputSchema": dict(tool.output_schema)} if tool.output_schema is not None else {}),
+    }
+
+
+def select_sections(sections: list[dict[str, Any]], supported: Sequence[str] | None) -> list[dict[str, Any]]:
+    """Apply a client's ``supported`` list: per family it names, keep the highest common version.
+
+    Methods of sections dropped this way move to ``unclassified`` (unless another kept
+    section already lists their tool). Families the client does not name are kept whole.
+    """
+    if not supported:
+        return sections
+    offered = [s["interface"] for s in sections if s["interface"] != UNCLASSIFIED]
+    chosen = negotiate(supported, offered)
+    named = {parse_interface_name(n)[0] for n in supported}
+    kept: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    unclassified: dict[str, Any] = {"interface": UNCLASSIFIED, "description": UNCLASSIFIED_DESCRIPTION, "methods": []}
+    for section in sections:
+        name = section["interface"]
+        if name == UNCLASSIFIED:
+            unclassified = {**section, "methods": list(section.get("methods", []))}
+            continue
+        family = parse_interface_name(name)[0]
+        if family in named and chosen.get(family) != name:
+            dropped.append(section)
+        else:
+            kept.append(section)
+    listed = {m["tool"] for s in kept for m in s["methods"]} | {m["tool"] for m in unclassified["methods"]}
+    for section in dropped:
+        for method in section["methods"]:
+            if method["tool"] not in listed:
+                listed.add(method["tool"])
+                unclassified["methods"].append({**method, "name": method["tool"]})
+    return [*kept, unclassified]
+
+
+def build_listing(
+    served_tools: Sequence[Any],
+    implemented: Sequence[Implementation],
+    supported: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The ``list_interfaces`` result for tools as served and the (conforming) implementations."""
+    by_name = {t["name"]: t for t in (_tool_dict(x) for x in served_tools)}
+    sections: list[dict[str, Any]] = []
+    classified: set[str] = set()
+    for impl in implemented:
+        if not impl.conforms:
+            continue
+        methods = [
+            _method_entry(m.name, impl.tool_for(m.name), m.description, m.parameters, m.returns)
+            for m in impl.interface.methods
+        ]
+        classified.update(entry["tool"] for entry in methods)
+        sections.append({"interface": impl.interface.name, "description": impl.interface.description, "methods": methods})
+    rest = [
+        _method_entry(name, name, t.get("description") or "", t.get("inputSchema"), t.get("outputSchema"))
+        for name, t in by_name.items()
+        if name not in classified and name != METHOD
+    ]
+    for entry in rest:
+        tool = by_name[entry["tool"]]
+        if tool.get("annotations"):
+            entry["annotations"] = tool["annotations"]
+        if tool.get("title"):
+            entry["title"] = tool["title"]
+    sections.append({"interface": UNCLASSIFIED, "description": UNCLASSIFIED_DESCRIPTION, "methods": rest})
+    result: dict[str, Any] = {"interfaces": select_sections(sections, supported)}
+    failing = [
+        {"interface": i.interface.name, "tools": dict(i.tools), "errors": i.report.errors() if i.report else []}
+        for i in implemented
+        if not i.conforms
+    ]
+    if failing:
+        result["nonconforming"] = failing
+    return result
+
+
+# ---------------------------------------------------------------------------- client side
+
+
+def negotiated(listing: Mapping[str, Any], supported: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The sections of a ``list_interfaces`` result after negotiation (the server may not have applied it)."""
+    sections = listing.get("interfaces")
+    if not isinstance(sections, list):
+        raise ValueError("a list_interfaces result needs an 'interfaces' list")
+    return select_sections([dict(s) for s in sections if isinstance(s, Mapping) and "interface" in s], supported)
+
+
+def tools_of(sections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """MCP-style tool dicts from listing sections; interface tools get ``_interface`` and ``_method``."""
+    tools: dict[str, dict[str, Any]] = {}
+    for section in sections:
+        interface = section["interface"]
+        for method in section.get("methods", []):
+            tool = str(method.get("tool") or method["name"])
+            if tool in tools:
+                continue
+            entry: dict[str, Any] = {
+                "name": tool,
+                "description": method.get("description") or "",
+                "inputSchema": method.get("parameters") or {"type": "object", "properties": {}},
+            }
+            if method.get("returns"):
+                entry["outputSchema"] = method["returns"]
+            for key in ("annotations", "title"):
+                if method.get(key):
+                    entry[key] = method[key]
+            if interface != UNCLASSIFIED:
+                entry["_interface"] = interface
+                entry["_method"] = method["name"]
+            tools[tool] = entry
+    return list(tools.values())
+
+
+def server_offers_interfaces(capabilities: Any) -> bool:
+    """True when a server's capabilities advertise ``mcs/interfaces``."""
+    if capabilities is None:
+        return False
+    for field in ("extensions", "experimental"):
+        table = getattr(capabilities, field, None)
+        if isinstance(table, Mapping) and EXTENSION_ID in table:
+            return True
+    return False
+
+
+def _request_types() -> tuple[type[Any], type[Any]]:
+    import mcp.types as mt
+
+    class ListInterfacesParams(mt.RequestParams):
+        supported: list[str] | None = None
+
+    class ListInterfacesRequest(mt.Request[ListInterfacesParams | None, Literal["list_interfaces"]]):
+        method: Literal["list_interfaces"] = "list_interfaces"
+        params: ListInterfacesParams | None = None
+
+    return ListInterfacesParams, ListInterfacesRequest
+
+
+_TYPES: tuple[type[Any], type[Any]] | None = None
+
+
+def request_types() -> tuple[type[Any], type[Any]]:
+    """``(ListInterfacesParams, ListInterfacesRequest)`` as SDK models (built once, lazily)."""
+    global _TYPES
+    if _TYPES is None:
+        _TYPES = _request_types()
+    return _TYPES
+
+
+async def request_listing(session: Any, supported: Sequence[str] = ()) -> dict[str, Any] | None:
+    """Send ``list_interfaces``; ``None`` when the server does not know the method."""
+    from mcp.shared.exceptions import MCPError
+    from pydantic import TypeAdapter
+
+    params_type, request_type = request_types()
+    request = request_type(params=params_type(supported=list(supported)) if supported else None)
+    try:
+        result: dict[str, Any] = await session.send_request(request, TypeAdapter(dict[str, Any]))
+    except MCPError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return None
+        raise
+    return result
+
+
+async def call_listing_tool(client: Any, supported: Sequence[str] = ()) -> dict[str, Any] | None:
+    """Read the listing through the ``list_interfaces`` tool; ``None`` if it fails or is unreadable."""
+    result = await client.call_tool(METHOD, {"supported": list(supported)} if supported else {})
+    if result.is_error:
+        return None
+    data = result.structured_content
+    if data is None:
+        text = "".join(getattr(b, "text", "") for b in result.content or [])
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+    return data if isinstance(data, dict) and isinstance(data.get("interfaces"), list) else None
+
+
+# ---------------------------------------------------------------------------- server side
+
+
+def install(
+    server: Any,
+    driver: Any,
+    *,
+    implements: Any = None,
+    registry: InterfaceRegistry | None = None,
+    as_method: bool = True,
+) -> list[Implementation]:
+    """Offer ``list_interfaces`` on a low-level MCP ``Server`` built for ``driver``.
+
+    Registers the ``list_interfaces`` request method, adds a ``list_interfaces`` tool (by
+    wrapping the server's ``tools/list`` and ``tools/call`` handlers), serves implementing
+    tools with the canonical descriptions in ``tools/list``, and advertises
+    ``mcs/interfaces`` in the server's capabilities. The declaration is ``implements``
+    or ``driver.implements``; each interface is checked against the served tools on first
+    request, and one that does not conform is logged and its tools listed as unclassified.
+
+    ``as_method=False`` offers only the tool (no request method, no capability), for
+    servers that must stay within the standard method set.
+
+    Returns the declared implementations (checked against the driver's own tools when it
+    is a :class:`mcs.ToolDriver`; the served listing is re-checked when first requested).
+    """
+    import mcp.types as mt
+
+    spec = declared(driver, implements)
+    list_entry = server.get_request_handler("tools/list")
+    call_entry = server.get_request_handler("tools/call")
+    if list_entry is None or call_entry is None:
+        raise ValueError("install(server, driver) needs a server that already handles tools/list and tools/call")
+    params_type, _ = request_types()
+    state: dict[str, Any] = {}
+    preview: list[Implementation] = []
+    list_tools = getattr(driver, "list_tools", None)
+    if spec is not None and callable(list_tools):
+        preview = implementations(list_tools(), spec, registry=registry, target=_target(driver))
+        for impl in preview:
+            if not impl.conforms and impl.report is not None:
+                logger.warning("%s", impl.report.to_text())
+    if as_method:
+        _advertise(server, {
+            "method": METHOD,
+            "tool": METHOD,
+            "interfaces": [i.interface.name for i in preview if i.conforms],
+        })
+
+    async def served_tools(ctx: Any) -> list[Any]:
+        tools: list[Any] = []
+        cursor: str | None = None
+        for _ in range(1000):
+            page = await list_entry.handler(ctx, mt.PaginatedRequestParams(cursor=cursor))
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def implemented(ctx: Any, tools: list[Any] | None = None) -> tuple[list[Any], list[Implementation]]:
+        tools = tools if tools is not None else await served_tools(ctx)
+        if "impls" not in state:
+            found = implementations(tools, spec, registry=registry, target=_target(driver)) if spec else []
+            for impl in found:
+                if not impl.conforms and impl.report is not None:
+                    logger.warning("%s", impl.report.to_text())
+            state["impls"] = found
+        return tools, state["impls"]
+
+    async def listing(ctx: Any, supported: Sequence[str] | None) -> dict[str, Any]:
+        tools, impls = await implemented(ctx)
+        return build_listing(tools, impls, supported)
+
+    async def on_list_interfaces(ctx: Any, params: Any) -> dict[str, Any]:
+        return await listing(ctx, getattr(params, "supported", None))
+
+    async def on_list_tools(ctx: Any, params: Any) -> Any:
+        page = await list_entry.handler(ctx, params)
+        if "impls" not in state and spec:
+            await implemented(ctx)
+        canonical: dict[str, str] = {}
+        for impl in state.get("impls", []):
+            if impl.conforms:
+                for method in impl.interface.methods:
+                    canonical.setdefault(impl.tool_for(method.name), method.description)
+        tools = [
+            t.model_copy(update={"description": canonical[t.name]}) if t.name in canonical else t for t in page.tools
+        ]
+        if page.next_cursor is None and not any(t.name == METHOD for t in tools):
+            tools.append(_listing_tool(mt))
+        return page.model_copy(update={"tools": tools})
+
+    async def on_call_tool(ctx: Any, params: Any) -> Any:
+        if params.name != METHOD:
+            return await call_entry.handler(ctx, params)
+        supported = (params.arguments or {}).get("supported")
+        if supported is not None and not (
+            isinstance(supported, list) and all(isinstance(s, str) for s in supported)
+        ):
+            return mt.CallToolResult(
+                content=[mt.TextContent(type="text", text="'supported' must be a list of interface names")],
+                is_error=True,
+            )
+        data = await listing(ctx, supported)
+        return mt.CallToolResult(
+            content=[mt.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+            structured_content=data,
+        )
+
+    if as_method:
+        server.add_request_handler(METHOD, params_type, on_list_interfaces)
+    server.add_request_handler("tools/list", list_entry.params_type, on_list_tools)
+    server.add_request_handler("tools/call", call_entry.params_type, on_call_tool)
+    return preview
+
+
+def _advertise(server: Any, settings: dict[str, Any]) -> None:
+    """Announce ``mcs/interfaces`` under ``capabilities.extensions`` (2026 sessions) and
+    ``capabilities.experimental`` (earlier sessions, which drop ``extensions``)."""
+    server.extensions[EXTENSION_ID] = settings
+    original = server.get_capabilities
+
+    def get_capabilities(
+        notification_options: Any = None, experimental_capabilities: Any = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        experimental = dict(experimental_capabilities or {})
+        experimental.setdefault(EXTENSION_ID, settings)
+        return original(notification_options, experimental, *args, **kwargs)
+
+    server.get_capabilities = get_capabilities
+
+
+def _target(driver: Any) -> str:
+    meta = getattr(driver, "meta", None)
+    return str(getattr(meta, "name", None) or type(driver).__name__)
+
+
+def _listing_tool(mt: Any) -> Any:
+    return mt.Tool(
+        name=METHOD,
+        description=(
+            "List the interfaces this server implements, with every method's canonical name, "
+            "description and parameter and result schemas; other tools are under 'unclassified'."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "supported": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Interface versions the caller understands, e.g. ['media.player.v1'].",
+                }
+            },
+        },
+        annotations=mt.ToolAnnotations(read_only_hint=True, idempotent_hint=True),
+    )

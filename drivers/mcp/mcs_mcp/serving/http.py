@@ -1,0 +1,243 @@
+"""Streamable HTTP: the Starlette app around the SDK's session manager, and its runner.
+
+Layers, outermost first (SECURITY.md E1, E2-E4, E7):
+
+1. :class:`HostOriginMiddleware`: a ``Host`` not on the allow-list gets 421, an
+   ``Origin`` not on it (``null`` included) 403, before anything else runs. Bound to
+   loopback, the loopback names on any port are allowed; elsewhere ``Host`` is checked
+   only when ``allowed_hosts`` is given, ``Origin`` always.
+2. Request bodies over ``max_request_body`` get 413.
+3. With OAuth: :class:`~mcs_mcp.serving.auth.OAuthMiddleware` on ``base_path`` and the
+   RFC 9728 metadata document at ``/.well-known/oauth-protected-resource[base_path]``.
+4. gen-mcp 0.2.0 health endpoints (liveness, readiness) when the driver's
+   ``health_settings()`` enables them.
+5. The SDK's ``StreamableHTTPSessionManager`` at ``base_path`` (stateless by default,
+   so replicas behind any load balancer answer any request).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcs_mcp.serving import auth as auth_mod
+from mcs_mcp.serving.options import ServeOptions
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1", "[::1]") or host.startswith("127.")
+
+
+def default_allowed_hosts(options: ServeOptions) -> list[str] | None:
+    """Host header patterns accepted (``name`` or ``name:*``); ``None``: not checked."""
+    hosts = list(options.allowed_hosts)
+    if is_loopback(options.host):
+        for name in LOOPBACK_HOSTS:
+            hosts.extend([name, f"{name}:*"])
+    return hosts or None
+
+
+def default_allowed_origins(options: ServeOptions) -> list[str]:
+    origins = list(options.allowed_origins)
+    if is_loopback(options.host):
+        for scheme in ("http", "https"):
+            for name in LOOPBACK_HOSTS:
+                origins.extend([f"{scheme}://{name}", f"{scheme}://{name}:*"])
+    return origins
+
+
+def _matches(value: str, patterns: Sequence[str]) -> bool:
+    lowered = value.lower()
+    for pattern in patterns:
+        pattern = pattern.lower()
+        if pattern == "*" or lowered == pattern:
+            return True
+        if pattern.endswith(":*"):
+            base = pattern[:-2]
+            head, sep, port = lowered.rpartition(":")
+            if sep and head == base and port.isdigit():
+                return True
+    return False
+
+
+class HostOriginMiddleware:
+    """Refuses requests whose ``Host`` or ``Origin`` is not allowed (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: list[str] | None, allowed_origins: list[str]) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host")
+        if self.allowed_hosts is not None and (not host or not _matches(host, self.allowed_hosts)):
+            await Response(
+                "Invalid Host header: this server does not answer to that name", status_code=421
+            )(scope, receive, send)
+            return
+        origin = headers.get("origin")
+        if origin is not None and not _matches(origin, self.allowed_origins):
+            await Response("Invalid Origin header: cross-origin requests are not allowed", status_code=403)(
+                scope, receive, send
+            )
+            return
+        await self.app(scope, receive, send)
+
+
+def resource_url(options: ServeOptions) -> str:
+    """The canonical URI of this MCP server (OAuth ``resource``, default audience)."""
+    if options.auth is not None and options.auth.resource:
+        return options.auth.resource
+    return options.url
+
+
+def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
+    """The ASGI app serving ``server`` (from :func:`build_server`) as ``options`` say."""
+    allowed_hosts = default_allowed_hosts(options)
+    allowed_origins = default_allowed_origins(options)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=allowed_hosts is not None,
+        allowed_hosts=allowed_hosts or [],
+        allowed_origins=allowed_origins,
+    )
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        stateless=options.stateless,
+        json_response=options.json_response,
+        security_settings=security,
+        max_request_body_size=options.max_request_body,
+    )
+    mcp_app = StreamableHTTPASGIApp(manager)
+    # Stateless, a GET stream could never carry anything (no session to send on) and
+    # would only hold a connection open: 405, as the transport spec allows.
+    methods = ["POST"] if options.stateless else ["GET", "POST", "DELETE"]
+    routes: list[Route] = [Route(options.base_path, endpoint=mcp_app, methods=methods)]
+    middleware: list[Middleware] = [
+        Middleware(HostOriginMiddleware, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins),
+        Middleware(RequestBodyLimitMiddleware, max_body_size=options.max_request_body),
+    ]
+    catalog = getattr(server, "mcs_catalog", None)
+    if options.auth is not None:
+        resource = resource_url(options)
+        verifier = auth_mod.JWTVerifier(options.auth, resource=resource)
+        prm_url = auth_mod.metadata_url(resource)
+        auth_options = options.auth
+
+        def document() -> dict[str, Any]:
+            scopes = catalog.all_scopes() if catalog is not None else set()
+            return auth_mod.metadata_document(auth_options, resource, scopes)
+
+        endpoint = auth_mod.metadata_endpoint(document)
+        path = urlsplit(resource).path.rstrip("/")
+        routes.append(Route(auth_mod.PRM_PATH, endpoint=endpoint, methods=["GET"]))
+        if path:
+            routes.append(Route(auth_mod.PRM_PATH + path, endpoint=endpoint, methods=["GET"]))
+
+        def scopes_for(method: str, params: Any) -> tuple[str, ...]:
+            return catalog.required_scopes(method, params) if catalog is not None else ()
+
+        middleware.append(
+            Middleware(
+                auth_mod.OAuthMiddleware,
+                verifier=verifier,
+                base_path=options.base_path,
+                metadata_url=prm_url,
+                required_scopes=scopes_for,
+                max_body=options.max_request_body,
+            )
+        )
+    routes.extend(_health_routes(catalog.driver if catalog is not None else None))
+    forwarder = getattr(server, "mcs_log_forwarder", None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        with contextlib.ExitStack() as stack:
+            if forwarder is not None:
+                stack.enter_context(forwarder.installed())
+            async with manager.run():
+                yield
+
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.mcs_session_manager = manager
+    return app
+
+
+def _health_routes(driver: Any) -> list[Route]:
+    """gen-mcp 0.2.0 liveness/readiness endpoints, when the driver asks for them."""
+    settings_of = getattr(driver, "health_settings", None)
+    settings = settings_of() if callable(settings_of) else None
+    if not settings or not settings.get("enabled"):
+        return []
+
+    async def alive(request: Any) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def ready(request: Any) -> Response:
+        check = getattr(driver, "healthcheck", None)
+        if callable(check) and "healthcheck" in getattr(getattr(driver, "meta", None), "capabilities", ()):
+            try:
+                healthy = await _maybe_await(check())
+            except Exception:
+                healthy = False
+            if healthy is False or (isinstance(healthy, dict) and healthy.get("ok") is False):
+                return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    return [
+        Route(str(settings.get("liveness_path") or "/healthz"), alive, methods=["GET"]),
+        Route(str(settings.get("readiness_path") or "/readyz"), ready, methods=["GET"]),
+    ]
+
+
+async def _maybe_await(value: Any) -> Any:
+    import inspect
+
+    return await value if inspect.isawaitable(value) else value
+
+
+def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any:
+    """A ``uvicorn.Config`` for ``app``: address, TLS, no access log, our logging untouched."""
+    import uvicorn
+
+    kwargs: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_config": None,
+        "access_log": False,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": 2,
+        "ws": "none",
+    }
+    if options.tls is not None:
+        kwargs["ssl_certfile"] = options.tls.cert_file
+        kwargs["ssl_keyfile"] = options.tls.key_file
+        kwargs["ssl_version"] = ssl.PROTOCOL_TLS_SERVER
+    kwargs.update(overrides)
+    return uvicorn.Config(app, **kwargs)
+
+
+async def serve_http(server: Server[Any], options: ServeOptions) -> None:
+    """Run until cancelled (or SIGINT/SIGTERM) on ``options.host:options.port``."""
+    import uvicorn
+
+    config = uvicorn_config(build_app(server, options), options)
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,444 @@
+"""Any MCS driver as an MCP server, on the official SDK's low-level ``Server``.
+
+:func:`build_server` registers ``tools/list`` and ``tools/call`` for every driver, and
+``prompts/*`` / ``resources/*`` when the driver has them (the gen-mcp file driver does:
+``prompts()``, ``render_prompt()``, ``resources()``, ``resource_templates()``,
+``read_resource()``), plus ``logging/setLevel``. Every call goes through
+``driver.acall_tool`` so the driver's validation, policies and hooks apply; a
+:class:`~mcs.errors.ToolCallError` becomes a result with ``isError: true``, an unknown
+tool a JSON-RPC ``-32602`` error.
+
+The caller's identity reaches the driver as an :class:`~mcs.AgentContext`: ``agent_id``
+is the OAuth token's ``sub`` (or the client's declared name, which is untrusted),
+``request_id`` the JSON-RPC id, and ``metadata`` the incoming HTTP headers as
+``"header:<name>"`` except credentials (``authorization``, ``cookie``,
+``proxy-authorization``), which never reach a driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+import mcp_types as types
+from mcp.server.connection import allowed_log_levels
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from mcs.context import AgentContext
+from mcs.errors import ConfigurationError, ToolCallError
+from mcs.tools import Tool
+from mcs_mcp.serving import results
+from mcs_mcp.serving.logs import MCP_LEVELS, McpLogForwarder
+from mcs_mcp.serving.options import ServeOptions
+
+logger = logging.getLogger("mcs_mcp.serving")
+
+Extension = Callable[[Server[Any], Any], None]
+RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
+_LEVEL_KEY = "mcs.log_level"
+HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+
+
+class DriverCatalog:
+    """The driver's tools, prompts and resources, and the scopes each needs.
+
+    Tools are read once (drivers cache them) and looked up by name; prompts and
+    resources are read from the driver when asked, because a driver may change them.
+    """
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        if not callable(getattr(driver, "list_tools", None)):
+            raise ConfigurationError(
+                f"{type(driver).__name__} has no list_tools(): only drivers built on ToolDriver "
+                "(or a Toolbox) can be served over MCP"
+            )
+        if not callable(getattr(driver, "acall_tool", None)) and not callable(
+            getattr(driver, "call_tool", None)
+        ):
+            raise ConfigurationError(f"{type(driver).__name__} has neither acall_tool() nor call_tool()")
+        self._tools: dict[str, Tool] | None = None
+        self.scope_rules: dict[str, Callable[[Mapping[str, Any]], tuple[str, ...]]] = {}
+
+    def add_scope_rule(self, method: str, rule: Callable[[Mapping[str, Any]], tuple[str, ...]]) -> None:
+        """Declare the scopes a custom JSON-RPC method needs (for extensions that add methods
+        reaching tools, so OAuth refuses them with 403 like ``tools/call``)."""
+        self.scope_rules[method] = rule
+
+    @property
+    def has_prompts(self) -> bool:
+        return callable(getattr(self.driver, "prompts", None)) and callable(
+            getattr(self.driver, "render_prompt", None)
+        )
+
+    @property
+    def has_resources(self) -> bool:
+        return callable(getattr(self.driver, "resources", None)) and callable(
+            getattr(self.driver, "read_resource", None)
+        )
+
+    @property
+    def has_templates(self) -> bool:
+        return callable(getattr(self.driver, "resource_templates", None))
+
+    def tools(self) -> dict[str, Tool]:
+        if self._tools is None:
+            self._tools = {tool.name: tool for tool in self.driver.list_tools()}
+        return self._tools
+
+    def tool(self, name: str) -> Tool | None:
+        found = self.tools().get(name)
+        if found is None:
+            get_tool = getattr(self.driver, "get_tool", None)
+            if callable(get_tool):
+                found = get_tool(name)
+        return found
+
+    def prompts(self) -> list[Any]:
+        return list(self.driver.prompts()) if self.has_prompts else []
+
+    def prompt(self, name: str) -> Any:
+        return next((p for p in self.prompts() if results.field(p, "name") == name), None)
+
+    def resources(self) -> list[Any]:
+        return list(self.driver.resources()) if self.has_resources else []
+
+    def templates(self) -> list[Any]:
+        return list(self.driver.resource_templates()) if self.has_templates else []
+
+    def resource(self, uri: str) -> Any:
+        """The static resource with ``uri``, else the first template that matches it."""
+        found = next((r for r in self.resources() if str(results.field(r, "uri")) == uri), None)
+        if found is None:
+            found = next((t for t in self.templates() if _template_matches(t, uri)), None)
+        return found
+
+    async def render_prompt(self, name: str, arguments: dict[str, Any], context: AgentContext) -> Any:
+        render = getattr(self.driver, "arender_prompt", None)
+        if callable(render):
+            return await render(name, arguments, context)
+        return await _off_loop(self.driver.render_prompt, name, arguments, context)
+
+    async def read_resource(self, uri: str, context: AgentContext) -> Any:
+        read = getattr(self.driver, "aread_resource", None)
+        if callable(read):
+            return await read(uri, context)
+        return await _off_loop(self.driver.read_resource, uri, context)
+
+    def required_scopes(self, method: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """The OAuth scopes one JSON-RPC request needs (empty when none)."""
+        rule = self.scope_rules.get(method)
+        if rule is not None:
+            return tuple(rule(params))
+        name = params.get("name")
+        if method == "tools/call" and isinstance(name, str):
+            tool = self.tool(name)
+            return results.required_scopes(tool) if tool is not None else ()
+        if method == "prompts/get" and isinstance(name, str) and self.has_prompts:
+            prompt = self.prompt(name)
+            return results.required_scopes(prompt) if prompt is not None else ()
+        uri = params.get("uri")
+        if method == "resources/read" and isinstance(uri, str) and self.has_resources:
+            resource = self.resource(uri)
+            return results.required_scopes(resource) if resource is not None else ()
+        return ()
+
+    def all_scopes(self) -> set[str]:
+        scopes: set[str] = set()
+        for tool in self.tools().values():
+            scopes.update(results.required_scopes(tool))
+        for item in [*self.prompts(), *self.resources(), *self.templates()]:
+            scopes.update(results.required_scopes(item))
+        return scopes
+
+    async def call(self, name: str, arguments: Mapping[str, Any], context: AgentContext) -> Any:
+        acall = getattr(self.driver, "acall_tool", None)
+        if callable(acall):
+            return await acall(name, dict(arguments), context=context)
+        import asyncio
+
+        return await asyncio.to_thread(self.driver.call_tool, name, dict(arguments), context=context)
+
+
+# ----------------------------------------------------------------------------- request data
+
+
+def _http_request(ctx: Any) -> Any:
+    request = getattr(ctx, "request", None)
+    return request if request is not None and hasattr(request, "headers") else None
+
+
+def principal_of(ctx: Any) -> Any:
+    """The verified OAuth principal of this request, or ``None`` (no auth, or stdio)."""
+    request = _http_request(ctx)
+    if request is None:
+        return None
+    return request.scope.get("mcs.principal")
+
+
+def granted_scopes(ctx: Any) -> frozenset[str] | None:
+    """The token's scopes, or ``None`` when the server does not use OAuth."""
+    principal = principal_of(ctx)
+    return None if principal is None else principal.scopes
+
+
+def agent_context(ctx: Any) -> AgentContext:
+    """The :class:`AgentContext` a driver sees for this MCP request (see module doc)."""
+    principal = principal_of(ctx)
+    agent_id = principal.subject if principal is not None and principal.subject else None
+    if agent_id is None:
+        params = getattr(ctx.session, "client_params", None)
+        info = getattr(params, "client_info", None)
+        agent_id = getattr(info, "name", None) or "anonymous"
+    metadata: dict[str, str] = {}
+    request = _http_request(ctx)
+    if request is not None:
+        for key, value in request.headers.items():
+            lowered = key.lower()
+            if lowered not in HIDDEN_HEADERS:
+                metadata["header:" + lowered] = value
+    request_id = ctx.request_id
+    if request_id is None:
+        return AgentContext(agent_id=str(agent_id), metadata=metadata)
+    return AgentContext(agent_id=str(agent_id), request_id=str(request_id), metadata=metadata)
+
+
+def _allowed(required: Iterable[str], granted: frozenset[str] | None) -> bool:
+    return granted is None or all(scope in granted for scope in required)
+
+
+# ----------------------------------------------------------------------------- the server
+
+
+def build_server(
+    driver: Any,
+    options: ServeOptions | None = None,
+    *,
+    extensions: Sequence[Extension] = (),
+) -> Server[Any]:
+    """A low-level MCP ``Server`` exposing ``driver`` (a ToolDriver or a Toolbox).
+
+    Each of ``extensions`` is called as ``extension(server, driver)`` after the
+    handlers are registered (the Interfaces layer adds its methods this way).
+    The returned server carries ``mcs_catalog`` (a :class:`DriverCatalog`) and
+    ``mcs_log_forwarder`` (installed by the runners) for :func:`build_app`.
+    """
+    options = options or ServeOptions()
+    catalog = DriverCatalog(driver)
+    forwarder = McpLogForwarder()
+    enable_logs = options.logging.enable_mcp_logs
+
+    def connection_state(ctx: Any) -> dict[str, Any] | None:
+        # The SDK builds a ServerSession per request; the Connection behind it (and its
+        # ``state`` dict) lives as long as the client's session, so the level goes there.
+        connection = getattr(ctx.session, "_connection", None)
+        state = getattr(connection, "state", None)
+        return state if isinstance(state, dict) else None
+
+    def client_level(ctx: Any) -> int:
+        state = connection_state(ctx)
+        level = state.get(_LEVEL_KEY) if state is not None else None
+        return level if isinstance(level, int) else logging.DEBUG
+
+    def log_threshold(ctx: Any) -> int | None:
+        """The lowest level this request's client receives, or ``None`` for nothing.
+
+        Handshake protocol versions: what ``logging/setLevel`` chose (default all).
+        2026-07-28 and later: only what the request opted into in its ``_meta``.
+        """
+        meta = ctx.meta if isinstance(ctx.meta, Mapping) else None
+        allowed = allowed_log_levels(str(ctx.protocol_version), meta)
+        if not allowed:
+            return None
+        return max(client_level(ctx), min(MCP_LEVELS[str(level)] for level in allowed))
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        granted = granted_scopes(ctx)
+        tools = [
+            results.tool_to_mcp(tool)
+            for tool in catalog.tools().values()
+            if _allowed(results.required_scopes(tool), granted)
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        tool = catalog.tool(name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
+        if not _allowed(results.required_scopes(tool), granted_scopes(ctx)):
+            # The HTTP layer answers 403 before this; kept for any other route in.
+            return results.error_result(f"the access token lacks the scope {name} needs")
+        context = agent_context(ctx)
+        started = time.perf_counter()
+
+        async def send_log(level: str, logger_name: str, data: Any) -> None:
+            notification = types.LoggingMessageNotification(
+                params=types.LoggingMessageNotificationParams(
+                    level=cast(types.LoggingLevel, level), logger=logger_name, data=data
+                )
+            )
+            await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
+
+        min_level = log_threshold(ctx)
+        if not enable_logs or min_level is None:
+            return await _run_call(catalog, tool, params, context, started)
+        with forwarder.capture(send_log, min_level) as captured:
+            outcome = await _run_call(catalog, tool, params, context, started)
+        await forwarder.drain(captured)
+        return outcome
+
+    async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        state = connection_state(ctx)
+        if state is not None:
+            state[_LEVEL_KEY] = MCP_LEVELS.get(str(params.level), logging.DEBUG)
+        return types.EmptyResult()
+
+    server: Server[Any] = Server(
+        options.name,
+        version=options.version,
+        instructions=options.instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    # Registered directly: the constructor argument warns that the logging capability
+    # is deprecated in the newest protocol, while clients of 2025 versions still use it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+
+    if catalog.has_prompts:
+        _register_prompts(server, catalog)
+    if catalog.has_resources:
+        _register_resources(server, catalog)
+
+    server.mcs_catalog = catalog  # type: ignore[attr-defined]
+    server.mcs_log_forwarder = forwarder  # type: ignore[attr-defined]
+    for extension in extensions:
+        extension(server, driver)
+    return server
+
+
+async def _run_call(
+    catalog: DriverCatalog,
+    tool: Tool,
+    params: types.CallToolRequestParams,
+    context: AgentContext,
+    started: float,
+) -> types.CallToolResult:
+    try:
+        value = await catalog.call(tool.name, params.arguments or {}, context)
+    except ToolCallError as error:
+        logger.info(
+            "tools/call %s by %s: %s in %.1f ms",
+            tool.name, context.agent_id, error.code.value, (time.perf_counter() - started) * 1000,
+        )
+        return results.tool_error_result(error)
+    except Exception as exc:  # the process keeps serving; no stack trace reaches the client
+        logger.exception("tools/call %s failed unexpectedly", tool.name)
+        return results.error_result(f"{tool.name} failed: {type(exc).__name__}")
+    logger.info(
+        "tools/call %s by %s: ok in %.1f ms",
+        tool.name, context.agent_id, (time.perf_counter() - started) * 1000,
+    )
+    return results.to_call_result(value, tool)
+
+
+def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        granted = granted_scopes(ctx)
+        return types.ListPromptsResult(
+            prompts=[
+                results.prompt_to_mcp(p)
+                for p in catalog.prompts()
+                if _allowed(results.required_scopes(p), granted)
+            ]
+        )
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        prompt = catalog.prompt(params.name)
+        if prompt is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name!r}")
+        if not _allowed(results.required_scopes(prompt), granted_scopes(ctx)):
+            raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {params.name} needs")
+        try:
+            value = await catalog.render_prompt(params.name, dict(params.arguments or {}), agent_context(ctx))
+        except ToolCallError as error:
+            raise MCPError(types.INVALID_PARAMS, error.message) from None
+        return results.to_prompt_result(value, results.field(prompt, "description"))
+
+    server.add_request_handler("prompts/list", types.PaginatedRequestParams, list_prompts)
+    server.add_request_handler("prompts/get", types.GetPromptRequestParams, get_prompt)
+
+
+def _register_resources(server: Server[Any], catalog: DriverCatalog) -> None:
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        granted = granted_scopes(ctx)
+        return types.ListResourcesResult(
+            resources=[
+                results.resource_to_mcp(r)
+                for r in catalog.resources()
+                if _allowed(results.required_scopes(r), granted)
+            ]
+        )
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        granted = granted_scopes(ctx)
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                results.template_to_mcp(t)
+                for t in catalog.templates()
+                if _allowed(results.required_scopes(t), granted)
+            ]
+        )
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        resource = catalog.resource(uri)
+        if resource is not None and not _allowed(results.required_scopes(resource), granted_scopes(ctx)):
+            raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {uri} needs")
+        try:
+            value = await catalog.read_resource(uri, agent_context(ctx))
+        except ToolCallError as error:
+            raise MCPError(RESOURCE_NOT_FOUND if _is_not_found(error) else types.INVALID_PARAMS,
+                           error.message) from None
+        except (KeyError, LookupError):
+            raise MCPError(RESOURCE_NOT_FOUND, f"Unknown resource: {uri}") from None
+        mime = results.field(resource, "mime_type", "mimeType") if resource is not None else None
+        return results.to_read_result(value, uri, mime)
+
+    server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
+    if catalog.has_templates:
+        server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, list_templates)
+
+
+def _is_not_found(error: ToolCallError) -> bool:
+    return error.code.value == "TOOL_NOT_FOUND"
+
+
+async def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
+    """Run a driver's sync method on a worker thread (it may do I/O); await it if async."""
+    import asyncio
+    import inspect
+
+    if inspect.iscoroutinefunction(function):
+        return await function(*args)
+    value = await asyncio.to_thread(function, *args)
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _template_matches(template: Any, uri: str) -> bool:
+    """Whether ``uri`` fits a level-1 RFC 6570 template (each ``{var}`` one or more chars)."""
+    import re
+
+    text = str(results.field(template, "uri_template", "uriTemplate", default=""))
+    if not text:
+        return False
+    pattern = "".join(
+        ".+?" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^}]*\})", text)
+    )
+    return re.fullmatch(pattern, uri) is not None

@@ -1,0 +1,85 @@
+"""`mcs serve FILE`: a gen-mcp file served as its runtime says, GENMCP_ overrides applied."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcs_mcp.serving import ServeOptions
+from serving_support import HERE, MCS, free_port, mcp_client, running, wait_for_port
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+pytest.importorskip("mcs_mcp.mcpfile.driver", reason="the gen-mcp file driver (mcpfile) is not installed")
+
+
+@pytest.fixture(scope="module")
+def weather_backend() -> Iterator[str]:
+    async def weather(request: Request) -> JSONResponse:
+        return JSONResponse({"city": request.path_params["city"], "temperature": 18.5})
+
+    options = ServeOptions(transport="streamablehttp", port=free_port())
+    with running(Starlette(routes=[Route("/weather/{city}", weather)]), options):
+        yield f"http://127.0.0.1:{options.port}"
+
+
+def _file(tmp_path: Path, backend: str, runtime: dict[str, Any]) -> Path:
+    data = {
+        "mcpFileVersion": "0.1.0", "name": "weather", "version": "1.2.3", "runtime": runtime,
+        "tools": [{
+            "name": "get_weather", "description": "Weather for a city.",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            "invocation": {"http": {"method": "GET", "url": backend + "/weather/{city}"}},
+        }],
+    }
+    path = tmp_path / "mcpfile.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(HERE), **extra}
+
+
+async def test_an_http_runtime_file_is_served_on_the_port_genmcp_env_gives(
+    tmp_path: Path, weather_backend: str
+) -> None:
+    runtime = {"transportProtocol": "streamablehttp", "streamableHttpConfig": {"port": 1, "basePath": "/tools"}}
+    path = _file(tmp_path, weather_backend, runtime)
+    port = free_port()
+    process = subprocess.Popen(
+        [str(MCS), "serve", str(path)], env=_env(GENMCP_STREAMABLEHTTPCONFIG_PORT=str(port)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port)
+        async with mcp_client(f"http://127.0.0.1:{port}/tools") as session:
+            assert session.initialize_result.server_info.name == "weather"
+            result = await session.call_tool("get_weather", {"city": "Paris"})
+        assert result.is_error is False
+        assert json.loads(result.content[0].text)["city"] == "Paris"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+async def test_a_stdio_runtime_file_is_served_over_stdio(tmp_path: Path, weather_backend: str) -> None:
+    path = _file(tmp_path, weather_backend, {"transportProtocol": "stdio"})
+    params = StdioServerParameters(command=str(MCS), args=["serve", str(path)], env=_env())
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        assert [tool.name for tool in (await session.list_tools()).tools] == ["get_weather"]
+        result = await session.call_tool("get_weather", {"city": "Tokyo"})
+    assert "Tokyo" in result.content[0].text
