@@ -206,4 +206,5 @@ def _read_config(file: Path) -> Any:
             return tomllib.loads(text)
         return yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
-        raise ConfigurationError(f"{file} is not valid {file.suffix.lstrip('.') or 'YAML'}: {exc}") from None
+        kind = {".json": "JSON", ".toml": "TOML"}.get(file.suffix, "YAML")
+        raise ConfigurationError(f"{file} is not valid {kind}: {exc}") from None

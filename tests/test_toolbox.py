@@ -1,0 +1,131 @@
+"""Toolbox: several drivers behind one contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcs
+from mcs.demo import DemoDriver
+
+
+@mcs.tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcs.tool
+def echo(text: str) -> str:
+    """Echo text back."""
+    return text
+
+
+class ChainOnly(mcs.MCSDriver):
+    """A driver that implements only the bare MCS contract (no tool list)."""
+
+    meta = mcs.DriverMeta(
+        id="8a0b7f6e-1d59-4c1f-9d7e-0b3c2a1f4e5d",
+        name="legacy",
+        version="1.0",
+        protocol="Custom",
+        transport="in-process",
+        spec_format="Custom",
+    )
+
+    def get_function_description(self, model_name: str | None = None) -> str:
+        return "legacy: answer LEGACY <word> to shout a word"
+
+    def get_driver_system_message(self, model_name: str | None = None) -> str:
+        return self.get_function_description(model_name)
+
+    def process_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
+        if isinstance(llm_response, str) and llm_response.startswith("LEGACY "):
+            return llm_response.removeprefix("LEGACY ").upper()
+        return llm_response
+
+
+def test_names_are_prefixed_only_where_two_drivers_collide() -> None:
+    box = mcs.Toolbox({"demo": DemoDriver(), "math": mcs.FunctionDriver([add, echo], name="math")})
+    names = [tool.name for tool in box.list_tools()]
+    assert names == ["get_weather", "demo_add", "math_add", "echo"]
+
+
+def test_each_call_is_routed_to_the_driver_that_owns_the_tool() -> None:
+    box = mcs.Toolbox({"demo": DemoDriver(), "math": mcs.FunctionDriver([add], name="math")})
+    assert box.process_llm_response({"tool": "math_add", "arguments": {"a": 2, "b": 3}}) == 5
+    assert box.process_llm_response({"tool": "demo_add", "arguments": {"a": 0.5, "b": 1}}) == 1.5
+    weather = box.process_llm_response({"tool": "get_weather", "arguments": {"city": "Tokyo"}})
+    assert weather["sky"] == "clear"
+
+
+def test_a_response_without_a_call_comes_back_as_the_same_object() -> None:
+    box = mcs.Toolbox([DemoDriver()])
+    answer = "The weather in Paris is mild."
+    assert box.process_llm_response(answer) is answer
+
+
+def test_bare_contract_drivers_are_chained_after_the_merged_tools() -> None:
+    box = mcs.Toolbox({"demo": DemoDriver(), "legacy": ChainOnly()})
+    assert box.process_llm_response("LEGACY hello") == "HELLO"
+    assert "legacy: answer LEGACY" in box.get_function_description()
+
+
+def test_toolbox_policy_runs_before_the_member_driver_and_can_deny() -> None:
+    member = mcs.FunctionDriver([add], name="math")
+    box = mcs.Toolbox([member])
+    seen: list[str] = []
+
+    @member.add_policy
+    def member_policy(ctx: mcs.AgentContext, tool: str, args: Any) -> mcs.PolicyDecision:
+        seen.append("member")
+        return mcs.PolicyDecision.allow()
+
+    @box.add_policy
+    def box_policy(ctx: mcs.AgentContext, tool: str, args: Any) -> mcs.PolicyDecision:
+        seen.append("box")
+        return mcs.PolicyDecision.deny("read-only session") if args["a"] < 0 else mcs.PolicyDecision.allow()
+
+    assert box.call_tool("add", {"a": 1, "b": 1}) == 2
+    assert seen == ["box", "member"]
+    with pytest.raises(mcs.PolicyDeniedError, match="read-only session"):
+        box.call_tool("add", {"a": -1, "b": 1})
+    assert seen == ["box", "member", "box"]
+
+
+async def test_async_calls_route_like_sync_ones() -> None:
+    box = mcs.Toolbox({"demo": DemoDriver(), "math": mcs.FunctionDriver([add], name="math")})
+    result = await box.aprocess_llm_response({"tool": "math_add", "arguments": {"a": 4, "b": 5}})
+    assert result == 9
+
+
+def test_two_unnamed_drivers_with_the_same_name_are_refused() -> None:
+    with pytest.raises(mcs.ConfigurationError, match="pass a mapping"):
+        mcs.Toolbox([DemoDriver(), DemoDriver()])
+
+
+def test_from_config_builds_members_from_registered_drivers(tmp_path: Path) -> None:
+    config = tmp_path / "box.json"
+    config.write_text(json.dumps({"drivers": {"demo": {"driver": "functions"}}}))
+    box = mcs.Toolbox.from_config(config)
+    assert [t.name for t in box.list_tools()] == ["get_weather", "add"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("drivers: []", "expected a 'drivers' mapping"),
+        ("drivers: {x: {spec: a.yaml}}", "drivers.x needs a 'driver' name"),
+        ("drivers: [unclosed", "is not valid YAML"),
+    ],
+)
+def test_from_config_reports_what_is_wrong_with_the_file(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text(content)
+    with pytest.raises(mcs.ConfigurationError, match=message):
+        mcs.Toolbox.from_config(config)
