@@ -249,7 +249,7 @@ class ServerTool(Generic[P, R]):
         # Re-validate: a model built with model_construct() or mutated after creation
         # can hold values its own schema forbids.
         try:
-            checked = self.output_model.model_validate(result.model_dump())
+            checked = self.output_model.model_validate(result.model_dump(warnings=False))
         except ValidationError as exc:
             raise ExecutionError(
                 f"{self.name} returned a {expected} that does not match its output schema: "
