@@ -102,8 +102,13 @@ class ToolMetadata(BaseModel):
     idempotent: bool
 
 
-def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
+def _schema_of(model: type[BaseModel], rule: str, name: str) -> dict[str, Any]:
+    try:
+        return model.model_json_schema()
+    except Exception as exc:
+        raise ToolDefinitionError(
+            rule, f"{name}: no JSON Schema can be made for {model.__name__} ({exc})"
+        ) from None
 
 
 def _is_model(annotation: Any) -> bool:
@@ -202,8 +207,8 @@ class ServerTool(Generic[P, R]):
         self.metadata = ToolMetadata(
             name=name,
             description=description if description is not None else (doc or None),
-            input_schema=_schema_of(input_model),
-            output_schema=_schema_of(output_model),
+            input_schema=_schema_of(input_model, "input-model", name),
+            output_schema=_schema_of(output_model, "output-model", name),
             timeout_ms=timeout_ms,
             idempotent=idempotent,
         )
