@@ -20,13 +20,14 @@ from mcs.context import AgentContext
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import (
     ConfigurationError,
+    ErrorCode,
     ExecutionError,
     MissingDependencyError,
     ToolCallError,
     ToolTimeoutError,
 )
 from mcs.pipeline import Invocation
-from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, ErrorCode, context_to_headers
+from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, context_to_headers
 from mcs.tools import Tool
 
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")

@@ -36,7 +36,6 @@ from mcs.errors import (
     ConfigurationError,
     InvalidInputError,
     MissingDependencyError,
-    ToolCallError,
     ToolNotFoundError,
     ToolTimeoutError,
 )

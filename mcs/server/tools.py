@@ -53,7 +53,7 @@ class _FrozenDict(dict[str, Any]):
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("ToolMetadata is immutable; copy it (dict(...)) to change a schema")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
 
     def __copy__(self) -> _FrozenDict:
         return self
@@ -194,7 +194,7 @@ class ServerTool(Generic[P, R]):
                 f"{label} has no parameter annotated with a BaseModel subclass",
             )
         output_model = hints.get("return")
-        if not _is_model(output_model):
+        if not (inspect.isclass(output_model) and issubclass(output_model, BaseModel)):
             raise ToolDefinitionError(
                 "output-model",
                 f"{name}: output MUST be a Pydantic BaseModel (section 8); "

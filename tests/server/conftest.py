@@ -18,8 +18,8 @@ import pytest
 import uvicorn
 from websockets.sync.client import connect
 
-from mcs.server.wire import context_to_headers
 from mcs.context import AgentContext
+from mcs.server.wire import context_to_headers
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
