@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import threading
 from typing import Any
 
 import pytest
@@ -232,3 +233,33 @@ def test_server_options_are_checked() -> None:
         McpServer(name="s", version="1", transport="carrier-pigeon")
     with pytest.raises(ValueError, match="non-empty name"):
         McpServer(name="", version="1")
+
+
+def test_overrun_work_is_abandoned_not_stopped_and_its_result_discarded() -> None:
+    release = threading.Event()
+    finished = threading.Event()
+    effects: list[str] = []
+
+    @tool(name="slow", timeout_ms=50, idempotent=False)
+    def slow(req: In) -> Out:
+        release.wait(5)
+        effects.append("side effect")
+        finished.set()
+        return Out(y=req.x)
+
+    server = McpServer(name="s", version="1")
+    server.add_tool(slow)
+    hooks: list[str] = []
+    server.on_execute_start(lambda e: hooks.append("start"))
+    server.on_execute_end(lambda e: hooks.append("end"))
+    server.on_execute_error(lambda e: hooks.append(f"error:{e.error.code.value}"))
+
+    outcome = server.execute("slow", {"x": 1})
+    assert outcome.status == 504 and outcome.body()["error"] == "TIMEOUT"
+    assert "not idempotent and may still complete" in outcome.body()["message"]
+    assert hooks == ["start", "error:TIMEOUT"] and effects == []
+    release.set()
+    assert finished.wait(5)
+    assert effects == ["side effect"]  # the work went on after the caller saw TIMEOUT
+    assert hooks == ["start", "error:TIMEOUT"]  # ...and its result reached no one
+    server.close()

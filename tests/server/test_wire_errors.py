@@ -157,3 +157,14 @@ def test_stdio_lines_that_cannot_be_read_get_an_error_reply(tmp_path: Path) -> N
         assert status == 200 and body["version"] == "1.2.3"
     finally:
         client.close()
+
+
+def test_a_client_that_disconnects_mid_body_does_not_hurt_the_server(url: str, http: httpx.Client) -> None:
+    import socket
+
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as raw:
+        raw.sendall(b"POST /mcp/execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1000\r\n\r\n{\"tool\": \"ec")
+    assert http.get("/mcp/capabilities").status_code == 200
+    _still_serving(http)
