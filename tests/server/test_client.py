@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import build_server, running_app
+from rfc0001_helpers import build_server, running_app
 
 import mcs
 from mcs.server.client import RFC0001Driver

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 import httpx
-from conftest import running_app
+from rfc0001_helpers import running_app
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rfc0001_server.py"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Audit
+from rfc0001_helpers import Audit
 
 from mcs.context import AgentContext
 

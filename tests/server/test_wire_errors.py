@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import StdioClient, WsClient, build_server, running_app
+from rfc0001_helpers import StdioClient, WsClient, build_server, running_app
 
 
 @pytest.fixture(scope="module")
