@@ -23,6 +23,7 @@ from __future__ import annotations
 import concurrent.futures
 import copy
 import dataclasses
+import sys
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -40,7 +41,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.pipeline import Controls, ExecutionEvent, Invocation
-from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata, tool
+from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
 
@@ -214,8 +215,10 @@ class McpServer:
         """``@tool(...)`` and :meth:`add_tool` in one decorator."""
 
         def wrap(func: Callable[..., Any]) -> ServerTool[Any, Any]:
-            return self.add_tool(tool(name=name, description=description,
-                                      timeout_ms=timeout_ms, idempotent=idempotent)(func))
+            return self.add_tool(ServerTool(
+                func, name=name, description=description, timeout_ms=timeout_ms,
+                idempotent=idempotent, localns=sys._getframe(1).f_locals,
+            ))
 
         return wrap
 

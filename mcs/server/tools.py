@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+import math
+import sys
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Generic, ParamSpec, TypeVar, get_type_hints
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
@@ -131,6 +133,7 @@ class ServerTool(Generic[P, R]):
         description: str | None = None,
         timeout_ms: int = 1000,
         idempotent: bool = True,
+        localns: Mapping[str, Any] | None = None,
     ) -> None:
         label = getattr(func, "__qualname__", repr(func))
         if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
@@ -158,7 +161,9 @@ class ServerTool(Generic[P, R]):
                 f"{label} is a coroutine or generator function",
             )
         try:
-            hints = get_type_hints(func)
+            # ``localns``: the namespace the decorator ran in, so models defined inside a
+            # function resolve under ``from __future__ import annotations`` too.
+            hints = get_type_hints(func, localns=dict(localns) if localns else None)
         except Exception as exc:
             raise ToolDefinitionError(
                 "signature", f"{name}: the type hints of {label} cannot be resolved ({exc})"
@@ -262,7 +267,21 @@ class ServerTool(Generic[P, R]):
                 tool=self.name,
             ) from None
         data: dict[str, Any] = checked.model_dump(mode="json")
+        if not _finite(data):
+            raise ExecutionError(
+                f"{self.name} returned NaN or Infinity, which JSON cannot carry.", tool=self.name
+            )
         return data
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def _problems(exc: ValidationError) -> str:
@@ -292,7 +311,8 @@ def tool(
 
     def wrap(func: Callable[P, R]) -> ServerTool[P, R]:
         return ServerTool(
-            func, name=name, description=description, timeout_ms=timeout_ms, idempotent=idempotent
+            func, name=name, description=description, timeout_ms=timeout_ms,
+            idempotent=idempotent, localns=sys._getframe(1).f_locals,
         )
 
     return wrap

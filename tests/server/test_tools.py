@@ -263,3 +263,38 @@ def test_overrun_work_is_abandoned_not_stopped_and_its_result_discarded() -> Non
     assert effects == ["side effect"]  # the work went on after the caller saw TIMEOUT
     assert hooks == ["start", "error:TIMEOUT"]  # ...and its result reached no one
     server.close()
+
+
+def test_a_result_json_cannot_carry_is_an_execution_error_seen_by_the_error_hook() -> None:
+    class Ratio(BaseModel):
+        values: list[float]
+
+    @tool(name="ratio")
+    def ratio(req: In) -> Ratio:
+        return Ratio(values=[1.0, float("nan")])
+
+    server = McpServer(name="s", version="1")
+    server.add_tool(ratio)
+    errors: list[str] = []
+    server.on_execute_error(lambda e: errors.append(e.error.code.value))
+    body = server.execute("ratio", {"x": 1}).body()
+    assert body == {"error": "EXECUTION_ERROR", "message": "ratio returned NaN or Infinity, which JSON cannot carry."}
+    assert errors == ["EXECUTION_ERROR"]
+
+
+def test_server_tool_declares_and_registers_with_models_defined_locally() -> None:
+    class Name(BaseModel):
+        name: str
+
+    class Greeting(BaseModel):
+        text: str
+
+    server = McpServer(name="s", version="1")
+
+    @server.tool(name="greet", timeout_ms=300)
+    def greet(req: Name, ctx: AgentContext) -> Greeting:
+        return Greeting(text=f"hello {req.name} from {ctx.agent_id}")
+
+    assert server.tools[0].timeout_ms == 300
+    outcome = server.execute("greet", {"name": "ada"}, AgentContext(agent_id="bot"))
+    assert outcome.result == {"text": "hello ada from bot"}

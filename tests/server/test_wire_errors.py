@@ -168,3 +168,13 @@ def test_a_client_that_disconnects_mid_body_does_not_hurt_the_server(url: str, h
                     b"Content-Length: 1000\r\n\r\n{\"tool\": \"ec")
     assert http.get("/mcp/capabilities").status_code == 200
     _still_serving(http)
+
+
+def test_a_websocket_handshake_with_bad_identity_is_refused(url: str) -> None:
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    ws_url = url.replace("http://", "ws://") + "/mcp/ws"
+    with pytest.raises(InvalidStatus) as info, connect(ws_url, additional_headers={"X-Request-Id": "bad id"}):
+        pass
+    assert info.value.response.status_code == 403
