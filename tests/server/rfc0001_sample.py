@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from mcs.server import AgentContext, ExecutionEvent, McpServer, PolicyDecision, tool
 
 RELEASE = threading.Event()  # never set: the stuck tool waits on it until its own bound
+# Generous limits on the other tools: a loaded test machine must not turn them into TIMEOUTs.
 
 
 class EchoRequest(BaseModel):
@@ -42,7 +43,7 @@ class Count(BaseModel):
     count: int
 
 
-@tool(name="echo", description="Repeat text; reports who called.")
+@tool(name="echo", description="Repeat text; reports who called.", timeout_ms=10_000)
 def echo(req: EchoRequest, ctx: AgentContext) -> EchoResponse:
     return EchoResponse(text=req.text * req.times, agent_id=ctx.agent_id, model=ctx.model,
                         request_id=ctx.request_id, tenant=ctx.metadata.get("tenant"))
@@ -54,22 +55,22 @@ def stuck(req: Empty) -> Count:
     return Count(count=1)
 
 
-@tool(name="boom")
+@tool(name="boom", timeout_ms=10_000)
 def boom(req: Empty) -> Count:
     raise RuntimeError("the backend is down")
 
 
-@tool(name="wrong_type")
+@tool(name="wrong_type", timeout_ms=10_000)
 def wrong_type(req: Empty) -> Count:
     return EchoResponse(text="x", agent_id="a", model=None, request_id="r", tenant=None)  # type: ignore[return-value]
 
 
-@tool(name="wrong_value")
+@tool(name="wrong_value", timeout_ms=10_000)
 def wrong_value(req: Empty) -> Count:
     return Count.model_construct(count="not a number")  # type: ignore[arg-type]
 
 
-@tool(name="forbidden")
+@tool(name="forbidden", timeout_ms=10_000)
 def forbidden(req: Empty) -> Count:
     return Count(count=1)
 
