@@ -298,3 +298,13 @@ def test_server_tool_declares_and_registers_with_models_defined_locally() -> Non
     assert server.tools[0].timeout_ms == 300
     outcome = server.execute("greet", {"name": "ada"}, AgentContext(agent_id="bot"))
     assert outcome.result == {"text": "hello ada from bot"}
+
+
+def test_importing_the_sdk_does_not_import_the_http_stack() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, mcs.server; "
+            "print(sorted(m for m in ('starlette', 'uvicorn', 'websockets') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
