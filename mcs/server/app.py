@@ -81,14 +81,15 @@ def create_app(backend: Backend) -> Starlette:
         return _json(200, encode(backend.capabilities()), context.request_id)
 
     async def execute(request: Request) -> Response:
-        content_type = request.headers.get("content-type")
-        if not is_json_content_type(content_type):
-            return _invalid(STATUS_UNSUPPORTED_MEDIA,
-                            f"Content-Type must be application/json (UTF-8), got {content_type!r}.")
         try:
             context = context_from_headers(request.headers)
         except InvalidInputError as error:
             return _invalid(400, error.message)
+        content_type = request.headers.get("content-type")
+        if not is_json_content_type(content_type):
+            return _invalid(STATUS_UNSUPPORTED_MEDIA,
+                            f"Content-Type must be application/json (UTF-8), got {content_type!r}.",
+                            context.request_id)
         body = await _read_body(request, limit)
         if body is None:
             return _invalid(STATUS_TOO_LARGE, f"The request body exceeds {limit} bytes.",

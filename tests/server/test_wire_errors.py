@@ -79,6 +79,7 @@ def test_a_wrong_content_type_is_415_invalid_input(http: httpx.Client, content_t
     assert response.status_code == 415
     assert response.json()["error"] == "INVALID_INPUT"
     assert "Content-Type must be application/json" in response.json()["message"]
+    assert len(response.headers["x-request-id"]) == 32
 
 
 def test_json_with_a_utf8_charset_is_accepted(http: httpx.Client) -> None:
