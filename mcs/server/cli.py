@@ -1,0 +1,55 @@
+"""``mcs serve TARGET --protocol rfc0001``: any driver or toolbox over the RFC-0001 wire protocol.
+
+    mcs serve functions --protocol rfc0001 --port 8000
+    mcs serve -c toolbox.yaml --protocol rfc0001 --transport stdio
+
+``--transport`` is ``http`` (default; the WebSocket endpoint is served too),
+``websocket`` (the same app) or ``stdio``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mcs.driver import ToolDriver
+from mcs.errors import ConfigurationError
+
+
+def _build(args: argparse.Namespace) -> ToolDriver:
+    from mcs.cli import parse_options
+    from mcs.registry import load_driver
+
+    options = parse_options(getattr(args, "option", None) or [])
+    if getattr(args, "config", None):
+        from mcs import toolbox
+
+        from_config = getattr(getattr(toolbox, "Toolbox", None), "from_config", None)
+        if from_config is None:
+            raise ConfigurationError("this version of mcs cannot read toolbox files")
+        driver = from_config(args.config, **options)
+    elif getattr(args, "target", None):
+        driver = load_driver(args.target, **options)
+    else:
+        raise ConfigurationError("name a driver (see `mcs drivers`) or pass --config FILE")
+    if not isinstance(driver, ToolDriver):
+        raise ConfigurationError(
+            f"{type(driver).__name__} implements only the bare MCS contract; serving it over "
+            "rfc0001 needs a driver built on mcs.ToolDriver (it must list its tools)"
+        )
+    return driver
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Entry point of the ``rfc0001`` serve backend; returns the process exit code."""
+    from mcs.server.backend import DriverBackend
+    from mcs.server.runner import serve
+
+    transport = getattr(args, "transport", None) or "http"
+    driver = _build(args)
+    try:
+        serve(DriverBackend(driver), transport=transport,
+              host=getattr(args, "host", None) or "127.0.0.1",
+              port=getattr(args, "port", None) or 8000)
+    finally:
+        driver.close()
+    return 0

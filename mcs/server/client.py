@@ -1,0 +1,200 @@
+"""``RFC0001Driver``: any running RFC-0001 server, used through the MCS contract.
+
+    driver = mcs.load_driver("rfc0001", url="http://127.0.0.1:8000")
+    system = driver.get_driver_system_message("gpt-4o")   # tools from /mcp/capabilities
+    result = driver.process_llm_response(llm_output)        # POST /mcp/execute
+
+The server's ``GET /mcp/capabilities`` becomes the function description; each call the
+LLM makes is validated locally against the advertised input schema, then executed by
+the server with the caller's :class:`~mcs.AgentContext` sent as headers. Server errors
+come back as the matching :class:`~mcs.ToolCallError` (same code, same message).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mcs.context import AgentContext
+from mcs.driver import DriverMeta, ToolDriver
+from mcs.errors import (
+    ConfigurationError,
+    ErrorCode,
+    ExecutionError,
+    MissingDependencyError,
+    ToolCallError,
+    ToolTimeoutError,
+)
+from mcs.pipeline import Invocation
+from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, context_to_headers
+from mcs.tools import Tool
+
+_NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
+
+try:
+    import httpx
+except ImportError:  # pragma: no cover - reported when the driver is created
+    httpx = None  # type: ignore[assignment]
+
+
+def _base_url(url: str) -> str:
+    base = url.rstrip("/")
+    for suffix in (CAPABILITIES_PATH, EXECUTE_PATH, "/mcp"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    if not base.startswith(("http://", "https://")):
+        raise ConfigurationError(f"url must be an http:// or https:// address, got {url!r}")
+    return base
+
+
+class RFC0001Driver(ToolDriver):
+    """Drive an RFC-0001 server over HTTP.
+
+    Options: ``url`` (the server's base address; a ``/mcp/...`` suffix is accepted),
+    ``agent_id``, ``model`` and ``metadata`` (defaults for the context sent with each
+    call when the caller passes none), ``headers`` (extra HTTP headers, e.g. an
+    ``Authorization`` your deployment puts in front of the server), and every
+    :class:`~mcs.ToolDriver` option (``timeout`` bounds each HTTP exchange).
+    """
+
+    enforces_deadline = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        agent_id: str | None = None,
+        model: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> None:
+        if httpx is None:
+            raise MissingDependencyError(
+                "the rfc0001 driver needs 'httpx': pip install 'mcs[server]'",
+                install="pip install 'mcs[server]'",
+            )
+        super().__init__(**options)
+        self.url = _base_url(url)
+        self.agent_id = agent_id
+        self.model = model
+        self.metadata = dict(metadata or {})
+        self._headers = dict(headers or {})
+        self._client = httpx.Client(base_url=self.url, headers=self._headers, timeout=self.timeout)
+        self._server: dict[str, Any] = {}
+        self.meta = DriverMeta(
+            id=str(uuid.uuid5(_NAMESPACE, self.url)),
+            name="rfc0001",
+            version="1.0",
+            protocol="RFC-0001",
+            transport="HTTP",
+            spec_format="RFC-0001 capabilities",
+            capabilities=("healthcheck",),
+        )
+
+    # ------------------------------------------------------------------ discovery
+
+    def capabilities(self) -> dict[str, Any]:
+        """The server's ``GET /mcp/capabilities`` document (fetched each time)."""
+        try:
+            response = self._client.get(CAPABILITIES_PATH)
+        except httpx.HTTPError as exc:
+            raise ConfigurationError(
+                f"cannot read {self.url}{CAPABILITIES_PATH}: {type(exc).__name__}: {exc}"
+            ) from None
+        if response.status_code != 200:
+            raise ConfigurationError(
+                f"{self.url}{CAPABILITIES_PATH} answered HTTP {response.status_code}"
+            )
+        document = response.json()
+        if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
+            raise ConfigurationError(f"{self.url}{CAPABILITIES_PATH} is not an RFC-0001 document")
+        return document
+
+    def _list_tools(self) -> Iterable[Tool]:
+        document = self.capabilities()
+        self._server = {k: document.get(k) for k in ("server", "version", "description")}
+        tools = []
+        for entry in document["tools"]:
+            tools.append(Tool(
+                name=entry["name"],
+                description=entry.get("description") or "",
+                input_schema=entry.get("input_schema") or {"type": "object", "properties": {}},
+                output_schema=entry.get("output_schema") or None,
+                annotations={"idempotentHint": bool(entry.get("idempotent", False))},
+                meta={"timeout_ms": entry.get("timeout_ms")},
+            ))
+        return tools
+
+    def healthcheck(self) -> dict[str, Any]:
+        """``{"status": "ok", "server", "version", "tools"}`` or ``{"status": "error", "detail"}``."""
+        try:
+            document = self.capabilities()
+        except ConfigurationError as exc:
+            return {"status": "error", "detail": str(exc)}
+        return {"status": "ok", "server": document.get("server"),
+                "version": document.get("version"), "tools": len(document["tools"])}
+
+    # ------------------------------------------------------------------ calling
+
+    def _context_headers(self, context: AgentContext) -> dict[str, str]:
+        merged = AgentContext(
+            agent_id=self.agent_id if self.agent_id and context.agent_id == "anonymous"
+            else context.agent_id,
+            model=context.model or self.model,
+            request_id=context.request_id,
+            metadata={**self.metadata, **context.metadata},
+        )
+        return context_to_headers(merged)
+
+    def _request(self, invocation: Invocation) -> dict[str, Any]:
+        return {
+            "url": EXECUTE_PATH,
+            "json": {"tool": invocation.tool.name, "arguments": invocation.arguments},
+            "headers": self._context_headers(invocation.context),
+        }
+
+    def _result(self, invocation: Invocation, response: httpx.Response) -> Any:
+        name = invocation.tool.name
+        try:
+            body = response.json()
+        except ValueError:
+            raise ExecutionError(
+                f"{name}: the server answered HTTP {response.status_code} with a body that is not JSON.",
+                tool=name,
+            ) from None
+        if response.status_code == 200 and isinstance(body, dict) and "result" in body:
+            return body["result"]
+        if isinstance(body, dict) and body.get("error") in ErrorCode.__members__:
+            raise ToolCallError.from_code(body["error"], str(body.get("message", "")), tool=name)
+        raise ExecutionError(f"{name}: the server answered HTTP {response.status_code}.", tool=name)
+
+    def _timeout(self, invocation: Invocation, exc: Exception) -> ToolCallError:
+        if isinstance(exc, httpx.TimeoutException):
+            return ToolTimeoutError(
+                f"{invocation.tool.name}: no answer from the server in time.", tool=invocation.tool.name)
+        return ExecutionError(
+            f"{invocation.tool.name}: cannot reach the server ({type(exc).__name__}).",
+            tool=invocation.tool.name,
+        )
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        try:
+            response = self._client.post(**self._request(invocation), timeout=invocation.remaining())
+        except httpx.HTTPError as exc:
+            raise self._timeout(invocation, exc) from None
+        return self._result(invocation, response)
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        async with httpx.AsyncClient(base_url=self.url, headers=self._headers) as client:
+            try:
+                response = await client.post(**self._request(invocation),
+                                             timeout=invocation.remaining())
+            except httpx.HTTPError as exc:
+                raise self._timeout(invocation, exc) from None
+        return self._result(invocation, response)
+
+    def close(self) -> None:
+        self._client.close()

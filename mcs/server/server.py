@@ -1,0 +1,354 @@
+"""``McpServer``: the RFC-0001 server, built on the core pipeline.
+
+Every execution takes the same path whatever the transport (HTTP, WebSocket, STDIO):
+
+    on_execute_start                       always, first
+    resolve the tool (exact name)          TOOL_NOT_FOUND
+    validate arguments (schema, model)     INVALID_INPUT
+    policies, in order; first denial wins  POLICY_DENIED
+    the tool, under its timeout_ms         TIMEOUT / EXECUTION_ERROR
+    output checked against its model       EXECUTION_ERROR
+    on_execute_end | on_execute_error      exactly one, last
+
+Resolution, validation, policies, the deadline and error mapping are the core's
+(:class:`mcs.ToolDriver` and :mod:`mcs.pipeline`). The server fires the start hook
+before resolution, so that every execution, including one that is refused, is
+observed once and ended once (RFC-0001 section 12): an audit hook sees denied calls.
+
+No global state: each server owns its tools, policies, hooks and worker threads.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import dataclasses
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcs import pipeline
+from mcs.context import AgentContext
+from mcs.driver import DriverMeta, ToolDriver
+from mcs.errors import (
+    ConfigurationError,
+    InvalidInputError,
+    MissingDependencyError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+)
+from mcs.pipeline import Controls, ExecutionEvent, Invocation
+from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata
+from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
+from mcs.tools import Tool, ToolCall
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from starlette.applications import Starlette
+
+Transport = Literal["http", "websocket", "stdio"]
+TRANSPORTS: tuple[str, ...] = ("http", "websocket", "stdio")
+_NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0001")
+SERVER_EXTRA = "pip install 'mcs[server]'"
+
+
+def require_server_extra(feature: str) -> None:
+    """Raise :class:`MissingDependencyError` naming the extra when the HTTP stack is missing."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"{feature} needs {exc.name!r}, which is not installed: {SERVER_EXTRA}",
+            install=SERVER_EXTRA,
+        ) from None
+
+
+class _ToolsDriver(ToolDriver):
+    """The server's tools as a core driver, so calls take the core pipeline.
+
+    Deadlines are per tool (``timeout_ms``) and enforced here, on the server's own
+    worker threads, so one server's stuck tools cannot starve another server.
+    """
+
+    enforces_deadline = True
+
+    def __init__(self, server: McpServer, controls: Controls, max_workers: int) -> None:
+        super().__init__(timeout=None, description_mode="inline", on_unknown_tool="error",
+                         controls=controls)
+        self.meta = DriverMeta(
+            id=str(uuid.uuid5(_NAMESPACE, f"{server.name}/{server.version}")),
+            name=server.name[:40] or "server",
+            version=server.version,
+            protocol="RFC-0001",
+            transport="in-process",
+            spec_format="Pydantic models",
+        )
+        self._server = server
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix=f"mcs-server-{self.meta.name}"
+        )
+
+    def _list_tools(self) -> Iterable[Tool]:
+        tools = []
+        for server_tool in self._server._tools.values():
+            data = server_tool.metadata.model_dump(mode="json")
+            tools.append(Tool(
+                name=data["name"],
+                description=data["description"] or "",
+                input_schema=data["input_schema"],
+                output_schema=data["output_schema"],
+                annotations={"idempotentHint": data["idempotent"]},
+            ))
+        return tools
+
+    def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
+        invocation = super().prepare(call, context)
+        seconds = self._server._tools[invocation.tool.name].metadata.timeout_ms / 1000.0
+        return dataclasses.replace(invocation, deadline=time.monotonic() + seconds, timeout=seconds)
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        server_tool = self._server._tools[invocation.tool.name]
+        future = self._executor.submit(server_tool.invoke, invocation.arguments, invocation.context)
+        try:
+            return future.result(timeout=invocation.remaining())
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            meta = server_tool.metadata
+            retry = (
+                "It is idempotent: retrying is safe."
+                if meta.idempotent
+                else "It is not idempotent and may still complete: check its effect before retrying."
+            )
+            raise ToolTimeoutError(
+                f"{meta.name} did not finish within its timeout of {meta.timeout_ms} ms; "
+                f"its result will be discarded. {retry}",
+                tool=meta.name,
+            ) from None
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class McpServer:
+    """An RFC-0001 server: register tools, policies and hooks, then serve them.
+
+        server = McpServer(name="customer-mcp", version="1.0.0")
+        server.add_tool(get_customer)
+
+        @server.add_policy
+        def not_in_prod(ctx, tool_name, args): ...
+
+        server.run(host="127.0.0.1", port=8000)      # or server.asgi_app() for any ASGI server
+
+    Keyword arguments beyond the RFC's four: ``max_body_bytes`` (largest request
+    body or frame accepted, default 1 MiB) and ``max_workers`` (threads that run
+    tools; a tool that overran its timeout keeps its thread until it returns).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        version: str,
+        transport: str = "http",
+        description: str | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_workers: int = 32,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError("McpServer needs a non-empty name")
+        if not isinstance(version, str) or not version:
+            raise ConfigurationError("McpServer needs a non-empty version")
+        if transport not in TRANSPORTS:
+            raise ConfigurationError(
+                f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}"
+            )
+        if max_body_bytes < 1024:
+            raise ConfigurationError("max_body_bytes must be at least 1024")
+        self.name = name
+        self.version = version
+        self.transport = transport
+        self.description = description
+        self.max_body_bytes = max_body_bytes
+        self._tools: dict[str, ServerTool[Any, Any]] = {}
+        self.controls = Controls()
+        # The driver shares the policy list: policies run inside the core pipeline;
+        # hooks are fired by execute() so that refused calls are observed too.
+        self._driver = _ToolsDriver(self, Controls(policies=self.controls.policies), max_workers)
+
+    # ------------------------------------------------------------------ tools
+
+    def add_tool(self, server_tool: ServerTool[Any, Any]) -> ServerTool[Any, Any]:
+        """Register a function decorated with :func:`tool`; returns it (usable as a decorator).
+
+        Raises:
+            ToolDefinitionError: not decorated with ``@tool`` (rule ``not-a-tool``), or a
+                tool with that name is already registered (rule ``duplicate-name``).
+        """
+        if not isinstance(server_tool, ServerTool):
+            label = getattr(server_tool, "__qualname__", repr(server_tool))
+            raise ToolDefinitionError(
+                "not-a-tool",
+                f"{label} must be decorated with @tool(name=...) before it is registered",
+            )
+        if server_tool.name in self._tools:
+            raise ToolDefinitionError(
+                "duplicate-name", f"a tool named {server_tool.name!r} is already registered"
+            )
+        self._tools[server_tool.name] = server_tool
+        self._driver.refresh_tools()
+        return server_tool
+
+    def tool(
+        self,
+        *,
+        name: str,
+        description: str | None = None,
+        timeout_ms: int = 1000,
+        idempotent: bool = True,
+    ) -> Callable[[Callable[..., Any]], ServerTool[Any, Any]]:
+        """``@tool(...)`` and :meth:`add_tool` in one decorator."""
+
+        def wrap(func: Callable[..., Any]) -> ServerTool[Any, Any]:
+            return self.add_tool(ServerTool(
+                func, name=name, description=description, timeout_ms=timeout_ms,
+                idempotent=idempotent, localns=sys._getframe(1).f_locals,
+            ))
+
+        return wrap
+
+    @property
+    def tools(self) -> tuple[ToolMetadata, ...]:
+        """The registered tools' metadata, in registration order (immutable)."""
+        return tuple(t.metadata for t in self._tools.values())
+
+    def capabilities(self) -> dict[str, Any]:
+        """The body of ``GET /mcp/capabilities`` (a fresh, plain JSON-ready dict)."""
+        return {
+            "server": self.name,
+            "version": self.version,
+            "description": self.description,
+            "protocol": PROTOCOL_VERSION,
+            "tools": [t.metadata.model_dump(mode="json") for t in self._tools.values()],
+        }
+
+    # ------------------------------------------------------------------ policies and hooks
+
+    def add_policy(self, policy: pipeline.F) -> pipeline.F:
+        """Register ``policy(context, tool_name, args) -> PolicyDecision``; usable as a decorator.
+
+        Policies run in registration order after the arguments are validated; all
+        must allow, the first denial stops the call (``POLICY_DENIED``), and a policy
+        that raises or returns something else denies.
+        """
+        return self.controls.add_policy(policy)
+
+    def on_execute_start(self, hook: pipeline.F) -> pipeline.F:
+        """Register ``hook(event: ExecutionEvent)``, fired first for every execution."""
+        return self.controls.on_execute_start(hook)
+
+    def on_execute_end(self, hook: pipeline.F) -> pipeline.F:
+        """Register a hook fired when an execution succeeds (``event.result`` is a copy)."""
+        return self.controls.on_execute_end(hook)
+
+    def on_execute_error(self, hook: pipeline.F) -> pipeline.F:
+        """Register a hook fired when an execution fails for any reason (``event.error``)."""
+        return self.controls.on_execute_error(hook)
+
+    # ------------------------------------------------------------------ executing
+
+    def execute(
+        self, tool: str, arguments: Mapping[str, Any] | None = None,
+        context: AgentContext | None = None,
+    ) -> Outcome:
+        """Run one execution through the whole lifecycle; never raises a :class:`ToolCallError`.
+
+        Blocks until the tool returns or its ``timeout_ms`` passes. Hooks fire on the
+        calling thread; the tool itself runs on one of the server's worker threads.
+        """
+        context = context or AgentContext()
+        event = ExecutionEvent(
+            tool=tool,
+            arguments=MappingProxyType(_copy(arguments)),
+            context=context,
+            started_at=time.time(),
+        )
+        self.controls.fire(self.controls.start_hooks, event)
+        started = time.perf_counter()
+        try:
+            if not isinstance(arguments, Mapping):
+                raise InvalidInputError("'arguments' must be a JSON object.", tool=tool)
+            if tool not in self._tools:
+                raise ToolNotFoundError(_not_found(tool, self._tools), tool=tool)
+            result = self._driver.call_tool(tool, dict(arguments), context=context)
+        except Exception as exc:
+            error = pipeline.map_exception(exc, tool)
+            self.controls.fire(self.controls.error_hooks, dataclasses.replace(
+                event, duration_ms=_ms(started), error=error))
+            return Outcome(tool=tool, request_id=context.request_id, error=error)
+        self.controls.fire(self.controls.end_hooks, dataclasses.replace(
+            event, duration_ms=_ms(started), result=copy.deepcopy(result)))
+        return Outcome(tool=tool, request_id=context.request_id, result=result)
+
+    # ------------------------------------------------------------------ serving
+
+    def asgi_app(self) -> Starlette:
+        """A Starlette (ASGI) app serving HTTP and WebSocket; run it with any ASGI server.
+
+        Raises:
+            MissingDependencyError: the ``server`` extra is not installed.
+        """
+        require_server_extra("McpServer.asgi_app()")
+        from mcs.server.app import create_app
+
+        return create_app(self)
+
+    def run(
+        self, *, host: str = "127.0.0.1", port: int = 8000, transport: str | None = None,
+        log_level: str = "warning",
+    ) -> None:
+        """Serve until interrupted: HTTP and WebSocket with uvicorn, or STDIO.
+
+        ``transport`` defaults to the one given to the constructor. ``"http"`` and
+        ``"websocket"`` both start the same app (both endpoints are always there).
+        """
+        chosen = transport or self.transport
+        if chosen not in TRANSPORTS:
+            raise ConfigurationError(f"transport must be one of {', '.join(TRANSPORTS)}")
+        from mcs.server.runner import serve
+
+        serve(self, transport=chosen, host=host, port=port, log_level=log_level)
+
+    def close(self) -> None:
+        """Stop the worker threads (tools still running are abandoned)."""
+        self._driver.close()
+
+    def __repr__(self) -> str:
+        return f"<McpServer {self.name!r} {self.version} tools={list(self._tools)}>"
+
+
+def _copy(arguments: Any) -> dict[str, Any]:
+    if not isinstance(arguments, Mapping):
+        return {}
+    try:
+        return copy.deepcopy(dict(arguments))
+    except Exception:
+        return dict(arguments)
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
+def _not_found(name: str, tools: Mapping[str, Any]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(tools), n=3, cutoff=0.6)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    listing = ", ".join(list(tools)[:20]) or "none"
+    return f"There is no tool named {name!r}.{hint} Available tools: {listing}."

@@ -1,0 +1,79 @@
+"""``mcs serve ... --protocol rfc0001`` exposes any driver or toolbox over the wire protocol."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+MCS = [sys.executable, "-m", "mcs.cli"]
+
+
+def _stdio(args: list[str], frames: list[dict[str, object]], cwd: Path | None = None) -> list[dict[str, object]]:
+    text = "".join(json.dumps(f) + "\n" for f in frames)
+    done = subprocess.run([*MCS, "serve", *args, "--protocol", "rfc0001", "--transport", "stdio"],
+                          input=text.encode(), capture_output=True, timeout=60, cwd=cwd, check=True)
+    return [json.loads(line) for line in done.stdout.decode().splitlines()]
+
+
+def test_a_registered_driver_is_served_over_stdio() -> None:
+    replies = _stdio(["functions"], [
+        {"id": 1, "method": "capabilities"},
+        {"id": 2, "method": "execute", "tool": "add", "arguments": {"a": 2, "b": 3}},
+        {"id": 3, "method": "execute", "tool": "nope", "arguments": {}},
+        {"id": 4, "method": "execute", "tool": "add", "arguments": {"a": "x"}},
+    ])
+    capabilities, added, missing, invalid = replies
+    assert capabilities["status"] == 200
+    tools = {t["name"]: t for t in capabilities["body"]["tools"]}
+    assert {"add", "get_weather"} <= set(tools) and tools["add"]["timeout_ms"] == 30000
+    assert added["status"] == 200 and added["body"]["result"] == 5
+    assert missing["status"] == 404 and missing["body"]["error"] == "TOOL_NOT_FOUND"
+    assert invalid["status"] == 400 and invalid["body"]["error"] == "INVALID_INPUT"
+
+
+def test_a_toolbox_file_is_served_over_stdio(tmp_path: Path) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text("drivers:\n  math: {driver: functions}\n")
+    replies = _stdio(["-c", str(config)], [
+        {"id": 1, "method": "execute", "tool": "add", "arguments": {"a": 1, "b": 1}},
+    ])
+    assert replies[0]["status"] == 200 and replies[0]["body"]["result"] == 2
+
+
+def test_a_driver_is_served_over_http() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([*MCS, "serve", "functions", "--protocol", "rfc0001",
+                             "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                capabilities = httpx.get(url + "/mcp/capabilities", timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.05)
+        assert capabilities.json()["server"] == "functions"
+        answer = httpx.post(url + "/mcp/execute", json={"tool": "get_weather", "arguments": {"city": "Paris"}})
+        assert answer.status_code == 200 and answer.json()["result"]["sky"] == "light rain"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_an_unknown_driver_is_a_usage_error() -> None:
+    done = subprocess.run([*MCS, "serve", "no-such-driver", "--protocol", "rfc0001", "--transport", "stdio"],
+                          capture_output=True, timeout=60, input=b"")
+    assert done.returncode == 2
+    assert b"no MCS driver named 'no-such-driver'" in done.stderr

@@ -1,0 +1,96 @@
+"""RFC0001Driver: a running server's capabilities become an MCS driver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rfc0001_helpers import build_server, running_app
+
+import mcs
+from mcs.server.client import RFC0001Driver
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = build_server(tmp_path_factory.mktemp("client") / "audit.jsonl")
+    with running_app(server.asgi_app()) as base:
+        yield base
+    server.close()
+
+
+@pytest.fixture
+def driver(url: str) -> Iterator[mcs.MCSDriver]:
+    loaded = mcs.load_driver("rfc0001", url=url + "/mcp/capabilities", agent_id="driver-agent")
+    yield loaded
+    assert isinstance(loaded, RFC0001Driver)
+    loaded.close()
+
+
+def test_load_driver_gives_a_driver_whose_description_lists_the_server_tools(driver: mcs.MCSDriver) -> None:
+    description = driver.get_function_description("gpt-4o")
+    assert "echo" in description and "Repeat text; reports who called." in description
+    assert "echo" in driver.get_driver_system_message("gpt-4o")
+
+
+def test_an_llm_call_is_executed_on_the_server(driver: mcs.MCSDriver) -> None:
+    result = driver.process_llm_response('{"tool": "echo", "arguments": {"text": "hi", "times": 2}}')
+    assert result["text"] == "hihi" and result["agent_id"] == "driver-agent"
+
+
+def test_the_callers_context_travels_as_headers(driver: mcs.MCSDriver) -> None:
+    context = mcs.AgentContext(agent_id="llm-1", model="claude", request_id="drv-1",
+                               metadata={"tenant": "acme"})
+    result = driver.process_llm_response('{"tool": "echo", "arguments": {"text": "x"}}', context=context)
+    assert (result["agent_id"], result["model"], result["request_id"], result["tenant"]) == (
+        "llm-1", "claude", "drv-1", "acme")
+
+
+@pytest.mark.parametrize(("tool", "error"), [
+    ("forbidden", mcs.PolicyDeniedError),
+    ("boom", mcs.ExecutionError),
+    ("stuck", mcs.ToolTimeoutError),
+])
+def test_server_errors_come_back_as_the_same_error(driver: mcs.MCSDriver, tool: str,
+                                                   error: type[mcs.ToolCallError]) -> None:
+    with pytest.raises(error) as info:
+        driver.process_llm_response({"tool": tool, "arguments": {}})
+    assert info.value.tool == tool and info.value.message
+
+
+def test_a_response_without_a_call_for_the_server_passes_through(driver: mcs.MCSDriver) -> None:
+    text = "No tool needed."
+    assert driver.process_llm_response(text) is text
+
+
+def test_arguments_are_validated_before_anything_is_sent(driver: mcs.MCSDriver) -> None:
+    with pytest.raises(mcs.InvalidInputError):
+        driver.process_llm_response({"tool": "echo", "arguments": {"text": 1}})
+
+
+async def test_the_async_path_reaches_the_server_too(driver: mcs.MCSDriver) -> None:
+    result = await driver.aprocess_llm_response('{"tool": "echo", "arguments": {"text": "a"}}')
+    assert result["text"] == "a"
+
+
+def test_healthcheck_reports_the_server(driver: mcs.MCSDriver, url: str) -> None:
+    assert driver.supports("healthcheck")
+    health = driver.healthcheck()  # type: ignore[attr-defined]
+    assert health == {"status": "ok", "server": "sample", "version": "1.2.3", "tools": 6}
+
+
+def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with RFC0001Driver(f"http://127.0.0.1:{port}") as dead, pytest.raises(mcs.ConfigurationError,
+                                                                         match="cannot read"):
+        dead.get_function_description()
+
+
+def test_a_url_that_is_not_http_is_refused() -> None:
+    with pytest.raises(mcs.ConfigurationError, match="http:// or https://"):
+        RFC0001Driver("ftp://example.invalid")
