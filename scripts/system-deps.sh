@@ -3,6 +3,8 @@
 # Each entry: a command the tests need and the Debian package that provides it.
 set -euo pipefail
 wanted=(
+    "node:nodejs"   # the official MCP conformance suite (npm package) runs on Node
+    "npm:npm"
 )
 missing=()
 for pair in "${wanted[@]}"; do

@@ -6,12 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rest_paths import CORPUS
 from rest_server import Running, serve
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-CORPUS = ROOT / ".." / "shared" / "corpus"
-PETSTORE = HERE / "petstore.yaml"
 
 
 @pytest.fixture(scope="session")

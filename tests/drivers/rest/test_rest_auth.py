@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PETSTORE
 from mcs_rest import RestDriver
+from rest_paths import PETSTORE
 from rest_server import Running
 
 from mcs.errors import ConfigurationError, ExecutionError

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PETSTORE
 from mcs_rest import BinaryContent, RestDriver
+from rest_paths import PETSTORE
 from rest_server import Running
 
 from mcs.errors import ExecutionError, InvalidInputError

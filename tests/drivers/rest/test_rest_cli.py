@@ -7,7 +7,7 @@ import json
 import jsonschema_rs
 import pytest
 import yaml
-from conftest import CORPUS, PETSTORE
+from rest_paths import CORPUS, PETSTORE
 from rest_server import Running
 
 from mcs.cli import main

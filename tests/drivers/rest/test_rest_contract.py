@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PETSTORE
 from mcs_rest import RestDriver
+from rest_paths import PETSTORE
 from rest_server import Running
 
 testing = pytest.importorskip("mcs.testing", reason="the core's contract suite (mcs.testing) is not installed")

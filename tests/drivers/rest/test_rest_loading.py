@@ -8,10 +8,10 @@ from pathlib import Path
 
 import jsonschema_rs
 import pytest
-from conftest import CORPUS, PETSTORE
 from mcs_rest import RestDriver, SpecError
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._spec import Spec, parse_document
+from rest_paths import CORPUS, PETSTORE
 
 from mcs.errors import ConfigurationError
 from mcs.validation import compile_validator

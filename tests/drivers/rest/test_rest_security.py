@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import PETSTORE
 from mcs_rest import RestDriver
+from rest_paths import PETSTORE
 from rest_server import ResettingServer, Running
 
 from mcs.errors import ExecutionError, InvalidInputError, ToolTimeoutError

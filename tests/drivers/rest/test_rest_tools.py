@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, PETSTORE
 from mcs_rest import RestDriver
+from rest_paths import CORPUS, PETSTORE
 from rest_server import Running
 
 from mcs.tools import TOOL_NAME_PATTERN
@@ -190,7 +190,7 @@ def test_search_finds_the_operation_for_a_task(corpus):
 
 def test_models_that_reject_refs_get_them_inlined():
     with RestDriver(PETSTORE, description_mode="inline") as driver:
-        plain = driver.get_function_description("gpt-4o")
+        plain = driver.get_function_description("claude-3-5-sonnet")
         shaped = driver.get_function_description("gemini-1.5-pro")
         tools = driver.shaped_tools("gemini-2.0-flash")
     assert "#/$defs/Node" in plain

@@ -294,7 +294,8 @@ def install(
     or ``driver.implements``; each interface is checked against the served tools on first
     request, and one that does not conform is logged and its tools listed as unclassified.
 
-    ``as_method=False`` offers only the tool (no request method, no capability), for
+    A driver that declares no interface gets the request method only: its tool list is
+    left exactly as it is. ``as_method=False`` offers only the tool (no request method, no capability), for
     servers that must stay within the standard method set.
 
     Returns the declared implementations (checked against the driver's own tools when it
@@ -386,6 +387,10 @@ def install(
 
     if as_method:
         server.add_request_handler(METHOD, params_type, on_list_interfaces)
+    if spec is None:
+        # Nothing declared: the method still answers (every tool unclassified), but the
+        # served tool list stays exactly the driver's own (a gen-mcp file's, for example).
+        return preview
     server.add_request_handler("tools/list", list_entry.params_type, on_list_tools)
     server.add_request_handler("tools/call", call_entry.params_type, on_call_tool)
     return preview
