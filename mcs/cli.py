@@ -1,10 +1,11 @@
 """The ``mcs`` command line.
 
     mcs drivers                              what is installed, and what is missing
-    mcs describe DRIVER [-o k=v] [--model M] [--format text|openai|anthropic|gemini|mcp]
+    mcs describe DRIVER [-o k=v] [--model M] [--format text|openai|openai_responses|anthropic|gemini|mcp]
     mcs prompt DRIVER --model M [-o k=v]
     mcs call DRIVER [-o k=v] [-r RESPONSE]   the LLM response from -r or stdin
     mcs serve TARGET [--protocol mcp|rfc0001] [--transport stdio|http] [--host H] [--port N]
+                     [-s KEY=VALUE]          a serving option for the protocol's backend
 
 ``DRIVER`` is a registered driver name, or ``--config FILE`` names several drivers (a
 toolbox). Options are ``-o key=value``; values that parse as JSON (numbers, booleans,
@@ -20,7 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
 
@@ -108,22 +110,36 @@ def _cmd_drivers(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_describe(args: argparse.Namespace) -> int:
+@contextmanager
+def opened_driver(args: argparse.Namespace) -> Iterator[MCSDriver]:
+    """:func:`build_driver`, closed (connections released) when the command is done."""
     driver = build_driver(args)
-    if args.format == "text":
-        print(driver.get_function_description(args.model))
-        return EXIT_OK
-    from mcs.driver import ToolDriver
-    from mcs.native import export_tools
+    try:
+        yield driver
+    finally:
+        close = getattr(driver, "close", None)
+        if callable(close):
+            close()
 
-    if not isinstance(driver, ToolDriver):
-        raise ConfigurationError(f"--format {args.format} needs a driver built on ToolDriver")
-    print(json.dumps(export_tools(driver.list_tools(), args.format), indent=2, ensure_ascii=False))
-    return EXIT_OK
+
+def _cmd_describe(args: argparse.Namespace) -> int:
+    with opened_driver(args) as driver:
+        if args.format == "text":
+            print(driver.get_function_description(args.model))
+            return EXIT_OK
+        from mcs.driver import ToolDriver
+        from mcs.native import export_tools
+
+        if not isinstance(driver, ToolDriver):
+            raise ConfigurationError(f"--format {args.format} needs a driver built on ToolDriver")
+        tools = export_tools(driver.list_tools(), args.format)
+        print(json.dumps(tools, indent=2, ensure_ascii=False))
+        return EXIT_OK
 
 
 def _cmd_prompt(args: argparse.Namespace) -> int:
-    print(build_driver(args).get_driver_system_message(args.model))
+    with opened_driver(args) as driver:
+        print(driver.get_driver_system_message(args.model))
     return EXIT_OK
 
 
@@ -139,13 +155,13 @@ def _read_response(raw: str | None) -> Any:
 
 
 def _cmd_call(args: argparse.Namespace) -> int:
-    driver = build_driver(args)
-    response = _read_response(args.response)
-    try:
-        result = driver.process_llm_response(response)
-    except ToolCallError as error:
-        print(json.dumps(error.to_dict(), ensure_ascii=False))
-        return EXIT_CALL_FAILED
+    with opened_driver(args) as driver:
+        response = _read_response(args.response)
+        try:
+            result = driver.process_llm_response(response)
+        except ToolCallError as error:
+            print(json.dumps(error.to_dict(), ensure_ascii=False))
+            return EXIT_CALL_FAILED
     if result is response:
         print(json.dumps({"error": "NO_CALL", "message": "the response holds no call for this driver"}))
         return EXIT_CALL_FAILED
@@ -181,7 +197,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_driver_arguments(describe)
     describe.add_argument("--model", help="the model the description is for")
     describe.add_argument("--format", default="text",
-                          choices=["text", "openai", "anthropic", "gemini", "mcp"])
+                          choices=["text", "openai", "openai_responses", "anthropic", "gemini", "mcp"])
     describe.set_defaults(handler=_cmd_describe)
 
     prompt = sub.add_parser("prompt", help="print the system prompt for a model")
