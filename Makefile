@@ -22,7 +22,7 @@ system-deps:
 demo: install
 	$(PY) -m mcs_rest.demo
 
-test: install system-deps
+test: install system-deps lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: install
@@ -32,6 +32,7 @@ bench: install
 lint: install
 	$(VENV)/bin/ruff check mcs drivers tests bench examples
 	$(VENV)/bin/mypy mcs
+	$(VENV)/bin/mypy --strict $(foreach d,$(DRIVER_DIRS),$(wildcard $(d)/mcs_*))
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -41,7 +41,7 @@ from mcs_mcp.serving.options import (
 MCP_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def default_extensions() -> list[Callable[[Any, Any], None]]:
+def default_extensions() -> list[Callable[[Any, Any], object]]:
     """The Interfaces layer's installer when it is present, else nothing."""
     try:
         from mcs_mcp.interfaces.wire import install  # type: ignore[import-not-found,unused-ignore]

@@ -36,7 +36,8 @@ from mcs_mcp.serving.options import ServeOptions
 
 logger = logging.getLogger("mcs_mcp.serving")
 
-Extension = Callable[[Server[Any], Any], None]
+#: Called as ``extension(server, driver)``; what it returns is ignored.
+Extension = Callable[[Server[Any], Any], object]
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
 _LEVEL_KEY = "mcs.log_level"
 HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
