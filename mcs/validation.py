@@ -270,14 +270,16 @@ class ArgumentValidator:
                     f"unexpected argument(s) {', '.join(map(repr, unexpected))}; allowed: {allowed}"
                 )
                 fields.extend(unexpected)
+            elif kind == "Required" and path:
+                name = getattr(error.kind, "property", error.message)
+                problems.append(f"{_location(path)}: missing required property {name!r}")
+                fields.append(".".join(str(p) for p in [*path, name]))
             elif kind == "Required":
-                missing = [name for name in self._schema.get("required", ()) if name not in arguments]
-                names = missing or [error.message]
-                for name in names:
-                    expected = _types_of(self._properties.get(name), self._schema) if isinstance(name, str) else set()
-                    hint = f" ({'/'.join(sorted(expected))})" if expected else ""
-                    problems.append(f"missing required argument {name!r}{hint}")
-                fields.extend(str(n) for n in names)
+                name = getattr(error.kind, "property", error.message)
+                expected = _types_of(self._properties.get(name), self._schema) if isinstance(name, str) else set()
+                hint = f" ({'/'.join(sorted(expected))})" if expected else ""
+                problems.append(f"missing required argument {name!r}{hint}")
+                fields.append(str(name))
             else:
                 problems.append(f"{_location(path)}: {_bounded_message(error)}")
                 if path:

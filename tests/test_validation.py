@@ -101,6 +101,32 @@ def test_a_missing_required_argument_is_named_with_its_type(validator: Any) -> N
     assert error.details["fields"] == ["count"]
 
 
+def test_a_missing_nested_property_is_named_with_its_parent() -> None:
+    nested = compile_validator(
+        {
+            "type": "object",
+            "properties": {
+                "checks": {
+                    "type": "object",
+                    "properties": {"strict": {"type": "boolean"}, "contexts": {"type": "array"}},
+                    "required": ["strict", "contexts"],
+                },
+            },
+            "required": ["checks"],
+        },
+        tool="search",
+    )
+    error = _refusal(nested, {"checks": {"strict": True}})
+    assert "argument 'checks': missing required property 'contexts'" in error.message
+    assert "'strict'" not in error.message
+    assert error.details["fields"] == ["checks.contexts"]
+
+
+def test_every_missing_top_level_argument_is_named_once(validator: Any) -> None:
+    error = _refusal(validator, {})
+    assert error.message.count("missing required argument") == len(SCHEMA["required"])
+
+
 def test_extra_top_level_arguments_are_refused_and_the_allowed_ones_listed(validator: Any) -> None:
     error = _refusal(validator, {"count": 1, "exec": "rm -rf /", "config": "/evil"})
     assert "unexpected argument(s) 'config', 'exec'" in error.message
