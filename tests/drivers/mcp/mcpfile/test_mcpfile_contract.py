@@ -1,7 +1,8 @@
 """The core's contract suite (mcs.testing) over an MCP file: HTTP and CLI tools, a prompt, a resource.
 
 The HTTP invocations reach the recording server on loopback; the CLI ones run real
-commands. ``valid_call`` is parametrized so a real call of each kind is checked.
+commands. ``valid_call`` is parametrized so a real call of each kind is checked, with
+and without a tool-name prefix.
 """
 
 from __future__ import annotations
@@ -49,23 +50,31 @@ CALLS = {
 
 
 class TestMCPFileDriverContract(DriverContractTests):
-    @pytest.fixture
-    def driver(self, new_driver: Callable[..., MCPFileDriver], write_file: Callable[..., Path],
-               recorder: Recorder) -> MCPFileDriver:
+    @pytest.fixture(params=[None, "files"], ids=["plain", "prefixed"])
+    def driver(self, request: pytest.FixtureRequest, new_driver: Callable[..., MCPFileDriver],
+               write_file: Callable[..., Path], recorder: Recorder) -> MCPFileDriver:
         recorder.replies["/users/7"] = Reply(body=json.dumps(USER).encode())
         recorder.replies["/forecast/Oslo"] = Reply(body=b'{"t": -3}')
-        return new_driver(write_file(contract_file(recorder.url)))
+        return new_driver(write_file(contract_file(recorder.url)), prefix=request.param)
 
     @pytest.fixture(params=sorted(CALLS))
-    def valid_call(self, request: pytest.FixtureRequest) -> str:
-        return json.dumps(CALLS[request.param][0])
+    def call(self, request: pytest.FixtureRequest, driver: MCPFileDriver) -> tuple[str, Any]:
+        """A call of one kind (named as this driver exposes it) and what it returns."""
+        call, expected = CALLS[request.param]
+        name = f"{driver.prefix}_{call['tool']}" if driver.prefix else call["tool"]
+        return json.dumps({**call, "tool": name}), expected
 
-    def test_valid_call_gives_what_the_file_declares(self, driver: MCPFileDriver, valid_call: str) -> None:
-        (expected,) = [result for call, result in CALLS.values() if json.dumps(call) == valid_call]
-        assert driver.process_llm_response(valid_call) == expected
+    @pytest.fixture
+    def valid_call(self, call: tuple[str, Any]) -> str:
+        return call[0]
+
+    def test_valid_call_gives_what_the_file_declares(self, driver: MCPFileDriver, call: tuple[str, Any]) -> None:
+        response, expected = call
+        assert driver.process_llm_response(response) == expected
 
     def test_invalid_arguments_send_no_request(self, driver: MCPFileDriver, recorder: Recorder) -> None:
         for name, field in (("get_user", "userId"), ("resource_template_forecast", "city")):
+            exposed = f"{driver.prefix}_{name}" if driver.prefix else name
             with pytest.raises(InvalidInputError, match=field):
-                driver.process_llm_response(json.dumps({"tool": name, "arguments": {"extra": 1}}))
+                driver.process_llm_response(json.dumps({"tool": exposed, "arguments": {"extra": 1}}))
         assert recorder.requests == []
