@@ -94,3 +94,14 @@ def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
 def test_a_url_that_is_not_http_is_refused() -> None:
     with pytest.raises(mcs.ConfigurationError, match="http:// or https://"):
         RFC0001Driver("ftp://example.invalid")
+
+
+async def test_a_prefix_keeps_calls_working(url: str) -> None:
+    with mcs.load_driver("rfc0001", url=url, prefix="srv") as driver:
+        assert "srv_echo" in {t.name for t in driver.list_tools()}
+        assert driver.process_llm_response('{"tool": "srv_echo", "arguments": {"text": "a"}}')["text"] == "a"
+        result = await driver.aprocess_llm_response({"tool": "srv_echo", "arguments": {"text": "b"}})
+        assert result["text"] == "b"
+        with pytest.raises(mcs.ExecutionError) as info:
+            driver.process_llm_response({"tool": "srv_boom", "arguments": {}})
+        assert info.value.tool == "srv_boom"

@@ -405,7 +405,8 @@ class MCPDriver(ToolDriver):
     # ----------------------------------------------------------------- calling
 
     def _route(self, invocation: Invocation) -> tuple[_Route, Endpoint]:
-        route = self._routes.get(invocation.tool.name)
+        # Routes are keyed by the exposed name before the driver's `prefix` is applied.
+        route = self._routes.get(str(invocation.tool.meta.get("unprefixed_name", invocation.tool.name)))
         if route is None:
             raise ExecutionError(f"{invocation.tool.name} is not offered by any connected MCP server")
         return route, self.connections[route.server]

@@ -208,3 +208,25 @@ def test_sync_calls_from_many_threads_share_the_session(stdio_driver: MCPDriver)
 async def test_a_sync_call_from_inside_a_running_loop_still_works(stdio_driver: MCPDriver) -> None:
     # call_tool() is synchronous: inside async code the shared loop is run by a helper thread
     assert stdio_driver.call_tool("echo", {"text": "in loop"}) == {"result": "in loop"}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_prefix_keeps_tools_prompts_and_resources_callable(
+    transport: str, request: pytest.FixtureRequest, quiet: Any
+) -> None:
+    if transport == "stdio":
+        options: dict[str, Any] = {**player_stdio_options(), "stderr": quiet}
+    else:
+        options = {"url": request.getfixturevalue("player_http")}
+    driver = load_driver("mcp", prefix="pl", include_prompts=True, include_resources=True, **options)
+    try:
+        names = {t.name for t in driver.list_tools()}
+        assert {"pl_add", "pl_prompt_greeting", "pl_read_resource"} <= names
+        assert driver.process_llm_response('{"tool": "pl_add", "arguments": {"a": 1, "b": 2}}') == {"result": 3}
+        assert driver.call_tool("pl_prompt_greeting", {"name": "Ann"}) == [
+            {"role": "user", "content": "Say hello to Ann."}
+        ]
+        assert driver.call_tool("pl_read_resource", {"uri": "memo://readme"}) == "This is the readme."
+        assert await driver.aprocess_llm_response({"tool": "pl_echo", "arguments": {"text": "a"}}) == {"result": "a"}
+    finally:
+        driver.close()

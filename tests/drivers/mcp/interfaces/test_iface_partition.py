@@ -122,3 +122,10 @@ def test_a_toolbox_can_be_partitioned_by_interface_too() -> None:
     view = InterfaceView(box, implements=Workbench.implements, active=["code.editor"])
     assert {t.name for t in view.list_tools()} == {"read", "edit", "run"}
     assert view.call_tool("read", {"path": "/a.py"}).path == "/a.py"
+
+
+async def test_a_prefix_on_the_view_keeps_calls_working() -> None:
+    view = InterfaceView(Workbench([nav_list, read, rm, edit, run]), active=["code.editor"], prefix="ws")
+    assert {t.name for t in view.list_tools()} == {"ws_read", "ws_edit", "ws_run"}
+    assert view.process_llm_response({"tool": "ws_read", "arguments": {"path": "/a.py"}}).path == "/a.py"
+    assert (await view.acall_tool("ws_read", {"path": "/a.py"})).path == "/a.py"
