@@ -23,6 +23,7 @@ from typing import Any
 
 from mcs.context import AgentContext
 from mcs.errors import ErrorCode, ExecutionError, InvalidInputError, ToolCallError
+from mcs.tools import json_type
 
 PROTOCOL_VERSION = "1.0"
 
@@ -144,7 +145,7 @@ def parse_execute(payload: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(payload, dict):
         raise InvalidInputError(
             f'An execute request is a JSON object {{"tool": ..., "arguments": {{...}}}}, '
-            f"got {_json_type(payload)}."
+            f"got {_type_in_words(payload)}."
         )
     unknown = sorted(set(payload) - _EXECUTE_KEYS)
     if unknown:
@@ -155,30 +156,26 @@ def parse_execute(payload: Any) -> tuple[str, dict[str, Any]]:
     tool = payload.get("tool")
     if not isinstance(tool, str) or not tool:
         raise InvalidInputError(
-            f"'tool' must be a non-empty string naming a tool, got {_json_type(tool)}."
+            f"'tool' must be a non-empty string naming a tool, got {_type_in_words(tool)}."
         )
     arguments = payload.get("arguments", {})
     if not isinstance(arguments, dict):
         raise InvalidInputError(
-            f"'arguments' must be a JSON object, got {_json_type(arguments)}.", tool=tool
+            f"'arguments' must be a JSON object, got {_type_in_words(arguments)}.", tool=tool
         )
     return tool, arguments
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+_TYPE_IN_WORDS = {
+    "null": "null", "boolean": "a boolean", "integer": "a number", "number": "a number",
+    "string": "a string", "array": "an array", "object": "an object",
+}
+
+
+def _type_in_words(value: Any) -> str:
+    """What an error message calls ``value``: ``"a string"``, ``"an object"``, ``"null"``..."""
+    kind = json_type(value)
+    return type(value).__name__ if kind is None else _TYPE_IN_WORDS[kind]
 
 
 def _check_text(name: str, value: Any, limit: int) -> str:
@@ -261,7 +258,7 @@ def context_from_json(value: Any, default: AgentContext | None = None) -> AgentC
     if value is None:
         value = {}
     if not isinstance(value, dict):
-        raise InvalidInputError(f"'context' must be a JSON object, got {_json_type(value)}.")
+        raise InvalidInputError(f"'context' must be a JSON object, got {_type_in_words(value)}.")
     unknown = sorted(set(value) - {"agent_id", "model", "request_id", "metadata"})
     if unknown:
         raise InvalidInputError(
