@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,8 @@ MAX_META_KEYS = 32
 MAX_META_VALUE = 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 _META_KEY = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
-_EXECUTE_KEYS = frozenset({"tool", "arguments"})
+_EXECUTE_KEYS = ("tool", "arguments")
+_CONTEXT_KEYS = ("agent_id", "model", "request_id", "metadata")
 
 
 def error_body(code: ErrorCode, message: str) -> dict[str, str]:
@@ -133,6 +134,22 @@ def decode_json(raw: bytes | str) -> Any:
         raise InvalidInputError(f"The request body is not valid JSON: {exc}.") from None
 
 
+def refuse_unknown_keys(payload: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    """Refuse a request object with a key outside ``allowed``, so a typo is reported, not ignored.
+
+    Raises:
+        InvalidInputError: naming the unknown keys (sorted) and ``allowed`` (in the order
+            given) of the object described by ``where`` ("the frame", "'context'").
+    """
+    unknown = sorted(set(payload).difference(allowed))
+    if unknown:
+        names = [repr(key) for key in allowed]
+        listing = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
+        raise InvalidInputError(
+            f"Unknown key(s) {', '.join(map(repr, unknown))} in {where}; allowed keys are {listing}."
+        )
+
+
 def parse_execute(payload: Any) -> tuple[str, dict[str, Any]]:
     """``{"tool": str, "arguments": object}`` -> ``(tool, arguments)``.
 
@@ -147,12 +164,7 @@ def parse_execute(payload: Any) -> tuple[str, dict[str, Any]]:
             f'An execute request is a JSON object {{"tool": ..., "arguments": {{...}}}}, '
             f"got {_type_in_words(payload)}."
         )
-    unknown = sorted(set(payload) - _EXECUTE_KEYS)
-    if unknown:
-        raise InvalidInputError(
-            f"Unknown key(s) {', '.join(map(repr, unknown))} in the execute request; "
-            "allowed keys are 'tool' and 'arguments'."
-        )
+    refuse_unknown_keys(payload, _EXECUTE_KEYS, "the execute request")
     tool = payload.get("tool")
     if not isinstance(tool, str) or not tool:
         raise InvalidInputError(
@@ -259,12 +271,7 @@ def context_from_json(value: Any, default: AgentContext | None = None) -> AgentC
         value = {}
     if not isinstance(value, dict):
         raise InvalidInputError(f"'context' must be a JSON object, got {_type_in_words(value)}.")
-    unknown = sorted(set(value) - {"agent_id", "model", "request_id", "metadata"})
-    if unknown:
-        raise InvalidInputError(
-            f"Unknown key(s) {', '.join(map(repr, unknown))} in 'context'; allowed keys are "
-            "'agent_id', 'model', 'request_id' and 'metadata'."
-        )
+    refuse_unknown_keys(value, _CONTEXT_KEYS, "'context'")
     metadata = value.get("metadata")
     if metadata is None:
         metadata = dict(default.metadata) if default is not None else {}
