@@ -86,21 +86,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 _DRIVER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
-def _driver_class(spec: str) -> Any:
-    """``package.module:ClassName`` -> the class."""
-    import importlib
-
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r} for {spec!r}: {exc}") from None
-    found = getattr(module, attr, None)
-    if not callable(found):
-        raise ConfigurationError(f"{module_name!r} has no driver class {attr!r}")
-    return found
-
-
 def _is_driver_name(target: str) -> bool:
     from importlib import metadata
 
@@ -192,9 +177,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         reports = check_server(mcp_options, registry, args.implements)
     else:
         from mcs.registry import load_driver
+        from mcs_mcp._targets import import_driver_class
 
         if _DRIVER_CLASS.match(args.target):
-            driver = _driver_class(args.target)(**options)
+            driver = import_driver_class(args.target)(**options)
         else:
             driver = load_driver(args.target, **options)
         try:
