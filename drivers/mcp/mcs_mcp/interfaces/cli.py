@@ -109,16 +109,10 @@ def _mcp_options(target: str, options: dict[str, Any]) -> dict[str, Any] | None:
 
 
 async def _inspect(client: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    from mcs_mcp.client_driver import list_all_tools
     from mcs_mcp.interfaces import wire
 
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    for _ in range(1000):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
+    tools = await list_all_tools(client)
     listing = None
     if wire.server_offers_interfaces(client.server_capabilities):
         listing = await wire.request_listing(client.session)
