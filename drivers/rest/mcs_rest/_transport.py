@@ -150,9 +150,13 @@ def _set_read_timeout(response: httpx.Response, deadline: float | None) -> None:
         timeouts["read"] = max(0.001, deadline - time.monotonic())
 
 
+def _incomplete(tool: str) -> ToolTimeoutError:
+    return ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool)
+
+
 def _over(deadline: float | None, tool: str) -> None:
     if deadline is not None and time.monotonic() >= deadline:
-        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool)
+        raise _incomplete(tool)
 
 
 def _already_read(response: httpx.Response, cap: int) -> Response | None:
@@ -163,56 +167,66 @@ def _already_read(response: httpx.Response, cap: int) -> Response | None:
     return _decode(response.status_code, response.headers, body[:cap], len(body) > cap, cap)
 
 
+class _CappedBody:
+    """A streamed body as it arrives: inflated, and cut once it passes ``cap`` decoded bytes."""
+
+    def __init__(self, response: httpx.Response, cap: int) -> None:
+        self._inflater = _Inflater(response.headers.get("content-encoding", ""))
+        self._cap = cap
+        self._chunks: list[bytes] = []
+        self._total = 0
+        self._truncated = False
+
+    def add(self, raw: bytes) -> bool:
+        """Take one raw chunk; ``True`` when the cap is passed and reading must stop."""
+        data = self._inflater.feed(raw, self._cap - self._total + 1)
+        self._total += len(data)
+        self._chunks.append(data)
+        self._truncated = self._total > self._cap or self._inflater.pending
+        return self._truncated
+
+    def decoded(self, response: httpx.Response) -> Response:
+        """The :class:`Response` for what was read, marked truncated when it was cut."""
+        body = b"".join(self._chunks)[: self._cap]
+        return _decode(response.status_code, response.headers, body, self._truncated, self._cap)
+
+
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
     done = _already_read(response, cap)
     if done is not None:
         return done
-    inflater = _Inflater(response.headers.get("content-encoding", ""))
-    chunks: list[bytes] = []
-    total, truncated = 0, False
+    body = _CappedBody(response, cap)
     try:
         _set_read_timeout(response, deadline)
         for raw in response.iter_raw():
-            data = inflater.feed(raw, cap - total + 1)
-            total += len(data)
-            chunks.append(data)
-            if total > cap or inflater.pending:
-                truncated = True
+            if body.add(raw):
                 break
             _over(deadline, tool)
             _set_read_timeout(response, deadline)
     except httpx.TimeoutException:
-        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool) from None
+        raise _incomplete(tool) from None
     finally:
         response.close()
-    body = b"".join(chunks)[:cap]
-    return _decode(response.status_code, response.headers, body, truncated or total > cap, cap)
+    return body.decoded(response)
 
 
 async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
     done = _already_read(response, cap)
     if done is not None:
         return done
-    inflater = _Inflater(response.headers.get("content-encoding", ""))
-    chunks: list[bytes] = []
-    total, truncated = 0, False
+    body = _CappedBody(response, cap)
     try:
         _set_read_timeout(response, deadline)
         async for raw in response.aiter_raw():
-            data = inflater.feed(raw, cap - total + 1)
-            total += len(data)
-            chunks.append(data)
-            if total > cap or inflater.pending:
-                truncated = True
+            if body.add(raw):
                 break
             _over(deadline, tool)
             _set_read_timeout(response, deadline)
     except httpx.TimeoutException:
-        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool) from None
+        raise _incomplete(tool) from None
     finally:
         await response.aclose()
-    body = b"".join(chunks)[:cap]
-    return _decode(response.status_code, response.headers, body, truncated or total > cap, cap)
+    return body.decoded(response)
 
 
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
