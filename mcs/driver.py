@@ -23,7 +23,7 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -531,15 +531,7 @@ def _with_prefix(tool: Tool, prefix: str) -> Tool:
 
     meta = dict(tool.meta)
     meta.setdefault("unprefixed_name", tool.name)
-    return Tool(
-        name=sanitize_tool_name(f"{prefix}_{tool.name}"),
-        description=tool.description,
-        input_schema=tool.input_schema,
-        title=tool.title,
-        output_schema=tool.output_schema,
-        annotations=tool.annotations,
-        meta=meta,
-    )
+    return replace(tool, name=sanitize_tool_name(f"{prefix}_{tool.name}"), meta=meta)
 
 
 def _unknown_tool_message(name: str, tools: Mapping[str, Tool]) -> str:

@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
-from mcs.tools import Tool
+from mcs.tools import Tool, json_type
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -158,27 +158,13 @@ def _infer_type(node: Mapping[str, Any]) -> str | None:
         return "array"
     values = node.get("enum", [node["const"]] if "const" in node else None)
     if isinstance(values, list) and values:
-        kinds = {_json_type(v) for v in values if v is not None}
+        kinds = {json_type(v) or "string" for v in values if v is not None}
         if not kinds:
             return "null"
         if len(kinds) == 1:
             return kinds.pop()
         return "string"
     return None
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
 
 
 def _merge_all_of(node: dict[str, Any]) -> dict[str, Any]:

@@ -187,21 +187,33 @@ def _private_copy(result: Any) -> Any:
         return result
 
 
-def _start(tool: Tool, arguments: dict[str, Any], context: AgentContext) -> ExecutionEvent:
-    return ExecutionEvent(
-        tool=tool.name,
-        arguments=MappingProxyType(copy.deepcopy(arguments)),
-        context=context,
+def _admit(invocation: Invocation, controls: Controls) -> ExecutionEvent | None:
+    """Check the policies, then fire the start hooks; the event the call ends with, or
+    ``None`` when no hook is registered.
+
+    Raises:
+        PolicyDeniedError: a policy denied the call (no hook has fired).
+    """
+    controls.check_policies(invocation.tool.name, invocation.arguments, invocation.context)
+    if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
+        return None
+    event = ExecutionEvent(
+        tool=invocation.tool.name,
+        arguments=MappingProxyType(copy.deepcopy(invocation.arguments)),
+        context=invocation.context,
         started_at=time.time(),
     )
+    controls.fire(controls.start_hooks, event)
+    return event
 
 
 def _finish(
-    controls: Controls, event: ExecutionEvent, started: float, *, result: Any = None,
+    controls: Controls, event: ExecutionEvent | None, started: float, *, result: Any = None,
     error: ToolCallError | None = None,
 ) -> None:
+    """Fire the end hooks (or the error hooks when ``error`` is set) for an admitted call."""
     hooks = controls.error_hooks if error is not None else controls.end_hooks
-    if not hooks:
+    if event is None or not hooks:
         return
     done = ExecutionEvent(
         tool=event.tool,
@@ -225,11 +237,7 @@ def run_sync(
 ) -> Any:
     """Run an admitted call: policies, hooks, deadline, error mapping. Returns the raw result."""
     tool = invocation.tool.name
-    controls.check_policies(tool, invocation.arguments, invocation.context)
-    has_hooks = bool(controls.start_hooks or controls.end_hooks or controls.error_hooks)
-    event = _start(invocation.tool, invocation.arguments, invocation.context) if has_hooks else None
-    if event is not None:
-        controls.fire(controls.start_hooks, event)
+    event = _admit(invocation, controls)
     started = time.perf_counter()
     try:
         remaining = invocation.remaining()
@@ -249,15 +257,12 @@ def run_sync(
             check_output(result)
     except BaseException as exc:
         if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: report, never swallow
-            if event is not None:
-                _finish(controls, event, started, error=_interrupted(tool, exc))
+            _finish(controls, event, started, error=_interrupted(tool, exc))
             raise
         error = map_exception(exc, tool)
-        if event is not None:
-            _finish(controls, event, started, error=error)
+        _finish(controls, event, started, error=error)
         raise error from (None if error is exc else exc)
-    if event is not None:
-        _finish(controls, event, started, result=result)
+    _finish(controls, event, started, result=result)
     return result
 
 
@@ -270,11 +275,7 @@ async def run_async(
 ) -> Any:
     """The async twin of :func:`run_sync`; the deadline cancels the awaited call."""
     tool = invocation.tool.name
-    controls.check_policies(tool, invocation.arguments, invocation.context)
-    has_hooks = bool(controls.start_hooks or controls.end_hooks or controls.error_hooks)
-    event = _start(invocation.tool, invocation.arguments, invocation.context) if has_hooks else None
-    if event is not None:
-        controls.fire(controls.start_hooks, event)
+    event = _admit(invocation, controls)
     started = time.perf_counter()
     try:
         remaining = invocation.remaining()
@@ -293,16 +294,13 @@ async def run_async(
         if check_output is not None:
             check_output(result)
     except asyncio.CancelledError as exc:  # the caller gave up: report, then let it propagate
-        if event is not None:
-            _finish(controls, event, started, error=_interrupted(tool, exc))
+        _finish(controls, event, started, error=_interrupted(tool, exc))
         raise
     except Exception as exc:
         error = map_exception(exc, tool)
-        if event is not None:
-            _finish(controls, event, started, error=error)
+        _finish(controls, event, started, error=error)
         raise error from (None if error is exc else exc)
-    if event is not None:
-        _finish(controls, event, started, result=result)
+    _finish(controls, event, started, result=result)
     return result
 
 

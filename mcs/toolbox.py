@@ -18,6 +18,7 @@ import tomllib
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -131,15 +132,7 @@ class Toolbox(ToolDriver):
         for key, tool in listed:
             name = tool.name if counts[tool.name] == 1 else sanitize_tool_name(f"{key}_{tool.name}")
             meta = {**tool.meta, _MEMBER: key, _MEMBER_TOOL: tool.name}
-            yield Tool(
-                name=name,
-                description=tool.description,
-                input_schema=tool.input_schema,
-                title=tool.title,
-                output_schema=tool.output_schema,
-                annotations=tool.annotations,
-                meta=meta,
-            )
+            yield replace(tool, name=name, meta=meta)
 
     def get_function_description(self, model_name: str | None = None) -> str:
         description = super().get_function_description(model_name)

@@ -4,6 +4,7 @@ A :class:`Tool` is what a driver offers (name, description, JSON Schema of its i
 a :class:`ToolCall` is what an LLM asked for. Provider name rules (OpenAI, Anthropic,
 Gemini) allow ``^[a-zA-Z0-9_-]{1,64}$``; :func:`sanitize_tool_name` maps any name into
 that alphabet, and truncated names stay unique through a stable hash.
+:func:`json_type` names the JSON Schema type of a value found in a schema or a call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ _INVALID_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 _HASH_LENGTH = 8
 
 EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = MappingProxyType({"type": "object", "properties": {}})
+# ``bool`` before ``int``, of which it is a subclass.
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +83,17 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     id: str | None = None
+
+
+def json_type(value: Any) -> str | None:
+    """The JSON Schema type name of a decoded JSON value; ``None`` for any other Python value.
+
+    ``"null"``, ``"boolean"``, ``"integer"``, ``"number"`` (a float), ``"string"``,
+    ``"array"`` (a list) or ``"object"`` (a dict). A ``bool`` is a boolean, never an integer.
+    """
+    if value is None:
+        return "null"
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), None)
 
 
 def _stable_hash(text: str) -> str:

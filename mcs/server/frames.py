@@ -30,12 +30,13 @@ from mcs.server.wire import (
     encode_outcome,
     error_body,
     parse_execute,
+    refuse_unknown_keys,
 )
 
 if TYPE_CHECKING:
     from mcs.server.backend import Backend
 
-_FRAME_KEYS = frozenset({"id", "method", "tool", "arguments", "context"})
+_FRAME_KEYS = ("id", "method", "tool", "arguments", "context")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +75,7 @@ def read_frame(raw: str | bytes, max_bytes: int, default: AgentContext | None = 
         if not (frame_id is None or isinstance(frame_id, str | int | float)) or isinstance(frame_id, bool):
             frame_id = None
             raise InvalidInputError("'id' must be a string, a number or null.")
-        unknown = sorted(set(payload) - _FRAME_KEYS)
-        if unknown:
-            raise InvalidInputError(
-                f"Unknown key(s) {', '.join(map(repr, unknown))} in the frame; allowed keys are "
-                "'id', 'method', 'tool', 'arguments' and 'context'."
-            )
+        refuse_unknown_keys(payload, _FRAME_KEYS, "the frame")
         method = payload.get("method")
         context = context_from_json(payload.get("context"), default)
         if method == "capabilities":

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mcs.context import AgentContext
 from mcs.errors import ErrorCode, ExecutionError, InvalidInputError, ToolCallError
+from mcs.tools import json_type
 
 PROTOCOL_VERSION = "1.0"
 
@@ -54,7 +55,8 @@ MAX_META_KEYS = 32
 MAX_META_VALUE = 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 _META_KEY = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
-_EXECUTE_KEYS = frozenset({"tool", "arguments"})
+_EXECUTE_KEYS = ("tool", "arguments")
+_CONTEXT_KEYS = ("agent_id", "model", "request_id", "metadata")
 
 
 def error_body(code: ErrorCode, message: str) -> dict[str, str]:
@@ -132,6 +134,22 @@ def decode_json(raw: bytes | str) -> Any:
         raise InvalidInputError(f"The request body is not valid JSON: {exc}.") from None
 
 
+def refuse_unknown_keys(payload: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    """Refuse a request object with a key outside ``allowed``, so a typo is reported, not ignored.
+
+    Raises:
+        InvalidInputError: naming the unknown keys (sorted) and ``allowed`` (in the order
+            given) of the object described by ``where`` ("the frame", "'context'").
+    """
+    unknown = sorted(set(payload).difference(allowed))
+    if unknown:
+        names = [repr(key) for key in allowed]
+        listing = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
+        raise InvalidInputError(
+            f"Unknown key(s) {', '.join(map(repr, unknown))} in {where}; allowed keys are {listing}."
+        )
+
+
 def parse_execute(payload: Any) -> tuple[str, dict[str, Any]]:
     """``{"tool": str, "arguments": object}`` -> ``(tool, arguments)``.
 
@@ -144,41 +162,32 @@ def parse_execute(payload: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(payload, dict):
         raise InvalidInputError(
             f'An execute request is a JSON object {{"tool": ..., "arguments": {{...}}}}, '
-            f"got {_json_type(payload)}."
+            f"got {_type_in_words(payload)}."
         )
-    unknown = sorted(set(payload) - _EXECUTE_KEYS)
-    if unknown:
-        raise InvalidInputError(
-            f"Unknown key(s) {', '.join(map(repr, unknown))} in the execute request; "
-            "allowed keys are 'tool' and 'arguments'."
-        )
+    refuse_unknown_keys(payload, _EXECUTE_KEYS, "the execute request")
     tool = payload.get("tool")
     if not isinstance(tool, str) or not tool:
         raise InvalidInputError(
-            f"'tool' must be a non-empty string naming a tool, got {_json_type(tool)}."
+            f"'tool' must be a non-empty string naming a tool, got {_type_in_words(tool)}."
         )
     arguments = payload.get("arguments", {})
     if not isinstance(arguments, dict):
         raise InvalidInputError(
-            f"'arguments' must be a JSON object, got {_json_type(arguments)}.", tool=tool
+            f"'arguments' must be a JSON object, got {_type_in_words(arguments)}.", tool=tool
         )
     return tool, arguments
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+_TYPE_IN_WORDS = {
+    "null": "null", "boolean": "a boolean", "integer": "a number", "number": "a number",
+    "string": "a string", "array": "an array", "object": "an object",
+}
+
+
+def _type_in_words(value: Any) -> str:
+    """What an error message calls ``value``: ``"a string"``, ``"an object"``, ``"null"``..."""
+    kind = json_type(value)
+    return type(value).__name__ if kind is None else _TYPE_IN_WORDS[kind]
 
 
 def _check_text(name: str, value: Any, limit: int) -> str:
@@ -261,13 +270,8 @@ def context_from_json(value: Any, default: AgentContext | None = None) -> AgentC
     if value is None:
         value = {}
     if not isinstance(value, dict):
-        raise InvalidInputError(f"'context' must be a JSON object, got {_json_type(value)}.")
-    unknown = sorted(set(value) - {"agent_id", "model", "request_id", "metadata"})
-    if unknown:
-        raise InvalidInputError(
-            f"Unknown key(s) {', '.join(map(repr, unknown))} in 'context'; allowed keys are "
-            "'agent_id', 'model', 'request_id' and 'metadata'."
-        )
+        raise InvalidInputError(f"'context' must be a JSON object, got {_type_in_words(value)}.")
+    refuse_unknown_keys(value, _CONTEXT_KEYS, "'context'")
     metadata = value.get("metadata")
     if metadata is None:
         metadata = dict(default.metadata) if default is not None else {}

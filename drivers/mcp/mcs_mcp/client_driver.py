@@ -253,7 +253,7 @@ class MCPDriver(ToolDriver):
         if wire.server_offers_interfaces(client.server_capabilities):
             listing = await wire.request_listing(client.session, self.supported_interfaces)
         if listing is None:
-            tools = await _all_tools(client)
+            tools = await list_all_tools(client)
             if any(t["name"] == wire.METHOD for t in tools):
                 listing = await wire.call_listing_tool(client, self.supported_interfaces)
         if listing is not None:
@@ -511,7 +511,12 @@ def _translate(exc: Exception, invocation: Invocation, connection: Endpoint) -> 
     return exc
 
 
-async def _all_tools(client: Any) -> list[dict[str, Any]]:
+async def list_all_tools(client: Any) -> list[dict[str, Any]]:
+    """Every tool the server behind an ``mcp.Client`` lists, following ``nextCursor``.
+
+    Each tool is its ``tools/list`` JSON (camelCase keys, unset fields left out). At most
+    1000 pages are read, so a server that never stops paging cannot hang the caller.
+    """
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
     for _ in range(1000):

@@ -9,6 +9,7 @@ plain object whose description says so, so the schema stays finite.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mcs.tools import Tool
@@ -46,7 +47,4 @@ def inline_refs(tool: Tool, depth: int = 2) -> Tool:
     """``tool`` with its input schema passed through :func:`inline_schema` (same object if no refs)."""
     if "$defs" not in tool.input_schema:
         return tool
-    return Tool(
-        name=tool.name, description=tool.description, input_schema=inline_schema(tool.input_schema, depth),
-        title=tool.title, output_schema=tool.output_schema, annotations=tool.annotations, meta=tool.meta,
-    )
+    return replace(tool, input_schema=inline_schema(tool.input_schema, depth))

@@ -150,9 +150,13 @@ def _set_read_timeout(response: httpx.Response, deadline: float | None) -> None:
         timeouts["read"] = max(0.001, deadline - time.monotonic())
 
 
+def _incomplete(tool: str) -> ToolTimeoutError:
+    return ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool)
+
+
 def _over(deadline: float | None, tool: str) -> None:
     if deadline is not None and time.monotonic() >= deadline:
-        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool)
+        raise _incomplete(tool)
 
 
 def _already_read(response: httpx.Response, cap: int) -> Response | None:
@@ -163,56 +167,66 @@ def _already_read(response: httpx.Response, cap: int) -> Response | None:
     return _decode(response.status_code, response.headers, body[:cap], len(body) > cap, cap)
 
 
+class _CappedBody:
+    """A streamed body as it arrives: inflated, and cut once it passes ``cap`` decoded bytes."""
+
+    def __init__(self, response: httpx.Response, cap: int) -> None:
+        self._inflater = _Inflater(response.headers.get("content-encoding", ""))
+        self._cap = cap
+        self._chunks: list[bytes] = []
+        self._total = 0
+        self._truncated = False
+
+    def add(self, raw: bytes) -> bool:
+        """Take one raw chunk; ``True`` when the cap is passed and reading must stop."""
+        data = self._inflater.feed(raw, self._cap - self._total + 1)
+        self._total += len(data)
+        self._chunks.append(data)
+        self._truncated = self._total > self._cap or self._inflater.pending
+        return self._truncated
+
+    def decoded(self, response: httpx.Response) -> Response:
+        """The :class:`Response` for what was read, marked truncated when it was cut."""
+        body = b"".join(self._chunks)[: self._cap]
+        return _decode(response.status_code, response.headers, body, self._truncated, self._cap)
+
+
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
     done = _already_read(response, cap)
     if done is not None:
         return done
-    inflater = _Inflater(response.headers.get("content-encoding", ""))
-    chunks: list[bytes] = []
-    total, truncated = 0, False
+    body = _CappedBody(response, cap)
     try:
         _set_read_timeout(response, deadline)
         for raw in response.iter_raw():
-            data = inflater.feed(raw, cap - total + 1)
-            total += len(data)
-            chunks.append(data)
-            if total > cap or inflater.pending:
-                truncated = True
+            if body.add(raw):
                 break
             _over(deadline, tool)
             _set_read_timeout(response, deadline)
     except httpx.TimeoutException:
-        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool) from None
+        raise _incomplete(tool) from None
     finally:
         response.close()
-    body = b"".join(chunks)[:cap]
-    return _decode(response.status_code, response.headers, body, truncated or total > cap, cap)
+    return body.decoded(response)
 
 
 async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
     done = _already_read(response, cap)
     if done is not None:
         return done
-    inflater = _Inflater(response.headers.get("content-encoding", ""))
-    chunks: list[bytes] = []
-    total, truncated = 0, False
+    body = _CappedBody(response, cap)
     try:
         _set_read_timeout(response, deadline)
         async for raw in response.aiter_raw():
-            data = inflater.feed(raw, cap - total + 1)
-            total += len(data)
-            chunks.append(data)
-            if total > cap or inflater.pending:
-                truncated = True
+            if body.add(raw):
                 break
             _over(deadline, tool)
             _set_read_timeout(response, deadline)
     except httpx.TimeoutException:
-        raise ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool) from None
+        raise _incomplete(tool) from None
     finally:
         await response.aclose()
-    body = b"".join(chunks)[:cap]
-    return _decode(response.status_code, response.headers, body, truncated or total > cap, cap)
+    return body.decoded(response)
 
 
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
@@ -349,6 +363,38 @@ class _Plan:
         left = max(0.001, self.deadline - time.monotonic())
         return {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
 
+    def wait_after_error(self, exc: httpx.TransportError, attempt: int) -> float:
+        """Seconds to wait before retrying a request that failed with ``exc``.
+
+        Raises:
+            ToolTimeoutError: ``exc`` is a timeout.
+            ExecutionError: the request may not be retried (or no retry fits before the deadline).
+        """
+        if isinstance(exc, httpx.TimeoutException):
+            raise ToolTimeoutError(f"{self.tool} did not get a response in time.", tool=self.tool) from None
+        never_sent = isinstance(exc, httpx.ConnectError)
+        delay = self.backoff(attempt, None) if (never_sent or self.retryable) else None
+        if delay is None:
+            raise ExecutionError(f"{self.tool}: could not reach the API ({type(exc).__name__}: {exc}).", tool=self.tool) from None
+        return delay
+
+    def wait_after_status(self, attempt: int, response: httpx.Response) -> float | None:
+        """Seconds to wait before retrying a response whose status asks for it; ``None`` keeps it."""
+        if response.status_code in self.options.retry_statuses and self.retryable:
+            return self.backoff(attempt, response)
+        return None
+
+    @property
+    def uses_oauth(self) -> bool:
+        """Whether a scheme fetches OAuth tokens, so a 401 may mean only that one expired."""
+        return any(s.oauth for s in self.schemes)
+
+    def invalidate_tokens(self) -> None:
+        """Forget every cached OAuth token (after a 401); the next attempt fetches new ones."""
+        for s in self.schemes:
+            if s.oauth:
+                s.oauth.invalidate()
+
     def backoff(self, attempt: int, response: httpx.Response | None) -> float | None:
         """Seconds to wait before the next attempt, or ``None`` when no retry should happen."""
         if attempt >= self.options.retries:
@@ -400,31 +446,21 @@ def send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan)
                 request = plan.redirect(request, response, hops)
                 hops += 1
                 response = _send(transport, request)
-        except httpx.TimeoutException:
-            raise ToolTimeoutError(f"{plan.tool} did not get a response in time.", tool=plan.tool) from None
         except httpx.TransportError as exc:
-            never_sent = isinstance(exc, httpx.ConnectError)
-            delay = plan.backoff(attempt, None) if (never_sent or plan.retryable) else None
-            if delay is None:
-                raise ExecutionError(f"{plan.tool}: could not reach the API ({type(exc).__name__}: {exc}).", tool=plan.tool) from None
+            time.sleep(plan.wait_after_error(exc, attempt))
+            attempt += 1
+            continue
+        if response.status_code == 401 and not refreshed and plan.uses_oauth:
+            response.close()
+            plan.invalidate_tokens()
+            refreshed = True
+            continue
+        delay = plan.wait_after_status(attempt, response)
+        if delay is not None:
+            response.close()
             time.sleep(delay)
             attempt += 1
             continue
-        status = response.status_code
-        if status == 401 and not refreshed and any(s.oauth for s in plan.schemes):
-            response.close()
-            for s in plan.schemes:
-                if s.oauth:
-                    s.oauth.invalidate()
-            refreshed = True
-            continue
-        if status in plan.options.retry_statuses and plan.retryable:
-            delay = plan.backoff(attempt, response)
-            if delay is not None:
-                response.close()
-                time.sleep(delay)
-                attempt += 1
-                continue
         return read_sync(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
 
 
@@ -442,31 +478,21 @@ async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransp
                 request = plan.redirect(request, response, hops)
                 hops += 1
                 response = await _asend(transport, request)
-        except httpx.TimeoutException:
-            raise ToolTimeoutError(f"{plan.tool} did not get a response in time.", tool=plan.tool) from None
         except httpx.TransportError as exc:
-            never_sent = isinstance(exc, httpx.ConnectError)
-            delay = plan.backoff(attempt, None) if (never_sent or plan.retryable) else None
-            if delay is None:
-                raise ExecutionError(f"{plan.tool}: could not reach the API ({type(exc).__name__}: {exc}).", tool=plan.tool) from None
+            await asyncio.sleep(plan.wait_after_error(exc, attempt))
+            attempt += 1
+            continue
+        if response.status_code == 401 and not refreshed and plan.uses_oauth:
+            await response.aclose()
+            plan.invalidate_tokens()
+            refreshed = True
+            continue
+        delay = plan.wait_after_status(attempt, response)
+        if delay is not None:
+            await response.aclose()
             await asyncio.sleep(delay)
             attempt += 1
             continue
-        status = response.status_code
-        if status == 401 and not refreshed and any(s.oauth for s in plan.schemes):
-            await response.aclose()
-            for s in plan.schemes:
-                if s.oauth:
-                    s.oauth.invalidate()
-            refreshed = True
-            continue
-        if status in plan.options.retry_statuses and plan.retryable:
-            delay = plan.backoff(attempt, response)
-            if delay is not None:
-                await response.aclose()
-                await asyncio.sleep(delay)
-                attempt += 1
-                continue
         return await read_async(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
 
 

@@ -391,15 +391,19 @@ class RestDriver(ToolDriver):
             self._aclients[loop] = pair
         return pair
 
-    def close(self) -> None:
-        """Close the HTTP connection pools (the async ones too, when no loop runs them)."""
+    def _release_pools(self) -> list[httpx.AsyncClient]:
+        """Close the sync pool and forget the async ones; returns those for the caller to close."""
         if self._client is not None:
             self._client.close()
             self._client = None
             self._transport = None
         clients, self._aclients = [c for c, _ in self._aclients.values()], {}
         self._closers = {}
-        for client in clients:
+        return clients
+
+    def close(self) -> None:
+        """Close the HTTP connection pools (the async ones too, when no loop runs them)."""
+        for client in self._release_pools():
             if client.is_closed:
                 continue
             try:
@@ -412,13 +416,7 @@ class RestDriver(ToolDriver):
 
     async def aclose(self) -> None:
         """Close the pools from inside the event loop that used them."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-            self._transport = None
-        clients, self._aclients = [c for c, _ in self._aclients.values()], {}
-        self._closers = {}
-        for client in clients:
+        for client in self._release_pools():
             await client.aclose()
 
 

@@ -86,21 +86,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 _DRIVER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
-def _driver_class(spec: str) -> Any:
-    """``package.module:ClassName`` -> the class."""
-    import importlib
-
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r} for {spec!r}: {exc}") from None
-    found = getattr(module, attr, None)
-    if not callable(found):
-        raise ConfigurationError(f"{module_name!r} has no driver class {attr!r}")
-    return found
-
-
 def _is_driver_name(target: str) -> bool:
     from importlib import metadata
 
@@ -124,16 +109,10 @@ def _mcp_options(target: str, options: dict[str, Any]) -> dict[str, Any] | None:
 
 
 async def _inspect(client: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    from mcs_mcp.client_driver import list_all_tools
     from mcs_mcp.interfaces import wire
 
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    for _ in range(1000):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
+    tools = await list_all_tools(client)
     listing = None
     if wire.server_offers_interfaces(client.server_capabilities):
         listing = await wire.request_listing(client.session)
@@ -192,9 +171,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         reports = check_server(mcp_options, registry, args.implements)
     else:
         from mcs.registry import load_driver
+        from mcs_mcp._targets import import_driver_class
 
         if _DRIVER_CLASS.match(args.target):
-            driver = _driver_class(args.target)(**options)
+            driver = import_driver_class(args.target)(**options)
         else:
             driver = load_driver(args.target, **options)
         try:

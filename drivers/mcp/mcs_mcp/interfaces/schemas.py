@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcs.tools import json_type
+
 Severity = Literal["error", "warning"]
 _UNSUPPORTED = ("oneOf", "anyOf", "allOf", "$ref", "not", "if")
 
@@ -58,9 +60,8 @@ def _types(schema: Mapping[str, Any]) -> frozenset[str] | None:
             return frozenset({"array"})
         values = _enum(schema)
         if values is not None:
-            return frozenset(_json_type(v) for v in values) | (
-                {"integer"} if any(_json_type(v) == "number" for v in values) else set()
-            )
+            kinds = frozenset(json_type(v) or "object" for v in values)
+            return (kinds | {"integer"}) if "number" in kinds else kinds
         return None
     names = {raw} if isinstance(raw, str) else set(raw)
     if "number" in names:
@@ -95,20 +96,6 @@ def inline_refs(schema: Mapping[str, Any] | None, *, max_depth: int = 32) -> Any
         return node
 
     return walk(schema, (), 0)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _enum(schema: Mapping[str, Any]) -> list[Any] | None:

@@ -21,7 +21,8 @@ import json
 import re
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urljoin
@@ -158,7 +159,7 @@ class HttpInvoker:
 
     def send(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
         """Send ``request`` (following same-origin redirects) and read the capped response."""
-        try:
+        with _translated_errors(self.tool):
             for _ in range(MAX_REDIRECTS + 1):
                 _set_timeout(request, deadline)
                 response = client.send(request, stream=True)
@@ -170,15 +171,11 @@ class HttpInvoker:
                 finally:
                     response.close()
                 request = follow
-        except httpx.TimeoutException:
-            raise _timeout(self.tool) from None
-        except httpx.HTTPError as exc:
-            raise ExecutionError(f"{self.tool}: the HTTP request failed ({type(exc).__name__}).", tool=self.tool) from None
-        raise ExecutionError(f"{self.tool}: too many redirects (more than {MAX_REDIRECTS}).", tool=self.tool)
+        raise _too_many_redirects(self.tool)
 
     async def asend(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
         """Async twin of :meth:`send`."""
-        try:
+        with _translated_errors(self.tool):
             for _ in range(MAX_REDIRECTS + 1):
                 _set_timeout(request, deadline)
                 response = await client.send(request, stream=True)
@@ -192,11 +189,7 @@ class HttpInvoker:
                 finally:
                     await response.aclose()
                 request = follow
-        except httpx.TimeoutException:
-            raise _timeout(self.tool) from None
-        except httpx.HTTPError as exc:
-            raise ExecutionError(f"{self.tool}: the HTTP request failed ({type(exc).__name__}).", tool=self.tool) from None
-        raise ExecutionError(f"{self.tool}: too many redirects (more than {MAX_REDIRECTS}).", tool=self.tool)
+        raise _too_many_redirects(self.tool)
 
     def _redirect(self, request: httpx.Request, response: httpx.Response) -> httpx.Request | None:
         if response.status_code not in (301, 302, 303, 307, 308) or "location" not in response.headers:
@@ -382,6 +375,21 @@ def _set_timeout(request: httpx.Request, deadline: float | None) -> None:
 
 def _timeout(tool: str) -> ToolTimeoutError:
     return ToolTimeoutError(f"{tool}: the HTTP request did not finish before the deadline.", tool=tool)
+
+
+def _too_many_redirects(tool: str) -> ExecutionError:
+    return ExecutionError(f"{tool}: too many redirects (more than {MAX_REDIRECTS}).", tool=tool)
+
+
+@contextmanager
+def _translated_errors(tool: str) -> Iterator[None]:
+    """httpx's exceptions as the errors the LLM sees: ``TIMEOUT``, else ``EXECUTION_ERROR``."""
+    try:
+        yield
+    except httpx.TimeoutException:
+        raise _timeout(tool) from None
+    except httpx.HTTPError as exc:
+        raise ExecutionError(f"{tool}: the HTTP request failed ({type(exc).__name__}).", tool=tool) from None
 
 
 def _read_capped(chunks: Any, cap: int, deadline: float | None, tool: str) -> tuple[bytes, bool]:

@@ -96,23 +96,10 @@ def resolve_target(args: argparse.Namespace) -> tuple[Any, ServeOptions]:
             "for several drivers use -c"
         )
     if ":" in target and not path.exists():
-        return _import_driver(target)(**driver_options), ServeOptions()
+        from mcs_mcp._targets import import_driver_class
+
+        return import_driver_class(target)(**driver_options), ServeOptions()
     return load_driver(target, **driver_options), ServeOptions()
-
-
-def _import_driver(spec: str) -> Any:
-    """``package.module:ClassName`` -> the class (the operator names code to run)."""
-    import importlib
-
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r} for {spec!r}: {exc}") from None
-    found = getattr(module, attr, None)
-    if not callable(found):
-        raise ConfigurationError(f"{module_name!r} has no driver class {attr!r}")
-    return found
 
 
 def _bool(value: Any, key: str) -> bool:

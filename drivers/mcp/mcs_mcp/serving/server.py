@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import mcp_types as types
 from mcp.server.connection import allowed_log_levels
@@ -41,6 +41,7 @@ Extension = Callable[[Server[Any], Any], object]
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
 _LEVEL_KEY = "mcs.log_level"
 HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+T = TypeVar("T")
 
 
 class DriverCatalog:
@@ -207,8 +208,15 @@ def agent_context(ctx: Any) -> AgentContext:
     return AgentContext(agent_id=str(agent_id), request_id=str(request_id), metadata=metadata)
 
 
-def _allowed(required: Iterable[str], granted: frozenset[str] | None) -> bool:
-    return granted is None or all(scope in granted for scope in required)
+def _permitted(item: Any, granted: frozenset[str] | None) -> bool:
+    """Whether a token with ``granted`` scopes (``None``: no OAuth) may use a tool, prompt or resource."""
+    return granted is None or all(scope in granted for scope in results.required_scopes(item))
+
+
+def _visible(items: Iterable[T], ctx: Any) -> list[T]:
+    """The ``items`` this request's token may see, in order (all of them without OAuth)."""
+    granted = granted_scopes(ctx)
+    return [item for item in items if _permitted(item, granted)]
 
 
 # ----------------------------------------------------------------------------- the server
@@ -257,20 +265,14 @@ def build_server(
         return max(client_level(ctx), min(MCP_LEVELS[str(level)] for level in allowed))
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        granted = granted_scopes(ctx)
-        tools = [
-            results.tool_to_mcp(tool)
-            for tool in catalog.tools().values()
-            if _allowed(results.required_scopes(tool), granted)
-        ]
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=[results.tool_to_mcp(t) for t in _visible(catalog.tools().values(), ctx)])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
         tool = catalog.tool(name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
-        if not _allowed(results.required_scopes(tool), granted_scopes(ctx)):
+        if not _permitted(tool, granted_scopes(ctx)):
             # The HTTP layer answers 403 before this; kept for any other route in.
             return results.error_result(f"the access token lacks the scope {name} needs")
         context = agent_context(ctx)
@@ -348,20 +350,13 @@ async def _run_call(
 
 def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        granted = granted_scopes(ctx)
-        return types.ListPromptsResult(
-            prompts=[
-                results.prompt_to_mcp(p)
-                for p in catalog.prompts()
-                if _allowed(results.required_scopes(p), granted)
-            ]
-        )
+        return types.ListPromptsResult(prompts=[results.prompt_to_mcp(p) for p in _visible(catalog.prompts(), ctx)])
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         prompt = catalog.prompt(params.name)
         if prompt is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name!r}")
-        if not _allowed(results.required_scopes(prompt), granted_scopes(ctx)):
+        if not _permitted(prompt, granted_scopes(ctx)):
             raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {params.name} needs")
         try:
             value = await catalog.render_prompt(params.name, dict(params.arguments or {}), agent_context(ctx))
@@ -375,29 +370,19 @@ def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:
 
 def _register_resources(server: Server[Any], catalog: DriverCatalog) -> None:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        granted = granted_scopes(ctx)
         return types.ListResourcesResult(
-            resources=[
-                results.resource_to_mcp(r)
-                for r in catalog.resources()
-                if _allowed(results.required_scopes(r), granted)
-            ]
+            resources=[results.resource_to_mcp(r) for r in _visible(catalog.resources(), ctx)]
         )
 
     async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        granted = granted_scopes(ctx)
         return types.ListResourceTemplatesResult(
-            resource_templates=[
-                results.template_to_mcp(t)
-                for t in catalog.templates()
-                if _allowed(results.required_scopes(t), granted)
-            ]
+            resource_templates=[results.template_to_mcp(t) for t in _visible(catalog.templates(), ctx)]
         )
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         resource = catalog.resource(uri)
-        if resource is not None and not _allowed(results.required_scopes(resource), granted_scopes(ctx)):
+        if resource is not None and not _permitted(resource, granted_scopes(ctx)):
             raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {uri} needs")
         try:
             value = await catalog.read_resource(uri, agent_context(ctx))
