@@ -275,12 +275,11 @@ class ToolDriver(MCSDriver):
         if self._aliases is None:
             candidates: dict[str, set[str]] = {}
             for tool in self._tool_map().values():
-                unprefixed = tool.meta.get("unprefixed_name", tool.name)
                 for alias in {
                     tool.original_name,
                     tool.original_name.replace(".", "_"),
                     tool.original_name.replace("/", "_"),
-                    str(unprefixed),
+                    tool.unprefixed_name,
                     tool.name.lower(),
                 }:
                     candidates.setdefault(alias, set()).add(tool.name)

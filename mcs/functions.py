@@ -224,8 +224,7 @@ class FunctionDriver(ToolDriver):
         return [f.tool for f in self._functions.values()]
 
     def _function(self, invocation: Invocation) -> FunctionTool[Any, Any]:
-        name = invocation.tool.meta.get("unprefixed_name", invocation.tool.name)
-        return self._functions[str(name)]
+        return self._functions[invocation.tool.unprefixed_name]
 
     def _call_tool(self, invocation: Invocation) -> Any:
         return self._function(invocation).invoke(invocation.arguments, invocation.context)

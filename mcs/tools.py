@@ -60,6 +60,17 @@ class Tool:
         original = self.meta.get("original_name")
         return original if isinstance(original, str) else self.name
 
+    @property
+    def unprefixed_name(self) -> str:
+        """The name the driver listed the tool under, before its ``prefix`` was applied.
+
+        A driver built with ``prefix="crm"`` exposes ``crm_get_user`` to the LLM; its own
+        routing (an operation table, the remote server) knows ``get_user``. Equal to
+        ``name`` when no prefix is in effect.
+        """
+        unprefixed = self.meta.get("unprefixed_name")
+        return unprefixed if isinstance(unprefixed, str) else self.name
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (what ``mcs describe --format text`` prints)."""
         out: dict[str, Any] = {"name": self.name}

@@ -59,7 +59,7 @@ class Ledger(ToolDriver):
         return [CREDIT, BALANCE, PLAY, Tool(name="stall", description="Never returns in time.")]
 
     def _call_tool(self, invocation: Invocation) -> Any:
-        name = str(invocation.tool.meta.get("unprefixed_name", invocation.tool.name))
+        name = invocation.tool.unprefixed_name
         self.calls.append((name, invocation.arguments))
         self.threads.append(threading.current_thread().name)
         args = invocation.arguments
@@ -326,6 +326,12 @@ def test_outcomes_report_unknown_tools_in_error_mode() -> None:
 def test_a_prefix_is_applied_to_every_tool_name() -> None:
     ledger = Ledger(prefix="bank")
     assert [t.name for t in ledger.list_tools()] == ["bank_credit", "bank_balance", "bank_spotify_play", "bank_stall"]
+
+
+def test_a_prefixed_tool_keeps_the_name_its_driver_routes_by() -> None:
+    tools = {t.name: t for t in Ledger(prefix="bank").list_tools()}
+    assert tools["bank_credit"].unprefixed_name == "credit"
+    assert {t.unprefixed_name for t in Ledger().list_tools()} == {t.name for t in Ledger().list_tools()}
 
 
 @pytest.mark.parametrize(

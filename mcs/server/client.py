@@ -150,11 +150,9 @@ class RFC0001Driver(ToolDriver):
         return context_to_headers(merged)
 
     def _request(self, invocation: Invocation) -> dict[str, Any]:
-        # The server knows its tools by their own names, without this driver's `prefix`.
-        name = str(invocation.tool.meta.get("unprefixed_name", invocation.tool.name))
         return {
             "url": EXECUTE_PATH,
-            "json": {"tool": name, "arguments": invocation.arguments},
+            "json": {"tool": invocation.tool.unprefixed_name, "arguments": invocation.arguments},
             "headers": self._context_headers(invocation.context),
         }
 

@@ -405,8 +405,7 @@ class MCPDriver(ToolDriver):
     # ----------------------------------------------------------------- calling
 
     def _route(self, invocation: Invocation) -> tuple[_Route, Endpoint]:
-        # Routes are keyed by the exposed name before the driver's `prefix` is applied.
-        route = self._routes.get(str(invocation.tool.meta.get("unprefixed_name", invocation.tool.name)))
+        route = self._routes.get(invocation.tool.unprefixed_name)
         if route is None:
             raise ExecutionError(f"{invocation.tool.name} is not offered by any connected MCP server")
         return route, self.connections[route.server]

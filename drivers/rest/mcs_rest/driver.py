@@ -255,7 +255,7 @@ class RestDriver(ToolDriver):
         from mcs_rest._transport import Plan, sensitive_names  # httpx loads on the first call
 
         tool = invocation.tool
-        op = self._operations[str(tool.meta.get("unprefixed_name", tool.name))]
+        op = self._operations[tool.unprefixed_name]
         built = build(op, invocation.arguments, self.base_url_for(op))
         retryable = op.idempotent
         key_header = self.http.idempotency_header

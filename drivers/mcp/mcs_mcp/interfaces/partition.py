@@ -96,16 +96,11 @@ class InterfaceView(ToolDriver):
                 )
         return tools.values()
 
-    @staticmethod
-    def _target(invocation: Invocation) -> str:
-        """The wrapped driver's tool name (this view's `prefix` is not part of it)."""
-        return str(invocation.tool.meta.get("unprefixed_name", invocation.tool.name))
-
     def _call_tool(self, invocation: Invocation) -> Any:
-        return self.driver.call_tool(self._target(invocation), invocation.arguments, context=invocation.context)
+        return self.driver.call_tool(invocation.tool.unprefixed_name, invocation.arguments, context=invocation.context)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
-        return await self.driver.acall_tool(self._target(invocation), invocation.arguments, context=invocation.context)
+        return await self.driver.acall_tool(invocation.tool.unprefixed_name, invocation.arguments, context=invocation.context)
 
     def close(self) -> None:
         self.driver.close()

@@ -213,7 +213,7 @@ class MCPFileDriver(ToolDriver):
             yield self._primitive_tools[(primitive.kind, primitive.name)]
 
     def _primitive(self, invocation: Invocation) -> Primitive:
-        name = str(invocation.tool.meta.get("unprefixed_name", invocation.tool.name))
+        name = invocation.tool.unprefixed_name
         primitive = self._by_tool.get(name)
         if primitive is None:
             raise ExecutionError(f"{invocation.tool.name} is not part of this MCP file.", tool=invocation.tool.name)
