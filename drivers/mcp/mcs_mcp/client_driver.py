@@ -9,10 +9,12 @@ The server's tools become MCS tools (names sanitised, the original kept in
 server offers ``list_interfaces`` (see ``docs/interfaces.md``) its tools are read from
 there, with the interfaces' canonical descriptions; otherwise from ``tools/list``.
 
-Connections open on first use, are reused for every call, and run on one background
-event loop so the sync and async APIs share them; :meth:`MCPDriver.close` ends them
-(and stops stdio servers). A server that dies fails the pending and later calls at once
-with ``EXECUTION_ERROR`` saying so.
+Connections open on first use and are reused: synchronous calls share one session on a
+background event loop; async calls get one session per running event loop (so each
+``asyncio.run`` opens its own, and for a stdio server that is a new process; keep one
+loop alive to reuse it). :meth:`MCPDriver.close` ends them all (and stops stdio
+servers). A server that dies fails the pending and later calls at once with
+``EXECUTION_ERROR`` saying so.
 
 Tool definitions are pinned by hash when first seen (SECURITY.md F2). A later change of
 a tool's description or schema, a tool that appears later, one that shadows a name
