@@ -307,6 +307,8 @@ class ToolDriver(MCSDriver):
             return self.custom_tool_description
         tools = self._tool_map()
         own = [t for t in tools.values() if not discovery.is_meta_tool(t)]
+        if not own:
+            return prompts.NO_TOOLS_DESCRIPTION
         if self._resolved_mode(tools) == "discovery":
             return discovery.render_description(own, discovery.meta_tools(self.prefix), model_name=model_name)
         return prompts.render_function_description(
@@ -317,12 +319,18 @@ class ToolDriver(MCSDriver):
         """A complete system prompt for ``model_name``; ``custom_system_message`` wins."""
         if self.custom_system_message is not None:
             return self.custom_system_message
+        if not self._offers_tools():
+            return prompts.render_no_tools_message(self.meta.name)
         return prompts.render_system_message(
             function_description=self.get_function_description(model_name),
             model_name=model_name,
             driver_name=self.meta.name,
             registry=self.prompt_templates,
         )
+
+    def _offers_tools(self) -> bool:
+        """Whether any tool (besides discovery's meta-tools) can be called through this driver."""
+        return any(not discovery.is_meta_tool(t) for t in self._tool_map().values())
 
     # ----------------------------------------------------------------- calling
 

@@ -727,6 +727,17 @@ def render_function_description(
     return renderer(list(tools))
 
 
+NO_TOOLS_DESCRIPTION = "No tools are available."
+
+
+def render_no_tools_message(driver_name: str) -> str:
+    """The system prompt of a driver that offers no tools (yet): it tells the model not to try.
+
+    It contains :data:`NO_TOOLS_DESCRIPTION`, the function description of such a driver.
+    """
+    return f"{driver_name}: {NO_TOOLS_DESCRIPTION} Answer without calling any tool."
+
+
 def render_system_message(
     *,
     function_description: str,

@@ -136,10 +136,18 @@ class Toolbox(ToolDriver):
 
     def get_function_description(self, model_name: str | None = None) -> str:
         description = super().get_function_description(model_name)
-        chained = [d for d in self.members.values() if not isinstance(d, ToolDriver)]
+        chained = self._chained()
         if not chained or self.custom_tool_description is not None:
             return description
-        return "\n\n".join([description, *(d.get_function_description(model_name) for d in chained)])
+        own = [description] if super()._offers_tools() else []
+        return "\n\n".join([*own, *(d.get_function_description(model_name) for d in chained)])
+
+    def _chained(self) -> list[MCSDriver]:
+        """Members that only speak the MCS contract: their descriptions are appended as they are."""
+        return [d for d in self.members.values() if not isinstance(d, ToolDriver)]
+
+    def _offers_tools(self) -> bool:
+        return super()._offers_tools() or bool(self._chained())
 
     # ----------------------------------------------------------------- calls
 

@@ -250,3 +250,14 @@ def total(req: Outer) -> int:
 
 def test_nested_models_get_the_same_repairs_as_top_level_arguments() -> None:
     assert FunctionDriver([total]).call_tool("total", {"inner": {"n": "2"}, "maybe": '{"n": "3"}'}) == 5
+
+
+@pytest.mark.parametrize("model", [None, "gpt-4o", "claude-3-5-sonnet", "llama-3.1-8b-instruct"])
+def test_a_driver_without_tools_tells_the_model_not_to_call(model: str | None) -> None:
+    with FunctionDriver([], name="empty") as driver:
+        assert driver.get_function_description(model) == "No tools are available."
+        message = driver.get_driver_system_message(model)
+        assert "empty" in message and "without calling any tool" in message
+        assert '{"tool":' not in message
+        call = '{"tool": "lower", "arguments": {"text": "A"}}'
+        assert driver.process_llm_response(call) is call

@@ -92,3 +92,4 @@ class TestDiscoveryModeFunctionDriverContract(DriverContractTests):
     def test_the_meta_tools_are_listed(self, driver: DemoDriver) -> None:
         names = {t.name for t in driver.list_tools()}
         assert {"demo_search_tools", "demo_describe_tool", "demo_add", "demo_get_weather"} <= names
+

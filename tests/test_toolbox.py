@@ -74,6 +74,13 @@ def test_bare_contract_drivers_are_chained_after_the_merged_tools() -> None:
     assert "legacy: answer LEGACY" in box.get_function_description()
 
 
+def test_a_toolbox_of_only_bare_contract_drivers_describes_just_them() -> None:
+    box = mcs.Toolbox({"legacy": ChainOnly()})
+    assert box.get_function_description() == "legacy: answer LEGACY <word> to shout a word"
+    assert "legacy: answer LEGACY" in box.get_driver_system_message("claude-3-5-sonnet")
+    assert "available" not in box.get_driver_system_message("claude-3-5-sonnet")
+
+
 def test_toolbox_policy_runs_before_the_member_driver_and_can_deny() -> None:
     member = mcs.FunctionDriver([add], name="math")
     box = mcs.Toolbox([member])
