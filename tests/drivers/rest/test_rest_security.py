@@ -8,6 +8,7 @@ import pytest
 from mcs_rest import RestDriver
 from rest_paths import PETSTORE
 from rest_server import ResettingServer, Running
+from support.servers import free_port
 
 from mcs.errors import ExecutionError, InvalidInputError, ToolTimeoutError
 
@@ -222,12 +223,7 @@ def test_g1_a_post_with_an_idempotency_key_is_retried_with_the_same_key(api):
 
 
 def test_g1_connect_refused_is_retried_for_any_method():
-    import socket
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
+    port = free_port()  # nothing listens there
     with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{port}/v1", backoff=0.2, retries=2) as driver:
         started = time.monotonic()
         with pytest.raises(ExecutionError) as info:

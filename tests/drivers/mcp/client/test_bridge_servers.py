@@ -9,7 +9,6 @@ naming what is missing, when they are not installed.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,8 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
-from mcp_bridge_servers import free_port, stop, wait_for_port
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import free_port, server_process
 
 PETS = {"7": {"id": "7", "name": "Rex", "kind": "dog"}}
 
@@ -107,16 +106,9 @@ def test_a_gen_mcp_file_served_by_mcs_serve_over_streamable_http(backend: str, t
         }],
     }))
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcs.cli", "serve", str(path), "--protocol", "mcp", "--transport", "http",
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process, timeout=60)
-        with MCPDriver(url=f"http://127.0.0.1:{port}/mcp") as driver:
-            name = _find(driver, "get_pet")
-            result = driver.process_llm_response(json.dumps({"tool": name, "arguments": {"id": "7"}}))
-            assert "Rex" in json.dumps(result)
-    finally:
-        stop(process)
+    serve = [sys.executable, "-m", "mcs.cli", "serve", str(path), "--protocol", "mcp", "--transport", "http",
+             "--host", "127.0.0.1", "--port", str(port)]
+    with server_process(serve, port, timeout=60), MCPDriver(url=f"http://127.0.0.1:{port}/mcp") as driver:
+        name = _find(driver, "get_pet")
+        result = driver.process_llm_response(json.dumps({"tool": name, "arguments": {"id": "7"}}))
+        assert "Rex" in json.dumps(result)

@@ -17,6 +17,7 @@ from mcp.server.lowlevel import Server
 from mcs_mcp.client_driver import MCPDriver
 from mcs_mcp.interfaces import InterfaceRegistry, default_registry
 from mcs_mcp.interfaces.wire import EXTENSION_ID, METHOD, install, request_listing
+from support.servers import free_port, server_process
 
 from mcs import Interface
 
@@ -186,16 +187,9 @@ def quiet_sink() -> Iterator[Any]:
 
 @pytest.fixture
 def iface_http() -> Iterator[str]:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
-    try:
-        from mcp_bridge_servers import start_http, stop
-    finally:
-        sys.path.pop(0)
-    process, url = start_http(IFACE_SCRIPT)
-    try:
-        yield url
-    finally:
-        stop(process)
+    port = free_port()
+    with server_process([sys.executable, IFACE_SCRIPT, "--http", str(port)], port):
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def test_the_driver_reads_list_interfaces_over_streamable_http(iface_http: str) -> None:

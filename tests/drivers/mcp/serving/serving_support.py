@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import ipaddress
-import socket
 import sys
 import threading
 import time
@@ -30,23 +29,8 @@ sys.path.insert(0, str(HERE))
 
 from mcs_mcp.serving import ServeOptions, build_app, build_server  # noqa: E402
 from mcs_mcp.serving.http import uvicorn_config  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            sock.settimeout(0.2)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+from support.servers import free_port  # noqa: E402
+from support.servers import wait_for_port as wait_for_port  # noqa: E402  (kept importable from here)
 
 
 @contextlib.contextmanager

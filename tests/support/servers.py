@@ -1,0 +1,86 @@
+"""Real servers on loopback for the tests: free ports, subprocess servers and their clean stop."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (free when asked; a server should take it soon)."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[Any] | None = None, timeout: float = 20.0) -> None:
+    """Return once something accepts connections on ``port``.
+
+    Raises RuntimeError as soon as ``process`` (the server meant to listen) has exited, and
+    TimeoutError when nothing listens within ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the test server exited with {process.returncode}")
+        try:
+            with socket.create_connection((HOST, port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {HOST}:{port}")
+
+
+def stop(process: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """Terminate ``process`` (kill it when it does not end within ``timeout``); close its pipes."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+def start_server(
+    argv: Sequence[str | Path],
+    port: int,
+    *,
+    timeout: float = 20.0,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    stderr: int | IO[Any] | None = subprocess.DEVNULL,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` (a server that will listen on ``port``) and wait until it does.
+
+    The caller stops it with ``stop``; if it never listens it is stopped here and the error raised.
+    """
+    process = subprocess.Popen(
+        [str(arg) for arg in argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr
+    )
+    try:
+        wait_for_port(port, process, timeout)
+    except BaseException:
+        stop(process)
+        raise
+    return process
+
+
+@contextmanager
+def server_process(argv: Sequence[str | Path], port: int, **options: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """``start_server`` (same options) as a context manager: the server runs inside the block, stopped after."""
+    process = start_server(argv, port, **options)
+    try:
+        yield process
+    finally:
+        stop(process)
