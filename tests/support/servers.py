@@ -1,12 +1,16 @@
-"""Real servers on loopback for the tests: free ports, subprocess servers and their clean stop."""
+"""Real servers on loopback for the tests: free ports, subprocess servers and their clean stop,
+small HTTP services on a thread."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
 
@@ -84,3 +88,37 @@ def server_process(argv: Sequence[str | Path], port: int, **options: Any) -> Ite
         yield process
     finally:
         stop(process)
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A request handler that answers JSON and does not log each request to stderr."""
+
+    def send_json(self, body: Any, status: int = 200) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serving_http(
+    handler: type[BaseHTTPRequestHandler],
+    *,
+    server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer,
+    poll_interval: float = 0.5,
+) -> Iterator[str]:
+    """Serve ``handler`` on a free loopback port from a thread; yields the base URL (no slash)."""
+    server = server_class((HOST, 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{HOST}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
