@@ -9,10 +9,13 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import uvicorn
 
 HOST = "127.0.0.1"
 
@@ -22,6 +25,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
+
+
+def loopback_socket() -> socket.socket:
+    """A TCP socket bound to a free loopback port, for a server to take over (no race for the port)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((HOST, 0))
+    return sock
 
 
 def wait_for_port(port: int, process: subprocess.Popen[Any] | None = None, timeout: float = 20.0) -> None:
@@ -122,3 +132,35 @@ def serving_http(
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@contextmanager
+def running_uvicorn(
+    config: uvicorn.Config, sock: socket.socket | None = None, *, timeout: float = 20.0
+) -> Iterator[uvicorn.Server]:
+    """Run uvicorn on a thread (on ``sock`` when given, else where ``config`` binds) inside the block.
+
+    Yields once the server has started; raises RuntimeError when it does not within ``timeout``.
+    """
+    import uvicorn
+
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]} if sock else {}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the test server (uvicorn) did not start")
+            time.sleep(0.01)
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@contextmanager
+def uvicorn_on_loopback(config: uvicorn.Config, *, timeout: float = 20.0) -> Iterator[str]:
+    """``running_uvicorn`` on a free loopback port; yields the base URL (no slash)."""
+    with closing(loopback_socket()) as sock, running_uvicorn(config, sock, timeout=timeout):
+        yield f"http://{HOST}:{sock.getsockname()[1]}"

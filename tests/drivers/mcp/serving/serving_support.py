@@ -6,14 +6,11 @@ import contextlib
 import datetime
 import ipaddress
 import sys
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import uvicorn
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -29,26 +26,15 @@ sys.path.insert(0, str(HERE))
 
 from mcs_mcp.serving import ServeOptions, build_app, build_server  # noqa: E402
 from mcs_mcp.serving.http import uvicorn_config  # noqa: E402
-from support.servers import free_port  # noqa: E402
+from support.servers import free_port, running_uvicorn  # noqa: E402
 from support.servers import wait_for_port as wait_for_port  # noqa: E402  (kept importable from here)
 
 
 @contextlib.contextmanager
 def running(app: Any, options: ServeOptions) -> Iterator[str]:
     """Serve ``app`` with uvicorn on a thread; yields the endpoint URL."""
-    server = uvicorn.Server(uvicorn_config(app, options))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.02)
-    try:
+    with running_uvicorn(uvicorn_config(app, options)):
         yield options.url
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @contextlib.contextmanager
