@@ -6,19 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rfc0001_helpers import build_server, running_app
 from support.servers import free_port
 
 import mcs
 from mcs.server.client import RFC0001Driver
-
-
-@pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = build_server(tmp_path_factory.mktemp("client") / "audit.jsonl")
-    with running_app(server.asgi_app()) as base:
-        yield base
-    server.close()
 
 
 @pytest.fixture
