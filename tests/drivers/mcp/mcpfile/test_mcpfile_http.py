@@ -8,6 +8,7 @@ import time
 import pytest
 from mcpfile_support import Reply, mcp_file, tool
 from mcs_mcp.mcpfile.driver import MCPFileDriver
+from support.security_cases import B1_PATH_VALUES
 
 from mcs import AgentContext
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
@@ -84,18 +85,7 @@ def test_query_appends_to_a_url_that_already_has_one(new_driver, write_file, rec
     assert recorder.last.query == [("v", "2"), ("id", "x y"), ("limit", "3")]
 
 
-@pytest.mark.parametrize(
-    ("value", "encoded"),
-    [
-        ("../admin/delete", "..%2Fadmin%2Fdelete"),
-        ("..%2fadmin", "..%252fadmin"),
-        ("%2e%2e/admin", "%252e%252e%2Fadmin"),
-        ("a/b", "a%2Fb"),
-        ("x?role=admin", "x%3Frole%3Dadmin"),
-        ("x#frag", "x%23frag"),
-        ("x%00", "x%2500"),
-    ],
-)
+@pytest.mark.parametrize(("value", "encoded"), B1_PATH_VALUES)
 def test_path_values_are_one_encoded_segment(new_driver, write_file, recorder, value, encoded) -> None:
     driver = make(new_driver, write_file, recorder, "GET", url="/v1/users/{id}/profile", properties={"id": {"type": "string"}})
     driver.call_tool("t", {"id": value})
