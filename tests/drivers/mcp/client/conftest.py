@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -31,10 +30,3 @@ def player_http(backend: str) -> Iterator[str]:
         yield url
     finally:
         stop(process)
-
-
-@pytest.fixture
-def quiet() -> Iterator[object]:
-    """A sink for stdio servers' stderr (their tracebacks for refused calls)."""
-    with open(os.devnull, "w", encoding="utf-8") as sink:
-        yield sink

@@ -160,8 +160,8 @@ def test_the_driver_uses_the_list_interfaces_tool_when_only_that_is_offered() ->
         assert driver.get_tool(METHOD) is None
 
 
-def test_the_driver_falls_back_to_tools_list(quiet_sink: Any) -> None:
-    with MCPDriver(command=sys.executable, args=[str(SERVERS / "player_server.py")], stderr=quiet_sink) as driver:
+def test_the_driver_falls_back_to_tools_list(quiet: Any) -> None:
+    with MCPDriver(command=sys.executable, args=[str(SERVERS / "player_server.py")], stderr=quiet) as driver:
         assert driver.get_tool("play") is not None
         assert driver.get_status()["servers"]["mcp"]["listing"] == "tools/list"
         assert driver.interfaces() == []
@@ -175,14 +175,6 @@ def test_the_driver_describes_only_the_interfaces_a_task_needs_and_switches() ->
         assert {t.name for t in driver.list_tools()} == {"add"}
         driver.use_interfaces()
         assert len(driver.list_tools()) == 4
-
-
-@pytest.fixture
-def quiet_sink() -> Iterator[Any]:
-    import os
-
-    with open(os.devnull, "w", encoding="utf-8") as sink:
-        yield sink
 
 
 @pytest.fixture
