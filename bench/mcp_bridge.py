@@ -15,9 +15,7 @@ Run alone: ``python -m bench mcp_bridge`` (server mode: ``python bench/mcp_bridg
 from __future__ import annotations
 
 import asyncio
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -43,27 +41,6 @@ def serve(http_port: int | None) -> None:
         server.run("stdio")
     else:
         server.run("streamable-http", host="127.0.0.1", port=http_port)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _start_http() -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, str(HERE), "--serve", "--http", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return process, f"http://127.0.0.1:{port}/mcp"
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("the benchmark server did not start")
 
 
 class _LoopThread:
@@ -163,13 +140,13 @@ def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    # Imported here: server mode runs this file as a script, without the bench package.
+    from bench._support import free_port, server_process
+
     bench_transport("stdio", {"command": sys.executable, "args": [str(HERE), "--serve"]})
-    process, url = _start_http()
-    try:
-        bench_transport("streamable HTTP", {"url": url})
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    port = free_port()
+    with server_process([sys.executable, HERE, "--serve", "--http", str(port)], port):
+        bench_transport("streamable HTTP", {"url": f"http://127.0.0.1:{port}/mcp"})
 
 
 if __name__ == "__main__":

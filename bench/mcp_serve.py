@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,12 +27,12 @@ from typing import Any
 
 import httpx
 
+from bench._support import ROOT, free_port, server_process, wait_for_port
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ExecutionError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 
-ROOT = Path(__file__).resolve().parents[1]
 CALLS = int(os.environ.get("MCS_BENCH_CALLS", "300"))
 WARMUP = 10
 ROUNDS = 3
@@ -74,22 +72,6 @@ class HttpToolDriver(ToolDriver):
         return response.json()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on port {port}")
-
-
 @contextlib.contextmanager
 def backend() -> Iterator[str]:
     import uvicorn
@@ -101,13 +83,13 @@ def backend() -> Iterator[str]:
     async def weather(request: Request) -> JSONResponse:
         return JSONResponse({"city": request.path_params["city"], "temperature": 18.5, "sky": "light rain"})
 
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(Starlette(routes=[Route("/weather/{city}", weather)]), host="127.0.0.1",
                             port=port, log_config=None, access_log=False, ws="none")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    _wait(port)
+    wait_for_port(port)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -138,23 +120,11 @@ def _mcpfile_available() -> bool:
 
 @contextlib.contextmanager
 def mcs_serve(target: list[str], extra: list[str]) -> Iterator[str]:
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcs.cli", "serve", *target, "--transport", "http", "--port", str(port),
-         "-s", "log_level=warning", *extra],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait(port)
+    port = free_port()
+    serve = [sys.executable, "-m", "mcs.cli", "serve", *target, "--transport", "http", "--port", str(port),
+             "-s", "log_level=warning", *extra]
+    with server_process(serve, port, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _summary(name: str, samples: list[float], total: float) -> str:

@@ -12,11 +12,9 @@ same run:
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,17 +23,13 @@ from typing import Any
 import httpx
 import yaml
 
+from bench._support import median_us
+
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "genmcp" / "testdata"
 
 
 def median_ms(fn: Callable[[], Any], runs: int) -> float:
-    fn()  # warm up
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+    return median_us(fn, runs, warmup=1) / 1000
 
 
 def report(label: str, ours: float, other: float, other_label: str) -> None:

@@ -13,11 +13,10 @@ The baseline is the plain Python call ``noop(a=1, b="x")`` in the same run.
 from __future__ import annotations
 
 import json
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
+from bench._support import median_us
 from mcs import AgentContext, FunctionDriver, PolicyDecision, tool
 
 BAR_US = 50.0
@@ -38,15 +37,8 @@ def _driver(timeout: float | None) -> FunctionDriver:
     return driver
 
 
-def _median_us(run: Callable[[], Any], rounds: int = ROUNDS) -> float:
-    for _ in range(WARMUP):
-        run()
-    samples = []
-    for _ in range(rounds):
-        started = time.perf_counter_ns()
-        run()
-        samples.append(time.perf_counter_ns() - started)
-    return statistics.median(samples) / 1000.0
+def _median_us(run: Callable[[], Any]) -> float:
+    return median_us(run, ROUNDS, warmup=WARMUP)
 
 
 def measure() -> dict[str, float]:

@@ -13,17 +13,11 @@ Run: ``python -m bench prompts`` (needs ``tiktoken``; the encodings are read fro
 
 from __future__ import annotations
 
-import atexit
 import json
-import os
-import shutil
-import statistics
-import tempfile
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from bench._support import SHARED, median_us, o200k
 from mcs.prompts import (
     DESCRIPTION_STYLES,
     call_example,
@@ -33,8 +27,6 @@ from mcs.prompts import (
 )
 from mcs.tools import Tool, unique_tool_names
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO / ".." / "shared"
 BFCL_SIMPLE = SHARED / "corpus" / "bfcl" / "v1" / "data" / "gorilla_openfunctions_v1_test_simple.json"
 
 # BFCL writes Python type names; map them to JSON Schema so the tools are what a driver would give.
@@ -42,22 +34,8 @@ _BFCL_TYPES = {"dict": "object", "float": "number", "tuple": "array", "list": "a
                "any": "string", "str": "string", "int": "integer", "bool": "boolean"}
 
 
-# tiktoken looks for an encoding under the sha1 of its download address.
-_O200K_CACHE_KEY = "fb374d419588a4632f3f557e76b4b70aebbca790"
-
-
 def _encoder() -> Callable[[str], int]:
-    encoding_file = SHARED / "tokenizers" / "o200k_base.tiktoken"
-    if encoding_file.is_file() and "TIKTOKEN_CACHE_DIR" not in os.environ:
-        # A private cache folder whose one entry points at the shared encoding file, so
-        # the count works offline whatever state the shared folder's own links are in.
-        cache = Path(tempfile.mkdtemp(prefix="mcs-tiktoken-"))
-        atexit.register(shutil.rmtree, cache, ignore_errors=True)
-        (cache / _O200K_CACHE_KEY).symlink_to(encoding_file.resolve())
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
-    import tiktoken
-
-    encoding = tiktoken.get_encoding("o200k_base")
+    encoding = o200k()
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 
@@ -93,15 +71,6 @@ def _tools() -> tuple[str, list[Tool]]:
     return f"demo driver ({len(tools)} tools; corpus absent)", tools
 
 
-def _median_us(fn: Callable[[], object], repeat: int = 2000) -> float:
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples) * 1e6
-
-
 def main() -> None:
     count = _encoder()
     registry = default_registry()
@@ -122,10 +91,10 @@ def main() -> None:
 
     few = tools[:5]
     description = render_function_description(few, style="json")
-    select_us = _median_us(lambda: registry.select("claude-3-5-sonnet-20241022"))
-    render_us = _median_us(lambda: render_system_message(
-        function_description=description, model_name="claude-3-5-sonnet-20241022", driver_name="demo"))
-    describe_us = _median_us(lambda: render_function_description(few, style="typescript"), repeat=500)
+    select_us = median_us(lambda: registry.select("claude-3-5-sonnet-20241022"), 2000)
+    render_us = median_us(lambda: render_system_message(
+        function_description=description, model_name="claude-3-5-sonnet-20241022", driver_name="demo"), 2000)
+    describe_us = median_us(lambda: render_function_description(few, style="typescript"), 500)
     print(f"\nMedian time: select {select_us:.1f} us ({len(registry)} templates), "
           f"render_system_message {render_us:.1f} us, typescript description of 5 tools {describe_us:.1f} us")
 

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT / ".." / "shared"
+from bench._support import O200K_FILE, ROOT, SHARED, o200k
+
 OPENAPI = SHARED / "corpus" / "openapi"
 LOAD_SPECS = ["stripe_spec3_2022-04-12.json", "github_api.github.com_2020-08.json", "kubernetes_swagger.json"]
 SMALL_SPECS = [
@@ -171,21 +171,6 @@ def bench_load() -> None:
 # ---------------------------------------------------------------------- 2. tokens
 
 
-def _o200k() -> Any:
-    import tiktoken
-    import tiktoken.load
-    import tiktoken_ext.openai_public as public
-
-    ranks = tiktoken.load.load_tiktoken_bpe(str(SHARED / "tokenizers" / "o200k_base.tiktoken"))
-    original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
-    try:
-        spec = public.o200k_base()
-    finally:
-        public.load_tiktoken_bpe = original
-    return tiktoken.Encoding(**spec)
-
-
 def _corpus_specs() -> list[Path]:
     import re
 
@@ -244,10 +229,10 @@ def _losses(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
 def bench_tokens() -> None:
     from mcs_rest import RestDriver
 
-    if not (SHARED / "tokenizers" / "o200k_base.tiktoken").is_file():
+    if not O200K_FILE.is_file():
         print("\n-- 2. tokens: skipped (no ../shared/tokenizers)")
         return
-    encoding = _o200k()
+    encoding = o200k()
     print("\n-- 2a. discovery-mode description, o200k tokens (bar <= 3000 for every spec)")
     worst = (0, "")
     rows = []

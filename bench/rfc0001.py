@@ -16,9 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bench._support import ROOT, free_port, median_us, server_process
 from mcs.server import AgentContext, tool
 
 REQUESTS = 20_000
@@ -33,7 +32,6 @@ CONCURRENCY = 32
 TIME_LIMIT_S = 240.0
 COMPARE_ROUNDS = 3
 COMPARE_REQUESTS = 2_000
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class Order(BaseModel):
@@ -156,16 +154,8 @@ def _in_process(calls: int = 5_000) -> None:
     context = AgentContext(agent_id="bench")
     arguments = {"order_id": "o-1", "quantity": 3}
 
-    def timed(fn: Any) -> float:
-        samples = []
-        for _ in range(calls):
-            started = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - started)
-        return statistics.median(samples) * 1e6
-
-    direct = timed(lambda: price_order(Order.model_validate(arguments), context).model_dump(mode="json"))
-    piped = timed(lambda: server.execute("price_order", arguments, context))
+    direct = median_us(lambda: price_order(Order.model_validate(arguments), context).model_dump(mode="json"), calls)
+    piped = median_us(lambda: server.execute("price_order", arguments, context), calls)
     server.close()
     print(f"in-process, {calls} calls: McpServer.execute median {piped:.1f} us vs validate + call + "
           f"dump directly {direct:.1f} us (x{piped / direct:.1f}; the pipeline adds "
@@ -174,25 +164,11 @@ def _in_process(calls: int = 5_000) -> None:
 
 def main(count: int = REQUESTS) -> None:
     _in_process()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
+    serve = [sys.executable, "-c", f"from bench.rfc0001 import _serve; _serve({port})"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", f"from bench.rfc0001 import _serve; _serve({port})"],
-                            env=env, cwd=ROOT)
-    try:
-        import httpx
-
+    with server_process(serve, port, env=env, cwd=ROOT, quiet=False) as proc:
         url = f"http://127.0.0.1:{port}"
-        limit = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(url + "/mcp/capabilities", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > limit or proc.poll() is not None:
-                    raise RuntimeError("the bench server did not start") from None
-                time.sleep(0.1)
         asyncio.run(_load(url, "/mcp/execute", 500, proc.pid))  # warm-up
         asyncio.run(_load(url, "/plain", 500, proc.pid))
         sustained = asyncio.run(_load(url, "/mcp/execute", count, proc.pid))
@@ -202,9 +178,6 @@ def main(count: int = REQUESTS) -> None:
         for _ in range(COMPARE_ROUNDS):
             for path in rounds:
                 rounds[path].append(asyncio.run(_load(url, path, COMPARE_REQUESTS, proc.pid)))
-    finally:
-        proc.terminate()
-        proc.wait(10)
     r = sustained
     growth = (r["rss_last_kib"] - r["rss_first_kib"]) / max(r["rss_first_kib"], 1) * 100
     print(f"sustained: {r['requests']} x POST /mcp/execute, {CONCURRENCY} concurrent connections, "

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from support.servers import uvicorn_on_loopback
 
 from mcs.parsing import parse_tool_calls
 
@@ -95,24 +95,14 @@ class ReplayServer:
 @pytest.fixture
 def serve() -> Iterator[Any]:
     """Start a ReplayServer on a free loopback port; yields ``start(replies) -> (server, url)``."""
-    running: list[tuple[uvicorn.Server, threading.Thread, socket.socket]] = []
+    with ExitStack() as running:
 
-    def start(replies: list[str | dict[str, Any]]) -> tuple[ReplayServer, str]:
-        replay = ReplayServer(replies)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(16)  # connections queue here until uvicorn accepts them: no start-up race
-        server = uvicorn.Server(uvicorn.Config(replay.app, log_level="warning", lifespan="off", ws="none"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        running.append((server, thread, sock))
-        return replay, f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        def start(replies: list[str | dict[str, Any]]) -> tuple[ReplayServer, str]:
+            replay = ReplayServer(replies)
+            config = uvicorn.Config(replay.app, log_level="warning", lifespan="off", ws="none")
+            return replay, running.enter_context(uvicorn_on_loopback(config)) + "/v1"
 
-    yield start
-    for server, thread, sock in running:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        yield start
 
 
 def run_example(url: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,15 @@ def _write(folder: Path, filename: str, text: str) -> Path:
     return path
 
 
+def _refusal(path: Path) -> str:
+    """Load ``path``, which must be refused with a TemplateError; its message, checked to name the file."""
+    with pytest.raises(TemplateError) as raised:
+        PromptTemplate.from_file(path)
+    message = str(raised.value)
+    assert str(path) in message
+    return message
+
+
 def test_every_shipped_template_loads_and_uses_only_known_variables() -> None:
     registry = PromptRegistry()
     loaded = registry.load_dir(shipped_templates())
@@ -43,20 +53,14 @@ def test_every_shipped_template_loads_and_uses_only_known_variables() -> None:
 
 def test_a_template_without_function_description_is_refused_naming_file_and_variable(tmp_path: Path) -> None:
     path = _write(tmp_path, "broken.md", GOOD_FRONT + "Tools of {driver_name}.\n{call_example}\n")
-    with pytest.raises(TemplateError) as raised:
-        PromptTemplate.from_file(path)
-    message = str(raised.value)
-    assert str(path) in message
-    assert "{function_description}" in message
+    assert "{function_description}" in _refusal(path)
 
 
 def test_an_unknown_variable_is_refused_naming_file_and_variable(tmp_path: Path) -> None:
     path = _write(tmp_path, "typo.md", GOOD_FRONT + "{function_description}\nHello {drivr_name}\n")
-    with pytest.raises(TemplateError) as raised:
-        PromptTemplate.from_file(path)
-    assert str(path) in str(raised.value)
-    assert "{drivr_name}" in str(raised.value)
-    assert "{driver_name}" in str(raised.value)  # the allowed names are listed
+    message = _refusal(path)
+    assert "{drivr_name}" in message
+    assert "{driver_name}" in message  # the allowed names are listed
 
 
 def test_json_braces_in_a_body_are_text_not_variables(tmp_path: Path) -> None:
@@ -80,10 +84,7 @@ def test_json_braces_in_a_body_are_text_not_variables(tmp_path: Path) -> None:
 )
 def test_a_bad_glob_is_refused_naming_the_file(tmp_path: Path, globs: str, problem: str) -> None:
     text = f"---\nname: demo\nglobs: {globs}\ncall_format: mcs_json\n---\n{{function_description}}\n"
-    path = _write(tmp_path, "globs.md", text)
-    with pytest.raises(TemplateError, match=problem) as raised:
-        PromptTemplate.from_file(path)
-    assert str(path) in str(raised.value)
+    assert re.search(problem, _refusal(_write(tmp_path, "globs.md", text)))
 
 
 @pytest.mark.parametrize(
@@ -101,9 +102,7 @@ def test_a_bad_glob_is_refused_naming_the_file(tmp_path: Path, globs: str, probl
 )
 def test_a_bad_front_matter_field_is_refused_naming_it(tmp_path: Path, front: str, problem: str) -> None:
     path = _write(tmp_path, "front.md", f"---\n{front}---\n{{function_description}}\n")
-    with pytest.raises(TemplateError, match=problem) as raised:
-        PromptTemplate.from_file(path)
-    assert str(path) in str(raised.value)
+    assert re.search(problem, _refusal(path))
 
 
 @pytest.mark.parametrize(
@@ -114,10 +113,8 @@ def test_a_bad_front_matter_field_is_refused_naming_it(tmp_path: Path, front: st
         (GOOD_FRONT + "   \n", "body is empty"),
     ],
 )
-def test_a_malformed_file_is_refused(tmp_path: Path, text: str, problem: str) -> None:
-    path = _write(tmp_path, "bad.md", text)
-    with pytest.raises(TemplateError, match=problem):
-        PromptTemplate.from_file(path)
+def test_a_malformed_file_is_refused_naming_it(tmp_path: Path, text: str, problem: str) -> None:
+    assert re.search(problem, _refusal(_write(tmp_path, "bad.md", text)))
 
 
 def test_two_files_with_the_same_name_are_refused_and_nothing_is_added(tmp_path: Path) -> None:

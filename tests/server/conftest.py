@@ -22,6 +22,15 @@ from rfc0001_helpers import (
 )
 
 
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The sample server over HTTP, one per test module; yields its base URL."""
+    server = build_server(tmp_path_factory.mktemp("sample") / "audit.jsonl")
+    with running_app(server.asgi_app()) as base:
+        yield base
+    server.close()
+
+
 @pytest.fixture(params=["http", "websocket", "stdio"])
 def wire(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, Audit]]:
     """A client of a fresh sample server over one transport, and the server's audit record."""

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -15,6 +12,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from support.servers import uvicorn_on_loopback
 from websockets.sync.client import connect
 
 from mcs.context import AgentContext
@@ -30,24 +28,9 @@ __all__ = ["Audit", "HttpClient", "StdioClient", "WsClient", "build_server", "ru
 @contextmanager
 def running_app(app: Any) -> Iterator[str]:
     """Serve an ASGI app with uvicorn on a free loopback port; yields its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="critical", lifespan="off", ws="websockets-sansio")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with uvicorn_on_loopback(config, timeout=10) as url:
+        yield url
 
 
 def _context_dict(context: AgentContext | None) -> dict[str, Any] | None:

@@ -6,18 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rfc0001_helpers import build_server, running_app
+from support.servers import free_port
 
 import mcs
 from mcs.server.client import RFC0001Driver
-
-
-@pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = build_server(tmp_path_factory.mktemp("client") / "audit.jsonl")
-    with running_app(server.asgi_app()) as base:
-        yield base
-    server.close()
 
 
 @pytest.fixture
@@ -81,12 +73,7 @@ def test_healthcheck_reports_the_server(driver: mcs.MCSDriver, url: str) -> None
 
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    with RFC0001Driver(f"http://127.0.0.1:{port}") as dead, pytest.raises(mcs.ConfigurationError,
+    with RFC0001Driver(f"http://127.0.0.1:{free_port()}") as dead, pytest.raises(mcs.ConfigurationError,
                                                                          match="cannot read"):
         dead.get_function_description()
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
+from support.servers import free_port, server_process
 
 MCS = [sys.executable, "-m", "mcs.cli"]
 
@@ -47,29 +46,14 @@ def test_a_toolbox_file_is_served_over_stdio(tmp_path: Path) -> None:
 
 
 def test_a_driver_is_served_over_http() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([*MCS, "serve", "functions", "--protocol", "rfc0001",
-                             "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    port = free_port()
+    with server_process([*MCS, "serve", "functions", "--protocol", "rfc0001",
+                         "--host", "127.0.0.1", "--port", str(port)], port, timeout=30):
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                capabilities = httpx.get(url + "/mcp/capabilities", timeout=2)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.05)
+        capabilities = httpx.get(url + "/mcp/capabilities", timeout=2)
         assert capabilities.json()["server"] == "functions"
         answer = httpx.post(url + "/mcp/execute", json={"tool": "get_weather", "arguments": {"city": "Paris"}})
         assert answer.status_code == 200 and answer.json()["result"]["sky"] == "light rain"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_an_unknown_driver_is_a_usage_error() -> None:

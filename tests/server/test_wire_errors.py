@@ -9,15 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from rfc0001_helpers import StdioClient, WsClient, build_server, running_app
-
-
-@pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = build_server(tmp_path_factory.mktemp("wire") / "audit.jsonl")
-    with running_app(server.asgi_app()) as base:
-        yield base
-    server.close()
+from rfc0001_helpers import StdioClient, WsClient
 
 
 @pytest.fixture

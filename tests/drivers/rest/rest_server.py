@@ -14,7 +14,7 @@ import socket
 import threading
 import zlib
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from starlette.responses import (
     StreamingResponse,
 )
 from starlette.routing import Route
+from support.servers import loopback_socket, running_uvicorn
 
 
 @dataclass
@@ -277,24 +278,11 @@ class Running:
 def serve() -> Iterator[Running]:
     """Run the API on a free loopback port in a thread; stop it on exit."""
     state = State()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    state.port = sock.getsockname()[1]
     config = uvicorn.Config(build_app(state), log_level="error", lifespan="off", ws="none", access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the test API did not start")
-        threading.Event().wait(0.01)
-    try:
-        yield Running(f"http://127.0.0.1:{state.port}", state)
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with closing(loopback_socket()) as sock:
+        state.port = sock.getsockname()[1]
+        with running_uvicorn(config, sock):
+            yield Running(f"http://127.0.0.1:{state.port}", state)
 
 
 class ResettingServer:

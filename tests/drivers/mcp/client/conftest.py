@@ -2,42 +2,24 @@
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from mcp_bridge_servers import PLAYER, start_http, stop
+from support.servers import JSONHandler, serving_http
 
 
 @pytest.fixture
 def backend() -> Iterator[str]:
     """A plain HTTP service on loopback that the player server's ``lookup`` tool calls."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Items)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving_http(_Items) as url:
+        yield url
 
 
-class _Items(BaseHTTPRequestHandler):
+class _Items(JSONHandler):
     def do_GET(self) -> None:
         key = self.path.rsplit("/", 1)[-1]
-        body = json.dumps({"key": key, "value": f"value of {key}", "served_by": "backend"}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.send_json({"key": key, "value": f"value of {key}", "served_by": "backend"})
 
 
 @pytest.fixture
@@ -48,10 +30,3 @@ def player_http(backend: str) -> Iterator[str]:
         yield url
     finally:
         stop(process)
-
-
-@pytest.fixture
-def quiet() -> Iterator[object]:
-    """A sink for stdio servers' stderr (their tracebacks for refused calls)."""
-    with open(os.devnull, "w", encoding="utf-8") as sink:
-        yield sink

@@ -3,56 +3,25 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from support.servers import free_port, start_server, stop, wait_for_port
+
+__all__ = ["IFACE", "PLAYER", "free_port", "player_stdio_options", "start_http", "stop", "wait_for_port"]
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 PLAYER = SERVERS / "player_server.py"
 IFACE = SERVERS / "iface_server.py"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the test server exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"the test server did not listen on port {port}")
-
-
 def start_http(script: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Run a test server script over streamable HTTP on a free port; the caller ``stop``s it."""
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(script), "--http", str(port), *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )
-    wait_for_port(port, process)
+    process = start_server([sys.executable, script, "--http", str(port), *extra], port,
+                           env={**os.environ, **(env or {})})
     return process, f"http://127.0.0.1:{port}/mcp"
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def player_stdio_options(**env: str) -> dict[str, object]:

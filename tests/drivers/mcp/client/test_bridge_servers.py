@@ -9,48 +9,28 @@ naming what is missing, when they are not installed.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
-from mcp_bridge_servers import free_port, stop, wait_for_port
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import JSONHandler, free_port, server_process, serving_http
 
 PETS = {"7": {"id": "7", "name": "Rex", "kind": "dog"}}
 
 
-class _Backend(BaseHTTPRequestHandler):
+class _Backend(JSONHandler):
     def do_GET(self) -> None:
-        pet_id = self.path.rsplit("/", 1)[-1].split("?")[0]
-        pet = PETS.get(pet_id)
-        body = json.dumps(pet if pet else {"error": "not found"}).encode()
-        self.send_response(200 if pet else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        pet = PETS.get(self.path.rsplit("/", 1)[-1].split("?")[0])
+        self.send_json(pet if pet else {"error": "not found"}, 200 if pet else 404)
 
 
 @pytest.fixture
 def backend() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Backend)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving_http(_Backend) as url:
+        yield url
 
 
 OPENAPI = {
@@ -107,16 +87,9 @@ def test_a_gen_mcp_file_served_by_mcs_serve_over_streamable_http(backend: str, t
         }],
     }))
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcs.cli", "serve", str(path), "--protocol", "mcp", "--transport", "http",
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process, timeout=60)
-        with MCPDriver(url=f"http://127.0.0.1:{port}/mcp") as driver:
-            name = _find(driver, "get_pet")
-            result = driver.process_llm_response(json.dumps({"tool": name, "arguments": {"id": "7"}}))
-            assert "Rex" in json.dumps(result)
-    finally:
-        stop(process)
+    serve = [sys.executable, "-m", "mcs.cli", "serve", str(path), "--protocol", "mcp", "--transport", "http",
+             "--host", "127.0.0.1", "--port", str(port)]
+    with server_process(serve, port, timeout=60), MCPDriver(url=f"http://127.0.0.1:{port}/mcp") as driver:
+        name = _find(driver, "get_pet")
+        result = driver.process_llm_response(json.dumps({"tool": name, "arguments": {"id": "7"}}))
+        assert "Rex" in json.dumps(result)

@@ -20,6 +20,15 @@ def driver_for(pins: Path, quiet: Any, variant: str = "", **options: Any) -> MCP
     return MCPDriver(**player_stdio_options(**env), pins=pins, stderr=quiet, **options)  # type: ignore[arg-type]
 
 
+@pytest.fixture
+def pins(tmp_path: Path, quiet: Any) -> Path:
+    """The pin file a first run against the unchanged server wrote."""
+    path = tmp_path / "pins.json"
+    with driver_for(path, quiet) as driver:
+        driver.list_tools()
+    return path
+
+
 def test_first_listing_pins_every_tool_to_a_file(tmp_path: Path, quiet: Any) -> None:
     pins = tmp_path / "pins.json"
     with driver_for(pins, quiet) as driver:
@@ -34,10 +43,7 @@ def test_first_listing_pins_every_tool_to_a_file(tmp_path: Path, quiet: Any) -> 
     )
 
 
-def test_a_changed_description_is_held_back_until_accepted(tmp_path: Path, quiet: Any) -> None:
-    pins = tmp_path / "pins.json"
-    with driver_for(pins, quiet) as driver:
-        driver.list_tools()
+def test_a_changed_description_is_held_back_until_accepted(pins: Path, quiet: Any) -> None:
     with driver_for(pins, quiet, variant="changed") as driver:
         assert driver.get_tool("add") is None
         [held] = driver.held_tools()
@@ -52,10 +58,7 @@ def test_a_changed_description_is_held_back_until_accepted(tmp_path: Path, quiet
         assert driver.get_tool("add") is not None  # the approval was stored
 
 
-def test_a_tool_that_appears_later_is_held_as_new(tmp_path: Path, quiet: Any) -> None:
-    pins = tmp_path / "pins.json"
-    with driver_for(pins, quiet) as driver:
-        driver.list_tools()
+def test_a_tool_that_appears_later_is_held_as_new(pins: Path, quiet: Any) -> None:
     with driver_for(pins, quiet, variant="extra") as driver:
         assert driver.get_tool("newcomer") is None
         assert [(h.name, h.reason) for h in driver.held_tools()] == [("newcomer", "new")]
@@ -63,10 +66,7 @@ def test_a_tool_that_appears_later_is_held_as_new(tmp_path: Path, quiet: Any) ->
         assert driver.call_tool("newcomer") == {"result": "new"}
 
 
-def test_trust_new_tools_pins_later_tools_without_holding_them(tmp_path: Path, quiet: Any) -> None:
-    pins = tmp_path / "pins.json"
-    with driver_for(pins, quiet) as driver:
-        driver.list_tools()
+def test_trust_new_tools_pins_later_tools_without_holding_them(pins: Path, quiet: Any) -> None:
     with driver_for(pins, quiet, variant="extra", trust_new_tools=True) as driver:
         assert driver.get_tool("newcomer") is not None
         assert driver.held_tools() == []

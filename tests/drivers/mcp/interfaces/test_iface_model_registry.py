@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -20,6 +17,7 @@ from mcs_mcp.interfaces import (
 )
 from mcs_mcp.interfaces.registry import PATH_ENV
 from pydantic import ValidationError
+from support.servers import JSONHandler, serving_http
 
 import mcs
 from mcs.errors import ConfigurationError
@@ -117,30 +115,15 @@ def test_negotiation_picks_the_highest_version_both_sides_support() -> None:
     assert highest(server) == {"media.player": "media.player.v3", "chat.assistant": "chat.assistant.v1"}
 
 
-class _Definitions(BaseHTTPRequestHandler):
+class _Definitions(JSONHandler):
     def do_GET(self) -> None:
-        body = json.dumps([PLAYER_V2]).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.send_json([PLAYER_V2])
 
 
 @pytest.fixture
 def registry_url() -> Iterator[str]:
-    server = HTTPServer(("127.0.0.1", 0), _Definitions)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/interfaces"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving_http(_Definitions) as url:
+        yield url + "/interfaces"
 
 
 def test_definitions_load_from_a_registry_url(registry_url: str) -> None:

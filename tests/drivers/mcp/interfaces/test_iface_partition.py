@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import pytest
+from iface_impls import Entry, FileContent, Listing, Success
 from mcs_mcp.interfaces.partition import InterfaceView
 from pydantic import BaseModel
 
 from mcs import FunctionDriver, tool
 from mcs.errors import ConfigurationError, ToolNotFoundError
-
-
-class FileContent(BaseModel):
-    path: str
-    content: str
-
-
-class Success(BaseModel):
-    success: bool
-
-
-class Entry(BaseModel):
-    name: str
-    type: Literal["file", "directory"]
-
-
-class Listing(BaseModel):
-    entries: list[Entry]
-
 
 FILES = {"/a.py": "print(1)\n"}
 

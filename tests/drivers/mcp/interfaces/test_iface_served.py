@@ -5,13 +5,13 @@ stdio and streamable HTTP. Skips when MCP serving is not part of this build."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import free_port, server_process
 
 from mcs.cli import main
 
@@ -63,22 +63,11 @@ def test_mcs_interfaces_check_reports_on_a_served_driver(capsys: pytest.CaptureF
 
 @pytest.fixture
 def served_http() -> Iterator[str]:
-    sys.path.insert(0, str(HERE.parent / "client"))
-    try:
-        from mcp_bridge_servers import free_port, stop, wait_for_port
-    finally:
-        sys.path.pop(0)
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, *serve_args("served_player:PlayerDriver", "--transport", "http",
-                                     "--host", "127.0.0.1", "--port", str(port))],
-        cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process, timeout=60)
+    serve = [sys.executable, *serve_args("served_player:PlayerDriver", "--transport", "http",
+                                         "--host", "127.0.0.1", "--port", str(port))]
+    with server_process(serve, port, timeout=60, cwd=HERE):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(process)
 
 
 def test_a_served_driver_offers_its_interface_over_streamable_http(served_http: str) -> None:

@@ -17,6 +17,7 @@ from mcp.server.lowlevel import Server
 from mcs_mcp.client_driver import MCPDriver
 from mcs_mcp.interfaces import InterfaceRegistry, default_registry
 from mcs_mcp.interfaces.wire import EXTENSION_ID, METHOD, install, request_listing
+from support.servers import free_port, server_process
 
 from mcs import Interface
 
@@ -159,8 +160,8 @@ def test_the_driver_uses_the_list_interfaces_tool_when_only_that_is_offered() ->
         assert driver.get_tool(METHOD) is None
 
 
-def test_the_driver_falls_back_to_tools_list(quiet_sink: Any) -> None:
-    with MCPDriver(command=sys.executable, args=[str(SERVERS / "player_server.py")], stderr=quiet_sink) as driver:
+def test_the_driver_falls_back_to_tools_list(quiet: Any) -> None:
+    with MCPDriver(command=sys.executable, args=[str(SERVERS / "player_server.py")], stderr=quiet) as driver:
         assert driver.get_tool("play") is not None
         assert driver.get_status()["servers"]["mcp"]["listing"] == "tools/list"
         assert driver.interfaces() == []
@@ -177,25 +178,10 @@ def test_the_driver_describes_only_the_interfaces_a_task_needs_and_switches() ->
 
 
 @pytest.fixture
-def quiet_sink() -> Iterator[Any]:
-    import os
-
-    with open(os.devnull, "w", encoding="utf-8") as sink:
-        yield sink
-
-
-@pytest.fixture
 def iface_http() -> Iterator[str]:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
-    try:
-        from mcp_bridge_servers import start_http, stop
-    finally:
-        sys.path.pop(0)
-    process, url = start_http(IFACE_SCRIPT)
-    try:
-        yield url
-    finally:
-        stop(process)
+    port = free_port()
+    with server_process([sys.executable, IFACE_SCRIPT, "--http", str(port)], port):
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def test_the_driver_reads_list_interfaces_over_streamable_http(iface_http: str) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from support.servers import serving_http
 
 
 def mcp_file(*tools: dict[str, Any], **top: Any) -> dict[str, Any]:
@@ -112,11 +114,8 @@ class Recorder:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
 
-        self.server = _QuietServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
+        self._running = ExitStack()
+        self.url = self._running.enter_context(serving_http(Handler, server_class=_QuietServer, poll_interval=0.02))
 
     @property
     def last(self) -> Recorded:
@@ -124,5 +123,4 @@ class Recorder:
         return self.requests[-1]
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._running.close()

@@ -8,6 +8,8 @@ import time
 import pytest
 from mcpfile_support import Reply, mcp_file, tool
 from mcs_mcp.mcpfile.driver import MCPFileDriver
+from support.security_cases import B1_PATH_VALUES
+from support.servers import free_port
 
 from mcs import AgentContext
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
@@ -29,6 +31,13 @@ def make(new_driver, write_file, recorder, method: str, url: str = "/users/{id}"
          properties: dict | None = None, **http) -> MCPFileDriver:
     invocation = {"http": {"method": method, "url": recorder.url + url, **({"headers": headers} if headers else {}), **http}}
     return new_driver(write_file(mcp_file(tool("t", invocation, properties or PROPS))))
+
+
+def answering(new_driver, write_file, recorder, reply: Reply, **options) -> MCPFileDriver:
+    """A driver whose tool ``t`` GETs /users/{id}, built with ``options``; /users/1 answers ``reply``."""
+    recorder.replies["/users/1"] = reply
+    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
+    return new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), **options)
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "HEAD"])
@@ -84,18 +93,7 @@ def test_query_appends_to_a_url_that_already_has_one(new_driver, write_file, rec
     assert recorder.last.query == [("v", "2"), ("id", "x y"), ("limit", "3")]
 
 
-@pytest.mark.parametrize(
-    ("value", "encoded"),
-    [
-        ("../admin/delete", "..%2Fadmin%2Fdelete"),
-        ("..%2fadmin", "..%252fadmin"),
-        ("%2e%2e/admin", "%252e%252e%2Fadmin"),
-        ("a/b", "a%2Fb"),
-        ("x?role=admin", "x%3Frole%3Dadmin"),
-        ("x#frag", "x%23frag"),
-        ("x%00", "x%2500"),
-    ],
-)
+@pytest.mark.parametrize(("value", "encoded"), B1_PATH_VALUES)
 def test_path_values_are_one_encoded_segment(new_driver, write_file, recorder, value, encoded) -> None:
     driver = make(new_driver, write_file, recorder, "GET", url="/v1/users/{id}/profile", properties={"id": {"type": "string"}})
     driver.call_tool("t", {"id": value})
@@ -191,26 +189,29 @@ def test_non_2xx_is_an_error_with_the_status(new_driver, write_file, recorder) -
 
 
 def test_large_bodies_are_capped_with_a_marker(new_driver, write_file, recorder) -> None:
-    recorder.replies["/users/1"] = Reply(body=b"y" * 5000, content_type="text/plain")
-    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
-    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), max_response_bytes=1000)
+    reply = Reply(body=b"y" * 5000, content_type="text/plain")
+    driver = answering(new_driver, write_file, recorder, reply, max_response_bytes=1000)
     text = driver.call_tool("t", {"id": "1"})
     assert text.startswith("y" * 1000) and "[truncated: the response exceeded 1000 bytes]" in text
     assert len(text) < 1100
 
 
 def test_an_endless_stream_stops_at_the_cap(new_driver, write_file, recorder) -> None:
-    recorder.replies["/users/1"] = Reply(stream_forever=True, content_type="text/plain")
-    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
-    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), max_response_bytes=200_000)
+    reply = Reply(stream_forever=True, content_type="text/plain")
+    driver = answering(new_driver, write_file, recorder, reply, max_response_bytes=200_000)
     text = driver.call_tool("t", {"id": "1"})
     assert "[truncated" in text
 
 
-def test_a_slow_server_times_out_at_the_deadline(new_driver, write_file, recorder) -> None:
-    recorder.replies["/users/1"] = Reply(delay=3)
-    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
-    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), timeout=0.5)
+@pytest.mark.parametrize(
+    ("reply", "timeout"),
+    [
+        pytest.param(Reply(delay=3), 0.5, id="slow-to-answer"),
+        pytest.param(Reply(stream_forever=True, drip_interval=0.2, content_type="text/plain"), 1, id="dripping-body"),
+    ],
+)
+def test_a_slow_server_times_out_at_the_total_deadline(new_driver, write_file, recorder, reply, timeout) -> None:
+    driver = answering(new_driver, write_file, recorder, reply, timeout=timeout)
     started = time.monotonic()
     with pytest.raises(ToolTimeoutError):
         driver.call_tool("t", {"id": "1"})
@@ -236,20 +237,13 @@ async def test_async_calls_route_the_same_way(new_driver, write_file, recorder) 
 
 
 async def test_async_timeout(new_driver, write_file, recorder) -> None:
-    recorder.replies["/users/1"] = Reply(delay=3)
-    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
-    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), timeout=0.5)
+    driver = answering(new_driver, write_file, recorder, Reply(delay=3), timeout=0.5)
     with pytest.raises(ToolTimeoutError):
         await driver.acall_tool("t", {"id": "1"})
 
 
 def test_an_unreachable_server_is_an_execution_error(new_driver, write_file) -> None:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    invocation = {"http": {"method": "GET", "url": f"http://127.0.0.1:{port}/x"}}
+    invocation = {"http": {"method": "GET", "url": f"http://127.0.0.1:{free_port()}/x"}}
     driver = new_driver(write_file(mcp_file(tool("t", invocation))))
     with pytest.raises(ExecutionError, match="the HTTP request failed"):
         driver.call_tool("t", {})
@@ -260,18 +254,7 @@ def test_a_decompression_bomb_stops_at_the_cap(new_driver, write_file, recorder)
 
     bomb = gzip.compress(b"z" * 20_000_000)
     assert len(bomb) < 100_000
-    recorder.replies["/users/1"] = Reply(body=bomb, content_type="text/plain", headers={"Content-Encoding": "gzip"})
-    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
-    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), max_response_bytes=100_000)
+    reply = Reply(body=bomb, content_type="text/plain", headers={"Content-Encoding": "gzip"})
+    driver = answering(new_driver, write_file, recorder, reply, max_response_bytes=100_000)
     text = driver.call_tool("t", {"id": "1"})
     assert text.startswith("z" * 1000) and "[truncated" in text and len(text) < 100_200
-
-
-def test_a_dripping_server_hits_the_total_deadline(new_driver, write_file, recorder) -> None:
-    recorder.replies["/users/1"] = Reply(stream_forever=True, drip_interval=0.2, content_type="text/plain")
-    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
-    driver = new_driver(write_file(mcp_file(tool("t", invocation, PROPS))), timeout=1)
-    started = time.monotonic()
-    with pytest.raises(ToolTimeoutError):
-        driver.call_tool("t", {"id": "1"})
-    assert time.monotonic() - started < 2.5

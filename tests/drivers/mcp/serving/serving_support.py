@@ -5,16 +5,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import ipaddress
-import socket
 import sys
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import uvicorn
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -30,41 +26,15 @@ sys.path.insert(0, str(HERE))
 
 from mcs_mcp.serving import ServeOptions, build_app, build_server  # noqa: E402
 from mcs_mcp.serving.http import uvicorn_config  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            sock.settimeout(0.2)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+from support.servers import free_port, running_uvicorn  # noqa: E402
+from support.servers import wait_for_port as wait_for_port  # noqa: E402  (kept importable from here)
 
 
 @contextlib.contextmanager
 def running(app: Any, options: ServeOptions) -> Iterator[str]:
     """Serve ``app`` with uvicorn on a thread; yields the endpoint URL."""
-    server = uvicorn.Server(uvicorn_config(app, options))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.02)
-    try:
+    with running_uvicorn(uvicorn_config(app, options)):
         yield options.url
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 @contextlib.contextmanager

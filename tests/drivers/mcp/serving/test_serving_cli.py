@@ -14,7 +14,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from serving_support import HERE, MCS, free_port, mcp_client, wait_for_port
+from serving_support import HERE, MCS, mcp_client
+from support.servers import free_port, server_process
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -58,23 +59,10 @@ async def test_stdio_serves_a_registered_driver_by_name() -> None:
 def http_process(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     port = free_port()
     log_file = tmp_path / "serve.log"
-    process = subprocess.Popen(
-        [str(MCS), "serve", "serving_helpers:SampleDriver", "--transport", "http", "--port", str(port),
-         "-s", "log_encoding=json", "-s", f"log_output={log_file}", "-s", "log_level=info"],
-        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port)
+    serve = [MCS, "serve", "serving_helpers:SampleDriver", "--transport", "http", "--port", str(port),
+             "-s", "log_encoding=json", "-s", f"log_output={log_file}", "-s", "log_level=info"]
+    with server_process(serve, port, env=_env(), stderr=subprocess.PIPE):
         yield f"http://127.0.0.1:{port}/mcp", log_file
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 async def test_http_serving_from_the_command_line_logs_json_lines(http_process: tuple[str, Path]) -> None:

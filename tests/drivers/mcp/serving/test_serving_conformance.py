@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serving_support import HERE, MCS, REPO, free_port, wait_for_port
+from serving_support import HERE, MCS, REPO
+from support.servers import free_port, server_process
 
 VERSION = "0.1.13"
 CACHE = REPO / ".cache" / "conformance"
@@ -79,22 +80,10 @@ def conformance() -> Path:
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(HERE))
-    process = subprocess.Popen(
-        [str(MCS), "serve", "serving_helpers:SampleDriver", "--transport", "http",
-         "--port", str(port), "-s", "log_level=warning"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
+    serve = [MCS, "serve", "serving_helpers:SampleDriver", "--transport", "http",
+             "--port", str(port), "-s", "log_level=warning"]
+    with server_process(serve, port, env=dict(os.environ, PYTHONPATH=str(HERE))):
         yield f"http://localhost:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.parametrize("scenario", APPLICABLE)

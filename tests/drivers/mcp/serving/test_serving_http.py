@@ -129,17 +129,29 @@ async def test_a_plain_tool_driver_declares_only_tools() -> None:
             assert caps.prompts is None and caps.resources is None
 
 
-async def test_tool_logs_reach_the_client_as_notifications(
-    sample_url: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="mcs.sample")  # what configure_logging does in `mcs serve`
+async def _call_the_logging_tool(
+    url: str, level: types.LoggingLevel | None = None
+) -> tuple[types.CallToolResult, list[types.LoggingMessageNotificationParams]]:
+    """Call the sample's logging tool (after asking for ``level``); its result and the log notifications."""
     received: list[types.LoggingMessageNotificationParams] = []
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         received.append(params)
 
-    async with mcp_client(sample_url, logging_callback=on_log) as session:
+    async with mcp_client(url, logging_callback=on_log) as session:
+        if level is not None:
+            await session.send_request(
+                types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)), types.EmptyResult
+            )
         result = await session.call_tool("test_tool_with_logging", {})
+    return result, received
+
+
+async def test_tool_logs_reach_the_client_as_notifications(
+    sample_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcs.sample")  # what configure_logging does in `mcs serve`
+    result, received = await _call_the_logging_tool(sample_url)
     assert result.is_error is False
     messages = [p.data["message"] for p in received if p.logger == "mcs.sample"]
     assert messages == ["Tool execution started", "Tool processing data", "Tool execution completed"]
@@ -150,18 +162,10 @@ async def test_set_level_filters_what_the_client_receives(
     sample: SampleDriver, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="mcs.sample")
-    received: list[Any] = []
-
-    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
-        received.append(params)
-
     with serve_driver(sample, stateless=False) as url:
-        async with mcp_client(url, logging_callback=on_log) as session:
-            await session.send_request(
-                types.SetLevelRequest(params=types.SetLevelRequestParams(level="warning")), types.EmptyResult
-            )
-            await session.call_tool("test_tool_with_logging", {})
-    assert received == []
+        result, received = await _call_the_logging_tool(url, level="warning")
+    assert result.is_error is False and "Tool execution started" in caplog.messages  # it logged ...
+    assert received == []  # ... and none of it reached the client
 
 
 async def test_mcp_logs_can_be_switched_off(
@@ -170,14 +174,9 @@ async def test_mcp_logs_can_be_switched_off(
     caplog.set_level(logging.INFO, logger="mcs.sample")
     from mcs_mcp.serving.options import LoggingOptions
 
-    received: list[Any] = []
-
-    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
-        received.append(params)
-
     with serve_driver(sample, logging=LoggingOptions(enable_mcp_logs=False)) as url:
-        async with mcp_client(url, logging_callback=on_log) as session:
-            await session.call_tool("test_tool_with_logging", {})
+        result, received = await _call_the_logging_tool(url)
+    assert result.is_error is False and "Tool execution started" in caplog.messages
     assert received == []
 
 

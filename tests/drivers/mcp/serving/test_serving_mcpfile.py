@@ -14,11 +14,12 @@ import yaml
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcs_mcp.serving import ServeOptions
-from serving_support import HERE, MCS, free_port, mcp_client, running, wait_for_port
+from serving_support import HERE, MCS, mcp_client, running
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from support.servers import free_port, server_process
 
 pytest.importorskip("mcs_mcp.mcpfile.driver", reason="the gen-mcp file driver (mcpfile) is not installed")
 
@@ -57,22 +58,13 @@ async def test_an_http_runtime_file_is_served_on_the_port_genmcp_env_gives(
     runtime = {"transportProtocol": "streamablehttp", "streamableHttpConfig": {"port": 1, "basePath": "/tools"}}
     path = _file(tmp_path, weather_backend, runtime)
     port = free_port()
-    process = subprocess.Popen(
-        [str(MCS), "serve", str(path)], env=_env(GENMCP_STREAMABLEHTTPCONFIG_PORT=str(port)),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port)
+    env = _env(GENMCP_STREAMABLEHTTPCONFIG_PORT=str(port))
+    with server_process([MCS, "serve", path], port, env=env, stderr=subprocess.PIPE):
         async with mcp_client(f"http://127.0.0.1:{port}/tools") as session:
             assert session.initialize_result.server_info.name == "weather"
             result = await session.call_tool("get_weather", {"city": "Paris"})
-        assert result.is_error is False
-        assert json.loads(result.content[0].text)["city"] == "Paris"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stderr is not None:
-            process.stderr.close()
+    assert result.is_error is False
+    assert json.loads(result.content[0].text)["city"] == "Paris"
 
 
 async def test_a_stdio_runtime_file_is_served_over_stdio(tmp_path: Path, weather_backend: str) -> None:

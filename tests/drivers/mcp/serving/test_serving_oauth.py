@@ -312,20 +312,16 @@ def test_extensions_can_declare_scopes_for_methods_they_add(auth_server: AuthSer
 async def test_mcs_serve_with_tls_and_oauth_from_the_command_line(auth_server: AuthServer, tmp_path: Path) -> None:
     import os
     import ssl
-    import subprocess
 
-    from serving_support import HERE, MCS, self_signed, wait_for_port
+    from serving_support import HERE, MCS, self_signed
+    from support.servers import server_process
 
     cert_file, key_file = self_signed(tmp_path)
     port = free_port()
-    process = subprocess.Popen(
-        [str(MCS), "serve", "serving_helpers:SampleDriver", "--transport", "http", "--port", str(port),
-         "-s", f"tls_cert={cert_file}", "-s", f"tls_key={key_file}",
-         "-s", f"oauth_authorization_servers={auth_server.issuer}", "-s", f"oauth_jwks_uri={auth_server.jwks_uri}"],
-        env={**os.environ, "PYTHONPATH": str(HERE)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
+    serve = [MCS, "serve", "serving_helpers:SampleDriver", "--transport", "http", "--port", str(port),
+             "-s", f"tls_cert={cert_file}", "-s", f"tls_key={key_file}",
+             "-s", f"oauth_authorization_servers={auth_server.issuer}", "-s", f"oauth_jwks_uri={auth_server.jwks_uri}"]
+    with server_process(serve, port, env={**os.environ, "PYTHONPATH": str(HERE)}):
         url = f"https://127.0.0.1:{port}/mcp"
         context = ssl.create_default_context(cafile=str(cert_file))
         unauthenticated = httpx.post(url, content=json.dumps(INIT), headers=ACCEPT, verify=context, timeout=10)
@@ -337,6 +333,3 @@ async def test_mcs_serve_with_tls_and_oauth_from_the_command_line(auth_server: A
         async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}, verify=context) as session:
             assert (await session.call_tool("admin_reset", {})).content[0].text == "reset done"
             assert (await session.call_tool("whoami", {})).structured_content["agent_id"] == "dora"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)

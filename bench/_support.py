@@ -1,0 +1,100 @@
+"""What several benchmarks share: a free loopback port, a server process for the length of a
+block, the median time of a call, and o200k_base read offline from the shared tokenizer file.
+
+The tests have their own helpers (tests/support); the benchmarks do not import the test tree.
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT / ".." / "shared"
+O200K_FILE = SHARED / "tokenizers" / "o200k_base.tiktoken"
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[Any] | None = None, timeout: float = 30.0) -> None:
+    """Return once something accepts connections on ``port``; fail early if ``process`` exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the benchmark server exited with {process.returncode}")
+        try:
+            with socket.create_connection((HOST, port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"the benchmark server did not listen on port {port}")
+
+
+@contextmanager
+def server_process(
+    argv: Sequence[str | Path],
+    port: int,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    quiet: bool = True,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``argv`` (a server that listens on ``port``) for the block; stop it after.
+
+    ``quiet`` sends its output to /dev/null; otherwise it shares the benchmark's.
+    """
+    output = subprocess.DEVNULL if quiet else None
+    process = subprocess.Popen([str(arg) for arg in argv], env=env, cwd=cwd, stdout=output, stderr=output)
+    try:
+        wait_for_port(port, process)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def median_us(fn: Callable[[], object], runs: int, *, warmup: int = 0) -> float:
+    """The median wall time of ``fn()`` over ``runs`` calls (after ``warmup`` untimed ones), in µs."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1e6
+
+
+def o200k() -> Any:
+    """A ``tiktoken.Encoding`` for o200k_base: from ``O200K_FILE`` offline when it is there
+    (no download, no cache lookup), else as tiktoken finds it."""
+    import tiktoken
+
+    if not O200K_FILE.is_file():
+        return tiktoken.get_encoding("o200k_base")
+    import tiktoken.load
+    import tiktoken_ext.openai_public as public
+
+    ranks = tiktoken.load.load_tiktoken_bpe(str(O200K_FILE))
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = lambda *args, **kwargs: ranks
+    try:
+        spec = public.o200k_base()
+    finally:
+        public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(**spec)
