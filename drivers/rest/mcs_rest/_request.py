@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from mcs.errors import InvalidInputError
+from mcs.urls import encode_path_segment
 from mcs_rest._operations import Operation, Param
 
 _PATH_VARIABLE = re.compile(r"\{([^}/]+)\}")
@@ -80,29 +81,22 @@ def _checked(text: str, param: Param, tool: str) -> str:
     return text
 
 
-def _segment(text: str) -> str:
-    encoded = quote(text, safe="")
-    if encoded in (".", ".."):
-        return "%2E" * len(encoded)
-    return encoded
-
-
 def _path_value(param: Param, value: Any, tool: str) -> str:
     style, explode = param.style or "simple", param.explode
     if isinstance(value, Mapping):
         pairs = [(str(k), _checked(_scalar(v), param, tool)) for k, v in value.items()]
         if explode:
-            parts = [f"{_segment(k)}={_segment(v)}" for k, v in pairs]
+            parts = [f"{encode_path_segment(k)}={encode_path_segment(v)}" for k, v in pairs]
         else:
-            parts = [f"{_segment(k)},{_segment(v)}" for k, v in pairs]
+            parts = [f"{encode_path_segment(k)},{encode_path_segment(v)}" for k, v in pairs]
     elif isinstance(value, list):
-        parts = [_segment(_checked(_scalar(v), param, tool)) for v in value]
+        parts = [encode_path_segment(_checked(_scalar(v), param, tool)) for v in value]
     else:
-        parts = [_segment(_checked(_scalar(value), param, tool))]
+        parts = [encode_path_segment(_checked(_scalar(value), param, tool))]
     if style == "label":
         return "." + ("." if explode else ",").join(parts)
     if style == "matrix":
-        name = _segment(param.name)
+        name = encode_path_segment(param.name)
         if isinstance(value, list) and explode:
             return "".join(f";{name}={p}" for p in parts)
         return f";{name}=" + ",".join(parts)

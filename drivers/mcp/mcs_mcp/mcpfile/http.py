@@ -30,6 +30,7 @@ from urllib.parse import quote, urlencode, urljoin
 import httpx
 
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs.urls import encode_path_segment
 from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
 from mcs_mcp.mcpfile.templates import (
     MISSING,
@@ -324,8 +325,8 @@ def _check_authority(url: Template, where: str, options: HttpOptions) -> None:
 
 def _encode_segment(value: Any) -> str:
     if isinstance(value, list):
-        return ",".join(quote(format_scalar(item), safe="") for item in value)
-    return quote(format_scalar(value), safe="")
+        return ",".join(encode_path_segment(format_scalar(item)) for item in value)
+    return encode_path_segment(format_scalar(value))
 
 
 def _without_paths(arguments: Mapping[str, Any], paths: set[str]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import time
 import pytest
 from mcpfile_support import Reply, mcp_file, tool
 from mcs_mcp.mcpfile.driver import MCPFileDriver
-from support.security_cases import B1_PATH_VALUES
+from support.security_cases import B1_DOT_SEGMENTS, B1_PATH_VALUES
 from support.servers import free_port
 
 from mcs import AgentContext
@@ -93,7 +93,7 @@ def test_query_appends_to_a_url_that_already_has_one(new_driver, write_file, rec
     assert recorder.last.query == [("v", "2"), ("id", "x y"), ("limit", "3")]
 
 
-@pytest.mark.parametrize(("value", "encoded"), B1_PATH_VALUES)
+@pytest.mark.parametrize(("value", "encoded"), B1_PATH_VALUES + B1_DOT_SEGMENTS)
 def test_path_values_are_one_encoded_segment(new_driver, write_file, recorder, value, encoded) -> None:
     driver = make(new_driver, write_file, recorder, "GET", url="/v1/users/{id}/profile", properties={"id": {"type": "string"}})
     driver.call_tool("t", {"id": value})
