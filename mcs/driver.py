@@ -305,11 +305,10 @@ class ToolDriver(MCSDriver):
         """The tools, rendered for ``model_name``; ``custom_tool_description`` wins."""
         if self.custom_tool_description is not None:
             return self.custom_tool_description
-        tools = self._tool_map()
-        own = [t for t in tools.values() if not discovery.is_meta_tool(t)]
+        own = self._own_tools()
         if not own:
             return prompts.NO_TOOLS_DESCRIPTION
-        if self._resolved_mode(tools) == "discovery":
+        if self._resolved_mode(self._tool_map()) == "discovery":
             return discovery.render_description(own, discovery.meta_tools(self.prefix), model_name=model_name)
         return prompts.render_function_description(
             own, model_name=model_name, registry=self.prompt_templates
@@ -328,9 +327,13 @@ class ToolDriver(MCSDriver):
             registry=self.prompt_templates,
         )
 
+    def _own_tools(self) -> list[Tool]:
+        """The tools the driver offers, without discovery's meta-tools."""
+        return [t for t in self._tool_map().values() if not discovery.is_meta_tool(t)]
+
     def _offers_tools(self) -> bool:
-        """Whether any tool (besides discovery's meta-tools) can be called through this driver."""
-        return any(not discovery.is_meta_tool(t) for t in self._tool_map().values())
+        """Whether any tool can be called through this driver (its own, or a member's)."""
+        return bool(self._own_tools())
 
     # ----------------------------------------------------------------- calling
 

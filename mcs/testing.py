@@ -101,6 +101,19 @@ class DriverContractTests:
     # ------------------------------------------------------------------ helpers
 
     @staticmethod
+    def exposed_name(driver: MCSDriver, name: str) -> str:
+        """The name the LLM sees for the tool the driver lists as ``name`` (its ``prefix`` applied).
+
+        Use it to write a ``valid_call`` that works with and without a prefix. Fails the test
+        when the driver lists no such tool.
+        """
+        tools = DriverContractTests._tool_driver(driver).list_tools()
+        exposed = next((tool.name for tool in tools if tool.unprefixed_name == name), None)
+        if exposed is None:
+            pytest.fail(f"{type(driver).__name__} lists no tool named {name!r}")
+        return exposed
+
+    @staticmethod
     def _tool_driver(driver: MCSDriver) -> ToolDriver:
         if not isinstance(driver, ToolDriver):
             pytest.skip(f"{type(driver).__name__} is not a ToolDriver: it does not list tools")

@@ -139,7 +139,7 @@ class Toolbox(ToolDriver):
         chained = self._chained()
         if not chained or self.custom_tool_description is not None:
             return description
-        own = [description] if super()._offers_tools() else []
+        own = [description] if self._own_tools() else []
         return "\n\n".join([*own, *(d.get_function_description(model_name) for d in chained)])
 
     def _chained(self) -> list[MCSDriver]:

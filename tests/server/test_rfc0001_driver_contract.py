@@ -10,26 +10,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rfc0001_helpers import build_server, running_app
 
 import mcs
 from mcs.server.client import RFC0001Driver
 from mcs.testing import DriverContractTests
 
 
-@pytest.fixture(scope="module")
-def sample_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = build_server(tmp_path_factory.mktemp("contract") / "audit.jsonl")
-    with running_app(server.asgi_app()) as base:
-        yield base
-    server.close()
-
-
 class TestRFC0001DriverContract(DriverContractTests):
     @pytest.fixture(params=[None, "sample"], ids=["plain", "prefixed"])
-    def driver(self, request: pytest.FixtureRequest, sample_url: str) -> Iterator[RFC0001Driver]:
+    def driver(self, request: pytest.FixtureRequest, url: str) -> Iterator[RFC0001Driver]:
         driver = mcs.load_driver(
-            "rfc0001", url=sample_url, agent_id="contract-agent", model="gpt-4o", metadata={"tenant": "acme"},
+            "rfc0001", url=url, agent_id="contract-agent", model="gpt-4o", metadata={"tenant": "acme"},
             prefix=request.param,
         )
         assert isinstance(driver, RFC0001Driver)
@@ -38,8 +29,7 @@ class TestRFC0001DriverContract(DriverContractTests):
 
     @pytest.fixture
     def valid_call(self, driver: RFC0001Driver) -> str:
-        name = f"{driver.prefix}_echo" if driver.prefix else "echo"
-        return json.dumps({"tool": name, "arguments": {"text": "ab", "times": "2"}})
+        return json.dumps({"tool": self.exposed_name(driver, "echo"), "arguments": {"text": "ab", "times": "2"}})
 
     def assert_same_result(self, first: Any, second: Any) -> None:
         """The echo tool reports the request id, which each call generates afresh."""

@@ -20,3 +20,6 @@ class TestRestDriverContract(testing.DriverContractTests):  # type: ignore[name-
     @pytest.fixture
     def valid_call(self):
         return '{"tool": "showPetById", "arguments": {"petId": "1"}}'
+
+    def test_valid_call_gives_the_pet_the_api_holds(self, driver: RestDriver, valid_call: str) -> None:
+        assert driver.process_llm_response(valid_call) == {"id": 1, "name": "Rex", "tag": "dog"}

@@ -69,8 +69,7 @@ class TestMCPDriverContract(DriverContractTests):
     def call(self, request: pytest.FixtureRequest, driver: MCPDriver) -> tuple[str, Any]:
         """A call of one kind (named as this driver exposes it) and the answer the server gives."""
         call, expected = CALLS[request.param]
-        name = f"{driver.prefix}_{call['tool']}" if driver.prefix else call["tool"]
-        return json.dumps({**call, "tool": name}), expected
+        return json.dumps({**call, "tool": self.exposed_name(driver, call["tool"])}), expected
 
     @pytest.fixture
     def valid_call(self, call: tuple[str, Any]) -> str:

@@ -61,8 +61,7 @@ class TestMCPFileDriverContract(DriverContractTests):
     def call(self, request: pytest.FixtureRequest, driver: MCPFileDriver) -> tuple[str, Any]:
         """A call of one kind (named as this driver exposes it) and what it returns."""
         call, expected = CALLS[request.param]
-        name = f"{driver.prefix}_{call['tool']}" if driver.prefix else call["tool"]
-        return json.dumps({**call, "tool": name}), expected
+        return json.dumps({**call, "tool": self.exposed_name(driver, call["tool"])}), expected
 
     @pytest.fixture
     def valid_call(self, call: tuple[str, Any]) -> str:
@@ -74,7 +73,7 @@ class TestMCPFileDriverContract(DriverContractTests):
 
     def test_invalid_arguments_send_no_request(self, driver: MCPFileDriver, recorder: Recorder) -> None:
         for name, field in (("get_user", "userId"), ("resource_template_forecast", "city")):
-            exposed = f"{driver.prefix}_{name}" if driver.prefix else name
+            call = {"tool": self.exposed_name(driver, name), "arguments": {"extra": 1}}
             with pytest.raises(InvalidInputError, match=field):
-                driver.process_llm_response(json.dumps({"tool": exposed, "arguments": {"extra": 1}}))
+                driver.process_llm_response(json.dumps(call))
         assert recorder.requests == []
