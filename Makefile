@@ -6,12 +6,12 @@ UV := $(VENV)/bin/uv
 DRIVER_DIRS := $(patsubst %/pyproject.toml,%,$(wildcard drivers/*/pyproject.toml))
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint typecheck system-deps clean
+.PHONY: install demo demo-% test bench lint typecheck system-deps clean
 
 $(STAMP): pyproject.toml $(wildcard drivers/*/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check uv
-	$(UV) pip install --quiet --python $(PY) -e '.[dev,server]' $(foreach d,$(DRIVER_DIRS),-e ./$(d))
+	$(UV) pip install --quiet --python $(PY) -e '.[dev,server]' $(foreach d,$(DRIVER_DIRS),-e './$(d)[test]')
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,6 +21,10 @@ system-deps:
 
 demo: install
 	$(PY) -m mcs_rest.demo
+
+# `make demo-graphql`, `make demo-grpc`...: each driver's own round trip against a local peer.
+demo-%: install system-deps
+	$(PY) -m mcs_$*.demo
 
 test: install system-deps lint
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -1,6 +1,6 @@
 """An RFC-0001 server: two tools, a policy that denies by environment, a JSON-lines audit.
 
-    pip install 'mcs[server]'
+    pip install 'mcs-framework[server]'
     python examples/rfc0001_server.py --env prod --audit audit.jsonl --port 8000
 
     curl -s localhost:8000/mcp/capabilities

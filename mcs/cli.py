@@ -177,7 +177,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     backends = _serve_backends()
     backend = backends.get(args.protocol)
     if backend is None:
-        hint = {"mcp": "mcs-driver-mcp", "rfc0001": "mcs[server]"}.get(args.protocol, args.protocol)
+        hint = {"mcp": "mcs-framework-mcp", "rfc0001": "mcs-framework[server]"}.get(args.protocol, args.protocol)
         raise MissingDependencyError(
             f"serving over {args.protocol!r} is not installed: pip install {hint}",
             install=f"pip install {hint}",

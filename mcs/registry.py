@@ -24,15 +24,15 @@ DISABLE_ENV = "MCS_DISABLE_DRIVERS"
 
 #: Drivers this project publishes, so a missing one can be named with its install line.
 KNOWN_DISTRIBUTIONS: dict[str, str] = {
-    "rest": "mcs-driver-rest",
-    "graphql": "mcs-driver-graphql",
-    "soap": "mcs-driver-soap",
-    "grpc": "mcs-driver-grpc",
-    "mqtt": "mcs-driver-mqtt",
-    "can": "mcs-driver-can",
-    "mcp": "mcs-driver-mcp",
-    "mcpfile": "mcs-driver-mcp",
-    "rfc0001": "mcs[server]",
+    "rest": "mcs-framework-rest",
+    "graphql": "mcs-framework-graphql",
+    "soap": "mcs-framework-soap",
+    "grpc": "mcs-framework-grpc",
+    "mqtt": "mcs-framework-mqtt",
+    "can": "mcs-framework-can",
+    "mcp": "mcs-framework-mcp",
+    "mcpfile": "mcs-framework-mcp",
+    "rfc0001": "mcs-framework[server]",
 }
 
 

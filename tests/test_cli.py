@@ -42,7 +42,7 @@ def test_drivers_lists_installed_and_missing_drivers() -> None:
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["NAME", "DISTRIBUTION", "VERSION", "STATUS"]
     functions = next(line for line in lines if line.startswith("functions "))
-    assert functions.split()[1:] == ["mcs", "0.1.0", "installed"]
+    assert functions.split()[1:] == ["mcs-framework", "0.1.0", "installed"]
     missing = [line for line in lines if "missing:" in line]
     assert all("pip install mcs" in line for line in missing)
 

@@ -92,7 +92,7 @@ def test_developer_errors_are_not_call_errors() -> None:
 
 
 def test_missing_dependency_carries_the_install_command() -> None:
-    error = MissingDependencyError("needs grpcio: pip install mcs-driver-grpc", install="pip install mcs-driver-grpc")
+    error = MissingDependencyError("needs grpcio: pip install mcs-framework-grpc", install="pip install mcs-framework-grpc")
     assert isinstance(error, ImportError)
-    assert error.install == "pip install mcs-driver-grpc"
+    assert error.install == "pip install mcs-framework-grpc"
     assert error.install in str(error)

@@ -81,7 +81,7 @@ def plugin(install: Install, request: pytest.FixtureRequest) -> str:
 def test_the_builtin_driver_registers_through_the_entry_point_group() -> None:
     assert driver_class("functions") is DemoDriver
     info = next(i for i in available_drivers() if i.name == "functions")
-    assert info.installed and info.distribution == "mcs"
+    assert info.installed and info.distribution == "mcs-framework"
     assert info.target == "mcs.demo:DemoDriver"
 
 

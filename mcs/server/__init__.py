@@ -3,7 +3,7 @@
     from mcs.server import McpServer, tool, AgentContext, PolicyDecision, ToolMetadata
 
 Importing this package needs only the core; serving over HTTP or WebSocket needs the
-``server`` extra (``pip install 'mcs[server]'``), asked for when it is used. The wire
+``server`` extra (``pip install 'mcs-framework[server]'``), asked for when it is used. The wire
 protocol is specified in ``docs/rfc0001.md``. Only the names in ``__all__`` are public.
 """
 

@@ -73,8 +73,8 @@ class RFC0001Driver(ToolDriver):
     ) -> None:
         if httpx is None:
             raise MissingDependencyError(
-                "the rfc0001 driver needs 'httpx': pip install 'mcs[server]'",
-                install="pip install 'mcs[server]'",
+                "the rfc0001 driver needs 'httpx': pip install 'mcs-framework[server]'",
+                install="pip install 'mcs-framework[server]'",
             )
         super().__init__(**options)
         self.url = _base_url(url)

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 Transport = Literal["http", "websocket", "stdio"]
 TRANSPORTS: tuple[str, ...] = ("http", "websocket", "stdio")
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0001")
-SERVER_EXTRA = "pip install 'mcs[server]'"
+SERVER_EXTRA = "pip install 'mcs-framework[server]'"
 
 
 def require_server_extra(feature: str) -> None:

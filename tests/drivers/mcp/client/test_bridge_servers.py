@@ -59,7 +59,7 @@ def _find(driver: MCPDriver, words: str) -> str:
 
 
 def test_a_rest_driver_served_by_mcs_serve_over_stdio(backend: str, tmp_path: Path) -> None:
-    pytest.importorskip("mcs_rest", reason="the REST driver (mcs-driver-rest) is not installed")
+    pytest.importorskip("mcs_rest", reason="the REST driver (mcs-framework-rest) is not installed")
     pytest.importorskip("mcs_mcp.serving", reason="MCP serving (mcs serve --protocol mcp) is not in this build")
     spec = tmp_path / "pets.json"
     spec.write_text(json.dumps(OPENAPI))
