@@ -22,7 +22,15 @@ import asyncio
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
@@ -224,6 +232,19 @@ class ToolDriver(MCSDriver):
         """Native async twin of :meth:`_call_tool`; the default runs it on a thread."""
         return await asyncio.to_thread(self._call_tool, invocation)
 
+    def _stream_tool(self, invocation: Invocation) -> Iterator[Any]:
+        """Yield a streaming tool's items; the default yields the one result of ``_call_tool``.
+
+        A protocol with streams (subscriptions, server streaming, monitors) overrides this
+        and bounds the stream itself: a count, a byte size or a time window, and
+        ``invocation.deadline``.
+        """
+        yield self._call_tool(invocation)
+
+    async def _astream_tool(self, invocation: Invocation) -> AsyncIterator[Any]:
+        """Async twin of :meth:`_stream_tool`; the default yields ``_acall_tool``'s result."""
+        yield await self._acall_tool(invocation)
+
     # ----------------------------------------------------------------- tools and names
 
     def list_tools(self) -> tuple[Tool, ...]:
@@ -424,6 +445,42 @@ class ToolDriver(MCSDriver):
         """Async twin of :meth:`call_tool`."""
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
         return await self._arun(invocation, self._handler(invocation.tool))
+
+    def stream_call(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *,
+        context: AgentContext | None = None,
+    ) -> Iterator[Any]:
+        """Run one tool as a stream (the ``stream`` capability); yields items as they come.
+
+        The call is resolved, validated and admitted by the policies before the first
+        item, exactly as :meth:`call_tool`; the end hook reports ``{"streamed": n}``.
+        A tool without a stream of its own yields its one result. Closing the iterator
+        early releases the stream.
+
+        Raises:
+            ToolNotFoundError, InvalidInputError: at once, before anything runs.
+            ToolCallError: ``POLICY_DENIED`` at the first ``next()``; the driver's errors
+                mid-stream, mapped as for any call.
+        """
+        invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
+        handler = self._handler(invocation.tool)
+        opener = self._stream_tool if handler is None else (lambda inv: iter((handler(inv),)))
+        return pipeline.stream_sync(invocation, opener, controls=self.controls)
+
+    def astream_call(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *,
+        context: AgentContext | None = None,
+    ) -> AsyncIterator[Any]:
+        """Async twin of :meth:`stream_call`: ``async for item in driver.astream_call(...)``."""
+        invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
+        handler = self._handler(invocation.tool)
+        if handler is None:
+            return pipeline.stream_async(invocation, self._astream_tool, controls=self.controls)
+
+        async def one(inv: Invocation) -> AsyncIterator[Any]:
+            yield handler(inv)
+
+        return pipeline.stream_async(invocation, one, controls=self.controls)
 
     def _run(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
         return pipeline.run_sync(

@@ -30,7 +30,7 @@ import concurrent.futures
 import copy
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -302,6 +302,90 @@ async def run_async(
         raise error from (None if error is exc else exc)
     _finish(controls, event, started, result=result)
     return result
+
+
+def _streamed(count: int) -> dict[str, int]:
+    """What the end hooks of a stream see as its result: how many items it yielded."""
+    return {"streamed": count}
+
+
+def stream_sync(
+    invocation: Invocation,
+    open_stream: Callable[[Invocation], Iterator[Any]],
+    *,
+    controls: Controls = _EMPTY,
+) -> Iterator[Any]:
+    """Run an admitted streaming call: policies and the start hook before the first item.
+
+    Yields the driver's items as they come. The driver bounds the stream itself (count,
+    bytes, time window, ``invocation.deadline``); this function maps its errors once and
+    fires exactly one terminal hook, whose result is ``{"streamed": n}``, also when the
+    consumer stops early (the driver's iterator is then closed, releasing the stream).
+    """
+    tool = invocation.tool.name
+    event = _admit(invocation, controls)
+    started = time.perf_counter()
+    count = 0
+    stream = open_stream(invocation)
+    try:
+        for item in stream:
+            count += 1
+            yield item
+    except GeneratorExit:
+        _close(stream)
+        _finish(controls, event, started, result=_streamed(count))
+        raise
+    except Exception as exc:
+        error = map_exception(exc, tool)
+        _finish(controls, event, started, error=error)
+        raise error from (None if error is exc else exc)
+    except BaseException as exc:
+        _finish(controls, event, started, error=_interrupted(tool, exc))
+        raise
+    _finish(controls, event, started, result=_streamed(count))
+
+
+async def stream_async(
+    invocation: Invocation,
+    open_stream: Callable[[Invocation], AsyncIterator[Any]],
+    *,
+    controls: Controls = _EMPTY,
+) -> AsyncIterator[Any]:
+    """The async twin of :func:`stream_sync`."""
+    tool = invocation.tool.name
+    event = _admit(invocation, controls)
+    started = time.perf_counter()
+    count = 0
+    stream = open_stream(invocation)
+    try:
+        async for item in stream:
+            count += 1
+            yield item
+    except GeneratorExit:
+        await _aclose(stream)
+        _finish(controls, event, started, result=_streamed(count))
+        raise
+    except asyncio.CancelledError as exc:
+        await _aclose(stream)
+        _finish(controls, event, started, error=_interrupted(tool, exc))
+        raise
+    except Exception as exc:
+        error = map_exception(exc, tool)
+        _finish(controls, event, started, error=error)
+        raise error from (None if error is exc else exc)
+    _finish(controls, event, started, result=_streamed(count))
+
+
+def _close(stream: Iterator[Any]) -> None:
+    close = getattr(stream, "close", None)
+    if callable(close):
+        close()
+
+
+async def _aclose(stream: AsyncIterator[Any]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if callable(aclose):
+        await aclose()
 
 
 def _interrupted(tool: str, exc: BaseException) -> ToolCallError:
