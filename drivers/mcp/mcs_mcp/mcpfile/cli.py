@@ -6,13 +6,14 @@ scripts, ``"{param}"`` inside quotes all keep their meaning) but each placeholde
 a reference to a positional parameter (see :mod:`.shell`), and the values travel in argv:
 ``bash -c SCRIPT tool v1 v2 ...``. Bash never parses a value as source.
 
-What is refused (``INVALID_INPUT``, nothing spawned): a value with a NUL byte (or other
-control characters, unless allowed), a value beginning with ``-`` where it starts a word
-and no ``--`` came before it in the command (it would be read as an option).
+Where a placeholder may stand is decided at load by :mod:`.shell` with a real bash parser:
+only positions proven to keep the value data are allowed, everything else is a
+``ConfigurationError`` naming the line and the position.
 
-What is refused at load (``ConfigurationError``): a placeholder passed to ``eval`` or
-``sh -c`` (bash would run it), a string placeholder in arithmetic, a placeholder in a
-quoted here-document, incoming credential headers (``{headers.Authorization}``...).
+What is refused at call time (``INVALID_INPUT``, nothing spawned): a value with a NUL byte
+(or other control characters, unless allowed), a value beginning with ``-`` (numbers too)
+where it starts a word and no ``--`` came before it in the command (it would be read as an
+option), and arguments no placeholder uses when the command's end is no safe place for them.
 
 Running: a new process group; at the deadline (or the output cap, or a cancellation) the
 whole group is killed, and a deadline fails the call with ``TIMEOUT``. Processes the
@@ -35,8 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs_mcp.mcpfile import shell
 from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
-from mcs_mcp.mcpfile.shell import Occurrence, ShellLexer, Slot
+from mcs_mcp.mcpfile.shell import Occurrence
 from mcs_mcp.mcpfile.templates import (
     MISSING,
     Placeholder,
@@ -50,6 +52,9 @@ from mcs_mcp.mcpfile.templates import (
 )
 
 ARGS = "__MCS_ARGS"
+#: A templateVariables entry with this key set to true lets its value reach a program that
+#: runs its arguments as code (``bash -c``, ``ssh host CMD``...): the author's explicit choice.
+RUNS_AS_CODE = "x-mcs-runsAsCode"
 PRELUDE = f'{ARGS}=("$@"); set --\n'
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
@@ -98,6 +103,7 @@ class CliInvoker:
         property_order: tuple[str, ...],
         options: CliOptions,
         input_schema: Mapping[str, Any] | None = None,
+        extras_refused: str | None = None,
     ) -> None:
         self.tool = tool
         self.command = command
@@ -108,6 +114,7 @@ class CliInvoker:
         self.property_order = property_order
         self.options = options
         self.input_schema = input_schema
+        self.extras_refused = extras_refused
 
     # ------------------------------------------------------------------ rendering
 
@@ -138,6 +145,13 @@ class CliInvoker:
             script.append(self._reference(part, occurrence, value, values))
         body = "".join(script)
         extras = self._extra_arguments(arguments)
+        if extras and self.extras_refused:
+            names = ", ".join(sorted(k for k in arguments if not self._is_referenced(k)))
+            raise InvalidInputError(
+                f"Invalid arguments for {self.tool}: {names} cannot be passed: the command does not use "
+                f"them and its end is no safe place to append them ({self.extras_refused}). Leave them out.",
+                tool=self.tool, details={"fields": names.split(", ")},
+            )
         if extras:
             body = body.rstrip()
             for text in extras:
@@ -170,24 +184,22 @@ class CliInvoker:
     def _reference(self, part: Placeholder, occurrence: Occurrence, value: Any, values: list[str]) -> str:
         label = f"argument '{part.name}'" if part.source == "param" else part.text
         context = occurrence.context
-        if context == "arith" and (isinstance(value, str) or not isinstance(value, (int, float))):
+        if context == "arith" and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise InvalidInputError(
                 f"Invalid arguments for {self.tool}: {label} must be a number here.",
                 tool=self.tool, details={"fields": [part.name]},
             )
         items = [v for v in value if v is not None] if isinstance(value, list) else [value]
         if context == "word":
-            pairs = [(format_scalar(item), item) for item in items]
+            words = [format_scalar(item) for item in items]
         else:
-            pairs = [(" ".join(format_scalar(item) for item in items), items[0] if items else "")]
-        for word, item in pairs:
+            words = [" ".join(format_scalar(item) for item in items)]
+        for word in words:
             self._check_text(word, label, part.name)
-            numeric = isinstance(item, (int, float)) and not isinstance(item, bool)
             if (
                 occurrence.word_start
                 and not occurrence.after_double_dash
                 and part.source != "env"
-                and not numeric
                 and word.startswith("-")
             ):
                 raise InvalidInputError(
@@ -195,17 +207,9 @@ class CliInvoker:
                     f"(got {word[:40]!r}); the command would read it as an option.",
                     tool=self.tool, details={"fields": [part.name]},
                 )
-        words = [word for word, _ in pairs]
         start = len(values)
         values.extend(words)
-        if context == "word":
-            return f'"${{{ARGS}[@]:{start}:{len(words)}}}"'
-        ref = f"${{{ARGS}[{start}]}}"
-        if context == "sq":
-            return f"'\"{ref}\"'"
-        if context == "ansi":
-            return f"'\"{ref}\"$'"
-        return ref  # dq, heredoc, arith
+        return _reference_text(context, start, len(words))
 
     def _check_text(self, text: str, label: str, field: str | None = None) -> None:
         bad = "\x00" in text or (not self.options.allow_control_characters and _CONTROL.search(text))
@@ -370,6 +374,18 @@ class CliInvoker:
         return InvokeResult(text=text, mime_type="text/plain", extra={"exit_status": 0})
 
 
+def _reference_text(context: str, start: int, count: int) -> str:
+    """What replaces a placeholder: a reference bash expands once, never parses as code."""
+    if context == "word":
+        return f'"${{{ARGS}[@]:{start}:{count}}}"'
+    ref = f"${{{ARGS}[{start}]}}"
+    if context == "sq":
+        return f"'\"{ref}\"'"
+    if context == "ansi":
+        return f"'\"{ref}\"$'"
+    return ref  # dq, heredoc, arith
+
+
 def _wait_for_exit(proc: subprocess.Popen[bytes], deadline: float | None) -> bool:
     """Wait until ``proc`` exits or the deadline passes; True if it exited.
 
@@ -463,34 +479,88 @@ def compile_cli(
         if isinstance(item.part, Placeholder):
             item = _Item(item.part, item.group, len(slotted))
         slotted.append(item)
-    lexer = ShellLexer()
-    current_group: int | None = None
-    group_state: tuple[tuple[str, int], ...] = ()
-    for item in slotted:
-        if item.group != current_group:
-            if current_group is not None and lexer.state() != group_state:
-                raise _unbalanced(where, groups[current_group].key)
-            current_group = item.group
-            group_state = lexer.state()
-        lexer.feed([Slot(item.slot) if item.slot is not None else item.part])  # type: ignore[list-item]
-    if current_group is not None and lexer.state() != group_state:
-        raise _unbalanced(where, groups[current_group].key)
+    marked = frozenset(key for key, spec in variables_raw.items()
+                       if isinstance(spec, Mapping) and spec.get(RUNS_AS_CODE) is True)
+    specs = {item.slot: _slot_spec(item.part, input_schema, marked)
+             for item in slotted if item.slot is not None and isinstance(item.part, Placeholder)}
+    script, spans = _sentinel_script(slotted)
     try:
-        lexer.finish()
+        occurrences = shell.analyse(script, specs)
+        crossing = shell.crossing_spans(script, [spans[g] for g in sorted(spans)])
     except ConfigurationError as exc:
         raise ConfigurationError(f"{where}: {exc}") from None
-
+    if crossing:
+        raise _unbalanced(where, groups[sorted(spans)[crossing[0]]].key)
     for item in slotted:
-        if item.slot is None:
-            continue
-        assert isinstance(item.part, Placeholder)
-        _check_occurrence(item.part, lexer.occurrences[item.slot], input_schema, where=where, static=static)
+        if item.slot is not None:
+            assert isinstance(item.part, Placeholder)
+            _check_placeholder(item.part, occurrences[item.slot], where=where, static=static)
     properties = (input_schema or {}).get("properties")
     order = tuple(properties) if isinstance(properties, Mapping) else ()
+    _verify_references(slotted, occurrences, where=where)
     return CliInvoker(
-        tool=tool, command=command, items=slotted, groups=groups, occurrences=lexer.occurrences,
+        tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
+        extras_refused=_extras_refused(script, specs),
     )
+
+
+def _slot_spec(part: Placeholder, schema: Mapping[str, Any] | None, marked: frozenset[str]) -> shell.SlotSpec:
+    numeric = False
+    if part.source == "param":
+        types = schema_types(property_schema(schema, part.name))
+        numeric = bool(types) and types <= {"integer", "number"}
+    return shell.SlotSpec(label=part.text, trusted=part.source == "env", numeric=numeric,
+                          runs_as_code=part.source == "param" and part.name in marked)
+
+
+def _sentinel_script(items: list[_Item]) -> tuple[str, dict[int, tuple[int, int]]]:
+    """The command with every slot as its sentinel word, and each group's byte span."""
+    pieces: list[str] = []
+    size = 0
+    spans: dict[int, tuple[int, int]] = {}
+    for item in items:
+        text = item.part if isinstance(item.part, str) else shell.SENTINEL.format(item.slot)
+        if item.group is not None:
+            first, _ = spans.get(item.group, (size, size))
+            spans[item.group] = (first, size + len(text.encode()))
+        pieces.append(text)
+        size += len(text.encode())
+    return "".join(pieces), spans
+
+
+def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec]) -> str | None:
+    """Why arguments no placeholder uses cannot be appended to the command's last line
+    (gen-mcp's rule), or ``None`` when that end is a safe argument position."""
+    extra = len(specs)
+    try:
+        found = shell.analyse(f"{script.rstrip()} {shell.SENTINEL.format(extra)}",
+                              {**specs, extra: shell.SlotSpec(label="the appended argument")})
+    except ConfigurationError as exc:
+        return str(exc)
+    if found[extra].context == "comment":
+        return "the command ends in a comment"
+    return None
+
+
+def _verify_references(items: list[_Item], occurrences: Mapping[int, shell.Occurrence], *, where: str) -> None:
+    """Render the command with every group present and check bash still reads it as
+    intended: valid, with one expansion of the values array per rendered reference."""
+    pieces = [PRELUDE]
+    expected = 0
+    for item in items:
+        if isinstance(item.part, str):
+            pieces.append(item.part)
+            continue
+        assert item.slot is not None
+        occurrence = occurrences[item.slot]
+        if occurrence.context == "comment":
+            continue
+        expected += 1
+        pieces.append(_reference_text(occurrence.context, item.slot, 1))
+    if shell.count_expansions("".join(pieces), ARGS) != expected:
+        raise ConfigurationError(f"{where}: the command does not keep its structure once values are passed "
+                                 "as references; simplify the quoting around its placeholders")
 
 
 def _unbalanced(where: str, key: str) -> ConfigurationError:
@@ -500,31 +570,12 @@ def _unbalanced(where: str, key: str) -> ConfigurationError:
     )
 
 
-def _check_occurrence(
-    part: Placeholder, occurrence: Occurrence, schema: Mapping[str, Any] | None, *, where: str, static: bool
-) -> None:
-    text = part.text
+def _check_placeholder(part: Placeholder, occurrence: Occurrence, *, where: str, static: bool) -> None:
     if occurrence.context == "comment":
         return
     if part.source == "header" and part.name.lower() in CREDENTIAL_HEADERS:
         raise ConfigurationError(
-            f"{where}: {text} would put the caller's credentials on a command line; this is refused"
+            f"{where}: {part.text} would put the caller's credentials on a command line; this is refused"
         )
     if static and part.source == "param":
-        raise ConfigurationError(f"{where}: a static resource command cannot contain argument placeholders ({text})")
-    if occurrence.context == "heredoc_literal":
-        raise ConfigurationError(
-            f"{where}: {text} is inside a quoted here-document, where no value can be passed; "
-            "unquote the delimiter"
-        )
-    if occurrence.command_position and part.source != "env":
-        raise ConfigurationError(f"{where}: {text} is where the program name goes; a value cannot choose the program")
-    if occurrence.evaluated:
-        raise ConfigurationError(f"{where}: {text} is passed to eval or sh -c, which would run the value as code")
-    if occurrence.context == "arith" or occurrence.arithmetic_operand:
-        types = schema_types(property_schema(schema, part.name)) if part.source == "param" else set()
-        if not types or not types <= {"integer", "number", "boolean"}:
-            raise ConfigurationError(
-                f"{where}: {text} is used in arithmetic, where bash evaluates a value as an expression; "
-                "only integer or number properties may be used there"
-            )
+        raise ConfigurationError(f"{where}: a static resource command cannot contain argument placeholders ({part.text})")

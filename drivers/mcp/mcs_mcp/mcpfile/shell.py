@@ -1,316 +1,788 @@
-"""Just enough of bash's lexer to know, for each placeholder, how bash would read it there.
+"""Where each placeholder sits in the author's bash, read by a real bash parser.
 
 gen-mcp pastes values into a ``bash -c`` string. MCS keeps the author's script as bash
-source but puts a *reference* to each value where the placeholder was; what that
-reference looks like depends on the quoting around it:
+source but puts a *reference* to each value where the placeholder was (see
+:mod:`.cli`), so bash expands the value once and never parses it as code. That holds
+only in some positions, so this module parses the script with tree-sitter-bash (each
+placeholder replaced by an inert sentinel word) and **allows a placeholder only where it
+is proven to stay data**; every other position is refused at load, naming the line,
+the position and the safe way to write it.
 
-=============  ======================================  ==========================
-context        example                                 reference written
-=============  ======================================  ==========================
-``word``       ``git clone {url}``                     ``"${__MCS_ARGS[@]:3:1}"``
-``dq``         ``echo "Hello {name}"``                 ``${__MCS_ARGS[3]}``
-``sq``         ``echo 'id={id}'``                      ``'"${__MCS_ARGS[3]}"'``
-``ansi``       ``printf $'{x}\\n'``                    ``'"${__MCS_ARGS[3]}"$'``
-``heredoc``    an unquoted here-document body          ``${__MCS_ARGS[3]}``
-``arith``      ``$(( {n} + 1 ))``                      ``${__MCS_ARGS[3]}`` (numbers only)
-=============  ======================================  ==========================
+Allowed:
 
-Bash expands a variable reference exactly once and never parses its value as code
-(except in arithmetic, hence numbers only there), so no value can run as a command.
-The lexer also records whether a placeholder starts a word (where a leading ``-`` would
-read as an option) and whether ``--`` came earlier in the same simple command.
+* an argument of a simple command whose program is a literal name that takes its
+  arguments as data: unquoted (the reference is quoted, so no splitting or globbing),
+  inside double quotes, single quotes or ``$'...'``; in ``[ ... ]`` (not after ``-v``);
+* standard input given as data: a here-string, an input redirection ``< {file}``, or
+  the body of a here-document whose delimiter is unquoted, when the command reading it
+  does not run its input as code (and no later stage of its pipeline does);
+* the subject of ``case``; the word list of ``for``; the value of a plain variable
+  assignment (``ns="{namespace}"``): the variable is then followed, and every use of it
+  must itself be such a position, quoted (``"$ns"``), never evaluated;
+* arithmetic (``$(( {n} + 1 ))``) for integer and number properties only; the value is
+  checked to be a JSON number at each call.
+
+Refused: the program position (also after ``VAR=x``, ``!``, ``then``, ``do``...); programs
+that run their arguments or input as code (shells with ``-c``/``-s`` or no script,
+``eval``, ``source``, ``exec``, ``env``, ``xargs``, ``find -exec``, ``ssh``, ``sudo``,
+``timeout``, ``nohup``, ``watch``, interpreters with inline code...) unless the file
+marks the argument ``x-mcs-runsAsCode: true``; bash builtins that read names or evaluate
+(``let``, ``declare``, ``read``, ``printf -v``, ``test -v``, ``unset``...); ``[[ ... ]]``,
+array subscripts, ``${...}`` operators, ``case`` patterns, output redirections, prefix
+assignments (``VAR={x} cmd`` puts the value in the program's environment), and any
+script bash itself cannot parse.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Literal
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
 
 from mcs.errors import ConfigurationError
 
-Context = Literal["word", "dq", "sq", "ansi", "heredoc", "heredoc_literal", "arith", "comment"]
+Context = Literal["word", "dq", "sq", "ansi", "heredoc", "arith", "comment"]
 
-_BOUNDARY = frozenset(" \t\n;&|()<>")
-_SEPARATORS = frozenset(";&|\n()")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
-_ARITH_COMPARE = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+#: The marker that stands for slot ``i`` while the script is parsed: one inert word.
+SENTINEL = "__mcs_slot_{}__"
+_SENTINEL = re.compile(rb"__mcs_slot_(\d+)__")
+
+SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox"})
+#: Interpreters: their first operand is a program file; inline-code options run a value.
+INTERPRETERS = frozenset({
+    "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno",
+    "bun", "php", "lua", "luajit", "Rscript", "R", "tclsh", "wish", "awk", "gawk", "mawk",
+    "nawk", "sed", "gsed", "jshell", "groovy", "osascript", "expect",
+})
 
 
 @dataclass(frozen=True, slots=True)
-class Slot:
-    """A token the lexer treats as a value: ``index`` identifies it to the caller."""
+class _Options:
+    """How a shell or interpreter reads its options: which run inline code, which take a
+    value, and which name the program (a file, a module, or the program text itself)."""
 
-    index: int
+    inline: frozenset[str] = frozenset("ce")
+    takes_value: frozenset[str] = frozenset()
+    names_program: frozenset[str] = frozenset()
+    inline_long: tuple[str, ...] = ("--eval", "--exec", "--command", "--print", "--require", "--import")
+    program_long: tuple[str, ...] = ()
+
+
+_SHELL_OPTIONS = _Options(inline=frozenset("csi"), takes_value=frozenset("oO"),
+                          inline_long=("--rcfile", "--init-file", "--command"))
+_AWK_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("Fv"), names_program=frozenset("f"))
+_SED_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("l"), names_program=frozenset("ef"),
+                        program_long=("--expression", "--file"))
+_PERMUTING = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed"})
+PROGRAM_OPTIONS: dict[str, _Options] = {
+    **dict.fromkeys(SHELLS, _SHELL_OPTIONS),
+    **dict.fromkeys(("python", "python2", "python3", "pypy", "pypy3"),
+                    _Options(inline=frozenset("c"), takes_value=frozenset("WXQ"), names_program=frozenset("m"))),
+    "perl": _Options(inline=frozenset("eE"), takes_value=frozenset("IMm")),
+    "ruby": _Options(inline=frozenset("er"), takes_value=frozenset("IC")),
+    **dict.fromkeys(("node", "nodejs", "bun", "deno"), _Options(inline=frozenset("epr"))),
+    "php": _Options(inline=frozenset("rBRFE"), takes_value=frozenset("cdz")),
+    **dict.fromkeys(("lua", "luajit"), _Options(inline=frozenset("el"))),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _AWK_OPTIONS),
+    **dict.fromkeys(("sed", "gsed"), _SED_OPTIONS),
+}
+#: Programs that run another command, or their arguments, as code.
+WRAPPERS = frozenset({
+    "env", "xargs", "parallel", "ssh", "sudo", "su", "doas", "runuser", "pkexec", "timeout",
+    "nohup", "watch", "nice", "ionice", "chrt", "taskset", "stdbuf", "setsid", "chroot",
+    "unshare", "nsenter", "flock", "time", "strace", "ltrace", "gdb", "valgrind", "script",
+    "at", "batch", "systemd-run", "tmux", "screen", "sg", "newgrp", "firejail", "bwrap",
+    "dbus-launch", "xvfb-run", "catchsegv", "pwsh", "powershell",
+})
+#: Container and cluster tools whose ``exec``/``run`` subcommands run a command remotely.
+REMOTE_RUNNERS = {
+    "kubectl": frozenset({"exec", "run", "debug", "attach"}),
+    "oc": frozenset({"exec", "run", "debug", "attach", "rsh"}),
+    "docker": frozenset({"exec", "run", "create", "compose"}),
+    "podman": frozenset({"exec", "run", "create", "compose"}),
+    "nerdctl": frozenset({"exec", "run", "create", "compose"}),
+}
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+BASH_BUILTINS = frozenset({
+    ".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
+    "compgen", "complete", "compopt", "continue", "coproc", "declare", "dirs", "disown", "echo",
+    "enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash", "help",
+    "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf", "pushd",
+    "pwd", "read", "readarray", "readonly", "return", "select", "set", "shift", "shopt", "source",
+    "suspend", "test", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias",
+    "unset", "wait", "function",
+})
+#: Builtins whose arguments are plain data (``printf`` and ``test`` without ``-v``).
+SAFE_BUILTINS = frozenset({"echo", "printf", "cd", "pwd", "true", "false", ":", "test", "[", "kill"})
+_NAME_OPTIONS = frozenset({"-v", "-R"})
+#: Builtins that run code in this very shell: a script that holds a value in a variable
+#: may not use them at all (they could evaluate the variable behind any quoting).
+_SAME_SHELL_CODE = frozenset({"eval", "source", ".", "trap", "alias", "enable", "bind"})
+#: bash's own variables (bash manual, "Shell Variables"); a value may not be assigned to one.
+BASH_VARIABLES = frozenset({
+    "BASH", "BASHOPTS", "BASHPID", "BASH_ALIASES", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0",
+    "BASH_CMDS", "BASH_COMMAND", "BASH_COMPAT", "BASH_ENV", "BASH_EXECUTION_STRING",
+    "BASH_LINENO", "BASH_LOADABLES_PATH", "BASH_REMATCH", "BASH_SOURCE", "BASH_SUBSHELL",
+    "BASH_VERSINFO", "BASH_VERSION", "BASH_XTRACEFD", "CDPATH", "CHILD_MAX", "COLUMNS",
+    "COMP_CWORD", "COMP_KEY", "COMP_LINE", "COMP_POINT", "COMP_TYPE", "COMP_WORDBREAKS",
+    "COMP_WORDS", "COMPREPLY", "COPROC", "DIRSTACK", "EMACS", "ENV", "EPOCHREALTIME",
+    "EPOCHSECONDS", "EUID", "EXECIGNORE", "FCEDIT", "FIGNORE", "FUNCNAME", "FUNCNEST",
+    "GLOBIGNORE", "GLOBSORT", "GROUPS", "HISTCMD", "HISTCONTROL", "HISTFILE", "HISTFILESIZE",
+    "HISTIGNORE", "HISTSIZE", "HISTTIMEFORMAT", "HOME", "HOSTFILE", "HOSTNAME", "HOSTTYPE",
+    "IFS", "IGNOREEOF", "INPUTRC", "INSIDE_EMACS", "LANG", "LC_ALL", "LC_COLLATE", "LC_CTYPE",
+    "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "LINENO", "LINES", "MACHTYPE", "MAIL", "MAILCHECK",
+    "MAILPATH", "MAPFILE", "OLDPWD", "OPTARG", "OPTERR", "OPTIND", "OSTYPE", "PATH",
+    "PIPESTATUS", "POSIXLY_CORRECT", "PPID", "PROMPT_COMMAND", "PROMPT_DIRTRIM", "PS0", "PS1",
+    "PS2", "PS3", "PS4", "PWD", "RANDOM", "READLINE_ARGUMENT", "READLINE_LINE", "READLINE_MARK",
+    "READLINE_POINT", "REPLY", "SECONDS", "SHELL", "SHELLOPTS", "SHLVL", "SRANDOM", "TIMEFORMAT",
+    "TMOUT", "TMPDIR", "UID",
+})
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LITERAL_PROGRAM = re.compile(r"^[A-Za-z0-9_./+@%:,=-]+$")
+_OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_ARITH_EXPRESSIONS = frozenset({
+    "binary_expression", "unary_expression", "postfix_expression", "ternary_expression",
+    "parenthesized_expression",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class SlotSpec:
+    """What the caller knows of one placeholder."""
+
+    label: str  # as the author wrote it, e.g. "{repoUrl}"
+    trusted: bool = False  # the server's own environment: not a model's value
+    numeric: bool = False  # an integer or number property (may be used in arithmetic)
+    runs_as_code: bool = False  # the file marks it x-mcs-runsAsCode: true
 
 
 @dataclass(frozen=True, slots=True)
 class Occurrence:
-    """How bash reads the value at one slot."""
+    """How bash reads the value at one slot, for rendering its reference."""
 
     context: Context
-    word_start: bool  # nothing literal precedes it in its word
-    after_double_dash: bool  # a "--" word came earlier in the same simple command
-    evaluated: bool  # an argument of eval / sh -c: bash would run it as code
-    arithmetic_operand: bool  # next to -eq/-lt/...: bash evaluates it as arithmetic
-    command_position: bool  # it would name the program to run
+    word_start: bool = False  # it starts an argument word: a leading '-' would be an option
+    after_double_dash: bool = False  # a literal "--" came earlier among the same arguments
+
+
+class Refused(ConfigurationError):
+    """A placeholder sits where bash could run it or read it as a name."""
+
+
+@cache
+def _language() -> Language:
+    return Language(tree_sitter_bash.language())
+
+
+def _parse(source: bytes) -> Node:
+    return Parser(_language()).parse(source).root_node
+
+
+def analyse(script: str, slots: Mapping[int, SlotSpec]) -> dict[int, Occurrence]:
+    """Classify every slot of ``script`` (written with :data:`SENTINEL` words).
+
+    Raises:
+        ConfigurationError: the script is not valid bash, or a slot is in a position not
+            proven safe; the message names the line, the placeholder and the safe way.
+    """
+    return _Analysis(script, slots).run()
+
+
+_ENCLOSING = frozenset({
+    "string", "raw_string", "ansi_c_string", "command_substitution", "process_substitution",
+    "arithmetic_expansion", "expansion", "subshell", "compound_statement", "heredoc_redirect",
+    "heredoc_body", "test_command", "array", "if_statement", "for_statement", "while_statement",
+    "case_statement", "function_definition",
+})
+
+
+def crossing_spans(script: str, spans: list[tuple[int, int]]) -> list[int]:
+    """Indexes of the byte spans that open or close a quote, substitution or block of
+    ``script`` without the other end (a ``templateVariables`` format must not)."""
+    if not spans:
+        return []
+    root = _parse(script.encode())
+    bad: list[int] = []
+    for index, (start, end) in enumerate(spans):
+        for node in _walk(root):
+            if node.type not in _ENCLOSING or len(node.children) < 2:
+                continue
+            opening, closing = node.children[0], node.children[-1]
+            inside_open = start <= opening.start_byte and opening.end_byte <= end
+            inside_close = start <= closing.start_byte and closing.end_byte <= end
+            if inside_open != inside_close:
+                bad.append(index)
+                break
+    return bad
+
+
+def count_expansions(script: str, name: str) -> int:
+    """How many expansions of the variable ``name`` bash would perform in ``script``
+    (outside comments and literal text); ``-1`` when the script is not valid bash."""
+    root = _parse(script.encode())
+    if root.has_error:
+        return -1
+    source = script.encode()
+    return sum(
+        1 for node in _walk(root)
+        if node.type == "variable_name" and _text(node, source) == name
+        and node.parent is not None and node.parent.type in ("expansion", "simple_expansion", "subscript")
+    )
+
+
+# --------------------------------------------------------------------------- the analysis
 
 
 @dataclass
-class _Frame:
-    kind: str  # normal, dq, sq, ansi, backtick, cmdsub, arith, heredoc
-    depth: int = 0
+class _Taint:
+    label: str  # the placeholder whose value the variable holds
+    line: int
 
 
-class ShellLexer:
-    """Feed literal text and slots in order; read :attr:`occurrences` and :meth:`state`."""
+@dataclass
+class _Analysis:
+    script: str
+    slots: Mapping[int, SlotSpec]
+    source: bytes = b""
+    root: Node | None = None
+    functions: frozenset[str] = frozenset()
+    tainted: dict[str, _Taint] = field(default_factory=dict)
 
-    def __init__(self) -> None:
-        self.stack: list[_Frame] = [_Frame("normal")]
-        self.occurrences: dict[int, Occurrence] = {}
-        self._word_literal = False  # the current word has literal content
-        self._in_word = False
-        self._word_chars: list[str] = []
-        self._words: list[str] = []  # completed words of the current simple command
-        self._double_dash = False
-        self._pending_heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, quoted, strip tabs)
-        self._heredoc: tuple[str, bool, bool] | None = None
-        self._line: list[str] = []
-        self._skip = 0
-
-    # ------------------------------------------------------------------ public
-
-    def state(self) -> tuple[tuple[str, int], ...]:
-        """The quoting state (to check that a format leaves it as it found it)."""
-        return tuple((f.kind, f.depth) for f in self.stack) + (("heredoc", 1),) * (self._heredoc is not None)
-
-    def feed(self, items: Sequence[str | Slot]) -> None:
-        for item in items:
-            if isinstance(item, Slot):
-                self._slot(item)
-            else:
-                text = item
-                i = 0
-                while i < len(text):
-                    i = self._char(text, i)
-
-    def finish(self) -> None:
-        """Raise if a quote or substitution is left open."""
-        self._end_word()
-        if self.stack[-1].kind == "comment":
-            self.stack.pop()
-        top = self.stack[-1].kind
-        if len(self.stack) > 1 or self._heredoc is not None:
-            what = {"dq": "double quote", "sq": "single quote", "ansi": "$'...' quote",
-                    "backtick": "backquote", "cmdsub": "$( ... )", "arith": "arithmetic expression"}.get(top, top)
-            if self._heredoc is not None:
-                return  # a here-document may run to the end of the script
-            raise ConfigurationError(f"the command leaves a {what} open")
-
-    # ------------------------------------------------------------------ internals
-
-    def _context(self) -> Context:
-        if self._heredoc is not None:
-            return "heredoc" if not self._heredoc[1] else "heredoc_literal"
-        kind = self.stack[-1].kind
-        if kind in ("dq", "sq", "ansi", "arith", "comment"):
-            return kind  # type: ignore[return-value]
-        return "word"
-
-    def _slot(self, slot: Slot) -> None:
-        context = self._context()
-        if context in ("heredoc", "heredoc_literal"):
-            self._line.append("\0")
-        words = [w.rsplit("/", 1)[-1] for w in self._words]
-        evaluated = "eval" in words or any(
-            word in _SHELLS and "-c" in words[i + 1 :] for i, word in enumerate(words)
+    def run(self) -> dict[int, Occurrence]:
+        self.source = self.script.encode()
+        self.root = root = _parse(self.source)
+        _refuse_parse_errors(root, self.source)
+        self.functions = frozenset(
+            _text(n.child_by_field_name("name"), self.source)
+            for n in _walk(root) if n.type == "function_definition"
         )
-        previous = self._words[-1] if self._words and not self._in_word else ""
-        self.occurrences[slot.index] = Occurrence(
-            context=context,
-            word_start=not self._word_literal and context in ("word", "dq", "sq", "ansi"),
-            after_double_dash=self._double_dash,
-            evaluated=evaluated,
-            arithmetic_operand=previous in _ARITH_COMPARE,
-            command_position=not self._words and not self._word_literal and context in ("word", "dq", "sq", "ansi"),
-        )
-        if context in ("word", "dq", "sq", "ansi"):
-            self._in_word = True
+        found: dict[int, Occurrence] = {}
+        for match in _SENTINEL.finditer(self.source):
+            index = int(match.group(1))
+            spec = self.slots.get(index)
+            if spec is None:
+                continue
+            leaf = root.descendant_for_byte_range(match.start(), match.end())
+            if leaf is None:
+                raise Refused(f"{spec.label} could not be located in the parsed command")
+            found[index] = self._slot(leaf, match.start(), spec)
+        missing = set(self.slots) - set(found)
+        if missing:
+            label = self.slots[min(missing)].label
+            raise Refused(f"{label} could not be located in the parsed command")
+        self._follow_variables()
+        return found
 
-    def _literal(self, ch: str) -> None:
-        self._in_word = True
-        self._word_literal = True
-        self._word_chars.append(ch)
+    # ------------------------------------------------------------------ slots
 
-    def _end_word(self) -> None:
-        if self._in_word:
-            word = "".join(self._word_chars)
-            if self._word_literal:
-                self._words.append(word)
-                if word == "--":
-                    self._double_dash = True
+    def _slot(self, leaf: Node, offset: int, spec: SlotSpec) -> Occurrence:
+        if any(n.type == "comment" for n in _ancestors(leaf, inclusive=True)):
+            return Occurrence("comment")
+        if spec.trusted:  # the server's own environment: the operator's configuration
+            quoting = _quoting(leaf, self.source)
+            return Occurrence("heredoc" if quoting == "heredoc_literal" else quoting)
+        quoting = _quoting(leaf, self.source)
+        if quoting == "heredoc_literal":
+            raise self._refuse(leaf, spec.label, "is inside a here-document whose delimiter is quoted, where "
+                               "bash passes no value", "unquote the delimiter (<<EOF) and escape any $, ` or \\ "
+                               "that must stay literal")
+        if leaf.type not in ("word", "string_content", "string", "raw_string", "ansi_c_string",
+                             "heredoc_body", "heredoc_content", "variable_name", "number"):
+            raise self._refuse(leaf, spec.label, f"is part of a {leaf.type.replace('_', ' ')}",
+                               "pass it as a separate argument of a command")
+        position = self._position(leaf, spec.label, origin="slot", spec=spec)
+        context: Context = quoting
+        if position.arithmetic:
+            if not spec.numeric:
+                raise self._refuse(leaf, spec.label, "is used in arithmetic, where bash evaluates a value as an "
+                                   "expression (and can run code from it)", "only integer or number properties "
+                                   "may be used there")
+            context = "arith"
+        word_start = False
+        if position.argument is not None and context in ("word", "dq", "sq", "ansi"):
+            word_start = self._starts_word(position.argument, offset)
+        return Occurrence(context, word_start, position.after_double_dash)
+
+    def _starts_word(self, argument: Node, offset: int) -> bool:
+        before = self.source[argument.start_byte:offset]
+        before = _SENTINEL.sub(b"", before)
+        return not before.replace(b'"', b"").replace(b"'", b"").replace(b"$", b"")
+
+    # ------------------------------------------------------------------ positions
+
+    def _position(self, start: Node, label: str, *, origin: str, spec: SlotSpec | None) -> _Position:
+        """Walk up from ``start`` to what consumes it; refuse unless that is proven safe.
+
+        ``origin`` is ``slot`` (a placeholder: its reference is written quoted),
+        ``expansion`` (``$var`` holding a value) or ``substitution`` (``$(...)`` whose
+        commands hold a value): the last two are split and globbed when unquoted.
+        """
+        node = start
+        quoted = False
+        arithmetic = False
+        while True:
+            parent = node.parent
+            if parent is None:
+                raise self._refuse(start, label, "is not an argument of any command", "pass it to a command")
+            kind = parent.type
+            if kind in ("string", "heredoc_body"):
+                quoted = True
+            elif kind in ("concatenation", "raw_string", "ansi_c_string"):
+                pass
+            elif kind == "arithmetic_expansion" or (kind in _ARITH_EXPRESSIONS and _in_arithmetic(parent)):
+                arithmetic = True
+            elif kind in _ARITH_EXPRESSIONS or kind == "test_command":
+                test = _enclosing_test(parent)
+                if test is None or _first_token(test) == "[[":
+                    raise self._refuse(start, label, "is an operand of [[ ... ]], where bash evaluates words as "
+                                       "arithmetic and variable names", "use [ ... ] (the test builtin), whose "
+                                       "operands are data")
+                if any(_text(op, self.source) in _NAME_OPTIONS for op in _walk(test) if op.type == "test_operator"):
+                    raise self._refuse(start, label, "is in a test with -v or -R, which evaluates a variable name",
+                                       "compare the value instead ([ -n \"...\" ])")
+                self._check_enclosure(test, label, spec)
+                return _Position(arithmetic=arithmetic)
+            elif (kind == "compound_statement" and _first_token(parent) == "((") or kind == "c_style_for_statement":
+                if origin != "slot":
+                    raise self._refuse(start, label, "is evaluated as arithmetic", "use a number property directly")
+                self._check_enclosure(parent, label, spec)
+                return _Position(arithmetic=True)
+            elif kind in ("command_substitution", "process_substitution"):
+                pass  # reached only through a command, handled there
+            elif kind == "command_name":
+                raise self._refuse(start, label, "is where the program name goes; a value cannot choose the "
+                                   "program", "name the program literally and pass the value as an argument")
+            elif kind == "command":
+                return self._argument_of(parent, node, start, label, origin=origin, quoted=quoted,
+                                         arithmetic=arithmetic, spec=spec)
+            elif kind in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
+                return self._redirected(parent, start, label, spec=spec, arithmetic=arithmetic)
+            elif kind == "variable_assignment":
+                self._assignment(parent, node, start, label, quoted=quoted, origin=origin)
+                return _Position(arithmetic=arithmetic)
+            elif kind == "for_statement" and node in _field_children(parent, "value"):
+                self._taint(parent.child_by_field_name("variable"), label, start)
+                self._check_enclosure(parent, label, spec)
+                return _Position(arithmetic=arithmetic)
+            elif kind == "case_statement" and node == parent.child_by_field_name("value"):
+                self._check_enclosure(parent, label, spec)
+                return _Position(arithmetic=arithmetic)
+            elif kind == "subscript":
+                raise self._refuse(start, label, "is an array subscript, which bash evaluates as arithmetic",
+                                   "pass it as an argument instead")
+            elif kind == "expansion":
+                raise self._refuse(start, label, "is inside a ${...} expansion", "pass it as a plain argument")
+            elif kind == "simple_expansion":
+                raise self._refuse(start, label, "is glued to a $variable name", "separate it: \"$var\"{x}")
+            elif kind == "case_item":
+                raise self._refuse(start, label, "is a case pattern, which bash reads as a glob pattern",
+                                   "match on a literal pattern and pass the value as the case subject")
+            elif kind in ("declaration_command", "unset_command"):
+                raise self._refuse(start, label, f"is an argument of {_first_token(parent)}, which reads variable "
+                                   "names and evaluates subscripts", "assign it plainly: name=\"{x}\"")
+            elif kind == "array":
+                raise self._refuse(start, label, "is an element of an array assignment", "assign it to a plain "
+                                   "variable, or pass it as an argument")
             else:
-                self._words.append("\0")  # a word made of values only
-        self._in_word = False
-        self._word_literal = False
-        self._word_chars = []
+                raise self._refuse(start, label, f"is in a {kind.replace('_', ' ')}, which is not a position "
+                                   "proven to keep a value as data", "pass it as an argument of a command")
+            node = parent
 
-    def _end_command(self) -> None:
-        self._end_word()
-        self._words = []
-        self._double_dash = False
+    def _argument_of(self, command: Node, child: Node, start: Node, label: str, *, origin: str, quoted: bool,
+                     arithmetic: bool, spec: SlotSpec | None) -> _Position:
+        if child.type == "variable_assignment":
+            raise self._refuse(start, label, "is assigned in front of a command, which puts the value in the "
+                               "program's environment", "pass it as an argument of the command")
+        if child.type in ("herestring_redirect", "file_redirect", "heredoc_redirect"):
+            return self._redirected(child, start, label, spec=spec, arithmetic=arithmetic)
+        if origin != "slot" and not quoted and child.type != "process_substitution":
+            raise self._refuse(start, label, "is unquoted, so bash splits it into words and expands globs",
+                               "put it in double quotes")
+        self._check_program(command, child, start, label, spec)
+        self._check_enclosure(command, label, spec)
+        args = _field_children(command, "argument")
+        before = args[: args.index(child)] if child in args else []
+        dashdash = any(a.type == "word" and _text(a, self.source) == "--" for a in before)
+        return _Position(argument=child, after_double_dash=dashdash, arithmetic=arithmetic)
 
-    def _char(self, text: str, i: int) -> int:
-        ch = text[i]
-        nxt = text[i + 1] if i + 1 < len(text) else ""
-        if self._heredoc is not None:
-            return self._heredoc_char(text, i)
-        frame = self.stack[-1]
-        kind = frame.kind
-        if kind == "comment":
-            if ch == "\n":
-                self.stack.pop()
-                return i  # the newline ends the command in the enclosing context
-            return i + 1
-        if kind == "sq":
-            if ch == "'":
-                self.stack.pop()
-            else:
-                self._literal(ch)
-            return i + 1
-        if kind == "ansi":
-            if ch == "\\" and nxt:
-                self._literal(nxt)
-                return i + 2
-            if ch == "'":
-                self.stack.pop()
-            else:
-                self._literal(ch)
-            return i + 1
-        if kind == "dq":
-            if ch == "\\" and nxt:
-                self._literal(nxt)
-                return i + 2
-            if ch == '"':
-                self.stack.pop()
-                return i + 1
-            if ch == "`":
-                self.stack.append(_Frame("backtick"))
-                return i + 1
-            if ch == "$" and nxt == "(":
-                return self._open_dollar_paren(text, i)
-            self._literal(ch)
-            return i + 1
-        if kind == "arith":
-            if ch == "(":
-                frame.depth += 1
-            elif ch == ")":
-                if frame.depth == 0:
-                    self.stack.pop()
-                    return i + 2 if nxt == ")" else i + 1
-                frame.depth -= 1
-            elif ch == "]" and frame.depth == -1:
-                self.stack.pop()
-            self._literal(ch)
-            return i + 1
-        # normal, cmdsub, backtick: unquoted shell text
-        if ch == "\\" and nxt:
-            self._literal(nxt)
-            return i + 2
-        if kind == "backtick" and ch == "`":
-            self.stack.pop()
-            return i + 1
-        if kind == "cmdsub" and ch == ")" and frame.depth == 0:
-            self.stack.pop()
-            self._end_command()
-            return i + 1
-        if kind == "cmdsub" and ch == "(":
-            frame.depth += 1
-        elif kind == "cmdsub" and ch == ")":
-            frame.depth -= 1
-        if ch == "'":
-            self.stack.append(_Frame("sq"))
-            self._in_word = True
-            return i + 1
-        if ch == '"':
-            self.stack.append(_Frame("dq"))
-            self._in_word = True
-            return i + 1
-        if ch == "`":
-            self.stack.append(_Frame("backtick"))
-            self._in_word = True
-            return i + 1
-        if ch == "$" and nxt == "'":
-            self.stack.append(_Frame("ansi"))
-            self._in_word = True
-            return i + 2
-        if ch == "$" and nxt == "(":
-            self._in_word = True
-            return self._open_dollar_paren(text, i)
-        if ch == "$" and nxt == "[":
-            self.stack.append(_Frame("arith", depth=-1))
-            return i + 2
-        if ch == "(" and nxt == "(" and not self._in_word:
-            self.stack.append(_Frame("arith"))
-            return i + 2
-        if ch == "#" and not self._in_word:
-            self.stack.append(_Frame("comment"))
-            return i + 1
-        if ch == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
-            return self._heredoc_operator(text, i)
-        if ch in _BOUNDARY:
-            if ch == "\n" and self._pending_heredocs:
-                self._end_command()
-                self._heredoc = self._pending_heredocs.pop(0)
-                self._line = []
-                return i + 1
-            if ch in _SEPARATORS:
-                self._end_command()
-            else:
-                self._end_word()
-            return i + 1
-        self._literal(ch)
-        return i + 1
+    def _redirected(self, redirect: Node, start: Node, label: str, *, spec: SlotSpec | None,
+                    arithmetic: bool) -> _Position:
+        if redirect.type == "file_redirect":
+            operators = {c.type for c in redirect.children}
+            if operators & _OUTPUT_REDIRECTS or "<" not in operators:
+                raise self._refuse(start, label, "is the target of an output redirection, so a value would choose "
+                                   "which file is written", "write the path literally")
+        owner = redirect.parent
+        if owner is not None and owner.type == "redirected_statement":
+            owner = owner.child_by_field_name("body")
+        if owner is None or owner.type != "command":
+            raise self._refuse(start, label, "is fed to a loop or block rather than to one command",
+                               "feed it to a single command (jq ... <<< \"{x}\")")
+        if self._reads_code(owner, spec):
+            raise self._refuse(start, label, f"is standard input of {self._program(owner)}, which runs its input "
+                               "as code", "feed it to a program that reads data")
+        self._check_program_name(owner, start, label)
+        if redirect.type == "heredoc_redirect":  # "cat <<EOF | sh": the rest of the line sits inside it
+            for part in redirect.named_children:
+                if part.type in ("heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"):
+                    continue
+                for command in [part, *_walk(part)]:
+                    if command.type == "command" and self._reads_code(command, spec):
+                        raise self._refuse(start, label, f"flows through a pipe into {self._program(command)}, "
+                                           "which runs its input as code", "pipe it into a program that reads data")
+        self._check_enclosure(owner, label, spec)
+        return _Position(arithmetic=arithmetic)
 
-    def _open_dollar_paren(self, text: str, i: int) -> int:
-        if text.startswith("$((", i):
-            self.stack.append(_Frame("arith"))
-            return i + 3
-        self.stack.append(_Frame("cmdsub"))
-        return i + 2
+    def _assignment(self, assignment: Node, child: Node, start: Node, label: str, *, quoted: bool,
+                    origin: str) -> None:
+        holder = assignment.parent
+        if holder is not None and holder.type == "command":
+            raise self._refuse(start, label, "is assigned in front of a command, which puts the value in the "
+                               "program's environment", "pass it as an argument of the command")
+        if holder is not None and holder.type == "declaration_command":
+            raise self._refuse(start, label, f"is assigned by {_first_token(holder)}, which can evaluate it "
+                               "(declare -i, -n, -a...)", "assign it plainly: name=\"{x}\"")
+        if child != assignment.child_by_field_name("value"):
+            raise self._refuse(start, label, "names the variable being assigned", "name variables literally")
+        self._taint(assignment.child_by_field_name("name"), label, start)
+        self._check_enclosure(assignment, label, None)
 
-    def _heredoc_operator(self, text: str, i: int) -> int:
-        j = i + 2
-        strip = False
-        if j < len(text) and text[j] == "-":
-            strip = True
-            j += 1
-        while j < len(text) and text[j] in " \t":
-            j += 1
-        start = j
-        while j < len(text) and text[j] not in " \t\n;&|<>()":
-            j += 1
-        raw = text[start:j]
-        quoted = any(q in raw for q in "'\"\\")
-        delimiter = raw.replace("'", "").replace('"', "").replace("\\", "")
-        if not delimiter:
-            raise ConfigurationError("a here-document (<<) needs a delimiter word written in the command")
-        self._pending_heredocs.append((delimiter, quoted, strip))
-        self._end_word()
-        return j
+    # ------------------------------------------------------------------ programs
 
-    def _heredoc_char(self, text: str, i: int) -> int:
-        assert self._heredoc is not None
-        ch = text[i]
-        if ch == "\n":
-            line = "".join(self._line)
-            delimiter, _quoted, strip = self._heredoc
-            if (line.lstrip("\t") if strip else line) == delimiter:
-                self._heredoc = self._pending_heredocs.pop(0) if self._pending_heredocs else None
-            self._line = []
-            return i + 1
-        self._line.append(ch)
-        if not self._heredoc[1] and ch == "\\" and i + 1 < len(text):
-            self._line.append(text[i + 1])
-            return i + 2
-        return i + 1
+    def _program(self, command: Node) -> str:
+        name = command.child_by_field_name("name")
+        if name is None or len(name.children) != 1:
+            return _text(name, self.source)
+        return _literal_word(name.children[0], self.source) or _text(name, self.source)
+
+    def _check_program_name(self, command: Node, start: Node, label: str) -> str:
+        name = command.child_by_field_name("name")
+        text = _literal_word(name.children[0], self.source) if name is not None and len(name.children) == 1 else None
+        if text is None or not _LITERAL_PROGRAM.match(text):
+            shown = _text(name, self.source) if name is not None else "a command"
+            raise self._refuse(start, label, f"is an argument of {shown!r}, whose program is not a "
+                               "literal name", "name the program literally")
+        base = text.rsplit("/", 1)[-1]
+        if base in self.functions:
+            raise self._refuse(start, label, f"is an argument of the function {base!r} defined in this command, "
+                               "which may use it in any way", "pass the value directly to the command inside "
+                               "the function")
+        return base
+
+    def _check_program(self, command: Node, argument: Node, start: Node, label: str,
+                       spec: SlotSpec | None) -> None:
+        base = self._check_program_name(command, start, label)
+        marked = spec is not None and spec.runs_as_code
+        words = [_text(a, self.source) for a in _field_children(command, "argument")]
+        if base in BASH_BUILTINS and base not in SAFE_BUILTINS and not (marked and base in ("eval", "source", ".")):
+            raise self._refuse(start, label, f"is an argument of the bash builtin {base!r}, which reads names "
+                               "or runs code", "pass the value to a program that takes it as data")
+        if base in ("printf", "test", "[") and _NAME_OPTIONS & set(words):
+            raise self._refuse(start, label, f"is an argument of {base} with -v, which writes or reads a variable "
+                               "by name", f"use {base} without -v")
+        if marked:
+            return
+        if base in WRAPPERS:
+            raise self._refuse(start, label, f"is an argument of {base!r}, which runs its arguments as a command",
+                               "call the program directly, or mark the argument x-mcs-runsAsCode: true in its "
+                               "templateVariables entry if running it as code is intended")
+        if base == "find" and _FIND_EXEC & set(words):
+            raise self._refuse(start, label, "is an argument of find with -exec, which runs commands",
+                               "drop -exec, or mark the argument x-mcs-runsAsCode: true")
+        remote = REMOTE_RUNNERS.get(base)
+        if remote is not None and words and words[0] in remote:
+            args = _field_children(command, "argument")
+            index = args.index(argument) if argument in args else 0
+            if base in ("docker", "podman", "nerdctl") or "--" in words[:index]:
+                raise self._refuse(start, label, f"is part of the command '{base} {words[0]}' runs in a container",
+                                   "mark the argument x-mcs-runsAsCode: true if that is intended")
+        if (base in SHELLS or base in INTERPRETERS) and not self._after_program_file(command, argument, base):
+            raise self._refuse(start, label, f"is an argument of {base!r} where it runs code (inline code "
+                                   "such as -c or -e, or the program file itself)", "pass it after a literal "
+                                   "script file, or mark it x-mcs-runsAsCode: true")
+
+    def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
+        """True if ``argument`` comes after a literal program (file, module or text)."""
+        args = _field_children(command, "argument")
+        index = self._program_file(command, base)
+        if index is None or argument not in args or index >= args.index(argument):
+            return False
+        if base in _PERMUTING:  # GNU getopt reads options after operands too: "sed 's/a/b/' -e {x}"
+            rules = PROGRAM_OPTIONS[base]
+            own = _text(argument, self.source)
+            previous = _text(args[args.index(argument) - 1], self.source)
+            if own.startswith(("-", *rules.program_long)) or previous.startswith(rules.program_long):
+                return False
+            if previous[:1] == "-" and previous[-1:] in rules.takes_value | rules.names_program:
+                return False
+        return True
+
+    def _program_file(self, command: Node, base: str) -> int | None:
+        """The index of the literal program a shell or interpreter runs (a file, a module,
+        or awk's and sed's program text), or ``None`` when it runs inline code (``-c``,
+        ``-e``...), reads its program from standard input, or a value comes first."""
+        rules = PROGRAM_OPTIONS.get(base, _Options())
+        args = _field_children(command, "argument")
+        skip = False
+        for index, arg in enumerate(args):
+            text = _text(arg, self.source)
+            if _SENTINEL.search(arg.text or b"") or text == "-":
+                return None
+            if skip:
+                skip = False
+                continue
+            if text == "--":
+                return index + 1 if index + 1 < len(args) and _literal_word(args[index + 1], self.source) else None
+            if text.startswith("--"):
+                if text.startswith(rules.inline_long):
+                    return None
+                if text.startswith(rules.program_long):
+                    return index if "=" in text else index + 1
+                continue
+            if text[:1] in "-+" and len(text) > 1:
+                for position, letter in enumerate(text[1:], start=1):
+                    if letter in rules.inline:
+                        return None
+                    if letter in rules.names_program:
+                        return index if position < len(text) - 1 else index + 1
+                    if letter in rules.takes_value:
+                        skip = position == len(text) - 1
+                        break
+                continue
+            return index if _literal_word(arg, self.source) is not None else None
+        return None
+
+    def _reads_code(self, command: Node, spec: SlotSpec | None) -> bool:
+        """Whether ``command`` runs what it reads on standard input as code."""
+        if spec is not None and spec.runs_as_code:
+            return False
+        base = self._program(command).rsplit("/", 1)[-1]
+        if base in WRAPPERS or base in _SAME_SHELL_CODE or base in ("exec", "command", "builtin", "coproc"):
+            return True
+        if base in self.functions:
+            return True
+        if base in SHELLS or base in INTERPRETERS:
+            return self._program_file(command, base) is None
+        return False
+
+    def _check_enclosure(self, node: Node, label: str, spec: SlotSpec | None) -> None:
+        """What happens to a value after the command that takes it: later pipeline stages
+        must not run their input as code, and a ``$(...)`` holding it is itself a value."""
+        child = node
+        for parent in _ancestors(node):
+            if parent.type == "pipeline":
+                stages = list(parent.named_children)
+                later = stages[stages.index(child) + 1:] if child in stages else []
+                for stage in later:
+                    for command in [stage, *_walk(stage)]:
+                        if command.type == "command" and self._reads_code(command, spec):
+                            raise self._refuse(node, label, f"flows through a pipe into {self._program(command)}, "
+                                               "which runs its input as code", "pipe it into a program that "
+                                               "reads data")
+            if parent.type in ("command_substitution", "process_substitution"):
+                self._position(parent, label, origin="substitution", spec=spec)
+                return
+            child = parent
+
+    # ------------------------------------------------------------------ variables
+
+    def _taint(self, name_node: Node | None, label: str, start: Node) -> None:
+        if name_node is None:
+            raise self._refuse(start, label, "is assigned to a variable this parser cannot name", "assign it "
+                               "plainly: name=\"{x}\"")
+        name = _text(name_node, self.source)
+        if not _IDENTIFIER.match(name) or name in BASH_VARIABLES or name.upper().startswith(("BASH", "__MCS")):
+            raise self._refuse(start, label, f"is assigned to {name!r}, a variable bash itself reads",
+                               "assign it to a variable of your own (ns=\"{x}\")")
+        self.tainted.setdefault(name, _Taint(label, start.start_point[0] + 1))
+
+    def _follow_variables(self) -> None:
+        """Every use of a variable holding a value must itself be a safe position."""
+        if not self.tainted:
+            return
+        assert self.root is not None
+        for node in _walk(self.root):
+            if node.type == "command":
+                base = self._program(node).rsplit("/", 1)[-1]
+                if base in _SAME_SHELL_CODE or (base == "set" and _sets_allexport(node, self.source)):
+                    name, taint = next(iter(self.tainted.items()))
+                    raise self._refuse(node, taint.label, f"is held in ${name}, and this command also runs "
+                                       f"{base!r}, which could evaluate it", "pass the value directly to the "
+                                       "command that uses it")
+        for node in _walk(self.root):
+            if node.type == "word" and re.split(r"[\[=]", _text(node, self.source))[0] in self.tainted:
+                self._named(node)
+        checked: set[int] = set()
+        while True:
+            pending = [n for n in _walk(self.root) if n.type == "variable_name"
+                       and _text(n, self.source) in self.tainted and n.start_byte not in checked]
+            if not pending:
+                return
+            for node in pending:
+                checked.add(node.start_byte)
+                self._use(node)
+
+    def _named(self, word: Node) -> None:
+        """A word spelling a variable that holds a value: harmless as text for most
+        programs, but name-taking builtins (declare -n, read, test -v...) would evaluate it."""
+        name = re.split(r"[\[=]", _text(word, self.source))[0]
+        for parent in _ancestors(word):
+            kind = parent.type
+            if kind in ("declaration_command", "unset_command", "test_command"):
+                break
+            if kind == "command":
+                base = self._program(parent).rsplit("/", 1)[-1]
+                if base in BASH_BUILTINS and base not in ("echo", "cd", "pwd", "true", "false", ":", "kill"):
+                    break
+                return
+        else:
+            return
+        raise self._refuse(word, f"${name} (which holds {self.tainted[name].label})", "is named where bash "
+                           "evaluates it or reads it as a name (arithmetic, [[ ]], a subscript, ${...} operators, "
+                           "declare, read, unset...)", f"use it only as \"${name}\" in a command's arguments")
+
+    def _use(self, node: Node) -> None:
+        name = _text(node, self.source)
+        label = f"${name} (which holds {self.tainted[name].label})"
+        parent = node.parent
+        if parent is None:
+            raise self._refuse(node, label, "is not used in any command", "use it as \"$" + name + "\"")
+        kind = parent.type
+        if kind == "variable_assignment" and node == parent.child_by_field_name("name"):
+            holder = parent.parent
+            if holder is not None and holder.type in ("command", "declaration_command"):
+                raise self._refuse(node, label, "is assigned in front of a command or by declare",
+                                   "keep it a plain variable")
+            return
+        if kind == "for_statement" and node == parent.child_by_field_name("variable"):
+            return
+        if kind == "simple_expansion" or (kind == "expansion" and [c.type for c in parent.children] == ["${", "variable_name", "}"]):
+            self._position(parent, label, origin="expansion", spec=None)
+            return
+        raise self._refuse(node, label, "is used where bash evaluates it or reads it as a name (arithmetic, "
+                           "[[ ]], a subscript, ${...} operators, declare, read, unset...)",
+                           "use it only as \"$" + name + "\" in a command's arguments")
+
+    # ------------------------------------------------------------------ errors
+
+    def _refuse(self, node: Node, label: str, what: str, advice: str) -> Refused:
+        line = node.start_point[0] + 1
+        lines = self.script.splitlines()
+        excerpt = lines[min(line, len(lines)) - 1].strip() if lines else ""
+        excerpt = _SENTINEL.sub(lambda m: (self.slots.get(int(m.group(1))) or SlotSpec("{?}")).label.encode(),
+                                excerpt.encode()).decode()
+        return Refused(f"line {line} ({excerpt[:80]!r}): {label} {what}; {advice}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Position:
+    argument: Node | None = None
+    after_double_dash: bool = False
+    arithmetic: bool = False
+
+
+# --------------------------------------------------------------------------- tree helpers
+
+
+def _text(node: Node | None, source: bytes) -> str:
+    if node is None:
+        return ""
+    return source[node.start_byte:node.end_byte].decode(errors="replace")
+
+
+def _literal_word(node: Node, source: bytes) -> str | None:
+    """The text of a word bash reads literally (plain, '...' or "..." without expansions)."""
+    text = _text(node, source)
+    if node.type == "word":
+        return None if any(c in text for c in "\\$`*?[{~") else text
+    if node.type == "raw_string":
+        return text[1:-1]
+    if node.type == "string" and all(c.type in ('"', "string_content") for c in node.children):
+        inner = text[1:-1]
+        return None if any(c in inner for c in "\\$`") else inner
+    return None
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = list(reversed(node.children))
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _ancestors(node: Node, *, inclusive: bool = False) -> Iterator[Node]:
+    current = node if inclusive else node.parent
+    while current is not None:
+        yield current
+        current = current.parent
+
+
+def _field_children(node: Node, name: str) -> list[Node]:
+    return list(node.children_by_field_name(name))
+
+
+def _first_token(node: Node) -> str:
+    return node.children[0].type if node.children else ""
+
+
+def _in_arithmetic(node: Node) -> bool:
+    for parent in _ancestors(node, inclusive=True):
+        kind = parent.type
+        if kind == "arithmetic_expansion" or kind == "c_style_for_statement":
+            return True
+        if kind == "compound_statement":
+            return _first_token(parent) == "(("
+        if kind == "test_command":
+            return False
+        if kind not in _ARITH_EXPRESSIONS:
+            return False
+    return False
+
+
+def _enclosing_test(node: Node) -> Node | None:
+    for parent in _ancestors(node, inclusive=True):
+        if parent.type == "test_command":
+            return parent
+        if parent.type not in _ARITH_EXPRESSIONS:
+            return None
+    return None
+
+
+def _quoting(leaf: Node, source: bytes) -> Literal["word", "dq", "sq", "ansi", "heredoc", "heredoc_literal"]:
+    kind = leaf.type
+    if kind == "raw_string":
+        return "sq"
+    if kind == "ansi_c_string":
+        return "ansi"
+    if kind in ("string_content", "string"):
+        return "dq"
+    if kind in ("heredoc_body", "heredoc_content"):
+        redirect = next((a for a in _ancestors(leaf) if a.type == "heredoc_redirect"), None)
+        start = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
+        delimiter = _text(start, source)
+        return "heredoc_literal" if any(q in delimiter for q in "'\"\\") else "heredoc"
+    return "word"
+
+
+def _sets_allexport(command: Node, source: bytes) -> bool:
+    words = [_text(a, source) for a in _field_children(command, "argument")]
+    return any(w.startswith("-") and not w.startswith("--") and "a" in w for w in words) or "allexport" in words
+
+
+def _refuse_parse_errors(root: Node, source: bytes) -> None:
+    if not root.has_error:
+        return
+    bad = next((n for n in _walk(root) if n.type == "ERROR" or n.is_missing), root)
+    line = bad.start_point[0] + 1
+    lines = source.decode(errors="replace").splitlines()
+    excerpt = lines[min(line, len(lines)) - 1].strip() if lines else ""
+    excerpt = _SENTINEL.sub(b"{...}", excerpt.encode()).decode()
+    raise ConfigurationError(f"line {line} ({excerpt[:80]!r}) is not valid bash: a quote, bracket or keyword "
+                             "is missing or out of place")
+

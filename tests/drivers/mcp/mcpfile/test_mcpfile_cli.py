@@ -192,14 +192,14 @@ def test_a_non_zero_exit_is_an_error_with_the_status(new_driver, write_file) -> 
 @pytest.mark.parametrize(
     ("command", "match"),
     [
-        ("eval echo {x}", "eval or sh -c"),
-        ("bash -c 'echo {x}'", "eval or sh -c"),
-        ("sudo /bin/sh -c \"echo {x}\"", "eval or sh -c"),
-        ("echo a | xargs sh -c 'echo {x}'", "eval or sh -c"),
-        ("cat <<'EOF'\n{x}\nEOF", "quoted here-document"),
+        ("eval echo {x}", "builtin 'eval'"),
+        ("bash -c 'echo {x}'", "'bash' where it runs code"),
+        ("sudo /bin/sh -c \"echo {x}\"", "'sudo', which runs its arguments"),
+        ("echo a | xargs sh -c 'echo {x}'", "'xargs', which runs its arguments"),
+        ("cat <<'EOF'\n{x}\nEOF", "delimiter is quoted"),
         ("echo $(( {x} + 1 ))", "arithmetic"),
-        ("[ 1 -eq {x} ]", "arithmetic"),
-        ('echo "{x}', "double quote open"),
+        ("[[ 1 -eq {x} ]]", r"\[\[ \.\.\. \]\]"),
+        ('echo "{x}', "not valid bash"),
         ("{x} --help", "program name"),
         ("echo a | {x}", "program name"),
     ],
@@ -246,10 +246,17 @@ def test_a2_leading_dash_is_data_after_double_dash(new_driver, write_file, argv_
     assert json.loads(driver.call_tool("t", {"repoUrl": "--upload-pack=x"})) == ["clone", "--", "--upload-pack=x"]
 
 
-def test_a2_negative_numbers_are_numbers_not_options(new_driver, write_file, argv_script) -> None:
+def test_a2_negative_numbers_are_options_too_unless_after_double_dash(new_driver, write_file, argv_script) -> None:
+    # kill -s TERM -1 signals every process: a number starting with '-' is an option like any word.
     props = {"n": {"type": "integer"}, "xs": {"type": "array", "items": {"type": "number"}}}
     driver = cli_driver(new_driver, write_file, f"{argv_script} {{n}} {{xs}}", props)
-    assert json.loads(driver.call_tool("t", {"n": -5, "xs": [-1.5, 2]})) == ["-5", "-1.5", "2"]
+    assert json.loads(driver.call_tool("t", {"n": 5, "xs": [1.5, 2]})) == ["5", "1.5", "2"]
+    with pytest.raises(InvalidInputError, match="must not start with '-'"):
+        driver.call_tool("t", {"n": -5})
+    with pytest.raises(InvalidInputError, match="must not start with '-'"):
+        driver.call_tool("t", {"n": 5, "xs": [2, -1.5]})
+    after = cli_driver(new_driver, write_file, f"{argv_script} -- {{n}}", props)
+    assert json.loads(after.call_tool("t", {"n": -5})) == ["--", "-5"]
     with pytest.raises(InvalidInputError, match="must not start with '-'"):
         cli_driver(new_driver, write_file, f"{argv_script} {{xs}}",
                    {"xs": {"type": "array", "items": {"type": "string"}}}).call_tool("t", {"xs": ["ok", "-rf"]})

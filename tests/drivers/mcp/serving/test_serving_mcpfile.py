@@ -75,3 +75,27 @@ async def test_a_stdio_runtime_file_is_served_over_stdio(tmp_path: Path, weather
         assert [tool.name for tool in (await session.list_tools()).tools] == ["get_weather"]
         result = await session.call_tool("get_weather", {"city": "Tokyo"})
     assert "Tokyo" in result.content[0].text
+
+
+async def test_a_served_cli_tool_keeps_a_value_after_a_here_string_as_data(tmp_path: Path) -> None:
+    # The security review's input: a value on a line after a here-string ran as code through mcs serve.
+    work = tmp_path / "work"
+    work.mkdir()
+    data = {
+        "mcpFileVersion": "0.1.0", "name": "greeter", "version": "1.0.0", "runtime": {"transportProtocol": "stdio"},
+        "tools": [{
+            "name": "greet", "description": "Greet someone.",
+            "inputSchema": {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]},
+            "invocation": {"cli": {"command": 'read -r g <<< Hello\necho "$g" {who}'}},
+        }],
+    }
+    path = tmp_path / "mcpfile.yaml"
+    path.write_text(yaml.safe_dump(data))
+    params = StdioServerParameters(command=str(MCS), args=["serve", str(path)], env=_env(), cwd=str(work))
+    value = "bash -c touch${IFS}M;id"
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("greet", {"who": value})
+    assert result.is_error is False
+    assert result.content[0].text == f"Hello {value}\n"
+    assert list(work.iterdir()) == []

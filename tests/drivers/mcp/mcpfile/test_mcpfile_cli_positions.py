@@ -1,0 +1,304 @@
+"""Where a placeholder may sit in a CLI template: only positions proven to keep a value data.
+
+The cases of the security review's finding 1 (values run as shell code) are here, each
+with its input: refused at load with the line and the position named, or, where the
+position is safe, run by real bash with hostile values and no marker file created.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from mcpfile_support import mcp_file, tool
+
+from mcs.errors import ConfigurationError, InvalidInputError
+
+HOSTILE = [
+    "bash -c touch${IFS}MARKER;id",
+    "$(touch MARKER)",
+    "`touch MARKER`",
+    "a; touch MARKER",
+    "a[$(touch MARKER)]",
+    "x' ; touch MARKER ; '",
+    '" ; touch MARKER ; "',
+    "*",
+]
+STRING = {"type": "string"}
+
+
+def cli_driver(new_driver, write_file, command: str, properties: dict | None = None,
+               variables: dict | None = None, **options):
+    invocation = {"cli": {"command": command, **({"templateVariables": variables} if variables else {})}}
+    return new_driver(write_file(mcp_file(tool("t", invocation, properties or {"x": STRING}))), **options)
+
+
+def refusal(new_driver, write_file, command: str, properties: dict | None = None, variables: dict | None = None) -> str:
+    with pytest.raises(ConfigurationError) as error:
+        cli_driver(new_driver, write_file, command, properties, variables)
+    return str(error.value)
+
+
+# ----------------------------------------------------------------------------- refused at load
+
+
+@pytest.mark.parametrize(
+    ("command", "position"),
+    [
+        # the program position, however it is reached
+        ("A=1 {x} arg", "program name"),
+        ("if true; then {x}; fi", "program name"),
+        ("for i in 1; do {x}; done", "program name"),
+        ("! {x}", "program name"),
+        ("true && {x}", "program name"),
+        ("exec {x} F", "builtin 'exec'"),
+        ("time {x}", "'time', which runs its arguments"),
+        # contexts where bash evaluates the value or reads it as a name
+        ("[[ {x} -eq 5 ]]", "[[ ... ]]"),
+        ('[[ "{x}" == a ]]', "[[ ... ]]"),
+        ('let "y={x}+1"', "builtin 'let'"),
+        ("declare -i v={x}", "assigned by declare"),
+        ("local v={x}", "assigned by local"),
+        ("printf -v {x} hi", "printf with -v"),
+        ("test -v {x}", "test with -v"),
+        ("[ -v {x} ]", "-v or -R"),
+        ("read -r {x}", "builtin 'read'"),
+        ("unset {x}", "unset"),
+        ("a[{x}]=1", "array subscript"),
+        ("echo $(( y + {x} ))", "arithmetic"),
+        ("echo $(( {x} + 1 ))", "arithmetic"),
+        ("(( {x} > 1 ))", "arithmetic"),
+        ("case a in {x}) echo;; esac", "case pattern"),
+        ("arr=({x} b)", "array assignment"),
+        # programs that run their arguments, or their input, as code
+        ("bash -c 'echo {x}'", "'bash' where it runs code"),
+        ('bash -lc "echo {x}"', "'bash' where it runs code"),
+        ('sh -ec "echo {x}"', "'sh' where it runs code"),
+        ("eval echo {x}", "builtin 'eval'"),
+        ("source {x}", "builtin 'source'"),
+        (". {x}", "builtin '.'"),
+        ("env FOO=1 ls {x}", "'env', which runs its arguments"),
+        ("echo a | xargs rm {x}", "'xargs', which runs its arguments"),
+        ("find . -name {x} -exec rm -f \\;", "find with -exec"),
+        ("ssh host ls {x}", "'ssh', which runs its arguments"),
+        ("sudo ls {x}", "'sudo', which runs its arguments"),
+        ("su -c {x} root", "'su', which runs its arguments"),
+        ("timeout 5 ls {x}", "'timeout', which runs its arguments"),
+        ("nohup ./server --port {x} &", "'nohup', which runs its arguments"),
+        ("watch ls {x}", "'watch', which runs its arguments"),
+        ("python3 -c 'import sys' {x}", "'python3' where it runs code"),
+        ("python3 {x}", "'python3' where it runs code"),
+        ("perl -ne 'print' {x}", "'perl' where it runs code"),
+        ("sed 's/a/{x}/' file", "'sed' where it runs code"),
+        ("awk -v v={x} -f prog.awk", "'awk' where it runs code"),
+        ("sed -e 's/a/b/' -e {x} file", "'sed' where it runs code"),
+        ("bash -o pipefail -c 'echo {x}'", "'bash' where it runs code"),
+        ("kubectl exec pod -- ls {x}", "runs in a container"),
+        ("docker run image {x}", "runs in a container"),
+        ("echo {x} | bash", "pipe into bash"),
+        ("echo {x} | sh -s", "pipe into sh"),
+        ("bash <<< {x}", "standard input of bash"),
+        ("python3 < {x}", "standard input of python3"),
+        ("cat <<EOF | sh\n{x}\nEOF", "pipe into sh"),
+        ("source <(echo {x})", "builtin 'source'"),
+        ("f() ( eval \"$1\" )\nf {x}", "the function 'f'"),
+        ("$PROG {x}", "not a literal name"),
+        # where a value would land in the environment or choose a file to write
+        ("GIT_SSH_COMMAND={x} git fetch", "in front of a command"),
+        ("echo hi > {x}", "output redirection"),
+        ("echo hi >> {x}", "output redirection"),
+        ("cat <<'EOF'\n{x}\nEOF", "delimiter is quoted"),
+        ("echo $HOME{x}", "glued to a $variable"),
+        ("PATH={x}\nls", "a variable bash itself reads"),
+        ("IFS={x}\nls", "a variable bash itself reads"),
+        # a value held in a variable is followed to every use
+        ('ns="{x}"\necho $(( ns + 1 ))', "evaluates it"),
+        ('ns="{x}"\n[[ $ns -eq 1 ]]', "[[ ... ]]"),
+        ('ns="{x}"\nkubectl get pods -n $ns', "unquoted"),
+        ('ns="{x}"\nprintf -v ns "%s" 1', "is named where bash evaluates it"),
+        ('ns="{x}"\ndeclare -n ref=ns', "is named where bash evaluates it"),
+        ('ns="{x}"\n[ -v ns ]', "is named where bash evaluates it"),
+        ('ns="{x}"\neval "echo hi"', "also runs 'eval'"),
+        ('ns="{x}"\nexport ns', "evaluates it or reads it as a name"),
+        ('ns="{x}"\nset -a\necho "$ns"', "also runs 'set'"),
+        ('ns="{x}"\necho "$ns" | bash', "pipe into bash"),
+        ('a="{x}"\nb="pre $a"\nbash -c "$b"', "'bash' where it runs code"),
+        ("for p in $(echo {x}); do echo $(( p )); done", "evaluates it"),
+        ("rm $(echo {x})", "unquoted"),
+    ],
+)
+def test_a_placeholder_outside_a_proven_safe_position_is_refused_at_load(
+    new_driver, write_file, command: str, position: str
+) -> None:
+    message = refusal(new_driver, write_file, command)
+    assert position in message
+    assert "line " in message and "tool 't'" in message
+
+
+def test_a_refusal_names_the_line_the_placeholder_and_the_safe_way(new_driver, write_file) -> None:
+    message = refusal(new_driver, write_file, "echo start\nkubectl get pods -n $ns\nns={x}\n[[ {x} -eq 1 ]]")
+    assert "line 4 ('[[ {x} -eq 1 ]]')" in message
+    assert "{x} is an operand of [[ ... ]]" in message
+    assert "use [ ... ] (the test builtin)" in message
+
+
+def test_a_script_bash_cannot_parse_is_refused_with_its_line(new_driver, write_file) -> None:
+    message = refusal(new_driver, write_file, "echo ok\nif true; then echo {x}\n")
+    assert "is not valid bash" in message
+
+
+def test_a_format_that_opens_a_quote_is_refused(new_driver, write_file) -> None:
+    message = refusal(new_driver, write_file, "echo {x} end\"", {"x": STRING}, {"x": {"format": '"{x}'}})
+    assert "templateVariables.x.format opens or closes a quote" in message
+
+
+def test_unused_arguments_are_not_appended_where_they_would_run(new_driver, write_file, workdir) -> None:
+    # gen-mcp appends arguments no placeholder uses to the last line: "echo hi | sh --x=..." would run them.
+    driver = cli_driver(new_driver, write_file, "echo 'echo hi' | sh", {"extra": STRING}, cli_cwd=workdir)
+    assert driver.call_tool("t", {}) == "hi\n"
+    with pytest.raises(InvalidInputError, match="extra cannot be passed: the command does not use them"):
+        driver.call_tool("t", {"extra": "touch MARKER"})
+    no_marker(workdir)
+
+
+def test_unused_arguments_are_not_appended_after_a_block(new_driver, write_file, workdir) -> None:
+    driver = cli_driver(new_driver, write_file, "for i in 1; do echo {x}; done", {"x": STRING, "extra": STRING},
+                        cli_cwd=workdir)
+    assert driver.call_tool("t", {"x": "a"}) == "a\n"
+    with pytest.raises(InvalidInputError, match="no safe place to append them"):
+        driver.call_tool("t", {"x": "a", "extra": "b"})
+
+
+# ----------------------------------------------------------------------------- the review's inputs, run
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+def no_marker(folder: Path) -> None:
+    assert not (folder / "MARKER").exists()
+    assert not (folder / "M").exists()
+
+
+def test_a_here_string_does_not_unquote_the_lines_after_it(new_driver, write_file, workdir) -> None:
+    command = 'read -r g <<< Hello\necho "$g" {who}'
+    driver = cli_driver(new_driver, write_file, command, {"who": STRING}, cli_cwd=workdir)
+    value = "bash -c touch${IFS}M;id"
+    assert driver.call_tool("t", {"who": value}) == f"Hello {value}\n"
+    no_marker(workdir)
+
+
+def test_a_shift_operator_is_not_a_here_document(new_driver, write_file, workdir) -> None:
+    driver = cli_driver(new_driver, write_file, "echo $(( 1 << 2 ))\necho {x}", cli_cwd=workdir)
+    assert driver.call_tool("t", {"x": "$(touch MARKER)"}) == "4\n$(touch MARKER)\n"
+    no_marker(workdir)
+
+
+def test_negative_numbers_never_become_options(new_driver, write_file, workdir) -> None:
+    driver = cli_driver(new_driver, write_file, "kill -s TERM {pid}", {"pid": {"type": "integer"}}, cli_cwd=workdir)
+    with pytest.raises(InvalidInputError, match="must not start with '-'"):
+        driver.call_tool("t", {"pid": -1})
+
+
+@pytest.fixture
+def fake_kubectl(tmp_path: Path) -> dict[str, str]:
+    """A ``kubectl`` on PATH that prints two pod names and records its argv."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "kubectl"
+    script.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        "args = sys.argv[1:]\n"
+        "if args[:2] == ['get', 'pods']:\n"
+        "    print('pod/a'); print('pod/b')\n"
+        "else:\n"
+        "    print(json.dumps({'args': args}))\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+REAL_SCRIPTS = {
+    "loop over kubectl output into jq": (
+        "for pod in $(kubectl get pods -n {namespace} -o name); do\n"
+        '  kubectl logs -n {namespace} "$pod" | jq -c .args\n'
+        "done\n"
+    ),
+    "kubectl output piped into a while loop": (
+        "kubectl get pods -n {namespace} -o name | while read -r pod; do\n"
+        '  kubectl logs "$pod" -n {namespace} | jq -c .args\n'
+        "done\n"
+    ),
+    "variables, if and printf": (
+        'ns="{namespace}"\nif [ -n "$ns" ]; then\n  printf \'%s\\n\' "namespace $ns"\nelse\n  echo none\nfi\n'
+    ),
+    "here-string into jq": 'jq -r .n <<< "{json}"\n',
+    "here-document": "cat <<EOF\nnamespace: {namespace}\nEOF\n",
+    "here-document into a pipe": "cat <<EOF | tr a-z A-Z\nnamespace: {namespace}\nEOF\n",
+    "redirections and a background job": (
+        'nohup sleep 0 > /dev/null 2>&1 &\necho "{namespace}" > out.txt\ncat < out.txt\nwait\n'
+    ),
+    "case on a value": 'case "{namespace}" in\n  prod) echo production;;\n  *) echo other;;\nesac\n',
+    "test builtin": '[ "{namespace}" = prod ] && echo yes || echo no\n',
+    "numbers in arithmetic": "echo $(( {count} * 2 ))\n",
+}
+REAL_PROPS = {"namespace": STRING, "json": STRING, "count": {"type": "integer"}}
+
+
+def props_of(script: str) -> dict:
+    return {name: schema for name, schema in REAL_PROPS.items() if "{" + name + "}" in script}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_SCRIPTS))
+def test_scripts_authors_write_load_and_keep_every_value_data(
+    new_driver, write_file, workdir, fake_kubectl, monkeypatch, name: str
+) -> None:
+    monkeypatch.setenv("PATH", fake_kubectl["PATH"])
+    script = REAL_SCRIPTS[name]
+    props = props_of(script)
+    driver = cli_driver(new_driver, write_file, script, props, cli_cwd=workdir)
+    for value in HOSTILE:
+        arguments = {"namespace": value, "json": json.dumps({"n": value}), "count": 3}
+        output = driver.call_tool("t", {k: v for k, v in arguments.items() if k in props})
+        assert isinstance(output, str)
+        no_marker(workdir)
+
+
+def test_the_kubectl_loop_passes_the_namespace_as_one_argument(
+    new_driver, write_file, workdir, fake_kubectl, monkeypatch
+) -> None:
+    monkeypatch.setenv("PATH", fake_kubectl["PATH"])
+    script = REAL_SCRIPTS["loop over kubectl output into jq"]
+    driver = cli_driver(new_driver, write_file, script, props_of(script), cli_cwd=workdir)
+    lines = driver.call_tool("t", {"namespace": "a b; touch MARKER"}).splitlines()
+    assert [json.loads(line) for line in lines] == [
+        ["logs", "-n", "a b; touch MARKER", "pod/a"], ["logs", "-n", "a b; touch MARKER", "pod/b"]
+    ]
+    no_marker(workdir)
+
+
+def test_a_marked_argument_may_reach_a_program_that_runs_code(new_driver, write_file, workdir) -> None:
+    # The author's explicit choice: the value is one argv entry of bash -c, nothing else.
+    variables = {"script": {"format": "{script}", "x-mcs-runsAsCode": True}}
+    driver = cli_driver(new_driver, write_file, "bash -c {script}", {"script": STRING}, variables, cli_cwd=workdir)
+    assert driver.call_tool("t", {"script": "echo ran"}) == "ran\n"
+    refused = refusal(new_driver, write_file, "bash -c {script}", {"script": STRING},
+                      {"script": {"format": "{script}", "x-mcs-runsAsCode": "yes"}})
+    assert "'bash' where it runs code" in refused
+
+
+def test_arguments_after_a_literal_script_file_are_data(new_driver, write_file, workdir, tmp_path) -> None:
+    program = tmp_path / "show.py"
+    program.write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    driver = cli_driver(new_driver, write_file, f"python3 '{program}' --name {{x}}", cli_cwd=workdir)
+    for value in HOSTILE:
+        assert json.loads(driver.call_tool("t", {"x": value})) == ["--name", value]
+    no_marker(workdir)
