@@ -561,6 +561,9 @@ class _Analysis:
         """Whether ``command`` runs what it reads on standard input as code."""
         if spec is not None and spec.runs_as_code:
             return False
+        name = command.child_by_field_name("name")
+        if name is None or len(name.children) != 1 or _literal_word(name.children[0], self.source) is None:
+            return True  # "| $SHELL": a program chosen at run time may be anything
         base = self._program(command).rsplit("/", 1)[-1]
         if base in WRAPPERS or base in _SAME_SHELL_CODE or base in ("exec", "command", "builtin", "coproc"):
             return True

@@ -101,6 +101,7 @@ def refusal(new_driver, write_file, command: str, properties: dict | None = None
         ("docker run image {x}", "runs in a container"),
         ("echo {x} | bash", "pipe into bash"),
         ("echo {x} | sh -s", "pipe into sh"),
+        ("echo {x} | $SHELL", "pipe into $SHELL"),
         ("bash <<< {x}", "standard input of bash"),
         ("python3 < {x}", "standard input of python3"),
         ("cat <<EOF | sh\n{x}\nEOF", "pipe into sh"),
