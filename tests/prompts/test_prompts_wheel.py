@@ -54,7 +54,7 @@ def _build_wheel(out: Path) -> Path:
         else [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)]
     )
     subprocess.run(command, check=True, capture_output=True, timeout=300)
-    wheels = sorted(out.glob("mcs-*.whl"))
+    wheels = sorted(out.glob("mcs_framework-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
 
