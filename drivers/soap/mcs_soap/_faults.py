@@ -27,7 +27,7 @@ _DETAIL_CHARS = 2000
 _ROLE: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcs_soap_fault_role", default=None)
 
 
-class FaultRolePlugin(Plugin):  # type: ignore[misc]
+class FaultRolePlugin(Plugin):
     """Keeps the ``Role`` of a SOAP 1.2 fault, which zeep's ``Fault`` does not carry."""
 
     def ingress(self, envelope: Any, http_headers: Any, operation: Any) -> tuple[Any, Any]:
@@ -43,7 +43,7 @@ def _text(value: Any) -> str | None:
     if isinstance(value, etree._Element):
         parts = [etree.tostring(child, encoding="unicode", with_tail=False) for child in value
                  if isinstance(child.tag, str)]
-        text = " ".join(" ".join(parts).split()) if parts else " ".join("".join(value.itertext()).split())
+        text = " ".join(" ".join(parts).split()) if parts else " ".join("".join(str(t) for t in value.itertext()).split())
     else:
         text = " ".join(str(value).split())
     if len(text) > _DETAIL_CHARS:
@@ -53,7 +53,7 @@ def _text(value: Any) -> str | None:
 
 def fault_error(exc: Any, tool: str) -> ExecutionError:
     """``EXECUTION_ERROR`` for a SOAP fault."""
-    fault = {
+    fault: dict[str, Any] = {
         "code": _text(exc.code),
         "string": _text(exc.message),
         "actor": _text(exc.actor) or _ROLE.get(),

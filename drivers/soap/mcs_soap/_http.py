@@ -32,10 +32,11 @@ import httpx
 from requests import Response
 from requests.structures import CaseInsensitiveDict
 from zeep.transports import AsyncTransport, Transport
-from zeep.wsdl.utils import etree_to_string
+from zeep.wsdl import utils as _wsdl_utils
 
 from mcs.errors import ExecutionError, ToolTimeoutError
 
+_etree_to_string: Any = _wsdl_utils.etree_to_string
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _EXCERPT = 400
 _USER_AGENT = "mcs-soap/0.1"
@@ -189,7 +190,7 @@ class _Attempts:
     def _delay(self, after: float | None) -> float | None:
         if self.count >= self.options.retries:
             return None
-        delay = min(self.options.max_backoff, self.options.backoff * (2**self.count)) * (0.5 + random.random() / 2)
+        delay: float = min(self.options.max_backoff, self.options.backoff * 2.0**self.count) * (0.5 + random.random() / 2)
         if after is not None:
             delay = max(delay, after)
         if self.state.deadline is not None and time.monotonic() + delay >= self.state.deadline:
@@ -213,7 +214,8 @@ class _Attempts:
 
     def after_status(self, response: httpx.Response) -> float | None:
         if response.status_code in RETRY_STATUSES and self.state.retryable:
-            return self._delay(_retry_after(response.headers))
+            delay: float | None = self._delay(_retry_after(response.headers))
+            return delay
         return None
 
 
@@ -298,7 +300,7 @@ async def send_async(client: httpx.AsyncClient, options: HttpOptions, method: st
         return out
 
 
-class SyncTransport(Transport):  # type: ignore[misc]
+class SyncTransport(Transport):
     """zeep's transport for calls, over one pooled :class:`httpx.Client`."""
 
     def __init__(self, client: httpx.Client, options: HttpOptions) -> None:
@@ -313,7 +315,7 @@ class SyncTransport(Transport):  # type: ignore[misc]
         return send_sync(self.client, self.options, "POST", address, content=data, headers=headers)
 
     def post_xml(self, address: str, envelope: Any, headers: Mapping[str, str]) -> Response:
-        return self.post(address, etree_to_string(envelope), headers)
+        return self.post(address, _etree_to_string(envelope), headers)
 
     def get(self, address: str, params: Any, headers: Mapping[str, str]) -> Response:
         return send_sync(self.client, self.options, "GET", address, params=params, headers=headers)
@@ -325,7 +327,7 @@ class SyncTransport(Transport):  # type: ignore[misc]
         pass
 
 
-class AsyncTransportOverHttpx(AsyncTransport):  # type: ignore[misc]
+class AsyncTransportOverHttpx(AsyncTransport):
     """zeep's async transport for calls, over one pooled :class:`httpx.AsyncClient`."""
 
     def __init__(self, client: httpx.AsyncClient, options: HttpOptions) -> None:
@@ -339,7 +341,7 @@ class AsyncTransportOverHttpx(AsyncTransport):  # type: ignore[misc]
         return await send_async(self.client, self.options, "POST", address, content=data, headers=headers)
 
     async def post_xml(self, address: str, envelope: Any, headers: Mapping[str, str]) -> Response:
-        return await self.post(address, etree_to_string(envelope), headers)
+        return await self.post(address, _etree_to_string(envelope), headers)
 
     async def get(self, address: str, params: Any, headers: Mapping[str, str]) -> Response:
         return await send_async(self.client, self.options, "GET", address, params=params, headers=headers)

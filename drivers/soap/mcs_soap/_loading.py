@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from importlib import resources
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -120,7 +121,7 @@ class LoadPolicy:
         return folder is not None and target is not None and target.is_relative_to(folder)
 
 
-class DocumentLoader(Transport):  # type: ignore[misc]
+class DocumentLoader(Transport):
     """The zeep transport that reads WSDL and XSD documents under a :class:`LoadPolicy`.
 
     It records every document read (location and bytes), for the schema index and the
@@ -206,16 +207,18 @@ class DocumentLoader(Transport):  # type: ignore[misc]
         return sha.hexdigest()
 
 
-class CapturingDocument(Document):  # type: ignore[misc]
+class CapturingDocument(Document):
     """zeep's WSDL document, keeping the WSDL trees zeep parsed (the schema index reads
     them instead of parsing them again)."""
 
     def __init__(self, location: str, transport: DocumentLoader, settings: Settings) -> None:
         self.trees: dict[str, etree._Element] = {}
-        super().__init__(location, transport, settings=settings)
+        init: Any = super().__init__
+        init(location, transport, settings=settings)
 
-    def _get_xml_document(self, location: str, *, _initial: bool = False) -> etree._Element:
-        root: etree._Element = super()._get_xml_document(location, _initial=_initial)
+    def _get_xml_document(self, location: Any, *, _initial: bool = False) -> etree._Element:
+        parse: Any = super()._get_xml_document
+        root: etree._Element = parse(location, _initial=_initial)
         self.trees[str(location)] = root
         return root
 

@@ -31,9 +31,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from lxml import etree
-from zeep.xsd import (  # type: ignore[attr-defined]
+from zeep.xsd import (
     All,
-    Any as AnyElement,
     AnyAttribute,
     AnySimpleType,
     AnyType,
@@ -44,6 +43,9 @@ from zeep.xsd import (  # type: ignore[attr-defined]
     ListType,
     Sequence,
     UnionType,
+)
+from zeep.xsd import (
+    Any as AnyElement,
 )
 
 from mcs_soap._xsd import XSD, SchemaIndex, documentation, inline_type, resolve_qname, xsd

@@ -24,14 +24,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import isodate
+import isodate  # type: ignore[import-untyped]
 from lxml import etree
-from zeep.helpers import serialize_object
-from zeep.xsd import Any as AnyElement, ComplexType, Element, Group  # type: ignore[attr-defined]
+from zeep import helpers as _helpers
+from zeep.xsd import Any as AnyElement
+from zeep.xsd import ComplexType, Element, Group
 
 from mcs.errors import InvalidInputError
 from mcs_soap._xsd import safe_parser
 
+serialize_object: Any = _helpers.serialize_object
 SAFE_INTEGER = 2**53 - 1
 _MAX_XML_ARGUMENT = 256 * 1024
 
@@ -162,7 +164,7 @@ def parse_xml_argument(text: str, where: str) -> etree._Element:
         element = etree.fromstring(text.encode("utf-8"), safe_parser())
     except etree.XMLSyntaxError as exc:
         raise InvalidInputError(f"{where}: not one well-formed XML element ({exc.msg}).") from None
-    if element.getroottree().docinfo.doctype:
+    if getattr(element.getroottree().docinfo, "doctype", None):
         raise InvalidInputError(f"{where}: XML content may not declare a DOCTYPE.")
     return element
 

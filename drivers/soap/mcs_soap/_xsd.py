@@ -59,13 +59,13 @@ def documentation(node: etree._Element | None) -> str:
     """
     if node is None:
         return ""
-    texts = []
+    texts: list[str] = []
     for child in node:
         tag = child.tag
         if tag == _ANNOTATION:
-            texts.extend(" ".join(doc.itertext()) for doc in child.iterchildren(_DOCUMENTATION))
+            texts.extend(" ".join(str(t) for t in doc.itertext()) for doc in child.iterchildren(_DOCUMENTATION))
         elif tag == _WSDL_DOCUMENTATION:
-            texts.append(" ".join(child.itertext()))
+            texts.append(" ".join(str(t) for t in child.itertext()))
         elif isinstance(tag, str):
             break
     if not texts:

@@ -351,7 +351,8 @@ class SoapDriver(ToolDriver):
                         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
                     )
                     weakref.finalize(self, self._http_client.close)
-                    self._client = zeep.Client(
+                    client_class: Any = zeep.Client
+                    self._client = client_class(
                         self._document(), wsse=self._wsse, transport=SyncTransport(self._http_client, self._http),
                         settings=hardened_settings(), plugins=[FaultRolePlugin()],
                     )
@@ -364,7 +365,8 @@ class SoapDriver(ToolDriver):
             client = self._sync_client()
             from zeep.proxy import ServiceProxy
 
-            proxy = ServiceProxy(client, self._binding(tool), address=self._address(tool))
+            proxy_class: Any = ServiceProxy
+            proxy = proxy_class(client, self._binding(tool), address=self._address(tool))
             self._proxies[tool.name] = proxy
         return proxy
 
@@ -376,7 +378,8 @@ class SoapDriver(ToolDriver):
         if entry is None or entry[1].is_closed:
             document = await asyncio.to_thread(self._document) if self._parsed.document is None else self._parsed.document
             http = httpx.AsyncClient(verify=self._verify, follow_redirects=False)
-            client = zeep.AsyncClient(document, wsse=self._wsse, transport=AsyncTransportOverHttpx(http, self._http),
+            async_class: Any = zeep.AsyncClient
+            client = async_class(document, wsse=self._wsse, transport=AsyncTransportOverHttpx(http, self._http),
                                       settings=hardened_settings(), plugins=[FaultRolePlugin()])
             closer = _close_at_shutdown(http)
             await closer.__anext__()
@@ -388,7 +391,8 @@ class SoapDriver(ToolDriver):
         if proxy is None:
             from zeep.proxy import AsyncServiceProxy
 
-            proxy = AsyncServiceProxy(client, self._binding(tool), address=self._address(tool))
+            async_proxy: Any = AsyncServiceProxy
+            proxy = async_proxy(client, self._binding(tool), address=self._address(tool))
             proxies[tool.name] = proxy
         return proxy
 
@@ -494,7 +498,8 @@ def _wsse(username: str | None, password: str | None, digest: bool) -> Any:
         raise ConfigurationError("WS-Security needs both wsse_username and wsse_password")
     from zeep.wsse.username import UsernameToken
 
-    return UsernameToken(username, password, use_digest=bool(digest))
+    token: Any = UsernameToken
+    return token(username, password, use_digest=bool(digest))
 
 
 def _soap_headers(headers: Mapping[str, Any] | Sequence[str] | None) -> list[Any]:
@@ -514,7 +519,7 @@ def _soap_headers(headers: Mapping[str, Any] | Sequence[str] | None) -> list[Any
             element = etree.fromstring(str(item).encode("utf-8"), safe_parser())
         except etree.XMLSyntaxError as exc:
             raise ConfigurationError(f"soap_headers: not one well-formed XML element ({exc.msg})") from None
-        if element.getroottree().docinfo.doctype:
+        if getattr(element.getroottree().docinfo, "doctype", None):
             raise ConfigurationError("soap_headers: an XML header may not declare a DOCTYPE")
         out.append(element)
     return out
