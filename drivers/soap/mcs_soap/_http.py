@@ -22,6 +22,7 @@ import asyncio
 import contextvars
 import email.utils
 import random
+import re
 import time
 import zlib
 from collections.abc import Mapping
@@ -147,8 +148,28 @@ def _is_xml(content_type: str, content: bytes) -> bool:
     return content.lstrip()[:1] == b"<" and not content.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
 
 
+_PROLOG_SKIP = re.compile(rb"\s*(<\?.*?\?>|<!--.*?-->)", re.DOTALL)
+
+
+def declares_dtd(content: bytes) -> bool:
+    """Whether an XML document's prolog holds a ``<!DOCTYPE`` (checked before any parsing)."""
+    position = 3 if content.startswith(b"\xef\xbb\xbf") else 0
+    while True:
+        match = _PROLOG_SKIP.match(content, position)
+        if match is None:
+            break
+        position = match.end()
+    return content[position:].lstrip()[:9].upper() == b"<!DOCTYPE"
+
+
 def _check_status(response: Response, tool: str) -> None:
     status = response.status_code
+    if declares_dtd(response.content or b""):
+        raise ExecutionError(
+            f"{tool}: the service's response declares a DTD; it was refused unread "
+            "(DTDs, entities and external references are never processed).",
+            tool=tool, details={"status": status, "refused": "DTD"},
+        )
     if status in (200, 201, 202):
         return
     if _is_xml(response.headers.get("Content-Type", ""), response.content or b""):

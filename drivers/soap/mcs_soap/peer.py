@@ -102,6 +102,8 @@ class SoapPeer:
     basic: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: path -> (status, content type, body) sent back as is, whatever the request.
     raw: dict[str, tuple[int, str, bytes]] = field(default_factory=dict)
+    #: path -> extra response headers for a ``raw`` answer (e.g. ``Content-Encoding``).
+    raw_headers: dict[str, dict[str, str]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
     validate: bool = True
     _schema: etree.XMLSchema | None = None
@@ -164,6 +166,8 @@ class SoapPeer:
             response = handler(request, Context(path, version, headers, header))
         except PeerFault as fault:
             return self._fault(version, fault)
+        except Exception as exc:  # a broken handler is a Server fault, not a dropped connection
+            return self._fault(version, PeerFault(f"the service failed ({type(exc).__name__})"))
         out = etree.Element(f"{{{version}}}Envelope", nsmap={"soap": version})
         etree.SubElement(out, f"{{{version}}}Body").append(response)
         return 200, _content_type(version), etree.tostring(out, xml_declaration=True, encoding="utf-8")
@@ -244,6 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
         status, content_type, payload = self.peer.answer(method, self.path, headers, body, self.base)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for key, value in self.peer.raw_headers.get(urlsplit(self.path).path, {}).items():
+            self.send_header(key, value)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)

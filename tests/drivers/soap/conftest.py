@@ -35,6 +35,7 @@ def world(world_server: World) -> World:
     """The running peer with its recorder and raw answers cleared for this test."""
     world_server.peer.requests.clear()
     world_server.peer.raw.clear()
+    world_server.peer.raw_headers.clear()
     return world_server
 
 
