@@ -164,7 +164,8 @@ class DocumentLoader(Transport):
             with path.open("rb") as handle:
                 content = handle.read(self.policy.max_bytes + 1)
         except OSError as exc:
-            raise WsdlError(f"{location}: cannot be read ({exc.strerror or exc})") from None
+            what = location if location == self.policy.entry else f"{self.policy.entry}: the imported document {location}"
+            raise WsdlError(f"{what}: cannot be read ({exc.strerror or exc})") from None
         if len(content) > self.policy.max_bytes:
             raise self._too_big(location)
         return content

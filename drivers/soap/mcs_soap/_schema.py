@@ -261,7 +261,8 @@ class SchemaConverter:
             schema = self._complex(xsd_type, raw, named)
         else:
             schema = self._simple(xsd_type, decl)
-        description = self.index.documentation_of(decl) if decl is not None else ""
+        description = _merged(self.index.documentation_of(decl) if decl is not None else "",
+                              str(schema.get("description", "")))
         if element.default is not None and "$ref" not in schema:
             schema = {**schema, "default": _typed(element.default, schema)}
         if getattr(element, "nillable", False):
@@ -355,16 +356,21 @@ class SchemaConverter:
                 shape.required.append(name)
         return shape.schema()
 
-    def _particle(self, shape: _Shape, particle: Any, name: str | None, raw: etree._Element | None, *, required: bool) -> None:
+    def _particle(self, shape: _Shape, particle: Any, name: str | None, raw: etree._Element | None, *,
+                  required: bool, alternative: bool = False) -> None:
         if isinstance(particle, Element):
             prop = name or particle.attr_name
             decl = self._local_decl(raw, particle)
-            schema = self._occurs(self._element_schema(particle, decl), particle.min_occurs, particle.max_occurs)
+            min_occurs = particle.min_occurs
+            if alternative:  # zeep zeroes minOccurs inside a choice; the XSD text keeps it
+                text = decl.get("minOccurs", "1") if decl is not None else "1"
+                min_occurs = int(text) if text.isdigit() else 1
+            schema = self._occurs(self._element_schema(particle, decl), min_occurs, particle.max_occurs)
             if prop == "_value_1" and not isinstance(particle.type, ComplexType) and raw is not None and decl is None:
                 schema = {**self._simple_content(particle.type, raw),
                           "description": "The element's own text value."}
             shape.properties[prop] = schema
-            if required and particle.min_occurs >= 1:
+            if required and min_occurs >= 1:
                 shape.required.append(prop)
             return
         if isinstance(particle, AnyElement):
@@ -397,7 +403,7 @@ class SchemaConverter:
             optional = not required or indicator.min_occurs == 0
             for sub_name, sub in indicator.elements_nested:
                 branch = _Shape()
-                self._particle(branch, sub, sub_name, raw, required=True)
+                self._particle(branch, sub, sub_name, raw, required=True, alternative=True)
                 shape.properties.update(branch.properties)
                 shape.constraints.extend(branch.constraints)
                 names = list(branch.properties)
@@ -480,8 +486,9 @@ class SchemaConverter:
             return {"type": "string"}
         doc = documentation(node)
         schema = self._simple_content_of(node, depth)
-        if doc and "description" not in schema:
-            schema = {**schema, "description": doc}
+        merged = _merged(doc, str(schema.get("description", "")))
+        if merged:
+            schema = {**schema, "description": merged}
         return schema
 
     def _simple_content_of(self, node: etree._Element, depth: int) -> Schema:
@@ -556,6 +563,13 @@ def _choice(branches: list[tuple[list[str], list[str]]], optional: bool) -> Sche
     if optional and present_any:
         options.append({"not": {"anyOf": present_any}})
     return {"oneOf": options}
+
+
+def _merged(doc: str, notes: str) -> str:
+    """The documentation, followed by the facet notes it does not already say."""
+    if not notes or notes in doc:
+        return doc
+    return f"{doc} ({notes})" if doc else notes
 
 
 def _nullable(schema: Schema) -> Schema:
