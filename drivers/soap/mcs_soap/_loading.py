@@ -1,0 +1,257 @@
+"""Loading a WSDL and the documents it imports: where from, how much, how safely.
+
+What a caller can rely on:
+
+* The WSDL itself comes from the path or URL given. Every document it imports or
+  includes (``wsdl:import``, ``xsd:import``, ``xsd:include``) must live at the WSDL's own
+  location: under the WSDL's folder for a file, on the same origin (scheme, host,
+  port) for a URL. ``allow_imports`` adds folders or URL prefixes (``True``: anywhere).
+  Anything else is refused before a byte is read, with an error naming the URL.
+* Each document is read up to ``max_bytes`` (a larger one is refused, not cut), at most
+  ``max_documents`` documents are read, and remote reads have a total ``timeout``.
+  Redirects are not followed.
+* The SOAP 1.1 encoding schema (``http://schemas.xmlsoap.org/soap/encoding/``), which
+  zeep imports whenever a WSDL names its namespace, is served from a small copy shipped
+  with the driver (``soap-encoding.xsd``), never fetched.
+* Parsing uses zeep's hardened settings: no DTD, no entity, no huge-tree mode
+  (:func:`hardened_settings`). For loading, this policy decides every import (zeep's
+  own ``forbid_external`` would refuse the same-origin imports of a WSDL served over
+  HTTP); for responses, ``forbid_external`` is on as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import httpx
+from lxml import etree
+from zeep import Settings
+from zeep.transports import Transport
+from zeep.wsdl import Document
+
+from mcs.errors import ConfigurationError
+
+
+class WsdlError(ConfigurationError):
+    """A WSDL (or a document it imports) cannot be loaded; the message says which and where."""
+
+
+SOAP_ENCODING = "http://schemas.xmlsoap.org/soap/encoding/"
+_BUNDLED = {SOAP_ENCODING: "soap-encoding.xsd", SOAP_ENCODING.rstrip("/"): "soap-encoding.xsd"}
+
+
+def hardened_settings(*, forbid_external: bool = True) -> Settings:
+    """zeep settings for documents and responses from anyone (SECURITY.md C2).
+
+    ``forbid_external=False`` is for loading a WSDL only, where :class:`LoadPolicy`
+    decides each import; responses are parsed with it on.
+    """
+    return Settings(
+        strict=True,
+        forbid_dtd=True,
+        forbid_entities=True,
+        forbid_external=forbid_external,
+        xml_huge_tree=False,
+        force_https=False,  # the configured endpoint's scheme is kept as given
+    )
+
+
+def is_url(location: str) -> bool:
+    return urlsplit(location).scheme in ("http", "https")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+def _as_path(location: str) -> Path | None:
+    parts = urlsplit(location)
+    if parts.scheme == "file":
+        return Path(unquote(parts.path)).resolve()
+    if parts.scheme in ("", ) or (len(parts.scheme) == 1 and os.name == "nt"):
+        return Path(os.path.expanduser(location)).resolve()
+    return None
+
+
+@dataclass
+class LoadPolicy:
+    """Where documents may come from, and how much of them."""
+
+    entry: str
+    allow: bool | tuple[str, ...] = ()
+    max_bytes: int = 32 * 1024 * 1024
+    max_documents: int = 256
+    timeout: float = 30.0
+    verify: bool | str = True
+
+    def check(self, location: str) -> None:
+        """Raise :class:`WsdlError` unless ``location`` may be read."""
+        if location == self.entry or self.allow is True:
+            return
+        if self._own(location) or any(self._under(location, allowed) for allowed in self.allow or ()):
+            return
+        where = "the WSDL's folder" if not is_url(self.entry) else f"{'://'.join(_origin(self.entry)[:2])}"
+        raise WsdlError(
+            f"{self.entry}: refused to load {location!r}: a WSDL may import documents from its own "
+            f"location only ({where}). Add the location to the driver's allow_imports option to allow it."
+        )
+
+    def _own(self, location: str) -> bool:
+        if is_url(self.entry):
+            return is_url(location) and _origin(location) == _origin(self.entry)
+        entry = _as_path(self.entry)
+        target = _as_path(location)
+        return entry is not None and target is not None and target.is_relative_to(entry.parent)
+
+    @staticmethod
+    def _under(location: str, allowed: str) -> bool:
+        if is_url(allowed):
+            return is_url(location) and location.startswith(allowed)
+        folder, target = _as_path(allowed), _as_path(location)
+        return folder is not None and target is not None and target.is_relative_to(folder)
+
+
+class DocumentLoader(Transport):
+    """The zeep transport that reads WSDL and XSD documents under a :class:`LoadPolicy`.
+
+    It records every document read (location and bytes), for the schema index and the
+    content key of the cache. It never sends SOAP calls (see :mod:`mcs_soap._http`).
+    """
+
+    def __init__(self, policy: LoadPolicy) -> None:
+        # zeep's Transport.__init__ would open a requests session; nothing here needs one.
+        self.policy = policy
+        self.documents: dict[str, bytes] = {}
+        self._client: httpx.Client | None = None
+        self.cache = None
+        self._close_session = False
+        self.session = None
+
+    def load(self, url: str) -> bytes:
+        if not url:
+            raise WsdlError(f"{self.policy.entry}: an import names no location")
+        if url in self.documents:
+            return self.documents[url]
+        if url in _BUNDLED:
+            content = resources.files("mcs_soap").joinpath(_BUNDLED[url]).read_bytes()
+            self.documents[url] = content
+            return content
+        self.policy.check(url)
+        if len(self.documents) >= self.policy.max_documents:
+            raise WsdlError(f"{self.policy.entry}: more than {self.policy.max_documents} documents imported; refused")
+        content = self._read_url(url) if is_url(url) else self._read_file(url)
+        self.documents[url] = content
+        return content
+
+    def _too_big(self, location: str) -> WsdlError:
+        return WsdlError(f"{location}: larger than {self.policy.max_bytes} bytes (max_wsdl_bytes); refused")
+
+    def _read_file(self, location: str) -> bytes:
+        path = _as_path(location)
+        if path is None:
+            raise WsdlError(f"{self.policy.entry}: cannot load {location!r} (only files and http(s) URLs)")
+        try:
+            with path.open("rb") as handle:
+                content = handle.read(self.policy.max_bytes + 1)
+        except OSError as exc:
+            what = location if location == self.policy.entry else f"{self.policy.entry}: the imported document {location}"
+            raise WsdlError(f"{what}: cannot be read ({exc.strerror or exc})") from None
+        if len(content) > self.policy.max_bytes:
+            raise self._too_big(location)
+        return content
+
+    def _read_url(self, url: str) -> bytes:
+        if self._client is None:
+            self._client = httpx.Client(verify=self.policy.verify, follow_redirects=False)
+        deadline = time.monotonic() + self.policy.timeout
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            with self._client.stream("GET", url, timeout=self.policy.timeout,
+                                     headers={"Accept-Encoding": "identity"}) as response:
+                if response.status_code != 200:
+                    raise WsdlError(f"{url}: HTTP {response.status_code} (expected 200 with a WSDL or XSD document)")
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > self.policy.max_bytes:
+                        raise self._too_big(url)
+                    if time.monotonic() > deadline:
+                        raise WsdlError(f"{url}: not read within {self.policy.timeout:g} s")
+                    chunks.append(chunk)
+        except httpx.HTTPError as exc:
+            raise WsdlError(f"{url}: cannot be fetched ({type(exc).__name__}: {exc})") from None
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __del__(self) -> None:  # zeep's Transport closes a session here; there is none
+        pass
+
+    def digest(self) -> str:
+        """A content key over every document read, in reading order."""
+        sha = hashlib.sha256()
+        for location, content in self.documents.items():
+            sha.update(location.encode() + b"\0" + hashlib.sha256(content).digest())
+        return sha.hexdigest()
+
+
+class CapturingDocument(Document):
+    """zeep's WSDL document, keeping the WSDL trees zeep parsed (the schema index reads
+    them instead of parsing them again)."""
+
+    def __init__(self, location: str, transport: DocumentLoader, settings: Settings) -> None:
+        self.trees: dict[str, etree._Element] = {}
+        init: Any = super().__init__
+        init(location, transport, settings=settings)
+
+    def _get_xml_document(self, location: Any, *, _initial: bool = False) -> etree._Element:
+        parse: Any = super()._get_xml_document
+        root: etree._Element = parse(location, _initial=_initial)
+        self.trees[str(location)] = root
+        return root
+
+
+def normalise_allow(allow: bool | Sequence[str]) -> bool | tuple[str, ...]:
+    if isinstance(allow, bool):
+        return allow
+    if isinstance(allow, str):
+        return (allow,)
+    return tuple(str(a) for a in allow)
+
+
+def entry_location(wsdl: str | os.PathLike[str]) -> str:
+    """The canonical location of the entry WSDL (an absolute path or the URL as given)."""
+    text = os.fspath(wsdl)
+    if is_url(text):
+        return text
+    path = _as_path(text)
+    if path is None:
+        raise WsdlError(f"{text}: not a file path or an http(s) URL")
+    return str(path)
+
+
+def describe_zeep_error(location: str, exc: BaseException) -> str:
+    """zeep's reason a document could not be loaded, prefixed with the document."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    line = getattr(exc, "sourceline", None)
+    where = f" (line {line})" if line else ""
+    filename = getattr(exc, "filename", None)
+    if filename and filename != location:
+        where = f" in {filename}{where}"
+    if len(text) > 600:
+        text = text[:600] + "..."
+    return f"{location}: cannot be loaded{where}: {type(exc).__name__}: {text}"
+

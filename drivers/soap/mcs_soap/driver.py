@@ -1,0 +1,528 @@
+"""The SOAP driver: every operation of a WSDL as an MCS tool, called through zeep."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import inspect
+import os
+import threading
+import time
+import uuid
+import warnings
+import weakref
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+import httpx
+from lxml import etree
+
+from mcs.driver import DriverMeta, ToolDriver
+from mcs.errors import ConfigurationError, ExecutionError
+from mcs.pipeline import Invocation
+from mcs.tools import Tool
+from mcs_soap import _cache
+from mcs_soap._faults import FaultRolePlugin, translate_errors
+from mcs_soap._http import CALL, AsyncTransportOverHttpx, CallState, HttpOptions, SyncTransport
+from mcs_soap._loading import (
+    CapturingDocument,
+    DocumentLoader,
+    LoadPolicy,
+    WsdlError,
+    describe_zeep_error,
+    entry_location,
+    hardened_settings,
+    normalise_allow,
+)
+from mcs_soap._operations import build_tools, ports_of, tool_from_dict, tool_to_dict
+from mcs_soap._values import any_paths, apply_any, cap, to_json
+from mcs_soap._xsd import build_index, safe_parser
+
+__version__ = "0.1.0"
+_BAD_HEADER_CHARS = "\r\n\0"
+
+
+class SoapDriver(ToolDriver):
+    """One MCS tool per operation of every service and port of a WSDL (SOAP 1.1 and 1.2).
+
+    ``wsdl`` is a file path or an ``http(s)`` URL. Keyword arguments, besides
+    :class:`mcs.ToolDriver`'s (``timeout``, ``prefix``, ``description_mode``...):
+
+    * ``endpoint``: where calls go, instead of the WSDL's ``soap:address``: one URL for
+      every port, or a mapping from ``Port`` / ``Service/Port`` to URL. Never from the LLM.
+    * ``ports``: only these ports (``Port`` or ``Service/Port``); default all.
+    * ``allow_imports``: folders or URL prefixes imports may come from besides the WSDL's
+      own location (``True``: anywhere).
+    * ``wsse_username`` / ``wsse_password`` / ``wsse_digest``: a WS-Security UsernameToken
+      (plain text, or ``PasswordDigest`` with nonce and timestamp when ``wsse_digest``).
+    * ``http_basic``: ``"user:password"`` or a pair, sent as HTTP basic auth.
+    * ``http_headers``: static HTTP headers. ``soap_headers``: SOAP headers on every call:
+      a mapping from a header part the WSDL declares to its value, and/or XML element
+      strings (parsed once, with no DTD or entity).
+    * ``idempotent``: names or globs of operations that may be retried; ``retries`` (2)
+      and ``backoff`` (0.25 s) apply to those only.
+    * ``max_response_bytes`` (10 MiB): larger answers are refused. ``max_result_chars``
+      (200,000): larger results are cut with a ``[truncated ...]`` marker.
+    * ``max_wsdl_bytes`` (32 MiB per document), ``max_documents`` (256), ``load_timeout`` (30 s).
+    * ``cache`` (True): reuse a WSDL parsed earlier in this process; ``cache_dir``: also keep
+      the tools on disk, so a new process starts without parsing (zeep parses on first call).
+    * ``verify``: TLS verification (or a CA bundle path). ``name``: the driver's name.
+
+    Raises:
+        WsdlError: the WSDL or a document it imports cannot be loaded (the message names
+            it and the place), or an import is refused.
+        ConfigurationError: an option is wrong.
+    """
+
+    enforces_deadline = True
+
+    def __init__(
+        self,
+        wsdl: str | os.PathLike[str],
+        *,
+        endpoint: str | Mapping[str, str] | None = None,
+        ports: Sequence[str] | str | None = None,
+        allow_imports: bool | Sequence[str] = False,
+        wsse_username: str | None = None,
+        wsse_password: str | None = None,
+        wsse_digest: bool = False,
+        http_basic: str | Sequence[str] | None = None,
+        http_headers: Mapping[str, str] | None = None,
+        soap_headers: Mapping[str, Any] | Sequence[str] | None = None,
+        idempotent: Sequence[str] | str = (),
+        retries: int = 2,
+        backoff: float = 0.25,
+        max_response_bytes: int = 10 * 1024 * 1024,
+        max_result_chars: int = 200_000,
+        max_wsdl_bytes: int = 32 * 1024 * 1024,
+        max_documents: int = 256,
+        load_timeout: float = 30.0,
+        cache: bool = True,
+        cache_dir: str | os.PathLike[str] | None = None,
+        verify: bool | str = True,
+        name: str | None = None,
+        **options: Any,
+    ) -> None:
+        try:
+            super().__init__(**options)
+        except TypeError:
+            known = sorted(
+                {*inspect.signature(SoapDriver.__init__).parameters, *inspect.signature(ToolDriver.__init__).parameters}
+                - {"self", "options", "wsdl"}
+            )
+            unknown = sorted(set(options) - set(known))
+            if not unknown:
+                raise
+            raise ConfigurationError(
+                f"the SOAP driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(known)}"
+            ) from None
+        for label, value in (("max_response_bytes", max_response_bytes), ("max_result_chars", max_result_chars),
+                             ("max_wsdl_bytes", max_wsdl_bytes), ("max_documents", max_documents)):
+            if int(value) < 1:
+                raise ConfigurationError(f"{label} must be at least 1")
+        self.location = entry_location(wsdl)
+        self._endpoints = _endpoints(endpoint)
+        self._selected = [ports] if isinstance(ports, str) else list(ports or [])
+        self._idempotent = [idempotent] if isinstance(idempotent, str) else [str(i) for i in idempotent]
+        self._policy = LoadPolicy(entry=self.location, allow=normalise_allow(allow_imports),
+                                  max_bytes=int(max_wsdl_bytes), max_documents=int(max_documents),
+                                  timeout=float(load_timeout), verify=verify)
+        self._http = HttpOptions(headers=_static_headers(http_headers, http_basic),
+                                 max_response_bytes=int(max_response_bytes), retries=max(0, int(retries)),
+                                 backoff=float(backoff))
+        self.max_result_chars = int(max_result_chars)
+        self._verify = verify
+        self._wsse = _wsse(wsse_username, wsse_password, wsse_digest)
+        self._soap_headers = _soap_headers(soap_headers)
+        self._cache_dir = cache_dir
+        self._use_cache = bool(cache)
+        self._lock = threading.RLock()
+        self._parsed = self._load()
+        self._op_tools = list(self._parsed.tools)
+        title = self._op_tools[0].meta.get("service") if self._op_tools else None
+        self.meta = DriverMeta(
+            id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"mcs-driver-soap:{self.location}")),
+            name=name or _slug(str(title or os.path.basename(self.location.split("?")[0]) or "soap")),
+            version=__version__,
+            protocol="SOAP",
+            transport="HTTP",
+            spec_format="WSDL 1.1",
+            capabilities=("cache",),
+            prefix=self.prefix,
+        )
+        self._client: Any = None
+        self._http_client: httpx.Client | None = None
+        self._proxies: dict[str, Any] = {}
+        self._any_plans: dict[str, dict[str, Any]] = {}
+        self._aclients: dict[int, tuple[Any, httpx.AsyncClient, dict[str, Any]]] = {}
+        self._closers: dict[int, AsyncIterator[None]] = {}
+
+    # ------------------------------------------------------------------ loading
+
+    @property
+    def cache_source(self) -> str:
+        """Where the tools came from: ``"parsed"``, ``"memory"`` or ``"disk"``."""
+        return self._parsed.source
+
+    def _cache_options(self) -> dict[str, Any]:
+        return {"ports": self._selected, "idempotent": self._idempotent, "allow": self._policy.allow}
+
+    def _load(self) -> _cache.Parsed:
+        loader = DocumentLoader(self._policy)
+        try:
+            entry = loader.load(self.location)
+            key = _cache.content_key(self.location, entry, self._cache_options())
+            if self._use_cache:
+                found = _cache.from_memory(key, loader.load)
+                if found is None and self._cache_dir is not None:
+                    found = _cache.from_disk(self._cache_dir, key, loader.load, tool_from_dict)
+                if found is not None:
+                    return found
+            parsed = self._parse(loader, key)
+        finally:
+            loader.close()
+        if self._use_cache:
+            _cache.to_memory(parsed)
+            if self._cache_dir is not None:
+                _cache.to_disk(self._cache_dir, parsed, tool_to_dict)
+        return parsed
+
+    def _parse(self, loader: DocumentLoader, key: str) -> _cache.Parsed:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                document = CapturingDocument(self.location, loader, hardened_settings(forbid_external=False))
+            except WsdlError:
+                raise
+            except Exception as exc:
+                raise WsdlError(describe_zeep_error(self.location, exc)) from None
+        reported = [" ".join(str(w.message).split()) for w in caught]
+        index = build_index(loader.documents, document.trees)
+        document.trees = {}
+        ports = ports_of(document, self._selected)
+        tools = build_tools(index, ports, self._idempotent)
+        if not tools:
+            detail = f" (zeep reported: {'; '.join(reported[:3])})" if reported else ""
+            raise WsdlError(
+                f"{self.location}: no operation to offer: the WSDL defines no service port with a SOAP "
+                "or HTTP binding" + (f" among the selected ports {self._selected}" if self._selected else "")
+                + detail
+            )
+        dependencies = {loc: _cache.digest(content) for loc, content in loader.documents.items()
+                        if loc != self.location}
+        return _cache.Parsed(key, dependencies, tools, document, warnings=reported)
+
+    def _document(self) -> Any:
+        """The zeep document (parsed now when the tools came from the disk cache)."""
+        if self._parsed.document is None:
+            with self._lock:
+                if self._parsed.document is None:
+                    loader = DocumentLoader(self._policy)
+                    try:
+                        loader.load(self.location)
+                        parsed = self._parse(loader, self._parsed.key)
+                    finally:
+                        loader.close()
+                    parsed.tools = self._parsed.tools
+                    parsed.source = self._parsed.source
+                    self._parsed = parsed
+                    if self._use_cache:
+                        _cache.to_memory(parsed)
+        return self._parsed.document
+
+    def warmup(self) -> dict[str, Any]:
+        """Have everything ready before the first call: the WSDL parsed by zeep, the HTTP pool
+        open, every tool's argument validator compiled. Returns what was done."""
+        started = time.perf_counter()
+        self._document()
+        self._sync_client()
+        tools = self._own_tools()
+        for tool in tools:
+            self._validator(tool)
+        return {"tools": len(tools), "source": self._parsed.source,
+                "seconds": round(time.perf_counter() - started, 3)}
+
+    # ------------------------------------------------------------------ tools
+
+    def _list_tools(self) -> Iterable[Tool]:
+        return self._op_tools
+
+    # ------------------------------------------------------------------ calls
+
+    def _address(self, tool: Tool) -> str:
+        meta = tool.meta
+        for key in (f"{meta['service']}/{meta['port']}", str(meta["port"]), "*"):
+            if key in self._endpoints:
+                return self._endpoints[key]
+        address = meta.get("address")
+        if not address:
+            raise ExecutionError(
+                f"{tool.name} cannot be called: the WSDL gives no address for port {meta['port']} and the "
+                "driver has no endpoint option.", tool=tool.name,
+            )
+        return str(address)
+
+    def _binding(self, tool: Tool) -> Any:
+        """zeep's binding object of the tool's port."""
+        meta = tool.meta
+        return self._document().services[meta["service"]].ports[meta["port"]].binding
+
+    def _input(self, tool: Tool) -> Any:
+        operation = self._binding(tool)._operations[tool.meta["operation"]]
+        return operation.input
+
+    def _arguments(self, tool: Tool, arguments: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        meta = tool.meta
+        simple = meta.get("simple_body")
+        plan = self._any_plans.get(tool.name)
+        if plan is None:
+            plan = self._any_plan(tool)
+        if plan:
+            arguments = apply_any(arguments, plan)
+        kwargs: dict[str, Any] = {} if simple else dict(arguments)
+        args = [arguments.get(simple)] if simple else []
+        if self._soap_headers:
+            kwargs["_soapheaders"] = self._header_values(tool)
+        return args, kwargs
+
+    def _any_plan(self, tool: Tool) -> dict[str, Any]:
+        body = getattr(self._input(tool), "body", None)
+        plan = any_paths(body.type) if body is not None else {}
+        self._any_plans[tool.name] = plan
+        return plan
+
+    def _header_values(self, tool: Tool) -> list[Any]:
+        values: list[Any] = [element for element in self._soap_headers if isinstance(element, etree._Element)]
+        declared = {k: v for item in self._soap_headers if isinstance(item, dict) for k, v in item.items()}
+        if declared:
+            header = getattr(self._input(tool), "header", None)
+            if header is not None:
+                for part_name, element in header.type.elements:
+                    value = declared.get(part_name, declared.get(element.name))
+                    if value is not None:
+                        values.append(element(**value) if isinstance(value, Mapping) else element(value))
+        return values
+
+    def _state(self, invocation: Invocation) -> CallState:
+        return CallState(tool=invocation.tool.name, deadline=invocation.deadline,
+                         retryable=bool(invocation.tool.meta.get("idempotent")))
+
+    def _finish(self, result: Any) -> Any:
+        return cap(to_json(result), self.max_result_chars)
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        tool = invocation.tool
+        token = CALL.set(self._state(invocation))
+        try:
+            with translate_errors(tool.name):
+                proxy = self._proxy(tool)
+                args, kwargs = self._arguments(tool, invocation.arguments)
+                result = proxy[tool.meta["operation"]](*args, **kwargs)
+        finally:
+            CALL.reset(token)
+        return self._finish(result)
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        tool = invocation.tool
+        token = CALL.set(self._state(invocation))
+        try:
+            with translate_errors(tool.name):
+                proxy = await self._aproxy(tool)
+                args, kwargs = self._arguments(tool, invocation.arguments)
+                call = proxy[tool.meta["operation"]](*args, **kwargs)
+                remaining = invocation.remaining()
+                result = await (asyncio.wait_for(call, remaining) if remaining is not None else call)
+        finally:
+            CALL.reset(token)
+        return self._finish(result)
+
+    # ------------------------------------------------------------------ clients
+
+    def _sync_client(self) -> Any:
+        client = self._client
+        if client is None:
+            with self._lock:
+                if self._client is None:
+                    import zeep
+
+                    self._http_client = httpx.Client(
+                        verify=self._verify, follow_redirects=False,
+                        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+                    )
+                    weakref.finalize(self, self._http_client.close)
+                    client_class: Any = zeep.Client
+                    self._client = client_class(
+                        self._document(), wsse=self._wsse, transport=SyncTransport(self._http_client, self._http),
+                        settings=hardened_settings(), plugins=[FaultRolePlugin()],
+                    )
+                client = self._client
+        return client
+
+    def _proxy(self, tool: Tool) -> Any:
+        proxy = self._proxies.get(tool.name)
+        if proxy is None:
+            client = self._sync_client()
+            from zeep.proxy import ServiceProxy
+
+            proxy_class: Any = ServiceProxy
+            proxy = proxy_class(client, self._binding(tool), address=self._address(tool))
+            self._proxies[tool.name] = proxy
+        return proxy
+
+    async def _aproxy(self, tool: Tool) -> Any:
+        import zeep
+
+        loop = id(asyncio.get_running_loop())
+        entry = self._aclients.get(loop)
+        if entry is None or entry[1].is_closed:
+            document = await asyncio.to_thread(self._document) if self._parsed.document is None else self._parsed.document
+            http = httpx.AsyncClient(verify=self._verify, follow_redirects=False)
+            async_class: Any = zeep.AsyncClient
+            client = async_class(document, wsse=self._wsse, transport=AsyncTransportOverHttpx(http, self._http),
+                                      settings=hardened_settings(), plugins=[FaultRolePlugin()])
+            closer = _close_at_shutdown(http)
+            await closer.__anext__()
+            self._closers[loop] = closer
+            entry = (client, http, {})
+            self._aclients[loop] = entry
+        client, _, proxies = entry
+        proxy = proxies.get(tool.name)
+        if proxy is None:
+            from zeep.proxy import AsyncServiceProxy
+
+            async_proxy: Any = AsyncServiceProxy
+            proxy = async_proxy(client, self._binding(tool), address=self._address(tool))
+            proxies[tool.name] = proxy
+        return proxy
+
+    def _release(self) -> list[httpx.AsyncClient]:
+        if self._http_client is not None:
+            self._http_client.close()
+        self._http_client = None
+        self._client = None
+        self._proxies = {}
+        clients = [http for _, http, _ in self._aclients.values()]
+        self._aclients, self._closers = {}, {}
+        return clients
+
+    def close(self) -> None:
+        """Close the HTTP connection pools (the async ones too, when no loop runs them)."""
+        for client in self._release():
+            if client.is_closed:
+                continue
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                with contextlib.suppress(Exception):  # its loop is gone; the sockets went with it
+                    asyncio.run(client.aclose())
+            else:
+                raise ConfigurationError("call `await driver.aclose()` to close a driver inside an event loop")
+
+    async def aclose(self) -> None:
+        """Close the pools from inside the event loop that used them."""
+        for client in self._release():
+            await client.aclose()
+
+    async def __aenter__(self) -> SoapDriver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+async def _close_at_shutdown(client: httpx.AsyncClient) -> AsyncIterator[None]:
+    """Suspended for the life of the loop; its shutdown (``asyncio.run``) closes the pool there."""
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
+# ---------------------------------------------------------------------- options
+
+
+def _slug(text: str) -> str:
+    import re
+
+    slug = re.sub(r"[^a-zA-Z0-9]+", "_", text).strip("_").lower()
+    return (slug or "soap")[:40]
+
+
+def _check_url(label: str, url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(f"{label} must be an absolute http(s) URL, got {url!r}")
+    return url
+
+
+def _endpoints(endpoint: str | Mapping[str, str] | None) -> dict[str, str]:
+    if endpoint is None:
+        return {}
+    if isinstance(endpoint, str):
+        return {"*": _check_url("endpoint", endpoint)}
+    if isinstance(endpoint, Mapping):
+        return {str(k): _check_url(f"endpoint[{k!r}]", str(v)) for k, v in endpoint.items()}
+    raise ConfigurationError("endpoint must be a URL or a mapping from port to URL")
+
+
+def _static_headers(headers: Mapping[str, str] | None, basic: str | Sequence[str] | None) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    if headers is not None and not isinstance(headers, Mapping):
+        raise ConfigurationError("http_headers must be a mapping from header name to value")
+    for key, value in (headers or {}).items():
+        if any(c in str(key) + str(value) for c in _BAD_HEADER_CHARS):
+            raise ConfigurationError(f"http_headers: header {key!r} contains a line break or NUL")
+        out.append((str(key), str(value)))
+    if basic is not None:
+        if isinstance(basic, str):
+            user, sep, password = basic.partition(":")
+            if not sep:
+                raise ConfigurationError("http_basic must be 'user:password' or a (user, password) pair")
+        else:
+            pair = list(basic)
+            if len(pair) != 2:
+                raise ConfigurationError("http_basic must be 'user:password' or a (user, password) pair")
+            user, password = str(pair[0]), str(pair[1])
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        out.append(("Authorization", f"Basic {token}"))
+    return tuple(out)
+
+
+def _wsse(username: str | None, password: str | None, digest: bool) -> Any:
+    if username is None and password is None:
+        return None
+    if not username or password is None:
+        raise ConfigurationError("WS-Security needs both wsse_username and wsse_password")
+    from zeep.wsse.username import UsernameToken
+
+    token: Any = UsernameToken
+    return token(username, password, use_digest=bool(digest))
+
+
+def _soap_headers(headers: Mapping[str, Any] | Sequence[str] | None) -> list[Any]:
+    """Configured SOAP headers: XML strings parsed once (hardened), declared parts kept as values."""
+    if not headers:
+        return []
+    if isinstance(headers, Mapping):
+        return [dict(headers)]
+    if isinstance(headers, str):
+        headers = [headers]
+    out: list[Any] = []
+    for item in headers:
+        if isinstance(item, Mapping):
+            out.append(dict(item))
+            continue
+        try:
+            element = etree.fromstring(str(item).encode("utf-8"), safe_parser())
+        except etree.XMLSyntaxError as exc:
+            raise ConfigurationError(f"soap_headers: not one well-formed XML element ({exc.msg})") from None
+        if getattr(element.getroottree().docinfo, "doctype", None):
+            raise ConfigurationError("soap_headers: an XML header may not declare a DOCTYPE")
+        out.append(element)
+    return out
+
+
+__all__ = ["SoapDriver", "WsdlError"]

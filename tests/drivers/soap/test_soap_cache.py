@@ -1,0 +1,54 @@
+"""The cache capability: parsed WSDLs reused in memory, tools kept on disk, keyed by content."""
+
+from __future__ import annotations
+
+from conftest import World
+from mcs_soap import SoapDriver, clear_wsdl_cache
+
+
+def test_a_second_driver_for_the_same_wsdl_comes_from_memory(world: World):
+    first = SoapDriver(world.wsdl)
+    second = SoapDriver(world.wsdl)
+    assert (first.cache_source, second.cache_source) == ("parsed", "memory")
+    assert second.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 2}) == 3
+    assert SoapDriver(world.wsdl, cache=False).cache_source == "parsed"
+
+
+def test_tools_come_from_disk_in_a_new_process_and_zeep_parses_at_the_first_call(world: World, tmp_path):
+    built = SoapDriver(world.wsdl, cache_dir=tmp_path)
+    clear_wsdl_cache()  # as in a new process
+    driver = SoapDriver(world.wsdl, cache_dir=tmp_path)
+    assert driver.cache_source == "disk"
+    assert [t.to_dict() for t in driver.list_tools()] == [t.to_dict() for t in built.list_tools()]
+    assert driver.supports("cache")
+    assert driver.warmup()["tools"] == len(built.list_tools())
+    assert driver.call_tool("Echo", {"text": "a", "times": 2}) == "a a"
+    assert all(p.stat().st_mode & 0o077 == 0 for p in tmp_path.glob("wsdl-*.json"))
+
+
+def test_a_changed_wsdl_is_parsed_again(world: World, tmp_path):
+    wsdl = tmp_path / "w.wsdl"
+    wsdl.write_text(world.wsdl.read_text())
+    SoapDriver(wsdl, cache_dir=tmp_path / "cache")
+    wsdl.write_text(world.wsdl.read_text().replace("Adds two integers.", "Adds two whole numbers."))
+    driver = SoapDriver(wsdl, cache_dir=tmp_path / "cache")
+    assert driver.cache_source == "parsed"
+    assert "whole numbers" in driver.get_tool("Calculator_CalculatorSoap_Add").description
+
+
+def test_a_changed_import_is_seen(tmp_path):
+    from soap_world import WORLD_WSDL
+
+    schema = ('<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:extra">'
+              '<xsd:simpleType name="Code"><xsd:annotation><xsd:documentation>{doc}</xsd:documentation>'
+              '</xsd:annotation><xsd:restriction base="xsd:string"/></xsd:simpleType></xsd:schema>')
+    (tmp_path / "extra.xsd").write_text(schema.format(doc="v1"))
+    text = WORLD_WSDL.read_text().replace("{address}", "http://127.0.0.1:9").replace(
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">',
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">'
+        '<xsd:import namespace="urn:extra" schemaLocation="extra.xsd"/>')
+    (tmp_path / "w.wsdl").write_text(text)
+    assert SoapDriver(tmp_path / "w.wsdl").cache_source == "parsed"
+    assert SoapDriver(tmp_path / "w.wsdl").cache_source == "memory"
+    (tmp_path / "extra.xsd").write_text(schema.format(doc="v2"))
+    assert SoapDriver(tmp_path / "w.wsdl").cache_source == "parsed"

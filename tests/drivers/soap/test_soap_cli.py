@@ -1,0 +1,48 @@
+"""The SOAP driver on the command line (describe, call, a bad option) and served over MCP."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from conftest import World
+
+from mcs.cli import main
+
+
+def test_describe_prints_the_tools(capsys, world: World):
+    assert main(["describe", "soap", "-o", f"wsdl={world.wsdl}"]) == 0
+    out = capsys.readouterr().out
+    assert "FullCountryInfo" in out and "Calculator_CalculatorSoap12_Add" in out
+
+
+def test_call_runs_the_llm_response_against_the_service(capsys, world: World):
+    code = main(["call", "soap", "-o", f"wsdl={world.wsdl}",
+                 "--response", '{"tool": "Echo", "arguments": {"text": "hi", "times": 2}}'])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == "hi hi"
+
+
+def test_a_fault_is_printed_as_execution_error(capsys, world: World):
+    code = main(["call", "soap", "-o", f"wsdl={world.wsdl}", "--response",
+                 '{"tool": "Calculator_CalculatorSoap_Divide", "arguments": {"dividend": 1, "divisor": 0}}'])
+    assert code == 1
+    assert json.loads(capsys.readouterr().out)["error"] == "EXECUTION_ERROR"
+
+
+def test_a_bad_option_is_one_line_and_exit_2(capsys, world: World):
+    assert main(["describe", "soap", "-o", f"wsdl={world.wsdl}", "-o", "endpoint=ftp://x"]) == 2
+    err = capsys.readouterr().err
+    assert "endpoint" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_driver_served_over_mcp_stdio_calls_the_service(world: World):
+    pytest.importorskip("mcs_mcp.serving", reason="MCP serving (mcs serve --protocol mcp) is not in this build")
+    from mcs_mcp.client_driver import MCPDriver
+
+    args = ["-m", "mcs.cli", "serve", "soap", "-o", f"wsdl={world.wsdl}", "--protocol", "mcp", "--transport", "stdio"]
+    with MCPDriver(command=sys.executable, args=args, connect_timeout=60) as driver:
+        name = next(t.name for t in driver.list_tools() if t.name.endswith("FullCountryInfo"))
+        result = driver.process_llm_response({"tool": name, "arguments": {"sCountryISOCode": "JP"}})
+    assert "Tokyo" in json.dumps(result)

@@ -1,0 +1,163 @@
+"""SECURITY.md C2 (XML attacks on SOAP) against the loopback peer: XXE, billion laughs and
+external entities in responses and in WSDLs, external imports in WSDLs (no fetch observed),
+size caps for WSDLs and responses; values from the model stay data."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import World
+from mcs_soap import SoapDriver, WsdlError
+from mcs_soap.peer import SoapPeer, serve
+from soap_world import WORLD_WSDL
+
+from mcs.errors import ExecutionError, InvalidInputError
+
+XXE = b"""<?xml version="1.0"?>
+<!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>
+<AddResponse xmlns="urn:mcs:world"><AddResult>&xxe;</AddResult></AddResponse></soap:Body></soap:Envelope>"""
+LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+<!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+<!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+<!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+<!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+<!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+<!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">]>
+<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>
+<AddResponse xmlns="urn:mcs:world"><AddResult>&lol9;</AddResult></AddResponse></soap:Body></soap:Envelope>"""
+
+
+def _external(url: str) -> bytes:
+    return f"""<?xml version="1.0"?>
+<!DOCTYPE foo [<!ENTITY ext SYSTEM "{url}/stolen">]>
+<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>
+<AddResponse xmlns="urn:mcs:world"><AddResult>&ext;</AddResult></AddResponse></soap:Body></soap:Envelope>""".encode()
+
+
+@pytest.fixture
+def recorder():
+    """A second loopback server standing for 169.254.169.254: it records any fetch."""
+    peer = SoapPeer(wsdl=WORLD_WSDL.read_text(), handlers={}, validate=False)
+    with serve(peer) as url:
+        yield peer, url
+
+
+@pytest.mark.parametrize("attack", ["xxe", "laughs", "external"])
+def test_c2_a_response_with_a_dtd_or_entities_is_refused_and_nothing_is_fetched(world: World, recorder, attack):
+    peer, url = recorder
+    body = {"xxe": XXE, "laughs": LAUGHS, "external": _external(url)}[attack]
+    world.peer.raw["/evil"] = (200, "text/xml", body)
+    started = time.monotonic()
+    with SoapDriver(world.wsdl, endpoint=world.url + "/evil") as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 1})
+    assert time.monotonic() - started < 5
+    assert "refused" in info.value.message
+    assert "root:" not in info.value.message
+    assert peer.requests == []
+
+
+def test_c2_a_response_over_the_size_cap_is_refused(world: World):
+    world.peer.raw["/huge"] = (200, "text/xml", b"<x>" + b"a" * 300_000 + b"</x>")
+    with SoapDriver(world.wsdl, endpoint=world.url + "/huge", max_response_bytes=100_000) as driver, \
+            pytest.raises(ExecutionError) as info:
+        driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 1})
+    assert "larger than 100000 bytes" in info.value.message
+
+
+def test_c2_a_gzip_bomb_response_is_cut_while_inflating(world: World):
+    import gzip
+
+    bomb = gzip.compress(b"<x>" + b"a" * 50_000_000 + b"</x>")
+    world.peer.raw["/bomb"] = (200, "text/xml", bomb)
+    world.peer.raw_headers["/bomb"] = {"Content-Encoding": "gzip"}
+    with SoapDriver(world.wsdl, endpoint=world.url + "/bomb", max_response_bytes=1_000_000) as driver, \
+            pytest.raises(ExecutionError) as info:
+        driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 1})
+    assert "larger than 1000000 bytes" in info.value.message
+
+
+@pytest.mark.parametrize("attack", ["xxe", "laughs"])
+def test_c2_a_wsdl_with_a_dtd_or_entities_is_refused(tmp_path, attack):
+    text = WORLD_WSDL.read_text().replace("{address}", "http://127.0.0.1:9")
+    head, rest = text.split("\n", 1)
+    dtd = ('<!DOCTYPE d [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>' if attack == "xxe"
+           else '<!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>')
+    path = tmp_path / "evil.wsdl"
+    path.write_text(head + "\n" + dtd + "\n" + rest)
+    with pytest.raises(WsdlError) as info:
+        SoapDriver(path)
+    assert "evil.wsdl" in str(info.value) and "DTDForbidden" in str(info.value)
+
+
+def test_c2_a_wsdl_importing_from_another_host_is_refused_and_nothing_is_fetched(tmp_path, recorder):
+    peer, url = recorder
+    text = WORLD_WSDL.read_text().replace("{address}", "http://127.0.0.1:9").replace(
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">',
+        f'<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">'
+        f'<xsd:import namespace="urn:evil" schemaLocation="{url}/latest/meta-data.xsd"/>')
+    path = tmp_path / "import.wsdl"
+    path.write_text(text)
+    with pytest.raises(WsdlError) as info:
+        SoapDriver(path)
+    assert f"{url}/latest/meta-data.xsd" in str(info.value)
+    assert "allow_imports" in str(info.value)
+    assert peer.requests == []
+
+
+def test_c2_a_wsdl_importing_a_local_file_outside_its_folder_is_refused(tmp_path):
+    folder = tmp_path / "wsdl"
+    folder.mkdir()
+    (tmp_path / "secret.xsd").write_text('<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema"/>')
+    text = WORLD_WSDL.read_text().replace("{address}", "http://127.0.0.1:9").replace(
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">',
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">'
+        '<xsd:include schemaLocation="../secret.xsd"/>')
+    (folder / "w.wsdl").write_text(text)
+    with pytest.raises(WsdlError) as info:
+        SoapDriver(folder / "w.wsdl")
+    assert "secret.xsd" in str(info.value) and "own location" in str(info.value)
+    with SoapDriver(folder / "w.wsdl", allow_imports=[str(tmp_path)]) as driver:
+        assert driver.get_tool("FullCountryInfo") is not None
+
+
+def test_a_wsdl_served_over_http_may_import_from_its_own_origin_only(tmp_path):
+    schema = (b'<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:extra">'
+              b'<xsd:simpleType name="Code"><xsd:restriction base="xsd:string"><xsd:enumeration value="A"/>'
+              b'</xsd:restriction></xsd:simpleType></xsd:schema>')
+    text = WORLD_WSDL.read_text().replace(
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">',
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">'
+        '<xsd:import namespace="urn:extra" schemaLocation="extra.xsd"/>')
+    peer = SoapPeer(wsdl=text, handlers={}, documents={"extra.xsd": schema}, validate=False)
+    with serve(peer) as url, SoapDriver(url + "/?wsdl") as driver:
+        assert driver.get_tool("FullCountryInfo") is not None
+    assert [r.path for r in peer.requests] == ["/?wsdl", "/extra.xsd"]
+
+
+def test_a_wsdl_over_the_size_cap_is_refused(tmp_path):
+    path = tmp_path / "big.wsdl"
+    path.write_text(WORLD_WSDL.read_text() + " " * 200_000)
+    with pytest.raises(WsdlError) as info:
+        SoapDriver(path, max_wsdl_bytes=100_000)
+    assert "big.wsdl" in str(info.value) and "larger than 100000 bytes" in str(info.value)
+
+
+def test_xml_content_from_the_model_cannot_declare_a_dtd(world: World):
+    with SoapDriver(world.wsdl) as driver, pytest.raises(InvalidInputError) as info:
+        driver.call_tool("RegisterTraveller", {
+            "traveller": {"id": 1, "name": "x", "extra": {
+                "_value_1": '<!DOCTYPE n [<!ENTITY e SYSTEM "file:///etc/passwd">]><n>&e;</n>'}},
+            "budget": None})
+    assert "_value_1" in info.value.message or "DOCTYPE" in info.value.message
+    assert world.peer.requests == []
+
+
+def test_markup_in_a_string_argument_stays_text(world: World):
+    with SoapDriver(world.wsdl) as driver:
+        assert driver.call_tool("Echo", {"text": "</text><times>9</times>&amp;", "times": 1}) == \
+            "</text><times>9</times>&amp;"
