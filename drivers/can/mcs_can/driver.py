@@ -166,6 +166,13 @@ class CanDriver(ToolDriver):
         self._allowed_keys: dict[FrameKey, list[AllowedFrame]] = {}
         for entry in self.allowed:
             self._allowed_keys.setdefault((entry.arbitration_id, entry.is_extended_id), []).append(entry)
+        for key, message_name in self._by_key.items():
+            reason = self.database.unchecked.get(message_name)
+            if reason is not None and key in self._allowed_keys:
+                raise ConfigurationError(
+                    f"allow_send admits {message_name}, which fails cantools' strict checks ({reason}); "
+                    "such a message is decoded but never sent"
+                )
         self._limits = self._parse_limits(limits or {})
         for limited_message, limited_signal in self._limits:
             spec = self._specs[limited_message]
