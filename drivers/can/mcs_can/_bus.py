@@ -106,11 +106,17 @@ class Receiver(can.Listener):
     _waiting = 0
 
     def on_error(self, exc: Exception) -> None:
-        self.failure = f"{type(exc).__name__}: {exc}".rstrip(": ")
-        logger.error("the CAN bus failed: %s", self.failure)
+        """python-can's notifier calls this when receiving failed."""
+        self.failed(f"{type(exc).__name__}: {exc}".rstrip(": "))
+
+    def failed(self, failure: str) -> None:
+        """Record a bus failure (the first one wins), wake every waiting read, tell the driver."""
+        if self.failure is None:
+            self.failure = failure
+        logger.error("the CAN bus failed: %s", failure)
         with self._arrived:
             self._arrived.notify_all()
-        self._on_failure(self.failure)
+        self._on_failure(failure)
 
     def latest(self, key: FrameKey, count: int) -> list[can.Message]:
         frames = self.history.get(key)
@@ -172,7 +178,7 @@ class BusLink:
         self.receiver: Receiver
         self.notifier: can.Notifier | None = None
         self.hardware_listen_only = False
-        self.reopened = 0
+        self.recovered_from: str | None = None
         self._start()
 
     @property
@@ -196,10 +202,11 @@ class BusLink:
         with self._lock:
             if self.receiver.failure is None:
                 return
+            failure = self.receiver.failure
             self._stop()
             self._start()
-            self.reopened += 1
-            logger.info("the CAN bus was reopened after a failure")
+            self.recovered_from = failure
+            logger.info("the CAN bus was reopened after a failure: %s", failure)
 
     def _stop(self) -> None:
         notifier, self.notifier = self.notifier, None
@@ -219,4 +226,6 @@ class BusLink:
         out: dict[str, Any] = {"error_frames": receiver.error_frames}
         if receiver.failure is not None:
             out["failure"] = receiver.failure
+        if self.recovered_from is not None:
+            out["recovered_from"] = self.recovered_from
         return out

@@ -339,8 +339,7 @@ class CanDriver(ToolDriver):
         self.disarm(reason=f"bus error: {failure}")
 
     def _periodic_failed(self, exc: Exception) -> None:
-        logger.error("a periodic send failed: %s", exc)
-        self.disarm(reason=f"periodic send failed: {type(exc).__name__}: {exc}")
+        self._link.receiver.failed(f"periodic send failed: {type(exc).__name__}: {exc}")  # disarms
 
     # ------------------------------------------------------------------ tools
 
@@ -639,7 +638,7 @@ class CanDriver(ToolDriver):
         if waited_out:
             result["waited"] = f"no new frame within {wait:g} s"
         health = self._link.health()
-        if health["error_frames"]:
+        if len(health) > 1 or health["error_frames"]:
             result["bus"] = health
         return result
 
@@ -668,7 +667,7 @@ class CanDriver(ToolDriver):
         if subscription.dropped:
             result["dropped"] = subscription.dropped
         health = self._link.health()
-        if health["error_frames"]:
+        if len(health) > 1 or health["error_frames"]:
             result["bus"] = health
         return result
 
