@@ -5,7 +5,7 @@
     driver = CanDriver("vehicle.dbc", allow_send=["CruiseCommand"], limits={...})
     driver.arm()   # the operator's call; no tool can arm the driver
 
-or ``mcs.load_driver("can", database="vehicle.dbc", ...)``. See :class:`CanDriver`.
+or ``mcs.load_driver("can", dbc="vehicle.dbc", ...)``. See :class:`CanDriver`.
 """
 
 from mcs_can._safety import AllowedFrame, SignalLimit

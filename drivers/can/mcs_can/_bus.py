@@ -78,6 +78,8 @@ class Receiver(can.Listener):
         self.error_frames = 0
         self.last_error_frame: float | None = None
         self.failure: str | None = None
+        #: Set when the bus was reopened: a late failure of the old bus no longer concerns the driver.
+        self.retired = False
         self._subscribers: tuple[Subscription, ...] = ()
         self._lock = threading.Lock()
         self._on_failure = on_failure
@@ -111,12 +113,14 @@ class Receiver(can.Listener):
 
     def failed(self, failure: str) -> None:
         """Record a bus failure (the first one wins), wake every waiting read, tell the driver."""
-        if self.failure is None:
-            self.failure = failure
+        if self.failure is not None:
+            return  # python-can's notifier retries a failed recv at once: report the failure once
+        self.failure = failure
         logger.error("the CAN bus failed: %s", failure)
         with self._arrived:
             self._arrived.notify_all()
-        self._on_failure(failure)
+        if not self.retired:
+            self._on_failure(failure)
 
     def latest(self, key: FrameKey, count: int) -> list[can.Message]:
         frames = self.history.get(key)
@@ -191,9 +195,22 @@ class BusLink:
         else:
             assert self._open_bus is not None
             self.bus = self._open_bus()
-        self.receiver = Receiver(self._known, self._history_size, self._on_failure)
+        self.receiver = Receiver(self._known, self._history_size, self._failed)
         self.hardware_listen_only = set_listen_only(self.bus, True)
         self.notifier = can.Notifier(self.bus, [self.receiver], timeout=0.05)
+
+    def _failed(self, failure: str) -> None:
+        # The notifier thread would retry the failed bus in a tight loop; stop it from another
+        # thread (a thread cannot join itself), then let the driver fail safe.
+        notifier = self.notifier
+        if notifier is not None:
+            threading.Thread(target=self._halt, args=(notifier,), name="mcs-can-halt", daemon=True).start()
+        self._on_failure(failure)
+
+    @staticmethod
+    def _halt(notifier: can.Notifier) -> None:
+        with contextlib.suppress(Exception):
+            notifier.stop(timeout=1.0)
 
     def ensure(self) -> None:
         """Reopen a failed bus the driver owns (the next call after a failure reconnects)."""
@@ -209,6 +226,7 @@ class BusLink:
             logger.info("the CAN bus was reopened after a failure: %s", failure)
 
     def _stop(self) -> None:
+        self.receiver.retired = True
         notifier, self.notifier = self.notifier, None
         if notifier is not None:
             with contextlib.suppress(Exception):

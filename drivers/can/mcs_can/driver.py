@@ -65,8 +65,9 @@ class CanDriver(ToolDriver):
     calls :meth:`arm` (a method, never a tool). :meth:`disarm` stops every periodic send
     before it returns. Only frames on the ``allow_send`` list ever reach the bus.
 
-    ``database`` is a file path or a ``cantools`` ``Database``. Keyword arguments, besides
-    :class:`mcs.ToolDriver`'s (``timeout``, ``prefix``, ``description_mode``, ...):
+    ``dbc`` is the database: a DBC, KCD, SYM or ARXML file, or a ``cantools`` ``Database``.
+    Keyword arguments, besides :class:`mcs.ToolDriver`'s (``timeout``, ``prefix``,
+    ``description_mode``, ...):
 
     Database
         * ``database_format`` (from the extension), ``encoding`` (cantools' default).
@@ -109,7 +110,7 @@ class CanDriver(ToolDriver):
 
     def __init__(
         self,
-        database: str | os.PathLike[str] | CantoolsDatabase,
+        dbc: str | os.PathLike[str] | CantoolsDatabase,
         *,
         database_format: str | None = None,
         encoding: str | None = None,
@@ -149,7 +150,7 @@ class CanDriver(ToolDriver):
         for option, number in (("max_wait_s", max_wait_s), ("monitor_max_seconds", monitor_max_seconds)):
             if not number > 0:
                 raise ConfigurationError(f"{option} must be a positive number of seconds, got {number!r}")
-        self.database = _database.load(database, database_format=database_format, encoding=encoding, strict=strict)
+        self.database = _database.load(dbc, database_format=database_format, encoding=encoding, strict=strict)
         for line in self.database.skipped:
             logger.warning("%s: %s", self.database.source, line)
         self.fd = bool(fd)
@@ -774,7 +775,7 @@ def _check_options(options: Mapping[str, Any]) -> None:
     known = set(inspect.signature(ToolDriver.__init__).parameters) - {"self"}
     unknown = sorted(set(options) - known)
     if unknown:
-        ours = sorted(set(inspect.signature(CanDriver.__init__).parameters) - {"self", "options", "database"})
+        ours = sorted(set(inspect.signature(CanDriver.__init__).parameters) - {"self", "options", "dbc"})
         raise ConfigurationError(
             f"the CAN driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(ours + sorted(known))}"
         )
