@@ -28,14 +28,14 @@ DBC = Path(__file__).with_name("demo.dbc")
 MODEL = "gpt-4o"
 READ = '{"tool": "read", "arguments": {"message": "WheelSpeeds", "wait_s": 1}}'
 CRUISE = '{"tool": "send_CruiseCommand", "arguments": {"TargetSpeed": 80, "Mode": "Active", "Acceleration": 0.5}}'
-TORQUE = {"tool": "send_SteeringTorque", "arguments": {"Torque": 4.5}}
+TORQUE: dict[str, Any] = {"tool": "send_SteeringTorque", "arguments": {"Torque": 4.5}}
 
 
 class Ecu:
     """A node on the bus: sends WheelSpeeds every 20 ms, records and decodes what it receives."""
 
     def __init__(self, channel: str) -> None:
-        self.db = cantools.database.load_file(str(DBC))
+        self.db: Any = cantools.database.load_file(str(DBC))
         self.bus = can.Bus(interface="virtual", channel=channel)
         self.received: list[str] = []
         self._arrived = threading.Event()
@@ -98,26 +98,34 @@ def _run(driver: CanDriver, answer: Any) -> Any:
 
 
 def main() -> None:
-    with demo_bus() as (channel, ecu), CanDriver(
-        DBC, channel=channel, allow_send=["CruiseCommand", "SteeringTorque"], high_risk=["SteeringTorque"],
-        limits={"SteeringTorque.Torque": {"minimum": -20, "maximum": 20, "max_step": 5}},
-        watchdog_timeout=None,
-    ) as driver:
-        print(f"== CAN database {DBC.name} on virtual channel {channel}; a simulated ECU is on the bus ==\n")
-        print(f"== System prompt for {MODEL} ==\n{driver.get_driver_system_message(MODEL)}\n")
-        _run(driver, READ)
-        _run(driver, CRUISE)
-        print("== The operator arms the driver: driver.arm() (a method, never a tool) ==\n")
-        driver.arm()
-        _run(driver, CRUISE)
+    with demo_bus() as (channel, ecu):
+        driver = CanDriver(
+            DBC, channel=channel, allow_send=["CruiseCommand", "SteeringTorque"], high_risk=["SteeringTorque"],
+            limits={"SteeringTorque.Torque": {"minimum": -20, "maximum": 20, "max_step": 5}},
+            watchdog_timeout=None,
+        )
+        try:
+            _story(driver, channel, ecu)
+        finally:
+            driver.close()
+
+
+def _story(driver: CanDriver, channel: str, ecu: Ecu) -> None:
+    print(f"== CAN database {DBC.name} on virtual channel {channel}; a simulated ECU is on the bus ==\n")
+    print(f"== System prompt for {MODEL} ==\n{driver.get_driver_system_message(MODEL)}\n")
+    _run(driver, READ)
+    _run(driver, CRUISE)
+    print("== The operator arms the driver: driver.arm() (a method, never a tool) ==\n")
+    driver.arm()
+    _run(driver, CRUISE)
+    print(f"== The ECU received ==\n{chr(10).join(ecu.take())}\n")
+    first = _run(driver, TORQUE)
+    if first is not None and "approval_token" in first:
+        approved = {**TORQUE, "arguments": {**TORQUE["arguments"], "approval_token": first["approval_token"]}}
+        _run(driver, approved)
         print(f"== The ECU received ==\n{chr(10).join(ecu.take())}\n")
-        first = _run(driver, TORQUE)
-        if first is not None and "approval_token" in first:
-            approved = {**TORQUE, "arguments": {**TORQUE["arguments"], "approval_token": first["approval_token"]}}
-            _run(driver, approved)
-            print(f"== The ECU received ==\n{chr(10).join(ecu.take())}\n")
-        driver.disarm()
-        print("== The operator disarmed the driver; every periodic send stopped ==")
+    driver.disarm()
+    print("== The operator disarmed the driver; every periodic send stopped ==")
 
 
 if __name__ == "__main__":

@@ -759,6 +759,9 @@ class CanDriver(ToolDriver):
         self.disarm(reason="closed")
         self._link.close()
 
+    def __enter__(self) -> CanDriver:
+        return self
+
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
 
