@@ -1,0 +1,179 @@
+"""CAN driver benchmarks against cantools and python-can doing the same work, in the same run.
+
+1. Load: the Ford/Lincoln DBC (807 KB, 331 messages), from the file to a ready driver (bus
+   open, tools listed, description rendered, a send validator compiled), against cantools'
+   own ``load_file`` on the same file. Each measurement runs in its own subprocess; the
+   figure is the median over runs of the time from after the imports to ready, and the
+   child's peak RSS is read from outside (``os.wait4``). Bar: ratio <= 1.3.
+2. Encode and send: ``process_llm_response`` on a recorded call of ``send_Lane_Assist_Data1``
+   (7 signals: choices by name, scaled values) against cantools' ``encode_message`` plus
+   python-can's ``send`` of the same frame, each on its own virtual bus with one sniffer.
+   Ratio of medians, interleaved. Bar: <= 1.2. ``call_tool`` (no parsing) is shown beside it.
+
+Run: ``python -m bench can`` (``make bench``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+from bench._support import ROOT, SHARED
+
+FORD = SHARED / "corpus" / "dbc" / "opendbc" / "ford_lincoln_base_pt.dbc"
+LOAD_RUNS = 3
+CALLS = 3000
+MESSAGE = "Lane_Assist_Data1"
+SIGNALS = {
+    "LkaActvStats_D2_Req": "LkaNoInterv", "LdwActvStats_D_Req": "LDW_Idle", "LdwActvIntns_D_Req": "None",
+    "LaCurvature_No_Calc": 0.001, "LaRefAng_No_Req": 1.5, "LaRampType_B_Req": "Smooth",
+    "LkaDrvOvrrd_D_Rq": "Level_0",
+}
+
+
+# ---------------------------------------------------------------------- children
+
+
+def _child_ours(path: str) -> float:
+    from mcs_can import CanDriver
+
+    from mcs.tools import ToolCall
+
+    started = time.perf_counter()
+    driver = CanDriver(path, fd=True, allow_send=[MESSAGE], channel="mcs-bench-load")
+    driver.list_tools()
+    driver.get_function_description()
+    driver.prepare(ToolCall(f"send_{MESSAGE}", dict(SIGNALS)))
+    ready = time.perf_counter() - started
+    driver.close()
+    return ready
+
+
+def _child_cantools(path: str) -> float:
+    import cantools
+
+    started = time.perf_counter()
+    cantools.database.load_file(path)
+    return time.perf_counter() - started
+
+
+def _child(argv: list[str]) -> None:
+    runner = {"ours": _child_ours, "cantools": _child_cantools}[argv[0]]
+    sys.stdout.write("\n@@RESULT@@" + json.dumps({"seconds": runner(argv[1])}))
+
+
+def _run_child(kind: str) -> dict[str, Any]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.can", kind, str(FORD)], cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True,
+    )
+    assert process.stdout is not None
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    marker = out.rfind("@@RESULT@@")
+    if process.returncode != 0 or marker < 0:
+        raise RuntimeError(f"the {kind} child failed with exit code {process.returncode}")
+    result: dict[str, Any] = json.loads(out[marker + len("@@RESULT@@"):])
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024  # Linux: KiB
+    return result
+
+
+# ---------------------------------------------------------------------- 1. load
+
+
+def bench_load() -> None:
+    print(f"\n-- 1. {FORD.name} ({FORD.stat().st_size // 1024} KB): file to ready driver vs cantools load_file "
+          f"(median of {LOAD_RUNS} subprocess runs; bar ratio <= 1.3)")
+    rows: dict[str, list[dict[str, Any]]] = {"ours": [], "cantools": []}
+    for _ in range(LOAD_RUNS):
+        for kind in rows:
+            rows[kind].append(_run_child(kind))
+    medians = {kind: statistics.median(r["seconds"] for r in runs) for kind, runs in rows.items()}
+    peaks = {kind: max(r["peak_rss_mb"] for r in runs) for kind, runs in rows.items()}
+    print(f"   {'mcs-can CanDriver ready':32} {medians['ours']:7.3f} s   peak RSS {peaks['ours']:6.0f} MB")
+    print(f"   {'cantools load_file':32} {medians['cantools']:7.3f} s   peak RSS {peaks['cantools']:6.0f} MB")
+    ratio = medians["ours"] / medians["cantools"]
+    print(f"   ratio {ratio:.2f}  (goal <= 1.3){'  ok' if ratio <= 1.3 else '  OVER'}")
+
+
+# ---------------------------------------------------------------------- 2. encode and send
+
+
+def bench_send(calls: int = CALLS) -> None:
+    import can
+    import cantools
+    from mcs_can import CanDriver
+
+    print(f"\n-- 2. encode and send {MESSAGE}: process_llm_response vs cantools encode_message + "
+          "python-can send (bar <= 1.2)")
+    db = cantools.database.load_file(str(FORD))
+    message = db.get_message_by_name(MESSAGE)
+    response = json.dumps({"tool": f"send_{MESSAGE}", "arguments": SIGNALS})
+    ours_channel, bare_channel = f"mcs-bench-{os.getpid()}-ours", f"mcs-bench-{os.getpid()}-bare"
+    driver = CanDriver(FORD, fd=True, allow_send=[MESSAGE], channel=ours_channel, tx_rate_limit=1e6,
+                       tx_burst=1_000_000, watchdog_timeout=None)
+    bare = can.Bus(interface="virtual", channel=bare_channel)
+    sniffers = [can.Bus(interface="virtual", channel=c) for c in (ours_channel, bare_channel)]
+    try:
+        driver.arm()
+
+        def direct() -> None:
+            data = db.encode_message(MESSAGE, SIGNALS)
+            bare.send(can.Message(arbitration_id=message.frame_id, is_extended_id=message.is_extended_frame,
+                                  is_fd=message.is_fd, bitrate_switch=message.is_fd, data=data))
+
+        def through_mcs() -> None:
+            driver.process_llm_response(response)
+
+        def without_parsing() -> None:
+            driver.call_tool(f"send_{MESSAGE}", SIGNALS)
+
+        direct()
+        through_mcs()
+        sent = [bytes(s.recv(1).data) for s in sniffers]  # type: ignore[union-attr]
+        assert sent[0] == sent[1], "the driver and cantools encoded different frames"
+        timings: dict[str, list[float]] = {"mcs": [], "direct": [], "call_tool": []}
+        runners = {"mcs": through_mcs, "direct": direct, "call_tool": without_parsing}
+        for index in range(calls + 200):
+            for name, run in runners.items():
+                started = time.perf_counter()
+                run()
+                if index >= 200:
+                    timings[name].append(time.perf_counter() - started)
+            if index % 100 == 0:
+                for sniffer in sniffers:
+                    while sniffer.recv(0) is not None:
+                        pass
+    finally:
+        driver.close()
+        bare.shutdown()
+        for sniffer in sniffers:
+            sniffer.shutdown()
+    medians = {name: statistics.median(values) * 1e6 for name, values in timings.items()}
+    print(f"   median process_llm_response          {medians['mcs']:8.1f} us")
+    print(f"   median call_tool (no parsing)        {medians['call_tool']:8.1f} us")
+    print(f"   median encode_message + bus.send     {medians['direct']:8.1f} us")
+    ratio = medians["mcs"] / medians["direct"]
+    print(f"   ratio {ratio:.2f}  (goal <= 1.2){'  ok' if ratio <= 1.2 else '  OVER'}"
+          f"; call_tool ratio {medians['call_tool'] / medians['direct']:.2f} ({calls} calls each, interleaved)")
+
+
+def main() -> None:
+    if not FORD.is_file():
+        print("bench/can.py: ../shared/corpus/dbc is not here; nothing to measure")
+        return
+    bench_load()
+    bench_send()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3:
+        _child(sys.argv[1:])
+    else:
+        main()

@@ -1,0 +1,382 @@
+"""The safety model (opendbc's, SECURITY.md D3-D8): what may reach the bus, how much, how often.
+
+Every check here refuses; none queues, waits or corrects a value. The driver holds one
+lock around all of them and the send itself, so a decision and the frame it allowed are
+never separated by an operator's disarm.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import can
+
+from mcs.errors import ConfigurationError, PolicyDeniedError
+
+
+@dataclass(frozen=True, slots=True)
+class AllowedFrame:
+    """One entry of the transmit allow-list: an arbitration id, its id kind and length.
+
+    ``dlc`` is the payload length in bytes; ``None`` accepts the length the database
+    gives the message. A frame is sent only when its id, ``is_extended_id`` and length
+    all match an entry (opendbc's ``(address, bus, length)`` tuples; one driver is one bus).
+    """
+
+    arbitration_id: int
+    is_extended_id: bool = False
+    dlc: int | None = None
+
+    def __post_init__(self) -> None:
+        limit = 0x1FFFFFFF if self.is_extended_id else 0x7FF
+        if not 0 <= self.arbitration_id <= limit:
+            kind = "extended (29-bit)" if self.is_extended_id else "standard (11-bit)"
+            raise ConfigurationError(f"allow-list entry 0x{self.arbitration_id:X} is not a {kind} id")
+        if self.dlc is not None and not 0 <= self.dlc <= 64:
+            raise ConfigurationError(f"allow-list entry 0x{self.arbitration_id:X}: dlc {self.dlc} is not 0..64")
+
+    def admits(self, frame: can.Message) -> bool:
+        return (
+            frame.arbitration_id == self.arbitration_id
+            and frame.is_extended_id == self.is_extended_id
+            and (self.dlc is None or frame.dlc == self.dlc)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SignalLimit:
+    """Configured limits for one signal, on top of the database's range (physical units).
+
+    * ``minimum`` / ``maximum``: the value range a send may use.
+    * ``max_step``: the largest change from the value this driver last sent.
+    * ``max_rate``: the largest change per second since that send.
+    * ``initial``: the value assumed before the first send and after a disarm (an
+      actuator at rest), so a first jump from 0 to the maximum is refused too.
+    """
+
+    minimum: float | None = None
+    maximum: float | None = None
+    max_step: float | None = None
+    max_rate: float | None = None
+    initial: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
+            raise ConfigurationError(f"signal limit minimum {self.minimum} is above its maximum {self.maximum}")
+        for name in ("max_step", "max_rate"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigurationError(f"signal limit {name} must be a positive number, got {value!r}")
+
+    @staticmethod
+    def of(value: SignalLimit | Mapping[str, Any], where: str) -> SignalLimit:
+        if isinstance(value, SignalLimit):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(f"limits[{where!r}] must be a mapping or a SignalLimit")
+        known = {"minimum", "maximum", "max_step", "max_rate", "initial", "min", "max"}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ConfigurationError(
+                f"limits[{where!r}] has no setting {', '.join(map(repr, unknown))}; "
+                "settings: minimum, maximum, max_step, max_rate, initial"
+            )
+        try:
+            return SignalLimit(
+                minimum=_float(value.get("minimum", value.get("min"))),
+                maximum=_float(value.get("maximum", value.get("max"))),
+                max_step=_float(value.get("max_step")),
+                max_rate=_float(value.get("max_rate")),
+                initial=float(value.get("initial", 0.0)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError(f"limits[{where!r}]: {exc}") from None
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+class LimitState:
+    """The last value sent per limited signal, for the step and rate-of-change checks."""
+
+    def __init__(self, limits: Mapping[tuple[str, str], SignalLimit], clock: Any = time.monotonic) -> None:
+        self.limits = dict(limits)
+        self._last: dict[tuple[str, str], tuple[float, float | None]] = {}
+        self._clock = clock
+
+    def check(self, message: str, values: Mapping[str, float], tool: str) -> dict[tuple[str, str], float]:
+        """Refuse a value outside its limits; return what :meth:`commit` records once it is sent.
+
+        Raises:
+            PolicyDeniedError: naming the signal, the limit and what is allowed now.
+        """
+        now = self._clock()
+        pending: dict[tuple[str, str], float] = {}
+        for signal, value in values.items():
+            key = (message, signal)
+            limit = self.limits.get(key)
+            if limit is None:
+                continue
+            where = f"{message}.{signal}"
+            if limit.minimum is not None and value < limit.minimum:
+                raise _denied(tool, f"{where} = {value:g} is below the configured minimum {limit.minimum:g}", where)
+            if limit.maximum is not None and value > limit.maximum:
+                raise _denied(tool, f"{where} = {value:g} is above the configured maximum {limit.maximum:g}", where)
+            previous, when = self._last.get(key, (limit.initial, None))
+            change = abs(value - previous)
+            if limit.max_step is not None and change > limit.max_step:
+                low, high = previous - limit.max_step, previous + limit.max_step
+                raise _denied(
+                    tool,
+                    f"{where} may change by at most {limit.max_step:g} per send; from {previous:g} "
+                    f"the next value must lie in [{low:g}, {high:g}], got {value:g}",
+                    where, last=previous,
+                )
+            if limit.max_rate is not None and when is not None:
+                allowed = limit.max_rate * max(0.0, now - when)
+                if change > allowed:
+                    raise _denied(
+                        tool,
+                        f"{where} may change by at most {limit.max_rate:g} per second; {now - when:.3f} s after "
+                        f"{previous:g} the change may be {allowed:g}, got {change:g}",
+                        where, last=previous,
+                    )
+            pending[key] = value
+        return pending
+
+    def commit(self, pending: Mapping[tuple[str, str], float]) -> None:
+        now = self._clock()
+        for key, value in pending.items():
+            self._last[key] = (value, now)
+
+    def reset(self) -> None:
+        """Forget every last value (after a disarm, actuators are back at rest)."""
+        self._last.clear()
+
+
+def _denied(tool: str, message: str, signal: str, **details: Any) -> PolicyDeniedError:
+    return PolicyDeniedError(f"Refused by the safety limits: {message}.", tool=tool,
+                             details={"signal": signal, **details})
+
+
+class RateLimiter:
+    """A token bucket over transmitted frames that refuses beyond its budget (never queues).
+
+    ``rate`` frames per second with bursts of ``burst``. Periodic sends reserve their share
+    of the rate when they start (``1000 / period_ms``); one-shot sends get what is left.
+    """
+
+    def __init__(self, rate: float | None, burst: int, clock: Any = time.monotonic) -> None:
+        if rate is not None and not rate > 0:
+            raise ConfigurationError(f"tx_rate_limit must be a positive number of frames per second, got {rate!r}")
+        if burst < 1:
+            raise ConfigurationError(f"tx_burst must be at least 1, got {burst!r}")
+        self.rate = rate
+        self.burst = burst
+        self.reserved: dict[str, float] = {}
+        self._tokens = float(burst)
+        self._clock = clock
+        self._stamp = clock()
+
+    @property
+    def free_rate(self) -> float | None:
+        return None if self.rate is None else max(0.0, self.rate - sum(self.reserved.values()))
+
+    def _refill(self) -> None:
+        now = self._clock()
+        free = self.free_rate
+        if free is not None:
+            self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * free)
+        self._stamp = now
+
+    def check_one(self, tool: str) -> None:
+        """Refuse a one-shot frame beyond the budget.
+
+        Raises:
+            PolicyDeniedError: with ``details["retry_after_s"]``.
+        """
+        if self.rate is None:
+            return
+        self._refill()
+        if self._tokens < 1.0:
+            free = self.free_rate or 0.0
+            wait = (1.0 - self._tokens) / free if free > 0 else None
+            hint = f"retry after {wait:.3f} s" if wait is not None else "periodic sends use the whole budget"
+            raise PolicyDeniedError(
+                f"Refused by the transmit rate limit ({self.rate:g} frames/s, bursts of {self.burst}): {hint}.",
+                tool=tool, details={"retry_after_s": wait, "rate_limit": self.rate},
+            )
+
+    def take_one(self) -> None:
+        if self.rate is not None:
+            self._tokens -= 1.0
+
+    def check_periodic(self, key: str, period_ms: float, tool: str) -> None:
+        """Refuse a periodic send whose rate does not fit beside the ones running.
+
+        Raises:
+            PolicyDeniedError: naming the rate left.
+        """
+        if self.rate is None:
+            return
+        others = sum(rate for name, rate in self.reserved.items() if name != key)
+        wanted = 1000.0 / period_ms
+        if others + wanted > self.rate:
+            raise PolicyDeniedError(
+                f"Refused by the transmit rate limit: every {period_ms:g} ms is {wanted:g} frames/s, but only "
+                f"{max(0.0, self.rate - others):g} of {self.rate:g} frames/s are free "
+                f"(the shortest period that fits is {1000.0 / max(self.rate - others, 1e-9):g} ms).",
+                tool=tool, details={"rate_limit": self.rate, "free_rate": max(0.0, self.rate - others)},
+            )
+
+    def reserve(self, key: str, period_ms: float) -> None:
+        self._refill()
+        self.reserved[key] = 1000.0 / period_ms
+
+    def release(self, key: str | None = None) -> None:
+        self._refill()
+        if key is None:
+            self.reserved.clear()
+        else:
+            self.reserved.pop(key, None)
+
+
+@dataclass(slots=True)
+class _Pending:
+    digest: str
+    frame: dict[str, Any]
+    expires: float
+    approved: bool
+
+
+class Approvals:
+    """Approval tokens bound to the SHA-256 of one exact frame (and its period), each usable once.
+
+    The first send of a high-risk message issues a token; only the identical frame with
+    that token, before the TTL, is sent, and the token is spent. With
+    ``operator_approval`` the operator must also :meth:`approve` it out of band.
+    """
+
+    def __init__(self, ttl: float, operator_approval: bool, capacity: int = 64, clock: Any = time.monotonic) -> None:
+        if not ttl > 0:
+            raise ConfigurationError(f"approval_ttl must be a positive number of seconds, got {ttl!r}")
+        self.ttl = ttl
+        self.operator_approval = operator_approval
+        self._pending: OrderedDict[str, _Pending] = OrderedDict()
+        self._capacity = capacity
+        self._clock = clock
+
+    def issue(self, digest: str, frame: dict[str, Any]) -> str:
+        token = secrets.token_urlsafe(16)
+        self._pending[token] = _Pending(digest, frame, self._clock() + self.ttl, not self.operator_approval)
+        while len(self._pending) > self._capacity:
+            self._pending.popitem(last=False)
+        return token
+
+    def check(self, token: str, digest: str, tool: str) -> None:
+        """Refuse a token that is unknown, spent, expired, unapproved or bound to another frame.
+
+        A token presented with a different frame is spent, so it cannot be probed.
+
+        Raises:
+            PolicyDeniedError: saying which.
+        """
+        pending = self._pending.get(token)
+        if pending is None:
+            raise PolicyDeniedError(
+                "Refused: the approval token is unknown or was already used; call again without "
+                "approval_token to get a new one for this frame.", tool=tool, details={"approval": "unknown"},
+            )
+        if self._clock() > pending.expires:
+            del self._pending[token]
+            raise PolicyDeniedError(
+                f"Refused: the approval token expired (tokens live {self.ttl:g} s); call again without "
+                "approval_token to get a new one.", tool=tool, details={"approval": "expired"},
+            )
+        if pending.digest != digest:
+            del self._pending[token]
+            raise PolicyDeniedError(
+                "Refused: the frame differs from the one the approval token was issued for; the token is "
+                "now spent. Call again without approval_token to approve this frame.",
+                tool=tool, details={"approval": "mismatch", "approved_sha256": pending.digest, "sha256": digest},
+            )
+        if not pending.approved:
+            raise PolicyDeniedError(
+                "Refused: the operator has not approved this frame yet; ask them to approve it, then call "
+                "again with the same arguments and approval_token.", tool=tool, details={"approval": "waiting"},
+            )
+
+    def spend(self, token: str) -> None:
+        self._pending.pop(token, None)
+
+    def approve(self, token: str) -> dict[str, Any]:
+        """The operator's approval of one pending token; returns the frame it is bound to.
+
+        Raises:
+            KeyError: no such pending token (unknown, spent or evicted).
+        """
+        pending = self._pending.get(token)
+        if pending is None or self._clock() > pending.expires:
+            raise KeyError(f"no pending approval {token!r}")
+        pending.approved = True
+        return dict(pending.frame)
+
+    def pending(self) -> list[dict[str, Any]]:
+        now = self._clock()
+        return [
+            {"approval_token": token, "frame": p.frame, "sha256": p.digest,
+             "expires_in_s": round(p.expires - now, 3), "approved": p.approved}
+            for token, p in self._pending.items() if p.expires >= now
+        ]
+
+    def clear(self) -> None:
+        self._pending.clear()
+
+
+def allowed_entries(
+    entries: Iterable[int | str | AllowedFrame | Mapping[str, Any]],
+    by_name: Mapping[str, Any],
+    by_id: Mapping[int, list[str]],
+) -> list[AllowedFrame]:
+    """The allow-list as :class:`AllowedFrame` entries; names and ids resolve through the database.
+
+    ``by_name`` maps message names to objects with ``frame_id``, ``is_extended`` and
+    ``length``; ``by_id`` maps frame ids to message names.
+
+    Raises:
+        ConfigurationError: an entry names no message of the database, or is malformed.
+    """
+    out: list[AllowedFrame] = []
+    for entry in entries:
+        if isinstance(entry, AllowedFrame):
+            out.append(entry)
+        elif isinstance(entry, str):
+            spec = by_name.get(entry)
+            if spec is None:
+                raise ConfigurationError(f"allow_send names {entry!r}, which is not a message of the database")
+            out.append(AllowedFrame(spec.frame_id, spec.is_extended, spec.length))
+        elif isinstance(entry, int) and not isinstance(entry, bool):
+            specs = [by_name[name] for name in by_id.get(entry, ())]
+            if not specs:
+                raise ConfigurationError(
+                    f"allow_send names id 0x{entry:X}, which no message of the database uses; "
+                    "give {'arbitration_id': ..., 'is_extended_id': ..., 'dlc': ...} to allow it anyway"
+                )
+            out.extend(AllowedFrame(s.frame_id, s.is_extended, s.length) for s in specs)
+        elif isinstance(entry, Mapping):
+            unknown = sorted(set(entry) - {"arbitration_id", "is_extended_id", "dlc"})
+            if unknown or "arbitration_id" not in entry:
+                raise ConfigurationError(
+                    f"allow_send entry {dict(entry)!r}: give arbitration_id, and optionally is_extended_id and dlc"
+                )
+            out.append(AllowedFrame(int(entry["arbitration_id"]), bool(entry.get("is_extended_id", False)),
+                                    None if entry.get("dlc") is None else int(entry["dlc"])))
+        else:
+            raise ConfigurationError(f"allow_send entry {entry!r} is not a message name, an id or an AllowedFrame")
+    return out

@@ -1,0 +1,784 @@
+"""The CAN driver: a CAN database's messages as LLM tools on a python-can bus, silent until armed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from typing import Any
+
+import can
+from cantools.database.can import Database as CantoolsDatabase
+
+from mcs.driver import DriverMeta, ToolDriver
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, PolicyDeniedError
+from mcs.pipeline import Invocation
+from mcs.tools import Tool
+from mcs_can import _database
+from mcs_can._bus import BusLink, FrameKey, Subscription, set_listen_only
+from mcs_can._periodic import Periodic
+from mcs_can._safety import (
+    AllowedFrame,
+    Approvals,
+    LimitState,
+    RateLimiter,
+    SignalLimit,
+    allowed_entries,
+)
+from mcs_can._signals import MessageSpec, SpecCache
+from mcs_can._tools import (
+    MONITOR,
+    READ,
+    SEND,
+    STATUS,
+    STOP,
+    Limits,
+    send_names,
+    send_tool,
+    shared_tools,
+)
+from mcs_can._values import describe_frame, frame_digest, json_signals, json_value
+from mcs_can._watchdog import Watchdog
+
+__version__ = "0.1.0"
+
+logger = logging.getLogger("mcs_can")
+audit_log = logging.getLogger("mcs_can.audit")
+
+_NOT_ARMED = (
+    "Refused: actuation is not armed. Only the operator can arm the CAN driver (outside this "
+    "conversation); until then every send is refused. Use dry_run to see the frame a send would produce."
+)
+_CLASSIC_MAX = 8
+
+
+class CanDriver(ToolDriver):
+    """A CAN database (DBC, KCD, SYM, ARXML) as MCS tools on one python-can bus.
+
+    The driver starts **disarmed**: the bus is put in listen-only state where the
+    interface supports it, and every send answers ``POLICY_DENIED`` until the operator
+    calls :meth:`arm` (a method, never a tool). :meth:`disarm` stops every periodic send
+    before it returns. Only frames on the ``allow_send`` list ever reach the bus.
+
+    ``dbc`` is the database: a DBC, KCD, SYM or ARXML file, or a ``cantools`` ``Database``.
+    Keyword arguments, besides :class:`mcs.ToolDriver`'s (``timeout``, ``prefix``,
+    ``description_mode``, ...):
+
+    Database
+        * ``database_format`` (from the extension), ``encoding`` (cantools' default).
+        * ``strict`` (True): cantools' strict loading. ``False`` loads what cantools refuses
+          strictly and names what it left out or did not check in :attr:`skipped`.
+
+    Bus (python-can)
+        * ``interface`` (``"virtual"``), ``channel`` (``"mcs-can"``), ``bitrate``, ``fd``
+          (CAN FD frames allowed), ``data_bitrate``, ``bitrate_switch`` (FD frames sent with
+          BRS), ``bus_options`` (further ``can.Bus`` keyword arguments), or ``bus``: an
+          open ``can.BusABC`` the caller owns (not shut down by :meth:`close`).
+
+    Safety
+        * ``allow_send``: message names, frame ids (of database messages) or
+          :class:`AllowedFrame` entries; nothing by default.
+        * ``limits``: ``{"Message.Signal": SignalLimit | {"minimum", "maximum", "max_step",
+          "max_rate", "initial"}}`` on top of the database's ranges.
+        * ``tx_rate_limit`` (50 frames/s, ``None``: none) and ``tx_burst`` (5): one budget for
+          one-shot and periodic sends; beyond it a send is refused, never queued.
+        * ``high_risk``: message names or ids whose sends need an approval token bound to
+          the exact frame; ``approval_ttl`` (60 s); ``operator_approval`` (False): the
+          operator must also :meth:`approve` each token.
+        * ``watchdog_timeout`` (1.0 s, ``None``: off): while armed, the operator calls
+          :meth:`heartbeat` at least this often or the driver stops every periodic send
+          and disarms.
+        * ``dry_run`` (False): simulation mode, every send returns its frame unsent.
+        * ``send_tools``: ``"allowed"`` (default: send tools only for allow-listed
+          messages) or ``"all"``.
+
+    Receive side
+        * ``history_size`` (32 frames per message), ``max_wait_s`` (5 s),
+          ``monitor_max_frames`` (500), ``monitor_max_seconds`` (10 s).
+
+    Raises:
+        ConfigurationError: the database cannot be loaded (the message names the file and
+            the place), the bus cannot be opened, or an option is wrong.
+    """
+
+    enforces_deadline = True
+
+    def __init__(
+        self,
+        dbc: str | os.PathLike[str] | CantoolsDatabase,
+        *,
+        database_format: str | None = None,
+        encoding: str | None = None,
+        strict: bool = True,
+        interface: str = "virtual",
+        channel: str | int = "mcs-can",
+        bitrate: int | None = None,
+        fd: bool = False,
+        data_bitrate: int | None = None,
+        bitrate_switch: bool = True,
+        bus_options: Mapping[str, Any] | None = None,
+        bus: can.BusABC | None = None,
+        allow_send: Iterable[int | str | AllowedFrame | Mapping[str, Any]] = (),
+        limits: Mapping[str, SignalLimit | Mapping[str, Any]] | None = None,
+        tx_rate_limit: float | None = 50.0,
+        tx_burst: int = 5,
+        high_risk: Iterable[int | str] = (),
+        approval_ttl: float = 60.0,
+        operator_approval: bool = False,
+        watchdog_timeout: float | None = 1.0,
+        dry_run: bool = False,
+        send_tools: str = "allowed",
+        history_size: int = 32,
+        max_wait_s: float = 5.0,
+        monitor_max_frames: int = 500,
+        monitor_max_seconds: float = 10.0,
+        name: str | None = None,
+        **options: Any,
+    ) -> None:
+        _check_options(options)
+        super().__init__(**options)
+        if send_tools not in ("allowed", "all"):
+            raise ConfigurationError(f"send_tools must be 'allowed' or 'all', got {send_tools!r}")
+        for option, value in (("history_size", history_size), ("monitor_max_frames", monitor_max_frames)):
+            if not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{option} must be a positive integer, got {value!r}")
+        for option, number in (("max_wait_s", max_wait_s), ("monitor_max_seconds", monitor_max_seconds)):
+            if not number > 0:
+                raise ConfigurationError(f"{option} must be a positive number of seconds, got {number!r}")
+        self.database = _database.load(dbc, database_format=database_format, encoding=encoding, strict=strict)
+        for line in self.database.skipped:
+            logger.warning("%s: %s", self.database.source, line)
+        self.fd = bool(fd)
+        self.bitrate_switch = bool(bitrate_switch) and self.fd
+        self.dry_run = bool(dry_run)
+        self._specs = SpecCache(self.database.messages)
+        self._by_key: dict[FrameKey, str] = {
+            (m.frame_id, bool(m.is_extended_frame)): m.name for m in self.database.messages
+        }
+        by_id: dict[int, list[str]] = {}
+        for message in self.database.messages:
+            by_id.setdefault(message.frame_id, []).append(message.name)
+        self.allowed: tuple[AllowedFrame, ...] = tuple(allowed_entries(allow_send, self._specs, by_id))
+        self._allowed_keys: dict[FrameKey, list[AllowedFrame]] = {}
+        for entry in self.allowed:
+            self._allowed_keys.setdefault((entry.arbitration_id, entry.is_extended_id), []).append(entry)
+        for key, message_name in self._by_key.items():
+            reason = self.database.unchecked.get(message_name)
+            if reason is not None and key in self._allowed_keys:
+                raise ConfigurationError(
+                    f"allow_send admits {message_name}, which fails cantools' strict checks ({reason}); "
+                    "such a message is decoded but never sent"
+                )
+        self._limits = self._parse_limits(limits or {})
+        for limited_message, limited_signal in self._limits:
+            spec = self._specs[limited_message]
+            spec.limited = (*spec.limited, limited_signal)
+        self._high_risk = self._resolve_messages(high_risk, "high_risk", by_id)
+        self._rate = RateLimiter(tx_rate_limit, tx_burst)
+        self._approvals = Approvals(approval_ttl, operator_approval)
+        self._state = LimitState(self._limits)
+        self._periodic: dict[str, Periodic] = {}
+        self._armed = False
+        self._tx_lock = threading.RLock()
+        self._watchdog = Watchdog(watchdog_timeout, self._watchdog_tripped) if watchdog_timeout is not None else None
+        self._send_tools = send_tools
+        self._shared_limits = Limits(
+            history_size=history_size, max_wait_s=float(max_wait_s), monitor_max_frames=monitor_max_frames,
+            monitor_max_seconds=float(monitor_max_seconds),
+            min_period_ms=max(1.0, 1000.0 / tx_rate_limit) if tx_rate_limit else 1.0,
+        )
+        self._tool_list: list[Tool] | None = None
+        self._sendable: dict[str, MessageSpec] = {}
+        source = os.path.basename(self.database.source)
+        fmt = (database_format or os.path.splitext(source)[1].lstrip(".") or "dbc").upper()
+        self.meta = DriverMeta(
+            id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"mcs-driver-can:{source}")),
+            name=name or "can",
+            version=__version__,
+            protocol="CAN",
+            transport="CAN FD" if self.fd else "CAN",
+            spec_format=fmt if fmt in ("DBC", "KCD", "SYM", "ARXML") else "DBC",
+            capabilities=("healthcheck", "status", "stream"),
+            prefix=self.prefix,
+        )
+        self.interface = interface
+        self.channel = channel
+        bus_kwargs: dict[str, Any] = dict(bus_options or {})
+        if bitrate is not None:
+            bus_kwargs["bitrate"] = bitrate
+        if data_bitrate is not None:
+            bus_kwargs["data_bitrate"] = data_bitrate
+        if self.fd:
+            bus_kwargs["fd"] = True
+
+        def open_bus() -> can.BusABC:
+            try:
+                return can.Bus(interface=interface, channel=channel, **bus_kwargs)
+            except Exception as exc:
+                raise ConfigurationError(
+                    f"cannot open the CAN bus (interface={interface!r}, channel={channel!r}): {exc}"
+                ) from None
+
+        self._link = BusLink(None if bus is not None else open_bus, bus, self._by_key, history_size,
+                             self._bus_failed)
+
+    # ------------------------------------------------------------------ configuration
+
+    def _resolve_messages(self, entries: Iterable[int | str], option: str,
+                          by_id: Mapping[int, list[str]]) -> frozenset[str]:
+        names: set[str] = set()
+        for entry in entries:
+            if isinstance(entry, str) and entry in self._specs:
+                names.add(entry)
+            elif isinstance(entry, int) and not isinstance(entry, bool) and entry in by_id:
+                names.update(by_id[entry])
+            else:
+                raise ConfigurationError(f"{option} names {entry!r}, which is not a message (name or id) of the database")
+        return frozenset(names)
+
+    def _parse_limits(self, limits: Mapping[str, SignalLimit | Mapping[str, Any]]) -> dict[tuple[str, str], SignalLimit]:
+        out: dict[tuple[str, str], SignalLimit] = {}
+        for where, value in limits.items():
+            message, _, signal = str(where).partition(".")
+            spec = self._specs.get(message)
+            if spec is None or signal not in spec.signals:
+                raise ConfigurationError(
+                    f"limits names {where!r}; give 'Message.Signal' of the database"
+                    + (f" (signals of {message}: {', '.join(spec.signals)})" if spec is not None else "")
+                )
+            out[(message, signal)] = SignalLimit.of(value, str(where))
+        return out
+
+    @property
+    def skipped(self) -> tuple[str, ...]:
+        """What lenient loading (``strict=False``) left out or did not check, one line each."""
+        return self.database.skipped
+
+    @property
+    def bus(self) -> can.BusABC:
+        """The python-can bus the driver listens and sends on."""
+        return self._link.bus
+
+    # ------------------------------------------------------------------ the operator's API
+
+    @property
+    def armed(self) -> bool:
+        return self._armed
+
+    def arm(self) -> None:
+        """Allow sends (of allow-listed frames, within the limits) until :meth:`disarm`.
+
+        The operator's call, never a tool: nothing an LLM emits can reach it. It enables
+        only what the driver was configured with; a failed bus is reopened first. With a
+        watchdog, arming counts as the first heartbeat.
+        """
+        with self._tx_lock:
+            self._link.ensure()
+            if self._link.receiver.failure is not None:
+                raise ExecutionError(f"cannot arm: the CAN bus failed ({self._link.receiver.failure})")
+            self._armed = True
+            set_listen_only(self._link.bus, False)
+        if self._watchdog is not None:
+            self._watchdog.start()
+        self._audit("armed")
+
+    def disarm(self, reason: str = "operator") -> None:
+        """Stop every periodic send, forget pending approvals and last values, refuse sends.
+
+        When this returns, no further frame of this driver reaches the bus.
+        """
+        with self._tx_lock:
+            was_armed = self._armed
+            self._armed = False
+            stopped = list(self._periodic)
+            for task in self._periodic.values():
+                task.stop()
+            self._periodic.clear()
+            self._rate.release()
+            self._approvals.clear()
+            self._state.reset()
+            set_listen_only(self._link.bus, True)
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        if was_armed or stopped:
+            self._audit("disarmed", reason=reason, stopped=stopped)
+
+    def heartbeat(self) -> None:
+        """Refresh the watchdog (the operator's loop calls it while its inputs are fresh)."""
+        if self._watchdog is not None:
+            self._watchdog.feed()
+
+    def approve(self, token: str) -> dict[str, Any]:
+        """The operator approves a pending high-risk frame; returns the frame it is bound to.
+
+        Needed only with ``operator_approval=True``.
+
+        Raises:
+            KeyError: no pending approval has that token.
+        """
+        with self._tx_lock:
+            frame = self._approvals.approve(token)
+        self._audit("approved", frame=frame)
+        return frame
+
+    def pending_approvals(self) -> list[dict[str, Any]]:
+        """The approvals waiting to be used, with the exact frame each is bound to."""
+        with self._tx_lock:
+            return self._approvals.pending()
+
+    def _watchdog_tripped(self) -> None:
+        assert self._watchdog is not None
+        logger.warning("watchdog: no heartbeat for %g s; disarming", self._watchdog.timeout)
+        self.disarm(reason=f"watchdog: no heartbeat for {self._watchdog.timeout:g} s")
+
+    def _bus_failed(self, failure: str) -> None:
+        self.disarm(reason=f"bus error: {failure}")
+
+    def _periodic_failed(self, exc: Exception) -> None:
+        self._link.receiver.failed(f"periodic send failed: {type(exc).__name__}: {exc}")  # disarms
+
+    # ------------------------------------------------------------------ tools
+
+    def _list_tools(self) -> Iterable[Tool]:
+        if self._tool_list is None:
+            sendable = [
+                self._specs[m.name] for m in self.database.messages
+                if m.name not in self.database.unchecked
+                and (self._send_tools == "all" or self._allows(m.frame_id, bool(m.is_extended_frame), m.length))
+            ]
+            tools: list[Tool] = []
+            min_period = self._shared_limits.min_period_ms
+            for tool_name, spec in zip(send_names([s.name for s in sendable]), sendable, strict=True):
+                ranges = self._ranges(spec)
+                tools.append(send_tool(tool_name, spec, ranges, spec.controls,
+                                       high_risk=spec.name in self._high_risk, min_period_ms=min_period))
+            self._sendable = {spec.name: spec for spec in sendable}
+            tools.extend(shared_tools(list(self._specs), list(self._sendable), self._shared_limits))
+            self._tool_list = tools
+        return self._tool_list
+
+    def _allows(self, frame_id: int, extended: bool, length: int) -> bool:
+        entries = self._allowed_keys.get((frame_id, extended), ())
+        return any(entry.dlc is None or entry.dlc == length for entry in entries)
+
+    def _ranges(self, spec: MessageSpec) -> dict[str, tuple[float | None, float | None]]:
+        ranges = {}
+        for signal, sig in spec.signals.items():
+            limit = self._limits.get((spec.name, signal))
+            if limit is None:
+                continue
+            low = sig.minimum if limit.minimum is None else max(limit.minimum, sig.minimum) \
+                if sig.minimum is not None else limit.minimum
+            high = sig.maximum if limit.maximum is None else min(limit.maximum, sig.maximum) \
+                if sig.maximum is not None else limit.maximum
+            ranges[signal] = (low, high)
+        return ranges
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        kind = invocation.tool.meta.get("kind")
+        if kind == SEND:
+            return self._send(invocation)
+        if kind == READ:
+            return self._read(invocation)
+        if kind == MONITOR:
+            return self._monitor(invocation)
+        if kind == STOP:
+            return self._stop(invocation)
+        if kind == STATUS:
+            return self.get_status()
+        raise ExecutionError(f"{invocation.tool.name} is not a tool of the CAN driver", tool=invocation.tool.name)
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        kind = invocation.tool.meta.get("kind")
+        if kind == MONITOR:
+            return await self._amonitor(invocation)
+        if kind == READ and not invocation.arguments.get("wait_s"):
+            return self._read(invocation)  # answered from memory: nothing to wait for
+        if kind == STATUS:
+            return self.get_status()
+        # Sends hold the transmit lock and may block in the interface: off the event loop.
+        return await asyncio.to_thread(self._call_tool, invocation)
+
+    def _stream_tool(self, invocation: Invocation) -> Iterator[Any]:
+        if invocation.tool.meta.get("kind") != MONITOR:
+            yield from super()._stream_tool(invocation)
+            return
+        spec, window, cap = self._monitor_plan(invocation)
+        subscription = Subscription((spec.frame_id, spec.is_extended), cap)
+        receiver = self._link.receiver
+        receiver.subscribe(subscription)
+        try:
+            for _ in range(cap):
+                frame = subscription.get(window - time.monotonic())
+                if frame is None:
+                    break
+                yield self._decoded(spec, frame)
+            self._raise_if_failed(invocation)
+        finally:
+            receiver.unsubscribe(subscription)
+
+    async def _astream_tool(self, invocation: Invocation) -> AsyncIterator[Any]:
+        if invocation.tool.meta.get("kind") != MONITOR:
+            yield await self._acall_tool(invocation)
+            return
+        spec, window, cap = self._monitor_plan(invocation)
+        subscription = Subscription((spec.frame_id, spec.is_extended), cap, asyncio.get_running_loop())
+        receiver = self._link.receiver
+        receiver.subscribe(subscription)
+        try:
+            for _ in range(cap):
+                frame = await subscription.aget(window - time.monotonic())
+                if frame is None:
+                    break
+                yield self._decoded(spec, frame)
+            self._raise_if_failed(invocation)
+        finally:
+            receiver.unsubscribe(subscription)
+
+    # ------------------------------------------------------------------ sending
+
+    def _send(self, invocation: Invocation) -> dict[str, Any]:
+        tool = invocation.tool.name
+        spec = self._sendable[invocation.tool.meta["message"]]
+        arguments = invocation.arguments
+        controls = spec.controls
+        dry = self.dry_run or bool(arguments.get(controls.dry_run, False))
+        period = arguments.get(controls.period_ms)
+        if not dry and not self._armed:
+            raise PolicyDeniedError(_NOT_ARMED, tool=tool, details={"armed": False})
+        values = spec.values_for(arguments, tool)
+        try:
+            data = spec.message.encode(values, scaling=True, padding=False, strict=True)
+        except Exception as exc:
+            raise InvalidInputError(
+                f"{spec.name} cannot be encoded: {' '.join(str(exc).split())}", tool=tool,
+                details={"message": spec.name},
+            ) from None
+        frame = can.Message(
+            arbitration_id=spec.frame_id, is_extended_id=spec.is_extended, is_fd=spec.is_fd,
+            bitrate_switch=spec.is_fd and self.bitrate_switch, data=data, check=False,
+        )
+        limited = {name: spec.signals[name].physical_of(values[name])
+                   for name in spec.limited if name in values} if spec.limited else {}
+        high_risk = spec.name in self._high_risk
+        token = arguments.get(controls.approval_token) if high_risk else None
+        with self._tx_lock:
+            self._check_frame(frame, tool)
+            pending = self._state.check(spec.name, limited, tool) if limited else {}
+            described = describe_frame(frame)
+            if dry:
+                self._audit("dry_run", invocation, frame=described, period_ms=period)
+                result: dict[str, Any] = {"dry_run": True, "sent": False, "message": spec.name,
+                                          "frame": described, "armed": self._armed}
+                if period is not None:
+                    result["period_ms"] = period
+                if high_risk:
+                    result["approval_required"] = True
+                return result
+            if not self._armed:  # disarmed while this call was encoding
+                raise PolicyDeniedError(_NOT_ARMED, tool=tool, details={"armed": False})
+            digest = frame_digest(frame, period) if high_risk else ""
+            if high_risk and token is None:
+                issued = self._approvals.issue(digest, described)
+                self._audit("approval_issued", invocation, frame=described, sha256=digest)
+                return {
+                    "sent": False, "approval_required": True, "message": spec.name, "frame": described,
+                    "frame_sha256": digest, "approval_token": issued, "expires_in_s": self._approvals.ttl,
+                    "next": f"Call {tool} again with the same arguments and approval_token to send this frame"
+                            + (" once the operator approved it." if self._approvals.operator_approval else "."),
+                }
+            if token is not None:
+                self._approvals.check(str(token), digest, tool)
+            if period is None:
+                self._rate.check_one(tool)
+                self._transmit(frame, invocation)
+                self._rate.take_one()
+            else:
+                self._start_periodic(spec, frame, float(period), tool)
+            if token is not None:
+                self._approvals.spend(str(token))
+            if pending:
+                self._state.commit(pending)
+        self._audit("sent" if period is None else "periodic_started", invocation, frame=described, period_ms=period)
+        out: dict[str, Any] = {"sent": True, "message": spec.name, "frame": described}
+        if period is not None:
+            out["period_ms"] = period
+        return out
+
+    def _check_frame(self, frame: can.Message, tool: str) -> None:
+        """The last gate before the bus: the allow-list, and what the bus can carry."""
+        if frame.dlc > _CLASSIC_MAX and not (self.fd and frame.is_fd):
+            raise PolicyDeniedError(
+                f"Refused: a {frame.dlc}-byte frame needs CAN FD, and this bus is classic CAN (at most 8 bytes).",
+                tool=tool, details={"frame": describe_frame(frame)},
+            )
+        if frame.is_fd and not self.fd:
+            raise PolicyDeniedError("Refused: this bus is not configured for CAN FD frames.", tool=tool,
+                                    details={"frame": describe_frame(frame)})
+        entries = self._allowed_keys.get((frame.arbitration_id, frame.is_extended_id), ())
+        if not any(entry.admits(frame) for entry in entries):
+            kind = "extended" if frame.is_extended_id else "standard"
+            raise PolicyDeniedError(
+                f"Refused: frame 0x{frame.arbitration_id:X} ({kind} id, {frame.dlc} bytes) is not on the transmit "
+                "allow-list; only the operator's configuration can add it.",
+                tool=tool, details={"frame": describe_frame(frame), "allowed": False},
+            )
+
+    def _transmit(self, frame: can.Message, invocation: Invocation) -> None:
+        self._link.ensure()
+        try:
+            self._link.bus.send(frame, timeout=invocation.remaining())
+        except can.CanError as exc:
+            self._audit("send_failed", invocation, frame=describe_frame(frame), error=str(exc))
+            self.disarm(reason=f"send failed: {exc}")
+            raise ExecutionError(
+                f"The CAN bus did not take the frame ({type(exc).__name__}: {exc}). Sending was disarmed as a "
+                "precaution; the operator must arm it again.",
+                tool=invocation.tool.name, details={"frame": describe_frame(frame), "can_error": str(exc)},
+            ) from None
+
+    def _start_periodic(self, spec: MessageSpec, frame: can.Message, period_ms: float, tool: str) -> None:
+        self._rate.check_periodic(spec.name, period_ms, tool)
+        running = self._periodic.get(spec.name)
+        if running is not None and running.period_ms == period_ms:
+            running.modify(frame)
+        else:
+            if running is not None:
+                running.stop()
+            self._link.ensure()
+            self._periodic[spec.name] = Periodic(self._link.bus, frame, period_ms, self._tx_lock, self._periodic_failed)
+        self._rate.reserve(spec.name, period_ms)
+
+    def _stop(self, invocation: Invocation) -> dict[str, Any]:
+        wanted = invocation.arguments.get("message")
+        with self._tx_lock:
+            names = [wanted] if wanted is not None else list(self._periodic)
+            stopped = []
+            for name in names:
+                task = self._periodic.pop(name, None)
+                if task is not None:
+                    task.stop()
+                    self._rate.release(name)
+                    stopped.append(name)
+        if stopped:
+            self._audit("periodic_stopped", invocation, stopped=stopped)
+        return {"stopped": stopped, "running": sorted(self._periodic)}
+
+    # ------------------------------------------------------------------ receiving
+
+    def _message(self, invocation: Invocation) -> MessageSpec:
+        name = invocation.arguments["message"]
+        spec = self._specs.get(name)
+        if spec is None:  # the schema's enum already refuses it; kept for direct callers
+            raise InvalidInputError(f"{name!r} is not a message of the database", tool=invocation.tool.name)
+        return spec
+
+    def _raise_if_failed(self, invocation: Invocation) -> None:
+        failure = self._link.receiver.failure
+        if failure is not None:
+            raise ExecutionError(
+                f"The CAN bus failed ({failure}); values may be stale. The next call reopens the bus.",
+                tool=invocation.tool.name, details={"bus_failure": failure},
+            )
+
+    def _decoded(self, spec: MessageSpec, frame: can.Message, signal: str | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"timestamp": frame.timestamp}
+        try:
+            decoded: Mapping[str, Any] = spec.message.decode(  # type: ignore[assignment]
+                bytes(frame.data), decode_choices=True, scaling=True, allow_truncated=True, allow_excess=True)
+        except Exception as exc:
+            out["error"] = f"cannot decode: {' '.join(str(exc).split())}"
+            out["data_hex"] = bytes(frame.data).hex()
+            return out
+        if signal is None:
+            out["signals"] = json_signals(decoded)
+        else:
+            out["value"] = json_value(decoded.get(signal))
+        return out
+
+    def _read(self, invocation: Invocation) -> dict[str, Any]:
+        self._link.ensure()
+        spec = self._message(invocation)
+        arguments = invocation.arguments
+        signal = arguments.get("signal")
+        if signal is not None and signal not in spec.signals:
+            raise InvalidInputError(
+                f"{spec.name} has no signal {signal!r}; its signals: {', '.join(spec.signals)}.",
+                tool=invocation.tool.name, details={"signal": signal},
+            )
+        key = (spec.frame_id, spec.is_extended)
+        receiver = self._link.receiver
+        self._raise_if_failed(invocation)
+        wait = float(arguments.get("wait_s") or 0.0)
+        remaining = invocation.remaining()
+        if remaining is not None:
+            wait = min(wait, remaining)
+        waited_out = False
+        if wait > 0:
+            waited_out = not receiver.wait_for(key, receiver.counts.get(key, 0), wait)
+            self._raise_if_failed(invocation)
+        frames = receiver.latest(key, int(arguments.get("count", 1)))
+        result: dict[str, Any] = {"message": spec.name, "arbitration_id": spec.frame_id}
+        if signal is not None:
+            result["signal"] = signal
+            if spec.signals[signal].unit:
+                result["unit"] = spec.signals[signal].unit
+        if not frames:
+            result["received"] = False
+            result["note"] = f"no frame of {spec.name} has been received since the driver started"
+        else:
+            now = time.time()
+            result["received"] = True
+            result["frames"] = [self._decoded(spec, frame, signal) for frame in frames]
+            result["age_s"] = round(max(0.0, now - frames[-1].timestamp), 6)
+        if waited_out:
+            result["waited"] = f"no new frame within {wait:g} s"
+        health = self._link.health()
+        if len(health) > 1 or health["error_frames"]:
+            result["bus"] = health
+        return result
+
+    def _monitor_plan(self, invocation: Invocation) -> tuple[MessageSpec, float, int]:
+        self._link.ensure()
+        self._raise_if_failed(invocation)
+        spec = self._message(invocation)
+        limits = self._shared_limits
+        duration = min(float(invocation.arguments.get("duration_s", min(1.0, limits.monitor_max_seconds))),
+                       limits.monitor_max_seconds)
+        remaining = invocation.remaining()
+        if remaining is not None:
+            duration = min(duration, max(0.0, remaining - 0.05))  # leave time to answer before the deadline
+        cap = min(int(invocation.arguments.get("max_frames", min(50, limits.monitor_max_frames))),
+                  limits.monitor_max_frames)
+        return spec, time.monotonic() + duration, cap
+
+    def _monitor_result(self, spec: MessageSpec, frames: list[dict[str, Any]], cap: int, started: float,
+                        subscription: Subscription) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "message": spec.name, "arbitration_id": spec.frame_id, "count": len(frames),
+            "window_s": round(time.monotonic() - started, 3), "frames": frames,
+        }
+        if len(frames) >= cap:
+            result["truncated"] = f"[truncated at max_frames={cap}]"
+        if subscription.dropped:
+            result["dropped"] = subscription.dropped
+        health = self._link.health()
+        if len(health) > 1 or health["error_frames"]:
+            result["bus"] = health
+        return result
+
+    def _monitor(self, invocation: Invocation) -> dict[str, Any]:
+        started = time.monotonic()
+        spec, window, cap = self._monitor_plan(invocation)
+        subscription = Subscription((spec.frame_id, spec.is_extended), cap)
+        receiver = self._link.receiver
+        receiver.subscribe(subscription)
+        frames: list[dict[str, Any]] = []
+        try:
+            while len(frames) < cap:
+                frame = subscription.get(window - time.monotonic())
+                if frame is None:
+                    break
+                frames.append(self._decoded(spec, frame))
+        finally:
+            receiver.unsubscribe(subscription)
+        self._raise_if_failed(invocation)
+        return self._monitor_result(spec, frames, cap, started, subscription)
+
+    async def _amonitor(self, invocation: Invocation) -> dict[str, Any]:
+        started = time.monotonic()
+        spec, window, cap = self._monitor_plan(invocation)
+        subscription = Subscription((spec.frame_id, spec.is_extended), cap, asyncio.get_running_loop())
+        receiver = self._link.receiver
+        receiver.subscribe(subscription)
+        frames: list[dict[str, Any]] = []
+        try:
+            while len(frames) < cap:
+                frame = await subscription.aget(window - time.monotonic())
+                if frame is None:
+                    break
+                frames.append(self._decoded(spec, frame))
+        finally:
+            receiver.unsubscribe(subscription)
+        self._raise_if_failed(invocation)
+        return self._monitor_result(spec, frames, cap, started, subscription)
+
+    # ------------------------------------------------------------------ capabilities
+
+    def get_status(self) -> dict[str, Any]:
+        """Armed or not, periodic sends, the allow-list, rate budget and bus health (JSON-safe)."""
+        with self._tx_lock:
+            periodic = {name: task.describe() for name, task in self._periodic.items()}
+            armed = self._armed
+        remaining = self._watchdog.remaining() if self._watchdog is not None else None
+        status: dict[str, Any] = {
+            "armed": armed,
+            "dry_run_mode": self.dry_run,
+            "listen_only": "controller" if self._link.hardware_listen_only else "driver",
+            "periodic": periodic,
+            "allowed": [
+                {"arbitration_id": e.arbitration_id, "is_extended_id": e.is_extended_id, "dlc": e.dlc,
+                 "messages": [name for key, name in self._by_key.items()
+                              if key == (e.arbitration_id, e.is_extended_id)]}
+                for e in self.allowed
+            ],
+            "tx_rate_limit": self._rate.rate,
+            "bus": {"interface": self.interface, "channel": str(self.channel), **self._link.health()},
+        }
+        if remaining is not None:
+            status["watchdog_remaining_s"] = round(remaining, 3)
+        if self.database.skipped:
+            status["database_skipped"] = len(self.database.skipped)
+        return status
+
+    def healthcheck(self) -> dict[str, Any]:
+        """``{"status": "ok"}``, or ``{"status": "error", "failure": ...}`` when the bus failed."""
+        failure = self._link.receiver.failure
+        return {"status": "ok"} if failure is None else {"status": "error", "failure": failure}
+
+    # ------------------------------------------------------------------ audit and lifetime
+
+    def _audit(self, event: str, invocation: Invocation | None = None, **fields: Any) -> None:
+        if not audit_log.isEnabledFor(logging.INFO):
+            return
+        record: dict[str, Any] = {"event": event}
+        if invocation is not None:
+            record["tool"] = invocation.tool.name
+            record["agent_id"] = invocation.context.agent_id
+            record["request_id"] = invocation.context.request_id
+        record.update({k: v for k, v in fields.items() if v is not None})
+        audit_log.info(json.dumps(record, default=str, sort_keys=True))
+
+    def close(self) -> None:
+        """Stop every periodic send (fail-safe), disarm, stop listening and release the bus."""
+        self.disarm(reason="closed")
+        self._link.close()
+
+    def __enter__(self) -> CanDriver:
+        return self
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    async def __aenter__(self) -> CanDriver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    import inspect
+
+    known = set(inspect.signature(ToolDriver.__init__).parameters) - {"self"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        ours = sorted(set(inspect.signature(CanDriver.__init__).parameters) - {"self", "options", "dbc"})
+        raise ConfigurationError(
+            f"the CAN driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(ours + sorted(known))}"
+        )
