@@ -223,7 +223,8 @@ def wanted_service(services: Sequence[str] | None) -> Callable[[str], bool]:
 
 
 def choose_methods(
-    catalog: Catalog, services: Sequence[str] | None, methods: Sequence[str] | None
+    catalog: Catalog, services: Sequence[str] | None, methods: Sequence[str] | None,
+    listed: Sequence[str] | None = None,
 ) -> list[MethodDescriptor]:
     """The methods a driver offers: those of the services and methods the filters name (globs
     over ``pkg.Service`` and ``pkg.Service/Method`` or ``Method``), all of them otherwise;
@@ -242,7 +243,7 @@ def choose_methods(
             if methods is None or _matches(methods, f"{service.full_name}/{method.name}", method.name):
                 chosen.append(method)
     if (services is not None or methods is not None) and not chosen:
-        known = ", ".join(s.full_name for s in all_services) or "none"
+        known = ", ".join(listed if listed is not None else [s.full_name for s in all_services]) or "none"
         raise ConfigurationError(
             f"the services/methods filters match no method; services: {known}"
         )

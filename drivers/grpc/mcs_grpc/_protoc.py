@@ -92,7 +92,7 @@ def compile_protos(
         ]
         with _captured_stderr() as log:
             code = _protoc_compiler.run_main([arg.encode() for arg in argv])
-        report = log.read_text(errors="replace").strip() if log.exists() else ""
+            report = log.read_text(errors="replace").strip()
         if code != 0 or not target.is_file():
             lines = [line for line in report.splitlines() if line.strip()]
             shown = "; ".join(lines[:5]) + (f" (and {len(lines) - 5} more)" if len(lines) > 5 else "")

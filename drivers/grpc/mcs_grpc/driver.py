@@ -184,11 +184,12 @@ class GrpcDriver(ToolDriver):
                 channel_options=channel_options,
             )
         self._metadata = MetadataProvider(metadata)
+        self._listed: list[str] | None = None  # the services reflection listed
         service_filter = _globs(services, "services")
         self.catalog = Catalog(self._load_files(
             proto, include_paths, descriptor_set, settings, service_filter, load_timeout,
         ))
-        chosen = choose_methods(self.catalog, service_filter, _globs(methods, "methods"))
+        chosen = choose_methods(self.catalog, service_filter, _globs(methods, "methods"), self._listed)
         if read_only:
             chosen = [m for m in chosen if idempotency_level(m) == _NO_SIDE_EFFECTS]
         marked = _globs(idempotent_methods, "idempotent_methods") or []
@@ -259,7 +260,7 @@ class GrpcDriver(ToolDriver):
 
         channel = settings.open()
         try:
-            _, files = fetch_files(
+            self._listed, files = fetch_files(
                 channel, settings.target, timeout=load_timeout, wanted=_catalog.wanted_service(services),
                 metadata=self._metadata.current() if self._metadata.is_static else self._load_metadata(),
             )
