@@ -256,9 +256,10 @@ class GrpcDriver(ToolDriver):
                 "the gRPC driver needs a target (for server reflection), proto files (proto=...) "
                 "or a descriptor set (descriptor_set=...)"
             )
-        from mcs_grpc._reflection import fetch_files
+        from mcs_grpc._reflection import MAX_TOTAL_BYTES, fetch_files
 
-        channel = settings.open()
+        # Descriptors are bounded by the reflection reader, not by the limit set for calls.
+        channel = replace(settings, max_receive_message_bytes=MAX_TOTAL_BYTES).open()
         try:
             self._listed, files = fetch_files(
                 channel, settings.target, timeout=load_timeout, wanted=_catalog.wanted_service(services),

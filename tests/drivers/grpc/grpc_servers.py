@@ -10,6 +10,7 @@ serves it, or v1 under its own name), the health service, and TLS or mTLS.
 from __future__ import annotations
 
 import datetime
+import itertools
 import sys
 import threading
 from collections import Counter
@@ -178,7 +179,7 @@ def route_guide_servicer(state: State) -> Served:
             points = list(request_iterator)
             named = sum(1 for point in points if feature_at(point).name)
             distance = sum(abs(a.latitude - b.latitude) + abs(a.longitude - b.longitude)
-                           for a, b in zip(points, points[1:], strict=False))
+                           for a, b in itertools.pairwise(points))
             return protos.RouteSummary(point_count=len(points), feature_count=named, distance=distance,
                                        elapsed_time=0)
 

@@ -43,7 +43,7 @@ def test_reflection_descriptions_come_from_the_descriptors_the_server_sends(exam
 
 def test_a_server_without_reflection_gives_a_clear_error_naming_the_other_sources() -> None:
     with serve([greeter_servicer], reflection_version=None) as running, \
-            pytest.raises(ConfigurationError, match="has no server reflection.*proto="):
+            pytest.raises(ConfigurationError, match=r"has no server reflection.*proto="):
         GrpcDriver(running.target)
 
 
@@ -65,7 +65,7 @@ def test_service_and_method_filters_choose_the_tools(lab: Running) -> None:
 
 
 def test_a_filter_that_matches_nothing_is_a_configuration_error(lab: Running) -> None:
-    with pytest.raises(ConfigurationError, match="match no method; services: .*mcs.test.Lab"):
+    with pytest.raises(ConfigurationError, match=r"match no method; services: .*mcs.test.Lab"):
         GrpcDriver(lab.target, services=["mcs.test.Lba"])
 
 

@@ -114,7 +114,7 @@ def test_original_field_names_and_numbers_for_int64_and_enums_are_accepted(drive
 
 
 def test_unknown_fields_are_refused_with_their_name(driver: GrpcDriver) -> None:
-    with pytest.raises(InvalidInputError, match="argument 'inner'.*'colour' was unexpected"):
+    with pytest.raises(InvalidInputError, match=r"argument 'inner'.*'colour' was unexpected"):
         driver.prepare(ToolCall("Lab_Echo", {"inner": {"colour": "red"}}))
     with pytest.raises(InvalidInputError, match="'target'"):
         driver.prepare(ToolCall("Lab_Echo", {"target": "evil.example:443"}))
