@@ -197,7 +197,8 @@ class Caller:
         self.metadata = metadata
         self.bounds = bounds
         self.to_json = to_json
-        self.wait_for_ready = wait_for_ready
+        # Only passed when set: gRPC takes a slower path for any explicit value.
+        self.wait_for_ready = True if wait_for_ready else None
         self.sync = _SyncConnection(settings)
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncConnection] = (
             weakref.WeakKeyDictionary()
