@@ -97,7 +97,10 @@ def lab_servicer(state: State) -> Served:
 
         def Slow(self, request, context):
             seen = state.count("Slow")
-            state.stopping.wait(request.seconds)
+            ended = threading.Event()
+            context.add_callback(ended.set)
+            if ended.wait(request.seconds):  # the call ended before the answer: cancelled or expired
+                state.cancelled.set()
             return protos.Count(value=seen)
 
         def Flaky(self, request, context):
@@ -116,13 +119,13 @@ def lab_servicer(state: State) -> Served:
             return protos.Blob(data=b"x" * request.bytes)
 
         def Ticks(self, request, context):
-            context.add_callback(state.cancelled.set)
+            finished = threading.Event()
+            context.add_callback(lambda: None if finished.is_set() else state.cancelled.set())
             for index in range(request.count):
                 if index and state.stopping.wait(request.seconds):
                     return
-                if not context.is_active():
-                    return
                 yield protos.Count(value=index + 1)
+            finished.set()
 
         def Sum(self, request_iterator, context):
             return protos.Count(value=sum(item.value for item in request_iterator))
@@ -163,7 +166,6 @@ def route_guide_servicer(state: State) -> Served:
         def ListFeatures(self, request, context):
             """The named features inside the rectangle, then a numbered grid point per unit
             of ``hi.longitude`` when ``lo`` is the origin (a stream of any length)."""
-            context.add_callback(state.cancelled.set)
             lo, hi = request.lo, request.hi
             if lo.latitude == 0 and lo.longitude == 0 and hi.latitude == 0:
                 for index in range(hi.longitude):

@@ -99,7 +99,17 @@ def test_a_long_stream_is_cut_at_the_message_count_with_a_marker(examples: Runni
         result = driver.call_tool("RouteGuide_ListFeatures", {"hi": {"longitude": 1000}})
     assert len(result["messages"]) == 10 and result["messages"][9]["name"] == "point 9"
     assert result["truncated"].startswith("[truncated: stopped after 10 messages (max_stream_messages)")
-    assert examples.state.cancelled.wait(5), "the server saw the stream cancelled"
+
+
+def test_a_stream_cut_by_a_bound_is_cancelled_on_the_server(lab: Running, lab_driver: GrpcDriver) -> None:
+    result = lab_driver.call_tool("Lab_Ticks", {"count": 1000, "seconds": 0.02})
+    assert len(result["messages"]) == 5
+    assert lab.state.cancelled.wait(5), "the server saw the stream cancelled"
+
+
+def test_a_stream_read_to_its_end_is_not_cancelled(lab: Running, lab_driver: GrpcDriver) -> None:
+    assert lab_driver.call_tool("Lab_Ticks", {"count": 3}) == {"messages": [{"value": 1}, {"value": 2}, {"value": 3}]}
+    assert not lab.state.cancelled.wait(0.2)
 
 
 def test_a_stream_is_cut_at_the_byte_limit_with_a_marker(examples: Running) -> None:
@@ -254,3 +264,36 @@ def test_a_driver_loaded_from_protos_without_a_target_says_so_on_call() -> None:
 
     with GrpcDriver(proto=LAB_PROTO) as driver, pytest.raises(ExecutionError, match="without a target"):
         driver.call_tool("Lab_Echo", {})
+
+
+def test_cancelling_an_async_call_cancels_the_rpc(lab: Running, lab_driver: GrpcDriver) -> None:
+    async def run() -> None:
+        task = asyncio.ensure_future(lab_driver.acall_tool("Lab_Slow", {"seconds": 30}))
+        for _ in range(500):  # until the server has the call
+            if lab.state.calls["Slow"]:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run())
+    assert lab.state.cancelled.wait(5), "the server saw the call cancelled"
+
+
+def test_discovery_mode_keeps_every_method_reachable_and_callable(lab: Running) -> None:
+    with GrpcDriver(lab.target, description_mode="discovery", include_defaults=False) as driver:
+        description = driver.get_function_description()
+        assert "search_tools" in description and "choiceText" not in description  # no inline schemas
+        found = driver.call_tool("search_tools", {"query": "tree"})
+        assert "Lab_EchoTree" in json.dumps(found)
+        described = driver.call_tool("describe_tool", {"name": "Lab_EchoTree"})
+        assert "$defs" in json.dumps(described)
+        assert driver.process_llm_response('{"tool": "Lab_EchoTree", "arguments": {"label": "r"}}') == {"label": "r"}
+
+
+def test_large_services_go_to_discovery_mode_on_their_own(corpus) -> None:
+    root = corpus / "proto" / "googleapis"
+    with GrpcDriver(proto=root / "google/pubsub/v1/pubsub.proto", include_paths=[root], token_budget=3000) as driver:
+        assert "search_tools" in driver.get_function_description()
+        assert driver.get_tool("Publisher_Publish") is not None
