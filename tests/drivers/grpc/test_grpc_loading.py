@@ -152,3 +152,11 @@ def test_the_driver_is_found_through_its_entry_point(lab: Running) -> None:
     with mcs.load_driver("grpc", target=lab.target, methods="Echo") as driver:
         assert isinstance(driver, GrpcDriver)
         assert driver.call_tool("Lab_Echo", {"text": "x"})["text"] == "x"
+
+
+def test_the_public_api_is_the_driver_class_and_the_package_is_typed() -> None:
+    import mcs_grpc
+
+    assert mcs_grpc.__all__ == ["GrpcDriver"] and mcs_grpc.GrpcDriver is GrpcDriver
+    assert (Path(mcs_grpc.__file__).parent / "py.typed").is_file()
+    assert (Path(mcs_grpc.__file__).parent / "demo.proto").is_file()  # the demo's service ships inside
