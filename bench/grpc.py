@@ -130,16 +130,15 @@ def bench_load(target: str) -> None:
 # ---------------------------------------------------------------------- 2, 3. calls
 
 
-def _interleaved(ours: Callable[[], Any], bare: Callable[[], Any], iterations: int) -> tuple[float, float]:
-    mine, theirs = [], []
+def _interleaved(calls: dict[str, Callable[[], Any]], iterations: int) -> dict[str, float]:
+    """The median seconds of each call, measured in turns so load changes hit them alike."""
+    times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(iterations):
-        started = time.perf_counter()
-        ours()
-        mine.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        bare()
-        theirs.append(time.perf_counter() - started)
-    return statistics.median(mine), statistics.median(theirs)
+        for name, call in calls.items():
+            started = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def _report(label: str, bare_label: str, ours: float, bare: float, bar: float, iterations: int, unit: str) -> None:
@@ -169,9 +168,13 @@ def bench_calls(target: str) -> None:
             driver.process_llm_response(response)
             greeter.SayHello(request, timeout=30)
         iterations = 2000
-        ours, bare = _interleaved(lambda: driver.process_llm_response(response),
-                                  lambda: greeter.SayHello(request, timeout=30), iterations)
-        _report("unary", "stub.SayHello", ours, bare, 1.2, iterations, "us")
+        medians = _interleaved({
+            "ours": lambda: driver.process_llm_response(response),
+            "bare": lambda: greeter.SayHello(request, timeout=30),
+            "call_tool": lambda: driver.call_tool("Greeter_SayHello", {"name": "bench"}),
+        }, iterations)
+        _report("unary", "stub.SayHello", medians["ours"], medians["bare"], 1.2, iterations, "us")
+        print(f"   (driver.call_tool, the same call without parsing LLM output: {medians['call_tool'] * 1e6:.1f} us)")
 
         print(f"\n-- 3. server streaming of {STREAM} messages: process_llm_response vs list(stub.ListFeatures) (bar <= 1.3)")
         response = json.dumps({"tool": "RouteGuide_ListFeatures", "arguments": {"hi": {"longitude": STREAM}}})
@@ -181,9 +184,11 @@ def bench_calls(target: str) -> None:
             driver.process_llm_response(response)
             list(guide.ListFeatures(rectangle, timeout=30))
         iterations = 60
-        ours, bare = _interleaved(lambda: driver.process_llm_response(response),
-                                  lambda: list(guide.ListFeatures(rectangle, timeout=30)), iterations)
-        _report("stream", "list(stub.ListFeatures)", ours, bare, 1.3, iterations, "ms")
+        medians = _interleaved({
+            "ours": lambda: driver.process_llm_response(response),
+            "bare": lambda: list(guide.ListFeatures(rectangle, timeout=30)),
+        }, iterations)
+        _report("stream", "list(stub.ListFeatures)", medians["ours"], medians["bare"], 1.3, iterations, "ms")
     channel.close()
 
 
