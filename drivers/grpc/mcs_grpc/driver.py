@@ -264,13 +264,14 @@ class GrpcDriver(ToolDriver):
         try:
             self._listed, files = fetch_files(
                 channel, settings.target, timeout=load_timeout, wanted=_catalog.wanted_service(services),
-                metadata=self._metadata.current() if self._metadata.is_static else self._load_metadata(),
+                metadata=self._load_metadata(),
             )
         finally:
             channel.close()
         return files
 
     def _load_metadata(self) -> Any:
+        """The metadata for reflection at load; a failing metadata source is a configuration error."""
         try:
             return self._metadata.current()
         except ExecutionError as exc:
