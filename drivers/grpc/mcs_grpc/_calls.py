@@ -105,6 +105,34 @@ def collected(items: Sequence[Any]) -> dict[str, Any]:
     return {MESSAGES: list(items)}
 
 
+class _Budget:
+    """What one stream may still return: each message becomes its JSON item, and a :class:`Cut`
+    follows the item that reaches ``max_messages`` or replaces the one over ``max_bytes``."""
+
+    def __init__(self, bounds: StreamBounds, to_json: Callable[[Any], Any]) -> None:
+        self.bounds = bounds
+        self.to_json = to_json
+        self.count = 0
+        self.size = 0
+
+    def items(self, message: Any) -> tuple[Any, ...]:
+        """The items to yield for ``message``; the stream stops when the last one is a Cut."""
+        self.size += message.ByteSize()
+        if self.size > self.bounds.max_bytes:
+            return (Cut(f"[truncated: stopped after {self.count} messages, at the byte limit of "
+                        f"{self.bounds.max_bytes} (max_stream_bytes); the stream holds more]"),)
+        item = self.to_json(message)
+        self.count += 1
+        if self.count >= self.bounds.max_messages:
+            return item, Cut(f"[truncated: stopped after {self.bounds.max_messages} messages "
+                             "(max_stream_messages); the stream may hold more]")
+        return (item,)
+
+    def out_of_time(self) -> Cut:
+        return Cut(f"[truncated: stopped after {self.count} messages, at the end of the "
+                   f"{self.bounds.window:g} s time window (stream_window); the stream may hold more]")
+
+
 class _SyncConnection:
     """The driver's one sync channel and its callables; replaced after ``UNAVAILABLE`` so the
     next call connects afresh instead of waiting out the old channel's reconnect backoff."""
@@ -219,18 +247,6 @@ class Caller:
             connection.reset()
         return mapped
 
-    def _cut_by_count(self) -> Cut:
-        return Cut(f"[truncated: stopped after {self.bounds.max_messages} messages "
-                   "(max_stream_messages); the stream may hold more]")
-
-    def _cut_by_bytes(self, count: int) -> Cut:
-        return Cut(f"[truncated: stopped after {count} messages, at the byte limit of "
-                   f"{self.bounds.max_bytes} (max_stream_bytes); the stream holds more]")
-
-    def _cut_by_time(self, count: int) -> Cut:
-        return Cut(f"[truncated: stopped after {count} messages, at the end of the "
-                   f"{self.bounds.window:g} s time window (stream_window); the stream may hold more]")
-
     # ------------------------------------------------------------------ sync
 
     def call(self, method: Method, invocation: Invocation) -> Any:
@@ -257,23 +273,18 @@ class Caller:
             iter(request) if method.client_streaming else request,
             timeout=timeout, metadata=self.metadata.current(), wait_for_ready=self.wait_for_ready,
         )
-        count = size = 0
+        budget = _Budget(self.bounds, self.to_json)
         try:
             for message in call:
-                size += message.ByteSize()
-                if size > self.bounds.max_bytes:
-                    yield self._cut_by_bytes(count)
-                    return
-                yield self.to_json(message)
-                count += 1
-                if count >= self.bounds.max_messages:
-                    yield self._cut_by_count()
+                items = budget.items(message)
+                yield from items
+                if isinstance(items[-1], Cut):
                     return
         except grpc.RpcError as error:
             if windowed and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                yield self._cut_by_time(count)
+                yield budget.out_of_time()
                 return
-            raise self._failed(error, method, invocation, count, connection=self.sync) from None
+            raise self._failed(error, method, invocation, budget.count, connection=self.sync) from None
         finally:
             call.cancel()
 
@@ -319,23 +330,19 @@ class Caller:
             _aiter(request) if method.client_streaming else request,
             timeout=timeout, metadata=metadata, wait_for_ready=self.wait_for_ready,
         )
-        count = size = 0
+        budget = _Budget(self.bounds, self.to_json)
         try:
             async for message in call:
-                size += message.ByteSize()
-                if size > self.bounds.max_bytes:
-                    yield self._cut_by_bytes(count)
-                    return
-                yield self.to_json(message)
-                count += 1
-                if count >= self.bounds.max_messages:
-                    yield self._cut_by_count()
+                items = budget.items(message)
+                for item in items:
+                    yield item
+                if isinstance(items[-1], Cut):
                     return
         except grpc.RpcError as error:
             if windowed and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                yield self._cut_by_time(count)
+                yield budget.out_of_time()
                 return
-            raise self._failed(error, method, invocation, count, connection=connection) from None
+            raise self._failed(error, method, invocation, budget.count, connection=connection) from None
         finally:
             call.cancel()
 
