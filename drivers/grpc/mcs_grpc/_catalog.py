@@ -250,11 +250,6 @@ def choose_methods(
     return chosen
 
 
-def is_streaming(method: MethodDescriptor) -> tuple[bool, bool]:
-    """``(client_streaming, server_streaming)``."""
-    return bool(method.client_streaming), bool(method.server_streaming)
-
-
 def idempotency_level(method: MethodDescriptor) -> int:
     """``MethodOptions.idempotency_level``: 0 unknown, 1 NO_SIDE_EFFECTS, 2 IDEMPOTENT."""
     return int(method.GetOptions().idempotency_level) if method.has_options else 0
