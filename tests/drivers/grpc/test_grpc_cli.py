@@ -1,0 +1,81 @@
+"""The gRPC driver on the command line and served over MCP, and `make demo-grpc`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from grpc_servers import LAB_PROTO, Running
+from mcs_grpc import demo
+
+from mcs.cli import main
+
+
+def test_describe_prints_the_tools_from_a_proto(capsys) -> None:
+    assert main(["describe", "grpc", "-o", f"proto={LAB_PROTO}", "-o", "description_mode=inline"]) == 0
+    out = capsys.readouterr().out
+    assert "Lab_Echo" in out and "Lab_Ticks" in out
+
+
+def test_call_runs_the_llm_response_against_the_server(capsys, lab: Running) -> None:
+    code = main(["call", "grpc", "-o", f"target={lab.target}", "-o", "include_defaults=false",
+                 "--response", '{"tool": "Lab_Echo", "arguments": {"text": "cli", "big": 3}}'])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {"text": "cli", "big": "3"}
+
+
+def test_call_prints_a_grpc_error_as_execution_error(capsys, lab: Running) -> None:
+    code = main(["call", "grpc", "-o", f"target={lab.target}",
+                 "--response", '{"tool": "Lab_Fail", "arguments": {"code": "NOT_FOUND"}}'])
+    assert code == 1
+    assert json.loads(capsys.readouterr().out)["error"] == "EXECUTION_ERROR"
+
+
+@pytest.mark.parametrize("options", [["-o", "proto=missing.proto"], ["-o", "colour=red"], []])
+def test_bad_options_give_one_line_and_exit_2(capsys, options: list[str]) -> None:
+    assert main(["describe", "grpc", *options]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_toolbox_file_holds_the_grpc_driver_beside_another(tmp_path: Path, capsys, lab: Running) -> None:
+    config = tmp_path / "toolbox.yaml"
+    config.write_text(
+        f"drivers:\n  lab:\n    driver: grpc\n    options:\n      target: '{lab.target}'\n"
+        f"      methods: [Echo]\n      include_defaults: false\n  local:\n    driver: functions\n"
+    )
+    code = main(["call", "--config", str(config), "--response", '{"tool": "Lab_Echo", "arguments": {"text": "box"}}'])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out) == {"text": "box"}
+
+
+async def test_mcs_serve_exposes_the_driver_to_the_official_mcp_client(lab: Running) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    mcs = Path(sys.executable).with_name("mcs")
+    params = StdioServerParameters(command=str(mcs), args=[
+        "serve", "grpc", "-o", f"target={lab.target}", "-o", "methods=[\"Echo\", \"Fail\"]",
+        "-o", "include_defaults=false"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        listed = {tool.name for tool in (await session.list_tools()).tools}
+        assert listed == {"Lab_Echo", "Lab_Fail"}
+        result = await session.call_tool("Lab_Echo", {"text": "over mcp"})
+        assert result.structured_content == {"text": "over mcp"}
+        failed = await session.call_tool("Lab_Fail", {"code": "PERMISSION_DENIED", "details": "no"})
+        assert failed.is_error and "PERMISSION_DENIED" in failed.content[0].text
+
+
+def test_the_demo_makes_real_calls_and_prints_their_results(capsys) -> None:
+    demo.main()
+    out = capsys.readouterr().out
+    assert "== System prompt for gpt-4o ==" in out and "Weather_GetForecast" in out
+    results = out.split("== Result of the real gRPC call ==\n")[1:]
+    assert len(results) == 2
+    forecast = json.loads(results[0].split("\n\n")[0])
+    assert forecast["city"] == "Paris" and [d["offset"] for d in forecast["days"]] == [1, 2]
+    streamed = json.loads(results[1].split("\n\n")[0])
+    assert [d["offset"] for d in streamed["messages"]] == [1, 2, 3]
