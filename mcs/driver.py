@@ -179,6 +179,10 @@ class ToolDriver(MCSDriver):
     #: (network I/O with timeouts); other drivers' calls run on a worker thread.
     enforces_deadline: ClassVar[bool] = False
 
+    #: Constructor options that name files (besides ``spec``, ``path``, ``wsdl``...): a
+    #: toolbox file resolves relative values, or lists of them, from its own folder.
+    path_options: ClassVar[frozenset[str]] = frozenset()
+
     def __init__(
         self,
         *,

@@ -106,10 +106,8 @@ class Toolbox(ToolDriver):
                 raise ConfigurationError(f"{file}: drivers.{key} needs a 'driver' name")
             driver_options = dict(entry.get("options") or {})
             driver_options.update({k: v for k, v in entry.items() if k not in ("driver", "options")})
-            for option in PATH_OPTIONS & driver_options.keys():
-                value = driver_options[option]
-                if isinstance(value, str) and "://" not in value and not Path(value).is_absolute():
-                    driver_options[option] = str(file.parent / value)
+            for option in (PATH_OPTIONS | _declared_paths(entry["driver"])) & driver_options.keys():
+                driver_options[option] = _from_folder(file.parent, driver_options[option])
             members[str(key)] = load_driver(entry["driver"], **driver_options)
         settings = {k: v for k, v in data.items() if k != "drivers"}
         return cls(members, **{**settings, **options})
@@ -209,3 +207,23 @@ def _read_config(file: Path) -> Any:
     except (ValueError, yaml.YAMLError) as exc:
         kind = {".json": "JSON", ".toml": "TOML"}.get(file.suffix, "YAML")
         raise ConfigurationError(f"{file} is not valid {kind}: {exc}") from None
+
+
+def _declared_paths(driver: str) -> frozenset[str]:
+    """The file-path options a driver class declares (``ToolDriver.path_options``)."""
+    from mcs.registry import driver_class
+
+    try:
+        declared: frozenset[str] = getattr(driver_class(driver), "path_options", frozenset())
+    except Exception:  # load_driver reports a missing or broken driver with its own error
+        return frozenset()
+    return frozenset(declared)
+
+
+def _from_folder(folder: Path, value: Any) -> Any:
+    """A relative path (or each of a list of them) read from ``folder``; URLs stay as they are."""
+    if isinstance(value, list):
+        return [_from_folder(folder, item) for item in value]
+    if isinstance(value, str) and "://" not in value and not Path(value).is_absolute():
+        return str(folder / value)
+    return value

@@ -107,6 +107,7 @@ class GrpcDriver(ToolDriver):
     """
 
     enforces_deadline = True
+    path_options = frozenset({"include_paths", "descriptor_set"})
 
     def __init__(
         self,

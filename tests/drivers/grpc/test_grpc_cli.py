@@ -79,3 +79,19 @@ def test_the_demo_makes_real_calls_and_prints_their_results(capsys) -> None:
     assert forecast["city"] == "Paris" and [d["offset"] for d in forecast["days"]] == [1, 2]
     streamed = json.loads(results[1].split("\n\n")[0])
     assert [d["offset"] for d in streamed["messages"]] == [1, 2, 3]
+
+
+def test_a_toolbox_file_reads_proto_include_paths_from_its_own_folder(tmp_path: Path) -> None:
+    import mcs
+
+    (tmp_path / "protos" / "lib").mkdir(parents=True)
+    (tmp_path / "protos" / "lib" / "common.proto").write_text(
+        'syntax = "proto3";\npackage lib;\nmessage Name { string value = 1; }\n')
+    (tmp_path / "protos" / "greeter.proto").write_text(
+        'syntax = "proto3";\npackage demo;\nimport "lib/common.proto";\n'
+        "service Greeter { rpc Hello (lib.Name) returns (lib.Name); }\n")
+    config = tmp_path / "toolbox.yaml"
+    config.write_text("drivers:\n  greet:\n    driver: grpc\n    proto: protos/greeter.proto\n"
+                      "    include_paths: [protos]\n    target: '127.0.0.1:1'\n")
+    with mcs.Toolbox.from_config(config) as box:
+        assert [tool.name for tool in box.list_tools()] == ["Greeter_Hello"]
