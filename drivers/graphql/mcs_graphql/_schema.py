@@ -66,10 +66,9 @@ def _line(node: Node | None) -> int | None:
 
 
 def _where(error: GraphQLError) -> str:
-    if error.locations:
-        first = error.locations[0]
-        return f"line {first.line}, column {first.column}: "
-    return ""
+    if not error.locations:
+        return ""
+    return " and ".join(f"line {at.line}, column {at.column}" for at in error.locations[:3]) + ": "
 
 
 def _without_repeated_fields(document: DocumentNode) -> tuple[DocumentNode, list[str]]:

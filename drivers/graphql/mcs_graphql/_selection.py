@@ -86,8 +86,9 @@ def _select(named: GraphQLNamedType, rules: SelectionRules, depth: int, path: fr
         return _connection(named, rules, depth, path)  # type: ignore[arg-type]
     if isinstance(named, GraphQLUnionType):
         parts = ["__typename"]
+        seen: dict[str, str] = {}  # a name selected in two members must have one type, or the document is invalid
         for member in named.types[:_UNION_MEMBERS]:
-            inner = _fields_of(member, rules, 1, path)
+            inner = _fields_of(member, rules, 1, path, seen)
             if inner:
                 parts.append(f"... on {member.name} {{ {inner} }}")
         return " { " + " ".join(parts) + " }"
@@ -100,7 +101,8 @@ def _select(named: GraphQLNamedType, rules: SelectionRules, depth: int, path: fr
 
 
 def _fields_of(
-    named: GraphQLObjectType | GraphQLInterfaceType, rules: SelectionRules, depth: int, path: frozenset[str]
+    named: GraphQLObjectType | GraphQLInterfaceType, rules: SelectionRules, depth: int, path: frozenset[str],
+    seen: dict[str, str] | None = None,
 ) -> str:
     leaves: list[str] = []
     objects: list[tuple[str, GraphQLNamedType]] = []
@@ -109,6 +111,8 @@ def _fields_of(
             continue
         inner = get_named_type(field.type)
         if is_leaf_type(inner):
+            if seen is not None and seen.setdefault(name, str(field.type)) != str(field.type):
+                continue
             leaves.append(name)
         elif depth > 1 and inner.name not in path and not is_list_type(_nullable(field.type)) and not is_connection(inner):
             objects.append((name, inner))

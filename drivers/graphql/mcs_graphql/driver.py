@@ -125,22 +125,26 @@ class GraphQLDriver(ToolDriver):
             url or "", headers=self._static_headers, auth=auth, max_response_bytes=max_response_bytes,
             retries=max(0, int(retries)), backoff=float(backoff), verify=verify,
         ) if url else None
-        self.loaded = self._load(schema, lenient)
-        self.schema: GraphQLSchema = self.loaded.schema
-        converter = InputSchemas(scalars)
-        ops: list[Operation] = []
-        if generate:
-            ops += generated(self.schema, converter, mutations=mutations,
-                             rules=SelectionRules(depth=selection_depth), page_size=page_size,
-                             selections=selections or {})
-        elif selections:
-            raise ConfigurationError("selections applies to generated tools, and generate is false")
-        if operations is not None:
-            ops += persisted(operation_files(operations), self.schema, converter, mutations=mutations)
-        self.explorer = SchemaExplorer(self.schema)
-        self._targets: dict[str, Operation | str] = {}
-        self._op_tools = self._tools_for(ops, freeform)
-        has_streams = self.schema.subscription_type is not None or any(op.kind == "subscription" for op in ops)
+        try:
+            self.loaded = self._load(schema, lenient)
+            self.schema: GraphQLSchema = self.loaded.schema
+            converter = InputSchemas(scalars)
+            ops: list[Operation] = []
+            if generate:
+                ops += generated(self.schema, converter, mutations=mutations,
+                                 rules=SelectionRules(depth=selection_depth), page_size=page_size,
+                                 selections=selections or {})
+            elif selections:
+                raise ConfigurationError("selections applies to generated tools, and generate is false")
+            if operations is not None:
+                ops += persisted(operation_files(operations), self.schema, converter, mutations=mutations)
+            self.explorer = SchemaExplorer(self.schema)
+            self._targets: dict[str, Operation | str] = {}
+            self._op_tools = self._tools_for(ops, freeform)
+            has_streams = self.schema.subscription_type is not None or any(op.kind == "subscription" for op in ops)
+        except BaseException:
+            self.close()  # the introspection may have opened a connection pool
+            raise
         self.meta = DriverMeta(
             id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"mcs-driver-graphql:{url or self.loaded.origin}")),
             name=name or "graphql",
