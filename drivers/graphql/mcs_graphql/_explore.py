@@ -57,6 +57,7 @@ class _Entry:
     name_words: frozenset[str]
     text_words: frozenset[str]
     root: bool
+    owner_words: frozenset[str] = frozenset()
 
 
 def _args(arguments: Mapping[str, GraphQLArgument]) -> str:
@@ -92,7 +93,8 @@ class SchemaExplorer:
                     entries.append(_Entry(
                         f"{name}.{field_name}", "field", f"{args}: {field_def.type}", text,
                         frozenset(_stem(w) for w in _words(field_name)),
-                        frozenset(_stem(w) for w in _words(f"{name} {text}")), name in self._roots,
+                        frozenset(_stem(w) for w in _words(text)), name in self._roots,
+                        frozenset(_stem(w) for w in _words(name)),
                     ))
             self._entries = entries
         return self._entries
@@ -104,7 +106,12 @@ class SchemaExplorer:
             raise InvalidInputError("search_schema needs some words to look for, e.g. 'repository issues'.")
         scored: list[tuple[float, _Entry]] = []
         for entry in self._index():
-            score = 3.0 * len(words & entry.name_words) + len(words & entry.text_words)
+            named = len(words & entry.name_words)
+            score = 3.0 * named + len(words & entry.text_words)
+            if named and named == len(entry.name_words):
+                score += 3.0  # every word of the name was asked for: `issues` beats `totalIssueCount`
+            if entry.owner_words:
+                score += 2.0 * len(words & entry.owner_words)
             if score:
                 scored.append((score + (0.5 if entry.root else 0.0) + (0.25 if entry.kind != "field" else 0.0), entry))
         scored.sort(key=lambda item: (-item[0], item[1].name))

@@ -275,9 +275,12 @@ class _Cost:
         if node.selection_set is None:
             return multiplier
         named = get_named_type(definition.type)
-        if is_connection(named) or is_list_type(get_nullable_type(definition.type)):
-            multiplier *= self._size(node)
-        return multiplier + self.selection(node.selection_set, named, multiplier)
+        inner = multiplier
+        if is_connection(parent) and node.name.value in ("nodes", "edges"):
+            pass  # sized by the connection's own first/last already
+        elif is_connection(named) or is_list_type(get_nullable_type(definition.type)):
+            inner *= self._size(node)
+        return multiplier + self.selection(node.selection_set, named, inner)
 
     def _size(self, node: FieldNode) -> int:
         for argument in node.arguments or ():
