@@ -158,7 +158,7 @@ class State:
         }
         self.books = [
             {"id": f"b{i}", "title": f"Book {i}", "genre": "FICTION" if i % 2 else "SCIENCE",
-             "published": "2020-01-0%dT00:00:00Z" % (i % 9 + 1), "link": f"https://books.test/{i}",
+             "published": f"2020-01-0{i % 9 + 1}T00:00:00Z", "link": f"https://books.test/{i}",
              "tags": ["t"], "author": "a1" if i % 2 else "a2"}
             for i in range(1, 8)
         ]

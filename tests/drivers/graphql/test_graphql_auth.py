@@ -59,7 +59,7 @@ def test_the_callers_credentials_are_never_forwarded(server: Running) -> None:
 
 
 def test_a_header_with_a_line_break_from_the_callable_is_refused_before_sending(server: Running) -> None:
-    with GraphQLDriver(server.graphql, schema=SDL, auth=lambda: {"X-Token": "a\r\nX-Injected: 1"}) as driver:
-        with pytest.raises(ExecutionError, match="line break"):
-            driver.call_tool("now", {})
+    bad = {"X-Token": "a\r\nX-Injected: 1"}
+    with GraphQLDriver(server.graphql, schema=SDL, auth=lambda: bad) as driver, pytest.raises(ExecutionError, match="line break"):
+        driver.call_tool("now", {})
     assert server.state.requests == []

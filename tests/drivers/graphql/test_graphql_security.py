@@ -79,9 +79,9 @@ def test_hostile_documents_are_refused_before_anything_is_sent(driver: GraphQLDr
 
 
 def test_the_limits_are_configurable(server: Running) -> None:
-    with GraphQLDriver(server.graphql, freeform=True, limits={"max_depth": 5}) as strict:
-        with pytest.raises(InvalidInputError, match="nests 6 levels deep; the limit is 5"):
-            strict.call_tool("execute", {"query": _deep(2)})
+    strict = GraphQLDriver(server.graphql, freeform=True, limits={"max_depth": 5})
+    with strict, pytest.raises(InvalidInputError, match="nests 6 levels deep; the limit is 5"):
+        strict.call_tool("execute", {"query": _deep(2)})
     with GraphQLDriver(server.graphql, freeform=True, limits={"max_depth": 6}) as driver:
         result = driver.call_tool("execute", {"query": _deep(2)})
     assert result["book"]["author"]["books"][0]["author"]["books"][0]["id"] == "b1"

@@ -120,7 +120,7 @@ def test_a_persisted_file_that_does_not_match_the_schema_is_named(tmp_path: Path
         GraphQLDriver(schema=SDL, operations=[bad])
     anonymous = tmp_path / "anon.graphql"
     anonymous.write_text("{ now }")
-    with pytest.raises(Exception, match="anon.graphql: line 1: a persisted operation needs a name"):
+    with pytest.raises(Exception, match=r"anon\.graphql: line 1: a persisted operation needs a name"):
         GraphQLDriver(schema=SDL, operations=tmp_path / "anon.graphql")
 
 
