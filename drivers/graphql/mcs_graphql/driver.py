@@ -347,6 +347,9 @@ class GraphQLDriver(ToolDriver):
         if self._link is not None:
             await self._link.aclose()
 
+    def __enter__(self) -> GraphQLDriver:
+        return self
+
     async def __aenter__(self) -> GraphQLDriver:
         return self
 
