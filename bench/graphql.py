@@ -78,7 +78,7 @@ def bench_tokens() -> None:
     for path in sorted(GRAPHQL.glob("*.graphql")):
         lenient = path.name == DUPLICATES
         for options in ({"description_mode": "discovery"}, {"mutations": "all"}):
-            driver = GraphQLDriver(schema=path, lenient=lenient, **options)  # type: ignore[arg-type]
+            driver = GraphQLDriver(schema=path, lenient=lenient, **options)
             text = driver.get_function_description()
             tokens = len(encoding.encode(text))
             mode = driver._resolved_mode(driver._tool_map())
