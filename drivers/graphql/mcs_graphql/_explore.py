@@ -10,7 +10,6 @@ of the name (weighted most), then of the description. ``describe_type`` answers 
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,24 +27,12 @@ from graphql import (
     GraphQLUnionType,
 )
 
+from mcs.discovery import _stem, _words  # the words and stems discovery's tool search uses
 from mcs.errors import InvalidInputError
 from mcs_graphql._text import plain
 
-_WORD = re.compile(r"[a-z0-9]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SUMMARY = 140
 DESCRIBE_MAX_CHARS = 24_000
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(_CAMEL.sub(" ", text).lower())
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
 
 
 @dataclass(frozen=True, slots=True)

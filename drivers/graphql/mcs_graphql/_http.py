@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import inspect
 import random
+import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -212,6 +213,7 @@ class HttpLink:
         self._session: Any = None
         self._aclients: dict[int, tuple[Any, Any]] = {}
         self._closers: dict[int, AsyncIterator[None]] = {}
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ headers and timeouts
 
@@ -258,6 +260,12 @@ class HttpLink:
     # ------------------------------------------------------------------ sessions
 
     def _sync_session(self) -> Any:
+        if self._session is not None:
+            return self._session
+        with self._lock:  # two threads calling at once still share one pool
+            return self._open_sync_session()
+
+    def _open_sync_session(self) -> Any:
         if self._session is None:
             inner = http.HTTPTransport(verify=self._verify, limits=http.Limits(max_connections=100, max_keepalive_connections=20))
             transport = HTTPXTransport(

@@ -18,7 +18,7 @@ def github(corpus: Path) -> GraphQLDriver:
 
 @pytest.fixture(scope="module")
 def corpus() -> Path:  # module scope: the GitHub schema is built once here
-    from conftest_corpus import corpus_path
+    from graphql_paths import corpus_path
 
     return corpus_path()
 
