@@ -6,10 +6,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from graphql_paths import GITHUB, corpus_path
 from graphql_server import Running, serve
+from mcs_graphql import GraphQLDriver
 
 HERE = Path(__file__).parent
 OPERATIONS = HERE / "operations"
+
+
+@pytest.fixture(scope="session")
+def github() -> GraphQLDriver:
+    """GitHub's 2024 public schema with every tool (mutations, free-form), built once."""
+    return GraphQLDriver(schema=corpus_path() / "graphql" / GITHUB, mutations="all", freeform=True)
 
 
 @pytest.fixture(scope="session")

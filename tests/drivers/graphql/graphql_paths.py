@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+GITHUB = "github_schema_2024-04-16.graphql"
 CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
 
 

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from graphql_server import Running
 from mcs_graphql import GraphQLDriver
 
 from mcs.errors import InvalidInputError
-
-
-@pytest.fixture(scope="module")
-def github(corpus: Path) -> GraphQLDriver:
-    return GraphQLDriver(schema=corpus / "graphql" / "github_schema_2024-04-16.graphql", freeform=True)
-
-
-@pytest.fixture(scope="module")
-def corpus() -> Path:  # module scope: the GitHub schema is built once here
-    from graphql_paths import corpus_path
-
-    return corpus_path()
 
 
 def test_search_schema_finds_types_and_fields_by_words(github: GraphQLDriver) -> None:
