@@ -44,7 +44,7 @@ from graphql import (
 from graphql.execution.values import get_variable_values
 from graphql.type.definition import get_nullable_type
 
-from mcs.errors import InvalidInputError
+from mcs.errors import ConfigurationError, InvalidInputError
 from mcs_graphql._selection import is_connection
 
 _INTROSPECTION = frozenset({"__schema", "__type"})
@@ -70,8 +70,6 @@ class Limits:
             return cls()
         if isinstance(value, Limits):
             return value
-        from mcs.errors import ConfigurationError
-
         unknown = set(value) - set(cls.__dataclass_fields__)
         if unknown:
             raise ConfigurationError(

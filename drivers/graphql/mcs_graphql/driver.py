@@ -15,7 +15,7 @@ from graphql import GraphQLSchema, print_ast
 
 from mcs import discovery
 from mcs.driver import DriverMeta, ToolDriver
-from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name, unique_tool_names
 from mcs_graphql import _freeform
@@ -236,8 +236,6 @@ class GraphQLDriver(ToolDriver):
         args = invocation.arguments
         variables = args.get("variables") or {}
         if not isinstance(variables, Mapping):
-            from mcs.errors import InvalidInputError
-
             raise InvalidInputError("variables must be an object of variable names to values.", tool=invocation.tool.name)
         checked = check(str(args["query"]), self.schema, self.limits, mutations=self.mutations == "all",
                         variables=variables, operation_name=args.get("operationName"))
