@@ -99,7 +99,7 @@ def test_the_async_twin_gives_the_same_results(driver: GraphQLDriver) -> None:
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_a_slow_answer_times_out_within_the_deadline(server: Running, use_async: bool) -> None:
-    with GraphQLDriver(server.graphql, timeout=0.3) as driver:
+    with GraphQLDriver(server.graphql, schema=server_sdl(), timeout=0.3) as driver:
         started = time.monotonic()
         with pytest.raises(ToolTimeoutError):
             if use_async:
