@@ -1,0 +1,439 @@
+"""Sending one GraphQL request over HTTP with gql's httpx transport.
+
+What a caller can rely on:
+
+* One pooled connection (gql ``SyncClientSession``) for the sync path and one per event
+  loop for the async path; a dead server gives a clear error and the next call reconnects.
+* The body is read through a bounded reader: at most ``max_response_bytes`` of *decoded*
+  content (gzip and deflate are inflated here with a bound, so a compression bomb cannot
+  fill memory). A larger answer comes back as its first bytes and a ``[truncated ...]``
+  marker instead of a parsed result.
+* Timeouts come from the call's deadline (connect, read, write and pool each get what is
+  left), and the reader stops once the deadline has passed between two chunks.
+* Retries (``retries`` times, exponential backoff with jitter, never past the deadline)
+  only for queries: on a connection failure or HTTP 429/502/503/504. A mutation is sent
+  once. An HTTP 401 calls the ``auth`` callable again and retries once with its headers.
+* Headers: the configured static ones and what ``auth`` returns; nothing from the model or
+  the caller's context is ever forwarded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+import random
+import threading
+import time
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gql import Client, GraphQLRequest
+from gql.transport.exceptions import (
+    TransportConnectionFailed,
+    TransportError,
+    TransportProtocolError,
+    TransportQueryError,
+    TransportServerError,
+)
+from gql.transport.httpx import HTTPXAsyncTransport, HTTPXTransport
+from gql.transport.httpx import httpx as http  # type: ignore[attr-defined]  # httpx or httpx2, as gql chose
+
+from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+_DEFAULT_HEADERS = {
+    "Accept": "application/graphql-response+json, application/json;q=0.9",
+    "Accept-Encoding": "gzip, deflate",
+    "User-Agent": "mcs-graphql/0.1",
+}
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("mcs_graphql_deadline", default=None)
+_MAX_BACKOFF = 8.0
+
+AuthHeaders = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the server answered: GraphQL ``data`` and ``errors``, or a truncated body."""
+
+    data: Any = None
+    errors: list[Any] | None = None
+    truncated: str | None = None
+
+
+class _Truncated(Exception):
+    def __init__(self, head: bytes, cap: int) -> None:
+        super().__init__(f"the response passed {cap} bytes")
+        self.head = head
+        self.cap = cap
+
+    def text(self) -> str:
+        return self.head.decode("utf-8", errors="replace") + (
+            f"\n[truncated: the response passed {self.cap} bytes and was cut; select fewer fields "
+            "or ask for a smaller page (first/last)]"
+        )
+
+
+class _Undecodable(Exception):
+    pass
+
+
+class _Inflater:
+    """Content decoding with an output bound (httpx's own decoder has none)."""
+
+    def __init__(self, encoding: str) -> None:
+        encoding = encoding.strip().lower()
+        if encoding in ("", "identity"):
+            self._z: Any = None
+        elif encoding in ("gzip", "x-gzip"):
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._z = zlib.decompressobj()
+        else:
+            raise _Undecodable(f"an unsupported content-encoding {encoding!r}")
+        self.pending = False
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        if self._z is None:
+            return data
+        try:
+            out: bytes = self._z.decompress(data, limit)
+        except zlib.error:
+            raise _Undecodable("a body that could not be decompressed") from None
+        self.pending = bool(self._z.unconsumed_tail)
+        return out
+
+
+class _Reader:
+    """Counts decoded bytes against the cap and the clock against the deadline."""
+
+    def __init__(self, encoding: str, cap: int) -> None:
+        self._inflater = _Inflater(encoding)
+        self._cap = cap
+        self._parts: list[bytes] = []
+        self._total = 0
+        self._deadline = _DEADLINE.get()
+
+    def take(self, raw: bytes) -> bytes:
+        data = self._inflater.feed(raw, self._cap - self._total + 1)
+        self._total += len(data)
+        if self._total > self._cap or self._inflater.pending:
+            kept = b"".join(self._parts) + data
+            raise _Truncated(kept[: self._cap], self._cap)
+        self._parts.append(data)
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise http.ReadTimeout("the call's deadline passed while the response was read")
+        return data
+
+
+class _CappedStream(http.SyncByteStream, http.AsyncByteStream):
+    def __init__(self, inner: Any, encoding: str, cap: int) -> None:
+        self._inner = inner
+        self._encoding = encoding
+        self._cap = cap
+
+    def __iter__(self) -> Iterator[bytes]:
+        reader = _Reader(self._encoding, self._cap)
+        for raw in self._inner:
+            yield reader.take(raw)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        reader = _Reader(self._encoding, self._cap)
+        async for raw in self._inner:
+            yield reader.take(raw)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _capped(response: Any, cap: int) -> Any:
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in ("content-encoding", "content-length")]
+    stream = _CappedStream(response.stream, response.headers.get("content-encoding", ""), cap)
+    return http.Response(response.status_code, headers=headers, stream=stream, extensions=response.extensions)
+
+
+class _CappedTransport(http.BaseTransport):
+    def __init__(self, inner: Any, cap: int) -> None:
+        self._inner = inner
+        self._cap = cap
+
+    def handle_request(self, request: Any) -> Any:
+        return _capped(self._inner.handle_request(request), self._cap)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncCappedTransport(http.AsyncBaseTransport):
+    def __init__(self, inner: Any, cap: int) -> None:
+        self._inner = inner
+        self._cap = cap
+
+    async def handle_async_request(self, request: Any) -> Any:
+        return _capped(await self._inner.handle_async_request(request), self._cap)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def check_headers(headers: Mapping[str, str], where: str) -> dict[str, str]:
+    """``headers`` as a dict of strings; a line break or NUL in a name or value is refused."""
+    out: dict[str, str] = {}
+    for key, value in headers.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ConfigurationError(f"{where}: header names and values must be strings")
+        if any(c in key + value for c in "\r\n\0"):
+            raise ConfigurationError(f"{where}: header {key!r} contains a line break or NUL")
+        out[key] = value
+    return out
+
+
+class HttpLink:
+    """One GraphQL endpoint over HTTP, shared by every tool of a driver."""
+
+    def __init__(
+        self, url: str, *, headers: Mapping[str, str], auth: AuthHeaders | None, max_response_bytes: int,
+        retries: int, backoff: float, verify: bool | str,
+    ) -> None:
+        self.url = url
+        self.max_response_bytes = max_response_bytes
+        self.retries = retries
+        self.backoff = backoff
+        self._headers = {**_DEFAULT_HEADERS, **headers}
+        self._auth = auth
+        self._verify = verify
+        self._client: Any = None
+        self._session: Any = None
+        self._aclients: dict[int, tuple[Any, Any]] = {}
+        self._closers: dict[int, AsyncIterator[None]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ headers and timeouts
+
+    def auth_headers(self) -> dict[str, str]:
+        """What the ``auth`` callable gives now (sync path)."""
+        if self._auth is None:
+            return {}
+        given = self._auth()
+        if inspect.isawaitable(given):
+            given = asyncio.run(_awaited(given))
+        return self._checked(given)
+
+    async def aauth_headers(self) -> dict[str, str]:
+        """What the ``auth`` callable gives now, without blocking the loop (a plain callable runs
+        on a worker thread)."""
+        if self._auth is None:
+            return {}
+        if inspect.iscoroutinefunction(self._auth):
+            given = await self._auth()
+        else:
+            given = await asyncio.to_thread(self._auth)
+            if inspect.isawaitable(given):
+                given = await given
+        return self._checked(given)
+
+    @staticmethod
+    def _checked(given: Any) -> dict[str, str]:
+        if not isinstance(given, Mapping):
+            raise ExecutionError("The driver's auth callable did not return a mapping of headers.")
+        try:
+            return check_headers(given, "the auth callable")
+        except ConfigurationError as exc:
+            raise ExecutionError(f"The driver's credentials are unusable: {exc}") from None
+
+    @staticmethod
+    def _extra(deadline: float | None, headers: Mapping[str, str]) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if headers:
+            extra["headers"] = dict(headers)
+        if deadline is not None:
+            extra["timeout"] = http.Timeout(max(0.001, deadline - time.monotonic()))
+        return extra
+
+    # ------------------------------------------------------------------ sessions
+
+    def _sync_session(self) -> Any:
+        if self._session is not None:
+            return self._session
+        with self._lock:  # two threads calling at once still share one pool
+            return self._open_sync_session()
+
+    def _open_sync_session(self) -> Any:
+        if self._session is None:
+            inner = http.HTTPTransport(verify=self._verify, limits=http.Limits(max_connections=100, max_keepalive_connections=20))
+            transport = HTTPXTransport(
+                self.url, headers=self._headers, transport=_CappedTransport(inner, self.max_response_bytes),
+                follow_redirects=False, timeout=None,
+            )
+            client: Any = Client(transport=transport, execute_timeout=None)  # gql's connect/close are untyped
+            self._session = client.connect_sync()
+            self._client = client
+        return self._session
+
+    async def _async_session(self) -> Any:
+        loop = asyncio.get_running_loop()
+        pair = self._aclients.get(id(loop))
+        if pair is None:
+            inner = http.AsyncHTTPTransport(verify=self._verify)
+            transport = HTTPXAsyncTransport(
+                self.url, headers=self._headers, transport=_AsyncCappedTransport(inner, self.max_response_bytes),
+                follow_redirects=False, timeout=None,
+            )
+            aclient: Any = Client(transport=transport, execute_timeout=None)
+            session = await aclient.connect_async()
+            closer = _close_at_shutdown(aclient)
+            await closer.__anext__()
+            pair = (aclient, session)
+            self._aclients[id(loop)] = pair
+            self._closers[id(loop)] = closer
+        return pair[1]
+
+    def _release(self) -> list[Any]:
+        """Close the sync pool and forget the async ones; returns those for the caller to close."""
+        if self._client is not None:
+            self._client.close_sync()
+            self._client = self._session = None
+        stale, self._aclients, self._closers = self._aclients, {}, {}
+        return [client for client, _ in stale.values()]
+
+    def close(self) -> None:
+        """Close the pools; async ones too when no loop runs (their loop is gone, and so are their sockets)."""
+        for client in self._release():
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                with contextlib.suppress(Exception):
+                    asyncio.run(client.close_async())
+            else:
+                raise ConfigurationError("call `await driver.aclose()` to close a driver inside an event loop")
+
+    async def aclose(self) -> None:
+        """Close the pools from inside the event loop that used them."""
+        for client in self._release():
+            await client.close_async()
+
+    # ------------------------------------------------------------------ sending
+
+    def send(self, request: GraphQLRequest, deadline: float | None, *, retryable: bool, tool: str) -> Answer:
+        """Send ``request`` (sync); retries and error mapping as the module docstring says."""
+        attempt, refreshed = 0, False
+        while True:
+            extra = self._extra(deadline, self.auth_headers())
+            token = _DEADLINE.set(deadline)
+            try:
+                result = self._sync_session().execute(request, get_execution_result=True, extra_args=extra)
+                return Answer(data=result.data, errors=None)
+            except TransportError as exc:
+                outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)
+            finally:
+                _DEADLINE.reset(token)
+            if isinstance(outcome, Answer):
+                return outcome
+            if outcome is None:
+                refreshed = True
+            else:
+                time.sleep(outcome)
+                attempt += 1
+
+    async def asend(self, request: GraphQLRequest, deadline: float | None, *, retryable: bool, tool: str) -> Answer:
+        """The async twin of :meth:`send`."""
+        attempt, refreshed = 0, False
+        while True:
+            extra = self._extra(deadline, await self.aauth_headers())
+            token = _DEADLINE.set(deadline)
+            try:
+                session = await self._async_session()
+                result = await session.execute(request, get_execution_result=True, extra_args=extra)
+                return Answer(data=result.data, errors=None)
+            except TransportError as exc:
+                outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)
+            finally:
+                _DEADLINE.reset(token)
+            if isinstance(outcome, Answer):
+                return outcome
+            if outcome is None:
+                refreshed = True
+            else:
+                await asyncio.sleep(outcome)
+                attempt += 1
+
+    def _after(
+        self, exc: TransportError, attempt: int, refreshed: bool, deadline: float | None, retryable: bool, tool: str,
+    ) -> Answer | float | None:
+        """What to do after ``exc``: an :class:`Answer` to return, seconds to wait before a
+        retry, ``None`` to retry at once with fresh credentials; or raise the mapped error."""
+        if isinstance(exc, TransportQueryError):
+            return Answer(data=exc.data, errors=list(exc.errors or []))
+        if isinstance(exc, TransportServerError):
+            status = exc.code or 0
+            if status == 401 and self._auth is not None and not refreshed:
+                return None
+            delay = self._delay(attempt, deadline) if retryable and status in RETRY_STATUSES else None
+            if delay is None:
+                raise status_error(status, tool) from None
+            return delay
+        if isinstance(exc, TransportConnectionFailed):
+            cause = exc.__cause__
+            if isinstance(cause, _Truncated):
+                return Answer(truncated=cause.text())
+            if isinstance(cause, _Undecodable):
+                raise ExecutionError(f"{tool}: the server sent {cause}.", tool=tool) from None
+            if isinstance(cause, http.TimeoutException):
+                raise ToolTimeoutError(f"{tool} did not get a complete answer from the GraphQL server in time.", tool=tool) from None
+            delay = self._delay(attempt, deadline) if retryable else None
+            if delay is None:
+                reason = type(cause).__name__ if cause is not None else "connection failed"
+                raise ExecutionError(
+                    f"{tool}: could not reach the GraphQL server ({reason}). It may be down; try again later.",
+                    tool=tool, details={"reason": reason},
+                ) from None
+            return delay
+        if isinstance(exc, TransportProtocolError):
+            raise ExecutionError(
+                f"{tool}: the server did not answer with a GraphQL result.", tool=tool,
+                details={"reason": str(exc)[:300]},
+            ) from None
+        raise ExecutionError(f"{tool}: the GraphQL transport failed ({type(exc).__name__}).", tool=tool) from None
+
+    def _delay(self, attempt: int, deadline: float | None) -> float | None:
+        if attempt >= self.retries:
+            return None
+        delay: float = min(_MAX_BACKOFF, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
+        if deadline is not None and time.monotonic() + delay >= deadline:
+            return None
+        return delay
+
+
+def status_error(status: int, tool: str) -> ExecutionError:
+    """``EXECUTION_ERROR`` for an HTTP status without a GraphQL answer, with what to do."""
+    if status in (401, 403):
+        hint = "The request was not authorised; calling again will not help."
+    elif status == 404:
+        hint = "The server has no GraphQL endpoint at the configured URL."
+    elif status == 429:
+        hint = "The server is rate limiting; wait before calling again."
+    elif status >= 500:
+        hint = "The server failed; you may try again later."
+    else:
+        hint = "The server refused the request."
+    return ExecutionError(f"{tool}: the GraphQL server answered HTTP {status}. {hint}", tool=tool, details={"status": status})
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+async def _close_at_shutdown(client: Any) -> AsyncIterator[None]:
+    """Suspended for the life of the loop; the loop's ``shutdown_asyncgens()`` closes the
+    client on its own loop, so a pool left open when its loop ends releases its sockets."""
+    try:
+        yield
+    finally:
+        await client.close_async()

@@ -1,0 +1,44 @@
+"""The result a model reads: ``data`` as the server sent it, or ``data`` and ``errors``.
+
+* no errors: the raw ``data``;
+* errors beside data (a partial result): ``{"data": ..., "errors": [...]}``;
+* errors without data: ``EXECUTION_ERROR`` listing each message with its path, so the model
+  can fix its query; the errors themselves are in ``error.details["errors"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcs.errors import ExecutionError
+
+_LISTED = 10
+_MESSAGE = 300
+
+
+def _compact(error: Any) -> dict[str, Any]:
+    if not isinstance(error, dict):
+        return {"message": str(error)[:_MESSAGE]}
+    out: dict[str, Any] = {"message": str(error.get("message", ""))[:_MESSAGE]}
+    for key in ("path", "locations", "extensions"):
+        if error.get(key):
+            out[key] = error[key]
+    return out
+
+
+def shaped(data: Any, errors: list[Any] | None, tool: str) -> Any:
+    """``data``, ``{"data", "errors"}`` or an :class:`ExecutionError`, as the docstring says."""
+    if not errors:
+        return data
+    compact = [_compact(e) for e in errors]
+    if data is None:
+        lines = []
+        for error in compact[:_LISTED]:
+            path = ".".join(str(p) for p in error.get("path") or ())
+            lines.append(error["message"] + (f" (at {path})" if path else ""))
+        more = f" (and {len(compact) - _LISTED} more)" if len(compact) > _LISTED else ""
+        raise ExecutionError(
+            f"{tool}: the GraphQL server answered with errors and no data: " + "; ".join(lines) + more,
+            tool=tool, details={"errors": compact},
+        )
+    return {"data": data, "errors": compact}

@@ -1,0 +1,62 @@
+"""The GraphQL driver on the command line, served over MCP, and in a toolbox file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from graphql_server import Running
+
+from mcs.cli import main
+from mcs.toolbox import Toolbox
+
+MCS = Path(sys.executable).with_name("mcs")
+
+
+def test_describe_prints_the_tools(capsys: pytest.CaptureFixture[str], server: Running) -> None:
+    assert main(["describe", "graphql", "-o", f"url={server.graphql}"]) == 0
+    out = capsys.readouterr().out
+    assert "books" in out and "hello" in out
+
+
+def test_call_runs_the_llm_response_against_the_server(capsys: pytest.CaptureFixture[str], server: Running) -> None:
+    code = main(["call", "graphql", "-o", f"url={server.graphql}",
+                 "--response", '{"tool": "hello", "arguments": {"name": "CLI"}}'])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {"hello": "Hello, CLI!"}
+
+
+def test_a_bad_option_is_one_line_and_exit_2(server: Running) -> None:
+    done = subprocess.run([str(MCS), "describe", "graphql", "-o", f"url={server.graphql}", "-o", "mutations=some"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "mutations must be" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_toolbox_file_holds_it_beside_another_driver(tmp_path: Path, server: Running) -> None:
+    config = tmp_path / "toolbox.yaml"
+    config.write_text(f"drivers:\n  library: {{driver: graphql, url: '{server.graphql}'}}\n  math: {{driver: functions}}\n")
+    with Toolbox.from_config(config) as box:
+        assert box.process_llm_response('{"tool": "hello", "arguments": {"name": "box"}}') == {"hello": "Hello, box!"}
+        assert box.process_llm_response('{"tool": "add", "arguments": {"a": 1, "b": 2}}') == 3
+
+
+async def test_mcs_serve_offers_the_tools_to_the_official_mcp_client(server: Running) -> None:
+    mcp = pytest.importorskip("mcp", reason="the MCP SDK (mcs-framework-mcp) is not installed")
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=str(MCS), args=["serve", "graphql", "-o", f"url={server.graphql}"],
+                                   env=dict(os.environ))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"hello", "books", "book"} <= names
+        result = await session.call_tool("hello", {"name": "MCP"})
+        assert not result.is_error and "Hello, MCP!" in result.content[0].text
+    assert mcp is not None

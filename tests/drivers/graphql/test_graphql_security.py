@@ -1,0 +1,112 @@
+"""SECURITY.md C1 and the free-form limits: values only as variables, hostile documents refused
+before anything is sent."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from conftest import OPERATIONS
+from graphql_server import Running
+from mcs_graphql import GraphQLDriver
+
+from mcs.errors import ErrorCode, InvalidInputError
+
+INJECTION = 'x") { deleteAll } #'
+
+
+@pytest.fixture
+def driver(server: Running) -> Iterator[GraphQLDriver]:
+    with GraphQLDriver(server.graphql, operations=OPERATIONS, freeform=True) as driver:
+        yield driver
+
+
+def test_an_injected_argument_travels_only_in_variables_of_the_generated_document(driver: GraphQLDriver, server: Running) -> None:
+    server.state.requests.clear()
+    result = driver.process_llm_response(json.dumps({"tool": "hello", "arguments": {"name": INJECTION}}))
+    assert result == {"hello": f"Hello, {INJECTION}!"}
+    (body,) = server.state.graphql_bodies()
+    assert body["query"] == driver.operations["hello"].text  # byte for byte
+    assert body["variables"] == {"name": INJECTION}
+    assert server.state.deleted == 0
+
+
+def test_a_persisted_document_is_sent_byte_for_byte(driver: GraphQLDriver, server: Running) -> None:
+    server.state.requests.clear()
+    driver.process_llm_response(json.dumps({"tool": "Greet", "arguments": {"name": INJECTION}}))
+    (recorded,) = server.state.requests
+    sent = json.loads(recorded.body)
+    assert sent["query"] == (OPERATIONS / "books.graphql").read_text()
+    assert sent["operationName"] == "Greet" and sent["variables"] == {"name": INJECTION}
+
+
+def _deep(levels: int) -> str:
+    inner = "id"
+    for _ in range(levels):
+        inner = f"author {{ books {{ {inner} }} }}"
+    return f"query {{ book(id: \"b1\") {{ {inner} }} }}"
+
+
+HOSTILE = {
+    "deep nesting": (_deep(8), "levels deep"),
+    "alias bomb": ("query { " + " ".join(f"a{i}: now" for i in range(200)) + " }", "aliases"),
+    "fragment cycle": ("query { book(id: \"b1\") { ...A } } fragment A on Book { ...B } fragment B on Book { ...A }",
+                       "cycle (A -> B -> A)"),
+    "field count bomb": (
+        "query { book(id: \"b1\") { ...F9 } } fragment F0 on Book { id title tags }"
+        + "".join(f" fragment F{i} on Book {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, 10)),
+        "fields (fragments expanded)"),
+    "smuggled mutation": ("mutation { deleteAll }", "holds a mutation"),
+    "mutation beside a query": ("query Q { now } mutation M { deleteAll }", "holds 2 operations"),
+    "subscription": ("subscription { ticks(count: 2) }", "subscription"),
+    "huge document": ("query { " + "now " * 6000 + "}", "tokens"),
+    "complexity": ("query { books(first: 1000) { nodes { author { books { id title } } } } }", "complexity"),
+    "not graphql": ("DROP TABLE books", "not valid GraphQL"),
+    "unknown field": ("query { secrets }", "Cannot query field 'secrets'"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_hostile_documents_are_refused_before_anything_is_sent(driver: GraphQLDriver, server: Running, case: str) -> None:
+    document, expected = HOSTILE[case]
+    server.state.requests.clear()
+    with pytest.raises(InvalidInputError) as info:
+        driver.process_llm_response(json.dumps({"tool": "execute", "arguments": {"query": document}}))
+    assert info.value.code is ErrorCode.INVALID_INPUT
+    assert expected in info.value.message
+    assert server.state.requests == [] and server.state.deleted == 0
+
+
+def test_the_limits_are_configurable(server: Running) -> None:
+    strict = GraphQLDriver(server.graphql, freeform=True, limits={"max_depth": 5})
+    with strict, pytest.raises(InvalidInputError, match="nests 6 levels deep; the limit is 5"):
+        strict.call_tool("execute", {"query": _deep(2)})
+    with GraphQLDriver(server.graphql, freeform=True, limits={"max_depth": 6}) as driver:
+        result = driver.call_tool("execute", {"query": _deep(2)})
+    assert result["book"]["author"]["books"][0]["author"]["books"][0]["id"] == "b1"
+
+
+def test_introspection_through_execute_can_be_turned_off(server: Running) -> None:
+    query = {"query": "{ __schema { queryType { name } } }"}
+    with GraphQLDriver(server.graphql, freeform=True) as allowed:
+        assert allowed.call_tool("execute", query) == {"__schema": {"queryType": {"name": "Query"}}}
+    with GraphQLDriver(server.graphql, freeform=True, limits={"introspection": False}) as closed:
+        server.state.requests.clear()
+        with pytest.raises(InvalidInputError, match="Introspection"):
+            closed.call_tool("execute", query)
+        assert server.state.requests == []
+        assert closed.call_tool("execute", {"query": "{ now __typename }"})["__typename"] == "Query"
+
+
+def test_free_form_mutations_run_only_when_all_mutations_are_enabled(server: Running) -> None:
+    with GraphQLDriver(server.graphql, freeform=True, mutations="all") as driver:
+        assert driver.call_tool("execute", {"query": "mutation { deleteAll }"}) == {"deleteAll": 7}
+    assert server.state.deleted == 7
+
+
+def test_extra_arguments_never_become_variables(driver: GraphQLDriver, server: Running) -> None:
+    server.state.requests.clear()
+    with pytest.raises(InvalidInputError, match="query"):
+        driver.process_llm_response(json.dumps({"tool": "hello", "arguments": {"name": "a", "query": "{ x }"}}))
+    assert server.state.requests == []
