@@ -125,7 +125,9 @@ class Connection:
         self._refused_auth = False
         self._lost_at: float | None = None
         self._last_error: str | None = None
-        self._subscriptions: dict[str, int] = {}
+        self._subscriptions: dict[str, int] = {}  # wanted, re-sent on every reconnect
+        self._active: set[str] = set()  # acknowledged by the broker on the current connection
+        self._resubscribing: dict[int, list[str]] = {}
         self._acks: dict[int, _Ack] = {}
         self._early: dict[int, str | None] = {}
         self._seq = itertools.count(1)
@@ -145,7 +147,7 @@ class Connection:
             "connected": self._connected,
             "protocol": self.options.protocol,
             "tls": self.options.tls is not None,
-            "subscriptions": sorted(self._subscriptions),
+            "subscriptions": sorted(self._active),
             "reconnects": self.reconnects,
             "last_error": self._last_error,
         }
@@ -170,6 +172,7 @@ class Connection:
         client.on_disconnect = self._handle_disconnect
         client.on_publish = self._handle_publish
         client.on_subscribe = self._handle_subscribe
+        client.on_unsubscribe = self._handle_unsubscribe
         client.on_message = self._handle_message
         return client
 
@@ -366,6 +369,9 @@ class Connection:
             self.forget(topic_filter)
             raise ExecutionError(f"The broker refused the subscription to {topic_filter!r}: {ack.error}.",
                                  details={"filter": topic_filter, "reason": ack.error})
+        if mid is not None:
+            with self._lock:
+                self._active.add(topic_filter)
 
     def subscribe(self, topic_filter: str, qos: int, deadline: float | None) -> None:
         """Subscribe (kept across reconnects); waits for the broker's SUBACK within the deadline."""
@@ -384,10 +390,38 @@ class Connection:
                 await asyncio.wait_for(asyncio.shield(ack.future), remaining)
         self._subscribe_settle(topic_filter, mid, ack)
 
+    def _barrier_send(self, client: mqtt.Client, loop: asyncio.AbstractEventLoop | None) -> _Ack:
+        ack = _Ack(loop)
+        rc, mid = client.unsubscribe(f"mcs-barrier/{uuid.uuid4().hex}")
+        if rc != mqtt.MQTT_ERR_SUCCESS or mid is None:
+            ack.set(None)
+            return ack
+        with self._lock:
+            if mid in self._early:
+                ack.set(self._early.pop(mid))
+            else:
+                self._acks[mid] = ack
+        return ack
+
+    def barrier(self, deadline: float | None) -> None:
+        """One round trip: returns once the broker answered a packet sent now, so every message
+        it queued for us before (the retained burst after a SUBACK) has been received."""
+        client = self.ensure(deadline)
+        self._barrier_send(client, None).done.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    async def abarrier(self, deadline: float | None) -> None:
+        client = await self.aensure(deadline)
+        ack = self._barrier_send(client, asyncio.get_running_loop())
+        if not ack.done.is_set() and ack.future is not None:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(ack.future), remaining)
+
     def forget(self, topic_filter: str) -> None:
         """Unsubscribe (best effort) and stop re-subscribing it."""
         with self._lock:
             known = self._subscriptions.pop(topic_filter, None)
+            self._active.discard(topic_filter)
         client = self._client
         if known is not None and client is not None and self._connected:
             client.unsubscribe(topic_filter)
@@ -412,7 +446,10 @@ class Connection:
         with self._lock:
             subscriptions = list(self._subscriptions.items())
         if subscriptions:
-            client.subscribe(subscriptions)
+            rc, mid = client.subscribe(subscriptions)
+            if rc == mqtt.MQTT_ERR_SUCCESS and mid is not None:
+                with self._lock:  # the SUBACK cannot come before this callback returns
+                    self._resubscribing[mid] = [f for f, _ in subscriptions]
         self._connected = True
         self._state.fire()
 
@@ -421,6 +458,8 @@ class Connection:
         if self._connected:
             self._lost_at = time.monotonic()
         self._connected = False
+        with self._lock:
+            self._active.clear()
         if reason.is_failure:
             self._last_error = str(reason)
         self._state.fire()
@@ -442,8 +481,17 @@ class Connection:
 
     def _handle_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
                           properties: Any) -> None:
+        with self._lock:
+            filters = self._resubscribing.pop(mid, None)
+            if filters is not None:
+                self._active.update(f for f, r in zip(filters, reasons, strict=False) if not r.is_failure)
+                return
         failed = next((r for r in reasons if r.is_failure), None)
         self._complete(mid, str(failed) if failed is not None else None)
+
+    def _handle_unsubscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any,
+                            properties: Any) -> None:
+        self._complete(mid, None)
 
     def _handle_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
         content_type = None

@@ -2,7 +2,8 @@
 
     name: plant                          # optional: the driver's name
     content_type: application/json       # optional: the default for every topic
-    discover: ["plant/#"]                # optional: what discover_topics watches (default "#")
+    discover: ["plant/#"]                # optional: what discover_topics watches (default "#",
+                                         # when the subscribe allow-list permits it)
     topics:
       line_temperature:                  # the tool's name
         topic: plant/{line}/temp         # {line} is one topic level the caller fills
@@ -59,6 +60,7 @@ def load_topic_map(docs: Documents) -> ApiSpec:
         _operation(str(name), entry, doc, converter, default_type) for name, entry in topics.items()
     ]
     discover = root.get("discover", ["#"])
+    default = "discover" not in root
     if isinstance(discover, str):
         discover = [discover]
     if not isinstance(discover, list) or not all(isinstance(f, str) and f for f in discover):
@@ -70,6 +72,7 @@ def load_topic_map(docs: Documents) -> ApiSpec:
         location=doc,
         operations=operations,
         discover=tuple(discover),
+        discover_default=default,
         defs=converter.defs,
     )
 

@@ -156,6 +156,8 @@ class MqttDriver(ToolDriver):
         self.rate_limiter = RateLimiter(Rate.parse(rate_limit, "rate_limit"), Rate.parse(rate_limit_total, "rate_limit_total"))
         self.history_size = history_size
         self.max_subscriptions = max_subscriptions
+        if self.spec.discover_default and not self.subscribe_allow.allows("#"):
+            self.spec.discover = None
         builder = ToolBuilder(
             self.spec, default_qos=default_qos, default_retain=bool(retain), destructive=bool(destructive),
             overrides=dict(operations or {}), read_only=bool(read_only), limits=self.limits,
@@ -372,6 +374,7 @@ class MqttDriver(ToolDriver):
         if new:
             try:
                 self.connection.subscribe(request.key_filter, request.plan.qos, deadline)
+                self.connection.barrier(deadline)
             except BaseException:
                 self._drop_history(request.key_filter)
                 raise
@@ -384,6 +387,7 @@ class MqttDriver(ToolDriver):
         if new:
             try:
                 await self.connection.asubscribe(request.key_filter, request.plan.qos, deadline)
+                await self.connection.abarrier(deadline)
             except BaseException:
                 self._drop_history(request.key_filter)
                 raise
@@ -460,6 +464,8 @@ class MqttDriver(ToolDriver):
         history = self._history(request, invocation.deadline)
         sent, seen = 0, history.last_seq
         if request.mode == "latest":
+            history.signal.wait(self._ready(request, history, seen), request.until)
+            seen = history.last_seq
             for message in history.latest_per_topic(request.matches, request.count):
                 yield self._view(plan, message)
                 sent += 1
@@ -480,6 +486,8 @@ class MqttDriver(ToolDriver):
         history = await self._ahistory(request, invocation.deadline)
         sent, seen = 0, history.last_seq
         if request.mode == "latest":
+            await history.signal.await_(self._ready(request, history, seen), request.until)
+            seen = history.last_seq
             for message in history.latest_per_topic(request.matches, request.count):
                 yield self._view(plan, message)
                 sent += 1

@@ -139,6 +139,7 @@ class Mosquitto:
             "autosave_interval 0",
             f"log_dest file {self.log_file}",
             "log_type all",
+            "set_tcp_nodelay true",
         ]
         if self.users:
             password_file = self.folder / "passwords"
