@@ -42,6 +42,13 @@ from mcs_mqtt._history import Received, Signal
 
 Protocol = Literal["3.1.1", "5"]
 _AUTH_FAILURES = {4, 5, 0x86, 0x87, 0x8C}  # bad user name or password / not authorized / bad auth method
+# Waits end this much before the call's deadline, so the caller gets this module's clear
+# error rather than the pipeline's generic TIMEOUT racing it.
+_MARGIN = 0.05
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - _MARGIN - time.monotonic())
 
 
 @dataclass(frozen=True)
@@ -218,7 +225,7 @@ class Connection:
             reason = self._refused
             self._shutdown_client()
             hint = ("Check the username and password options (or the client certificate)."
-                    if self._refused_auth else "Check the protocol and client_id options.")
+                    if self._refused_auth else "Check the port, tls, protocol and client_id options.")
             raise ExecutionError(
                 f"The MQTT broker at {self.options.where} refused the connection: {reason}. {hint} Nothing was sent.",
                 details={"broker": self.options.where, "reason": "refused", "broker_reason": reason},
@@ -238,7 +245,7 @@ class Connection:
         started = time.monotonic()
         if self._client is None:
             self._open(deadline)
-        limit = deadline if deadline is not None else started + 30.0
+        limit = deadline - _MARGIN if deadline is not None else started + 30.0
         self._state.wait(self._after_open_check, limit)
         self._raise_if_refused()
         if not self._connected:
@@ -251,7 +258,7 @@ class Connection:
         started = time.monotonic()
         if self._client is None:
             await asyncio.to_thread(self._open, deadline)
-        limit = deadline if deadline is not None else started + 30.0
+        limit = deadline - _MARGIN if deadline is not None else started + 30.0
         await self._state.await_(self._after_open_check, limit)
         self._raise_if_refused()
         if not self._connected:
@@ -317,7 +324,7 @@ class Connection:
         started = time.monotonic()
         client = self.ensure(deadline)
         mid, ack = self._send(client, topic, payload, qos, retain, properties, None)
-        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        remaining = _left(deadline)
         ack.done.wait(remaining)
         self._settle(mid, ack, topic, time.monotonic() - started)
         return mid
@@ -330,7 +337,7 @@ class Connection:
         assert ack.future is not None
         try:
             if not ack.done.is_set():
-                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                remaining = _left(deadline)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(ack.future), remaining)
         except asyncio.CancelledError:
@@ -377,7 +384,7 @@ class Connection:
         """Subscribe (kept across reconnects); waits for the broker's SUBACK within the deadline."""
         client = self.ensure(deadline)
         mid, ack = self._subscribe_send(client, topic_filter, qos, None)
-        ack.done.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        ack.done.wait(_left(deadline))
         self._subscribe_settle(topic_filter, mid, ack)
 
     async def asubscribe(self, topic_filter: str, qos: int, deadline: float | None) -> None:
@@ -385,7 +392,7 @@ class Connection:
         mid, ack = self._subscribe_send(client, topic_filter, qos, asyncio.get_running_loop())
         assert ack.future is not None
         if not ack.done.is_set():
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            remaining = _left(deadline)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(ack.future), remaining)
         self._subscribe_settle(topic_filter, mid, ack)
@@ -407,13 +414,13 @@ class Connection:
         """One round trip: returns once the broker answered a packet sent now, so every message
         it queued for us before (the retained burst after a SUBACK) has been received."""
         client = self.ensure(deadline)
-        self._barrier_send(client, None).done.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        self._barrier_send(client, None).done.wait(_left(deadline))
 
     async def abarrier(self, deadline: float | None) -> None:
         client = await self.aensure(deadline)
         ack = self._barrier_send(client, asyncio.get_running_loop())
         if not ack.done.is_set() and ack.future is not None:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            remaining = _left(deadline)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(ack.future), remaining)
 
@@ -457,6 +464,9 @@ class Connection:
                            properties: Any) -> None:
         if self._connected:
             self._lost_at = time.monotonic()
+        elif not self._ever_connected and self._refused is None:
+            self._refused = "the broker closed the connection before accepting it"
+            self._refused_auth = False
         self._connected = False
         with self._lock:
             self._active.clear()

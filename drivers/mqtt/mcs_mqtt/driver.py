@@ -369,8 +369,10 @@ class MqttDriver(ToolDriver):
         with self._lock:
             self._histories.pop(key_filter, None)
 
-    def _history(self, request: _ReadRequest, deadline: float | None) -> History:
+    def _history(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
+        """The subscription's history and the sequence number "next" counts from."""
         history, new = self._new_history(request.key_filter)
+        start = 0 if new else history.last_seq
         if new:
             try:
                 self.connection.subscribe(request.key_filter, request.plan.qos, deadline)
@@ -380,10 +382,11 @@ class MqttDriver(ToolDriver):
                 raise
         else:
             self.connection.ensure(deadline)
-        return history
+        return history, start
 
-    async def _ahistory(self, request: _ReadRequest, deadline: float | None) -> History:
+    async def _ahistory(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
         history, new = self._new_history(request.key_filter)
+        start = 0 if new else history.last_seq
         if new:
             try:
                 await self.connection.asubscribe(request.key_filter, request.plan.qos, deadline)
@@ -393,7 +396,7 @@ class MqttDriver(ToolDriver):
                 raise
         else:
             await self.connection.aensure(deadline)
-        return history
+        return history, start
 
     def _ready(self, request: _ReadRequest, history: History, start: int) -> Callable[[], bool]:
         if request.mode == "latest":
@@ -440,15 +443,13 @@ class MqttDriver(ToolDriver):
 
     def _read(self, plan: Plan, invocation: Invocation) -> Any:
         request = self._request(plan, invocation)
-        history = self._history(request, invocation.deadline)
-        start = history.last_seq
+        history, start = self._history(request, invocation.deadline)
         history.signal.wait(self._ready(request, history, start), request.until)
         return self._read_result(request, history, start)
 
     async def _aread(self, plan: Plan, invocation: Invocation) -> Any:
         request = self._request(plan, invocation)
-        history = await self._ahistory(request, invocation.deadline)
-        start = history.last_seq
+        history, start = await self._ahistory(request, invocation.deadline)
         await history.signal.await_(self._ready(request, history, start), request.until)
         return self._read_result(request, history, start)
 
@@ -461,8 +462,8 @@ class MqttDriver(ToolDriver):
             yield from super()._stream_tool(invocation)
             return
         request = self._request(plan, invocation)
-        history = self._history(request, invocation.deadline)
-        sent, seen = 0, history.last_seq
+        history, seen = self._history(request, invocation.deadline)
+        sent = 0
         if request.mode == "latest":
             history.signal.wait(self._ready(request, history, seen), request.until)
             seen = history.last_seq
@@ -483,8 +484,8 @@ class MqttDriver(ToolDriver):
             yield await self._acall_tool(invocation)
             return
         request = self._request(plan, invocation)
-        history = await self._ahistory(request, invocation.deadline)
-        sent, seen = 0, history.last_seq
+        history, seen = await self._ahistory(request, invocation.deadline)
+        sent = 0
         if request.mode == "latest":
             await history.signal.await_(self._ready(request, history, seen), request.until)
             seen = history.last_seq

@@ -25,7 +25,6 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
-
 from support.servers import free_port, start_server, stop
 
 HOST = "127.0.0.1"
