@@ -443,6 +443,7 @@ class Connection:
             if reason.value in _AUTH_FAILURES or not self._ever_connected:
                 self._refused = str(reason)
                 self._refused_auth = reason.value in _AUTH_FAILURES
+                client.disconnect()  # no retry loop against a broker that said no; the next call starts over
             self._state.fire()
             return
         if self._ever_connected:
@@ -467,6 +468,7 @@ class Connection:
         elif not self._ever_connected and self._refused is None:
             self._refused = "the broker closed the connection before accepting it"
             self._refused_auth = False
+            client.disconnect()
         self._connected = False
         with self._lock:
             self._active.clear()

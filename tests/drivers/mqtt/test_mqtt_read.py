@@ -182,7 +182,7 @@ def test_discovery_lists_retained_and_live_topics_within_its_window(connect: Any
     publish_raw(broker.port, f"plant/{line}/temp", b'{"celsius": 21}', retain=True)
     driver = connect(PLANT)
     thread = publish_soon(broker.port, f"plant/{line}/pressure", [b"1.2"], subscribed(driver, "plant/#"))
-    result = driver.call_tool("discover_topics", {"window_s": 1.0})
+    result = driver.call_tool("discover_topics", {"window_s": 0.5})
     thread.join()
     topics = {t["topic"]: t for t in result["topics"]}
     assert topics[f"plant/{line}/temp"]["retained"] is True
