@@ -44,7 +44,7 @@ def _free_port() -> int:
 def embedded_broker() -> Iterator[int]:
     """An amqtt broker (MQTT 3.1.1) on a free loopback port, on its own thread; yields the port."""
     try:
-        from amqtt.broker import Broker
+        from amqtt.broker import Broker  # type: ignore[import-untyped]
     except ImportError:
         raise MissingDependencyError(
             "the MQTT demo's embedded broker needs amqtt: pip install 'mcs-framework-mqtt[demo]'",

@@ -7,8 +7,8 @@ import socket
 
 import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 from mcs_mqtt import demo
+from paho.mqtt.enums import CallbackAPIVersion
 
 
 def test_the_demo_reads_dry_runs_publishes_and_refuses(capsys: pytest.CaptureFixture[str]) -> None:
