@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcs.errors import InvalidInputError
@@ -33,19 +33,26 @@ def kind_of(content_type: str) -> Kind:
     return "binary"
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 @dataclass(frozen=True, slots=True)
 class Codec:
     content_type: str
+    kind: Kind = field(init=False)
 
-    @property
-    def kind(self) -> Kind:
-        return kind_of(self.content_type)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", kind_of(self.content_type))
 
     def encode(self, value: Any, tool: str) -> bytes:
         """The exact bytes to publish for ``value``; ``INVALID_INPUT`` when it cannot be."""
         kind = self.kind
         if kind == "json":
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+            try:
+                return _JSON.encode(value).encode("utf-8")
+            except ValueError as exc:  # NaN or infinity: not JSON
+                raise InvalidInputError(f"payload is not valid JSON: {exc}", tool=tool,
+                                        details={"field": "payload"}) from None
         if kind == "text":
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             return text.encode("utf-8")

@@ -136,6 +136,9 @@ class Connection:
         self._active: set[str] = set()  # acknowledged by the broker on the current connection
         self._resubscribing: dict[int, list[str]] = {}
         self._acks: dict[int, _Ack] = {}
+        self._failed: dict[int, str] = {}  # publishes the broker refused (MQTT 5 reason codes)
+        self._done: dict[int, None] = {}  # recently acknowledged message ids, oldest first
+        self._acked = Signal()  # a publish was acknowledged: for waits paho's own event cannot serve
         self._early: dict[int, str | None] = {}
         self._seq = itertools.count(1)
         self.reconnects = 0
@@ -242,6 +245,9 @@ class Connection:
 
     def ensure(self, deadline: float | None) -> mqtt.Client:
         """The connected client; connects first when needed. Raises a clear ExecutionError."""
+        client = self._client
+        if self._connected and client is not None:
+            return client
         started = time.monotonic()
         if self._client is None:
             self._open(deadline)
@@ -255,6 +261,9 @@ class Connection:
 
     async def aensure(self, deadline: float | None) -> mqtt.Client:
         """:meth:`ensure` without blocking the event loop."""
+        client = self._client
+        if self._connected and client is not None:
+            return client
         started = time.monotonic()
         if self._client is None:
             await asyncio.to_thread(self._open, deadline)
@@ -269,29 +278,26 @@ class Connection:
     # ------------------------------------------------------------------ publishing
 
     def _send(self, client: mqtt.Client, topic: str, payload: bytes, qos: int, retain: bool,
-              properties: Properties | None, loop: asyncio.AbstractEventLoop | None) -> tuple[int, _Ack]:
+              properties: Properties | None) -> mqtt.MQTTMessageInfo:
         info = client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
         if info.rc == mqtt.MQTT_ERR_NO_CONN and qos == 0:  # QoS 0 is never queued: it is gone
             raise self._outage_error(0.0)
         if info.rc != mqtt.MQTT_ERR_SUCCESS and info.rc != mqtt.MQTT_ERR_NO_CONN:
             raise ExecutionError(f"paho refused to publish to {topic!r}: {mqtt.error_string(info.rc)}.")
-        ack = _Ack(loop)
-        with self._lock:
-            if info.mid in self._early:
-                ack.set(self._early.pop(info.mid))
-            else:
-                self._acks[info.mid] = ack
-        return info.mid, ack
+        return info
 
-    def _settle(self, mid: int, ack: _Ack, topic: str, waited: float) -> None:
-        if ack.done.is_set():
-            if ack.error is not None:
-                raise ExecutionError(f"The broker refused the publish to {topic!r}: {ack.error}.",
-                                     details={"topic": topic, "reason": ack.error})
+    def _acknowledged(self, info: mqtt.MQTTMessageInfo) -> Callable[[], bool]:
+        return lambda: info.mid in self._done or info.is_published()
+
+    def _settle(self, info: mqtt.MQTTMessageInfo, topic: str, waited: float) -> None:
+        if info.mid in self._done or info.is_published():
+            with self._lock:
+                failure = self._failed.pop(info.mid, None)
+            if failure is not None:
+                raise ExecutionError(f"The broker refused the publish to {topic!r}: {failure}.",
+                                     details={"topic": topic, "reason": failure})
             return
-        with self._lock:
-            self._acks.pop(mid, None)
-        self._withdraw(mid)
+        self._withdraw(info.mid)
         if not self._connected:
             raise ExecutionError(
                 f"The connection to the MQTT broker at {self.options.where} was lost while publishing to "
@@ -323,30 +329,27 @@ class Connection:
         """Publish and wait for the acknowledgement; returns the message id."""
         started = time.monotonic()
         client = self.ensure(deadline)
-        mid, ack = self._send(client, topic, payload, qos, retain, properties, None)
-        remaining = _left(deadline)
-        ack.done.wait(remaining)
-        self._settle(mid, ack, topic, time.monotonic() - started)
-        return mid
+        info = self._send(client, topic, payload, qos, retain, properties)
+        if info.rc == mqtt.MQTT_ERR_SUCCESS:  # the common case: paho's own wait, nothing in between
+            info.wait_for_publish(_left(deadline))
+        else:  # queued by paho while the connection dropped: sent when it comes back
+            self._acked.wait(self._acknowledged(info), started + 30.0 if deadline is None else deadline - _MARGIN)
+        self._settle(info, topic, time.monotonic() - started)
+        return info.mid
 
     async def apublish(self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None,
                        deadline: float | None) -> int:
         started = time.monotonic()
         client = await self.aensure(deadline)
-        mid, ack = self._send(client, topic, payload, qos, retain, properties, asyncio.get_running_loop())
-        assert ack.future is not None
+        info = self._send(client, topic, payload, qos, retain, properties)
+        limit = started + 30.0 if deadline is None else deadline - _MARGIN
         try:
-            if not ack.done.is_set():
-                remaining = _left(deadline)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(ack.future), remaining)
+            await self._acked.await_(self._acknowledged(info), limit)
         except asyncio.CancelledError:
-            with self._lock:
-                self._acks.pop(mid, None)
-            self._withdraw(mid)
+            self._withdraw(info.mid)
             raise
-        self._settle(mid, ack, topic, time.monotonic() - started)
-        return mid
+        self._settle(info, topic, time.monotonic() - started)
+        return info.mid
 
     # ------------------------------------------------------------------ subscribing
 
@@ -488,8 +491,19 @@ class Connection:
 
     def _handle_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: ReasonCode,
                         properties: Any) -> None:
-        # MQTT 5 brokers may answer "no matching subscribers" (0x10): still a success.
-        self._complete(mid, str(reason) if reason.is_failure else None)
+        # paho marks the message published right after this returns. MQTT 5 brokers may
+        # answer "no matching subscribers" (0x10): still a success.
+        with self._lock:
+            if reason.is_failure:
+                self._failed[mid] = str(reason)
+                if len(self._failed) > 1024:
+                    self._failed.pop(next(iter(self._failed)))
+            # Recent acknowledgements, for waiters woken before paho flags the message (it does
+            # right after this callback). Far fewer than the 65,535 message ids: no stale match.
+            self._done[mid] = None
+            if len(self._done) > 4096:
+                self._done.pop(next(iter(self._done)))
+        self._acked.fire_soon()
 
     def _handle_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
                           properties: Any) -> None:
@@ -533,6 +547,7 @@ class Connection:
         for ack in acks:
             ack.set("the driver was closed")
         self._state.fire()
+        self._acked.fire()
 
     def close(self) -> None:
         """Disconnect and stop the network thread; the next use connects again."""

@@ -37,6 +37,7 @@ class Signal:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._version = 0
+        self._waiting = 0
         self._loops: dict[asyncio.Future[None], asyncio.AbstractEventLoop] = {}
 
     @property
@@ -52,15 +53,24 @@ class Signal:
             with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there any more
                 loop.call_soon_threadsafe(_resolve, future)
 
+    def fire_soon(self) -> None:
+        """:meth:`fire`, skipped when nobody waits (the hot path of every acknowledgement)."""
+        if self._loops or self._waiting:
+            self.fire()
+
     def wait(self, check: Callable[[], bool], deadline: float) -> bool:
         """Block until ``check()`` is true or ``deadline`` (``time.monotonic``); returns ``check()``."""
         with self._cond:
-            while not check():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
-            return True
+            self._waiting += 1
+            try:
+                while not check():
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._cond.wait(remaining)
+                return True
+            finally:
+                self._waiting -= 1
 
     async def await_(self, check: Callable[[], bool], deadline: float) -> bool:
         """The event-loop twin of :meth:`wait`."""
@@ -71,6 +81,10 @@ class Signal:
                     return True
                 future: asyncio.Future[None] = loop.create_future()
                 self._loops[future] = loop
+            if check():  # it came true between the check and the registration: no fire will follow
+                with self._cond:
+                    self._loops.pop(future, None)
+                return True
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return check()

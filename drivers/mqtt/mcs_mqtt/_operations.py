@@ -10,6 +10,7 @@ spec's bindings or the driver's configuration.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,10 +53,11 @@ class Plan:
     retain: bool = False
     nested: bool = False  # the channel parameters sit under "parameters"
     validators: list[Any] = field(default_factory=list)
+    mixed: bool = False  # messages of different content types: the payload picks one
 
     @property
     def codec(self) -> Codec:
-        return Codec(self.messages[0].content_type if self.messages else "application/json")
+        return _codec(self.messages[0].content_type if self.messages else "application/json")
 
     def parameters(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         if self.nested:
@@ -66,8 +68,7 @@ class Plan:
 
     def codec_for(self, payload: Any) -> Codec:
         """The content type of the first message whose schema accepts ``payload``."""
-        kinds = {m.content_type for m in self.messages}
-        if len(kinds) <= 1:
+        if not self.mixed:
             return self.codec
         if not self.validators:
             import jsonschema_rs
@@ -78,8 +79,13 @@ class Plan:
             ]
         for message, validator in zip(self.messages, self.validators, strict=True):
             if validator is None or validator.is_valid(payload):
-                return Codec(message.content_type)
+                return _codec(message.content_type)
         return self.codec
+
+
+@functools.lru_cache(maxsize=64)
+def _codec(content_type: str) -> Codec:
+    return Codec(content_type)
 
 
 def _payload_schema(message: Message) -> dict[str, Any]:
@@ -196,7 +202,8 @@ class ToolBuilder:
                   "retain": retain if op.action == "send" else None},
         )
         return Plan(tool=tool, kind=plan_kind, template=template, messages=op.messages, qos=qos,
-                    retain=retain, nested=nested and bool(params))
+                    retain=retain, nested=nested and bool(params),
+                    mixed=len({m.content_type for m in op.messages}) > 1)
 
     def _publish_text(self, op: Operation, qos: int, retain: bool) -> str:
         head = op.description or op.summary or (op.messages[0].description if op.messages else "")

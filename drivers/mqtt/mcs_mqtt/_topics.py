@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,13 +23,17 @@ MAX_TOPIC_BYTES = 65_535  # the MQTT limit on a topic's UTF-8 length
 _PARAM = re.compile(r"\{([^{}]+)\}")
 
 
+# Wildcards, the level separator, C0/DEL/C1 control characters (NUL among them), line and
+# paragraph separators, and lone surrogates (unicodedata's Cc and Cs, plus U+2028/2029).
+_FORBIDDEN = re.compile("[+#/\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
 def _bad_character(value: str) -> str | None:
-    for char in value:
-        if char in "+#/":
-            return repr(char)
-        if unicodedata.category(char) in ("Cc", "Cs") or char in "\u2028\u2029":
-            return f"the control character U+{ord(char):04X}"
-    return None
+    found = _FORBIDDEN.search(value)
+    if found is None:
+        return None
+    char = found.group()
+    return repr(char) if char in "+#/" else f"the control character U+{ord(char):04X}"
 
 
 def level_value(name: str, value: Any, tool: str) -> str:
@@ -66,29 +69,29 @@ class TopicTemplate:
 
     address: str
     names: tuple[str, ...]
+    literals: tuple[str, ...]  # the text around the parameters: len(names) + 1 pieces
     pattern: re.Pattern[str]
 
     @classmethod
     def of(cls, address: str) -> TopicTemplate:
-        names = tuple(_PARAM.findall(address))
-        regex, last = "", 0
-        for match in _PARAM.finditer(address):
-            regex += re.escape(address[last:match.start()]) + "([^/]+)"
-            last = match.end()
-        regex += re.escape(address[last:])
-        return cls(address, names, re.compile(regex))
+        pieces = _PARAM.split(address)  # literal, name, literal, name, ..., literal
+        names, literals = tuple(pieces[1::2]), tuple(pieces[0::2])
+        regex = "([^/]+)".join(re.escape(literal) for literal in literals)
+        return cls(address, names, literals, re.compile(regex))
 
     def _fill(self, values: Mapping[str, Any], tool: str, missing: str | None) -> str:
-        def sub(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name not in values or values[name] is None:
+        out = [self.literals[0]]
+        for name, literal in zip(self.names, self.literals[1:], strict=True):
+            value = values.get(name)
+            if value is None:
                 if missing is None:
                     raise InvalidInputError(f"{name} is required: it fills one level of the topic {self.address}.",
                                             tool=tool, details={"field": name})
-                return missing
-            return level_value(name, values[name], tool)
-
-        return _PARAM.sub(sub, self.address)
+                out.append(missing)
+            else:
+                out.append(level_value(name, value, tool))
+            out.append(literal)
+        return "".join(out)
 
     def topic(self, values: Mapping[str, Any], tool: str) -> str:
         """The concrete topic for ``values`` (every parameter required)."""
@@ -99,7 +102,7 @@ class TopicTemplate:
         return self._fill(values, tool, "+")
 
     def wide_filter(self) -> str:
-        return _PARAM.sub("+", self.address)
+        return "+".join(self.literals)
 
     def parameters_of(self, topic: str) -> dict[str, str] | None:
         """The parameter values of a received ``topic``, or ``None`` when it is not this channel's."""
@@ -111,10 +114,11 @@ class TopicTemplate:
 
 def check_publish_topic(topic: str, tool: str) -> None:
     """Refuse what no broker should receive as a publish topic (wildcards, NUL, oversize)."""
-    if len(topic.encode("utf-8")) > MAX_TOPIC_BYTES:
+    size = len(topic.encode("utf-8")) if len(topic) * 4 > MAX_TOPIC_BYTES else len(topic)
+    if size > MAX_TOPIC_BYTES:
         raise InvalidInputError(
-            f"The topic would be {len(topic.encode('utf-8'))} bytes; MQTT allows {MAX_TOPIC_BYTES}.", tool=tool,
-            details={"topic_bytes": len(topic.encode("utf-8"))},
+            f"The topic would be {size} bytes; MQTT allows {MAX_TOPIC_BYTES}.", tool=tool,
+            details={"topic_bytes": size},
         )
     if "\x00" in topic or "+" in topic or "#" in topic or not topic:
         raise InvalidInputError(f"{topic[:120]!r} is not a topic one can publish to.", tool=tool)
