@@ -185,7 +185,7 @@ def _child_subscriber(port: str, topic_filter: str) -> None:
     seen = 0
     while True:
         with subscriber.cond:
-            subscriber.cond.wait_for(lambda: len(subscriber.arrivals) > seen)
+            subscriber.cond.wait_for(lambda seen=seen: len(subscriber.arrivals) > seen)
             fresh = subscriber.arrivals[seen:]
         seen += len(fresh)
         sys.stdout.write("".join(f"{stamp!r}\n" for stamp, _ in fresh))
