@@ -12,7 +12,9 @@
    ``paho.Client.publish(...).wait_for_publish()`` of the same payload on the same broker
    (the same work), interleaved; ratio of medians. Bar: <= 1.2.
 4. Per call: ``call_tool`` returning after the broker's PUBACK versus bare
-   ``publish(...).wait_for_publish()``; ratio of medians (reported, no bar).
+   ``publish(...).wait_for_publish()``; ratio of medians (reported, no bar); and the
+   driver's own work (the pipeline, topic, checks, encoding) as ``call_tool`` with
+   ``dry_run`` (reported).
 
 The broker is mosquitto (as in the tests) when installed, else the embedded amqtt broker
 the demo uses. Run: ``python -m bench mqtt`` (``make bench``).
@@ -249,6 +251,14 @@ def bench_latency(driver: Any, port: int) -> None:
             bare.publish("bench/calls/reading", payload, qos=1).wait_for_publish(10)
             return time.perf_counter() - started
 
+        def dry_run() -> float:
+            started = time.perf_counter()
+            driver.call_tool("reading", {"sensor": "calls", "payload": {"n": 1}, "dry_run": True})
+            return time.perf_counter() - started
+
+        dry_us = statistics.median(dry_run() for _ in range(LATENCY_RUNS)) * 1e6
+        print(f"driver work before a packet leaves (call_tool with dry_run, median of {LATENCY_RUNS}): "
+              f"{dry_us:.0f} us (reported)")
         driver_calls, paho_calls = [], []
         for _ in range(LATENCY_RUNS):
             driver_calls.append(call_driver())

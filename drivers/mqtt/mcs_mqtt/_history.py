@@ -36,7 +36,6 @@ class Signal:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._version = 0
         self._waiting = 0
         self._loops: dict[asyncio.Future[None], asyncio.AbstractEventLoop] = {}
 
@@ -46,7 +45,6 @@ class Signal:
 
     def fire(self) -> None:
         with self._cond:
-            self._version += 1
             self._cond.notify_all()
             futures, self._loops = self._loops, {}
         for future, loop in futures.items():
@@ -133,14 +131,6 @@ class History:
                     if len(seen) >= count:
                         break
         return list(seen.values())
-
-
-def wait_for(history: History, check: Callable[[], bool], deadline: float) -> bool:
-    return history.signal.wait(check, deadline)
-
-
-async def await_for(history: History, check: Callable[[], bool], deadline: float) -> bool:
-    return await history.signal.await_(check, deadline)
 
 
 def message_view(message: Received, decoded: dict[str, Any], parameters: dict[str, str] | None) -> dict[str, Any]:

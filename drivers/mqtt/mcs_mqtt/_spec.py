@@ -152,7 +152,7 @@ class _AsyncApi:
             operations=[],
             servers=self._servers(),
         )
-        spec.operations = self._operations_v3(spec) if self.v3 else self._operations_v2(spec)
+        spec.operations = self._operations_v3(spec) if self.v3 else self._operations_v2()
         spec.defs = self.converter.defs
         return spec
 
@@ -267,7 +267,7 @@ class _AsyncApi:
 
     # ------------------------------------------------------------------ 2.x
 
-    def _operations_v2(self, spec: ApiSpec) -> list[Operation]:
+    def _operations_v2(self) -> list[Operation]:
         channels = self.root.get("channels")
         operations: list[Operation] = []
         if not isinstance(channels, Mapping):

@@ -335,7 +335,7 @@ class MqttDriver(ToolDriver):
 
     # ------------------------------------------------------------------ read
 
-    def _request(self, plan: Plan, invocation: Invocation, *, stream: bool = False) -> _ReadRequest:
+    def _request(self, plan: Plan, invocation: Invocation) -> _ReadRequest:
         tool = invocation.tool.name
         args = invocation.arguments
         assert plan.template is not None
