@@ -112,14 +112,19 @@ class TopicTemplate:
         return dict(zip(self.names, match.groups(), strict=True))
 
 
-def check_publish_topic(topic: str, tool: str) -> None:
-    """Refuse what no broker should receive as a publish topic (wildcards, NUL, oversize)."""
+def check_size(topic: str, tool: str) -> None:
+    """Refuse a topic or filter longer than MQTT's 65,535 bytes."""
     size = len(topic.encode("utf-8")) if len(topic) * 4 > MAX_TOPIC_BYTES else len(topic)
     if size > MAX_TOPIC_BYTES:
         raise InvalidInputError(
             f"The topic would be {size} bytes; MQTT allows {MAX_TOPIC_BYTES}.", tool=tool,
             details={"topic_bytes": size},
         )
+
+
+def check_publish_topic(topic: str, tool: str) -> None:
+    """Refuse what no broker should receive as a publish topic (wildcards, NUL, oversize)."""
+    check_size(topic, tool)
     if "\x00" in topic or "+" in topic or "#" in topic or not topic:
         raise InvalidInputError(f"{topic[:120]!r} is not a topic one can publish to.", tool=tool)
 

@@ -28,7 +28,7 @@ from mcs_mqtt._connection import BrokerOptions, Connection, Protocol, tls_contex
 from mcs_mqtt._history import History, Received, message_view
 from mcs_mqtt._limits import Rate, RateLimiter
 from mcs_mqtt._operations import Limits, Plan, ToolBuilder
-from mcs_mqtt._topics import AllowList, check_publish_topic
+from mcs_mqtt._topics import AllowList, check_publish_topic, check_size
 
 __version__ = "0.1.0"
 
@@ -341,6 +341,7 @@ class MqttDriver(ToolDriver):
         assert plan.template is not None
         parameters = {k: v for k, v in plan.parameters(args).items() if v is not None}
         topic_filter = plan.template.filter(parameters, tool)
+        check_size(topic_filter, tool)
         self.subscribe_allow.check(topic_filter, tool)
         wide = plan.template.wide_filter()
         key_filter = wide if wide in self._histories or self.subscribe_allow.allows(wide) else topic_filter

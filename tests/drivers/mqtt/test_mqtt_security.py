@@ -33,10 +33,13 @@ def test_d1_a_parameter_that_is_not_one_topic_level_is_refused_before_the_broker
     assert log.count("Received PUBLISH") == 1 and "Received SUBSCRIBE" not in log
 
 
-def test_d1_a_70_kb_topic_is_refused(own_broker: Mosquitto) -> None:
-    with driver_on(own_broker) as driver, pytest.raises(InvalidInputError, match="MQTT allows 65535"):
-        driver.call_tool("valve_setpoint", {"line": "x" * 70_000, "payload": {"setpoint_c": 20}})
-    assert "Received PUBLISH" not in own_broker.log()
+def test_d1_a_70_kb_topic_is_refused_for_publish_and_subscribe(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker) as driver:
+        with pytest.raises(InvalidInputError, match="MQTT allows 65535"):
+            driver.call_tool("valve_setpoint", {"line": "x" * 70_000, "payload": {"setpoint_c": 20}})
+        with pytest.raises(InvalidInputError, match="MQTT allows 65535"):
+            driver.call_tool("line_temperature", {"line": "x" * 70_000, "wait_s": 0})
+    assert "Received PUBLISH" not in own_broker.log() and "Received SUBSCRIBE" not in own_broker.log()
 
 
 def test_d1_publish_outside_the_allow_list_is_denied_and_allowed_topics_pass(own_broker: Mosquitto) -> None:
