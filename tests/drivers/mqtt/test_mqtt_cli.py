@@ -34,6 +34,12 @@ def test_describe_prints_the_tools_without_touching_the_broker(capsys) -> None:
     assert "sendCommand" in out and "readMeasurement" in out
 
 
+def test_prompt_prints_a_system_message_holding_the_tools(capsys) -> None:
+    assert main(["prompt", "mqtt", "-o", f"spec={LIGHTS}", "--model", "gpt-4o"]) == 0
+    out = capsys.readouterr().out
+    assert "sendCommand" in out and "lights/{lightId}/command" in out
+
+
 def test_call_publishes_what_the_llm_response_asks(capsys, broker: Mosquitto) -> None:
     seen = Observer(broker.port, "lights/cli/command")
     try:

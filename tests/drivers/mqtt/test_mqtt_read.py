@@ -212,3 +212,25 @@ def test_a_read_on_a_broker_that_is_gone_times_out_or_fails_clearly(connect: Any
     with pytest.raises((ToolTimeoutError, Exception)) as caught:
         driver.call_tool("readMeasurement", {"wait_s": 0})
     assert "Cannot reach the MQTT broker at 127.0.0.1:1" in str(caught.value)
+
+
+def test_mqtt5_user_properties_come_back_as_headers(connect: Any, broker: Mosquitto) -> None:
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    lid = light()
+    device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
+    device.connect("127.0.0.1", broker.port)
+    device.loop_start()
+    try:
+        properties = Properties(PacketTypes.PUBLISH)
+        properties.UserProperty = [("site", "north")]
+        device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
+                       properties=properties).wait_for_publish(10)
+    finally:
+        device.disconnect()
+        device.loop_stop()
+    [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
+    assert message["payload"] == {"lumens": 9} and message["headers"] == {"site": "north"}
