@@ -43,6 +43,11 @@ class Signal:
     def condition(self) -> threading.Condition:
         return self._cond
 
+    @property
+    def waiters(self) -> int:
+        """How many threads and event loops wait on this signal right now."""
+        return self._waiting + len(self._loops)
+
     def fire(self) -> None:
         with self._cond:
             self._cond.notify_all()

@@ -52,7 +52,7 @@ def test_refused_credentials_fail_at_once_with_a_clear_error(auth_broker: Mosqui
         started = time.monotonic()
         with pytest.raises(ExecutionError) as caught:
             driver.call_tool("valve_setpoint", VALVE)
-        assert time.monotonic() - started < 0.9
+        assert time.monotonic() - started < 3  # at once: not the 10 s deadline, no retry loop
     message = caught.value.message
     assert "refused the connection" in message and "username and password" in message
     assert "wrong" not in message and caught.value.details["reason"] == "refused"
@@ -158,7 +158,7 @@ def test_an_outage_longer_than_the_deadline_fails_clearly_and_the_next_call_reco
         started = time.monotonic()
         with pytest.raises(ExecutionError) as caught:
             driver.call_tool("valve_setpoint", VALVE)
-        assert 0.8 <= time.monotonic() - started < 3
+        assert 0.8 <= time.monotonic() - started < 5
         assert "unreachable" in caught.value.message and "Nothing was sent" in caught.value.message
         assert caught.value.details["retryable"] is True
         with pytest.raises(ExecutionError, match="unreachable"):
