@@ -5,6 +5,7 @@ set -euo pipefail
 wanted=(
     "node:nodejs"   # the official MCP conformance suite (npm package) runs on Node
     "npm:npm"
+    "mosquitto:mosquitto"   # the MQTT driver's tests run a real broker
 )
 missing=()
 for pair in "${wanted[@]}"; do

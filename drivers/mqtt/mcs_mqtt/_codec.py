@@ -1,0 +1,98 @@
+"""Payloads as bytes on the wire and as JSON values for the model, by content type.
+
+* JSON (``application/json``, ``*+json``, ``text/json``): the value is serialised compactly
+  (UTF-8); received bytes are parsed back.
+* Text (``text/*``): a string is sent as UTF-8 (other values as their JSON text); received
+  bytes are decoded as UTF-8.
+* Anything else is binary: the model gives and gets base64 text.
+
+A received payload that does not decode as its content type says comes back as base64
+with ``decode_error`` saying why, never as an exception. Large payloads are cut at a byte
+cap with an explicit ``[truncated ...]`` marker.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcs.errors import InvalidInputError
+
+Kind = Literal["json", "text", "binary"]
+
+
+def kind_of(content_type: str) -> Kind:
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media.endswith("/json") or media.endswith("+json"):
+        return "json"
+    if media.startswith("text/") or media in ("application/xml", "application/yaml", "application/x-yaml"):
+        return "text"
+    return "binary"
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    content_type: str
+    kind: Kind = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", kind_of(self.content_type))
+
+    def encode(self, value: Any, tool: str) -> bytes:
+        """The exact bytes to publish for ``value``; ``INVALID_INPUT`` when it cannot be."""
+        kind = self.kind
+        if kind == "json":
+            try:
+                return _JSON.encode(value).encode("utf-8")
+            except ValueError as exc:  # NaN or infinity: not JSON
+                raise InvalidInputError(f"payload is not valid JSON: {exc}", tool=tool,
+                                        details={"field": "payload"}) from None
+        if kind == "text":
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            return text.encode("utf-8")
+        if not isinstance(value, str):
+            raise InvalidInputError(f"payload must be base64 text for {self.content_type}.", tool=tool,
+                                    details={"field": "payload"})
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidInputError(f"payload is not valid base64 (content type {self.content_type}).",
+                                    tool=tool, details={"field": "payload"}) from None
+
+    def decode(self, data: bytes, max_bytes: int) -> dict[str, Any]:
+        """What the model sees of a received payload: ``payload`` (+ markers), JSON-safe."""
+        if len(data) > max_bytes:
+            shown = data[:max_bytes].decode("utf-8", errors="replace")
+            return {
+                "payload": f"{shown} [truncated: {len(data)} bytes, first {max_bytes} shown]",
+                "truncated": True, "bytes": len(data),
+            }
+        kind = self.kind
+        if kind == "binary":
+            return {"payload": base64.b64encode(data).decode("ascii"), "payload_encoding": "base64"}
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _undecodable(data, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        if kind == "text":
+            return {"payload": text}
+        try:
+            return {"payload": json.loads(text)} if text.strip() else _undecodable(data, "empty, not JSON")
+        except ValueError as exc:
+            return _undecodable(data, f"not valid JSON ({exc})")
+
+
+def _undecodable(data: bytes, why: str) -> dict[str, Any]:
+    return {"payload": base64.b64encode(data).decode("ascii"), "payload_encoding": "base64", "decode_error": why}
+
+
+def preview(data: bytes, limit: int = 200) -> str:
+    """A short readable view of any payload (for topic discovery)."""
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + (f" [truncated: {len(data)} bytes]" if len(data) > limit else "")

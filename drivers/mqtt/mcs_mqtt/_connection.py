@@ -1,0 +1,556 @@
+"""One paho-mqtt connection shared by every tool of a driver, for threads and event loops.
+
+What a caller can rely on:
+
+* The first use connects (socket, TLS, CONNECT/CONNACK) within the call's deadline; a
+  broker that is down or that refuses the credentials fails that call at once with a
+  message saying which, and the next call tries again from scratch.
+* Once connected, paho's network thread keeps the connection: when it drops, it reconnects
+  with exponential backoff (``reconnect_min_delay`` doubling up to ``reconnect_max_delay``)
+  and re-subscribes every filter. A call made during the outage waits for the connection
+  within its own deadline, then fails with a clear error; nothing is handed to paho before
+  the connection is up, so nothing is sent late.
+* A publish returns when the broker acknowledged it (QoS 1/2) or when it was written
+  (QoS 0). If the connection drops after sending, paho re-sends it on reconnect (QoS 1:
+  at least once); if the deadline passes first, the message is withdrawn from paho's
+  queue so it is not re-sent after the caller was told it failed.
+* The async methods never block the event loop: the socket connect runs on a worker
+  thread, acknowledgements and state changes wake the loop through ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
+from mcs_mqtt._history import Received, Signal
+
+Protocol = Literal["3.1.1", "5"]
+_AUTH_FAILURES = {4, 5, 0x86, 0x87, 0x8C}  # bad user name or password / not authorized / bad auth method
+# Waits end this much before the call's deadline, so the caller gets this module's clear
+# error rather than the pipeline's generic TIMEOUT racing it.
+_MARGIN = 0.05
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - _MARGIN - time.monotonic())
+
+
+@dataclass(frozen=True)
+class BrokerOptions:
+    """How to reach the broker. ``password`` and ``key_password`` never appear in messages."""
+
+    host: str
+    port: int
+    tls: ssl.SSLContext | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    client_id: str = ""
+    protocol: Protocol = "3.1.1"
+    clean_session: bool = True
+    keepalive: int = 60
+    session_expiry: int | None = None
+    reconnect_min_delay: int = 1
+    reconnect_max_delay: int = 30
+
+    @property
+    def where(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def tls_context(
+    *, ca_file: str | None, cert_file: str | None, key_file: str | None, key_password: str | None,
+    check_hostname: bool,
+) -> ssl.SSLContext:
+    """A client TLS context; files that cannot be loaded are a ConfigurationError naming them."""
+    try:
+        context = ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(f"ca_file {ca_file!r} cannot be loaded: {exc}") from None
+    context.check_hostname = check_hostname
+    if cert_file is not None:
+        try:
+            context.load_cert_chain(cert_file, key_file, key_password)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigurationError(f"cert_file {cert_file!r} / key_file {key_file!r} cannot be loaded: {exc}") from None
+    elif key_file is not None:
+        raise ConfigurationError("key_file needs cert_file (the client certificate)")
+    return context
+
+
+class _Ack:
+    """Waits for one acknowledgement (PUBACK/PUBCOMP, SUBACK) from the network thread."""
+
+    __slots__ = ("done", "error", "future", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.done = threading.Event()
+        self.error: str | None = None
+        self.loop = loop
+        self.future: asyncio.Future[None] | None = loop.create_future() if loop is not None else None
+
+    def set(self, error: str | None = None) -> None:
+        self.error = error
+        self.done.set()
+        if self.loop is not None and self.future is not None:
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(_finish, self.future)
+
+
+def _finish(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class Connection:
+    """The driver's broker connection. Thread-safe; usable from any number of event loops."""
+
+    def __init__(self, options: BrokerOptions, on_message: Callable[[Received], None]) -> None:
+        self.options = options
+        self._on_message = on_message
+        self._client: mqtt.Client | None = None
+        self._start_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._state = Signal()
+        self._connected = False
+        self._refused: str | None = None
+        self._refused_auth = False
+        self._lost_at: float | None = None
+        self._last_error: str | None = None
+        self._subscriptions: dict[str, int] = {}  # wanted, re-sent on every reconnect
+        self._active: set[str] = set()  # acknowledged by the broker on the current connection
+        self._resubscribing: dict[int, list[str]] = {}
+        self._acks: dict[int, _Ack] = {}
+        self._failed: dict[int, str] = {}  # publishes the broker refused (MQTT 5 reason codes)
+        self._done: dict[int, None] = {}  # recently acknowledged message ids, oldest first
+        self._acked = Signal()  # a publish was acknowledged: for waits paho's own event cannot serve
+        self._early: dict[int, str | None] = {}
+        self._seq = itertools.count(1)
+        self.reconnects = 0
+        self._ever_connected = False
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    def status(self) -> dict[str, Any]:
+        """JSON-safe connection facts (no secrets)."""
+        return {
+            "broker": self.options.where,
+            "connected": self._connected,
+            "protocol": self.options.protocol,
+            "tls": self.options.tls is not None,
+            "subscriptions": sorted(self._active),
+            "reconnects": self.reconnects,
+            "last_error": self._last_error,
+        }
+
+    # ------------------------------------------------------------------ connecting
+
+    def _new_client(self) -> mqtt.Client:
+        o = self.options
+        protocol = mqtt.MQTTv5 if o.protocol == "5" else mqtt.MQTTv311
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=o.client_id or f"mcs-{uuid.uuid4().hex[:12]}",
+            protocol=protocol,
+            clean_session=o.clean_session if protocol == mqtt.MQTTv311 else None,
+        )
+        if o.username is not None:
+            client.username_pw_set(o.username, o.password)
+        if o.tls is not None:
+            client.tls_set_context(o.tls)
+        client.reconnect_delay_set(o.reconnect_min_delay, o.reconnect_max_delay)
+        client.on_connect = self._handle_connect
+        client.on_disconnect = self._handle_disconnect
+        client.on_publish = self._handle_publish
+        client.on_subscribe = self._handle_subscribe
+        client.on_unsubscribe = self._handle_unsubscribe
+        client.on_message = self._handle_message
+        return client
+
+    def _open(self, deadline: float | None) -> None:
+        """Connect the socket and start the network thread (blocking; callers bound it)."""
+        with self._start_lock:
+            if self._client is not None:
+                return
+            o = self.options
+            client = self._new_client()
+            remaining = 30.0 if deadline is None else deadline - time.monotonic()
+            if remaining <= 0:
+                raise ToolTimeoutError(f"No time was left to connect to the MQTT broker at {o.where}.")
+            client.connect_timeout = max(0.05, remaining)
+            properties = None
+            if o.protocol == "5" and o.session_expiry:
+                properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+                properties.SessionExpiryInterval = o.session_expiry
+            self._refused = None
+            try:
+                client.connect(o.host, o.port, keepalive=o.keepalive,
+                               clean_start=o.clean_session if o.protocol == "5" else mqtt.MQTT_CLEAN_START_FIRST_ONLY,
+                               properties=properties)
+            except ssl.SSLError as exc:
+                raise ExecutionError(
+                    f"The TLS handshake with the MQTT broker at {o.where} failed ({exc.reason or exc}); "
+                    "check ca_file, cert_file and key_file.", details={"broker": o.where, "reason": "tls"},
+                ) from None
+            except (TimeoutError, OSError) as exc:
+                reason = exc.strerror or type(exc).__name__
+                raise ExecutionError(
+                    f"Cannot reach the MQTT broker at {o.where} ({reason}); is it running? Nothing was sent.",
+                    details={"broker": o.where, "reason": "unreachable"},
+                ) from None
+            self._client = client
+            client.loop_start()
+
+    def _after_open_check(self) -> bool:
+        return self._connected or self._refused is not None
+
+    def _raise_if_refused(self) -> None:
+        if self._refused is not None:
+            reason = self._refused
+            self._shutdown_client()
+            hint = ("Check the username and password options (or the client certificate)."
+                    if self._refused_auth else "Check the port, tls, protocol and client_id options.")
+            raise ExecutionError(
+                f"The MQTT broker at {self.options.where} refused the connection: {reason}. {hint} Nothing was sent.",
+                details={"broker": self.options.where, "reason": "refused", "broker_reason": reason},
+            )
+
+    def _outage_error(self, waited: float) -> ExecutionError:
+        since = f" (lost {time.monotonic() - self._lost_at:.1f} s ago)" if self._lost_at else ""
+        last = f": {self._last_error}" if self._last_error else ""
+        return ExecutionError(
+            f"The MQTT broker at {self.options.where} is unreachable{since}{last}; waited {waited:.1f} s for "
+            "it to come back within this call's deadline. Nothing was sent; try again later.",
+            details={"broker": self.options.where, "reason": "unreachable", "retryable": True},
+        )
+
+    def ensure(self, deadline: float | None) -> mqtt.Client:
+        """The connected client; connects first when needed. Raises a clear ExecutionError."""
+        client = self._client
+        if self._connected and client is not None:
+            return client
+        started = time.monotonic()
+        if self._client is None:
+            self._open(deadline)
+        limit = deadline - _MARGIN if deadline is not None else started + 30.0
+        self._state.wait(self._after_open_check, limit)
+        self._raise_if_refused()
+        if not self._connected:
+            raise self._outage_error(time.monotonic() - started)
+        assert self._client is not None
+        return self._client
+
+    async def aensure(self, deadline: float | None) -> mqtt.Client:
+        """:meth:`ensure` without blocking the event loop."""
+        client = self._client
+        if self._connected and client is not None:
+            return client
+        started = time.monotonic()
+        if self._client is None:
+            await asyncio.to_thread(self._open, deadline)
+        limit = deadline - _MARGIN if deadline is not None else started + 30.0
+        await self._state.await_(self._after_open_check, limit)
+        self._raise_if_refused()
+        if not self._connected:
+            raise self._outage_error(time.monotonic() - started)
+        assert self._client is not None
+        return self._client
+
+    # ------------------------------------------------------------------ publishing
+
+    def _send(self, client: mqtt.Client, topic: str, payload: bytes, qos: int, retain: bool,
+              properties: Properties | None) -> mqtt.MQTTMessageInfo:
+        info = client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+        if info.rc == mqtt.MQTT_ERR_NO_CONN and qos == 0:  # QoS 0 is never queued: it is gone
+            raise self._outage_error(0.0)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS and info.rc != mqtt.MQTT_ERR_NO_CONN:
+            raise ExecutionError(f"paho refused to publish to {topic!r}: {mqtt.error_string(info.rc)}.")
+        return info
+
+    def _acknowledged(self, info: mqtt.MQTTMessageInfo) -> Callable[[], bool]:
+        return lambda: info.mid in self._done or info.is_published()
+
+    def _settle(self, info: mqtt.MQTTMessageInfo, topic: str, waited: float) -> None:
+        if info.mid in self._done or info.is_published():
+            with self._lock:
+                failure = self._failed.pop(info.mid, None)
+            if failure is not None:
+                raise ExecutionError(f"The broker refused the publish to {topic!r}: {failure}.",
+                                     details={"topic": topic, "reason": failure})
+            return
+        self._withdraw(info.mid)
+        if not self._connected:
+            raise ExecutionError(
+                f"The connection to the MQTT broker at {self.options.where} was lost while publishing to "
+                f"{topic!r} and did not come back within {waited:.1f} s. The message was withdrawn and will not "
+                "be re-sent; it may or may not have reached the broker.",
+                details={"topic": topic, "reason": "unacknowledged", "retryable": True},
+            )
+        raise ToolTimeoutError(
+            f"The broker did not acknowledge the publish to {topic!r} within {waited:.1f} s; the message was "
+            "withdrawn and will not be re-sent (it may or may not have reached the broker).",
+            details={"topic": topic, "reason": "unacknowledged"},
+        )
+
+    def _withdraw(self, mid: int) -> None:
+        """Drop an unacknowledged message from paho's resend queue (no late delivery)."""
+        client = self._client
+        if client is None:
+            return
+        mutex = getattr(client, "_out_message_mutex", None)
+        queue = getattr(client, "_out_messages", None)
+        if mutex is None or not isinstance(queue, dict):
+            return
+        with mutex:
+            if queue.pop(mid, None) is not None:
+                client._inflight_messages = max(0, client._inflight_messages - 1)
+
+    def publish(self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None,
+                deadline: float | None) -> int:
+        """Publish and wait for the acknowledgement; returns the message id."""
+        started = time.monotonic()
+        client = self.ensure(deadline)
+        info = self._send(client, topic, payload, qos, retain, properties)
+        if info.rc == mqtt.MQTT_ERR_SUCCESS:  # the common case: paho's own wait, nothing in between
+            info.wait_for_publish(_left(deadline))
+        else:  # queued by paho while the connection dropped: sent when it comes back
+            self._acked.wait(self._acknowledged(info), started + 30.0 if deadline is None else deadline - _MARGIN)
+        self._settle(info, topic, time.monotonic() - started)
+        return info.mid
+
+    async def apublish(self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None,
+                       deadline: float | None) -> int:
+        started = time.monotonic()
+        client = await self.aensure(deadline)
+        info = self._send(client, topic, payload, qos, retain, properties)
+        limit = started + 30.0 if deadline is None else deadline - _MARGIN
+        try:
+            await self._acked.await_(self._acknowledged(info), limit)
+        except asyncio.CancelledError:
+            self._withdraw(info.mid)
+            raise
+        self._settle(info, topic, time.monotonic() - started)
+        return info.mid
+
+    # ------------------------------------------------------------------ subscribing
+
+    def _subscribe_send(self, client: mqtt.Client, topic_filter: str, qos: int,
+                        loop: asyncio.AbstractEventLoop | None) -> tuple[int | None, _Ack]:
+        with self._lock:
+            self._subscriptions[topic_filter] = qos
+        rc, mid = client.subscribe(topic_filter, qos)
+        ack = _Ack(loop)
+        if rc != mqtt.MQTT_ERR_SUCCESS or mid is None:
+            ack.set(None)  # not connected: the reconnect re-subscribes it
+            return None, ack
+        with self._lock:
+            if mid in self._early:
+                ack.set(self._early.pop(mid))
+            else:
+                self._acks[mid] = ack
+        return mid, ack
+
+    def _subscribe_settle(self, topic_filter: str, mid: int | None, ack: _Ack) -> None:
+        if not ack.done.is_set():
+            with self._lock:
+                if mid is not None:
+                    self._acks.pop(mid, None)
+            return  # still pending; it is kept and re-sent on reconnect
+        if ack.error is not None:
+            self.forget(topic_filter)
+            raise ExecutionError(f"The broker refused the subscription to {topic_filter!r}: {ack.error}.",
+                                 details={"filter": topic_filter, "reason": ack.error})
+        if mid is not None:
+            with self._lock:
+                self._active.add(topic_filter)
+
+    def subscribe(self, topic_filter: str, qos: int, deadline: float | None) -> None:
+        """Subscribe (kept across reconnects); waits for the broker's SUBACK within the deadline."""
+        client = self.ensure(deadline)
+        mid, ack = self._subscribe_send(client, topic_filter, qos, None)
+        ack.done.wait(_left(deadline))
+        self._subscribe_settle(topic_filter, mid, ack)
+
+    async def asubscribe(self, topic_filter: str, qos: int, deadline: float | None) -> None:
+        client = await self.aensure(deadline)
+        mid, ack = self._subscribe_send(client, topic_filter, qos, asyncio.get_running_loop())
+        assert ack.future is not None
+        if not ack.done.is_set():
+            remaining = _left(deadline)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(ack.future), remaining)
+        self._subscribe_settle(topic_filter, mid, ack)
+
+    def _barrier_send(self, client: mqtt.Client, loop: asyncio.AbstractEventLoop | None) -> _Ack:
+        ack = _Ack(loop)
+        rc, mid = client.unsubscribe(f"mcs-barrier/{uuid.uuid4().hex}")
+        if rc != mqtt.MQTT_ERR_SUCCESS or mid is None:
+            ack.set(None)
+            return ack
+        with self._lock:
+            if mid in self._early:
+                ack.set(self._early.pop(mid))
+            else:
+                self._acks[mid] = ack
+        return ack
+
+    def barrier(self, deadline: float | None) -> None:
+        """One round trip: returns once the broker answered a packet sent now, so every message
+        it queued for us before (the retained burst after a SUBACK) has been received."""
+        client = self.ensure(deadline)
+        self._barrier_send(client, None).done.wait(_left(deadline))
+
+    async def abarrier(self, deadline: float | None) -> None:
+        client = await self.aensure(deadline)
+        ack = self._barrier_send(client, asyncio.get_running_loop())
+        if not ack.done.is_set() and ack.future is not None:
+            remaining = _left(deadline)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(ack.future), remaining)
+
+    def forget(self, topic_filter: str) -> None:
+        """Unsubscribe (best effort) and stop re-subscribing it."""
+        with self._lock:
+            known = self._subscriptions.pop(topic_filter, None)
+            self._active.discard(topic_filter)
+        client = self._client
+        if known is not None and client is not None and self._connected:
+            client.unsubscribe(topic_filter)
+
+    # ------------------------------------------------------------------ paho callbacks (network thread)
+
+    def _handle_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode,
+                        properties: Any) -> None:
+        if reason.is_failure:
+            self._connected = False
+            self._last_error = str(reason)
+            if reason.value in _AUTH_FAILURES or not self._ever_connected:
+                self._refused = str(reason)
+                self._refused_auth = reason.value in _AUTH_FAILURES
+                client.disconnect()  # no retry loop against a broker that said no; the next call starts over
+            self._state.fire()
+            return
+        if self._ever_connected:
+            self.reconnects += 1
+        self._ever_connected = True
+        self._refused = None
+        self._lost_at = None
+        with self._lock:
+            subscriptions = list(self._subscriptions.items())
+        if subscriptions:
+            rc, mid = client.subscribe(subscriptions)
+            if rc == mqtt.MQTT_ERR_SUCCESS and mid is not None:
+                with self._lock:  # the SUBACK cannot come before this callback returns
+                    self._resubscribing[mid] = [f for f, _ in subscriptions]
+        self._connected = True
+        self._state.fire()
+
+    def _handle_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode,
+                           properties: Any) -> None:
+        if self._connected:
+            self._lost_at = time.monotonic()
+        elif not self._ever_connected and self._refused is None:
+            self._refused = "the broker closed the connection before accepting it"
+            self._refused_auth = False
+            client.disconnect()
+        self._connected = False
+        with self._lock:
+            self._active.clear()
+        if reason.is_failure:
+            self._last_error = str(reason)
+        self._state.fire()
+
+    def _complete(self, mid: int, error: str | None) -> None:
+        with self._lock:
+            ack = self._acks.pop(mid, None)
+            if ack is None:
+                self._early[mid] = error
+                if len(self._early) > 1024:  # acks nobody will claim (e.g. re-subscriptions)
+                    self._early.pop(next(iter(self._early)))
+                return
+        ack.set(error)
+
+    def _handle_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: ReasonCode,
+                        properties: Any) -> None:
+        # paho marks the message published right after this returns. MQTT 5 brokers may
+        # answer "no matching subscribers" (0x10): still a success.
+        with self._lock:
+            if reason.is_failure:
+                self._failed[mid] = str(reason)
+                if len(self._failed) > 1024:
+                    self._failed.pop(next(iter(self._failed)))
+            # Recent acknowledgements, for waiters woken before paho flags the message (it does
+            # right after this callback). Far fewer than the 65,535 message ids: no stale match.
+            self._done[mid] = None
+            if len(self._done) > 4096:
+                self._done.pop(next(iter(self._done)))
+        self._acked.fire_soon()
+
+    def _handle_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
+                          properties: Any) -> None:
+        with self._lock:
+            filters = self._resubscribing.pop(mid, None)
+            if filters is not None:
+                self._active.update(f for f, r in zip(filters, reasons, strict=False) if not r.is_failure)
+                return
+        failed = next((r for r in reasons if r.is_failure), None)
+        self._complete(mid, str(failed) if failed is not None else None)
+
+    def _handle_unsubscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any,
+                            properties: Any) -> None:
+        self._complete(mid, None)
+
+    def _handle_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        content_type = None
+        user_properties: tuple[tuple[str, str], ...] = ()
+        props = message.properties
+        if props is not None:
+            content_type = getattr(props, "ContentType", None)
+            user_properties = tuple(getattr(props, "UserProperty", ()) or ())
+        self._on_message(Received(
+            seq=next(self._seq), topic=message.topic, payload=bytes(message.payload), qos=message.qos,
+            retain=bool(message.retain), at=time.time(), content_type=content_type, user_properties=user_properties,
+        ))
+
+    # ------------------------------------------------------------------ closing
+
+    def _shutdown_client(self) -> None:
+        with self._start_lock:
+            client, self._client = self._client, None
+        if client is None:
+            return
+        with contextlib.suppress(Exception):
+            client.disconnect()
+        client.loop_stop()
+        self._connected = False
+        with self._lock:
+            acks, self._acks = list(self._acks.values()), {}
+        for ack in acks:
+            ack.set("the driver was closed")
+        self._state.fire()
+        self._acked.fire()
+
+    def close(self) -> None:
+        """Disconnect and stop the network thread; the next use connects again."""
+        self._shutdown_client()
+        with self._lock:
+            self._subscriptions.clear()

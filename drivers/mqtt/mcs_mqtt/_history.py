@@ -1,0 +1,152 @@
+"""Received messages: one bounded history per subscription, waited on by threads or event loops.
+
+The broker connection's network thread appends; readers wait for a message newer than the
+one they last saw, either on a thread (``wait``) or in an event loop (``await_``), without
+blocking the loop. A history keeps at most ``size`` messages: the oldest are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One message as it came off the wire."""
+
+    seq: int
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+    at: float  # time.time()
+    content_type: str | None = None
+    user_properties: tuple[tuple[str, str], ...] = ()
+
+
+class Signal:
+    """Wakes whoever waits for "something changed": threads and event loops alike."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._waiting = 0
+        self._loops: dict[asyncio.Future[None], asyncio.AbstractEventLoop] = {}
+
+    @property
+    def condition(self) -> threading.Condition:
+        return self._cond
+
+    @property
+    def waiters(self) -> int:
+        """How many threads and event loops wait on this signal right now."""
+        return self._waiting + len(self._loops)
+
+    def fire(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+            futures, self._loops = self._loops, {}
+        for future, loop in futures.items():
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there any more
+                loop.call_soon_threadsafe(_resolve, future)
+
+    def fire_soon(self) -> None:
+        """:meth:`fire`, skipped when nobody waits (the hot path of every acknowledgement)."""
+        if self._loops or self._waiting:
+            self.fire()
+
+    def wait(self, check: Callable[[], bool], deadline: float) -> bool:
+        """Block until ``check()`` is true or ``deadline`` (``time.monotonic``); returns ``check()``."""
+        with self._cond:
+            self._waiting += 1
+            try:
+                while not check():
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._cond.wait(remaining)
+                return True
+            finally:
+                self._waiting -= 1
+
+    async def await_(self, check: Callable[[], bool], deadline: float) -> bool:
+        """The event-loop twin of :meth:`wait`."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:
+                if check():
+                    return True
+                future: asyncio.Future[None] = loop.create_future()
+                self._loops[future] = loop
+            if check():  # it came true between the check and the registration: no fire will follow
+                with self._cond:
+                    self._loops.pop(future, None)
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return check()
+            try:
+                await asyncio.wait_for(future, remaining)
+            except TimeoutError:
+                with self._cond:
+                    self._loops.pop(future, None)
+                return check()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+@dataclass
+class History:
+    """The last ``size`` messages of one subscription filter, oldest first."""
+
+    size: int
+    signal: Signal = field(default_factory=Signal)
+    messages: deque[Received] = field(init=False)
+    last_seq: int = 0
+
+    def __post_init__(self) -> None:
+        self.messages = deque(maxlen=self.size)
+
+    def append(self, message: Received) -> None:
+        with self.signal.condition:
+            self.messages.append(message)
+            self.last_seq = max(self.last_seq, message.seq)
+        self.signal.fire()
+
+    def snapshot(self, after: int = 0, match: Callable[[Received], bool] | None = None) -> list[Received]:
+        with self.signal.condition:
+            return [m for m in self.messages if m.seq > after and (match is None or match(m))]
+
+    def latest_per_topic(self, match: Callable[[Received], bool], count: int) -> list[Received]:
+        """The newest message of each matching topic, newest first, at most ``count`` topics."""
+        seen: dict[str, Received] = {}
+        with self.signal.condition:
+            for message in reversed(self.messages):
+                if message.topic not in seen and match(message):
+                    seen[message.topic] = message
+                    if len(seen) >= count:
+                        break
+        return list(seen.values())
+
+
+def message_view(message: Received, decoded: dict[str, Any], parameters: dict[str, str] | None) -> dict[str, Any]:
+    """The JSON-safe record a read tool returns for one message."""
+    out: dict[str, Any] = {"topic": message.topic}
+    if parameters:
+        out["parameters"] = parameters
+    out.update(decoded)
+    out["qos"] = message.qos
+    out["retained"] = message.retain
+    out["received_at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(message.at)) + f".{int(message.at % 1 * 1000):03d}Z"
+    if message.user_properties:
+        out["headers"] = dict(message.user_properties)
+    return out

@@ -1,0 +1,147 @@
+"""AsyncAPI schema objects as JSON Schemas an LLM can fill.
+
+An AsyncAPI schema is JSON Schema draft 07 plus a few fields (``discriminator``,
+``externalDocs``, ``x-*``). The converter inlines ``$ref``\\ s, turns a reference that
+comes back to itself (a recursive type) into a ``$defs`` entry referenced by name, keeps
+validation keywords (enums, formats, ranges, lengths, patterns, nested objects, arrays,
+maps), drops what a JSON Schema validator does not know, and makes descriptions plain
+text. A property *named* ``$ref`` stays a property: only schema positions are followed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from mcs_mqtt._refs import Documents, SpecError
+
+#: Keywords whose value is one schema.
+_ONE = ("additionalProperties", "items", "additionalItems", "contains", "not", "if", "then", "else",
+        "propertyNames", "unevaluatedProperties", "unevaluatedItems")
+#: Keywords whose value is a list of schemas.
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
+#: Keywords whose value maps names to schemas.
+_NAMED = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
+#: Keywords copied as data.
+_DATA = ("type", "enum", "const", "format", "default", "examples", "title", "description",
+         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+         "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems",
+         "minProperties", "maxProperties", "required", "contentEncoding", "contentMediaType",
+         "readOnly", "writeOnly", "deprecated", "dependentRequired")
+
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_TAG = re.compile(r"<[^>]+>")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*", re.MULTILINE)
+_BULLET = re.compile(r"^(\s*)[*+]\s+", re.MULTILINE)
+_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+
+
+def plain_text(text: Any) -> str:
+    """Markdown/HTML from a spec as plain text: links keep their words, markers go."""
+    if not isinstance(text, str):
+        return ""
+    out = _LINK.sub(r"\1", text)
+    out = _TAG.sub("", out)
+    out = _HEADING.sub("", out)
+    out = _BULLET.sub(r"\1- ", out)
+    out = _EMPHASIS.sub(r"\2", out)
+    out = re.sub(r"\n{3,}", "\n\n", out)
+    return out.strip()
+
+
+class SchemaConverter:
+    """Converts the schemas of one spec; ``defs`` collects the recursive types it met."""
+
+    def __init__(self, documents: Documents) -> None:
+        self.documents = documents
+        self.defs: dict[str, Any] = {}
+        self._names: dict[tuple[str, str], str] = {}
+        self._stack: list[tuple[str, str]] = []
+        self._recursive: set[tuple[str, str]] = set()
+
+    def convert(self, node: Any, document: str, where: str) -> Any:
+        """``node`` (a schema found at ``where`` in ``document``) as a plain JSON Schema."""
+        if isinstance(node, bool):
+            return node
+        if not isinstance(node, Mapping):
+            raise SpecError(document, where, f"a schema must be an object, got {type(node).__name__}")
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            return self._reference(ref, document, where)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _DATA:
+                out[key] = plain_text(value) if key == "description" else value
+            elif key == "example":
+                out.setdefault("examples", [value])
+            elif key in _ONE:
+                out[key] = self.convert(value, document, f"{where}/{key}")
+            elif key in _MANY and isinstance(value, list):
+                out[key] = [self.convert(v, document, f"{where}/{key}/{i}") for i, v in enumerate(value)]
+            elif key in _NAMED and isinstance(value, Mapping):
+                target = "$defs" if key == "definitions" else key
+                out[target] = {
+                    str(name): self.convert(sub, document, f"{where}/{key}/{name}") for name, sub in value.items()
+                }
+            elif key == "items" and isinstance(value, list):  # draft-07 tuple form
+                out["prefixItems"] = [self.convert(v, document, f"{where}/items/{i}") for i, v in enumerate(value)]
+        if out.get("type") == "string" and out.get("format") == "binary":
+            out.pop("format")
+            out["contentEncoding"] = "base64"
+        return out
+
+    def _reference(self, ref: str, document: str, where: str) -> Any:
+        target, target_doc, pointer = self.documents.resolve(ref, document, where)
+        key = (target_doc, pointer)
+        if key in self._stack:
+            self._recursive.add(key)
+            return {"$ref": f"#/$defs/{self._name(key)}"}
+        if key in self._names and key in self._recursive:
+            return {"$ref": f"#/$defs/{self._name(key)}"}
+        self._stack.append(key)
+        try:
+            converted = self.convert(target, target_doc, pointer)
+        finally:
+            self._stack.pop()
+        if key in self._recursive:
+            self.defs[self._name(key)] = converted
+            return {"$ref": f"#/$defs/{self._name(key)}"}
+        return converted
+
+    def _name(self, key: tuple[str, str]) -> str:
+        name = self._names.get(key)
+        if name is None:
+            tail = key[1].rsplit("/", 1)[-1] or "schema"
+            base = re.sub(r"[^A-Za-z0-9_.-]+", "_", tail) or "schema"
+            name, n = base, 2
+            while name in self._names.values():
+                name, n = f"{base}_{n}", n + 1
+            self._names[key] = name
+        return name
+
+
+def attach_defs(schema: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with the ``$defs`` entries it (transitively) references."""
+    needed: dict[str, Any] = {}
+    pending: list[Any] = [schema]
+    while pending:
+        for name in _refs_in(pending.pop()):
+            if name not in needed and name in defs:
+                needed[name] = defs[name]
+                pending.append(defs[name])
+    return {**schema, "$defs": needed} if needed else schema
+
+
+def _refs_in(node: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            found.append(ref[len("#/$defs/"):])
+        for value in node.values():
+            found.extend(_refs_in(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_refs_in(value))
+    return found

@@ -1,0 +1,151 @@
+"""Topics built from channel addresses, and the checks every topic passes before the broker.
+
+A parameter value fills exactly one topic level. It may not hold ``+`` or ``#`` (MQTT
+wildcards), ``/`` (a level separator), NUL or any other control character, and may not
+start with ``$`` (the broker's own ``$SYS`` space), so a model can never widen a
+subscription or reach a topic the spec does not describe. Allow-lists are globs
+(``fnmatch``: ``*`` matches any characters, ``/`` included); a subscription filter is
+checked as written, so the glob ``plant/*`` allows ``plant/+/temp`` and ``plant/#`` but
+``plant/line1/temp`` allows neither.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcs.errors import InvalidInputError, PolicyDeniedError
+
+MAX_TOPIC_BYTES = 65_535  # the MQTT limit on a topic's UTF-8 length
+_PARAM = re.compile(r"\{([^{}]+)\}")
+
+
+# Wildcards, the level separator, C0/DEL/C1 control characters (NUL among them), line and
+# paragraph separators, and lone surrogates (unicodedata's Cc and Cs, plus U+2028/2029).
+_FORBIDDEN = re.compile("[+#/\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _bad_character(value: str) -> str | None:
+    found = _FORBIDDEN.search(value)
+    if found is None:
+        return None
+    char = found.group()
+    return repr(char) if char in "+#/" else f"the control character U+{ord(char):04X}"
+
+
+def level_value(name: str, value: Any, tool: str) -> str:
+    """``value`` as one topic level, or ``INVALID_INPUT`` saying what is not allowed."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, int | float | str):
+        text = str(value)
+    else:
+        raise InvalidInputError(f"{name} must be a single value (a string or a number), not {type(value).__name__}.",
+                                tool=tool, details={"field": name})
+    if not text:
+        raise InvalidInputError(f"{name} must not be empty: it fills one topic level.", tool=tool,
+                                details={"field": name})
+    bad = _bad_character(text)
+    if bad is not None:
+        raise InvalidInputError(
+            f"{name}={text[:80]!r} is refused: a channel parameter is one topic level and may not contain "
+            f"{bad} ('+', '#', '/', NUL and control characters are never allowed).",
+            tool=tool, details={"field": name},
+        )
+    if text.startswith("$"):
+        raise InvalidInputError(
+            f"{name}={text[:80]!r} is refused: a channel parameter may not start with '$' (broker topics).",
+            tool=tool, details={"field": name},
+        )
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class TopicTemplate:
+    """A channel address such as ``smartylighting/streetlights/1/0/action/{streetlightId}/dim``."""
+
+    address: str
+    names: tuple[str, ...]
+    literals: tuple[str, ...]  # the text around the parameters: len(names) + 1 pieces
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def of(cls, address: str) -> TopicTemplate:
+        pieces = _PARAM.split(address)  # literal, name, literal, name, ..., literal
+        names, literals = tuple(pieces[1::2]), tuple(pieces[0::2])
+        regex = "([^/]+)".join(re.escape(literal) for literal in literals)
+        return cls(address, names, literals, re.compile(regex))
+
+    def _fill(self, values: Mapping[str, Any], tool: str, missing: str | None) -> str:
+        out = [self.literals[0]]
+        for name, literal in zip(self.names, self.literals[1:], strict=True):
+            value = values.get(name)
+            if value is None:
+                if missing is None:
+                    raise InvalidInputError(f"{name} is required: it fills one level of the topic {self.address}.",
+                                            tool=tool, details={"field": name})
+                out.append(missing)
+            else:
+                out.append(level_value(name, value, tool))
+            out.append(literal)
+        return "".join(out)
+
+    def topic(self, values: Mapping[str, Any], tool: str) -> str:
+        """The concrete topic for ``values`` (every parameter required)."""
+        return self._fill(values, tool, None)
+
+    def filter(self, values: Mapping[str, Any], tool: str) -> str:
+        """A subscription filter: given parameters filled, the others ``+``."""
+        return self._fill(values, tool, "+")
+
+    def wide_filter(self) -> str:
+        return "+".join(self.literals)
+
+    def parameters_of(self, topic: str) -> dict[str, str] | None:
+        """The parameter values of a received ``topic``, or ``None`` when it is not this channel's."""
+        match = self.pattern.fullmatch(topic)
+        if match is None:
+            return None
+        return dict(zip(self.names, match.groups(), strict=True))
+
+
+def check_size(topic: str, tool: str) -> None:
+    """Refuse a topic or filter longer than MQTT's 65,535 bytes."""
+    size = len(topic.encode("utf-8")) if len(topic) * 4 > MAX_TOPIC_BYTES else len(topic)
+    if size > MAX_TOPIC_BYTES:
+        raise InvalidInputError(
+            f"The topic would be {size} bytes; MQTT allows {MAX_TOPIC_BYTES}.", tool=tool,
+            details={"topic_bytes": size},
+        )
+
+
+def check_publish_topic(topic: str, tool: str) -> None:
+    """Refuse what no broker should receive as a publish topic (wildcards, NUL, oversize)."""
+    check_size(topic, tool)
+    if "\x00" in topic or "+" in topic or "#" in topic or not topic:
+        raise InvalidInputError(f"{topic[:120]!r} is not a topic one can publish to.", tool=tool)
+
+
+class AllowList:
+    """Topic globs; ``None`` allows everything the spec describes."""
+
+    def __init__(self, globs: Iterable[str] | None, kind: str) -> None:
+        self.kind = kind
+        self.globs: tuple[str, ...] | None = None if globs is None else tuple(globs)
+        self._patterns = None if self.globs is None else [re.compile(fnmatch.translate(g)) for g in self.globs]
+
+    def allows(self, topic: str) -> bool:
+        return self._patterns is None or any(p.match(topic) for p in self._patterns)
+
+    def check(self, topic: str, tool: str) -> None:
+        """``POLICY_DENIED`` when ``topic`` (a topic or a filter) matches no glob."""
+        if not self.allows(topic):
+            shown = topic if len(topic) <= 200 else topic[:200] + "..."
+            raise PolicyDeniedError(
+                f"{self.kind} to {shown!r} is not allowed by this driver's {self.kind.lower()} allow-list "
+                f"({', '.join(self.globs or ())}).",
+                tool=tool, details={"topic": shown, "allowed": list(self.globs or ())},
+            )

@@ -1,0 +1,622 @@
+"""The MQTT driver: publish and read through a real broker, described by AsyncAPI or a topic map."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from mcs.driver import DriverMeta, ToolDriver
+from mcs.errors import ConfigurationError, ExecutionError
+from mcs.pipeline import Invocation
+from mcs.tools import Tool
+from mcs_mqtt import _spec
+from mcs_mqtt._codec import Codec, preview
+from mcs_mqtt._connection import BrokerOptions, Connection, Protocol, tls_context
+from mcs_mqtt._history import History, Received, message_view
+from mcs_mqtt._limits import Rate, RateLimiter
+from mcs_mqtt._operations import Limits, Plan, ToolBuilder
+from mcs_mqtt._topics import AllowList, check_publish_topic, check_size
+
+__version__ = "0.1.0"
+
+_MARGIN = 0.05  # seconds kept before the call's deadline to return what a read has, not a TIMEOUT
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-zA-Z0-9]+", "_", text).strip("_").lower()
+    return (slug or "mqtt")[:40]
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadRequest:
+    plan: Plan
+    topic_filter: str
+    key_filter: str
+    parameters: dict[str, Any]
+    mode: str
+    count: int
+    until: float
+
+    def matches(self, message: Received) -> bool:
+        assert self.plan.template is not None
+        found = self.plan.template.parameters_of(message.topic)
+        return found is not None and all(str(v) == found.get(k) for k, v in self.parameters.items())
+
+
+class MqttDriver(ToolDriver):
+    """One tool per AsyncAPI operation (or topic-map entry), over one shared broker connection.
+
+    ``spec`` is an AsyncAPI 2.0-2.6 / 3.x document or a topic map: a path or a mapping.
+    Keyword arguments, besides :class:`mcs.ToolDriver`'s (``timeout``, ``prefix``, ...):
+
+    * Broker: ``host``, ``port`` (1883, or 8883 with TLS), ``server`` (which of the spec's
+      servers when ``host`` is not given), ``tls``, ``ca_file``, ``cert_file``, ``key_file``,
+      ``key_password``, ``tls_check_hostname``, ``username``, ``password``, ``client_id``,
+      ``protocol`` (``"3.1.1"`` or ``"5"``), ``clean_session``, ``keepalive``,
+      ``session_expiry`` (MQTT 5), ``reconnect_min_delay`` / ``reconnect_max_delay`` (s).
+    * Publishing: ``default_qos`` (1) and ``retain`` (False) where the spec has no MQTT
+      binding; ``operations={"turnOn": {"qos": 2, "retain": True, "destructive": False}}``
+      overrides per operation; ``destructive`` (True) for the ``destructiveHint``;
+      ``publish_allow`` / ``subscribe_allow``: topic globs on top of the spec;
+      ``rate_limit`` per topic (``"10/s"``) and ``rate_limit_total`` (``"100/s"``), or
+      ``None``; ``dry_run=True`` simulates every publish; ``read_only=True`` offers no
+      publish tool.
+    * Reading: ``history_size`` (100 messages per subscription), ``max_subscriptions`` (64),
+      ``max_read_count`` (50), ``default_wait`` (2 s), ``max_wait`` (30 s),
+      ``max_payload_bytes`` (64 KiB per message), ``max_result_bytes`` (256 KiB per call),
+      ``discover_window`` (10 s), ``max_topics`` (200).
+    * ``name``: the driver's name (default: from the spec's title).
+
+    Raises:
+        ConfigurationError: the spec cannot be loaded (the message names the file and the
+            place) or an option is wrong.
+    """
+
+    enforces_deadline = True
+
+    def __init__(
+        self,
+        spec: Any = None,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        server: str | None = None,
+        tls: bool | None = None,
+        ca_file: str | None = None,
+        cert_file: str | None = None,
+        key_file: str | None = None,
+        key_password: str | None = None,
+        tls_check_hostname: bool = True,
+        username: str | None = None,
+        password: str | None = None,
+        client_id: str | None = None,
+        protocol: str = "3.1.1",
+        clean_session: bool | None = None,
+        keepalive: int | None = None,
+        session_expiry: int | None = None,
+        reconnect_min_delay: int = 1,
+        reconnect_max_delay: int = 30,
+        default_qos: int = 1,
+        retain: bool = False,
+        destructive: bool = True,
+        operations: Mapping[str, Mapping[str, Any]] | None = None,
+        publish_allow: Sequence[str] | str | None = None,
+        subscribe_allow: Sequence[str] | str | None = None,
+        rate_limit: Any = "10/s",
+        rate_limit_total: Any = "100/s",
+        dry_run: bool = False,
+        read_only: bool = False,
+        history_size: int = 100,
+        max_subscriptions: int = 64,
+        max_read_count: int = 50,
+        default_wait: float = 2.0,
+        max_wait: float = 30.0,
+        max_payload_bytes: int = 65_536,
+        max_result_bytes: int = 262_144,
+        discover_window: float = 10.0,
+        max_topics: int = 200,
+        name: str | None = None,
+        **options: Any,
+    ) -> None:
+        _check_options(options)
+        super().__init__(**options)
+        if spec is None:
+            raise ConfigurationError("the MQTT driver needs spec=: an AsyncAPI document or a topic map (path or mapping)")
+        self.spec = _spec.load(spec)
+        for number, option in ((history_size, "history_size"), (max_subscriptions, "max_subscriptions"),
+                               (max_read_count, "max_read_count"), (max_payload_bytes, "max_payload_bytes"),
+                               (max_result_bytes, "max_result_bytes"), (max_topics, "max_topics")):
+            if not isinstance(number, int) or number < 1:
+                raise ConfigurationError(f"{option} must be a whole number >= 1, got {number!r}")
+        if default_qos not in (0, 1, 2):
+            raise ConfigurationError(f"default_qos must be 0, 1 or 2, got {default_qos!r}")
+        if not 0 < default_wait <= max_wait:
+            raise ConfigurationError("default_wait must be > 0 and at most max_wait")
+        self.limits = Limits(
+            max_count=max_read_count, default_wait=float(default_wait), max_wait=float(max_wait),
+            max_payload_bytes=max_payload_bytes, max_result_bytes=max_result_bytes,
+            discover_window=float(discover_window), max_topics=max_topics,
+        )
+        self.simulate = bool(dry_run)
+        self.publish_allow = AllowList(_globs(publish_allow, "publish_allow"), "Publish")
+        self.subscribe_allow = AllowList(_globs(subscribe_allow, "subscribe_allow"), "Subscribe")
+        self.rate_limiter = RateLimiter(Rate.parse(rate_limit, "rate_limit"), Rate.parse(rate_limit_total, "rate_limit_total"))
+        self.history_size = history_size
+        self.max_subscriptions = max_subscriptions
+        if self.spec.discover_default and not self.subscribe_allow.allows("#"):
+            self.spec.discover = None
+        builder = ToolBuilder(
+            self.spec, default_qos=default_qos, default_retain=bool(retain), destructive=bool(destructive),
+            overrides=dict(operations or {}), read_only=bool(read_only), limits=self.limits,
+        )
+        self._plans = {plan.tool.name: plan for plan in builder.plans()}
+        for topic_filter in self.spec.discover or ():
+            if not self.subscribe_allow.allows(topic_filter):
+                raise ConfigurationError(f"discover filter {topic_filter!r} is not on the subscribe_allow list")
+        self.broker = self._broker_options(
+            host=host, port=port, server=server, tls=tls, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
+            key_password=key_password, tls_check_hostname=tls_check_hostname, username=username, password=password,
+            client_id=client_id, protocol=protocol, clean_session=clean_session, keepalive=keepalive,
+            session_expiry=session_expiry, reconnect_min_delay=reconnect_min_delay,
+            reconnect_max_delay=reconnect_max_delay,
+        )
+        self.meta = DriverMeta(
+            id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"mcs-driver-mqtt:{self.spec.title}")),
+            name=name or _slug(self.spec.title),
+            version=__version__,
+            protocol="MQTT",
+            transport="MQTT",
+            spec_format=self.spec.spec_format,
+            capabilities=("stream", "status"),
+            prefix=self.prefix,
+        )
+        self._connection: Connection | None = None
+        self._histories: dict[str, History] = {}
+        self._subscribing: dict[str, threading.Lock] = {}
+        self._watchers: dict[int, tuple[str, Callable[[Received], None]]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ configuration
+
+    def _broker_options(self, *, host: str | None, port: int | None, server: str | None, tls: bool | None,
+                        ca_file: str | None, cert_file: str | None, key_file: str | None,
+                        key_password: str | None, tls_check_hostname: bool, username: str | None,
+                        password: str | None, client_id: str | None, protocol: str, clean_session: bool | None,
+                        keepalive: int | None, session_expiry: int | None, reconnect_min_delay: int,
+                        reconnect_max_delay: int) -> BrokerOptions | None:
+        chosen: _spec.Server | None = None
+        if server is not None:
+            chosen = self.spec.servers.get(server)
+            if chosen is None:
+                known = ", ".join(self.spec.servers) or "none"
+                raise ConfigurationError(f"the spec has no MQTT server {server!r} (its MQTT servers: {known})")
+        elif host is None and self.spec.servers:
+            chosen = next(iter(self.spec.servers.values()))
+        if protocol not in ("3.1.1", "5", "311", "3", "v5"):
+            raise ConfigurationError(f"protocol must be '3.1.1' or '5', got {protocol!r}")
+        proto: Protocol = "5" if protocol in ("5", "v5") else "3.1.1"
+        use_tls = tls if tls is not None else bool(ca_file or cert_file or (chosen.tls if chosen else False))
+        context = None
+        if use_tls:
+            context = tls_context(ca_file=ca_file, cert_file=cert_file, key_file=key_file,
+                                  key_password=key_password, check_hostname=tls_check_hostname)
+        elif cert_file or key_file:
+            raise ConfigurationError("cert_file/key_file need tls=True")
+        the_host = host or (chosen.host if chosen else None)
+        if not the_host:
+            return None
+        the_port = port or (chosen.port if chosen and host is None else None) or (8883 if use_tls else 1883)
+        if not isinstance(the_port, int) or not 0 < the_port < 65536:
+            raise ConfigurationError(f"port must be 1-65535, got {the_port!r}")
+        if keepalive is not None and (not isinstance(keepalive, int) or keepalive < 1):
+            raise ConfigurationError("keepalive must be a whole number of seconds >= 1")
+        if not 1 <= reconnect_min_delay <= reconnect_max_delay:
+            raise ConfigurationError("reconnect delays need 1 <= reconnect_min_delay <= reconnect_max_delay")
+        return BrokerOptions(
+            host=the_host, port=the_port, tls=context, username=username, password=password,
+            client_id=client_id or (chosen.client_id if chosen else None) or "",
+            protocol=proto,
+            clean_session=clean_session if clean_session is not None else
+            (chosen.clean_session if chosen and chosen.clean_session is not None else True),
+            keepalive=keepalive or (chosen.keepalive if chosen and chosen.keepalive else 60),
+            session_expiry=session_expiry,
+            reconnect_min_delay=int(reconnect_min_delay), reconnect_max_delay=int(reconnect_max_delay),
+        )
+
+    @property
+    def connection(self) -> Connection:
+        """The shared broker connection (created on first use, connected on first call)."""
+        if self._connection is None:
+            with self._lock:
+                if self._connection is None:
+                    if self.broker is None:
+                        raise ExecutionError(
+                            "This MQTT driver has no broker: give the host option (the spec names no MQTT server)."
+                        )
+                    self._connection = Connection(self.broker, self._dispatch)
+        return self._connection
+
+    def get_status(self) -> dict[str, Any]:
+        """The connection's state: broker, connected, subscriptions, reconnects, last error."""
+        if self._connection is None:
+            where = self.broker.where if self.broker else None
+            return {"broker": where, "connected": False, "subscriptions": [], "reconnects": 0, "last_error": None}
+        return self._connection.status()
+
+    # ------------------------------------------------------------------ tools
+
+    def _list_tools(self) -> Iterable[Tool]:
+        return [plan.tool for plan in self._plans.values()]
+
+    def _plan(self, invocation: Invocation) -> Plan:
+        return self._plans[invocation.tool.unprefixed_name]
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        plan = self._plan(invocation)
+        if plan.kind == "publish":
+            return self._publish(plan, invocation)
+        if plan.kind == "read":
+            return self._read(plan, invocation)
+        return self._discover(invocation)
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        plan = self._plan(invocation)
+        if plan.kind == "publish":
+            return await self._apublish(plan, invocation)
+        if plan.kind == "read":
+            return await self._aread(plan, invocation)
+        return await self._adiscover(invocation)
+
+    # ------------------------------------------------------------------ publish
+
+    def _outgoing(self, plan: Plan, invocation: Invocation) -> tuple[str, bytes, Codec, dict[str, Any] | None]:
+        """Topic, exact payload bytes and codec; or the dry-run answer. Every check happens here."""
+        tool = invocation.tool.name
+        args = invocation.arguments
+        assert plan.template is not None
+        topic = plan.template.topic(plan.parameters(args), tool)
+        check_publish_topic(topic, tool)
+        self.publish_allow.check(topic, tool)
+        payload = args.get("payload")
+        codec = plan.codec_for(payload)
+        data = b"" if "payload" not in args else codec.encode(payload, tool)
+        if not (self.simulate or args.get("dry_run")):
+            return topic, data, codec, None
+        shown: dict[str, Any] = {
+            "dry_run": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
+            "content_type": codec.content_type, "payload_base64": base64.b64encode(data).decode("ascii"),
+        }
+        with contextlib.suppress(UnicodeDecodeError):
+            shown["payload_text"] = data.decode("utf-8")
+        return topic, data, codec, shown
+
+    def _properties(self, codec: Codec) -> Properties | None:
+        if self.broker is None or self.broker.protocol != "5":
+            return None
+        properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+        properties.ContentType = codec.content_type
+        if codec.kind != "binary":
+            properties.PayloadFormatIndicator = 1
+        return properties
+
+    def _published(self, plan: Plan, topic: str, data: bytes, mid: int) -> dict[str, Any]:
+        return {"published": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
+                "message_id": mid, "acknowledged": plan.qos > 0}
+
+    def _publish(self, plan: Plan, invocation: Invocation) -> Any:
+        topic, data, codec, dry = self._outgoing(plan, invocation)
+        if dry is not None:
+            return dry
+        self.rate_limiter.admit(topic, invocation.tool.name)
+        mid = self.connection.publish(topic, data, plan.qos, plan.retain, self._properties(codec), invocation.deadline)
+        return self._published(plan, topic, data, mid)
+
+    async def _apublish(self, plan: Plan, invocation: Invocation) -> Any:
+        topic, data, codec, dry = self._outgoing(plan, invocation)
+        if dry is not None:
+            return dry
+        self.rate_limiter.admit(topic, invocation.tool.name)
+        mid = await self.connection.apublish(topic, data, plan.qos, plan.retain, self._properties(codec),
+                                             invocation.deadline)
+        return self._published(plan, topic, data, mid)
+
+    # ------------------------------------------------------------------ read
+
+    def _request(self, plan: Plan, invocation: Invocation) -> _ReadRequest:
+        tool = invocation.tool.name
+        args = invocation.arguments
+        assert plan.template is not None
+        parameters = {k: v for k, v in plan.parameters(args).items() if v is not None}
+        topic_filter = plan.template.filter(parameters, tool)
+        check_size(topic_filter, tool)
+        self.subscribe_allow.check(topic_filter, tool)
+        wide = plan.template.wide_filter()
+        key_filter = wide if wide in self._histories or self.subscribe_allow.allows(wide) else topic_filter
+        wait = float(args.get("wait_s", self.limits.default_wait))
+        until = time.monotonic() + wait
+        if invocation.deadline is not None:
+            until = min(until, invocation.deadline - _MARGIN)
+        return _ReadRequest(plan, topic_filter, key_filter, parameters, str(args.get("mode", "latest")),
+                            int(args.get("count", 1)), until)
+
+    def _new_history(self, key_filter: str) -> tuple[History, bool]:
+        """The history of ``key_filter`` and whether it is new (needs subscribing)."""
+        with self._lock:
+            history = self._histories.get(key_filter)
+            if history is not None:
+                return history, False
+            if len(self._histories) >= self.max_subscriptions:
+                raise ExecutionError(
+                    f"This driver already holds {self.max_subscriptions} subscriptions (max_subscriptions); "
+                    "read with fewer distinct parameter values.")
+            history = History(self.history_size)
+            self._histories[key_filter] = history
+            return history, True
+
+    def _drop_history(self, key_filter: str) -> None:
+        with self._lock:
+            self._histories.pop(key_filter, None)
+
+    def _history(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
+        """The subscription's history and the sequence number "next" counts from."""
+        history, new = self._new_history(request.key_filter)
+        start = 0 if new else history.last_seq
+        if new:
+            try:
+                self.connection.subscribe(request.key_filter, request.plan.qos, deadline)
+                self.connection.barrier(deadline)
+            except BaseException:
+                self._drop_history(request.key_filter)
+                raise
+        else:
+            self.connection.ensure(deadline)
+        return history, start
+
+    async def _ahistory(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
+        history, new = self._new_history(request.key_filter)
+        start = 0 if new else history.last_seq
+        if new:
+            try:
+                await self.connection.asubscribe(request.key_filter, request.plan.qos, deadline)
+                await self.connection.abarrier(deadline)
+            except BaseException:
+                self._drop_history(request.key_filter)
+                raise
+        else:
+            await self.connection.aensure(deadline)
+        return history, start
+
+    def _ready(self, request: _ReadRequest, history: History, start: int) -> Callable[[], bool]:
+        if request.mode == "latest":
+            return lambda: bool(history.latest_per_topic(request.matches, 1))
+        return lambda: len(self._live(request, history, start)) >= request.count
+
+    def _arrived(self, request: _ReadRequest, history: History, after: int) -> Callable[[], bool]:
+        return lambda: bool(self._live(request, history, after))
+
+    @staticmethod
+    def _live(request: _ReadRequest, history: History, start: int) -> list[Received]:
+        return [m for m in history.snapshot(start, request.matches) if not m.retain]
+
+    def _read_result(self, request: _ReadRequest, history: History, start: int) -> dict[str, Any]:
+        if request.mode == "latest":
+            found = history.latest_per_topic(request.matches, request.count)
+        else:
+            found = self._live(request, history, start)[: request.count]
+        records, cut = self._views(request.plan, found)
+        result: dict[str, Any] = {"topic": request.topic_filter, "mode": request.mode, "messages": records}
+        if cut:
+            result["truncated"] = (f"[truncated: {cut} more message(s) not shown; the result cap is "
+                                   f"{self.limits.max_result_bytes} bytes]")
+        if not records:
+            result["note"] = f"No message on {request.topic_filter} within the wait."
+        return result
+
+    def _views(self, plan: Plan, found: list[Received]) -> tuple[list[dict[str, Any]], int]:
+        records: list[dict[str, Any]] = []
+        size = 0
+        for index, message in enumerate(found):
+            record = self._view(plan, message)
+            size += len(json.dumps(record, ensure_ascii=False, default=str))
+            if records and size > self.limits.max_result_bytes:
+                return records, len(found) - index
+            records.append(record)
+        return records, 0
+
+    def _view(self, plan: Plan, message: Received) -> dict[str, Any]:
+        codec = plan.codec if plan.messages else Codec(message.content_type or "application/json")
+        assert plan.template is not None
+        parameters = plan.template.parameters_of(message.topic)
+        return message_view(message, codec.decode(message.payload, self.limits.max_payload_bytes), parameters)
+
+    def _read(self, plan: Plan, invocation: Invocation) -> Any:
+        request = self._request(plan, invocation)
+        history, start = self._history(request, invocation.deadline)
+        history.signal.wait(self._ready(request, history, start), request.until)
+        return self._read_result(request, history, start)
+
+    async def _aread(self, plan: Plan, invocation: Invocation) -> Any:
+        request = self._request(plan, invocation)
+        history, start = await self._ahistory(request, invocation.deadline)
+        await history.signal.await_(self._ready(request, history, start), request.until)
+        return self._read_result(request, history, start)
+
+    # ------------------------------------------------------------------ streams (monitors)
+
+    def _stream_tool(self, invocation: Invocation) -> Iterator[Any]:
+        """Yield a read tool's messages as they arrive: ``count`` of them within ``wait_s``."""
+        plan = self._plan(invocation)
+        if plan.kind != "read":
+            yield from super()._stream_tool(invocation)
+            return
+        request = self._request(plan, invocation)
+        history, seen = self._history(request, invocation.deadline)
+        sent = 0
+        if request.mode == "latest":
+            history.signal.wait(self._ready(request, history, seen), request.until)
+            seen = history.last_seq
+            for message in history.latest_per_topic(request.matches, request.count):
+                yield self._view(plan, message)
+                sent += 1
+        while sent < request.count:
+            if not history.signal.wait(self._arrived(request, history, seen), request.until):
+                return
+            for message in self._live(request, history, seen)[: request.count - sent]:
+                seen = message.seq
+                sent += 1
+                yield self._view(plan, message)
+
+    async def _astream_tool(self, invocation: Invocation) -> AsyncIterator[Any]:
+        plan = self._plan(invocation)
+        if plan.kind != "read":
+            yield await self._acall_tool(invocation)
+            return
+        request = self._request(plan, invocation)
+        history, seen = await self._ahistory(request, invocation.deadline)
+        sent = 0
+        if request.mode == "latest":
+            await history.signal.await_(self._ready(request, history, seen), request.until)
+            seen = history.last_seq
+            for message in history.latest_per_topic(request.matches, request.count):
+                yield self._view(plan, message)
+                sent += 1
+        while sent < request.count:
+            if not await history.signal.await_(self._arrived(request, history, seen), request.until):
+                return
+            for message in self._live(request, history, seen)[: request.count - sent]:
+                seen = message.seq
+                sent += 1
+                yield self._view(plan, message)
+
+    # ------------------------------------------------------------------ discovery (topic maps)
+
+    def _watch(self, seen: dict[str, dict[str, Any]], limit: int) -> Callable[[Received], None]:
+        def record(message: Received) -> None:
+            entry = seen.get(message.topic)
+            if entry is None:
+                if len(seen) >= limit:
+                    return
+                entry = seen[message.topic] = {"topic": message.topic, "messages": 0, "retained": False}
+            entry["messages"] += 1
+            entry["retained"] = entry["retained"] or message.retain
+            entry["last_payload"] = preview(message.payload)
+            entry["last_bytes"] = len(message.payload)
+
+        return record
+
+    def _discovery_setup(self, invocation: Invocation) -> tuple[dict[str, dict[str, Any]], int, float, tuple[str, ...]]:
+        args = invocation.arguments
+        window = float(args.get("window_s", min(2.0, self.limits.discover_window)))
+        until = time.monotonic() + window
+        if invocation.deadline is not None:
+            until = min(until, invocation.deadline - _MARGIN)
+        seen: dict[str, dict[str, Any]] = {}
+        token = id(seen)
+        filters = self.spec.discover or ()
+        with self._lock:
+            for topic_filter in filters:
+                self._watchers[token + hash(topic_filter)] = (topic_filter, self._watch(seen, int(args.get("max_topics", 50))))
+        return seen, token, until, filters
+
+    def _discovery_end(self, seen: dict[str, dict[str, Any]], token: int, filters: tuple[str, ...]) -> dict[str, Any]:
+        with self._lock:
+            for topic_filter in filters:
+                self._watchers.pop(token + hash(topic_filter), None)
+            kept = set(self._histories)
+        connection = self.connection
+        for topic_filter in filters:
+            if topic_filter not in kept:
+                connection.forget(topic_filter)
+        topics = sorted(seen.values(), key=lambda entry: str(entry["topic"]))
+        return {"filters": list(filters), "topics": topics, "count": len(topics)}
+
+    def _discover(self, invocation: Invocation) -> Any:
+        seen, token, until, filters = self._discovery_setup(invocation)
+        try:
+            for topic_filter in filters:
+                self.connection.subscribe(topic_filter, 0, invocation.deadline)
+            threading.Event().wait(max(0.0, until - time.monotonic()))
+        finally:
+            result = self._discovery_end(seen, token, filters)
+        return result
+
+    async def _adiscover(self, invocation: Invocation) -> Any:
+        seen, token, until, filters = self._discovery_setup(invocation)
+        try:
+            for topic_filter in filters:
+                await self.connection.asubscribe(topic_filter, 0, invocation.deadline)
+            await asyncio.sleep(max(0.0, until - time.monotonic()))
+        finally:
+            result = self._discovery_end(seen, token, filters)
+        return result
+
+    # ------------------------------------------------------------------ incoming messages
+
+    def _dispatch(self, message: Received) -> None:
+        """Called on paho's network thread for every message: feed histories and watchers."""
+        with self._lock:
+            histories = [h for f, h in self._histories.items() if mqtt.topic_matches_sub(f, message.topic)]
+            watchers = [w for f, w in self._watchers.values() if mqtt.topic_matches_sub(f, message.topic)]
+        for history in histories:
+            history.append(message)
+        for watcher in watchers:
+            watcher(message)
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Disconnect from the broker and forget every subscription and history."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+        with self._lock:
+            self._histories.clear()
+            self._watchers.clear()
+
+    async def aclose(self) -> None:
+        """:meth:`close` without blocking the event loop (the network thread is joined on a worker)."""
+        await asyncio.to_thread(self.close)
+
+    async def __aenter__(self) -> MqttDriver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _globs(value: Sequence[str] | str | None, option: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not all(isinstance(g, str) and g for g in value):
+        raise ConfigurationError(f"{option} must be a list of topic globs")
+    return tuple(value)
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    import inspect
+
+    allowed = set(inspect.signature(ToolDriver.__init__).parameters) - {"self"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        mine = sorted(set(inspect.signature(MqttDriver.__init__).parameters) - {"self", "options", "spec"})
+        raise ConfigurationError(
+            f"the MQTT driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(mine + sorted(allowed))}"
+        )
+
+
+__all__ = ["MqttDriver"]

@@ -1,0 +1,106 @@
+"""Publish tools against a real broker: payload encoding per content type, QoS and retain from
+the spec or configuration, dry runs, MQTT 5 properties, the async path."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import uuid
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+from conftest import PLANT
+
+from mcs.errors import InvalidInputError
+
+
+def light() -> str:
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+def test_a_command_is_published_as_compact_json_with_the_spec_qos(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/#")
+    result = connect().call_tool("sendCommand", {"lightId": lid, "payload": {"command": "on", "level": 70}})
+    assert result == {"published": True, "topic": f"lights/{lid}/command", "qos": 1, "retain": False,
+                      "bytes": 27, "message_id": result["message_id"], "acknowledged": True}
+    [message] = seen.wait_for(1)
+    assert (message.topic, message.payload, message.qos, message.retain) == (
+        f"lights/{lid}/command", b'{"command":"on","level":70}', 1, False)
+
+
+def test_a_text_message_is_sent_as_utf8_and_retained_as_the_binding_says(connect: Any, observe: Any) -> None:
+    lid = light()
+    connect().call_tool("setLabel", {"lightId": lid, "payload": "Küche"})
+    later = observe(f"lights/{lid}/label")  # subscribes after the publish: gets the retained value
+    [message] = later.wait_for(1)
+    assert message.payload == "Küche".encode() and message.retain is True
+
+
+def test_a_binary_payload_travels_as_base64(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/firmware")
+    blob = bytes(range(256))
+    connect().call_tool("uploadFirmware", {"lightId": lid, "payload": base64.b64encode(blob).decode()})
+    assert seen.wait_for(1)[0].payload == blob
+
+
+def test_invalid_base64_is_refused_before_anything_is_sent(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/#")
+    with pytest.raises(InvalidInputError, match="not valid base64"):
+        connect().call_tool("uploadFirmware", {"lightId": lid, "payload": "***"})
+    connect().call_tool("sendCommand", {"lightId": lid, "payload": {"command": "off"}})
+    assert [m.topic for m in seen.wait_for(1)] == [f"lights/{lid}/command"]
+
+
+def test_configuration_sets_qos_and_retain_the_model_cannot(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/command", qos=2)
+    driver = connect(operations={"sendCommand": {"qos": 2}})
+    assert driver.call_tool("sendCommand", {"lightId": lid, "payload": {"command": "on"}})["qos"] == 2
+    assert seen.wait_for(1)[0].qos == 2
+    with pytest.raises(InvalidInputError, match="qos"):
+        driver.call_tool("sendCommand", {"lightId": lid, "payload": {"command": "on"}, "qos": 0})
+
+
+def test_a_topic_map_publish_without_a_binding_uses_the_default_qos(connect: Any, observe: Any) -> None:
+    seen = observe("plant/alarm")
+    driver = connect(PLANT, default_qos=0)
+    assert driver.call_tool("alarm", {"payload": "overheat"})["qos"] == 0
+    assert seen.wait_for(1)[0].payload == b"overheat"
+
+
+def test_mqtt5_publishes_carry_the_content_type(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/label", protocol=mqtt.MQTTv5)
+    connect(protocol="5").call_tool("setLabel", {"lightId": lid, "payload": "hall"})
+    message = seen.wait_for(1)[0]
+    assert message.properties.ContentType == "text/plain"
+    assert message.properties.PayloadFormatIndicator == 1
+
+
+def test_the_async_path_publishes_concurrently_on_the_one_connection(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/command")
+    driver = connect(rate_limit=None)
+
+    async def main() -> list[Any]:
+        calls = [driver.acall_tool("sendCommand", {"lightId": lid, "payload": {"command": "on", "level": n}})
+                 for n in range(20)]
+        return await asyncio.gather(*calls)
+
+    results = asyncio.run(main())
+    assert all(r["acknowledged"] for r in results)
+    assert sorted(int(m.payload.split(b":")[-1].rstrip(b"}")) for m in seen.wait_for(20)) == list(range(20))
+    assert driver.get_status()["reconnects"] == 0
+
+
+def test_an_llm_response_runs_a_publish(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/command")
+    reply = f'I will switch it on.\n{{"tool": "sendCommand", "arguments": {{"lightId": "{lid}", "payload": {{"command": "on"}}}}}}'
+    result = connect().process_llm_response(reply)
+    assert result["published"] is True
+    assert seen.wait_for(1)[0].payload == b'{"command":"on"}'

@@ -1,0 +1,240 @@
+"""Read tools, monitors (the stream capability) and topic discovery against a real broker."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import LIGHTS, PLANT
+from mcs_mqtt import MqttDriver
+from mqtt_broker import Mosquitto, publish_raw
+
+from mcs.errors import ToolTimeoutError
+
+
+def light() -> str:
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+def subscribed(driver: Any, topic_filter: str) -> Callable[[], bool]:
+    """True once the broker acknowledged the driver's subscription to ``topic_filter``."""
+    return lambda: topic_filter in driver.get_status()["subscriptions"]
+
+
+def reader_waiting(driver: Any) -> Callable[[], bool]:
+    """True once a read of the driver waits on one of its histories."""
+    return lambda: any(history.signal.waiters for history in list(driver._histories.values()))
+
+
+def publish_soon(port: int, topic: str, payloads: list[bytes], ready: Callable[[], bool]) -> threading.Thread:
+    """Publish ``payloads`` from a device once ``ready()`` (the reader listens), polling for it."""
+    def run() -> None:
+        deadline = time.monotonic() + 10
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        for payload in payloads:
+            publish_raw(port, topic, payload)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_latest_returns_the_retained_value_with_its_parameters(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    publish_raw(broker.port, f"lights/{lid}/measured", b'{"lumens": 42}', retain=True)
+    result = connect().call_tool("readMeasurement", {"lightId": lid})
+    [message] = result["messages"]
+    assert result["topic"] == f"lights/{lid}/measured" and result["mode"] == "latest"
+    assert message["payload"] == {"lumens": 42} and message["retained"] is True
+    assert message["parameters"] == {"lightId": lid} and message["qos"] == 1
+    assert message["received_at"].endswith("Z")
+
+
+def test_latest_without_a_parameter_gives_the_newest_value_of_each_topic(connect: Any, broker: Mosquitto) -> None:
+    driver = connect()
+    lids = sorted(light() for _ in range(3))
+    driver.call_tool("readState", {"lightId": lids[0], "wait_s": 0})  # the channel's subscription exists
+    for lid in lids:
+        publish_raw(broker.port, f"lights/{lid}/state", b'{"on": false}')
+        publish_raw(broker.port, f"lights/{lid}/state", b'{"on": true}')
+    marker = light()
+    publish_raw(broker.port, f"lights/{marker}/state", b"{}")
+    assert driver.call_tool("readState", {"lightId": marker, "wait_s": 10})["messages"]  # all before it are in
+    result = driver.call_tool("readState", {"count": 50, "wait_s": 0})
+    mine = [m for m in result["messages"] if m["parameters"]["lightId"] in lids]
+    assert sorted(m["parameters"]["lightId"] for m in mine) == lids
+    assert all(m["payload"] == {"on": True} for m in mine)
+    assert result["topic"] == "lights/+/state"
+
+
+def test_next_waits_for_new_messages_and_skips_the_retained_one(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    topic = f"lights/{lid}/measured"
+    publish_raw(broker.port, topic, b'{"lumens": 1}', retain=True)
+    driver = connect()
+    driver.call_tool("readMeasurement", {"lightId": lid})  # subscribed, retained value cached
+    thread = publish_soon(broker.port, topic, [b'{"lumens": 2}', b'{"lumens": 3}'], reader_waiting(driver))
+    result = driver.call_tool("readMeasurement", {"lightId": lid, "mode": "next", "count": 2, "wait_s": 10})
+    thread.join()
+    assert [m["payload"] for m in result["messages"]] == [{"lumens": 2}, {"lumens": 3}]
+    assert not any(m["retained"] for m in result["messages"])
+
+
+def test_next_returns_what_it_has_when_the_wait_ends(connect: Any) -> None:
+    result = connect().call_tool("readMeasurement", {"lightId": light(), "mode": "next", "wait_s": 0.2})
+    assert result["messages"] == [] and "No message" in result["note"]
+
+
+def test_a_read_is_bounded_by_the_call_deadline_too(connect: Any) -> None:
+    result = connect(timeout=0.5).call_tool("readMeasurement", {"lightId": light(), "mode": "next", "wait_s": 30})
+    assert result["messages"] == []
+
+
+def test_the_history_is_bounded(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    driver = connect(history_size=3)
+    driver.call_tool("readState", {"lightId": lid, "wait_s": 0})
+    for n in range(6):
+        publish_raw(broker.port, f"lights/{lid}/state", f'{{"on": {str(n % 2 == 0).lower()}, "n": {n}}}'.encode())
+    history = next(iter(driver._histories.values()))
+    assert history.signal.wait(lambda: any(m.payload.endswith(b'"n": 5}') for m in history.messages),
+                               time.monotonic() + 10)
+    assert [m.payload[-3:] for m in history.messages] == [b" 3}", b" 4}", b" 5}"]
+
+
+def test_an_undecodable_payload_comes_back_with_a_marker(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    publish_raw(broker.port, f"lights/{lid}/measured", b"\xff\xfe not json", retain=True)
+    [message] = connect().call_tool("readMeasurement", {"lightId": lid})["messages"]
+    assert message["payload_encoding"] == "base64" and "not UTF-8" in message["decode_error"]
+    publish_raw(broker.port, f"lights/{lid}/state", b"{broken", retain=True)
+    [message] = connect().call_tool("readState", {"lightId": lid})["messages"]
+    assert "not valid JSON" in message["decode_error"]
+
+
+def test_a_large_payload_is_cut_with_an_explicit_marker(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    publish_raw(broker.port, f"lights/{lid}/label", b"x" * 5000, retain=True)
+    [message] = connect(max_payload_bytes=100).call_tool("readLabel", {"lightId": lid})["messages"]
+    assert message["payload"].endswith("[truncated: 5000 bytes, first 100 shown]")
+    assert message["truncated"] is True
+
+
+def test_the_result_is_capped_in_bytes(own_broker: Mosquitto) -> None:
+    for lid in range(4):
+        publish_raw(own_broker.port, f"lights/{lid}/label", b"y" * 900, retain=True)
+    with MqttDriver(LIGHTS, host="127.0.0.1", port=own_broker.port, max_result_bytes=2500) as driver:
+        result = driver.call_tool("readLabel", {"count": 50, "wait_s": 0.5})
+    assert len(result["messages"]) == 2
+    assert result["truncated"].startswith("[truncated:")
+
+
+def test_the_async_read_does_not_block_the_loop(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    driver = connect()
+
+    async def main() -> dict[str, Any]:
+        reader = asyncio.create_task(driver.acall_tool("readMeasurement", {"lightId": lid, "mode": "next",
+                                                                           "wait_s": 10}))
+        listening = subscribed(driver, "lights/+/measured")
+        while not listening():
+            await asyncio.sleep(0.01)  # the loop keeps running while the read waits
+        await asyncio.to_thread(publish_raw, broker.port, f"lights/{lid}/measured", b'{"lumens": 7}')
+        return await reader
+
+    result = asyncio.run(main())
+    assert result["messages"][0]["payload"] == {"lumens": 7}
+
+
+def test_a_monitor_streams_messages_as_they_arrive_and_stops_at_its_count(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    driver = connect()
+    assert driver.supports("stream")
+    stream = driver.stream_call("readMeasurement", {"lightId": lid, "mode": "next", "count": 3, "wait_s": 10})
+    thread = publish_soon(broker.port, f"lights/{lid}/measured", [b'{"lumens": %d}' % n for n in range(5)],
+                          subscribed(driver, "lights/+/measured"))
+    got = [item["payload"]["lumens"] for item in stream]
+    thread.join()
+    assert got == [0, 1, 2]
+
+
+def test_an_async_monitor_ends_with_its_window(connect: Any) -> None:
+    driver = connect()
+
+    async def main() -> list[Any]:
+        return [item async for item in driver.astream_call(
+            "readMeasurement", {"lightId": light(), "mode": "next", "count": 5, "wait_s": 0.2})]
+
+    assert asyncio.run(main()) == []
+
+
+def test_a_monitor_starts_with_the_latest_value(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    publish_raw(broker.port, f"lights/{lid}/label", b"porch", retain=True)
+    items = list(connect().stream_call("readLabel", {"lightId": lid, "count": 1}))
+    assert [i["payload"] for i in items] == ["porch"]
+
+
+def test_discovery_lists_retained_and_live_topics_within_its_window(connect: Any, broker: Mosquitto) -> None:
+    line = light()
+    publish_raw(broker.port, f"plant/{line}/temp", b'{"celsius": 21}', retain=True)
+    driver = connect(PLANT)
+    thread = publish_soon(broker.port, f"plant/{line}/pressure", [b"1.2"], subscribed(driver, "plant/#"))
+    result = driver.call_tool("discover_topics", {"window_s": 0.5})
+    thread.join()
+    topics = {t["topic"]: t for t in result["topics"]}
+    assert topics[f"plant/{line}/temp"]["retained"] is True
+    assert topics[f"plant/{line}/temp"]["last_payload"] == '{"celsius": 21}'
+    assert topics[f"plant/{line}/pressure"]["messages"] == 1
+    assert result["filters"] == ["plant/#"]
+    assert driver.get_status()["subscriptions"] == []  # discovery unsubscribes after its window
+
+
+def test_async_discovery_is_bounded_by_max_topics(connect: Any, broker: Mosquitto) -> None:
+    for n in range(3):
+        publish_raw(broker.port, f"plant/{light()}/n{n}", b"1", retain=True)
+    result = asyncio.run(connect(PLANT).acall_tool("discover_topics", {"window_s": 0.3, "max_topics": 2}))
+    assert result["count"] == 2
+
+
+def test_max_subscriptions_refuses_beyond_its_bound(connect: Any) -> None:
+    driver = connect(max_subscriptions=1, subscribe_allow=["lights/*"])
+    driver.call_tool("readMeasurement", {"wait_s": 0})
+    driver.call_tool("readMeasurement", {"lightId": "a", "wait_s": 0})  # served by lights/+/measured
+    with pytest.raises(Exception, match="max_subscriptions"):
+        driver.call_tool("readState", {"lightId": "a", "wait_s": 0})
+
+
+def test_a_read_on_a_broker_that_is_gone_times_out_or_fails_clearly(connect: Any) -> None:
+    driver = connect(port=1, timeout=2)
+    with pytest.raises((ToolTimeoutError, Exception)) as caught:
+        driver.call_tool("readMeasurement", {"wait_s": 0})
+    assert "Cannot reach the MQTT broker at 127.0.0.1:1" in str(caught.value)
+
+
+def test_mqtt5_user_properties_come_back_as_headers(connect: Any, broker: Mosquitto) -> None:
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    lid = light()
+    device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
+    device.connect("127.0.0.1", broker.port)
+    device.loop_start()
+    try:
+        properties = Properties(PacketTypes.PUBLISH)
+        properties.UserProperty = [("site", "north")]
+        device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
+                       properties=properties).wait_for_publish(10)
+    finally:
+        device.disconnect()
+        device.loop_stop()
+    [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
+    assert message["payload"] == {"lumens": 9} and message["headers"] == {"site": "north"}

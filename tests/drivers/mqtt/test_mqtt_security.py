@@ -1,0 +1,148 @@
+"""SECURITY.md D1, D2, D6 against a real broker whose log shows what reached it; the publish
+rate limits; allow-lists for publish and subscribe."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from conftest import LIGHTS, PLANT
+from mcs_mqtt import MqttDriver
+from mqtt_broker import Mosquitto
+
+from mcs.errors import ErrorCode, InvalidInputError, PolicyDeniedError, ToolCallError
+
+HOSTILE_LEVELS = ["+", "#", "a/b", "line\x00x", "$SYS", "x\ny", "x\ry", "tab\there", "\x7f", "a+", "#b", "\u2028"]
+
+
+def driver_on(broker: Mosquitto, spec: Any = PLANT, **options: Any) -> MqttDriver:
+    return MqttDriver(spec, host="127.0.0.1", port=broker.port, timeout=10, **options)
+
+
+@pytest.mark.parametrize("value", HOSTILE_LEVELS)
+def test_d1_a_parameter_that_is_not_one_topic_level_is_refused_before_the_broker(own_broker: Mosquitto, value: str) -> None:
+    with driver_on(own_broker) as driver:
+        driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 20}})  # connected
+        with pytest.raises(InvalidInputError) as caught:
+            driver.call_tool("valve_setpoint", {"line": value, "payload": {"setpoint_c": 20}})
+        assert "line" in caught.value.message
+        with pytest.raises(InvalidInputError):
+            driver.call_tool("line_temperature", {"line": value, "wait_s": 0})
+    log = own_broker.log()
+    assert log.count("Received PUBLISH") == 1 and "Received SUBSCRIBE" not in log
+
+
+def test_d1_a_70_kb_topic_is_refused_for_publish_and_subscribe(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker) as driver:
+        with pytest.raises(InvalidInputError, match="MQTT allows 65535"):
+            driver.call_tool("valve_setpoint", {"line": "x" * 70_000, "payload": {"setpoint_c": 20}})
+        with pytest.raises(InvalidInputError, match="MQTT allows 65535"):
+            driver.call_tool("line_temperature", {"line": "x" * 70_000, "wait_s": 0})
+    assert "Received PUBLISH" not in own_broker.log() and "Received SUBSCRIBE" not in own_broker.log()
+
+
+def test_d1_publish_outside_the_allow_list_is_denied_and_allowed_topics_pass(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, publish_allow=["plant/line1/*"]) as driver:
+        with pytest.raises(PolicyDeniedError) as caught:
+            driver.call_tool("valve_setpoint", {"line": "line2", "payload": {"setpoint_c": 20}})
+        assert caught.value.details["allowed"] == ["plant/line1/*"]
+        assert "Received PUBLISH" not in own_broker.log()
+        assert driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 20}})["published"]
+    assert "'plant/line1/valve'" in own_broker.log() and "line2" not in own_broker.log()
+
+
+def test_d1_a_wildcard_read_is_refused_when_only_one_topic_may_be_subscribed(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, subscribe_allow=["plant/line1/temp"], spec={
+        "topics": {"t": {"topic": "plant/{line}/temp", "action": "receive"}}}) as driver:
+        with pytest.raises(PolicyDeniedError, match="plant/\\+/temp"):
+            driver.call_tool("t", {"wait_s": 0})  # every line: plant/+/temp
+        with pytest.raises(PolicyDeniedError):
+            driver.call_tool("t", {"line": "line2", "wait_s": 0})
+        assert "Received SUBSCRIBE" not in own_broker.log()
+        assert driver.call_tool("t", {"line": "line1", "wait_s": 0})["messages"] == []
+    log = own_broker.log()
+    assert "\tplant/line1/temp (QoS 1)" in log and "plant/+" not in log and "plant/#" not in log
+
+
+@pytest.mark.parametrize("payload", [
+    {"setpoint_c": 9999}, {"setpoint_c": "hot"}, {"setpoint_c": 20, "extra": 1}, {}, "20",
+])
+def test_d2_a_payload_outside_its_schema_is_refused_and_nothing_is_published(own_broker: Mosquitto, payload: Any) -> None:
+    with driver_on(own_broker) as driver, pytest.raises(InvalidInputError):
+        driver.call_tool("valve_setpoint", {"line": "line1", "payload": payload})
+    assert "Received PUBLISH" not in own_broker.log()
+
+
+@pytest.mark.parametrize("flag", [{"retain": True}, {"qos": 2}, {"topic": "plant/other"}])
+def test_d2_the_model_cannot_choose_retain_qos_or_topic(own_broker: Mosquitto, flag: dict) -> None:
+    with driver_on(own_broker) as driver, pytest.raises(InvalidInputError) as caught:
+        driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 20}, **flag})
+    assert next(iter(flag)) in caught.value.message
+    assert "Received PUBLISH" not in own_broker.log()
+
+
+def test_d2_a_valid_payload_goes_out_with_policy_fixed_qos_and_no_retain(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker) as driver:
+        driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 20.5}})
+    assert "(d0, q1, r0, m1, 'plant/line1/valve', ... (19 bytes))" in own_broker.log()
+
+
+def test_d6_dry_run_shows_the_exact_message_and_the_broker_sees_nothing(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker) as driver:
+        events: list[Any] = []
+        driver.on_execute_end(events.append)
+        result = driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 20}, "dry_run": True})
+    assert result == {"dry_run": True, "topic": "plant/line1/valve", "qos": 1, "retain": False, "bytes": 17,
+                      "content_type": "application/json", "payload_base64": "eyJzZXRwb2ludF9jIjoyMH0=",
+                      "payload_text": '{"setpoint_c":20}'}
+    assert events[0].arguments["dry_run"] is True and events[0].result["dry_run"] is True  # the audit entry
+    assert "New client connected" not in own_broker.log()
+
+
+def test_d6_simulation_mode_dry_runs_every_publish(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, dry_run=True) as driver:
+        assert driver.call_tool("alarm", {"payload": "fire"})["payload_text"] == "fire"
+    assert "Received PUBLISH" not in own_broker.log()
+
+
+def test_a_dry_run_still_refuses_what_a_real_publish_would(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, publish_allow=["plant/alarm"]) as driver, pytest.raises(PolicyDeniedError):
+        driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 1}, "dry_run": True})
+
+
+def test_the_per_topic_rate_limit_refuses_at_once_with_retry_after(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, rate_limit="3/min", rate_limit_total=None) as driver:
+        for _ in range(3):
+            driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 1}})
+        with pytest.raises(PolicyDeniedError) as caught:
+            driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 1}})
+        assert caught.value.code is ErrorCode.POLICY_DENIED
+        assert 0 < caught.value.details["retry_after"] <= 60
+        assert "Nothing was sent" in caught.value.message
+        driver.call_tool("valve_setpoint", {"line": "line2", "payload": {"setpoint_c": 1}})  # another topic
+    assert own_broker.log().count("Received PUBLISH") == 4
+
+
+def test_the_overall_rate_limit_spans_topics(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, rate_limit=None, rate_limit_total=[2, 60]) as driver:
+        driver.call_tool("valve_setpoint", {"line": "a", "payload": {"setpoint_c": 1}})
+        driver.call_tool("valve_setpoint", {"line": "b", "payload": {"setpoint_c": 1}})
+        with pytest.raises(PolicyDeniedError, match="already published 2 messages"):
+            driver.call_tool("valve_setpoint", {"line": "c", "payload": {"setpoint_c": 1}})
+    assert own_broker.log().count("Received PUBLISH") == 2
+
+
+def test_dry_runs_do_not_use_the_rate_budget(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, rate_limit="1/min") as driver:
+        for _ in range(3):
+            driver.call_tool("alarm", {"payload": "x", "dry_run": True})
+        assert driver.call_tool("alarm", {"payload": "x"})["published"]
+
+
+def test_an_unknown_tool_or_a_hostile_value_never_leaks_a_traceback(own_broker: Mosquitto) -> None:
+    with driver_on(own_broker, spec=LIGHTS) as driver:
+        for args in ({"lightId": "a/b", "payload": {"command": "on"}}, {"lightId": str(uuid.uuid4())}):
+            with pytest.raises(ToolCallError) as caught:
+                driver.call_tool("sendCommand", args)
+            assert "Traceback" not in caught.value.message
