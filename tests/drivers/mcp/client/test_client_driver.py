@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from mcp_bridge_servers import PLAYER, free_port, player_stdio_options
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import start_server, stop
 
 import mcs
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
@@ -230,3 +231,24 @@ async def test_a_prefix_keeps_tools_prompts_and_resources_callable(
         assert await driver.aprocess_llm_response({"tool": "pl_echo", "arguments": {"text": "a"}}) == {"result": "a"}
     finally:
         driver.close()
+
+
+def test_mcs_spec_s8_an_mcp_over_sse_server_is_a_bridge() -> None:
+    port = free_port()
+    process = start_server([sys.executable, str(PLAYER), "--sse", str(port)], port)
+    try:
+        with MCPDriver(url=f"http://127.0.0.1:{port}/sse", sse=True) as driver:
+            assert driver.meta.transport == "SSE"
+            assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "over sse"}}') == {
+                "result": "over sse"
+            }
+            assert driver.healthcheck()["status"] == "ok"
+    finally:
+        stop(process)
+
+
+def test_mcs_spec_s3_a_prefixed_mcp_driver_declares_its_prefix(stdio_driver: MCPDriver, quiet: Any) -> None:
+    with MCPDriver(**player_stdio_options(), stderr=quiet, prefix="media") as driver:  # type: ignore[arg-type]
+        assert driver.meta.prefix == "media"
+        assert driver.get_tool("media_echo") is not None
+    assert stdio_driver.meta.prefix is None
