@@ -182,7 +182,8 @@ class _Installed:
                 logging.getLogger(name).removeHandler(handler)
             handler.close()
         for stream in self.streams:
-            stream.close()
+            with contextlib.suppress(OSError):  # what a full disk kept was reported when written
+                stream.close()
 
 
 def configure_logging(options: LoggingOptions, *, stdio: bool = False) -> Callable[[], None]:

@@ -252,3 +252,16 @@ def test_mcs_spec_s3_a_prefixed_mcp_driver_declares_its_prefix(stdio_driver: MCP
         assert driver.meta.prefix == "media"
         assert driver.get_tool("media_echo") is not None
     assert stdio_driver.meta.prefix is None
+
+
+def test_mcs_spec_s7_a_server_too_large_for_the_budget_is_described_in_discovery_mode(quiet: Any) -> None:
+    from pathlib import Path
+
+    with MCPDriver(**player_stdio_options(), stderr=quiet, token_budget=50) as driver:  # type: ignore[arg-type]
+        description = driver.get_function_description()
+        assert "search_tools" in description and "describe_tool" in description
+        assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "still here"}}') == {
+            "result": "still here"
+        }
+    docs = (Path(__file__).resolve().parents[4] / "docs" / "mcp-client.md").read_text(encoding="utf-8")
+    assert "## Description mode (MCS spec, section 7)" in docs
