@@ -233,13 +233,21 @@ class ArgumentValidator:
         """The schema actually enforced (with the strict top level applied)."""
         return self._schema
 
-    def validate(self, arguments: Any, *, repair: bool = True) -> dict[str, Any]:
+    def validate(self, arguments: Any) -> dict[str, Any]:
         """Return the arguments, repaired if needed, or raise :class:`InvalidInputError`.
 
         The input is never modified; a repaired copy is returned when repairs were made.
-        ``repair=False`` checks strictly: ``"5"`` for an integer is refused, not read as 5
-        (the RFC-0001 wire's rule; the repairs are for what LLMs write).
         """
+        return self._checked(arguments, repair=True)
+
+    def validate_as_sent(self, arguments: Any) -> dict[str, Any]:
+        """Return the arguments unchanged when they fit the schema exactly, else raise
+        :class:`InvalidInputError`: ``"5"`` for an integer is refused, not read as 5 (the
+        RFC-0001 wire's rule; the repairs :meth:`validate` makes are for what LLMs write).
+        """
+        return self._checked(arguments, repair=False)
+
+    def _checked(self, arguments: Any, *, repair: bool) -> dict[str, Any]:
         if not isinstance(arguments, dict):
             raise InvalidInputError(
                 f"The arguments of {self._tool} must be a JSON object, got {_describe(arguments)}.",

@@ -139,7 +139,7 @@ class DriverBackend:
             names = ", ".join(list(tools)[:20])
             raise ToolNotFoundError(f"There is no tool named {name!r}. Available tools: {names}.", tool=name)
         if self.strict:
-            self._strict_validator(tool).validate(dict(arguments), repair=False)
+            self._strict_validator(tool).validate_as_sent(dict(arguments))
         driver = self.driver
         invocation = driver.prepare(ToolCall(name=name, arguments=dict(arguments)), context)
         return driver._run(invocation, driver._handler(invocation.tool), without_hooks(driver.controls))

@@ -114,7 +114,7 @@ class _ToolsDriver(ToolDriver):
     def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
         tool = self.get_tool(call.name)
         if self._server.strict and tool is not None:
-            self._validator(tool).validate(call.arguments, repair=False)
+            self._validator(tool).validate_as_sent(call.arguments)
         invocation = super().prepare(call, context)
         seconds = self._server._tools[invocation.tool.name].metadata.timeout_ms / 1000.0
         return dataclasses.replace(invocation, deadline=time.monotonic() + seconds, timeout=seconds)
