@@ -133,7 +133,7 @@ class Controls:
             return
         for policy in self.policies:
             try:
-                decision = policy(context, tool, copy.deepcopy(dict(arguments)))
+                decision = policy(context, tool, private_arguments(arguments))
             except Exception as exc:
                 logger.exception("policy %r raised; the call is denied", policy)
                 raise PolicyDeniedError(
@@ -154,13 +154,24 @@ class Controls:
         """Call each hook with its own copy of ``event``; a hook that raises is logged and skipped."""
         for hook in hooks:
             try:
-                hook(replace(event, arguments=copy.deepcopy(event.arguments)))
+                hook(replace(event, arguments=private_arguments(event.arguments)))
             except Exception:
                 phase = "start" if event.duration_ms is None else "error" if event.error is not None else "end"
                 logger.exception(
                     "%s hook %s raised on %s; the call goes on",
                     phase, getattr(hook, "__qualname__", repr(hook)), event.tool,
                 )
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def private_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``dict`` copy of ``arguments`` nothing can change the original through: flat
+    arguments (the common case) are copied shallowly, nested ones deeply."""
+    if all(isinstance(value, _SCALARS) for value in arguments.values()):
+        return dict(arguments)
+    return copy.deepcopy(dict(arguments))
 
 
 _EMPTY = Controls()
@@ -208,7 +219,7 @@ def _admit(invocation: Invocation, controls: Controls) -> ExecutionEvent | None:
         return None
     event = ExecutionEvent(
         tool=invocation.tool.name,
-        arguments=copy.deepcopy(invocation.arguments),
+        arguments=private_arguments(invocation.arguments),
         context=invocation.context,
         started_at=time.time(),
     )

@@ -156,7 +156,7 @@ def _copy(arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, Mapping):
         return {}
     try:
-        return copy.deepcopy(dict(arguments))
+        return pipeline.private_arguments(arguments)
     except Exception:
         return dict(arguments)
 
