@@ -7,10 +7,13 @@ comes from the caller and is untrusted input (RFC-0001, section 17).
 
 from __future__ import annotations
 
+import types
+import typing
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 
 def _new_request_id() -> str:
@@ -40,6 +43,20 @@ class AgentContext:
             request_id=request_id or _new_request_id(),
             metadata=dict(self.metadata),
         )
+
+
+def is_context_annotation(annotation: Any) -> bool:
+    """Whether a parameter annotated ``annotation`` receives the caller's :class:`AgentContext`.
+
+    True for ``AgentContext`` and for ``AgentContext | None`` (``Optional[AgentContext]``):
+    an optional context parameter is injected too (RFC-0001, section 10).
+    """
+    if annotation is AgentContext:
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        options = typing.get_args(annotation)
+        return AgentContext in options and all(o is AgentContext or o is type(None) for o in options)
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,11 +38,16 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext
-from mcs.errors import ExecutionError, InvalidInputError, ToolCallError, ToolNotFoundError
+from mcs.errors import ToolCallError, ToolNotFoundError
 from mcs.parsing import parse_tool_calls
 from mcs.pipeline import Controls, Invocation
 from mcs.tools import Tool, ToolCall
-from mcs.validation import ArgumentValidator, compile_validator
+from mcs.validation import (
+    ArgumentValidator,
+    ResultValidator,
+    compile_result_validator,
+    compile_validator,
+)
 
 MCS_SPEC_VERSION = "0.1"
 
@@ -216,7 +221,7 @@ class ToolDriver(MCSDriver):
         self._tools: dict[str, Tool] | None = None
         self._aliases: dict[str, str] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
-        self._output_validators: dict[str, ArgumentValidator] = {}
+        self._output_validators: dict[str, ResultValidator] = {}
 
     # ----------------------------------------------------------------- driver author's part
 
@@ -306,7 +311,10 @@ class ToolDriver(MCSDriver):
                     tool.original_name.replace("/", "_"),
                     tool.unprefixed_name,
                     tool.name.lower(),
+                    _method_name(tool),  # an interface's canonical method name (Interfaces RFC)
                 }:
+                    if not alias:
+                        continue
                     candidates.setdefault(alias, set()).add(tool.name)
             self._aliases = {
                 alias: next(iter(names)) for alias, names in candidates.items() if len(names) == 1
@@ -370,26 +378,20 @@ class ToolDriver(MCSDriver):
         return validator
 
     def _output_check(self, tool: Tool) -> Callable[[Any], None] | None:
-        if not self.validate_output or tool.output_schema is None:
+        """The result check of ``tool``: its output schema with ``validate_output``, and
+        always the ``returns`` schema of an interface method (the interface's guarantee)."""
+        interface = tool.meta.get("interface")
+        if tool.output_schema is None or not (self.validate_output or interface):
             return None
         validator = self._output_validators.get(tool.name)
         if validator is None:
-            schema = dict(tool.output_schema)
-            schema.setdefault("additionalProperties", True)
-            validator = compile_validator(schema, tool=tool.name)
+            source = (
+                f"the returns schema of {tool.meta.get('method', tool.name)} in {interface}"
+                if interface else "its output schema"
+            )
+            validator = compile_result_validator(tool.output_schema, tool=tool.name, source=source)
             self._output_validators[tool.name] = validator
-
-        def check(result: Any) -> None:
-            try:
-                validator.validate(result)
-            except InvalidInputError as exc:
-                raise ExecutionError(
-                    f"{tool.name} returned a result that does not match its output schema: "
-                    f"{exc.message}",
-                    tool=tool.name,
-                ) from None
-
-        return check
+        return validator.validate
 
     def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
         """Resolve and validate one call without running it.
@@ -486,11 +488,14 @@ class ToolDriver(MCSDriver):
 
         return pipeline.stream_async(invocation, one, controls=self.controls)
 
-    def _run(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
+    def _run(
+        self, invocation: Invocation, handler: Callable[[Invocation], Any] | None,
+        controls: Controls | None = None,
+    ) -> Any:
         return pipeline.run_sync(
             invocation,
             handler or self._call_tool,
-            controls=self.controls,
+            controls=self.controls if controls is None else controls,
             enforces_deadline=self.enforces_deadline or handler is not None,
             check_output=self._output_check(invocation.tool),
         )
@@ -603,6 +608,11 @@ def _with_prefix(tool: Tool, prefix: str) -> Tool:
     meta = dict(tool.meta)
     meta.setdefault("unprefixed_name", tool.name)
     return replace(tool, name=sanitize_tool_name(f"{prefix}_{tool.name}"), meta=meta)
+
+
+def _method_name(tool: Tool) -> str:
+    method = tool.meta.get("method")
+    return method if isinstance(method, str) and tool.meta.get("interface") else ""
 
 
 def _unknown_tool_message(name: str, tools: Mapping[str, Tool]) -> str:

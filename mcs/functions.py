@@ -11,8 +11,9 @@
     driver = mcs.FunctionDriver([add, get_customer])
 
 A function takes either one Pydantic model (its fields are the tool's arguments) or
-plain annotated parameters. A parameter annotated :class:`~mcs.AgentContext` is injected,
-never shown to the LLM. The return annotation, when present, becomes the output schema.
+plain annotated parameters. A parameter annotated :class:`~mcs.AgentContext` (or
+``AgentContext | None``) is injected, never shown to the LLM. The return annotation,
+when present, becomes the output schema.
 The function's return value is the raw result.
 """
 
@@ -27,7 +28,8 @@ from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
-from mcs.context import AgentContext
+from mcs import prompts
+from mcs.context import AgentContext, is_context_annotation
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, InvalidInputError
 from mcs.pipeline import Invocation
@@ -66,7 +68,7 @@ class FunctionTool(Generic[P, R]):
         params = [p for p in signature.parameters.values()]
         for param in params:
             annotation = hints.get(param.name, Any)
-            if annotation is AgentContext:
+            if is_context_annotation(annotation):
                 self._context_param = param.name
                 continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -74,7 +76,7 @@ class FunctionTool(Generic[P, R]):
                     f"tool function {func.__name__!r} cannot take *args or **kwargs"
                 )
             if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
-                if len([p for p in params if hints.get(p.name) is not AgentContext]) != 1:
+                if len([p for p in params if not is_context_annotation(hints.get(p.name))]) != 1:
                     raise ConfigurationError(
                         f"tool function {func.__name__!r}: a Pydantic input model must be its only argument"
                     )
@@ -202,7 +204,9 @@ class FunctionDriver(ToolDriver):
             protocol="Python",
             transport="in-process",
             spec_format="Python type hints",
+            target_llms=prompts.target_llms(self.prompt_templates),
             capabilities=("healthcheck",),
+            prefix=self.prefix,
         )
         self._functions: dict[str, FunctionTool[Any, Any]] = {}
         for func in functions:

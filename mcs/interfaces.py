@@ -7,7 +7,12 @@ with compatible schemas, and clients can rely on the canonical descriptions.
 
 Names follow ``<name>.v<major>``: ``<name>`` is dotted lowercase words
 (``media.player``), ``<major>`` a positive integer. Within one major version only
-optional fields may be added; anything else is a new major (the seed's rule).
+optional fields may be added; anything else is a new major (the seed's rule). An
+interface may be marked ``deprecated`` (``True``, or a note naming its successor): it
+stays usable, as the seed requires of historical versions, and users are told.
+
+Every method's ``parameters`` and ``returns`` must be valid JSON Schema: a definition
+that is not is refused when it is read, not when a tool is checked against it.
 
 This module is the model only, with no protocol dependency; loading definitions,
 conformance checks and the MCP wire form live in the MCP driver (``mcs_mcp.interfaces``).
@@ -19,7 +24,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import jsonschema_rs
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from mcs.errors import ConfigurationError
 
 INTERFACE_NAME_PATTERN = re.compile(r"^(?P<family>[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*)\.v(?P<major>[1-9][0-9]*)$")
 
@@ -64,6 +72,19 @@ class InterfaceMethod(BaseModel):
             raise ValueError(f"method name {value!r} must be a tool name (letters, digits, _ or -)")
         return value
 
+    @field_validator("parameters", "returns")
+    @classmethod
+    def _is_json_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value:
+            try:
+                jsonschema_rs.meta.validate(value)
+            except jsonschema_rs.ValidationError as exc:
+                first = str(exc).splitlines()[0]
+                raise ValueError(f"is not a valid JSON Schema: {first}") from None
+            except Exception as exc:  # an unknown $schema draft, an unresolvable reference
+                raise ValueError(f"is not a valid JSON Schema: {exc}") from None
+        return value
+
     @property
     def input_schema(self) -> dict[str, Any]:
         """``parameters`` as a JSON Schema object (``{}`` becomes an empty object schema)."""
@@ -85,6 +106,7 @@ class Interface(BaseModel):
     name: str = Field(alias="interface")
     description: str = ""
     methods: tuple[InterfaceMethod, ...]
+    deprecated: bool | str = False
 
     @field_validator("name")
     @classmethod
@@ -124,12 +146,16 @@ class Interface(BaseModel):
         return tuple(m.name for m in self.methods)
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed's JSON shape: ``{"interface", "description", "methods": [...]}``."""
-        return {
+        """The seed's JSON shape: ``{"interface", "description", "methods": [...]}``
+        (and ``"deprecated"`` when it is)."""
+        out: dict[str, Any] = {
             "interface": self.name,
             "description": self.description,
             "methods": [m.model_dump() for m in self.methods],
         }
+        if self.deprecated:
+            out["deprecated"] = self.deprecated
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Interface:
@@ -137,10 +163,48 @@ class Interface(BaseModel):
         return cls.model_validate(dict(data))
 
 
+#: ``[(interface or its name, method -> tool, tool -> listed name)]``, see :func:`normalise_declaration`.
+Declaration = list[tuple[Interface | str, dict[str, str], dict[str, str]]]
+
+
+def normalise_declaration(spec: Any) -> Declaration:
+    """A driver's ``implements`` declaration as ``[(interface, method -> tool, renamed)]``.
+
+    Accepted shapes: ``"media.player.v1"``, an :class:`Interface`, a list of those or of
+    ``(name, {method: tool})`` pairs or of ``{"interface", "tools", "renamed"}`` dicts,
+    or ``{name: {method: tool}}``. ``renamed`` maps a tool name to the name it is listed
+    under (a :class:`~mcs.Toolbox` that prefixed a colliding tool says so this way).
+
+    Raises:
+        ConfigurationError: a shape that is none of these.
+    """
+    if spec is None:
+        return []
+    if isinstance(spec, str | Interface):
+        return [(spec, {}, {})]
+    if isinstance(spec, Mapping):
+        return [(name, dict(mapping or {}), {}) for name, mapping in spec.items()]
+    out: Declaration = []
+    for item in spec:
+        if isinstance(item, str | Interface):
+            out.append((item, {}, {}))
+        elif isinstance(item, tuple | list) and len(item) == 2:
+            out.append((item[0], dict(item[1] or {}), {}))
+        elif isinstance(item, Mapping) and "interface" in item:
+            interface = item["interface"]
+            ref = interface if isinstance(interface, Interface) else str(interface)
+            out.append((ref, dict(item.get("tools") or {}), dict(item.get("renamed") or {})))
+        else:
+            raise ConfigurationError(f"cannot read interface declaration {item!r}")
+    return out
+
+
 __all__ = [
     "INTERFACE_NAME_PATTERN",
     "UNCLASSIFIED",
+    "Declaration",
     "Interface",
     "InterfaceMethod",
+    "normalise_declaration",
     "parse_interface_name",
 ]

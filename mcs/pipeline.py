@@ -14,9 +14,12 @@ Guarantees a caller can rely on:
 * Once ``on_execute_start`` fired, exactly one of ``on_execute_end`` /
   ``on_execute_error`` fires, also when the call is cancelled or interrupted (the
   ``CancelledError`` or ``KeyboardInterrupt`` then propagates unchanged).
-* Hooks observe, they cannot change: they receive an immutable :class:`ExecutionEvent`
-  and a private copy of the result; what they return is ignored and what they raise is
-  logged and swallowed, so a broken hook never breaks a call.
+* Policies receive ``args`` as a plain ``dict`` (RFC-0001 section 11), each its own deep
+  copy, so ``json.dumps(args)`` works and a policy cannot change the call.
+* Hooks observe, they cannot change: they receive a frozen :class:`ExecutionEvent` whose
+  ``arguments`` is a private ``dict`` copy, and a private copy of the result; what they
+  return is ignored and what they raise is logged (logger ``mcs.pipeline``, with the
+  hook, the tool and the phase) and swallowed, so a broken hook never breaks a call.
 * A call over its deadline raises ``TIMEOUT``. A synchronous driver that does not
   enforce deadlines itself runs on a worker thread; when that thread overruns, its
   eventual result is discarded (Python cannot stop a thread): tools with side effects
@@ -31,8 +34,7 @@ import copy
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from mcs.context import AgentContext, PolicyDecision
@@ -46,15 +48,18 @@ from mcs.tools import Tool
 
 logger = logging.getLogger("mcs.pipeline")
 
-Policy = Callable[[AgentContext, str, Mapping[str, Any]], PolicyDecision]
+Policy = Callable[[AgentContext, str, dict[str, Any]], PolicyDecision]
 
 
 @dataclass(frozen=True, slots=True)
 class ExecutionEvent:
-    """What hooks see of one call. ``result``/``error`` are set for the terminal hooks."""
+    """What hooks see of one call. ``result``/``error`` are set for the terminal hooks.
+
+    ``arguments`` is a plain ``dict``, a private copy for each hook.
+    """
 
     tool: str
-    arguments: Mapping[str, Any]
+    arguments: dict[str, Any]
     context: AgentContext
     started_at: float
     duration_ms: float | None = None
@@ -126,10 +131,9 @@ class Controls:
         """Raise :class:`PolicyDeniedError` at the first denial; a policy that breaks denies."""
         if not self.policies:
             return
-        view = MappingProxyType(arguments)
         for policy in self.policies:
             try:
-                decision = policy(context, tool, view)
+                decision = policy(context, tool, private_arguments(arguments))
             except Exception as exc:
                 logger.exception("policy %r raised; the call is denied", policy)
                 raise PolicyDeniedError(
@@ -147,11 +151,27 @@ class Controls:
                 )
 
     def fire(self, hooks: list[Hook], event: ExecutionEvent) -> None:
+        """Call each hook with its own copy of ``event``; a hook that raises is logged and skipped."""
         for hook in hooks:
             try:
-                hook(event)
+                hook(replace(event, arguments=private_arguments(event.arguments)))
             except Exception:
-                logger.exception("hook %r raised; the call goes on", hook)
+                phase = "start" if event.duration_ms is None else "error" if event.error is not None else "end"
+                logger.exception(
+                    "%s hook %s raised on %s; the call goes on",
+                    phase, getattr(hook, "__qualname__", repr(hook)), event.tool,
+                )
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def private_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``dict`` copy of ``arguments`` nothing can change the original through: flat
+    arguments (the common case) are copied shallowly, nested ones deeply."""
+    if all(isinstance(value, _SCALARS) for value in arguments.values()):
+        return dict(arguments)
+    return copy.deepcopy(dict(arguments))
 
 
 _EMPTY = Controls()
@@ -199,7 +219,7 @@ def _admit(invocation: Invocation, controls: Controls) -> ExecutionEvent | None:
         return None
     event = ExecutionEvent(
         tool=invocation.tool.name,
-        arguments=MappingProxyType(copy.deepcopy(invocation.arguments)),
+        arguments=private_arguments(invocation.arguments),
         context=invocation.context,
         started_at=time.time(),
     )

@@ -63,6 +63,7 @@ __all__ = [
     "render_function_description",
     "render_system_message",
     "shipped_templates",
+    "target_llms",
 ]
 
 CallFormat = Literal["mcs_json", "hermes", "llama3_json", "mistral", "pythonic"]
@@ -457,6 +458,23 @@ def default_registry() -> PromptRegistry:
             if _default is None:
                 _default = PromptRegistry.shipped()
     return _default
+
+
+def target_llms(registry: PromptRegistry | None = None) -> tuple[str, ...]:
+    """The model-name globs ``registry`` (default: the shipped templates) has prompts for.
+
+    This is what a driver declares as ``DriverMeta.target_llms`` (MCS spec, section 3):
+    ``"*"`` for the generic template, then every other template's globs, each once, in
+    the registry's order. A driver with its own ``prompt_templates`` declares those.
+    """
+    chosen = registry if registry is not None else default_registry()
+    globs: list[str] = []
+    for template in chosen:
+        globs.extend(g for g in template.globs if g not in globs)
+    if "*" in globs:
+        globs.remove("*")
+        globs.insert(0, "*")
+    return tuple(globs) or ("*",)
 
 
 # --------------------------------------------------------------------------- call examples

@@ -24,9 +24,11 @@ from typing import Any
 
 import yaml
 
+from mcs import prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, MCSDriver, ToolDriver
 from mcs.errors import ConfigurationError
+from mcs.interfaces import normalise_declaration
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
 
@@ -40,7 +42,8 @@ PATH_OPTIONS = frozenset({"spec", "path", "config", "server_config", "wsdl", "sc
 class Toolbox(ToolDriver):
     """Combine drivers: ``Toolbox({"pets": rest_driver, "math": function_driver})``.
 
-    A sequence of drivers is keyed by each driver's ``meta.prefix`` or ``meta.name``.
+    A sequence of drivers is keyed by each driver's prefix (``meta.prefix``) or else its
+    ``meta.name``, so two prefixed drivers of one kind are told apart.
     Accepts every :class:`~mcs.ToolDriver` option (timeouts, description mode...).
     """
 
@@ -66,14 +69,16 @@ class Toolbox(ToolDriver):
             protocol="+".join(sorted({d.meta.protocol for d in members.values()})),
             transport="+".join(sorted({d.meta.transport for d in members.values()})),
             spec_format="+".join(sorted({d.meta.spec_format for d in members.values()})),
-            target_llms=("*",),
+            target_llms=prompts.target_llms(self.prompt_templates),
+            prefix=self.prefix,
         )
 
     @staticmethod
     def _keyed(drivers: Iterable[MCSDriver]) -> dict[str, MCSDriver]:
         keyed: dict[str, MCSDriver] = {}
         for driver in drivers:
-            key = driver.meta.prefix or driver.meta.name
+            # A driver built with prefix= is known by it, even one whose meta does not say so.
+            key = driver.meta.prefix or getattr(driver, "prefix", None) or driver.meta.name
             if key in keyed:
                 raise ConfigurationError(
                     f"two drivers are both named {key!r}; pass a mapping to name them apart"
@@ -131,6 +136,27 @@ class Toolbox(ToolDriver):
             name = tool.name if counts[tool.name] == 1 else sanitize_tool_name(f"{key}_{tool.name}")
             meta = {**tool.meta, _MEMBER: key, _MEMBER_TOOL: tool.name}
             yield replace(tool, name=name, meta=meta)
+
+    @property
+    def implements(self) -> list[dict[str, Any]] | None:
+        """The members' interface declarations (Interfaces RFC), with the tools named as the
+        toolbox lists them: a tool prefixed here because two members share its name is in
+        ``renamed``. ``None`` when no member declares one, as for a driver without ``implements``.
+        """
+        listed = {
+            (str(t.meta[_MEMBER]), str(t.meta[_MEMBER_TOOL])): t.name
+            for t in self.list_tools() if _MEMBER in t.meta
+        }
+        out: list[dict[str, Any]] = []
+        for key, driver in self.members.items():
+            renamed = {tool: name for (member, tool), name in listed.items() if member == key and tool != name}
+            for ref, mapping, own_renames in normalise_declaration(getattr(driver, "implements", None)):
+                out.append({
+                    "interface": ref,
+                    "tools": {m: renamed.get(t, t) for m, t in mapping.items()},
+                    "renamed": {**{t: renamed.get(n, n) for t, n in own_renames.items()}, **renamed},
+                })
+        return out or None
 
     def get_function_description(self, model_name: str | None = None) -> str:
         description = super().get_function_description(model_name)

@@ -14,7 +14,9 @@ surrogate from a broken ``\\ud800`` escape) is refused before it can reach a dri
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
 import json
 import math
 from collections.abc import Mapping
@@ -22,7 +24,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from mcs.errors import ConfigurationError, InvalidInputError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
 
 _MAX_REPORTED_ERRORS = 5
 _MAX_PROBLEM_CHARS = 300
@@ -236,6 +238,16 @@ class ArgumentValidator:
 
         The input is never modified; a repaired copy is returned when repairs were made.
         """
+        return self._checked(arguments, repair=True)
+
+    def validate_as_sent(self, arguments: Any) -> dict[str, Any]:
+        """Return the arguments unchanged when they fit the schema exactly, else raise
+        :class:`InvalidInputError`: ``"5"`` for an integer is refused, not read as 5 (the
+        RFC-0001 wire's rule; the repairs :meth:`validate` makes are for what LLMs write).
+        """
+        return self._checked(arguments, repair=False)
+
+    def _checked(self, arguments: Any, *, repair: bool) -> dict[str, Any]:
         if not isinstance(arguments, dict):
             raise InvalidInputError(
                 f"The arguments of {self._tool} must be a JSON object, got {_describe(arguments)}.",
@@ -252,6 +264,8 @@ class ArgumentValidator:
             )
         if self._validator.is_valid(arguments):
             return arguments
+        if not repair:
+            raise self._error(arguments)
         repaired = _coerce(copy.deepcopy(arguments), self._schema, self._schema)
         if self._validator.is_valid(repaired):
             return dict(repaired)
@@ -298,3 +312,83 @@ def compile_validator(schema: Mapping[str, Any], *, tool: str) -> ArgumentValida
         ConfigurationError: the schema itself is not valid JSON Schema.
     """
     return ArgumentValidator(schema, tool)
+
+
+class ResultValidator:
+    """Checks (never repairs) what a tool returned against its output schema.
+
+    Build it with :func:`compile_result_validator`. Any JSON value is a result (text, a
+    number, a list, an object); a Pydantic model is checked as its JSON dump, and text
+    is read as JSON first when the schema expects an object or an array (a server that
+    answers with JSON text). Errors talk about the result, never about arguments.
+    """
+
+    __slots__ = ("_source", "_structured", "_tool", "_validator")
+
+    def __init__(self, schema: Mapping[str, Any], tool: str, source: str) -> None:
+        self._tool = tool
+        self._source = source
+        self._structured = bool(_types_of(schema, schema) & {"object", "array"})
+        try:
+            self._validator = jsonschema_rs.validator_for(dict(schema))
+        except Exception:
+            try:
+                self._validator = jsonschema_rs.validator_for(_without_patterns(dict(schema)))
+            except Exception as exc:
+                raise ConfigurationError(
+                    f"the output schema of tool {tool!r} is not a valid JSON Schema: {exc}"
+                ) from None
+
+    def validate(self, result: Any) -> None:
+        """Return quietly when ``result`` fits, else raise :class:`ExecutionError` naming the fields."""
+        value = _json_value(result)
+        if isinstance(value, str) and self._structured and value.lstrip()[:1] in ("{", "["):
+            with contextlib.suppress(ValueError):
+                value = json.loads(value)
+        try:
+            if self._validator.is_valid(value):
+                return
+            errors = list(itertools.islice(self._validator.iter_errors(value), _MAX_REPORTED_ERRORS))
+        except (TypeError, ValueError):
+            raise ExecutionError(
+                f"{self._tool} returned a {type(result).__name__}, which is not JSON, so it cannot "
+                f"match {self._source}.",
+                tool=self._tool,
+            ) from None
+        problems = [f"{_result_location(list(e.instance_path))}: {_bounded_message(e)}" for e in errors]
+        raise ExecutionError(
+            f"{self._tool} returned a result that does not match {self._source}: "
+            + "; ".join(dict.fromkeys(problems)) + ".",
+            tool=self._tool,
+            details={"fields": [".".join(str(p) for p in e.instance_path) for e in errors if e.instance_path]},
+        )
+
+
+def _json_value(result: Any) -> Any:
+    dump = getattr(result, "model_dump", None)
+    if callable(dump):
+        try:
+            return dump(mode="json")
+        except Exception:
+            return result
+    return result
+
+
+def _result_location(path: list[Any]) -> str:
+    if not path:
+        return "the result"
+    parts = [str(path[0])]
+    for item in path[1:]:
+        parts.append(f"[{item}]" if isinstance(item, int) else f".{item}")
+    return "result field '" + "".join(parts) + "'"
+
+
+def compile_result_validator(
+    schema: Mapping[str, Any], *, tool: str, source: str = "its output schema"
+) -> ResultValidator:
+    """Compile an output schema once; ``source`` names it in errors (``"its output schema"``).
+
+    Raises:
+        ConfigurationError: the schema itself is not valid JSON Schema.
+    """
+    return ResultValidator(schema, tool, source)

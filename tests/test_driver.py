@@ -526,3 +526,17 @@ async def test_async_outcomes_run_the_good_calls_and_report_the_bad(ledger: Ledg
     outcomes = await ledger.arun_llm_response(TWO_CALLS_ONE_BAD)
     assert [o.ok for o in outcomes] == [True, False]
     assert ledger.accounts["bob"] == 5
+
+
+def test_mcs_spec_s3_target_llms_are_the_globs_of_the_templates_a_driver_has() -> None:
+    from mcs import FunctionDriver, prompts
+
+    shipped = FunctionDriver([]).meta.target_llms
+    assert shipped[0] == "*" and "claude-*" in shipped and "gemini-*" in shipped
+    assert len(shipped) == len(set(shipped))
+    assert set(shipped) == {g for t in prompts.default_registry() for g in t.globs}
+    own = prompts.PromptRegistry([prompts.default_registry().get("default"),  # type: ignore[list-item]
+                                  prompts.PromptTemplate.from_text(
+                                      "---\nname: tiny\nglobs: [\"t5-small\"]\ncall_format: mcs_json\n---\n"
+                                      "Tools of {driver_name}: {function_description}\n")])
+    assert FunctionDriver([], prompt_templates=own).meta.target_llms == ("*", "t5-small")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -98,22 +99,26 @@ def test_the_first_denial_stops_the_call_before_any_hook_or_side_effect() -> Non
     assert journal.entries == ["policy:a", "policy:b"]
 
 
-def test_policies_receive_context_tool_and_read_only_arguments() -> None:
-    seen: list[tuple[AgentContext, str, Mapping[str, Any]]] = []
+def test_policies_receive_context_tool_and_a_private_dict_of_the_arguments() -> None:
+    seen: list[tuple[AgentContext, str, dict[str, Any]]] = []
     controls = Controls()
 
     @controls.add_policy
-    def check(context: AgentContext, tool: str, args: Mapping[str, Any]) -> PolicyDecision:
-        seen.append((context, tool, args))
-        with pytest.raises(TypeError):
-            args["amount"] = 10**9  # type: ignore[index]
+    def check(context: AgentContext, tool: str, args: dict[str, Any]) -> PolicyDecision:
+        seen.append((context, tool, json.loads(json.dumps(args))))  # RFC-0001 s.11: args is a dict
+        args["amount"] = 10**9
+        return PolicyDecision.allow()
+
+    @controls.add_policy
+    def second(context: AgentContext, tool: str, args: dict[str, Any]) -> PolicyDecision:
+        seen.append((context, tool, dict(args)))
         return PolicyDecision.allow()
 
     call = invocation()
-    run_sync(call, lambda inv: inv.arguments["amount"], controls=controls)
+    assert run_sync(call, lambda inv: inv.arguments["amount"], controls=controls) == 5
     assert seen[0][0].agent_id == "agent-7"
     assert seen[0][1] == "transfer"
-    assert dict(seen[0][2]) == {"amount": 5}
+    assert seen[0][2] == seen[1][2] == {"amount": 5}
 
 
 def test_a_policy_that_raises_denies_without_leaking_its_text(caplog: pytest.LogCaptureFixture) -> None:
@@ -214,8 +219,7 @@ def test_hooks_cannot_change_the_result_or_the_arguments() -> None:
     def tamper(event: ExecutionEvent) -> dict[str, Any]:
         event.result["balance"] = 0
         event.result["items"].append(666)
-        with pytest.raises(TypeError):
-            event.arguments["amount"] = 10**9  # type: ignore[index]
+        event.arguments["amount"] = 10**9
         with pytest.raises(AttributeError):
             event.result = "other"  # type: ignore[misc]
         return {"balance": -1}
@@ -229,6 +233,7 @@ def test_hooks_cannot_change_the_result_or_the_arguments() -> None:
     returned = run_sync(invocation(), tool, controls=controls)
     assert returned is result
     assert returned == {"balance": 100, "items": [1, 2]}
+    assert seen == [{"amount": 5}]
 
 
 def test_a_start_hook_cannot_change_the_arguments_the_tool_gets() -> None:
@@ -237,11 +242,16 @@ def test_a_start_hook_cannot_change_the_arguments_the_tool_gets() -> None:
     @controls.on_execute_start
     def tamper(event: ExecutionEvent) -> None:
         event.arguments["to"].append("attacker")
-        with pytest.raises(TypeError):
-            event.arguments["amount"] = 0  # type: ignore[index]
+        event.arguments["amount"] = 0
 
+    @controls.on_execute_start
+    def audit(event: ExecutionEvent) -> None:
+        seen.append(json.dumps(event.arguments))  # a plain dict: an audit hook can serialise it
+
+    seen: list[str] = []
     call = invocation(amount=5, to=["alice"])
     assert run_sync(call, lambda inv: dict(inv.arguments), controls=controls) == {"amount": 5, "to": ["alice"]}
+    assert seen == ['{"amount": 5, "to": ["alice"]}']  # the second hook gets its own copy
 
 
 def test_a_failing_hook_does_not_break_the_call(caplog: pytest.LogCaptureFixture) -> None:

@@ -136,3 +136,13 @@ def test_from_config_reports_what_is_wrong_with_the_file(
     config.write_text(content)
     with pytest.raises(mcs.ConfigurationError, match=message):
         mcs.Toolbox.from_config(config)
+
+
+def test_mcs_spec_s3_prefixed_function_drivers_declare_their_prefix_and_share_a_toolbox() -> None:
+    left = mcs.FunctionDriver([add], prefix="left")
+    right = mcs.FunctionDriver([add], prefix="right")
+    assert (left.meta.prefix, right.meta.prefix, mcs.FunctionDriver([add]).meta.prefix) == ("left", "right", None)
+    box = mcs.Toolbox([left, right])
+    assert set(box.members) == {"left", "right"}
+    assert {t.name for t in box.list_tools()} == {"left_add", "right_add"}
+    assert box.process_llm_response('{"tool": "right_add", "arguments": {"a": 2, "b": 2}}') == 4

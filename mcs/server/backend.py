@@ -2,20 +2,30 @@
 
 Transports only need :class:`Backend`: a name, a version, a body limit, the
 capabilities document and a blocking ``execute`` that never raises a tool error.
+
+Both backends follow one rule for hooks (RFC-0001 section 12): ``on_execute_start``
+fires for every execution, before the tool is even resolved, and exactly one terminal
+hook follows, so an audit hook sees unknown tools, invalid arguments and denials too
+(:func:`observed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from mcs import pipeline
 from mcs.context import AgentContext
 from mcs.driver import ToolDriver
 from mcs.errors import InvalidInputError, ToolNotFoundError
+from mcs.pipeline import Controls, ExecutionEvent
 from mcs.server.tools import ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
-from mcs.tools import Tool
+from mcs.tools import Tool, ToolCall
+from mcs.validation import ArgumentValidator, compile_validator
 
 
 class Backend(Protocol):
@@ -33,23 +43,57 @@ class Backend(Protocol):
     ) -> Outcome: ...
 
 
+def observed(
+    controls: Controls, tool: str, arguments: Any, context: AgentContext, run: Callable[[], Any],
+) -> Outcome:
+    """Run one execution under the RFC's hook rule; never raises a tool error.
+
+    ``controls``' start hooks fire first, then ``run()`` (which resolves, validates,
+    checks policies and calls the tool, with no hooks of its own), then exactly one of
+    the end hooks (with a private copy of the result) or the error hooks.
+    """
+    event = ExecutionEvent(tool=tool, arguments=_copy(arguments), context=context, started_at=time.time())
+    controls.fire(controls.start_hooks, event)
+    started = time.perf_counter()
+    try:
+        result = run()
+    except Exception as exc:
+        error = pipeline.map_exception(exc, tool)
+        controls.fire(controls.error_hooks, dataclasses.replace(event, duration_ms=_ms(started), error=error))
+        return Outcome(tool=tool, request_id=context.request_id, error=error)
+    controls.fire(controls.end_hooks, dataclasses.replace(
+        event, duration_ms=_ms(started), result=copy.deepcopy(result)))
+    return Outcome(tool=tool, request_id=context.request_id, result=result)
+
+
+def without_hooks(controls: Controls) -> Controls:
+    """``controls`` with its policies (and everything else) but no hooks: :func:`observed` fires those."""
+    return dataclasses.replace(controls, start_hooks=[], end_hooks=[], error_hooks=[])
+
+
 class DriverBackend:
     """Serve any :class:`~mcs.ToolDriver` (a toolbox too) over the RFC-0001 wire protocol.
 
-    The driver's own pipeline applies (its validation, policies, hooks, timeout); tool
-    names must match exactly. Each tool's ``timeout_ms`` is the driver's timeout
-    (``0`` when it has none); ``idempotent`` comes from the tool's ``idempotentHint``
-    (or ``readOnlyHint``) annotation and is ``False`` when the spec does not say.
+    The driver's own pipeline applies (its policies, its timeout); tool names must match
+    exactly. The driver's hooks follow the RFC's rule (see :func:`observed`): its start
+    hook fires for every execution, refused ones included. With ``strict`` (the default,
+    the RFC's section 3) arguments must fit the input schema as sent: the repairs the MCS
+    driver path makes for LLM output (``"5"`` read as 5) are not made. Each tool's
+    ``timeout_ms`` is the driver's timeout (``0`` when it has none); ``idempotent`` comes
+    from the tool's ``idempotentHint`` (or ``readOnlyHint``) annotation and is ``False``
+    when the spec does not say.
     """
 
     def __init__(
         self, driver: ToolDriver, *, name: str | None = None, version: str | None = None,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, strict: bool = True,
     ) -> None:
         self.driver = driver
         self.name = name or driver.meta.name
         self.version = version or driver.meta.version
         self.max_body_bytes = max_body_bytes
+        self.strict = strict
+        self._strict_validators: dict[str, ArgumentValidator] = {}
 
     def _metadata(self, tool: Tool) -> ToolMetadata:
         timeout = self.driver.timeout
@@ -78,19 +122,44 @@ class DriverBackend:
         context: AgentContext | None = None,
     ) -> Outcome:
         context = context or AgentContext()
-        try:
-            if not isinstance(arguments, Mapping):
-                raise InvalidInputError("'arguments' must be a JSON object.", tool=tool)
-            if tool not in {t.name for t in self.driver.list_tools()}:
-                names = ", ".join(t.name for t in self.driver.list_tools()[:20])
-                raise ToolNotFoundError(
-                    f"There is no tool named {tool!r}. Available tools: {names}.", tool=tool
-                )
-            result = self.driver.call_tool(tool, dict(arguments), context=context)
-        except Exception as exc:
-            return Outcome(tool, context.request_id, error=pipeline.map_exception(exc, tool))
-        from mcs.cli import to_jsonable
+        outcome = observed(self.driver.controls, tool, arguments, context,
+                           lambda: self._run(tool, arguments, context))
+        if outcome.ok:
+            from mcs.cli import to_jsonable
 
-        return Outcome(tool, context.request_id, result=to_jsonable(result))
+            return dataclasses.replace(outcome, result=to_jsonable(outcome.result))
+        return outcome
+
+    def _run(self, name: str, arguments: Any, context: AgentContext) -> Any:
+        if not isinstance(arguments, Mapping):
+            raise InvalidInputError("'arguments' must be a JSON object.", tool=name)
+        tools = {t.name: t for t in self.driver.list_tools()}
+        tool = tools.get(name)
+        if tool is None:
+            names = ", ".join(list(tools)[:20])
+            raise ToolNotFoundError(f"There is no tool named {name!r}. Available tools: {names}.", tool=name)
+        if self.strict:
+            self._strict_validator(tool).validate_as_sent(dict(arguments))
+        driver = self.driver
+        invocation = driver.prepare(ToolCall(name=name, arguments=dict(arguments)), context)
+        return driver._run(invocation, driver._handler(invocation.tool), without_hooks(driver.controls))
+
+    def _strict_validator(self, tool: Tool) -> ArgumentValidator:
+        validator = self._strict_validators.get(tool.name)
+        if validator is None:
+            validator = compile_validator(tool.input_schema, tool=tool.name)
+            self._strict_validators[tool.name] = validator
+        return validator
 
 
+def _copy(arguments: Any) -> dict[str, Any]:
+    if not isinstance(arguments, Mapping):
+        return {}
+    try:
+        return pipeline.private_arguments(arguments)
+    except Exception:
+        return dict(arguments)
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

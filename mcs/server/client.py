@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mcs import prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import (
@@ -27,7 +28,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.pipeline import Invocation
-from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, context_to_headers
+from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, PROTOCOL_VERSION, context_to_headers
 from mcs.tools import Tool
 
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
@@ -47,6 +48,21 @@ def _base_url(url: str) -> str:
     if not base.startswith(("http://", "https://")):
         raise ConfigurationError(f"url must be an http:// or https:// address, got {url!r}")
     return base
+
+
+def _check_protocol(protocol: Any, where: str) -> None:
+    """Refuse a server whose wire protocol has another major version (RFC-0001 section 16).
+
+    A document without ``protocol`` (the RFC's own example has none) is read as 1.x.
+    """
+    if protocol is None:
+        return
+    major = str(protocol).split(".", 1)[0]
+    if major != PROTOCOL_VERSION.split(".", 1)[0]:
+        raise ConfigurationError(
+            f"{where} speaks RFC-0001 wire protocol {protocol}; this client speaks {PROTOCOL_VERSION} "
+            "and a different major version is incompatible (section 16)"
+        )
 
 
 class RFC0001Driver(ToolDriver):
@@ -91,7 +107,9 @@ class RFC0001Driver(ToolDriver):
             protocol="RFC-0001",
             transport="HTTP",
             spec_format="RFC-0001 capabilities",
+            target_llms=prompts.target_llms(self.prompt_templates),
             capabilities=("healthcheck",),
+            prefix=self.prefix,
         )
 
     # ------------------------------------------------------------------ discovery
@@ -111,6 +129,7 @@ class RFC0001Driver(ToolDriver):
         document = response.json()
         if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
             raise ConfigurationError(f"{self.url}{CAPABILITIES_PATH} is not an RFC-0001 document")
+        _check_protocol(document.get("protocol"), f"{self.url}{CAPABILITIES_PATH}")
         return document
 
     def _list_tools(self) -> Iterable[Tool]:

@@ -4,7 +4,7 @@ Every execution takes the same path whatever the transport (HTTP, WebSocket, STD
 
     on_execute_start                       always, first
     resolve the tool (exact name)          TOOL_NOT_FOUND
-    validate arguments (schema, model)     INVALID_INPUT
+    validate arguments (schema, model)     INVALID_INPUT    strict: "5" is not 5
     policies, in order; first denial wins  POLICY_DENIED
     the tool, under its timeout_ms         TIMEOUT / EXECUTION_ERROR
     output checked against its model       EXECUTION_ERROR
@@ -14,6 +14,8 @@ Resolution, validation, policies, the deadline and error mapping are the core's
 (:class:`mcs.ToolDriver` and :mod:`mcs.pipeline`). The server fires the start hook
 before resolution, so that every execution, including one that is refused, is
 observed once and ended once (RFC-0001 section 12): an audit hook sees denied calls.
+Arguments are checked strictly, as sent (section 3): the repairs the MCS driver path
+makes for LLM output are opt-in here (``strict=False``).
 
 No global state: each server owns its tools, policies, hooks and worker threads.
 """
@@ -21,16 +23,16 @@ No global state: each server owns its tools, policies, hooks and worker threads.
 from __future__ import annotations
 
 import concurrent.futures
-import copy
 import dataclasses
+import functools
+import logging
 import sys
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcs import pipeline
+from mcs import pipeline, prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import (
@@ -40,7 +42,8 @@ from mcs.errors import (
     ToolNotFoundError,
     ToolTimeoutError,
 )
-from mcs.pipeline import Controls, ExecutionEvent, Invocation
+from mcs.pipeline import Controls, Invocation
+from mcs.server.backend import observed
 from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
 Transport = Literal["http", "websocket", "stdio"]
 TRANSPORTS: tuple[str, ...] = ("http", "websocket", "stdio")
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0001")
+logger = logging.getLogger("mcs.server")
 SERVER_EXTRA = "pip install 'mcs-framework[server]'"
 
 
@@ -87,6 +91,7 @@ class _ToolsDriver(ToolDriver):
             protocol="RFC-0001",
             transport="in-process",
             spec_format="Pydantic models",
+            target_llms=prompts.target_llms(self.prompt_templates),
         )
         self._server = server
         self._executor = concurrent.futures.ThreadPoolExecutor(
@@ -107,13 +112,17 @@ class _ToolsDriver(ToolDriver):
         return tools
 
     def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
+        tool = self.get_tool(call.name)
+        if self._server.strict and tool is not None:
+            self._validator(tool).validate_as_sent(call.arguments)
         invocation = super().prepare(call, context)
         seconds = self._server._tools[invocation.tool.name].metadata.timeout_ms / 1000.0
         return dataclasses.replace(invocation, deadline=time.monotonic() + seconds, timeout=seconds)
 
     def _call_tool(self, invocation: Invocation) -> Any:
         server_tool = self._server._tools[invocation.tool.name]
-        future = self._executor.submit(server_tool.invoke, invocation.arguments, invocation.context)
+        invoke = functools.partial(server_tool.invoke, strict=self._server.strict)
+        future = self._executor.submit(invoke, invocation.arguments, invocation.context)
         try:
             return future.result(timeout=invocation.remaining())
         except concurrent.futures.TimeoutError:
@@ -146,8 +155,12 @@ class McpServer:
         server.run(host="127.0.0.1", port=8000)      # or server.asgi_app() for any ASGI server
 
     Keyword arguments beyond the RFC's four: ``max_body_bytes`` (largest request
-    body or frame accepted, default 1 MiB) and ``max_workers`` (threads that run
-    tools; a tool that overran its timeout keeps its thread until it returns).
+    body or frame accepted, default 1 MiB), ``max_workers`` (threads that run tools; a
+    tool that overran its timeout keeps its thread until it returns), ``strict``
+    (default ``True``: arguments must fit the schema as sent, section 3; ``False`` opts
+    in to the repairs made for LLM output, such as ``"5"`` read as 5) and
+    ``require_policies`` (refuse to serve non-idempotent tools without a policy, section
+    17; without it the server logs a warning when it starts).
     """
 
     def __init__(
@@ -159,6 +172,8 @@ class McpServer:
         description: str | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_workers: int = 32,
+        strict: bool = True,
+        require_policies: bool = False,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("McpServer needs a non-empty name")
@@ -175,6 +190,8 @@ class McpServer:
         self.transport = transport
         self.description = description
         self.max_body_bytes = max_body_bytes
+        self.strict = strict
+        self.require_policies = require_policies
         self._tools: dict[str, ServerTool[Any, Any]] = {}
         self.controls = Controls()
         # The driver shares the policy list: policies run inside the core pipeline;
@@ -272,28 +289,33 @@ class McpServer:
         calling thread; the tool itself runs on one of the server's worker threads.
         """
         context = context or AgentContext()
-        event = ExecutionEvent(
-            tool=tool,
-            arguments=MappingProxyType(_copy(arguments)),
-            context=context,
-            started_at=time.time(),
-        )
-        self.controls.fire(self.controls.start_hooks, event)
-        started = time.perf_counter()
-        try:
+
+        def run() -> Any:
             if not isinstance(arguments, Mapping):
                 raise InvalidInputError("'arguments' must be a JSON object.", tool=tool)
             if tool not in self._tools:
                 raise ToolNotFoundError(_not_found(tool, self._tools), tool=tool)
-            result = self._driver.call_tool(tool, dict(arguments), context=context)
-        except Exception as exc:
-            error = pipeline.map_exception(exc, tool)
-            self.controls.fire(self.controls.error_hooks, dataclasses.replace(
-                event, duration_ms=_ms(started), error=error))
-            return Outcome(tool=tool, request_id=context.request_id, error=error)
-        self.controls.fire(self.controls.end_hooks, dataclasses.replace(
-            event, duration_ms=_ms(started), result=copy.deepcopy(result)))
-        return Outcome(tool=tool, request_id=context.request_id, result=result)
+            return self._driver.call_tool(tool, dict(arguments), context=context)
+
+        return observed(self.controls, tool, arguments, context, run)
+
+    def check_policies_present(self) -> None:
+        """Section 17, "policies are mandatory for production use": called when serving starts.
+
+        Non-idempotent tools and no policy: a ``ConfigurationError`` with
+        ``require_policies``, else a warning on logger ``mcs.server``.
+        """
+        risky = [t.name for t in self._tools.values() if not t.metadata.idempotent]
+        if not risky or self.controls.policies:
+            return
+        message = (
+            f"McpServer {self.name!r} serves non-idempotent tools ({', '.join(risky)}) with no "
+            "policy; RFC-0001 section 17 makes policies mandatory in production"
+        )
+        if self.require_policies:
+            raise ConfigurationError(message + ": add one with server.add_policy(...) before serving")
+        logger.warning("%s: add one with server.add_policy(...), or pass require_policies=True "
+                       "to refuse to start without one", message)
 
     # ------------------------------------------------------------------ serving
 
@@ -304,6 +326,7 @@ class McpServer:
             MissingDependencyError: the ``server`` extra is not installed.
         """
         require_server_extra("McpServer.asgi_app()")
+        self.check_policies_present()
         from mcs.server.app import create_app
 
         return create_app(self)
@@ -322,6 +345,7 @@ class McpServer:
             raise ConfigurationError(f"transport must be one of {', '.join(TRANSPORTS)}")
         from mcs.server.runner import serve
 
+        self.check_policies_present()
         serve(self, transport=chosen, host=host, port=port, log_level=log_level)
 
     def close(self) -> None:
@@ -330,19 +354,6 @@ class McpServer:
 
     def __repr__(self) -> str:
         return f"<McpServer {self.name!r} {self.version} tools={list(self._tools)}>"
-
-
-def _copy(arguments: Any) -> dict[str, Any]:
-    if not isinstance(arguments, Mapping):
-        return {}
-    try:
-        return copy.deepcopy(dict(arguments))
-    except Exception:
-        return dict(arguments)
-
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000.0
 
 
 def _not_found(name: str, tools: Mapping[str, Any]) -> str:

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Generic, ParamSpec, TypeVar, get_type_hints
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from mcs.context import AgentContext
+from mcs.context import AgentContext, is_context_annotation
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
 from mcs.tools import TOOL_NAME_PATTERN
 
@@ -177,7 +177,7 @@ class ServerTool(Generic[P, R]):
                 raise ToolDefinitionError(
                     "signature", f"{name}: {label} cannot take *args or **kwargs"
                 )
-            if annotation is AgentContext:
+            if is_context_annotation(annotation):
                 if self._context_param is not None:
                     raise ToolDefinitionError(
                         "signature", f"{name}: {label} declares AgentContext twice"
@@ -228,8 +228,12 @@ class ServerTool(Generic[P, R]):
     def __repr__(self) -> str:
         return f"<ServerTool {self.name!r} of {getattr(self.func, '__qualname__', self.func)!r}>"
 
-    def invoke(self, arguments: dict[str, Any], context: AgentContext) -> dict[str, Any]:
+    def invoke(self, arguments: dict[str, Any], context: AgentContext, *, strict: bool = True) -> dict[str, Any]:
         """Run the function; returns the result as JSON-ready data.
+
+        ``strict`` (the RFC-0001 wire's rule, section 3) builds the input model from the
+        arguments as JSON in Pydantic's strict mode: ``"5"`` is not an ``int``, ``"a"`` is
+        not a ``list``. ``strict=False`` lets Pydantic convert in its lax mode.
 
         Raises:
             InvalidInputError: ``arguments`` do not build the input model.
@@ -237,7 +241,10 @@ class ServerTool(Generic[P, R]):
                 instance of its output model.
         """
         try:
-            model = self.input_model.model_validate(arguments)
+            if strict:
+                model = self.input_model.model_validate_json(json.dumps(arguments), strict=True)
+            else:
+                model = self.input_model.model_validate(arguments)
         except ValidationError as exc:
             raise InvalidInputError(
                 f"Invalid arguments for {self.name}: {_problems(exc)}.", tool=self.name

@@ -92,3 +92,9 @@ async def test_a_prefix_keeps_calls_working(url: str) -> None:
         with pytest.raises(mcs.ExecutionError) as info:
             driver.process_llm_response({"tool": "srv_boom", "arguments": {}})
         assert info.value.tool == "srv_boom"
+
+
+def test_mcs_spec_s3_a_prefixed_rfc0001_driver_declares_its_prefix(url: str) -> None:
+    with RFC0001Driver(url, prefix="crm") as driver:
+        assert driver.meta.prefix == "crm"
+        assert all(t.name.startswith("crm_") for t in driver.list_tools())

@@ -2,6 +2,7 @@
 
     mcs.load_driver("mcp", command="python", args=["server.py"], env={"K": "V"})   # stdio
     mcs.load_driver("mcp", url="http://127.0.0.1:8000/mcp", headers={...})        # streamable HTTP
+    mcs.load_driver("mcp", url="http://127.0.0.1:8000/sse", sse=True)             # legacy HTTP+SSE
     mcs.load_driver("mcp", config="claude_desktop_config.json")                   # several servers
 
 The server's tools become MCS tools (names sanitised, the original kept in
@@ -34,6 +35,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import IO, Any, ClassVar
 
+from mcs import prompts
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 from mcs.pipeline import Invocation
@@ -74,8 +76,9 @@ class MCPDriver(ToolDriver):
     """An MCS driver over one or more MCP servers.
 
     Reach a server with ``command`` (+ ``args``, ``env``, ``cwd``) over stdio, ``url``
-    (+ ``headers``, ``auth``) over streamable HTTP, or name several in ``config`` (a path to
-    an ``mcpServers`` JSON file, or the parsed mapping). Other keyword arguments:
+    (+ ``headers``, ``auth``) over streamable HTTP (with ``sse=True``: the legacy HTTP+SSE
+    transport, ``url`` being the SSE endpoint), or name several in ``config`` (a path to an
+    ``mcpServers`` JSON file, or the parsed mapping). Other keyword arguments:
 
     * ``name``: the server's name for messages and pins (default ``"mcp"``);
     * ``include_prompts`` / ``include_resources``: also offer prompts (as ``prompt_<name>``
@@ -108,6 +111,7 @@ class MCPDriver(ToolDriver):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         url: str | None = None,
+        sse: bool = False,
         headers: Mapping[str, str] | None = None,
         config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
         name: str = "mcp",
@@ -153,7 +157,7 @@ class MCPDriver(ToolDriver):
                 specs = [
                     ServerSpec(
                         name=name, command=command, args=tuple(args), env=env, cwd=cwd,
-                        url=url, headers=http_headers, auth=auth, errlog=stderr,
+                        url=url, headers=http_headers, auth=auth, errlog=stderr, sse=sse,
                     )
                 ]
             except ValueError as exc:
@@ -183,7 +187,9 @@ class MCPDriver(ToolDriver):
             protocol="MCP",
             transport="/".join(transports),
             spec_format="MCP tools/list",
+            target_llms=prompts.target_llms(self.prompt_templates),
             capabilities=("healthcheck", "status"),
+            prefix=self.prefix,
         )
 
     # ----------------------------------------------------------------- listing
@@ -213,7 +219,8 @@ class MCPDriver(ToolDriver):
 
     def _fetch(self, connection: Endpoint) -> _Listing:
         try:
-            return connection.run(self._afetch, timeout=connection.connect_timeout + 30)
+            return connection.run(partial(self._afetch, server=connection.spec.name),
+                                  timeout=connection.connect_timeout + 30)
         except Exception as exc:
             raise _listing_error(exc, connection) from None
 
@@ -227,7 +234,7 @@ class MCPDriver(ToolDriver):
             if server not in self._listings:
                 try:
                     self._listings[server] = await connection.arun(
-                        self._afetch, timeout=connection.connect_timeout + 30
+                        partial(self._afetch, server=server), timeout=connection.connect_timeout + 30
                     )
                 except Exception as exc:
                     raise _listing_error(exc, connection) from None
@@ -247,7 +254,7 @@ class MCPDriver(ToolDriver):
         await self._aprefetch()
         return self.list_tools()
 
-    async def _afetch(self, client: Any) -> _Listing:
+    async def _afetch(self, client: Any, *, server: str = "mcp") -> _Listing:
         interfaces: list[dict[str, Any]] = []
         tools: list[dict[str, Any]] = []
         via = "tools/list"
@@ -262,6 +269,11 @@ class MCPDriver(ToolDriver):
             via = "list_interfaces"
             interfaces = wire.negotiated(listing, self.supported_interfaces)
             tools = wire.tools_of(interfaces)
+            for section in interfaces:
+                if section.get("deprecated"):
+                    note = section["deprecated"] if isinstance(section["deprecated"], str) else ""
+                    logger.warning("MCP server %r implements %s, which is deprecated%s",
+                                   server, section["interface"], f": {note}" if note else "")
         prompts: list[Any] = []
         resources: list[Any] = []
         caps = client.server_capabilities
@@ -412,8 +424,25 @@ class MCPDriver(ToolDriver):
             raise ExecutionError(f"{invocation.tool.name} is not offered by any connected MCP server")
         return route, self.connections[route.server]
 
+    def _prime_output_schemas(self, client: Any, server: str) -> None:
+        """Tell the SDK session the output schemas ``list_interfaces`` already gave, so its
+        result check sends no second ``tools/list`` (the Interfaces RFC promises none).
+
+        An interface method's result is checked by MCS against the interface's ``returns``
+        (with a message naming it), so the session gets no schema for it; another tool's
+        schema is its own. The SDK keeps this cache privately (``_tool_output_schemas``, SDK
+        2.x): when it is not there, the session lists the tools itself, as before.
+        """
+        listing = self._listings.get(server)
+        schemas = getattr(getattr(client, "session", None), "_tool_output_schemas", None)
+        if listing is None or listing.via != "list_interfaces" or not isinstance(schemas, dict):
+            return
+        for tool in listing.tools:
+            schemas.setdefault(tool["name"], None if tool.get("_interface") else tool.get("outputSchema"))
+
     async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, timeout: float | None) -> Any:
         if route.kind == "tool":
+            self._prime_output_schemas(client, route.server)
             result = await client.call_tool(route.target, invocation.arguments, read_timeout_seconds=timeout)
             return tool_result(result, invocation.tool.name)
         async with asyncio.timeout(timeout):

@@ -8,15 +8,17 @@ import fnmatch
 import os
 import re
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
 from mcs.driver import DriverMeta, ToolDriver
-from mcs.errors import ConfigurationError, ExecutionError
+from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_rest import _auth
@@ -37,6 +39,8 @@ __version__ = "0.1.0"
 INLINE_REF_MODELS: tuple[str, ...] = ("gemini*", "*gemini*", "models/gemini*", "gemma*")
 
 _VARIABLE = re.compile(r"\{([^}]+)\}")
+_HEALTH_PATHS = frozenset({"/health", "/healthz", "/livez", "/readyz", "/ping", "/status"})
+_HEALTH_SECONDS = 10.0
 
 
 def _slug(text: str) -> str:
@@ -126,7 +130,8 @@ class RestDriver(ToolDriver):
             protocol="REST",
             transport="HTTP",
             spec_format="Swagger 2.0" if self.spec.is_swagger else f"OpenAPI {self.spec.version}",
-            capabilities=(),
+            target_llms=prompts.target_llms(self.prompt_templates),
+            capabilities=("healthcheck",),
             prefix=self.prefix,
         )
         static = tuple((str(k), str(v)) for k, v in (headers or {}).items())
@@ -296,6 +301,59 @@ class RestDriver(ToolDriver):
         client, transport = await self._async_client()
         response = await send_async(client, transport, plan)
         return self._finish(op, response, invocation.tool.name)
+
+    # ------------------------------------------------------------------ capabilities
+
+    def healthcheck(self) -> dict[str, Any]:
+        """Whether the API answers (the ``healthcheck`` capability); never raises.
+
+        When the spec names a GET operation without required parameters at a health path
+        (``/health``, ``/healthz``, ``/livez``, ``/readyz``, ``/ping``, ``/status``), that
+        operation is called with the driver's credentials and must answer 2xx; otherwise a
+        ``HEAD`` of the base URL shows the API is reachable (any HTTP answer counts). One
+        attempt, within the driver's timeout (at most 10 s). Policies and hooks do not run:
+        it is not a tool call.
+
+        Returns ``{"status": "ok" | "error", "check": "GET /health" | "HEAD <url>",
+        "http_status": int}``, with ``"detail"`` instead of ``http_status`` when no answer came.
+        """
+        import httpx
+
+        from mcs_rest._transport import Plan, send_sync, sensitive_names
+
+        seconds = min(self.timeout or _HEALTH_SECONDS, _HEALTH_SECONDS)
+        op = self._health_operation()
+        check = f"GET {op.path}" if op is not None else "HEAD"
+        try:
+            if op is not None:
+                schemes = _auth.choose(op.security, self._schemes)
+                options = replace(self.http, retries=0)
+                plan = Plan(
+                    built=build(op, {}, self.base_url_for(op)), schemes=schemes, options=options, tool=op.name,
+                    path=op.path, deadline=time.monotonic() + seconds, retryable=False,
+                    sensitive=sensitive_names(schemes, options),
+                )
+                client = self._sync_client()
+                assert self._transport is not None
+                status = send_sync(client, self._transport, plan).status
+                return {"status": "ok" if 200 <= status < 300 else "error", "check": check, "http_status": status}
+            base = self._base_url or self._spec_base(None)
+            if base is None:
+                return {"status": "error", "check": check,
+                        "detail": "the spec names no absolute server URL and the driver has no base_url"}
+            check = f"HEAD {base}"
+            response = self._sync_client().request("HEAD", base, headers=list(self.http.headers), timeout=seconds)
+            return {"status": "ok", "check": check, "http_status": response.status_code}
+        except (ToolCallError, httpx.HTTPError) as exc:
+            detail = exc.message if isinstance(exc, ToolCallError) else f"{type(exc).__name__}: {exc}"
+            return {"status": "error", "check": check, "detail": detail}
+
+    def _health_operation(self) -> Operation | None:
+        for op in self._operations.values():
+            required = op.input_schema.get("required") if isinstance(op.input_schema, Mapping) else None
+            if op.method == "GET" and op.path.rstrip("/").lower() in _HEALTH_PATHS and not required:
+                return op
+        return None
 
     # ------------------------------------------------------------------ response validation
 

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 from lxml import etree
 
+from mcs import prompts
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.pipeline import Invocation
@@ -148,6 +149,7 @@ class SoapDriver(ToolDriver):
             protocol="SOAP",
             transport="HTTP",
             spec_format="WSDL 1.1",
+            target_llms=prompts.target_llms(self.prompt_templates),
             capabilities=("cache",),
             prefix=self.prefix,
         )

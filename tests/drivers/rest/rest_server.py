@@ -66,6 +66,10 @@ def build_app(state: State) -> Starlette:
         state.requests.append(entry)
         return entry
 
+    async def health(request: Request) -> Response:
+        await record(request)
+        return JSONResponse({"status": "up"})
+
     async def list_pets(request: Request) -> Response:
         await record(request)
         limit = int(request.query_params.get("limit", "100"))
@@ -228,6 +232,7 @@ def build_app(state: State) -> Starlette:
 
     routes = [
         Route("/spec.yaml", spec, methods=["GET"]),
+        Route("/v1/health", health, methods=["GET"]),
         Route("/v1/pets", list_pets, methods=["GET"]),
         Route("/v1/pets", create_pet, methods=["POST"]),
         Route("/v1/pets/{pet_id}", get_pet, methods=["GET"]),

@@ -234,3 +234,35 @@ def test_form_bodies_follow_the_spec_encoding_stripe_style(api):
         ("username", "a"), ("expand[]", "x"), ("expand[]", "y"), ("tags", "t1"), ("tags", "t2"),
         ("metadata[k]", "v"), ("items[0][price]", "p1"),
     ]
+
+
+HEALTHY_SPEC = {
+    "openapi": "3.0.3", "info": {"title": "health", "version": "1"},
+    "paths": {
+        "/health": {"get": {"operationId": "health", "responses": {"200": {"description": "up"}}}},
+        "/pets": {"get": {"operationId": "listPets", "responses": {"200": {"description": "pets"}}}},
+    },
+}
+
+
+def test_mcs_spec_s5_healthcheck_calls_the_health_operation_the_spec_names(api: Running) -> None:
+    with RestDriver(HEALTHY_SPEC, base_url=api.url + "/v1") as driver:
+        assert driver.supports("healthcheck")
+        assert driver.healthcheck() == {"status": "ok", "check": "GET /health", "http_status": 200}
+    assert [r.path for r in api.state.requests] == ["/v1/health"]
+
+
+def test_mcs_spec_s5_without_a_health_operation_healthcheck_shows_the_api_is_reachable(
+    driver: RestDriver, api: Running
+) -> None:
+    report = driver.healthcheck()
+    assert report["status"] == "ok" and report["check"] == f"HEAD {api.url}/v1"
+    assert isinstance(report["http_status"], int)
+
+
+def test_mcs_spec_s5_healthcheck_reports_an_unreachable_api_without_raising() -> None:
+    from support.servers import free_port
+
+    with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{free_port()}/v1", timeout=2) as driver:
+        report = driver.healthcheck()
+    assert report["status"] == "error" and "ConnectError" in report["detail"]

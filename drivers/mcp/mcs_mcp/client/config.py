@@ -8,8 +8,9 @@
 ``servers`` (VS Code) is accepted as well as ``mcpServers``. A server with
 ``"disabled": true`` is skipped. ``${env:NAME}`` and ``${NAME}`` in ``command``,
 ``args``, ``env``, ``url`` and ``headers`` are replaced by environment variables (a
-missing one is an error naming it). SSE-only servers (``"type": "sse"``) are refused
-with a clear message: the bridge speaks stdio and streamable HTTP.
+missing one is an error naming it). ``"type": "sse"`` names a server on the legacy
+HTTP+SSE transport (MCS spec section 8 counts MCP over SSE as a bridge); ``"http"`` or
+``"streamable-http"`` (or no type) streamable HTTP.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from mcs.errors import ConfigurationError
 from mcs_mcp.client.connection import ServerSpec
 
+_KINDS = frozenset({"", "stdio", "http", "streamable-http", "streamablehttp", "sse"})
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -53,11 +55,11 @@ def server_spec(name: str, entry: Mapping[str, Any], *, environ: Mapping[str, st
     """One config entry as a :class:`ServerSpec` (raises ``ConfigurationError`` with the field)."""
     env_vars = os.environ if environ is None else environ
     where = f"mcpServers.{name}"
-    kind = str(entry.get("type", entry.get("transport", ""))).lower()
-    if kind == "sse":
+    kind = str(entry.get("type", entry.get("transport", ""))).lower().replace("_", "-")
+    if kind not in _KINDS:
         raise ConfigurationError(
-            f"{where}: SSE transport is not supported by the MCS bridge; use the server's "
-            "streamable HTTP endpoint (type 'http') or run it over stdio"
+            f"{where}.type {kind!r} is not a transport the bridge speaks; use 'stdio', 'http' "
+            "(streamable HTTP) or 'sse' (the legacy HTTP+SSE transport)"
         )
     url = entry.get("url", entry.get("serverUrl"))
     command = entry.get("command")
@@ -65,6 +67,8 @@ def server_spec(name: str, entry: Mapping[str, Any], *, environ: Mapping[str, st
         raise ConfigurationError(f"{where} needs a 'command' (stdio) or a 'url' (streamable HTTP)")
     if command is not None and url is not None:
         raise ConfigurationError(f"{where} has both 'command' and 'url'; keep one")
+    if command is not None and kind not in ("", "stdio"):
+        raise ConfigurationError(f"{where}.type {kind!r} needs a 'url'; a 'command' runs over stdio")
     try:
         if command is not None:
             if not isinstance(command, str) or not command:
@@ -85,7 +89,7 @@ def server_spec(name: str, entry: Mapping[str, Any], *, environ: Mapping[str, st
             k: _expand(v, f"{where}.headers.{k}", env_vars)
             for k, v in _mapping(entry.get("headers", {}), f"{where}.headers").items()
         }
-        return ServerSpec(name=name, url=_expand(url, f"{where}.url", env_vars), headers=headers)
+        return ServerSpec(name=name, url=_expand(url, f"{where}.url", env_vars), headers=headers, sse=kind == "sse")
     except ValueError as exc:
         if isinstance(exc, ConfigurationError):
             raise

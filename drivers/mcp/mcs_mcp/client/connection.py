@@ -1,7 +1,7 @@
 """One MCP server connection: how to reach it, and a session kept open on the background loop.
 
 A :class:`ServerSpec` says how to reach a server: a command (stdio) or a URL
-(streamable HTTP). A :class:`Connection` opens the session lazily, keeps it for every
+(streamable HTTP, or the legacy HTTP+SSE transport with ``sse=True``). A :class:`Connection` opens the session lazily, keeps it for every
 later request, and closes it cleanly. When the server dies (its process exits, its HTTP
 endpoint stops answering) every pending and later request fails at once with
 :class:`ServerGone`, never hangs.
@@ -47,6 +47,8 @@ class ServerSpec:
     """How to reach one MCP server: ``command`` (+ ``args``, ``env``, ``cwd``) or ``url`` (+ ``headers``).
 
     ``auth`` is an ``httpx2.Auth`` (for instance the SDK's OAuth providers) used for HTTP.
+    ``sse``: ``url`` is an HTTP+SSE endpoint (the 2024-11-05 transport, ``GET /sse`` then
+    ``POST`` to the endpoint it names) rather than streamable HTTP.
     ``errlog`` receives a stdio server's stderr (default: this process's stderr).
     """
 
@@ -59,16 +61,21 @@ class ServerSpec:
     headers: Mapping[str, str] = field(default_factory=dict)
     auth: Any = None
     errlog: IO[str] | None = None
+    sse: bool = False
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
             raise ValueError(f"MCP server {self.name!r}: give either a command (stdio) or a url (HTTP)")
         if self.url is not None and not self.url.startswith(("http://", "https://")):
             raise ValueError(f"MCP server {self.name!r}: url must start with http:// or https://, got {self.url!r}")
+        if self.sse and self.url is None:
+            raise ValueError(f"MCP server {self.name!r}: sse needs a url (the server's SSE endpoint)")
 
     @property
     def transport(self) -> str:
-        return "STDIO" if self.command is not None else "HTTP"
+        if self.command is not None:
+            return "STDIO"
+        return "SSE" if self.sse else "HTTP"
 
     def describe(self) -> str:
         """Where the server is, for messages (never the headers: they may hold tokens)."""
@@ -109,9 +116,13 @@ def _transport(spec: ServerSpec) -> Any:
             cwd=spec.cwd,
         )
         return stdio_client(params, errlog=_errlog(spec.errlog))
+    assert spec.url is not None
+    if spec.sse:
+        from mcp.client.sse import sse_client
+
+        return sse_client(spec.url, headers=dict(spec.headers) or None, auth=spec.auth)
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    assert spec.url is not None
     http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth)
     return _HttpTransport(spec.url, http)
 

@@ -7,7 +7,8 @@ The model itself is :class:`mcs.Interface` (in the core). Here:
 * :mod:`.declaration` - how drivers declare what they implement;
 * :mod:`.versioning` - the seed's version rules and negotiation;
 * :mod:`.partition` - describe only the interfaces a task needs;
-* :mod:`.wire` - ``list_interfaces`` on MCP servers (``install``) and clients;
+* :mod:`.wire` - ``list_interfaces`` on MCP servers (:func:`install`, for ``MCPServer``
+  and the low-level ``Server``) and clients;
 * :mod:`.cli` - ``mcs interfaces list|check``.
 """
 
@@ -16,6 +17,7 @@ from mcs_mcp.interfaces.conformance import ConformanceReport, MethodReport, chec
 from mcs_mcp.interfaces.declaration import Implementation, implementations
 from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry
 from mcs_mcp.interfaces.versioning import breaking_changes, highest, negotiate
+from mcs_mcp.interfaces.wire import install
 
 __all__ = [
     "UNCLASSIFIED",
@@ -30,6 +32,7 @@ __all__ = [
     "default_registry",
     "highest",
     "implementations",
+    "install",
     "negotiate",
     "parse_interface_name",
 ]

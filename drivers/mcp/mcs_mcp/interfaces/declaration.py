@@ -7,6 +7,7 @@ names, maps method -> tool name. Any of these shapes works, as a driver attribut
     ["media.player.v1"]                                      tools named like the methods
     {"media.player.v1": {"play": "player_play", ...}}        a mapping per interface
     [Interface(...), ("code.editor.v1", {"run_code": "run"})]
+    [{"interface": ..., "tools": {...}, "renamed": {...}}]   what a Toolbox declares
 
 :func:`implementations` resolves names through a registry and checks each declaration
 (conformance); :class:`Implementation` carries the interface, the mapping and the report.
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcs.errors import ConfigurationError
-from mcs.interfaces import Interface
+from mcs.interfaces import Interface, normalise_declaration
 from mcs_mcp.interfaces.conformance import ConformanceReport, check
 from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry
 
@@ -40,23 +41,32 @@ class Implementation:
         return self.report is not None and self.report.conforms
 
 
-def _normalise(spec: Any) -> list[tuple[Interface | str, dict[str, str]]]:
-    if spec is None:
-        return []
-    if isinstance(spec, str | Interface):
-        return [(spec, {})]
-    if isinstance(spec, Mapping):
-        return [(name, dict(mapping or {})) for name, mapping in spec.items()]
-    out: list[tuple[Interface | str, dict[str, str]]] = []
-    for item in spec:
-        if isinstance(item, str | Interface):
-            out.append((item, {}))
-        elif isinstance(item, tuple | list) and len(item) == 2:
-            out.append((item[0], dict(item[1] or {})))
-        elif isinstance(item, Mapping) and "interface" in item:
-            out.append((str(item["interface"]), dict(item.get("tools") or {})))
+def resolve(spec: Any, *, registry: InterfaceRegistry | None = None) -> list[tuple[Interface, dict[str, str]]]:
+    """Each declared interface's definition and its method -> tool mapping, without tools.
+
+    Raises:
+        ConfigurationError: an interface unknown to the registry (the message names the
+            known versions of its family), or a mapping naming a method the interface lacks.
+    """
+    registry = registry or default_registry()
+    out: list[tuple[Interface, dict[str, str]]] = []
+    for ref, mapping, renamed in normalise_declaration(spec):
+        if isinstance(ref, Interface):
+            interface = ref
         else:
-            raise ConfigurationError(f"cannot read interface declaration {item!r}")
+            try:
+                interface = registry.get(ref)
+            except KeyError as exc:
+                raise ConfigurationError(str(exc.args[0])) from None
+        unknown = sorted(set(mapping) - set(interface.method_names))
+        if unknown:
+            raise ConfigurationError(
+                f"the declaration of {interface.name} maps {unknown}, which are not methods of it "
+                f"(methods: {', '.join(interface.method_names)})"
+            )
+        if renamed:
+            mapping = {m: renamed.get(mapping.get(m, m), mapping.get(m, m)) for m in interface.method_names}
+        out.append((interface, mapping))
     return out
 
 
@@ -80,23 +90,9 @@ def implementations(
         ConfigurationError: an interface name is unknown to the registry, or a mapping
             names a method the interface does not have.
     """
-    registry = registry or default_registry()
     tool_list = list(tools)
     out: list[Implementation] = []
-    for ref, mapping in _normalise(spec):
-        if isinstance(ref, Interface):
-            interface = ref
-        else:
-            try:
-                interface = registry.get(ref)
-            except KeyError as exc:
-                raise ConfigurationError(str(exc.args[0])) from None
-        unknown = sorted(set(mapping) - set(interface.method_names))
-        if unknown:
-            raise ConfigurationError(
-                f"the declaration of {interface.name} maps {unknown}, which are not methods of it "
-                f"(methods: {', '.join(interface.method_names)})"
-            )
+    for interface, mapping in resolve(spec, registry=registry):
         report = check(interface, tool_list, mapping, target=target)
         out.append(Implementation(interface, mapping, report))
     return out

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mcs import prompts
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError
 from mcs.pipeline import Invocation
@@ -64,6 +65,8 @@ class InterfaceView(ToolDriver):
             protocol=driver.meta.protocol,
             transport=driver.meta.transport,
             spec_format="MCP Interfaces",
+            target_llms=prompts.target_llms(self.prompt_templates),
+            prefix=self.prefix,
         )
 
     def _check_names(self, names: Iterable[str]) -> None:

@@ -128,6 +128,13 @@ class InterfaceRegistry:
         family_versions = [n for n in self._by_name if matches(n, name)]
         if family_versions:
             return self._by_name[highest(family_versions)[name]]
+        try:
+            family = parse_interface_name(name)[0]
+        except ValueError:
+            family = name
+        versions = [i.name for i in self.versions(family)]
+        if versions:
+            raise KeyError(f"unknown interface {name!r}; known versions of {family}: {', '.join(versions)}")
         known = ", ".join(sorted(self._by_name)) or "none"
         raise KeyError(f"unknown interface {name!r}; known interfaces: {known}")
 

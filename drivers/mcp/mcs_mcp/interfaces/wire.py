@@ -21,6 +21,7 @@ tools of other versions of that family to ``unclassified``. The result::
 Each method carries its canonical ``name``, ``description``, ``parameters`` and
 ``returns`` (the interface's, not the tool's), and ``tool``: the name to pass to
 ``tools/call`` (it differs from ``name`` when a server maps methods to its own tools).
+A section of a deprecated interface carries ``"deprecated"`` (``true`` or a note).
 ``unclassified`` holds every other tool with its own description and schemas, so no
 second ``tools/list`` is needed. Declared interfaces that fail their conformance check
 are not listed; their tools are unclassified and ``"nonconforming": [{"interface",
@@ -35,7 +36,9 @@ JSON text.
 ``capabilities.experimental`` (and ``capabilities.extensions`` on 2026-07-28 sessions): ``{"method": "list_interfaces", "tool": "list_interfaces",
 "interfaces": [names]}``. Clients that do not see it fall back to ``tools/list``.
 
-:func:`install` adds all three to an ``mcp.server.lowlevel.Server`` for a driver.
+:func:`install` adds all three to a server built with the official SDK, high-level
+(``mcp.server.mcpserver.MCPServer``) or low-level (``mcp.server.lowlevel.Server``), whether
+it serves an MCS driver or tools of its own.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from mcs.interfaces import UNCLASSIFIED, parse_interface_name
-from mcs_mcp.interfaces.declaration import Implementation, declared, implementations
+from mcs_mcp.interfaces.declaration import Implementation, declared, implementations, resolve
 from mcs_mcp.interfaces.registry import InterfaceRegistry
 from mcs_mcp.interfaces.versioning import matches, negotiate
 
@@ -147,7 +150,12 @@ def build_listing(
             for m in impl.interface.methods
         ]
         classified.update(entry["tool"] for entry in methods)
-        sections.append({"interface": impl.interface.name, "description": impl.interface.description, "methods": methods})
+        section: dict[str, Any] = {
+            "interface": impl.interface.name, "description": impl.interface.description, "methods": methods,
+        }
+        if impl.interface.deprecated:
+            section["deprecated"] = impl.interface.deprecated
+        sections.append(section)
     rest = [
         _method_entry(name, name, t.get("description") or "", t.get("inputSchema"), t.get("outputSchema"))
         for name, t in by_name.items()
@@ -279,31 +287,50 @@ async def call_listing_tool(client: Any, supported: Sequence[str] = ()) -> dict[
 
 def install(
     server: Any,
-    driver: Any,
+    driver: Any = None,
     *,
     implements: Any = None,
     registry: InterfaceRegistry | None = None,
     as_method: bool = True,
 ) -> list[Implementation]:
-    """Offer ``list_interfaces`` on a low-level MCP ``Server`` built for ``driver``.
+    """Offer ``list_interfaces`` on an MCP server built with the official SDK.
+
+    ``server`` is an ``mcp.server.mcpserver.MCPServer`` or a low-level
+    ``mcp.server.lowlevel.Server`` that handles ``tools/list`` and ``tools/call``;
+    ``driver`` is the MCS driver it serves, if any. The declaration is ``implements``
+    (``["media.player.v1"]``, ``{"media.player.v1": {"play": "player_play"}}``...: see
+    :mod:`.declaration`), else ``driver.implements``::
+
+        server = MCPServer("media")
+        ...                                   # @server.tool() for player_play, player_pause...
+        install(server, implements={"media.player.v1": {"play": "player_play", "pause": "player_pause",
+                                                        "set_volume": "player_volume"}})
 
     Registers the ``list_interfaces`` request method, adds a ``list_interfaces`` tool (by
     wrapping the server's ``tools/list`` and ``tools/call`` handlers), serves implementing
     tools with the canonical descriptions in ``tools/list``, and advertises
-    ``mcs/interfaces`` in the server's capabilities. The declaration is ``implements``
-    or ``driver.implements``; each interface is checked against the served tools on first
-    request, and one that does not conform is logged and its tools listed as unclassified.
+    ``mcs/interfaces`` (with the declared interface names) in the server's capabilities.
+    Each interface is checked against the served tools on first request; one that does
+    not conform is logged and its tools listed as unclassified (``nonconforming`` says why).
 
-    A driver that declares no interface gets the request method only: its tool list is
-    left exactly as it is. ``as_method=False`` offers only the tool (no request method, no capability), for
-    servers that must stay within the standard method set.
+    A server that declares no interface gets the request method only: its tool list is
+    left exactly as it is. ``as_method=False`` offers only the tool (no request method, no
+    capability), for servers that must stay within the standard method set.
 
     Returns the declared implementations (checked against the driver's own tools when it
     is a :class:`mcs.ToolDriver`; the served listing is re-checked when first requested).
+
+    Raises:
+        ConfigurationError: an interface the registry does not know (the message names
+            the known versions of its family), or a mapping naming a method it lacks.
+        ValueError: ``server`` has no ``tools/list`` and ``tools/call`` handlers.
     """
     import mcp.types as mt
 
+    target = _target(driver) if driver is not None else str(getattr(server, "name", None) or "server")
+    server = _lowlevel(server)
     spec = declared(driver, implements)
+    names = [interface.name for interface, _ in resolve(spec, registry=registry)] if spec else []
     list_entry = server.get_request_handler("tools/list")
     call_entry = server.get_request_handler("tools/call")
     if list_entry is None or call_entry is None:
@@ -313,16 +340,15 @@ def install(
     preview: list[Implementation] = []
     list_tools = getattr(driver, "list_tools", None)
     if spec is not None and callable(list_tools):
-        preview = implementations(list_tools(), spec, registry=registry, target=_target(driver))
+        preview = implementations(list_tools(), spec, registry=registry, target=target)
         for impl in preview:
             if not impl.conforms and impl.report is not None:
                 logger.warning("%s", impl.report.to_text())
     if as_method:
-        _advertise(server, {
-            "method": METHOD,
-            "tool": METHOD,
-            "interfaces": [i.interface.name for i in preview if i.conforms],
-        })
+        # With the driver's tools at hand, only what conforms; else what is declared (the
+        # served tools are checked on first request).
+        advertised = [i.interface.name for i in preview if i.conforms] if preview else names
+        _advertise(server, {"method": METHOD, "tool": METHOD, "interfaces": advertised})
 
     async def served_tools(ctx: Any) -> list[Any]:
         tools: list[Any] = []
@@ -338,7 +364,7 @@ def install(
     async def implemented(ctx: Any, tools: list[Any] | None = None) -> tuple[list[Any], list[Implementation]]:
         tools = tools if tools is not None else await served_tools(ctx)
         if "impls" not in state:
-            found = implementations(tools, spec, registry=registry, target=_target(driver)) if spec else []
+            found = implementations(tools, spec, registry=registry, target=target) if spec else []
             for impl in found:
                 if not impl.conforms and impl.report is not None:
                     logger.warning("%s", impl.report.to_text())
@@ -396,6 +422,18 @@ def install(
     return preview
 
 
+def _lowlevel(server: Any) -> Any:
+    """The low-level ``Server`` behind ``server``: itself, or the one an ``MCPServer`` wraps."""
+    if callable(getattr(server, "get_request_handler", None)) and callable(getattr(server, "add_request_handler", None)):
+        return server
+    # MCPServer (SDK 2.x) builds its low-level Server at construction and exposes no
+    # public accessor; this is the one place that reaches for it.
+    inner = getattr(server, "_lowlevel_server", None)
+    if inner is not None:
+        return inner
+    raise ValueError(f"install() needs an MCP server built with the official SDK, got {type(server).__name__}")
+
+
 def _advertise(server: Any, settings: dict[str, Any]) -> None:
     """Announce ``mcs/interfaces`` under ``capabilities.extensions`` (2026 sessions) and
     ``capabilities.experimental`` (earlier sessions, which drop ``extensions``)."""
@@ -413,6 +451,8 @@ def _advertise(server: Any, settings: dict[str, Any]) -> None:
 
 
 def _target(driver: Any) -> str:
+    if driver is None:
+        return "server"
     meta = getattr(driver, "meta", None)
     return str(getattr(meta, "name", None) or type(driver).__name__)
 

@@ -453,6 +453,14 @@ def compile_cli(
         formats[str(key)] = (template, omit)
     command_template = parse_template(command, where=f"{where}: command")
     check_params(command_template, input_schema, where=where, allowed=frozenset(formats) | allowed_params)
+    used = set(command_template.params())
+    for key, (template, _) in formats.items():
+        if key not in used:
+            raise ConfigurationError(
+                f"{where}: templateVariables.{key} is not used: the command has no {{{key}}} placeholder, "
+                f"so its format {template.text!r} would never apply (and {key!r} would be appended as "
+                f"--{key}=...). Add {{{key}}} to the command or remove the entry"
+            )
 
     items: list[_Item] = []
     groups: list[_Group] = []

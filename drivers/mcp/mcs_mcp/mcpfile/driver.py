@@ -15,6 +15,7 @@ file wants to be served.
 
 from __future__ import annotations
 
+import shutil
 import ssl
 import time
 import uuid
@@ -22,13 +23,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
-from mcs import pipeline
+from mcs import pipeline, prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, ToolDriver
-from mcs.errors import ConfigurationError, ExecutionError, ToolNotFoundError
+from mcs.errors import ConfigurationError, ExecutionError, ToolCallError, ToolNotFoundError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, ToolCall, sanitize_tool_name
 from mcs.validation import ArgumentValidator, compile_validator
@@ -36,8 +38,10 @@ from mcs_mcp.mcpfile import model
 from mcs_mcp.mcpfile.cli import CliInvoker, CliOptions
 from mcs_mcp.mcpfile.http import HttpInvoker, HttpOptions
 from mcs_mcp.mcpfile.loader import LoadedFile, Primitive, load
-from mcs_mcp.mcpfile.results import InvokeResult
+from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value
 
+_HEALTH_SECONDS = 5.0
+_PER_CALL = "mcs-per-call"
 _TOOL_PREFIX = {"tool": "", "prompt": "prompt_", "resource": "resource_", "resource_template": "resource_template_"}
 
 
@@ -124,6 +128,8 @@ class MCPFileDriver(ToolDriver):
             the runtime is gen-mcp's default, streamable HTTP on port 3000).
         expose_prompts / expose_resources: also list prompts / resources as tools (default yes).
         max_response_bytes: cap on an HTTP response body (default 5 MiB).
+        retries / backoff: retries of idempotent HTTP requests answered 408, 429, 502, 503
+            or 504 or failing in transport (default 2, from 0.25 s, within the deadline).
         max_output_bytes: cap on a command's output (default 1 MiB).
         allow_credential_forwarding: let HTTP header templates forward the caller's
             ``Authorization``/``Cookie`` (token passthrough; off by default).
@@ -147,6 +153,8 @@ class MCPFileDriver(ToolDriver):
         expose_prompts: bool = True,
         expose_resources: bool = True,
         max_response_bytes: int = 5 * 1024 * 1024,
+        retries: int = 2,
+        backoff: float = 0.25,
         max_output_bytes: int = 1024 * 1024,
         allow_credential_forwarding: bool = False,
         allow_dynamic_hosts: bool = False,
@@ -163,6 +171,8 @@ class MCPFileDriver(ToolDriver):
                 max_response_bytes=max_response_bytes,
                 allow_credential_forwarding=allow_credential_forwarding,
                 allow_dynamic_hosts=allow_dynamic_hosts,
+                retries=max(0, int(retries)),
+                backoff=max(0.0, float(backoff)),
             ),
             cli_options=CliOptions(
                 max_output_bytes=max_output_bytes,
@@ -184,6 +194,8 @@ class MCPFileDriver(ToolDriver):
             protocol="MCP",
             transport=transport,
             spec_format="MCP File",
+            target_llms=prompts.target_llms(self.prompt_templates),
+            capabilities=("healthcheck",),
             prefix=self.prefix,
         )
         self._by_tool: dict[str, Primitive] = {}
@@ -260,6 +272,40 @@ class MCPFileDriver(ToolDriver):
             self._ssl = httpx.create_ssl_context() if verify is True else verify
         return self._ssl
 
+    def healthcheck(self) -> dict[str, Any]:
+        """Whether what the file's tools reach can be reached (the ``healthcheck`` capability).
+
+        Every HTTP origin the file's URLs name answers a ``HEAD`` (any HTTP status counts:
+        the host is up), and the shell that runs CLI commands is installed. Nothing is
+        invoked, so no tool runs and no hook fires. Never raises.
+
+        Returns ``{"status": "ok" | "error", "checks": {origin or "bash": "ok" | reason}}``;
+        an origin chosen per call (``allow_dynamic_hosts``) is not checked.
+        """
+        checks: dict[str, str] = {}
+        seconds = min(self.timeout or _HEALTH_SECONDS, _HEALTH_SECONDS)
+        for primitive in self.file.primitives:
+            invoker = primitive.invoker
+            if isinstance(invoker, CliInvoker):
+                shell = invoker.options.shell
+                if shell not in checks:
+                    checks[shell] = "ok" if shutil.which(shell) else f"{shell} is not installed"
+                continue
+            try:
+                origin = _origin(invoker)
+            except ToolCallError as exc:
+                checks[f"{primitive.kind} {primitive.name}"] = exc.message
+                continue
+            if origin is None or origin in checks:
+                continue
+            try:
+                self._http_client().request("HEAD", origin, timeout=seconds)
+                checks[origin] = "ok"
+            except httpx.HTTPError as exc:
+                checks[origin] = f"unreachable ({type(exc).__name__})"
+        ok = all(v == "ok" for v in checks.values())
+        return {"status": "ok" if ok else "error", "checks": checks}
+
     def close(self) -> None:
         """Close the pooled HTTP connections."""
         if self._client is not None:
@@ -268,6 +314,27 @@ class MCPFileDriver(ToolDriver):
 
     # ------------------------------------------------------------------ serving
 
+    @property
+    def forwarded_credentials(self) -> tuple[str, ...]:
+        """Where the file forwards a caller's credentials (``allow_credential_forwarding``):
+        ``"tool 'x': {headers.Authorization}"`` entries, empty when it does not.
+
+        A server refuses to serve such a file (see docs/serving.md): credential forwarding
+        is for applications that call the driver themselves and pass the header in
+        ``AgentContext.metadata``.
+        """
+        found: list[str] = []
+        for primitive in self.file.primitives:
+            invoker = primitive.invoker
+            if not isinstance(invoker, HttpInvoker):
+                continue
+            for template in invoker.headers.values():
+                found.extend(
+                    f"{primitive.kind} {primitive.name!r}: {part.text}" for part in template.placeholders
+                    if part.source == "header" and part.name.lower() in CREDENTIAL_HEADERS
+                )
+        return tuple(dict.fromkeys(found))
+
     def runtime_settings(self) -> dict[str, Any]:
         """How the file wants to be served, after defaults and ``GENMCP_*`` overrides.
 
@@ -275,7 +342,8 @@ class MCPFileDriver(ToolDriver):
         ``base_path`` (str), ``stateless`` (bool), ``tls`` (``None`` or ``{"cert_file",
         "key_file"}``), ``auth`` (``None`` or ``{"authorization_servers", "jwks_uri",
         "issuer", "audience"}``), ``logging`` (``{"level", "encoding", "output_paths",
-        "enable_mcp_logs"}``), ``name``, ``version``, ``instructions``.
+        "error_output_paths", "initial_fields", "development", "disable_caller",
+        "disable_stacktrace", "enable_mcp_logs"}``), ``name``, ``version``, ``instructions``.
         """
         runtime = self.file.runtime
         http = runtime.streamable_http_config or model.StreamableHTTPConfig.model_validate({})
@@ -300,8 +368,13 @@ class MCPFileDriver(ToolDriver):
             "auth": auth,
             "logging": {
                 "level": logging.level or "info",
-                "encoding": "console" if logging.encoding == "console" else "json",
+                "encoding": logging.encoding or "json",
                 "output_paths": list(logging.output_paths) or ["stderr"],
+                "error_output_paths": list(logging.error_output_paths) or ["stderr"],
+                "initial_fields": dict(logging.initial_fields or {}),
+                "development": logging.development,
+                "disable_caller": logging.disable_caller,
+                "disable_stacktrace": logging.disable_stacktrace,
                 "enable_mcp_logs": True if logging.enable_mcp_logs is None else logging.enable_mcp_logs,
             },
             "name": self.file.name,
@@ -476,6 +549,24 @@ class MCPFileDriver(ToolDriver):
             return (await self._ainvoke(primitive, inv)).text
 
         return str(await pipeline.run_async(invocation, call, controls=self.controls))
+
+
+def _origin(invoker: HttpInvoker) -> str | None:
+    """``scheme://host[:port]`` of an invocation's URL (environment values filled in), or
+    ``None`` when the host comes from the arguments.
+
+    Raises:
+        ExecutionError: an environment variable the URL needs is not set.
+    """
+    text = "".join(
+        part if isinstance(part, str) else env_value(part.name, tool=invoker.tool) if part.source == "env"
+        else _PER_CALL
+        for part in invoker.url.parts
+    )
+    parts = urlsplit(text)
+    if not parts.scheme or not parts.netloc or _PER_CALL in parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _as_tool(primitive: Primitive) -> Tool:

@@ -17,10 +17,14 @@ Bases may themselves extend other bases; cycles are refused.
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from mcs.errors import ConfigurationError
+from mcs_mcp.mcpfile.templates import parse_template
+
+logger = logging.getLogger("mcs_mcp.mcpfile")
 
 KINDS = ("http", "cli")
 
@@ -104,11 +108,41 @@ def _resolve(
         _remove(result, field, value, base_kind, where)
     for field, value in parsed["extend"].items():
         _extend(result, field, value, base_kind, where)
+    dropped = _dropped_formats(result, parsed["override"]) if base_kind == "cli" else {}
     for field, value in parsed["override"].items():
         if _is_zero(value):
             continue
         result[field] = copy.deepcopy(value)
+    _warn_dropped_formats(result, dropped, where)
     return base_kind, result
+
+
+def _dropped_formats(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """The base's ``templateVariables`` entries an ``override`` of the map leaves out."""
+    replacement = override.get("templateVariables")
+    if not isinstance(replacement, Mapping) or not replacement:
+        return {}
+    current = base.get("templateVariables") or {}
+    return {k: v for k, v in current.items() if k not in replacement} if isinstance(current, Mapping) else {}
+
+
+def _warn_dropped_formats(result: Mapping[str, Any], dropped: Mapping[str, Any], where: str) -> None:
+    """Warn when a dropped format's placeholder is still in the command (the format's own
+    CLI example does this: ``{verbose}`` then receives the bare value, ``true``)."""
+    command = result.get("command")
+    if not dropped or not isinstance(command, str):
+        return
+    try:
+        used = set(parse_template(command, where=where).params())
+    except ConfigurationError:
+        return  # the command is reported when it is compiled
+    for key in sorted(set(dropped) & used):
+        fmt = dropped[key].get("format") if isinstance(dropped[key], Mapping) else None
+        logger.warning(
+            "%s: extends.override.templateVariables replaces the base's whole map and drops %r, which the "
+            "command still uses as {%s}: its value is now inserted as it is, without the base's format %r. "
+            "Use extend to add or change one entry.", where, key, key, fmt,
+        )
 
 
 def _get(config: Mapping[str, Any], key: str) -> Any:

@@ -13,11 +13,20 @@ Results: the body as text; a JSON object also as structured content; a status ou
 2xx is an error for the LLM. Reads are streamed and stop at ``max_response_bytes`` with an
 explicit ``[truncated ...]`` marker; the whole call honours the deadline. Redirects are
 followed only within the same origin, at most five times.
+
+Retries, as the REST driver makes them: an idempotent method (``GET``, ``HEAD``, ``PUT``,
+``DELETE``) answered 408, 429, 502, 503 or 504, or failing in transport, is tried again
+up to ``retries`` times, with exponential backoff and jitter that honours
+``Retry-After``; a connection that was never established is retried for any method. A
+wait that would pass the deadline is not started, so the last answer stands.
 """
 
 from __future__ import annotations
 
+import asyncio
+import email.utils
 import json
+import random
 import re
 import ssl
 import time
@@ -43,6 +52,8 @@ from mcs_mcp.mcpfile.templates import (
 )
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE"})
+RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 MAX_REDIRECTS = 5
 _BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
@@ -56,6 +67,9 @@ class HttpOptions:
     verify: ssl.SSLContext | bool = True
     allow_credential_forwarding: bool = False
     allow_dynamic_hosts: bool = False
+    retries: int = 2
+    backoff: float = 0.25
+    max_backoff: float = 10.0
 
 
 class HttpInvoker:
@@ -159,8 +173,34 @@ class HttpInvoker:
     # ------------------------------------------------------------------ sending
 
     def send(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
-        """Send ``request`` (following same-origin redirects) and read the capped response."""
-        with _translated_errors(self.tool):
+        """Send ``request`` (following same-origin redirects, retrying as the module doc says)
+        and read the capped response."""
+        attempt = 0
+        while True:
+            try:
+                return self._send_once(client, request, deadline)
+            except _Retry as retry:
+                delay = self._retry_delay(attempt, retry, deadline)
+                if delay is None:
+                    raise retry.error from None
+            time.sleep(delay)
+            attempt += 1
+
+    async def asend(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
+        """Async twin of :meth:`send`."""
+        attempt = 0
+        while True:
+            try:
+                return await self._asend_once(client, request, deadline)
+            except _Retry as retry:
+                delay = self._retry_delay(attempt, retry, deadline)
+                if delay is None:
+                    raise retry.error from None
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    def _send_once(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
+        with self._retryable_errors():
             for _ in range(MAX_REDIRECTS + 1):
                 _set_timeout(request, deadline)
                 response = client.send(request, stream=True)
@@ -168,15 +208,14 @@ class HttpInvoker:
                     follow = self._redirect(request, response)
                     if follow is None:
                         raw, truncated = _read_capped(response.iter_bytes(), self.options.max_response_bytes, deadline, self.tool)
-                        return self._result(response, raw, truncated)
+                        return self._checked(response, raw, truncated)
                 finally:
                     response.close()
                 request = follow
         raise _too_many_redirects(self.tool)
 
-    async def asend(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
-        """Async twin of :meth:`send`."""
-        with _translated_errors(self.tool):
+    async def _asend_once(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
+        with self._retryable_errors():
             for _ in range(MAX_REDIRECTS + 1):
                 _set_timeout(request, deadline)
                 response = await client.send(request, stream=True)
@@ -186,11 +225,47 @@ class HttpInvoker:
                         raw, truncated = await _aread_capped(
                             response.aiter_bytes(), self.options.max_response_bytes, deadline, self.tool
                         )
-                        return self._result(response, raw, truncated)
+                        return self._checked(response, raw, truncated)
                 finally:
                     await response.aclose()
                 request = follow
         raise _too_many_redirects(self.tool)
+
+    def _checked(self, response: httpx.Response, raw: bytes, truncated: bool) -> InvokeResult:
+        """:meth:`_result`, with a retryable status on an idempotent method marked for a retry."""
+        try:
+            return self._result(response, raw, truncated)
+        except ExecutionError as error:
+            if response.status_code in RETRY_STATUSES and self.method in IDEMPOTENT_METHODS:
+                raise _Retry(error, _retry_after(response.headers)) from None
+            raise
+
+    @contextmanager
+    def _retryable_errors(self) -> Iterator[None]:
+        """httpx's errors as the LLM's (see :func:`_translated_errors`), those worth a retry
+        marked: a refused connection (nothing was sent), or any transport failure of an
+        idempotent method. A timeout is not retried: the deadline is what ran out."""
+        with _translated_errors(self.tool):
+            try:
+                yield
+            except httpx.TransportError as exc:
+                if isinstance(exc, httpx.TimeoutException):
+                    raise
+                if isinstance(exc, httpx.ConnectError) or self.method in IDEMPOTENT_METHODS:
+                    raise _Retry(_transport_error(self.tool, exc), None) from None
+                raise
+
+    def _retry_delay(self, attempt: int, retry: _Retry, deadline: float | None) -> float | None:
+        """Seconds to wait before the next attempt, or ``None`` when none should happen."""
+        options = self.options
+        if attempt >= options.retries:
+            return None
+        delay: float = min(options.max_backoff, options.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+        if retry.after is not None:
+            delay = max(delay, retry.after)
+        if deadline is not None and time.monotonic() + delay >= deadline:
+            return None
+        return delay
 
     def _redirect(self, request: httpx.Request, response: httpx.Response) -> httpx.Request | None:
         if response.status_code not in (301, 302, 303, 307, 308) or "location" not in response.headers:
@@ -378,6 +453,32 @@ def _timeout(tool: str) -> ToolTimeoutError:
     return ToolTimeoutError(f"{tool}: the HTTP request did not finish before the deadline.", tool=tool)
 
 
+class _Retry(Exception):
+    """A failed attempt that may be tried again: the error it ends with, and ``Retry-After``."""
+
+    def __init__(self, error: ExecutionError, after: float | None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.after = after
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    raw = (headers.get("retry-after") or "").strip()
+    if not raw:
+        return None
+    if raw.isdigit():
+        return float(raw)
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _transport_error(tool: str, exc: httpx.HTTPError) -> ExecutionError:
+    return ExecutionError(f"{tool}: the HTTP request failed ({type(exc).__name__}).", tool=tool)
+
+
 def _too_many_redirects(tool: str) -> ExecutionError:
     return ExecutionError(f"{tool}: too many redirects (more than {MAX_REDIRECTS}).", tool=tool)
 
@@ -390,7 +491,7 @@ def _translated_errors(tool: str) -> Iterator[None]:
     except httpx.TimeoutException:
         raise _timeout(tool) from None
     except httpx.HTTPError as exc:
-        raise ExecutionError(f"{tool}: the HTTP request failed ({type(exc).__name__}).", tool=tool) from None
+        raise _transport_error(tool, exc) from None
 
 
 def _read_capped(chunks: Any, cap: int, deadline: float | None, tool: str) -> tuple[bytes, bool]:

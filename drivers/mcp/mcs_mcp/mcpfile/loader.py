@@ -9,6 +9,7 @@ file, the primitive and the field; nothing is left to fail at call time except v
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import typing
@@ -124,6 +125,7 @@ def load(
             )
         file010 = _file_010(path, data)
         definitions, runtime, version = file010, file010.runtime, MCP_FILE_VERSION
+    check_http_config(runtime, where=str(server_config if kind is not None and server_config else path))
     runtime = with_runtime_defaults(runtime)
     if apply_env_overrides:
         runtime = apply_overrides(runtime, os.environ if environ is None else environ)
@@ -136,7 +138,7 @@ def load(
     http = http_options or HttpOptions()
     if client_tls is not None:
         verify = ssl_context(client_tls.ca_cert_files, client_tls.ca_cert_dir, client_tls.insecure_skip_verify)
-        http = HttpOptions(http.max_response_bytes, verify, http.allow_credential_forwarding, http.allow_dynamic_hosts)
+        http = dataclasses.replace(http, verify=verify)
     cli = cli_options or CliOptions()
     primitives = _compile_primitives(path, definitions, http, cli)
     return LoadedFile(
@@ -231,6 +233,21 @@ def _server_config_020(path: Path) -> model.ServerRuntime | None:
 # ----------------------------------------------------------------------------- runtime
 
 
+def check_http_config(runtime: model.ServerRuntime | None, *, where: str) -> None:
+    """Refuse ``transportProtocol: streamablehttp`` without ``streamableHttpConfig``, which the
+    format requires (section 3); a file with no ``runtime`` at all gets the default."""
+    if (
+        runtime is not None
+        and runtime.transport_protocol == model.TRANSPORT_STREAMABLE_HTTP
+        and runtime.streamable_http_config is None
+    ):
+        raise ConfigurationError(
+            f"{where}: runtime.streamableHttpConfig is required when transportProtocol is streamablehttp "
+            f"(at least its port: streamableHttpConfig: {{port: {model.DEFAULT_PORT}}}); leave the whole "
+            f"runtime out for the default, streamable HTTP on port {model.DEFAULT_PORT}"
+        )
+
+
 def with_runtime_defaults(runtime: model.ServerRuntime | None) -> model.ServerRuntime:
     """gen-mcp's defaults: no runtime means streamable HTTP on port 3000, ``/mcp``, stateless."""
     if runtime is None:
@@ -241,8 +258,13 @@ def with_runtime_defaults(runtime: model.ServerRuntime | None) -> model.ServerRu
     return runtime
 
 
+#: zap's level names, as ``loggingConfig.level`` takes them.
+ZAP_LEVELS = ("debug", "info", "warn", "error", "dpanic", "panic", "fatal")
+
+
 def check_runtime(runtime: model.ServerRuntime, *, where: str) -> None:
-    """Refuse a transport gen-mcp does not know and a port outside 1..65535."""
+    """Refuse a transport gen-mcp does not know, a port outside 1..65535, TLS without
+    both files, and a logging encoding or level zap does not know."""
     if runtime.transport_protocol not in (model.TRANSPORT_STREAMABLE_HTTP, model.TRANSPORT_STDIO):
         raise ConfigurationError(
             f"{where}: runtime.transportProtocol must be one of ({model.TRANSPORT_STDIO}, "
@@ -254,6 +276,17 @@ def check_runtime(runtime: model.ServerRuntime, *, where: str) -> None:
             raise ConfigurationError(f"{where}: runtime.streamableHttpConfig.port must be 1 to 65535, got {http.port}")
         if http.tls is not None and (not http.tls.cert_file or not http.tls.key_file):
             raise ConfigurationError(f"{where}: runtime.streamableHttpConfig.tls needs both certFile and keyFile")
+    logging = runtime.logging_config
+    if logging is not None:
+        if logging.encoding not in ("", "json", "console"):
+            raise ConfigurationError(
+                f"{where}: runtime.loggingConfig.encoding must be \"json\" or \"console\" (zap's "
+                f"encoders), got {logging.encoding!r}"
+            )
+        if logging.level and logging.level.lower() not in ZAP_LEVELS:
+            raise ConfigurationError(
+                f"{where}: runtime.loggingConfig.level must be one of {', '.join(ZAP_LEVELS)}, got {logging.level!r}"
+            )
 
 
 # gen-mcp builds its variable names from Go field names: GENMCP_ + path of field names, uppercased.

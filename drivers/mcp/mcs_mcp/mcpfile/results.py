@@ -45,6 +45,14 @@ def incoming_header(metadata: Mapping[str, str], name: str, *, tool: str) -> str
     value = metadata.get(HEADER_PREFIX + name.lower())
     if value:
         return value
+    if name.lower() in CREDENTIAL_HEADERS:
+        raise ExecutionError(
+            f"{tool} forwards the caller's {name!r} header, and this call's context carries none "
+            f"(AgentContext.metadata['{HEADER_PREFIX}{name.lower()}']). Credential forwarding works "
+            "only when an application calls the driver itself: an MCP server built by mcs serve "
+            "never hands a caller's credentials to a driver (MCP forbids token passthrough).",
+            tool=tool,
+        )
     if not any(key.startswith(HEADER_PREFIX) for key in metadata):
         raise ExecutionError(
             f"{tool} needs the incoming HTTP header {name!r}, which exists only when this server "

@@ -4,9 +4,15 @@ What a caller can rely on (SECURITY.md E2-E4, E6):
 
 * Every request to the MCP endpoint needs ``Authorization: Bearer <JWT>``; a token in
   the query string (``?access_token=``) is refused, never read.
+* Every listed authorization server is trusted (gen-mcp's ``authorizationServers``, the
+  format's section 8.2): a token's ``iss`` must be exactly one of them, and its key comes
+  from *that* server's JWKS, discovered from its RFC 8414 (or OpenID) metadata, or the
+  configured ``jwksUri`` when it belongs to that server (same origin, or the only
+  server). With a ``jwksUri`` and no server, the keys are that JWKS and ``iss`` is not
+  checked (the key set is the trust). The metadata advertises exactly these servers.
 * A token is accepted only when its header ``alg`` is one of the configured algorithms
   (never ``none``, never HMAC with a public key), it names no ``jku``/``x5u``/``jwk``
-  and no ``crit`` extension, its key comes from the configured JWKS (fetched with a
+  and no ``crit`` extension, its key comes from its issuer's JWKS (fetched with a
   timeout, cached, refreshed at most once per ``min_refresh`` seconds for an unknown
   ``kid``), the JWK's own ``alg`` (if any) matches, and ``iss``, ``aud``, ``exp``
   (and ``nbf``) check out. Otherwise: 401 with
@@ -163,27 +169,77 @@ class JWKSCache:
         raise TokenError("the token's signing key is not known")
 
 
+def trusted_issuers(options: OAuthOptions) -> tuple[str, ...]:
+    """The authorization servers whose tokens are accepted: ``issuer`` when set, else every
+    ``authorization_servers`` entry (what the protected-resource metadata advertises)."""
+    return (options.issuer,) if options.issuer else tuple(dict.fromkeys(options.authorization_servers))
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _jwks_owner(jwks_uri: str | None, issuers: tuple[str, ...]) -> str | None:
+    """The issuer a configured ``jwksUri`` serves the keys of (see the module doc).
+
+    Raises:
+        ConfigurationError: several servers and the URI's origin is none (or more than one) of theirs.
+    """
+    if jwks_uri is None or not issuers:
+        return None
+    if len(issuers) == 1:
+        return issuers[0]
+    owners = [i for i in issuers if _origin(i) == _origin(jwks_uri)]
+    if len(owners) != 1:
+        raise ConfigurationError(
+            f"jwksUri {jwks_uri} is on the origin of {'none' if not owners else 'several'} of the "
+            f"authorizationServers ({', '.join(issuers)}), so whose keys it holds is unclear; leave it "
+            "out (each server's keys are discovered from its RFC 8414 metadata) or serve it from its server"
+        )
+    return owners[0]
+
+
 class JWTVerifier:
-    """Checks bearer JWTs against one issuer, one audience and a JWKS."""
+    """Checks bearer JWTs against the trusted issuers (each with its own JWKS) and one audience."""
 
     def __init__(self, options: OAuthOptions, *, resource: str) -> None:
-        issuer = options.issuer
-        if issuer is None and len(options.authorization_servers) == 1:
-            issuer = options.authorization_servers[0]
-        if not issuer:
-            raise ConfigurationError(
-                "OAuth needs an issuer: set issuer, or exactly one authorizationServers entry"
-            )
-        self.issuer = issuer
+        self.issuers = trusted_issuers(options)
+        if not self.issuers and not options.jwks_uri:
+            raise ConfigurationError("OAuth needs authorizationServers (or an issuer), or a jwksUri")
         self.audience = options.audience or resource
         self.algorithms = tuple(a for a in options.algorithms if a != "none" and not a.startswith("HS"))
         if not self.algorithms:
             raise ConfigurationError("OAuth needs at least one asymmetric signing algorithm")
         self.leeway = options.leeway
-        # Without jwksUri the keys are discovered from the issuer's metadata (gen-mcp's fallback).
-        self.jwks = JWKSCache(
-            options.jwks_uri, issuer=issuer, timeout=options.jwks_timeout, ttl=options.jwks_cache_seconds
+        owner = _jwks_owner(options.jwks_uri, self.issuers)
+
+        def cache(uri: str | None, issuer: str | None) -> JWKSCache:
+            return JWKSCache(uri, issuer=issuer, timeout=options.jwks_timeout, ttl=options.jwks_cache_seconds)
+
+        # Without a jwksUri of its own, a server's keys are discovered from its metadata
+        # (gen-mcp's fallback). With no server at all, the jwksUri is the whole trust.
+        self.key_sets: dict[str | None, JWKSCache] = (
+            {issuer: cache(options.jwks_uri if issuer == owner else None, issuer) for issuer in self.issuers}
+            if self.issuers else {None: cache(options.jwks_uri, None)}
         )
+
+    @property
+    def issuer(self) -> str | None:
+        """The only trusted issuer, or ``None`` when there are several (or none)."""
+        return self.issuers[0] if len(self.issuers) == 1 else None
+
+    def _key_set(self, token: str) -> tuple[JWKSCache, str | None]:
+        """The JWKS the token's ``iss`` selects, and the issuer to require (``None``: not checked)."""
+        if not self.issuers:
+            return self.key_sets[None], None
+        try:
+            issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
+        except jwt.PyJWTError:
+            raise TokenError("the token is not a well-formed JWT") from None
+        if not isinstance(issuer, str) or issuer not in self.key_sets:  # exact, never a prefix match
+            raise TokenError("the token was not issued by a trusted authorization server")
+        return self.key_sets[issuer], issuer
 
     async def verify(self, token: str) -> Principal:
         """The token's principal, or :class:`TokenError` saying why it was refused."""
@@ -196,18 +252,20 @@ class JWTVerifier:
             raise TokenError(f"the token's algorithm is not accepted (accepted: {', '.join(self.algorithms)})")
         if any(name in header for name in _FORBIDDEN_HEADERS):
             raise TokenError("the token carries header parameters this server does not accept")
-        key, jwk_alg = await self.jwks.key_for(header.get("kid"))
+        key_set, issuer = self._key_set(token)
+        key, jwk_alg = await key_set.key_for(header.get("kid"))
         if jwk_alg and jwk_alg != alg:
             raise TokenError("the token's algorithm does not match its key")
+        required = ["exp", "aud", "iss"] if issuer is not None else ["exp", "aud"]
         try:
             claims = jwt.decode(
                 token,
                 key.key,
                 algorithms=[alg],
                 audience=self.audience,
-                issuer=self.issuer,
+                issuer=issuer,
                 leeway=self.leeway,
-                options={"require": ["exp", "iss", "aud"], "strict_aud": False},
+                options={"require": required, "strict_aud": False},
             )
         except jwt.ExpiredSignatureError:
             raise TokenError("the token has expired") from None
@@ -219,7 +277,7 @@ class JWTVerifier:
             raise TokenError("the token was not issued by the trusted authorization server") from None
         except jwt.PyJWTError:
             raise TokenError("the token could not be verified") from None
-        if claims.get("iss") != self.issuer:  # exact, never a prefix or substring match
+        if issuer is not None and claims.get("iss") != issuer:  # exact, never a prefix or substring match
             raise TokenError("the token was not issued by the trusted authorization server")
         subject = claims.get("sub")
         client_id = str(claims.get("client_id") or claims.get("azp") or subject or "unknown")
@@ -383,13 +441,13 @@ def metadata_url(resource: str) -> str:
 
 
 def metadata_document(options: OAuthOptions, resource: str, scopes: Iterable[str]) -> dict[str, Any]:
-    """The RFC 9728 protected-resource metadata of this server."""
-    servers = list(options.authorization_servers) or ([options.issuer] if options.issuer else [])
-    document: dict[str, Any] = {
-        "resource": resource,
-        "authorization_servers": servers,
-        "bearer_methods_supported": ["header"],
-    }
+    """The RFC 9728 protected-resource metadata of this server: exactly the trusted
+    authorization servers (none listed for a ``jwksUri``-only configuration)."""
+    document: dict[str, Any] = {"resource": resource}
+    servers = list(trusted_issuers(options))
+    if servers:
+        document["authorization_servers"] = servers
+    document["bearer_methods_supported"] = ["header"]
     scope_list = sorted(set(scopes))
     if scope_list:
         document["scopes_supported"] = scope_list

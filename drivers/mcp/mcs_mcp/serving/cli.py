@@ -181,16 +181,14 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
         )
     log_keys = {"log_level", "log_encoding", "log_output", "mcp_logs"} & set(extra)
     if log_keys:
-        current = options.logging
         changes["logging"] = logging_options(
             {
-                "level": extra.get("log_level", current.level),
-                "encoding": extra.get("log_encoding", current.encoding),
-                "output_paths": _list(extra["log_output"]) if "log_output" in extra else current.output_paths,
-                "enable_mcp_logs": _bool(extra["mcp_logs"], "mcp_logs")
-                if "mcp_logs" in extra
-                else current.enable_mcp_logs,
-            }
+                "level": extra.get("log_level"),
+                "encoding": extra.get("log_encoding"),
+                "output_paths": _list(extra["log_output"]) if "log_output" in extra else None,
+                "enable_mcp_logs": _bool(extra["mcp_logs"], "mcp_logs") if "mcp_logs" in extra else None,
+            },
+            options.logging,
         )
     return replace(options, **changes)
 
@@ -200,9 +198,11 @@ def serve_command(args: argparse.Namespace) -> int:
     from mcs_mcp.serving.http import is_loopback
     from mcs_mcp.serving.logs import configure_logging
     from mcs_mcp.serving.runner import serve
+    from mcs_mcp.serving.server import refuse_credential_forwarding
 
     driver, options = resolve_target(args)
     options = apply_flags(options, args)
+    refuse_credential_forwarding(driver)
     undo = configure_logging(options.logging, stdio=options.transport == "stdio")
     try:
         if options.transport != "stdio" and options.auth is None and not is_loopback(options.host):

@@ -3,6 +3,16 @@
 Nothing here runs on import. :func:`configure_logging` is called by the ``mcs serve``
 runner only (an application entry point), and undoes itself when the server stops.
 
+``loggingConfig`` follows zap's ``Config``, and each field does what zap does:
+``level``; ``encoding`` (``json``: one object per line; ``console``: one readable line);
+``outputPaths`` (``stdout``, ``stderr``, file paths, ``file://`` URLs); ``errorOutputPaths``
+(where errors of the logging itself go: a record that cannot be formatted or written);
+``initialFields`` (added to every record); ``disableCaller`` (records carry their
+``caller``, ``file.py:line``, unless set); ``development`` and ``disableStacktrace``
+(records from ``error`` up, or from ``warn`` up in development, carry the stack of the
+call that logged them, unless ``disableStacktrace``). zap's development mode also makes
+``dpanic`` panic; Python has no such level, so ``dpanic`` logs as critical.
+
 :class:`McpLogForwarder` sends the log records emitted *while a request is being
 handled* (by the driver, its tools, the pipeline) to that request's client as MCP
 ``notifications/message``, filtered by the level the client chose with
@@ -14,16 +24,20 @@ never see each other's logs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
+import os
 import sys
-from collections.abc import Callable, Iterator
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from mcs_mcp.serving.options import LoggingOptions
+from mcs_mcp.serving.options import LoggingOptions, sink_path
 
 # MCP (RFC 5424) levels, lowest first, and the Python level each starts at.
 MCP_LEVELS: dict[str, int] = {
@@ -63,22 +77,95 @@ def mcp_level(levelno: int) -> str:
     return chosen
 
 
+def caller_of(record: logging.LogRecord) -> str:
+    """zap's short caller: ``folder/file.py:line`` of the code that logged."""
+    folder = os.path.basename(os.path.dirname(record.pathname))
+    return f"{folder}/{os.path.basename(record.pathname)}:{record.lineno}"
+
+
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ``ts``, ``level``, ``logger``, ``msg`` (+ ``error``)."""
+    """One JSON object per line: ``ts``, ``level``, ``logger``, ``caller``, ``msg``, the
+    initial fields, then ``error`` and ``stacktrace`` when the record has them."""
+
+    def __init__(self, fields: Sequence[tuple[str, Any]] = (), *, caller: bool = True) -> None:
+        super().__init__()
+        self.fields = dict(fields)
+        self.caller = caller
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
             "ts": round(record.created, 3),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
         }
+        if self.caller:
+            out["caller"] = caller_of(record)
+        out["msg"] = record.getMessage()
+        for key, value in self.fields.items():
+            out.setdefault(key, value)
         if record.exc_info and record.exc_info[0] is not None:
             out["error"] = f"{record.exc_info[0].__name__}: {record.exc_info[1]}"
+        if record.stack_info:
+            out["stacktrace"] = record.stack_info
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
-CONSOLE_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
+class ConsoleFormatter(logging.Formatter):
+    """One readable line (time, level, logger, caller, message, initial fields as JSON),
+    then the exception and the stack trace when the record has them."""
+
+    def __init__(self, fields: Sequence[tuple[str, Any]] = (), *, caller: bool = True) -> None:
+        super().__init__()
+        self.fields = dict(fields)
+        self.caller = caller
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = f"{self.formatTime(record)} {record.levelname:<7} {record.name}"
+        if self.caller:
+            line += f" {caller_of(record)}"
+        line += f": {record.getMessage()}"
+        if self.fields:
+            line += " " + json.dumps(self.fields, ensure_ascii=False, default=str)
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        if record.stack_info:
+            line += "\n" + record.stack_info
+        return line
+
+
+class StackTraces(logging.Filter):
+    """Attach the logging call's stack to records at ``level`` and above (zap's stacktraces)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= self.level and not record.stack_info and not record.exc_info:
+            frames = [f for f in traceback.extract_stack() if not _is_logging_frame(f.filename)]
+            record.stack_info = "Stack (most recent call last):\n" + "".join(traceback.format_list(frames)).rstrip()
+        return True
+
+
+def _is_logging_frame(filename: str) -> bool:
+    return filename == __file__ or os.path.dirname(filename) == os.path.dirname(logging.__file__)
+
+
+class OutputHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stream handler whose own failures go to zap's ``errorOutputPaths``."""
+
+    def __init__(self, stream: IO[str], errors: Sequence[IO[str]]) -> None:
+        super().__init__(stream)
+        self.errors = list(errors)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        failure = sys.exc_info()[1]
+        text = (f"{time.strftime('%Y-%m-%dT%H:%M:%S')} logging error: could not write a record of "
+                f"{record.name} ({type(failure).__name__}: {failure})\n")
+        for stream in self.errors:
+            with contextlib.suppress(Exception):
+                stream.write(text)
+                stream.flush()
 
 
 @dataclass
@@ -95,32 +182,33 @@ class _Installed:
                 logging.getLogger(name).removeHandler(handler)
             handler.close()
         for stream in self.streams:
-            stream.close()
+            with contextlib.suppress(OSError):  # what a full disk kept was reported when written
+                stream.close()
 
 
 def configure_logging(options: LoggingOptions, *, stdio: bool = False) -> Callable[[], None]:
     """Install the configured outputs on the root logger; returns the undo function.
 
-    ``output_paths``: ``stderr``, ``stdout`` or file paths (appended to). Over stdio the
-    protocol owns stdout, so ``stdout`` is written to stderr instead.
+    ``output_paths`` and ``error_output_paths``: ``stderr``, ``stdout`` or files (appended
+    to; ``file://`` URLs too). Over stdio the protocol owns stdout, so ``stdout`` is
+    written to stderr instead. See the module doc for the other fields.
     """
     installed = _Installed()
     level = python_level(options.level)
+    caller = not options.disable_caller
     formatter: logging.Formatter = (
-        JsonFormatter() if options.encoding == "json" else logging.Formatter(CONSOLE_FORMAT)
+        JsonFormatter(options.initial_fields, caller=caller) if options.encoding == "json"
+        else ConsoleFormatter(options.initial_fields, caller=caller)
     )
+    errors = [_open(path, stdio, installed) for path in options.error_output_paths or ("stderr",)]
+    stacks = None if options.disable_stacktrace else StackTraces(
+        logging.WARNING if options.development else logging.ERROR)
     for path in options.output_paths or ("stderr",):
-        stream: IO[str]
-        if path == "stderr" or (path == "stdout" and stdio):
-            stream = sys.stderr
-        elif path == "stdout":
-            stream = sys.stdout
-        else:
-            stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by undo()
-            installed.streams.append(stream)
-        handler = logging.StreamHandler(stream)
+        handler = OutputHandler(_open(path, stdio, installed), errors)
         handler.setLevel(level)
         handler.setFormatter(formatter)
+        if stacks is not None:
+            handler.addFilter(stacks)
         logging.getLogger().addHandler(handler)
         installed.handlers.append(handler)
     root = logging.getLogger()
@@ -133,6 +221,16 @@ def configure_logging(options: LoggingOptions, *, stdio: bool = False) -> Callab
             installed.levels[name] = logging.getLogger(name).level
             logging.getLogger(name).setLevel(logging.DEBUG)
     return installed.undo
+
+
+def _open(path: str, stdio: bool, installed: _Installed) -> IO[str]:
+    if path == "stderr" or (path == "stdout" and stdio):
+        return sys.stderr
+    if path == "stdout":
+        return sys.stdout
+    stream = open(sink_path(path), "a", encoding="utf-8")  # noqa: SIM115 - closed by undo()
+    installed.streams.append(stream)
+    return stream
 
 
 # ----------------------------------------------------------------------------- to the client

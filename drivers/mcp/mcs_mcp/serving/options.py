@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
 
 from mcs.errors import ConfigurationError
 
@@ -54,12 +55,23 @@ class OAuthOptions:
 
 @dataclass(frozen=True, slots=True)
 class LoggingOptions:
-    """gen-mcp's ``loggingConfig``: level, ``json`` or ``console``, outputs, client logs."""
+    """gen-mcp's ``loggingConfig``, which follows zap's ``Config`` (see :mod:`.logs`).
+
+    ``output_paths`` and ``error_output_paths`` hold ``stdout``, ``stderr``, file paths
+    or ``file://`` URLs; ``initial_fields`` go into every record; ``disable_caller``
+    drops the ``caller`` (file:line) of records; stack traces are added from ``error``
+    up (from ``warn`` up with ``development``) unless ``disable_stacktrace``.
+    """
 
     level: str = "info"
     encoding: Literal["json", "console"] = "console"
     output_paths: tuple[str, ...] = ("stderr",)
     enable_mcp_logs: bool = True
+    error_output_paths: tuple[str, ...] = ("stderr",)
+    initial_fields: tuple[tuple[str, Any], ...] = ()
+    development: bool = False
+    disable_caller: bool = False
+    disable_stacktrace: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +137,8 @@ class ServeOptions:
 
         Keys: ``transport``, ``port``, ``base_path``, ``stateless``, ``tls``
         (``{cert_file, key_file}`` or ``None``), ``auth`` (``{authorization_servers,
-        jwks_uri, issuer, audience}`` or ``None``), ``logging`` (``{level, encoding,
-        output_paths, enable_mcp_logs}``), ``name``, ``version``, ``instructions``.
+        jwks_uri, issuer, audience}`` or ``None``), ``logging`` (see :func:`logging_options`),
+        ``name``, ``version``, ``instructions``.
         Missing keys take the defaults.
         """
         kwargs: dict[str, Any] = {}
@@ -163,24 +175,65 @@ class ServeOptions:
         return cls(**kwargs)
 
 
-def logging_options(d: Mapping[str, Any]) -> LoggingOptions:
-    """``{level, encoding, output_paths, enable_mcp_logs}`` -> :class:`LoggingOptions`."""
-    level = str(d.get("level") or "info").lower()
+def logging_options(d: Mapping[str, Any], base: LoggingOptions | None = None) -> LoggingOptions:
+    """``{level, encoding, output_paths, error_output_paths, initial_fields, development,
+    disable_caller, disable_stacktrace, enable_mcp_logs}`` -> :class:`LoggingOptions`;
+    a key that is missing keeps its value in ``base`` (default: the defaults).
+
+    Raises:
+        ConfigurationError: an unknown level or encoding, or an output that is not
+            ``stdout``, ``stderr``, a path or a ``file://`` URL.
+    """
+    base = base or LoggingOptions()
+    level = str(d.get("level") or base.level).lower()
     if level not in LOG_LEVELS:
         raise ConfigurationError(f"logging level must be one of {', '.join(LOG_LEVELS)}, got {level!r}")
-    encoding = str(d.get("encoding") or "console").lower()
+    encoding = str(d.get("encoding") or base.encoding).lower()
     if encoding not in ("json", "console"):
         raise ConfigurationError(f"logging encoding must be 'json' or 'console', got {encoding!r}")
-    paths = d.get("output_paths") or ("stderr",)
-    if isinstance(paths, str):
-        paths = [p for p in paths.split(",") if p]
+    fields = d.get("initial_fields")
+    if fields is not None and not isinstance(fields, Mapping):
+        raise ConfigurationError(f"logging initialFields must be a mapping, got {fields!r}")
     enable = d.get("enable_mcp_logs")
     return LoggingOptions(
         level=level,
         encoding=encoding,  # type: ignore[arg-type]
-        output_paths=tuple(str(p) for p in paths),
-        enable_mcp_logs=True if enable is None else bool(enable),
+        output_paths=_sinks(d.get("output_paths"), base.output_paths, "outputPaths"),
+        enable_mcp_logs=base.enable_mcp_logs if enable is None else bool(enable),
+        error_output_paths=_sinks(d.get("error_output_paths"), base.error_output_paths, "errorOutputPaths"),
+        initial_fields=tuple((str(k), v) for k, v in fields.items()) if fields is not None else base.initial_fields,
+        development=bool(d.get("development", base.development)),
+        disable_caller=bool(d.get("disable_caller", base.disable_caller)),
+        disable_stacktrace=bool(d.get("disable_stacktrace", base.disable_stacktrace)),
     )
+
+
+def sink_path(sink: str, where: str = "outputPaths") -> str:
+    """``stdout``, ``stderr`` or the file a zap sink names (a path, or a ``file://`` URL).
+
+    Raises:
+        ConfigurationError: a URL of another scheme (zap needs a registered sink for those).
+    """
+    if sink in ("stdout", "stderr"):
+        return sink
+    scheme, sep, _ = sink.partition("://")
+    if not sep:
+        return sink
+    if scheme.lower() != "file":
+        raise ConfigurationError(
+            f"logging {where} entry {sink!r}: only stdout, stderr, file paths and file:// URLs are supported"
+        )
+    parsed = urlsplit(sink)
+    if parsed.netloc not in ("", "localhost") or parsed.query or parsed.fragment:
+        raise ConfigurationError(f"logging {where} entry {sink!r}: a file:// URL names a local file, file:///path")
+    return unquote(parsed.path)
+
+
+def _sinks(value: Any, default: tuple[str, ...], where: str) -> tuple[str, ...]:
+    if not value:
+        return default
+    items = [p for p in value.split(",") if p] if isinstance(value, str) else [str(p) for p in value]
+    return tuple(sink_path(item, where) for item in items)
 
 
 def _transport(value: str) -> Transport:
@@ -218,6 +271,10 @@ _GENMCP_ENV: dict[str, tuple[tuple[str, ...], str]] = {
     "LOGGINGCONFIG_ENCODING": (("logging", "encoding"), "str"),
     "LOGGINGCONFIG_OUTPUTPATHS": (("logging", "output_paths"), "list"),
     "LOGGINGCONFIG_ENABLEMCPLOGS": (("logging", "enable_mcp_logs"), "bool"),
+    "LOGGINGCONFIG_ERROROUTPUTPATHS": (("logging", "error_output_paths"), "list"),
+    "LOGGINGCONFIG_DEVELOPMENT": (("logging", "development"), "bool"),
+    "LOGGINGCONFIG_DISABLECALLER": (("logging", "disable_caller"), "bool"),
+    "LOGGINGCONFIG_DISABLESTACKTRACE": (("logging", "disable_stacktrace"), "bool"),
 }
 GENMCP_ENV_PREFIX = "GENMCP_"
 

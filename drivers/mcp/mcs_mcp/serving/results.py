@@ -9,19 +9,22 @@ The rules a caller can rely on:
 * A value that already is MCP (``CallToolResult``, a content block, a list of blocks)
   passes through unchanged, so a driver can speak MCP when it wants to.
 * A :class:`~mcs.errors.ToolCallError` becomes ``isError: true`` with its message.
+* A tool with an object output schema gets ``structuredContent`` (JSON text is read as
+  JSON), checked against the schema; a result that is no JSON object, or does not fit,
+  is an ``EXECUTION_ERROR`` about the output.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import mcp_types as types
 from pydantic import BaseModel
 
-from mcs.errors import ToolCallError
+from mcs.errors import ExecutionError, ToolCallError
 from mcs.tools import Tool
 
 _CONTENT_TYPES = (
@@ -66,24 +69,25 @@ def required_scopes(obj: Any) -> tuple[str, ...]:
     return tuple(str(s) for s in scopes)
 
 
-def tool_to_mcp(tool: Tool) -> types.Tool:
-    """A neutral :class:`~mcs.tools.Tool` as MCP lists it (annotations mapped by key)."""
+def tool_to_mcp(tool: Tool, *, name: str | None = None) -> types.Tool:
+    """A neutral :class:`~mcs.tools.Tool` as MCP lists it (annotations mapped by key),
+    under ``name`` when the server serves it by another name than ``tool.name``."""
     annotations: dict[str, Any] = {}
     for key, value in (tool.annotations or {}).items():
         attr = _ANNOTATION_KEYS.get(key) or (key if key in _ANNOTATION_KEYS.values() else None)
         if attr is not None:
             annotations[attr] = value
     return types.Tool(
-        name=tool.name,
+        name=name or tool.name,
         title=tool.title,
         description=tool.description or None,
         input_schema=dict(tool.input_schema),
-        output_schema=_object_schema(tool.output_schema),
+        output_schema=object_schema(tool.output_schema),
         annotations=types.ToolAnnotations(**annotations) if annotations else None,
     )
 
 
-def _object_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def object_schema(schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """MCP output schemas describe ``structuredContent``, an object; others are left out."""
     if schema is None or schema.get("type") != "object":
         return None
@@ -123,10 +127,21 @@ def binary_block(data: bytes, mime_type: str | None, uri: str = "mcs://result") 
     )
 
 
-def to_call_result(value: Any, tool: Tool | None = None) -> types.CallToolResult:
-    """A tool's return value as an MCP ``CallToolResult`` (see the module rules)."""
+def to_call_result(
+    value: Any, tool: Tool | None = None, *, check: Callable[[Any], None] | None = None
+) -> types.CallToolResult:
+    """A tool's return value as an MCP ``CallToolResult`` (see the module rules).
+
+    ``check`` validates the structured content of a tool with an object output schema.
+
+    Raises:
+        ExecutionError: the tool declares an object output schema and the value is not a
+            JSON object, or ``check`` refused it.
+    """
     if isinstance(value, types.CallToolResult):
         return value
+    if check is not None and tool is not None:
+        return _structured_result(value, tool, check)
     if _is_content(value):
         return types.CallToolResult(content=[value])
     if isinstance(value, list | tuple) and value and all(_is_content(v) for v in value):
@@ -148,6 +163,28 @@ def to_call_result(value: Any, tool: Tool | None = None) -> types.CallToolResult
     return types.CallToolResult(content=[types.TextContent(type="text", text=_json_text(value))])
 
 
+def _structured_result(value: Any, tool: Tool, check: Callable[[Any], None]) -> types.CallToolResult:
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    data: Any = value
+    if isinstance(value, str):
+        try:
+            data = json.loads(value)
+        except ValueError:
+            data = None
+    if not isinstance(data, Mapping):
+        excerpt = value if isinstance(value, str) else _json_text(value)
+        excerpt = excerpt if len(excerpt) <= 200 else excerpt[:200] + "..."
+        raise ExecutionError(
+            f"{tool.name} declares an output schema, so its result must be a JSON object; it returned "
+            f"{type(value).__name__} {excerpt!r}.",
+            tool=tool.name,
+        )
+    check(data)
+    text = _json_text(data)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=json.loads(text))
+
+
 # ----------------------------------------------------------------------------- prompts
 
 
@@ -160,6 +197,7 @@ def prompt_to_mcp(prompt: Any) -> types.Prompt:
         arguments.append(
             types.PromptArgument(
                 name=str(field(arg, "name")),
+                title=field(arg, "title"),
                 description=field(arg, "description"),
                 required=bool(field(arg, "required", default=False)),
             )
@@ -232,6 +270,7 @@ def resource_to_mcp(resource: Any) -> types.Resource:
         title=field(resource, "title"),
         description=field(resource, "description") or None,
         mime_type=field(resource, "mime_type", "mimeType"),
+        size=field(resource, "size"),
     )
 
 

@@ -8,6 +8,16 @@
 :class:`~mcs.errors.ToolCallError` becomes a result with ``isError: true``, an unknown
 tool a JSON-RPC ``-32602`` error.
 
+What is served is what the driver offers, in MCP's own terms:
+
+* a tool keeps the name its spec gave it when MCP allows that name and only the
+  provider alphabet changed it (a gen-mcp tool ``users.get`` is served as ``users.get``,
+  not ``users_get``); a prefixed or renamed tool is served under its MCS name;
+* prompts and resources a driver serves natively are not listed as tools too;
+* a tool with an object ``outputSchema`` answers with ``structuredContent`` (read from a
+  JSON text result when needed) that is checked against the schema, or with a clear
+  ``isError`` result about the output, never a result the client must refuse.
+
 The caller's identity reaches the driver as an :class:`~mcs.AgentContext`: ``agent_id``
 is the OAuth token's ``sub`` (or the client's declared name, which is untrusted),
 ``request_id`` the JSON-RPC id, and ``metadata`` the incoming HTTP headers as
@@ -18,6 +28,7 @@ is the OAuth token's ``sub`` (or the client's declared name, which is untrusted)
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
@@ -29,7 +40,8 @@ from mcp.shared.exceptions import MCPError
 
 from mcs.context import AgentContext
 from mcs.errors import ConfigurationError, ToolCallError
-from mcs.tools import Tool
+from mcs.tools import Tool, sanitize_tool_name
+from mcs.validation import ResultValidator, compile_result_validator
 from mcs_mcp.serving import results
 from mcs_mcp.serving.logs import MCP_LEVELS, McpLogForwarder
 from mcs_mcp.serving.options import ServeOptions
@@ -41,6 +53,10 @@ Extension = Callable[[Server[Any], Any], object]
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
 _LEVEL_KEY = "mcs.log_level"
 HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+#: Tool names MCP allows (spec 2025-11-25, "Tool names"): dots included.
+MCP_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+#: Tools that stand for a prompt or resource (``Tool.meta["mcp_kind"]``, the gen-mcp file driver's).
+_NATIVE_KINDS = {"prompt": "has_prompts", "resource": "has_resources", "resource_template": "has_resources"}
 T = TypeVar("T")
 
 
@@ -63,6 +79,7 @@ class DriverCatalog:
         ):
             raise ConfigurationError(f"{type(driver).__name__} has neither acall_tool() nor call_tool()")
         self._tools: dict[str, Tool] | None = None
+        self._output_validators: dict[str, ResultValidator] = {}
         self.scope_rules: dict[str, Callable[[Mapping[str, Any]], tuple[str, ...]]] = {}
 
     def add_scope_rule(self, method: str, rule: Callable[[Mapping[str, Any]], tuple[str, ...]]) -> None:
@@ -87,16 +104,46 @@ class DriverCatalog:
         return callable(getattr(self.driver, "resource_templates", None))
 
     def tools(self) -> dict[str, Tool]:
+        """The served tools by their MCP name (see the module doc for the naming rule)."""
         if self._tools is None:
-            self._tools = {tool.name: tool for tool in self.driver.list_tools()}
+            listed = [t for t in self.driver.list_tools() if not self._served_natively(t)]
+            taken = {t.name for t in listed}
+            served: dict[str, Tool] = {}
+            for tool in listed:
+                original = tool.original_name
+                keeps_spec_name = (
+                    original != tool.name and sanitize_tool_name(original) == tool.name
+                    and MCP_TOOL_NAME.match(original) is not None and original not in taken
+                )
+                served[original if keeps_spec_name else tool.name] = tool
+            self._tools = served
         return self._tools
 
+    def _served_natively(self, tool: Tool) -> bool:
+        """A tool that stands for a prompt or resource this server lists as one."""
+        flag = _NATIVE_KINDS.get(str(tool.meta.get("mcp_kind", "")))
+        return flag is not None and bool(getattr(self, flag))
+
+    def output_check(self, tool: Tool) -> ResultValidator | None:
+        """The check of a result against ``tool``'s object output schema (compiled once)."""
+        schema = results.object_schema(tool.output_schema)
+        if schema is None:
+            return None
+        validator = self._output_validators.get(tool.name)
+        if validator is None:
+            validator = compile_result_validator(schema, tool=tool.name, source="its outputSchema")
+            self._output_validators[tool.name] = validator
+        return validator
+
     def tool(self, name: str) -> Tool | None:
+        """The served tool ``name`` names (its MCP name, or an alias the driver knows)."""
         found = self.tools().get(name)
         if found is None:
             get_tool = getattr(self.driver, "get_tool", None)
             if callable(get_tool):
                 found = get_tool(name)
+            if found is not None and self._served_natively(found):
+                found = None
         return found
 
     def prompts(self) -> list[Any]:
@@ -222,6 +269,27 @@ def _visible(items: Iterable[T], ctx: Any) -> list[T]:
 # ----------------------------------------------------------------------------- the server
 
 
+def refuse_credential_forwarding(driver: Any) -> None:
+    """Refuse a driver that forwards callers' credentials (``driver.forwarded_credentials``).
+
+    An MCP server never hands a caller's ``Authorization`` or ``Cookie`` to a driver (MCP
+    forbids token passthrough), so such a driver could only fail every call; it is
+    refused before serving starts instead.
+
+    Raises:
+        ConfigurationError: naming where the driver forwards credentials.
+    """
+    forwarded = getattr(driver, "forwarded_credentials", ())
+    if forwarded:
+        raise ConfigurationError(
+            f"the driver forwards callers' credentials ({'; '.join(forwarded)}), which a served driver "
+            "cannot do: MCP forbids token passthrough, so a caller's Authorization or Cookie never "
+            "reaches it. Give the downstream its own credential ({env.API_TOKEN}) and drop "
+            "allow_credential_forwarding, or call the driver from your own code"
+        )
+
+
+
 def build_server(
     driver: Any,
     options: ServeOptions | None = None,
@@ -236,6 +304,7 @@ def build_server(
     ``mcs_log_forwarder`` (installed by the runners) for :func:`build_app`.
     """
     options = options or ServeOptions()
+    refuse_credential_forwarding(driver)
     catalog = DriverCatalog(driver)
     forwarder = McpLogForwarder()
     enable_logs = options.logging.enable_mcp_logs
@@ -265,7 +334,11 @@ def build_server(
         return max(client_level(ctx), min(MCP_LEVELS[str(level)] for level in allowed))
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[results.tool_to_mcp(t) for t in _visible(catalog.tools().values(), ctx)])
+        granted = granted_scopes(ctx)
+        return types.ListToolsResult(tools=[
+            results.tool_to_mcp(tool, name=name)
+            for name, tool in catalog.tools().items() if _permitted(tool, granted)
+        ])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
@@ -345,7 +418,11 @@ async def _run_call(
         "tools/call %s by %s: ok in %.1f ms",
         tool.name, context.agent_id, (time.perf_counter() - started) * 1000,
     )
-    return results.to_call_result(value, tool)
+    try:
+        validator = catalog.output_check(tool)
+        return results.to_call_result(value, tool, check=validator.validate if validator is not None else None)
+    except ToolCallError as error:
+        return results.tool_error_result(error)
 
 
 def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from mcp_bridge_servers import PLAYER, free_port, player_stdio_options
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import start_server, stop
 
 import mcs
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
@@ -230,3 +231,37 @@ async def test_a_prefix_keeps_tools_prompts_and_resources_callable(
         assert await driver.aprocess_llm_response({"tool": "pl_echo", "arguments": {"text": "a"}}) == {"result": "a"}
     finally:
         driver.close()
+
+
+def test_mcs_spec_s8_an_mcp_over_sse_server_is_a_bridge() -> None:
+    port = free_port()
+    process = start_server([sys.executable, str(PLAYER), "--sse", str(port)], port)
+    try:
+        with MCPDriver(url=f"http://127.0.0.1:{port}/sse", sse=True) as driver:
+            assert driver.meta.transport == "SSE"
+            assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "over sse"}}') == {
+                "result": "over sse"
+            }
+            assert driver.healthcheck()["status"] == "ok"
+    finally:
+        stop(process)
+
+
+def test_mcs_spec_s3_a_prefixed_mcp_driver_declares_its_prefix(stdio_driver: MCPDriver, quiet: Any) -> None:
+    with MCPDriver(**player_stdio_options(), stderr=quiet, prefix="media") as driver:  # type: ignore[arg-type]
+        assert driver.meta.prefix == "media"
+        assert driver.get_tool("media_echo") is not None
+    assert stdio_driver.meta.prefix is None
+
+
+def test_mcs_spec_s7_a_server_too_large_for_the_budget_is_described_in_discovery_mode(quiet: Any) -> None:
+    from pathlib import Path
+
+    with MCPDriver(**player_stdio_options(), stderr=quiet, token_budget=50) as driver:  # type: ignore[arg-type]
+        description = driver.get_function_description()
+        assert "search_tools" in description and "describe_tool" in description
+        assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "still here"}}') == {
+            "result": "still here"
+        }
+    docs = (Path(__file__).resolve().parents[4] / "docs" / "mcp-client.md").read_text(encoding="utf-8")
+    assert "## Description mode (MCS spec, section 7)" in docs

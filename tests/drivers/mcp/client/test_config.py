@@ -38,7 +38,8 @@ def test_vs_code_servers_key_is_accepted() -> None:
     [
         ({"command": "x", "url": "http://h/mcp"}, "both"),
         ({"args": []}, "needs a 'command'"),
-        ({"type": "sse", "url": "http://h/sse"}, "SSE"),
+        ({"type": "websocket", "url": "ws://h/ws"}, "not a transport the bridge speaks"),
+        ({"type": "sse", "command": "x"}, "needs a 'url'"),
         ({"command": "x", "args": "not a list"}, "args must be a list"),
         ({"command": "x", "env": {"A": "${MISSING_VAR_FOR_TEST}"}}, "MISSING_VAR_FOR_TEST"),
         ({"url": "ws://h/mcp"}, "http"),
@@ -69,3 +70,8 @@ def test_a_config_file_connects_to_stdio_and_http_servers_together(tmp_path: Pat
         assert driver.call_tool("local_echo", {"text": "a"}) == {"result": "a"}
         assert driver.call_tool("remote_echo", {"text": "b"}) == {"result": "b"}
         assert driver.meta.transport == "HTTP/STDIO"
+
+
+def test_mcs_spec_s8_an_sse_entry_is_an_mcp_over_sse_bridge() -> None:
+    [spec] = load_config({"mcpServers": {"legacy": {"type": "sse", "url": "http://h/sse"}}}, environ={})
+    assert (spec.transport, spec.url, spec.sse) == ("SSE", "http://h/sse", True)

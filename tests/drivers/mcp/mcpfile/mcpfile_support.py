@@ -69,7 +69,8 @@ class Recorder:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
-        self.replies: dict[str, Reply] = {}
+        #: Per path: one reply, or a list answered in turn (the last one repeats).
+        self.replies: dict[str, Reply | list[Reply]] = {}
         self.default = Reply()
         recorder = self
 
@@ -88,7 +89,7 @@ class Recorder:
                     self.command, split.path, parse_qsl(split.query, keep_blank_values=True), split.query,
                     {k.lower(): v for k, v in self.headers.items()}, body,
                 ))
-                reply = recorder.replies.get(split.path, recorder.default)
+                reply = recorder.reply_for(split.path)
                 if reply.delay:
                     time.sleep(reply.delay)
                 self.send_response(reply.status)
@@ -116,6 +117,12 @@ class Recorder:
 
         self._running = ExitStack()
         self.url = self._running.enter_context(serving_http(Handler, server_class=_QuietServer, poll_interval=0.02))
+
+    def reply_for(self, path: str) -> Reply:
+        planned = self.replies.get(path, self.default)
+        if isinstance(planned, Reply):
+            return planned
+        return planned.pop(0) if len(planned) > 1 else planned[0]
 
     @property
     def last(self) -> Recorded:

@@ -115,7 +115,9 @@ def test_no_runtime_means_streamable_http_on_port_3000(write_file) -> None:
     assert settings == {
         "transport": "streamablehttp", "port": 3000, "base_path": "/mcp", "stateless": True,
         "tls": None, "auth": None,
-        "logging": {"level": "info", "encoding": "json", "output_paths": ["stderr"], "enable_mcp_logs": True},
+        "logging": {"level": "info", "encoding": "json", "output_paths": ["stderr"],
+                    "error_output_paths": ["stderr"], "initial_fields": {}, "development": False,
+                    "disable_caller": False, "disable_stacktrace": False, "enable_mcp_logs": True},
         "name": "test-server", "version": "1.0.0", "instructions": "",
     }
 
@@ -134,7 +136,8 @@ def test_runtime_fields_reach_runtime_settings(write_file) -> None:
     assert settings["auth"] == {"authorization_servers": ["https://auth.example"],
                                 "jwks_uri": "https://auth.example/jwks", "issuer": None, "audience": None}
     assert settings["logging"] == {"level": "debug", "encoding": "console", "output_paths": ["stdout"],
-                                   "enable_mcp_logs": False}
+                                   "error_output_paths": ["stderr"], "initial_fields": {}, "development": False,
+                                   "disable_caller": False, "disable_stacktrace": False, "enable_mcp_logs": False}
     assert settings["instructions"] == "Use t.\n"
 
 

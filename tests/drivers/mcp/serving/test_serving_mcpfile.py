@@ -99,3 +99,81 @@ async def test_a_served_cli_tool_keeps_a_value_after_a_here_string_as_data(tmp_p
     assert result.is_error is False
     assert result.content[0].text == f"Hello {value}\n"
     assert list(work.iterdir()) == []
+
+
+def _exposed_file(tmp_path: Path, backend: str) -> Path:
+    city = {"type": "object", "properties": {"city": {"type": "string"}, "temperature": {"type": "number"}},
+            "required": ["city"]}
+    no_args = {"type": "object"}
+    data = {
+        "mcpFileVersion": "0.1.0", "name": "exposed", "version": "1.0.0", "runtime": {"transportProtocol": "stdio"},
+        "tools": [
+            {"name": "weather.get", "description": "Weather for a city.", "outputSchema": city,
+             "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+             "invocation": {"http": {"method": "GET", "url": backend + "/weather/{city}"}}},
+            {"name": "motd", "description": "Message of the day.", "outputSchema": city, "inputSchema": no_args,
+             "invocation": {"cli": {"command": "echo hello"}}},
+            {"name": "bad_city", "description": "A city of the wrong type.", "outputSchema": city,
+             "inputSchema": no_args, "invocation": {"cli": {"command": "printf '\\173\"city\": 5\\175'"}}},
+            {"name": "json_text", "description": "JSON as command output.", "outputSchema": city,
+             "inputSchema": no_args, "invocation": {"cli": {"command": "printf '\\173\"city\": \"Oslo\"\\175'"}}},
+        ],
+        "prompts": [{"name": "plan", "description": "Plan a trip.", "inputSchema": no_args,
+                     "arguments": [{"name": "city", "title": "City to visit", "required": True}],
+                     "invocation": {"cli": {"command": "echo plan"}}}],
+        "resources": [{"name": "readme", "description": "The readme.", "uri": "file:///readme", "size": 42,
+                       "mimeType": "text/plain", "inputSchema": no_args,
+                       "invocation": {"cli": {"command": "echo readme"}}}],
+    }
+    path = tmp_path / "exposed.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+async def test_mcp_file_s4_serving_a_file_exposes_the_file(tmp_path: Path, weather_backend: str) -> None:
+    from mcs_mcp.mcpfile import MCPFileDriver
+    from serving_support import serve_driver
+
+    driver = MCPFileDriver(_exposed_file(tmp_path, weather_backend))
+    assert {t.name for t in driver.list_tools()} >= {"weather_get", "prompt_plan", "resource_readme"}  # for LLMs
+    with serve_driver(driver) as url:
+        async with mcp_client(url) as session:
+            tools = (await session.list_tools()).tools
+            assert [t.name for t in tools] == ["weather.get", "motd", "bad_city", "json_text"]
+            [argument] = (await session.list_prompts()).prompts[0].arguments or []
+            assert (argument.name, argument.title, argument.required) == ("city", "City to visit", True)
+            [resource] = (await session.list_resources()).resources
+            assert (resource.uri, resource.size) == ("file:///readme", 42)
+            weather = await session.call_tool("weather.get", {"city": "Paris"})
+            assert weather.structured_content == {"city": "Paris", "temperature": 18.5}
+            as_text = await session.call_tool("json_text", {})
+            assert as_text.structured_content == {"city": "Oslo"}
+            motd = await session.call_tool("motd", {})
+            assert motd.is_error and "must be a JSON object" in motd.content[0].text
+            bad = await session.call_tool("bad_city", {})
+            assert bad.is_error and "does not match its outputSchema: result field 'city'" in bad.content[0].text
+            assert "argument" not in bad.content[0].text
+
+
+def test_mcp_file_s6_1_a_file_that_forwards_credentials_is_not_served(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcs_mcp.mcpfile import MCPFileDriver
+    from mcs_mcp.serving import build_server
+
+    from mcs.cli import main
+    from mcs.errors import ConfigurationError
+
+    data = {
+        "mcpFileVersion": "0.1.0", "name": "proxy", "version": "1.0.0", "runtime": {"transportProtocol": "stdio"},
+        "tools": [{"name": "proxy", "description": "Proxy.", "inputSchema": {"type": "object"},
+                   "invocation": {"http": {"method": "GET", "url": "http://127.0.0.1:9/x",
+                                           "headers": {"Authorization": "{headers.Authorization}"}}}}],
+    }
+    path = tmp_path / "proxy.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigurationError, match="forwards callers' credentials"):
+        build_server(MCPFileDriver(path, allow_credential_forwarding=True))
+    assert main(["serve", str(path), "-o", "allow_credential_forwarding=true"]) == 2
+    error = capsys.readouterr().err
+    assert "tool 'proxy': {headers.Authorization}" in error and "token passthrough" in error

@@ -6,6 +6,7 @@ import base64
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,12 @@ class AuthServer:
                           headers={"kid": self.kid, **(headers or {})})
 
 
-@pytest.fixture(scope="module")
-def auth_server() -> Iterator[AuthServer]:
+@contextmanager
+def authorization_server(kid: str) -> Iterator[AuthServer]:
+    """An authorization server on loopback: RFC 8414 metadata, a JWKS, its own signing key."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    public.update({"kid": "test-key", "alg": "RS256", "use": "sig"})
+    public.update({"kid": kid, "alg": "RS256", "use": "sig"})
     hits: list[float] = []
 
     async def jwks(request: Request) -> JSONResponse:
@@ -78,7 +80,19 @@ def auth_server() -> Iterator[AuthServer]:
     options = ServeOptions(transport="streamablehttp", port=port)
     app = Starlette(routes=[Route("/jwks", jwks), Route("/.well-known/oauth-authorization-server", metadata)])
     with running(app, options):
-        yield AuthServer(f"http://127.0.0.1:{port}", key, "test-key", hits)
+        yield AuthServer(f"http://127.0.0.1:{port}", key, kid, hits)
+
+
+@pytest.fixture(scope="module")
+def auth_server() -> Iterator[AuthServer]:
+    with authorization_server("test-key") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def second_auth_server() -> Iterator[AuthServer]:
+    with authorization_server("second-key") as server:
+        yield server
 
 
 @pytest.fixture
@@ -333,3 +347,56 @@ async def test_mcs_serve_with_tls_and_oauth_from_the_command_line(auth_server: A
         async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}, verify=context) as session:
             assert (await session.call_tool("admin_reset", {})).content[0].text == "reset done"
             assert (await session.call_tool("whoami", {})).structured_content["agent_id"] == "dora"
+
+
+async def test_mcp_file_s8_2_every_listed_authorization_server_is_trusted(
+    auth_server: AuthServer, second_auth_server: AuthServer, tmp_path: Path
+) -> None:
+    from mcs_mcp.mcpfile import MCPFileDriver
+
+    file = tmp_path / "protected.yaml"
+    file.write_text(json.dumps({  # the format's section 8.2 example, on loopback
+        "mcpFileVersion": "0.1.0", "name": "protected-server", "version": "1.0.0",
+        "runtime": {"transportProtocol": "streamablehttp", "streamableHttpConfig": {
+            "port": 8080,
+            "auth": {"authorizationServers": [auth_server.issuer, second_auth_server.issuer],
+                     "jwksUri": auth_server.jwks_uri}}},
+        "tools": [{"name": "admin_tool", "description": "Administrative tool.", "requiredScopes": ["admin:write"],
+                   "inputSchema": {"type": "object"},
+                   "invocation": {"cli": {"command": "echo done"}}}],
+    }))
+    driver = MCPFileDriver(file)
+    auth = ServeOptions.from_runtime_settings(driver.runtime_settings()).auth
+    with serve_driver(driver, auth=auth) as url:
+        for server in (auth_server, second_auth_server):
+            token = server.token(audience=url, scope="admin:write", sub=server.kid)
+            async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}) as session:
+                result = await session.call_tool("admin_tool", {})
+            assert result.content[0].text.strip() == "done"
+        forged = second_auth_server.token(audience=url, iss=auth_server.issuer)  # first's name, second's key
+        assert _post(url, INIT, forged).status_code == 401
+        stranger = second_auth_server.token(audience=url, iss="https://as.example.test")
+        assert _post(url, INIT, stranger).status_code == 401
+        origin = url.rsplit("/mcp", 1)[0]
+        document = httpx.get(origin + "/.well-known/oauth-protected-resource/mcp", timeout=10).json()
+        assert document["authorization_servers"] == [auth_server.issuer, second_auth_server.issuer]
+
+
+async def test_mcp_file_s3_3_a_jwks_uri_alone_is_the_trusted_key_set(auth_server: AuthServer) -> None:
+    with serve_driver(SampleDriver(), auth=OAuthOptions(jwks_uri=auth_server.jwks_uri)) as url:
+        token = auth_server.token(audience=url, sub="dave")
+        async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}) as session:
+            assert (await session.call_tool("whoami", {})).structured_content["agent_id"] == "dave"
+        assert _post(url, INIT, auth_server.token(audience="https://elsewhere.test/mcp")).status_code == 401
+        origin = url.rsplit("/mcp", 1)[0]
+        document = httpx.get(origin + "/.well-known/oauth-protected-resource/mcp", timeout=10).json()
+        assert "authorization_servers" not in document and document["resource"] == url
+
+
+def test_mcp_file_s3_3_a_jwks_uri_that_belongs_to_no_listed_server_is_refused() -> None:
+    from mcs_mcp.serving.auth import JWTVerifier
+
+    auth = OAuthOptions(authorization_servers=("https://a.example.test", "https://b.example.test"),
+                        jwks_uri="https://keys.example.test/jwks")
+    with pytest.raises(ValueError, match="whose keys it holds is unclear"):
+        JWTVerifier(auth, resource="http://127.0.0.1:1/mcp")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,68 @@ def test_mcp_files_are_recognised_by_their_content(tmp_path: Path) -> None:
     assert [is_mcp_file(p) for p in (v1, v2, as_json, other, broken, tmp_path / "missing.yaml")] == [
         True, True, True, False, False, False,
     ]
+
+
+def test_mcp_file_s3_5_every_logging_field_does_what_zap_does(tmp_path: Path) -> None:
+    import logging
+
+    from mcs_mcp.serving.logs import configure_logging
+    from mcs_mcp.serving.options import logging_options
+
+    out, errors = tmp_path / "mcp-server.log", tmp_path / "mcp-server-error.log"
+    options = logging_options({
+        "level": "info", "encoding": "json", "output_paths": [f"file://{out}"], "error_output_paths": [str(errors)],
+        "initial_fields": {"service": "mcp-api", "version": "1.0.0"},
+    })
+    log = logging.getLogger("mcs.seed_test")
+    undo = configure_logging(options)
+    try:
+        log.info("ready")
+        log.error("failed")
+    finally:
+        undo()
+    ready, failed = (json.loads(line) for line in out.read_text().splitlines())
+    assert (ready["msg"], ready["service"], ready["version"]) == ("ready", "mcp-api", "1.0.0")
+    assert ready["caller"] == "serving/test_serving_options.py:" + ready["caller"].rsplit(":", 1)[1]
+    assert "stacktrace" not in ready
+    assert "test_mcp_file_s3_5_every_logging_field_does_what_zap_does" in failed["stacktrace"]
+
+    full = logging_options({"output_paths": ["/dev/full"], "error_output_paths": [str(errors)]})
+    undo = configure_logging(full)  # every write to /dev/full fails: the logging itself errs
+    try:
+        log.warning("lost")
+    finally:
+        undo()
+    assert "logging error" in errors.read_text() and "mcs.seed_test" in errors.read_text()
+
+    quiet = logging_options({"encoding": "console", "output_paths": [str(out)], "development": True,
+                             "disable_caller": True, "disable_stacktrace": True})
+    undo = configure_logging(quiet)
+    try:
+        log.warning("careful")
+    finally:
+        undo()
+    line = out.read_text().splitlines()[-1]
+    assert line.endswith("WARNING mcs.seed_test: careful")
+
+
+def test_mcp_file_s3_5_development_takes_stack_traces_from_warnings(tmp_path: Path) -> None:
+    import logging
+
+    from mcs_mcp.serving.logs import configure_logging
+    from mcs_mcp.serving.options import logging_options
+
+    out = tmp_path / "dev.log"
+    undo = configure_logging(logging_options({"encoding": "json", "output_paths": [str(out)], "development": True}))
+    try:
+        logging.getLogger("mcs.seed_test").warning("careful")
+    finally:
+        undo()
+    assert "stacktrace" in json.loads(out.read_text())
+
+
+def test_mcp_file_s3_5_an_output_url_of_another_scheme_is_refused() -> None:
+    from mcs_mcp.serving.options import logging_options
+
+    with pytest.raises(ConfigurationError, match="only stdout, stderr, file paths and file:// URLs"):
+        logging_options({"output_paths": ["syslog://127.0.0.1:514"]})

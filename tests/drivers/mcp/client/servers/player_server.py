@@ -1,7 +1,7 @@
 """A real MCP server built with the official SDK, for the bridge's tests and benchmark.
 
-Run as ``python player_server.py`` (stdio) or ``python player_server.py --http PORT``
-(streamable HTTP on 127.0.0.1). ``MCS_TEST_VARIANT`` changes what it offers, so tests
+Run as ``python player_server.py`` (stdio), ``python player_server.py --http PORT``
+(streamable HTTP on 127.0.0.1) or ``--sse PORT`` (the legacy HTTP+SSE transport). ``MCS_TEST_VARIANT`` changes what it offers, so tests
 can show pinning: ``changed`` rewrites ``add``'s description, ``extra`` adds a new tool,
 ``poisoned`` hides an instruction in a description.
 """
@@ -135,8 +135,11 @@ def readme() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None, help="serve streamable HTTP on this port")
+    parser.add_argument("--sse", type=int, default=None, help="serve the legacy HTTP+SSE transport on this port")
     args = parser.parse_args()
-    if args.http is None:
+    if args.sse is not None:
+        server.run("sse", host="127.0.0.1", port=args.sse)
+    elif args.http is None:
         server.run("stdio")
     else:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
