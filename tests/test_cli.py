@@ -351,3 +351,15 @@ def test_results_are_printed_as_json() -> None:
     assert cli.to_jsonable({"p": Point(x=1), "b": b"abc", 1: (1, None), "o": object}) == {
         "p": {"x": 1}, "b": {"bytes": 3}, "1": [1, None], "o": str(object),
     }
+
+
+def test_the_readme_driver_registered_by_a_plugin_works_on_the_command_line(tmp_path: Path) -> None:
+    from support.readme import readme_blocks
+
+    [block] = [b for b in readme_blocks("python") if b.heading == "Writing a driver"]
+    env = _plugin(tmp_path, "acme-mcs-plugins", {"hello": "greeter_module:GreeterDriver"}, block.code)
+    prompt = run_mcs("prompt", "hello", "--model", "gpt-4o", env=env)
+    assert prompt.returncode == EXIT_OK, prompt.stderr
+    assert "greet" in prompt.stdout and "hello" in prompt.stdout and prompt.stderr == ""
+    called = run_mcs("call", "hello", "-r", '{"tool": "greet", "arguments": {"who": "Ada"}}', env=env)
+    assert json.loads(called.stdout.splitlines()[-1]) == "Hello, Ada!"  # the module's own prints come first
