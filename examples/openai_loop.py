@@ -31,17 +31,19 @@ from typing import Any
 
 from openai import OpenAI
 
-from mcs import MCSDriver, ToolDriver, load_driver
-from mcs.cli import parse_options, to_jsonable
+from mcs import MCSDriver, ToolDriver
+from mcs.cli import load_with_options, to_jsonable
 from mcs.demo import DemoDriver
 from mcs.loop import run_conversation
 from mcs.native import export_tools
+from mcs.options import typed_options
 
 
 def build_driver(name: str | None, options: list[str]) -> MCSDriver:
+    """The demo driver, or the one registered as ``name``; ``-o`` values typed by its signature."""
     if name is None:
-        return DemoDriver(**parse_options(options))
-    return load_driver(name, **parse_options(options))
+        return DemoDriver(**typed_options(DemoDriver, options))
+    return load_with_options(name, options)
 
 
 def text_llm(client: OpenAI, model: str) -> Any:

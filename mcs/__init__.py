@@ -4,7 +4,16 @@ One small contract lets any LLM use any existing system: a driver describes its 
 (``get_function_description``), gives a system prompt for the model family
 (``get_driver_system_message``) and runs what the model asked for
 (``process_llm_response``). Only the names in ``__all__`` are public.
+
+``mcs`` shares its name with the MCS reference SDK, whose distributions install
+``mcs.driver.<name>`` and ``mcs.adapter.<name>`` as namespace packages: ``__path__`` is
+extended over every ``mcs`` folder on ``sys.path``, so both load in one environment.
 """
+
+from pkgutil import extend_path
+
+__path__ = extend_path(__path__, __name__)
+
 
 from mcs.context import AgentContext, PolicyDecision
 from mcs.driver import CallOutcome, DriverMeta, MCSDriver, ToolDriver

@@ -8,19 +8,24 @@
                      [-s KEY=VALUE]          a serving option for the protocol's backend
 
 ``DRIVER`` is a registered driver name, or ``--config FILE`` names several drivers (a
-toolbox). Options are ``-o key=value``; values that parse as JSON (numbers, booleans,
-lists) are passed as such. Drivers add commands through the ``mcs.commands`` entry-point
-group and serving protocols through ``mcs.serve_backends``.
+toolbox). Options are ``-o key=value``, each value converted to the type the driver's
+constructor declares for it (:mod:`mcs.options`). Drivers add commands through the
+``mcs.commands`` entry-point group and serving protocols through ``mcs.serve_backends``.
 
-Exit codes: 0 success, 1 the tool call failed (the error is printed as JSON),
-2 usage or configuration error, 3 a driver or dependency is missing.
+Exit codes: 0 success, 1 the tool call failed (the error is printed as JSON; a response
+that tried to call but could not, a misspelt tool or a call cut off, is a failed call),
+2 usage or configuration error, 3 a driver or dependency is missing. Every error is one
+line on stderr (``MCS_DEBUG=1`` adds the traceback of an unexpected one); warnings are
+``mcs: warning: ...`` lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import metadata
@@ -29,12 +34,13 @@ from typing import Any
 from mcs.driver import MCSDriver
 from mcs.errors import (
     ConfigurationError,
-    DriverNotFoundError,
+    MCSError,
     MissingDependencyError,
     ToolCallError,
 )
 
 EXIT_OK, EXIT_CALL_FAILED, EXIT_USAGE, EXIT_MISSING = 0, 1, 2, 3
+DEBUG_ENV = "MCS_DEBUG"
 COMMANDS_GROUP = "mcs.commands"
 SERVE_GROUP = "mcs.serve_backends"
 
@@ -42,7 +48,11 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}``; JSON values are decoded when they parse."""
+    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}``; JSON values are decoded when they parse.
+
+    For settings without a declared type (``-s``); driver options are typed by the
+    driver's signature instead (:func:`load_with_options`, :mod:`mcs.options`).
+    """
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -72,21 +82,31 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+def load_with_options(name: str, pairs: Sequence[str], **fixed: Any) -> MCSDriver:
+    """The driver registered as ``name``, built from ``-o key=value`` pairs typed by its signature.
+
+    ``fixed`` are keyword arguments set by the caller rather than the user (a file path).
+    """
+    from mcs.options import typed_options
+    from mcs.registry import driver_class
+
+    cls = driver_class(name)
+    options = {**typed_options(cls, pairs, owner=f"the {name!r} driver"), **fixed}
+    try:
+        return cls(**options)
+    except TypeError as exc:  # the options fit the signature; the class itself cannot be built
+        raise ConfigurationError(f"driver {name!r} could not be built: {exc}") from exc
+
+
 def build_driver(args: argparse.Namespace) -> MCSDriver:
     """The driver (or toolbox) a command names: ``DRIVER -o ...`` or ``--config FILE``."""
-    from mcs.registry import load_driver
-
-    options = parse_options(getattr(args, "option", None) or [])
     if getattr(args, "config", None):
         from mcs.toolbox import Toolbox
 
         return Toolbox.from_config(args.config)
     if not args.driver:
         raise ConfigurationError("name a driver (see `mcs drivers`) or pass --config FILE")
-    try:
-        return load_driver(args.driver, **options)
-    except TypeError as exc:  # an option the driver does not take, or of the wrong type
-        raise ConfigurationError(f"driver {args.driver!r} refused its options: {exc}") from exc
+    return load_with_options(args.driver, getattr(args, "option", None) or [])
 
 
 def _add_driver_arguments(parser: argparse.ArgumentParser, *, positional: str = "driver") -> None:
@@ -98,11 +118,15 @@ def _add_driver_arguments(parser: argparse.ArgumentParser, *, positional: str = 
 
 
 def _cmd_drivers(args: argparse.Namespace) -> int:
-    from mcs.registry import available_drivers
+    from mcs.registry import available_drivers, check_driver
 
     rows = [("NAME", "DISTRIBUTION", "VERSION", "STATUS")]
     for info in available_drivers():
-        status = "installed" if info.installed else f"missing: {info.install_command}"
+        if not info.installed:
+            status = f"missing: {info.install_command}"
+        else:
+            problem = check_driver(info.name)
+            status = "installed" if problem is None else f"broken: {problem}"
         rows.append((info.name, info.distribution, info.version or "-", status))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
@@ -122,8 +146,22 @@ def opened_driver(args: argparse.Namespace) -> Iterator[MCSDriver]:
             close()
 
 
+def _print_auth_options(driver: MCSDriver) -> None:
+    """On stderr (stdout stays the description): the auth the spec declares, and how to set it."""
+    from mcs.driver import ToolDriver
+
+    options = driver.auth_options() if isinstance(driver, ToolDriver) else []
+    if not options:
+        return
+    print("mcs: the spec declares these security schemes; set one with -o:", file=sys.stderr)
+    for option in options:
+        state = "  (set)" if option.configured else ""
+        print(f"  {option.name} ({option.kind}): {option.option}{state}", file=sys.stderr)
+
+
 def _cmd_describe(args: argparse.Namespace) -> int:
     with opened_driver(args) as driver:
+        _print_auth_options(driver)
         if args.format == "text":
             print(driver.get_function_description(args.model))
             return EXIT_OK
@@ -163,24 +201,48 @@ def _cmd_call(args: argparse.Namespace) -> int:
             print(json.dumps(error.to_dict(), ensure_ascii=False))
             return EXIT_CALL_FAILED
     if result is response:
-        print(json.dumps({"error": "NO_CALL", "message": "the response holds no call for this driver"}))
+        from mcs.loop import attempted_calls
+
+        attempts = attempted_calls(driver, response)
+        if attempts and attempts[0].error is not None:  # a misspelt tool, a call cut off
+            print(json.dumps(attempts[0].error.to_dict(), ensure_ascii=False))
+        else:
+            print(json.dumps({"error": "NO_CALL", "message": "the response holds no call for this driver"}))
         return EXIT_CALL_FAILED
     print(json.dumps(to_jsonable(result), indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
+#: The serve protocols this project publishes: where each comes from, what it serves over.
+KNOWN_SERVE_BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mcp": ("mcs-framework-mcp", ("stdio", "http")),
+    "rfc0001": ("mcs-framework[server]", ("stdio", "http", "websocket")),
+}
+
+
 def _serve_backends() -> dict[str, metadata.EntryPoint]:
-    return {ep.name: ep for ep in metadata.entry_points(group=SERVE_GROUP)}
+    from mcs.registry import plugin_entry_points
+
+    return {ep.name: ep for ep in plugin_entry_points(SERVE_GROUP)}
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     backends = _serve_backends()
     backend = backends.get(args.protocol)
+    known = KNOWN_SERVE_BACKENDS.get(args.protocol)
+    if backend is None and known is None:  # never an install hint built from what was typed
+        raise ConfigurationError(
+            f"no serve protocol named {args.protocol!r}; installed: {', '.join(sorted(backends)) or 'none'}"
+        )
+    if known is not None and args.transport and args.transport not in known[1]:
+        raise ConfigurationError(
+            f"--protocol {args.protocol} serves over {' or '.join(known[1])}, not {args.transport}"
+        )
     if backend is None:
-        hint = {"mcp": "mcs-framework-mcp", "rfc0001": "mcs-framework[server]"}.get(args.protocol, args.protocol)
+        assert known is not None
         raise MissingDependencyError(
-            f"serving over {args.protocol!r} is not installed: pip install {hint}",
-            install=f"pip install {hint}",
+            f"serving over {args.protocol!r} is not installed: pip install {known[0]}",
+            install=f"pip install {known[0]}",
         )
     serve: Callable[[argparse.Namespace], int] = backend.load()
     return serve(args)
@@ -188,6 +250,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcs", description="Model Context Standard drivers.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     drivers = sub.add_parser("drivers", help="list drivers: installed, or what to install")
@@ -215,20 +278,64 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("-o", "--option", action="append", metavar="KEY=VALUE")
     serve.add_argument("-c", "--config", metavar="FILE", help="a toolbox file")
     serve.add_argument("--protocol", default="mcp", help="mcp (default) or rfc0001")
-    serve.add_argument("--transport", choices=["stdio", "http", "websocket"])
+    serve.add_argument("--transport", choices=["stdio", "http", "websocket"],
+                       help="stdio (default for mcp) or http; websocket with --protocol rfc0001 only")
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None)
     serve.add_argument("-s", "--serve-option", action="append", metavar="KEY=VALUE",
                        help="a serving option for the backend, e.g. tls_cert=FILE (repeatable)")
     serve.set_defaults(handler=_cmd_serve)
 
-    for entry_point in metadata.entry_points(group=COMMANDS_GROUP):
+    from mcs.registry import plugin_entry_points
+
+    for entry_point in plugin_entry_points(COMMANDS_GROUP):
         try:
             register: Callable[[Any], None] = entry_point.load()
             register(sub)
         except Exception as exc:  # a broken plugin never breaks the CLI
             print(f"mcs: skipping command plugin {entry_point.name!r}: {exc}", file=sys.stderr)
     return parser
+
+
+def _version() -> str:
+    try:
+        return f"mcs-framework {metadata.version('mcs-framework')}"
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        from mcs import __version__
+
+        return f"mcs-framework {__version__} (not installed)"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+    print(f"mcs: warning: {_one_line(message) if isinstance(message, Warning) else message}",
+          file=sys.stderr)
+
+
+def _run(handler: Handler, args: argparse.Namespace) -> int:
+    """``handler(args)``, every failure turned into one line on stderr and its exit code."""
+    try:
+        return handler(args)
+    except BrokenPipeError:  # the reader went away (`| head`): main handles it
+        raise
+    except MissingDependencyError as exc:
+        print(f"mcs: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_MISSING
+    except (MCSError, ValueError, OSError, LookupError) as exc:
+        print(f"mcs: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a driver's own failure: one line; the traceback on request
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"mcs: {type(exc).__name__}: {_one_line(exc)} (set {DEBUG_ENV}=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_USAGE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -238,16 +345,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_USAGE
-    try:
-        return handler(args)
-    except MissingDependencyError as exc:
-        print(f"mcs: {exc}", file=sys.stderr)
-        return EXIT_MISSING
-    except (ConfigurationError, DriverNotFoundError, ValueError, OSError) as exc:
-        print(f"mcs: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130
+    with warnings.catch_warnings():
+        warnings.simplefilter("once")  # each message once, from wherever it was raised
+        warnings.showwarning = _show_warning
+        try:
+            code = _run(handler, args)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `mcs describe ... | head`: the reader left, nothing to report
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return EXIT_OK
+    return code
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ def add(a: float, b: float) -> float:
 class DemoDriver(FunctionDriver):
     """An in-memory driver with two tools, registered as ``functions``."""
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__([get_weather, add], name="functions", **options)
+    def __init__(self, *, name: str = "functions", **options: Any) -> None:
+        super().__init__([get_weather, add], name=name, **options)
 
 
 def main() -> None:

@@ -25,10 +25,14 @@ caller can rely on:
 * Results go back as OpenAI-style ``{"role": "tool", "tool_call_id": ...}`` messages when
   every call in the output carried an id, else as one user message holding the results
   as JSON.
-* The loop stops when the output holds no call for the driver (the MCS chaining rule:
-  the driver returns the output unchanged) or after ``max_turns`` model calls. Build
-  the driver with ``on_unknown_tool="error"`` to have an output whose only calls name
-  missing tools answered with ``TOOL_NOT_FOUND`` instead of ending the conversation.
+* An output that *tried* to call but holds no call that can run is answered, not
+  taken for the final answer: a call cut off (a token limit) or too damaged to read
+  gets ``INVALID_INPUT`` saying so and that nothing ran; a call naming a tool the
+  driver does not list gets ``TOOL_NOT_FOUND`` with the close names ("did you mean
+  add?"). See :func:`attempted_calls`.
+* The loop stops when the output holds no call and no attempted one (the MCS chaining
+  rule: the driver returns the output unchanged, it is the answer) or after
+  ``max_turns`` model calls.
 * The caller's ``messages`` list is not modified.
 """
 
@@ -43,11 +47,12 @@ from typing import Any, Literal
 from mcs.cli import to_jsonable
 from mcs.context import AgentContext
 from mcs.driver import CallOutcome, MCSDriver, ToolDriver
-from mcs.errors import ToolCallError
+from mcs.errors import InvalidInputError, ToolCallError
 from mcs.parsing import parse_tool_calls
+from mcs.parsing.attempts import DamagedCall, find_damaged_calls
 from mcs.tools import ToolCall
 
-__all__ = ["ConversationResult", "arun_conversation", "run_conversation"]
+__all__ = ["ConversationResult", "arun_conversation", "attempted_calls", "run_conversation"]
 
 Message = dict[str, Any]
 LLM = Callable[[list[Message]], Any]
@@ -165,19 +170,47 @@ def _bare_error(calls: list[ToolCall], error: ToolCallError) -> list[CallOutcome
     return [CallOutcome(call, error=error)]
 
 
+def attempted_calls(driver: MCSDriver, output: Any) -> list[CallOutcome]:
+    """Error outcomes for the calls ``output`` tried to make that cannot run.
+
+    For a reply the driver handed back unchanged (the MCS chaining rule): a call cut off
+    or too damaged to read gets ``INVALID_INPUT`` saying so
+    (:func:`mcs.parsing.attempts.find_damaged_calls`), and, when the driver lists its
+    tools, an explicit call naming none of them gets ``TOOL_NOT_FOUND`` with the close
+    names. ``[]`` means the reply is a true answer.
+    """
+    outcomes = [_damaged(damage) for damage in find_damaged_calls(output)]
+    if isinstance(driver, ToolDriver):
+        calls = parse_tool_calls(output, known_names=driver._known_names())
+        outcomes += [_not_found(driver, c) for c in calls if driver.get_tool(c.name) is None]
+    return outcomes
+
+
+def _damaged(damage: DamagedCall) -> CallOutcome:
+    call = ToolCall(name=damage.name or "", id=damage.id)
+    return CallOutcome(call, error=InvalidInputError(damage.message, tool=damage.name))
+
+
+def _unanswered(output: Any, outcomes: list[CallOutcome]) -> list[CallOutcome]:
+    """Answers for provider calls beside the ones that ran whose arguments were unreadable."""
+    answered = {o.call.id for o in outcomes}
+    return [_damaged(d) for d in find_damaged_calls(output) if d.id and d.id not in answered]
+
+
 def _run_sync(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
     calls = parse_tool_calls(output)
     if isinstance(driver, ToolDriver):
         outcomes = driver.run_llm_response(output, context=context)
         if outcomes:
-            return _with_missing(driver, outcomes, calls)
+            outcomes = _with_missing(driver, outcomes, calls)
+            return outcomes + _unanswered(output, outcomes)
     # No call for its tools: the driver still gets the output through the bare contract
     # (a toolbox chains it to members without a tool list; others hand it back unchanged).
     try:
         result = driver.process_llm_response(output, context=context)
     except ToolCallError as error:
         return _bare_error(calls, error)
-    return [] if result is output else _bare_outcomes(calls, result)
+    return attempted_calls(driver, output) if result is output else _bare_outcomes(calls, result)
 
 
 async def _run_async(driver: MCSDriver, output: Any, context: AgentContext) -> list[CallOutcome]:
@@ -185,12 +218,13 @@ async def _run_async(driver: MCSDriver, output: Any, context: AgentContext) -> l
     if isinstance(driver, ToolDriver):
         outcomes = await driver.arun_llm_response(output, context=context)
         if outcomes:
-            return _with_missing(driver, outcomes, calls)
+            outcomes = _with_missing(driver, outcomes, calls)
+            return outcomes + _unanswered(output, outcomes)
     try:
         result = await driver.aprocess_llm_response(output, context=context)
     except ToolCallError as error:
         return _bare_error(calls, error)
-    return [] if result is output else _bare_outcomes(calls, result)
+    return attempted_calls(driver, output) if result is output else _bare_outcomes(calls, result)
 
 
 class _Conversation:

@@ -28,10 +28,12 @@ The shipped templates load lazily into :func:`default_registry`.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import json
 import re
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -56,6 +58,7 @@ __all__ = [
     "PromptRegistry",
     "PromptTemplate",
     "TemplateError",
+    "UnknownModelWarning",
     "call_example",
     "clean_schema",
     "default_registry",
@@ -87,6 +90,34 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TEMPLATE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FRONT_MATTER_KEYS = frozenset({"name", "globs", "call_format", "description", "description_style"})
 _TEMPLATE_SUFFIXES = (".md", ".txt")
+
+
+class UnknownModelWarning(UserWarning):
+    """A model name that looks like a misspelt family (``gtp-4o``, ``claud-3``).
+
+    No template matches it, so the default template (MCS JSON calls) serves it: right
+    for a family without a template (``deepseek-r1``, ``phi-4``: no warning), wrong for a
+    typo. Raised when the name's leading word is close to a family's; the message names
+    that family.
+    """
+
+
+_FAMILY_WORD = re.compile(r"[a-z]+")
+
+
+def _close_family(model_name: str, templates: Iterable[PromptTemplate]) -> str | None:
+    """The glob of a family whose leading word is close to the model name's (``gtp`` -> ``gpt-*``)."""
+    word = _FAMILY_WORD.match(model_name.lower().rsplit("/", 1)[-1])
+    if word is None:
+        return None
+    families: dict[str, str] = {}
+    for template in templates:
+        for glob in template.globs:
+            leading = _FAMILY_WORD.match(glob.lower())
+            if leading is not None and len(leading.group()) > 2 and glob[leading.end():][:1] != "/":
+                families.setdefault(leading.group(), glob)
+    close = difflib.get_close_matches(word.group(), list(families), n=1, cutoff=0.6)
+    return families[close[0]] if close else None
 
 
 class TemplateError(ConfigurationError):
@@ -405,9 +436,19 @@ class PromptRegistry:
                 key = (score, self._order[name], template)
                 if best is None or key[:2] > best[:2]:
                     best = key
-        if best is not None:
+        if best is not None and best[2].name != DEFAULT_TEMPLATE:
             return best[2]
         fallback = self._templates.get(DEFAULT_TEMPLATE)
+        if model_name and model_name.strip() and fallback is not None:
+            others = [t for n, t in list(self._templates.items()) if n != DEFAULT_TEMPLATE]
+            family = _close_family(model_name, others)
+            if family is not None:  # a family's name misspelt; an unknown family is no mistake
+                warnings.warn(
+                    f"no prompt template is made for model {model_name!r} (did you mean a {family} "
+                    "model?); the default template (MCS JSON calls) is used",
+                    UnknownModelWarning,
+                    stacklevel=2,
+                )
         if fallback is None:
             raise TemplateError(
                 f"no prompt template matches model {model_name!r} and there is no "

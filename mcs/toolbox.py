@@ -94,11 +94,12 @@ class Toolbox(ToolDriver):
               pets: {driver: rest, spec: petstore.yaml, base_url: "http://127.0.0.1:8000"}
               math: {driver: functions}
 
-        Each entry names a registered driver and its constructor options (inline, or
-        under ``options:``). Relative file options (``spec``, ``path``...) are read from
-        the config file's folder.
+        Each entry names a registered driver, or a driver class as
+        ``package.module:ClassName``, and its constructor options (inline, or under
+        ``options:``). Relative file options (``spec``, ``path``...) are read from the
+        config file's folder. ``docs/toolbox.md`` describes the format.
         """
-        from mcs.registry import load_driver
+        from mcs.registry import driver_class, import_driver_class
 
         file = Path(path)
         data = _read_config(file)
@@ -111,9 +112,11 @@ class Toolbox(ToolDriver):
                 raise ConfigurationError(f"{file}: drivers.{key} needs a 'driver' name")
             driver_options = dict(entry.get("options") or {})
             driver_options.update({k: v for k, v in entry.items() if k not in ("driver", "options")})
-            for option in (PATH_OPTIONS | _declared_paths(entry["driver"])) & driver_options.keys():
+            target = entry["driver"]
+            member = import_driver_class(target) if ":" in target else driver_class(target)
+            for option in (PATH_OPTIONS | _declared_paths(member)) & driver_options.keys():
                 driver_options[option] = _from_folder(file.parent, driver_options[option])
-            members[str(key)] = load_driver(entry["driver"], **driver_options)
+            members[str(key)] = member(**driver_options)
         settings = {k: v for k, v in data.items() if k != "drivers"}
         return cls(members, **{**settings, **options})
 
@@ -235,14 +238,9 @@ def _read_config(file: Path) -> Any:
         raise ConfigurationError(f"{file} is not valid {kind}: {exc}") from None
 
 
-def _declared_paths(driver: str) -> frozenset[str]:
+def _declared_paths(cls: type[MCSDriver]) -> frozenset[str]:
     """The file-path options a driver class declares (``ToolDriver.path_options``)."""
-    from mcs.registry import driver_class
-
-    try:
-        declared: frozenset[str] = getattr(driver_class(driver), "path_options", frozenset())
-    except Exception:  # load_driver reports a missing or broken driver with its own error
-        return frozenset()
+    declared: frozenset[str] = getattr(cls, "path_options", frozenset())
     return frozenset(declared)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -121,7 +122,7 @@ def test_a_broken_unicode_escape_is_refused_as_invalid_input() -> None:
         (("describe",), "name a driver"),
         (("call", "no-such-driver", "-r", "x"), "no MCS driver named 'no-such-driver'"),
         (("call", "functions", "-o", "prefix", "-r", "x"), "option 'prefix' is not key=value"),
-        (("call", "functions", "-o", "no_such_option=1", "-r", "x"), "refused its options"),
+        (("call", "functions", "-o", "no_such_option=1", "-r", "x"), "takes no option 'no_such_option'"),
         (("call", "functions", "-o", "timeout=-1", "-r", "x"), "timeout must be a positive number"),
         (("describe", "functions", "--format", "xml"), "invalid choice: 'xml'"),
     ],
@@ -135,16 +136,161 @@ def test_usage_and_configuration_errors_exit_2_with_a_readable_message(
     assert "Traceback" not in done.stderr
 
 
-def test_a_driver_with_a_missing_dependency_exits_3_naming_the_install(tmp_path: Path) -> None:
-    info = tmp_path / "needy_plugin-1.0.dist-info"
+def _plugin(folder: Path, distribution: str, drivers: dict[str, str], source: str, *requires: str) -> dict[str, str]:
+    """A distribution registering ``drivers`` from one module; returns the env that sees it."""
+    info = folder / f"{distribution.replace('-', '_')}-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: needy-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[mcs.drivers]\nneedy = needy_module:Driver\n")
-    (tmp_path / "needy_module.py").write_text("import mcs_cli_test_absent_library\n")
-    done = run_mcs("describe", "needy", env={"PYTHONPATH": str(tmp_path)})
+    requirements = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n{requirements}")
+    lines = "".join(f"{name} = {target}\n" for name, target in drivers.items())
+    (info / "entry_points.txt").write_text(f"[mcs.drivers]\n{lines}")
+    module = next(iter(drivers.values())).split(":")[0]
+    (folder / f"{module}.py").write_text(source)
+    return {"PYTHONPATH": str(folder)}
+
+
+def test_a_driver_with_a_missing_dependency_exits_3_naming_the_install(tmp_path: Path) -> None:
+    env = _plugin(tmp_path, "needy-plugin", {"needy": "needy_module:Driver"},
+                  "import mcs_cli_test_absent_library\n", "mcs-cli-test-absent-library>=1")
+    done = run_mcs("describe", "needy", env=env)
     assert done.returncode == EXIT_MISSING
-    assert "mcs_cli_test_absent_library" in done.stderr
-    assert "pip install --force-reinstall needy-plugin" in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "mcs: the MCS driver 'needy' (from needy-plugin) needs 'mcs-cli-test-absent-library', which is "
+        "not installed: pip install mcs-cli-test-absent-library"
+    ]
+
+
+BROKEN_SOURCE = """
+import mcs
+import mcs_cli_test_module_nobody_declares
+
+class Driver(mcs.ToolDriver):
+    pass
+"""
+
+FAILING_SOURCE = """
+import mcs
+
+class Driver(mcs.ToolDriver):
+    protocol, transport, spec_format = "REST", "HTTP", "OpenAPI"
+
+    def __init__(self, **options):
+        raise RuntimeError("the backend said\\nno")
+
+    def _list_tools(self):
+        return []
+
+    def _call_tool(self, invocation):
+        return None
+
+class Silent(mcs.ToolDriver):
+    def _list_tools(self):
+        return [mcs.Tool(name="hello")]
+
+    def _call_tool(self, invocation):
+        return "hi"
+"""
+
+
+def test_drivers_shows_a_plugin_that_fails_to_import_as_broken_with_its_error(tmp_path: Path) -> None:
+    env = _plugin(tmp_path, "broken-plugin", {"broken": "broken_module:Driver"}, BROKEN_SOURCE)
+    done = run_mcs("drivers", env=env)
+    assert done.returncode == EXIT_OK
+    [row] = [line for line in done.stdout.splitlines() if line.startswith("broken ")]
+    assert row.split()[1:4] == ["broken-plugin", "1.0", "broken:"]
+    assert "No module named 'mcs_cli_test_module_nobody_declares'" in row
+    assert "installed" not in row.split("broken:")[0] and "pip install" not in row
+    functions = next(line for line in done.stdout.splitlines() if line.startswith("functions "))
+    assert functions.split()[1:] == ["mcs-framework", "0.1.0", "installed"]
+
+
+def test_an_unexpected_error_of_a_driver_is_one_line_and_its_traceback_on_request(tmp_path: Path) -> None:
+    env = _plugin(tmp_path, "broken-plugin", {"failing": "failing_module:Driver"}, FAILING_SOURCE)
+    done = run_mcs("describe", "failing", env=env)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.splitlines() == [
+        "mcs: RuntimeError: the backend said no (set MCS_DEBUG=1 for the traceback)"
+    ]
+    debug = run_mcs("describe", "failing", env={**env, "MCS_DEBUG": "1"})
+    assert debug.returncode != EXIT_OK and "Traceback" in debug.stderr
+
+
+def test_a_driver_that_does_not_say_what_it_speaks_gets_one_line_naming_the_fix(tmp_path: Path) -> None:
+    env = _plugin(tmp_path, "broken-plugin", {"hello": "silent_module:Silent"},
+                  FAILING_SOURCE.replace("class Driver", "class Unused"))
+    (tmp_path / "silent_module.py").write_text(FAILING_SOURCE)
+    done = run_mcs("prompt", "hello", "--model", "gpt-4o", env=env)
+    assert done.returncode == EXIT_USAGE
+    [line] = done.stderr.splitlines()
+    assert line.startswith("mcs: Silent does not say what it speaks: declare protocol, transport, spec_format")
+
+
+@pytest.mark.parametrize(("response", "code", "message"), [
+    ('{"tool": "ad", "arguments": {"a": 1, "b": 2}}', "TOOL_NOT_FOUND",
+     "There is no tool named 'ad'. Did you mean add? Available tools: get_weather, add."),
+    ('get_wether(city="Paris")', "TOOL_NOT_FOUND", "There is no tool named 'get_wether'. Did you mean get_weather?"),
+    ('{"tool": "add", "arguments": {"a": 1, "b": ', "INVALID_INPUT", "Your call to add was cut off before it ended"),
+])
+def test_call_answers_a_response_that_tried_to_call_with_what_went_wrong(
+    response: str, code: str, message: str
+) -> None:
+    done = run_mcs("call", "functions", "-r", response)
+    assert done.returncode == EXIT_CALL_FAILED
+    error = json.loads(done.stdout)
+    assert error["error"] == code and error["message"].startswith(message)
+
+
+def test_call_still_says_no_call_for_a_plain_answer() -> None:
+    done = run_mcs("call", "functions", "-r", "It is sunny in Paris.")
+    assert done.returncode == EXIT_CALL_FAILED
+    assert json.loads(done.stdout)["error"] == "NO_CALL"
+
+
+def test_option_values_are_typed_by_the_drivers_signature() -> None:
+    named = run_mcs("describe", "functions", "-o", "name=math", "-o", "timeout=5", "-o", "description_mode=inline")
+    assert named.returncode == EXIT_OK, named.stderr
+    wrong = run_mcs("describe", "functions", "-o", "timeout=soon")
+    assert wrong.returncode == EXIT_USAGE
+    assert wrong.stderr.splitlines() == [
+        "mcs: option timeout='soon': the 'functions' driver expects float | None (write lists and mappings as JSON)"
+    ]
+
+
+@pytest.mark.parametrize("command", ["no-such-binary", "false"])
+def test_describe_of_an_mcp_server_that_cannot_start_is_one_line(command: str) -> None:
+    done = run_mcs("describe", "mcp", "-o", f"command={command}")
+    assert done.returncode == EXIT_USAGE
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"mcs: cannot reach MCP server 'mcp' ({command}): "), line
+
+
+def test_version_names_the_distribution() -> None:
+    done = run_mcs("--version")
+    assert done.returncode == EXIT_OK and done.stdout.strip() == "mcs-framework 0.1.0"
+
+
+def test_describe_piped_into_head_ends_quietly() -> None:
+    done = subprocess.run(
+        f"{shlex.quote(sys.executable)} -m mcs.cli describe functions --format openai | head -c 20",
+        shell=True, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert len(done.stdout) == 20
+    assert done.stderr == ""
+
+
+def test_a_model_name_without_a_template_is_named_on_stderr() -> None:
+    done = run_mcs("prompt", "functions", "--model", "gtp-4o")
+    assert done.returncode == EXIT_OK and done.stdout.strip()
+    assert done.stderr.splitlines() == [
+        "mcs: warning: no prompt template is made for model 'gtp-4o' (did you mean a gpt-* model?); "
+        "the default template (MCS JSON calls) is used"
+    ]
+
+
+def test_serve_over_websocket_is_refused_for_mcp_before_anything_starts() -> None:
+    done = run_mcs("serve", "mcp", "-o", "command=no-such-binary", "--transport", "websocket")
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.splitlines() == ["mcs: --protocol mcp serves over stdio or http, not websocket"]
 
 
 # ---------------------------------------------------------------------- in-process
@@ -183,9 +329,10 @@ def test_main_in_process_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert info.value.code == EXIT_USAGE
 
 
-def test_serve_with_an_unknown_protocol_names_what_to_install(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["serve", "functions", "--protocol", "carrier-pigeon"]) == EXIT_MISSING
-    assert "pip install carrier-pigeon" in capsys.readouterr().err
+def test_serve_with_an_unknown_protocol_never_suggests_installing_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "functions", "--protocol", "carrier-pigeon"]) == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert error == "mcs: no serve protocol named 'carrier-pigeon'; installed: mcp, rfc0001\n"
 
 
 def test_parse_options_decodes_json_values() -> None:
@@ -204,3 +351,15 @@ def test_results_are_printed_as_json() -> None:
     assert cli.to_jsonable({"p": Point(x=1), "b": b"abc", 1: (1, None), "o": object}) == {
         "p": {"x": 1}, "b": {"bytes": 3}, "1": [1, None], "o": str(object),
     }
+
+
+def test_the_readme_driver_registered_by_a_plugin_works_on_the_command_line(tmp_path: Path) -> None:
+    from support.readme import readme_blocks
+
+    [block] = [b for b in readme_blocks("python") if b.heading == "Writing a driver"]
+    env = _plugin(tmp_path, "acme-mcs-plugins", {"hello": "greeter_module:GreeterDriver"}, block.code)
+    prompt = run_mcs("prompt", "hello", "--model", "gpt-4o", env=env)
+    assert prompt.returncode == EXIT_OK, prompt.stderr
+    assert "greet" in prompt.stdout and "hello" in prompt.stdout and prompt.stderr == ""
+    called = run_mcs("call", "hello", "-r", '{"tool": "greet", "arguments": {"who": "Ada"}}', env=env)
+    assert json.loads(called.stdout.splitlines()[-1]) == "Hello, Ada!"  # the module's own prints come first

@@ -144,10 +144,58 @@ def test_errors_from_the_model_callable_propagate() -> None:
         run_conversation(broken, DemoDriver(), QUESTION)
 
 
-def test_a_call_to_a_missing_tool_ends_the_conversation_by_the_chaining_rule() -> None:
-    output = '{"tool": "book_flight", "arguments": {}}'
-    result = run_conversation(ScriptedModel([output]), DemoDriver(), QUESTION)
-    assert (result.stopped, result.outcomes, result.output) == ("answer", [], output)
+def test_a_call_to_a_made_up_tool_goes_back_as_tool_not_found_with_the_close_names() -> None:
+    model = ScriptedModel(['{"tool": "get_wether", "arguments": {"city": "Paris"}}', WEATHER_CALL, ANSWER])
+    result = run_conversation(model, DemoDriver(), QUESTION)
+    assert (result.stopped, result.turns, result.answer) == ("answer", 3, ANSWER)
+    missing, found = result.outcomes
+    assert missing.error is not None and missing.error.code == "TOOL_NOT_FOUND"
+    assert missing.call.name == "get_wether" and found.ok
+    feedback = model.seen[1][-1]["content"]
+    assert "There is no tool named 'get_wether'. Did you mean get_weather?" in feedback
+
+
+def test_a_reply_cut_off_inside_its_call_is_answered_within_max_turns() -> None:
+    cut = '{"tool": "add", "arguments": {"a": 1, "b": '
+    model = ScriptedModel([cut, '{"tool": "add", "arguments": {"a": 1, "b": 2}}', "It is 3."])
+    result = run_conversation(model, DemoDriver(), QUESTION)
+    assert (result.stopped, result.answer) == ("answer", "It is 3.")
+    damaged, added = result.outcomes
+    assert damaged.error is not None and damaged.error.code == "INVALID_INPUT"
+    assert "Your call to add was cut off before it ended, so nothing ran" in model.seen[1][-1]["content"]
+    assert added.result == 3
+
+
+def test_a_model_that_keeps_sending_broken_calls_stops_at_max_turns() -> None:
+    cut = '<tool_call>\n{"name": "add", "arguments": {"a": 1,'
+    result = run_conversation(ScriptedModel([cut] * 3), DemoDriver(), QUESTION, max_turns=3)
+    assert (result.stopped, result.turns, result.answer) == ("max_turns", 3, None)
+    assert [o.error.code for o in result.outcomes if o.error] == ["INVALID_INPUT"] * 3
+
+
+@pytest.mark.parametrize("answer", [
+    "Use the `<tool_call>` tag to call a tool; I did not need one.",
+    'The call format is {"tool": "name", "arguments": {...}}, but Paris is simply 18 °C.',
+    '{"name": "Paris", "temperature": 18.5}',
+])
+def test_an_answer_that_mentions_the_call_format_is_still_the_answer(answer: str) -> None:
+    result = run_conversation(ScriptedModel([answer]), DemoDriver(), QUESTION)
+    assert (result.stopped, result.outcomes, result.answer) == ("answer", [], answer)
+
+
+@needs_native_calls
+def test_a_native_call_with_unreadable_arguments_is_answered_by_its_id() -> None:
+    broken = {"role": "assistant", "content": None, "tool_calls": [
+        NATIVE_CALL["tool_calls"][0],
+        {"id": "call_cut", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b"'}},
+    ]}
+    model = ScriptedModel([broken, ANSWER])
+    result = run_conversation(model, DemoDriver(), QUESTION, system_message=False)
+    answers = {m["tool_call_id"]: json.loads(m["content"]) for m in model.seen[1] if m["role"] == "tool"}
+    assert answers["call_w"]["city"] == "Tokyo"
+    assert answers["call_cut"]["error"] == "INVALID_INPUT"
+    assert "cut off" in answers["call_cut"]["message"]
+    assert result.answer == ANSWER
 
 
 def test_in_error_mode_a_missing_tool_goes_back_as_tool_not_found() -> None:
@@ -253,9 +301,10 @@ def _comparable(result: ConversationResult) -> Any:
 @pytest.mark.parametrize("script", [
     [WEATHER_CALL, ANSWER],
     ['{"tool": "add", "arguments": {"a": "x", "b": 1}}', "oops"],
-    ['{"tool": "nothing_here", "arguments": {}}'],
+    ['{"tool": "nothing_here", "arguments": {}}', "oops"],
+    ['{"tool": "add", "arguments": {"a": 1, "b": ', "oops"],
     [WEATHER_CALL, WEATHER_CALL],
-], ids=["call-answer", "invalid", "unknown", "max-turns"])
+], ids=["call-answer", "invalid", "unknown", "cut-off", "max-turns"])
 async def test_the_async_twin_gives_the_same_conversation(script: list[str]) -> None:
     context = AgentContext(agent_id="a", request_id="r")
     sync_result = run_conversation(ScriptedModel(script), DemoDriver(), QUESTION, max_turns=2, context=context)

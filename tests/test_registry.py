@@ -14,7 +14,9 @@ from mcs.errors import DriverNotFoundError, MissingDependencyError
 from mcs.registry import (
     DISABLE_ENV,
     KNOWN_DISTRIBUTIONS,
+    ONLY_ENV,
     available_drivers,
+    check_driver,
     driver_class,
     load_driver,
 )
@@ -51,11 +53,13 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Install:
         name: str = "acme-mcs-plugins",
         version: str = "2.1.0",
         modules: dict[str, str] | None = None,
+        requires: tuple[str, ...] = (),
     ) -> Path:
         root = tmp_path / name
         info = root / f"{name.replace('-', '_')}-{version}.dist-info"
         info.mkdir(parents=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        requirements = "".join(f"Requires-Dist: {r}\n" for r in requires)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requirements}")
         lines = "\n".join(f"{key} = {value}" for key, value in entry_points.items())
         (info / "entry_points.txt").write_text(f"[mcs.drivers]\n{lines}\n")
         for module, source in (modules or {}).items():
@@ -150,16 +154,67 @@ def test_a_plugin_that_is_not_a_driver_is_refused(install: Install, request: pyt
         driver_class("number")
 
 
-def test_a_plugin_missing_a_dependency_names_the_install(
+def test_a_plugin_missing_a_declared_dependency_names_that_requirement(
     install: Install, request: pytest.FixtureRequest
 ) -> None:
     module = _module_name(request)
-    install({"needy": f"{module}:D"}, modules={module: "import mcs_test_library_that_is_absent\n"})
+    install({"needy": f"{module}:D"}, modules={module: "import mcs_test_library_that_is_absent\n"},
+            requires=("mcs-test-library-that-is-absent>=2; python_version >= '3'", "pyyaml"))
     with pytest.raises(MissingDependencyError) as info:
         load_driver("needy")
-    assert "mcs_test_library_that_is_absent" in str(info.value)
-    assert info.value.install == "pip install --force-reinstall acme-mcs-plugins"
-    assert info.value.install in str(info.value)
+    assert info.value.install == "pip install mcs-test-library-that-is-absent"
+    assert "'needy' (from acme-mcs-plugins) needs" in str(info.value)
+    assert "--force-reinstall" not in str(info.value)
+
+
+def test_a_plugin_that_fails_to_import_is_broken_with_its_error_and_no_install_hint(
+    install: Install, request: pytest.FixtureRequest
+) -> None:
+    module = _module_name(request)
+    install({"needy": f"{module}:D"}, modules={module: "import mcs_test_module_nobody_declares\n"})
+    with pytest.raises(DriverNotFoundError) as info:
+        load_driver("needy")
+    message = str(info.value)
+    assert "is broken: importing it raised ModuleNotFoundError" in message
+    assert "mcs_test_module_nobody_declares" in message and "pip install" not in message
+    assert check_driver("needy") == message
+
+
+def test_a_registered_driver_is_named_after_its_entry_point(
+    install: Install, request: pytest.FixtureRequest
+) -> None:
+    module = _module_name(request)
+    source = """
+import mcs
+
+class WeatherDriver(mcs.ToolDriver):
+    protocol, transport, spec_format = "REST", "HTTP", "OpenAPI"
+
+    def _list_tools(self):
+        return [mcs.Tool(name="forecast")]
+
+    def _call_tool(self, invocation):
+        return "sunny"
+"""
+    install({"met-office": f"{module}:WeatherDriver"}, modules={module: source}, version="3.2.1")
+    meta = load_driver("met-office").meta
+    assert (meta.name, meta.version) == ("met-office", "3.2.1")
+
+
+def test_only_the_allowed_distributions_register_drivers(
+    plugin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ONLY_ENV, "mcs_framework, Some-Other-Dist")
+    names = {i.name for i in available_drivers() if i.installed}
+    assert "functions" in names and "ping" not in names
+    with pytest.raises(DriverNotFoundError):
+        driver_class("ping")
+    monkeypatch.setenv(ONLY_ENV, "acme-mcs-plugins")
+    assert {i.name for i in available_drivers() if i.installed} == {"ping"}
+
+
+def test_a_driver_option_may_be_called_name() -> None:
+    assert load_driver("functions", name="math").meta.name == "math"
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_DISTRIBUTIONS))
@@ -196,3 +251,12 @@ def test_disabled_drivers_are_neither_listed_nor_loaded(
 def test_the_public_names_are_the_registry_functions() -> None:
     assert mcs.load_driver is load_driver
     assert mcs.available_drivers is available_drivers
+
+
+def test_the_suite_does_not_read_a_users_plugin_named_like_a_fixture(
+    plugin: str, install: Install, request: pytest.FixtureRequest
+) -> None:
+    module = _module_name(request) + "_users"
+    install({"ping": f"{module}:Other", "extra": f"{module}:Other"}, name="users-own-plugins")
+    infos = {i.name: i for i in available_drivers()}  # no "two plugins register" warning
+    assert infos["ping"].distribution == "acme-mcs-plugins" and "extra" not in infos

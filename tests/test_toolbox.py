@@ -10,6 +10,7 @@ import pytest
 
 import mcs
 from mcs.demo import DemoDriver
+from mcs.errors import ConfigurationError
 
 
 @mcs.tool
@@ -146,3 +147,23 @@ def test_mcs_spec_s3_prefixed_function_drivers_declare_their_prefix_and_share_a_
     assert set(box.members) == {"left", "right"}
     assert {t.name for t in box.list_tools()} == {"left_add", "right_add"}
     assert box.process_llm_response('{"tool": "right_add", "arguments": {"a": 2, "b": 2}}') == 4
+
+
+def test_a_toolbox_file_may_name_a_driver_class_as_module_colon_class(tmp_path: Path) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text("drivers:\n  weather: {driver: 'mcs.demo:DemoDriver', name: meteo}\n"
+                      "  math: {driver: functions}\n")
+    box = mcs.Toolbox.from_config(config)
+    assert box.members["weather"].meta.name == "meteo"
+    assert box.process_llm_response('{"tool": "weather_add", "arguments": {"a": 1, "b": 2}}') == 3
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("mcs_no_such_module:Driver", "cannot import 'mcs_no_such_module'"),
+    ("mcs.demo:get_weather", "'mcs.demo:get_weather' is not an MCS driver class"),
+])
+def test_a_class_target_that_is_not_a_driver_is_refused(tmp_path: Path, target: str, message: str) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text(f"drivers:\n  x: {{driver: '{target}'}}\n")
+    with pytest.raises(ConfigurationError, match=message):
+        mcs.Toolbox.from_config(config)

@@ -11,24 +11,22 @@ from __future__ import annotations
 
 import argparse
 
-from mcs.driver import ToolDriver
+from mcs.driver import MCSDriver, ToolDriver
 from mcs.errors import ConfigurationError
 
 
 def _build(args: argparse.Namespace) -> ToolDriver:
-    from mcs.cli import parse_options
-    from mcs.registry import load_driver
+    from mcs.cli import load_with_options
+    from mcs.options import typed_options
 
-    options = parse_options(getattr(args, "option", None) or [])
+    pairs: list[str] = getattr(args, "option", None) or []
+    driver: MCSDriver
     if getattr(args, "config", None):
-        from mcs import toolbox
+        from mcs.toolbox import Toolbox
 
-        from_config = getattr(getattr(toolbox, "Toolbox", None), "from_config", None)
-        if from_config is None:
-            raise ConfigurationError("this version of mcs cannot read toolbox files")
-        driver = from_config(args.config, **options)
+        driver = Toolbox.from_config(args.config, **typed_options(Toolbox, pairs, owner="a toolbox"))
     elif getattr(args, "target", None):
-        driver = load_driver(args.target, **options)
+        driver = load_with_options(args.target, pairs)
     else:
         raise ConfigurationError("name a driver (see `mcs drivers`) or pass --config FILE")
     if not isinstance(driver, ToolDriver):

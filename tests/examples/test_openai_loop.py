@@ -177,6 +177,44 @@ def test_a_model_that_never_stops_calling_is_cut_at_max_turns(serve: Any) -> Non
     assert len(replay.requests) == 2
 
 
+def test_a_reply_cut_off_inside_its_call_is_sent_back_and_the_model_recovers(serve: Any) -> None:
+    cut = '{"tool": "get_weather", "arguments": {"city": "Par'
+    replay, url = serve([cut, CANONICAL_REPLY, FINAL_ANSWER])
+    done = run_example(url, "--model", "qwen2.5", "What is the weather in Paris?")
+    assert done.returncode == 0, done.stderr
+    assert len(replay.requests) == 3, "the cut reply was not taken for the answer"
+    feedback = replay.requests[1]["messages"][-1]
+    assert feedback["role"] == "user"
+    assert "Your call to get_weather was cut off before it ended, so nothing ran" in feedback["content"]
+    assert '<- {"error": "INVALID_INPUT"' in done.stdout
+    assert done.stdout.rstrip().endswith(f"Answer: {FINAL_ANSWER}")
+
+
+def test_a_call_to_a_made_up_tool_is_answered_with_the_close_names(serve: Any) -> None:
+    made_up = '{"tool": "get_wheather", "arguments": {"city": "Paris"}}'
+    replay, url = serve([made_up, CANONICAL_REPLY, FINAL_ANSWER])
+    done = run_example(url, "--model", "qwen2.5", "What is the weather in Paris?")
+    assert done.returncode == 0, done.stderr
+    assert len(replay.requests) == 3
+    feedback = replay.requests[1]["messages"][-1]["content"]
+    assert "There is no tool named 'get_wheather'. Did you mean get_weather?" in feedback
+    assert done.stdout.rstrip().endswith(f"Answer: {FINAL_ANSWER}")
+
+
+def test_native_mode_answers_a_call_with_cut_arguments_by_its_id(serve: Any) -> None:
+    _needs(GPT4O_REPLY, 4, "OpenAI tool_calls")
+    cut = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_cut", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tok'}},
+    ]}
+    replay, url = serve([cut, FINAL_ANSWER])
+    done = run_example(url, "--native", "--model", "gpt-4o-2024-08-06", "Weather in Tokyo?")
+    assert done.returncode == 0, done.stderr
+    [answer] = [m for m in replay.requests[1]["messages"] if m["role"] == "tool"]
+    assert answer["tool_call_id"] == "call_cut"
+    error = json.loads(answer["content"])
+    assert error["error"] == "INVALID_INPUT" and "cut off" in error["message"]
+
+
 def test_replayed_outputs_mirror_the_corpus() -> None:
     if not CORPUS_OUTPUTS.is_dir():
         pytest.skip(f"the BFCL corpus is not beside the repository ({CORPUS_OUTPUTS})")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import mcs
@@ -9,6 +11,7 @@ from mcs.prompts import (
     PromptRegistry,
     PromptTemplate,
     TemplateError,
+    UnknownModelWarning,
     default_registry,
     glob_specificity,
 )
@@ -184,3 +187,18 @@ def test_a_user_folder_of_templates_overrides_the_shipped_ones(tmp_path) -> None
     assert [t.name for t in loaded] == ["default"]
     assert registry.select("unknown-model").body.startswith("MINE")
     assert registry.select("gpt-4o").name == "openai"  # families without an override stay
+
+
+def test_a_misspelt_model_name_gets_the_default_template_and_a_warning_naming_the_family() -> None:
+    registry = default_registry()
+    with pytest.warns(UnknownModelWarning, match=r"model 'gtp-4o' \(did you mean a gpt-\* model\?\); the default"):
+        assert registry.select("gtp-4o").name == "default"
+    with pytest.warns(UnknownModelWarning, match=r"model 'claud-3-opus' \(did you mean a claude-\* model\?\)"):
+        assert registry.select("claud-3-opus").name == "default"
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", None, "deepseek-v3", "phi-4", "my-private-finetune"])
+def test_a_known_family_an_unknown_one_or_no_model_selects_without_a_warning(model: str | None) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        default_registry().select(model)

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from support.wheels import REPO, build_core_wheel, new_venv, pip_install, uv
 
 # Runs inside the fresh virtual environment: everything it prints comes from the wheel.
 RENDER_EVERY_TEMPLATE = r"""
@@ -41,42 +37,15 @@ print(json.dumps({
 """
 
 
-def _uv() -> str | None:
-    local = Path(sys.executable).parent / "uv"
-    return str(local) if local.exists() else shutil.which("uv")
-
-
-def _build_wheel(out: Path) -> Path:
-    uv = _uv()
-    command = (
-        [uv, "build", "--wheel", "--out-dir", str(out), str(REPO)]
-        if uv
-        else [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)]
-    )
-    subprocess.run(command, check=True, capture_output=True, timeout=300)
-    wheels = sorted(out.glob("mcs_framework-*.whl"))
-    assert len(wheels) == 1, wheels
-    return wheels[0]
-
-
 def _install(wheel: Path, env: Path) -> Path:
-    uv = _uv()
-    venv.EnvBuilder(with_pip=uv is None).create(env)
-    python = env / "bin" / "python"
-    if uv:
-        base = [uv, "pip", "install", "--python", str(python), str(wheel)]
-        # The package cache of the current environment usually has every dependency.
-        offline = subprocess.run([*base, "--offline"], capture_output=True, timeout=300)
-        if offline.returncode != 0:
-            subprocess.run(base, check=True, capture_output=True, timeout=300)
-    else:
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)],
-                       check=True, capture_output=True, timeout=300)
+    python = new_venv(env)
+    done = pip_install(python, [str(wheel)])
+    assert done.returncode == 0, done.stderr
     return python
 
 
 def test_every_shipped_template_renders_from_an_installed_wheel(tmp_path: Path) -> None:
-    wheel = _build_wheel(tmp_path / "dist")
+    wheel = build_core_wheel(tmp_path / "dist")
     python = _install(wheel, tmp_path / "venv")
     result = subprocess.run(
         [str(python), "-I", "-c", RENDER_EVERY_TEMPLATE],
@@ -96,5 +65,5 @@ def test_every_shipped_template_renders_from_an_installed_wheel(tmp_path: Path) 
 
 @pytest.fixture(autouse=True)
 def _needs_a_build_tool() -> None:
-    if _uv() is None:
+    if uv() is None:
         pytest.importorskip("build", reason="needs uv or the 'build' package to build the wheel")

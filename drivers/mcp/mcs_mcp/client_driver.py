@@ -444,7 +444,7 @@ class MCPDriver(ToolDriver):
         if route.kind == "tool":
             self._prime_output_schemas(client, route.server)
             result = await client.call_tool(route.target, invocation.arguments, read_timeout_seconds=timeout)
-            return tool_result(result, invocation.tool.name)
+            return tool_result(result, invocation.tool.name, invocation.tool.output_schema)
         async with asyncio.timeout(timeout):
             if route.kind == "prompt":
                 arguments = {k: str(v) for k, v in invocation.arguments.items()}

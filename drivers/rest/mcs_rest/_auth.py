@@ -6,9 +6,14 @@ Configuration maps a scheme name (as in ``components.securitySchemes`` or Swagge
 * ``apiKey`` (header, query or cookie): the key, a string;
 * ``http`` ``bearer``: the token, a string;
 * ``http`` ``basic``: ``"user:password"`` or a ``(user, password)`` pair;
+* ``oauth2`` and ``openIdConnect``: a token you already hold (a personal access token),
+  a string, sent as ``Authorization: Bearer``;
 * ``oauth2`` client credentials: ``{"client_id": ..., "client_secret": ..., "scopes": [...],
   "token_url": ...}`` (``token_url`` defaults to the spec's ``tokenUrl``). The token is
   fetched on first use, cached, and refreshed before it expires or after a 401.
+
+:func:`describe_schemes` lists what a spec declares and how to set each; headers the
+spec does not describe go in the driver's ``headers=`` option.
 
 An operation uses the first of its security requirements whose schemes are all
 configured. Credentials never appear in error messages.
@@ -152,9 +157,14 @@ def build_schemes(spec_root: Mapping[str, Any], swagger: bool, auth: Mapping[str
                 out[name] = Scheme(name, "basic", secret=base64.b64encode(raw).decode("ascii"))
             else:
                 raise ConfigurationError(f"security scheme {name!r}: http scheme {scheme!r} is not supported (bearer and basic are)")
+        elif kind in ("oauth2", "openIdConnect") and isinstance(credential, str):
+            out[name] = Scheme(name, "bearer", secret=_string(name, credential))
         elif kind == "oauth2":
             if not isinstance(credential, Mapping):
-                raise ConfigurationError(f"security scheme {name!r}: give {{'client_id', 'client_secret'}} for OAuth 2.0")
+                raise ConfigurationError(
+                    f"security scheme {name!r}: give the access token as a string, or "
+                    "{'client_id', 'client_secret'} to fetch one with client credentials"
+                )
             token_url = credential.get("token_url") or _token_url(definition, swagger)
             if not token_url:
                 raise ConfigurationError(f"security scheme {name!r}: no clientCredentials tokenUrl in the spec; pass token_url")
@@ -167,7 +177,45 @@ def build_schemes(spec_root: Mapping[str, Any], swagger: bool, auth: Mapping[str
                 raise ConfigurationError(f"security scheme {name!r}: missing {exc.args[0]!r}") from None
             out[name] = Scheme(name, "oauth2", oauth=oauth)
         else:
-            raise ConfigurationError(f"security scheme {name!r} of type {kind!r} is not supported")
+            raise ConfigurationError(
+                f"security scheme {name!r} of type {kind!r} is not supported; give the driver the "
+                "header it needs with headers={...}"
+            )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredScheme:
+    """A security scheme as the spec declares it, and the ``auth`` value that sets it."""
+
+    name: str
+    kind: str  # "apiKey in header X-Key", "http bearer", "oauth2", ...
+    credential: str  # what to put under auth[name]
+
+
+def describe_schemes(spec_root: Mapping[str, Any], swagger: bool) -> list[DeclaredScheme]:
+    """Every security scheme of the spec, with the credential ``auth`` takes for it."""
+    out: list[DeclaredScheme] = []
+    for name, definition in _schemes_of(spec_root, swagger).items():
+        if not isinstance(definition, Mapping):
+            continue
+        kind = str(definition.get("type", ""))
+        if kind == "apiKey":
+            what, credential = f"apiKey in {definition.get('in', 'header')} {definition.get('name', '')}", '"KEY"'
+        elif kind == "http" or (swagger and kind == "basic"):
+            scheme = "basic" if kind == "basic" else str(definition.get("scheme", "")).lower()
+            what = f"http {scheme}"
+            credential = {"bearer": '"TOKEN"', "basic": '"USER:PASSWORD"'}.get(scheme, "(not supported: use headers=)")
+        elif kind == "oauth2":
+            what = "oauth2"
+            credential = '"TOKEN"'
+            if _token_url(definition, swagger):
+                credential += ' or {"client_id": "...", "client_secret": "..."}'
+        elif kind == "openIdConnect":
+            what, credential = "openIdConnect", '"TOKEN"'
+        else:
+            what, credential = kind or "unknown", "(not supported: use headers=)"
+        out.append(DeclaredScheme(str(name), what.strip(), credential))
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -143,6 +144,21 @@ class Selection:
     def empty(self) -> bool:
         return not (self.tags or self.paths or self.methods or self.operations)
 
+    def matched_entries(self, method: str, path: str, tags: Sequence[str], op_id: str | None) -> set[str]:
+        """The entries (``"tags: pets"``...) that this operation matches."""
+        hits = {f"tags: {t}" for t in self.tags if t in tags}
+        hits |= {f"paths: {p}" for p in self.paths if fnmatch.fnmatchcase(path, p)}
+        hits |= {f"methods: {m}" for m in self.methods if m == method}
+        hits |= {f"operations: {o}" for o in self.operations if o == op_id}
+        return hits
+
+    def entries(self) -> list[str]:
+        """Every entry, as :meth:`matched_entries` names them."""
+        return [
+            *(f"tags: {t}" for t in self.tags), *(f"paths: {p}" for p in self.paths),
+            *(f"methods: {m}" for m in self.methods), *(f"operations: {o}" for o in self.operations),
+        ]
+
     def checks(self, method: str, path: str, tags: Sequence[str], op_id: str | None) -> list[bool]:
         out: list[bool] = []
         if self.tags:
@@ -188,6 +204,7 @@ class _Builder:
     def operations(self, include: Selection, exclude: Selection) -> list[Operation]:
         spec = self.spec
         found: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any], str, str]] = []
+        matched: set[str] = set()
         paths = spec.root.get("paths") or {}
         for path, item in paths.items():
             path = str(path)
@@ -204,9 +221,18 @@ class _Builder:
                 tags = [str(t) for t in (op.get("tags") or ())]
                 op_id = op.get("operationId")
                 op_id = str(op_id) if op_id not in (None, "") else None
+                matched |= include.matched_entries(method.upper(), path, tags, op_id)
                 if not _keep(include, exclude, method.upper(), path, tags, op_id):
                     continue
                 found.append((path, method, item, op, document, f"{where}.{method}"))
+        unmatched = [entry for entry in include.entries() if entry not in matched]
+        if unmatched:  # a misspelt operation or tag: say so rather than silently drop it
+            warnings.warn(
+                f"{spec.location}: the include filter's {'; '.join(unmatched)} "
+                f"{'matches' if len(unmatched) == 1 else 'match'} no operation of the spec",
+                UserWarning,
+                stacklevel=4,
+            )
         names = unique_tool_names(
             (str(op.get("operationId")) if op.get("operationId") else f"{method}{path}")
             for path, method, _, op, _, _ in found

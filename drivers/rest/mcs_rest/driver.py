@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import AuthOption, DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
@@ -181,6 +181,13 @@ class RestDriver(ToolDriver):
         self._closers: dict[int, AsyncIterator[None]] = {}
         self._lock = threading.RLock()
         self._response_validators: dict[tuple[str, int], Any] = {}
+
+    def auth_options(self) -> list[AuthOption]:
+        """The spec's security schemes, each with the ``auth`` entry that sets it."""
+        return [
+            AuthOption(d.name, d.kind, f"-o auth='{{\"{d.name}\": {d.credential}}}'", d.name in self._schemes)
+            for d in _auth.describe_schemes(self.spec.root, self.spec.is_swagger)
+        ]
 
     # ------------------------------------------------------------------ tools
 

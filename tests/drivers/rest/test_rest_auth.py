@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 from mcs_rest import RestDriver
 from rest_paths import PETSTORE
 from rest_server import Running
@@ -78,3 +79,35 @@ def test_static_headers_are_sent_with_every_request(api: Running):
     with RestDriver(PETSTORE, base_url=api.url + "/v1", headers={"X-Client": "mcs"}) as driver:
         driver.call_tool("listPets", {})
     assert api.state.requests[-1].headers["x-client"] == "mcs"
+
+
+def test_a_token_you_hold_goes_through_an_oauth2_scheme_as_a_bearer(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"oauth": "ghp_personal_token"}) as driver:
+        assert driver.call_tool("oauthOnly", {}) == {"ok": True, "auth": "Bearer ghp_personal_token"}
+    assert not [r for r in api.state.requests if r.path == "/oauth/token"], "no token was fetched"
+
+
+def test_a_token_you_hold_goes_through_an_open_id_connect_scheme(api: Running):
+    spec = yaml.safe_load(PETSTORE.read_text())
+    spec["components"]["securitySchemes"]["oidc"] = {
+        "type": "openIdConnect", "openIdConnectUrl": "https://id.example.com/.well-known/openid-configuration",
+    }
+    spec["paths"]["/secure"]["get"]["security"] = [{"oidc": []}]
+    with RestDriver(spec, base_url=api.url + "/v1", auth={"oidc": "s3cret"}) as driver:
+        assert driver.call_tool("secure", {})["auth"] == "Bearer s3cret"
+
+
+def test_each_declared_scheme_is_listed_with_the_option_that_sets_it():
+    with RestDriver(PETSTORE, auth={"bearer": "s3cret"}) as driver:
+        options = {o.name: o for o in driver.auth_options()}
+    assert set(options) == {"bearer", "basic", "headerKey", "queryKey", "cookieKey", "oauth"}
+    assert options["bearer"].configured and not options["oauth"].configured
+    assert options["headerKey"].kind == "apiKey in header X-API-Key"
+    assert options["oauth"].option == (
+        "-o auth='{\"oauth\": \"TOKEN\" or {\"client_id\": \"...\", \"client_secret\": \"...\"}}'"
+    )
+
+
+def test_an_oauth2_credential_of_the_wrong_shape_says_what_fits():
+    with pytest.raises(ConfigurationError, match="give the access token as a string, or"):
+        RestDriver(PETSTORE, auth={"oauth": ["app", "secret"]})

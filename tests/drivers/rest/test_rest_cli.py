@@ -103,3 +103,13 @@ def test_convert_corpus_specs_to_valid_mcp_files(tmp_path, corpus, name):
     document = yaml.load(out.read_text(), Loader=yaml.CSafeLoader)
     assert [e.message for e in validator.iter_errors(document)][:3] == []
     assert document["tools"]
+
+
+def test_describe_lists_the_specs_security_schemes_on_stderr(capsys):
+    assert main(["describe", "rest", "-o", f"spec={PETSTORE}", "-o", 'auth={"bearer": "s3cret"}']) == 0
+    captured = capsys.readouterr()
+    assert "listPets" in captured.out and "security" not in captured.out
+    lines = captured.err.splitlines()
+    assert lines[0] == "mcs: the spec declares these security schemes; set one with -o:"
+    assert "  bearer (http bearer): -o auth='{\"bearer\": \"TOKEN\"}'  (set)" in lines
+    assert "  headerKey (apiKey in header X-API-Key): -o auth='{\"headerKey\": \"KEY\"}'" in lines

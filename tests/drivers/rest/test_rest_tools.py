@@ -216,3 +216,10 @@ def test_a_misspelled_option_is_a_configuration_error_listing_the_options():
     with pytest.raises(ConfigurationError) as info:
         RestDriver(PETSTORE, base_ulr="http://x")
     assert "'base_ulr'" in str(info.value) and "base_url" in str(info.value)
+
+
+def test_an_include_entry_that_matches_no_operation_is_warned_about():
+    with pytest.warns(UserWarning, match=r"include filter.s tags: petz; operations: listPet match no operation"):
+        driver = RestDriver(PETSTORE, include={"operations": ["listPets", "listPet"], "tags": ["petz", "pets"]})
+    with driver:
+        assert set(driver.operations) == {"listPets"}

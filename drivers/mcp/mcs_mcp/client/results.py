@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcs.errors import ExecutionError
@@ -18,8 +19,27 @@ def error_text(result: Any) -> str:
     return "\n".join(t for t in texts if t).strip()
 
 
-def tool_result(result: Any, tool: str) -> Any:
-    """A ``CallToolResult`` as a value: structured content when present, else the text, else the blocks.
+def wraps_result(output_schema: Mapping[str, Any] | None) -> bool:
+    """True for the output schema the MCP SDKs give a tool returning a non-object
+    (``str``, a list, a number): an object whose only, required property is ``result``."""
+    if not isinstance(output_schema, Mapping):
+        return False
+    properties = output_schema.get("properties")
+    return (
+        isinstance(properties, Mapping)
+        and list(properties) == ["result"]
+        and list(output_schema.get("required") or ()) == ["result"]
+    )
+
+
+def tool_result(result: Any, tool: str, output_schema: Mapping[str, Any] | None = None) -> Any:
+    """A ``CallToolResult`` as a value: the structured content when the server sent one,
+    else the text (one string, or a list for several text blocks), else the blocks as dicts.
+
+    Structured content under the SDKs' ``{"result": value}`` wrapper (``output_schema``
+    is that wrapper, see :func:`wraps_result`) is unwrapped: a tool returning a ``str``
+    gives the ``str``, one returning a ``dict`` the ``dict``. Text is never decoded: a
+    server without structured output that returns a dict as JSON text gives that text.
 
     Raises:
         ExecutionError: the server reported ``isError``; the message is the server's text.
@@ -27,8 +47,11 @@ def tool_result(result: Any, tool: str) -> Any:
     if result.is_error:
         text = error_text(result) or "the MCP server reported an error without a message"
         raise ExecutionError(text, tool=tool, details={"source": "mcp_server"})
-    if result.structured_content is not None:
-        return result.structured_content
+    structured = result.structured_content
+    if structured is not None:
+        if wraps_result(output_schema) and isinstance(structured, Mapping) and list(structured) == ["result"]:
+            return structured["result"]
+        return structured
     blocks = list(result.content or [])
     if blocks and all(getattr(b, "type", "") == "text" for b in blocks):
         texts = [b.text for b in blocks]

@@ -162,21 +162,23 @@ def check_server(options: dict[str, Any], registry: InterfaceRegistry, extra: li
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from mcs.cli import parse_options
+    from mcs.options import typed_options
+    from mcs_mcp.client_driver import MCPDriver
 
     registry = _registry(args.file)
-    options = parse_options(args.option)
-    mcp_options = _mcp_options(args.target, options)
+    mcp_options = _mcp_options(args.target, {})
     if mcp_options is not None:
+        mcp_options.update(typed_options(MCPDriver, args.option or [], owner="the MCP driver"))
         reports = check_server(mcp_options, registry, args.implements)
     else:
-        from mcs.registry import load_driver
+        from mcs.cli import load_with_options
         from mcs_mcp._targets import import_driver_class
 
         if _DRIVER_CLASS.match(args.target):
-            driver = import_driver_class(args.target)(**options)
+            cls = import_driver_class(args.target)
+            driver = cls(**typed_options(cls, args.option or [], owner=args.target))
         else:
-            driver = load_driver(args.target, **options)
+            driver = load_with_options(args.target, args.option or [])
         try:
             spec: Any = declared(driver)
             if args.implements:

@@ -73,22 +73,24 @@ def _serve_options_arg(args: argparse.Namespace) -> dict[str, Any]:
 
 def resolve_target(args: argparse.Namespace) -> tuple[Any, ServeOptions]:
     """The driver ``args`` name, and the options it is served with (before CLI flags)."""
-    from mcs.cli import parse_options
-    from mcs.registry import load_driver
+    from mcs.cli import load_with_options
+    from mcs.options import typed_options
 
-    driver_options = parse_options(getattr(args, "option", None) or [])
+    pairs: list[str] = getattr(args, "option", None) or []
     if getattr(args, "config", None):
         from mcs.toolbox import Toolbox
 
-        return Toolbox.from_config(args.config), ServeOptions()
+        toolbox = Toolbox.from_config(args.config)
+        return toolbox, ServeOptions(name=Path(args.config).stem, version=toolbox.meta.version)
     target = getattr(args, "target", None)
     if not target:
         raise ConfigurationError("name a driver, an MCP file, or pass -c toolbox.yaml")
     path = Path(target)
     if is_mcp_file(path):
-        driver = load_driver("mcpfile", path=str(path), **driver_options)
+        driver = load_with_options("mcpfile", pairs, path=str(path))
         settings_of = getattr(driver, "runtime_settings", None)
-        settings = settings_of() if callable(settings_of) else {}
+        settings = {"name": path.stem, **(settings_of() if callable(settings_of) else {})}
+        settings["name"] = settings["name"] or path.stem
         return driver, ServeOptions.from_runtime_settings(apply_genmcp_env(settings))
     if path.suffix.lower() in MCP_FILE_SUFFIXES and path.exists():
         raise ConfigurationError(
@@ -98,8 +100,14 @@ def resolve_target(args: argparse.Namespace) -> tuple[Any, ServeOptions]:
     if ":" in target and not path.exists():
         from mcs_mcp._targets import import_driver_class
 
-        return import_driver_class(target)(**driver_options), ServeOptions()
-    return load_driver(target, **driver_options), ServeOptions()
+        cls = import_driver_class(target)
+        return _named(cls(**typed_options(cls, pairs, owner=target)))
+    return _named(load_with_options(target, pairs))
+
+
+def _named(driver: Any) -> tuple[Any, ServeOptions]:
+    """A driver, and options that serve it under its own name and version."""
+    return driver, ServeOptions(name=driver.meta.name, version=driver.meta.version)
 
 
 def _bool(value: Any, key: str) -> bool:
@@ -208,8 +216,11 @@ def serve_command(args: argparse.Namespace) -> int:
         if options.transport != "stdio" and options.auth is None and not is_loopback(options.host):
             print(f"mcs: warning: serving on {options.host} without OAuth; anyone who can reach "
                   "this address can call every tool", file=sys.stderr, flush=True)
-        if options.transport != "stdio":
-            tools = len(driver.list_tools())
+        tools = len(driver.list_tools())
+        if options.transport == "stdio":  # stdout is the protocol: say what runs on stderr
+            print(f"mcs: serving {options.name!r} ({tools} tool{'' if tools == 1 else 's'}) as an MCP server over stdio",
+                  file=sys.stderr, flush=True)
+        else:
             print(
                 json.dumps({"event": "serving", "url": options.url, "tools": tools,
                             "stateless": options.stateless, "oauth": options.auth is not None}),

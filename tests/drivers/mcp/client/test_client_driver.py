@@ -50,7 +50,7 @@ def test_llm_output_round_trips_through_the_server_and_back(
     driver: MCPDriver = request.getfixturevalue(f"{transport}_driver")
     text = json.dumps({"tool": "set_volume", "arguments": {"volume": 0.25}})
     assert driver.process_llm_response(text) == {"success": True}
-    assert driver.process_llm_response({"name": "add", "parameters": {"a": 40, "b": 2}}) == {"result": 42}
+    assert driver.process_llm_response({"name": "add", "parameters": {"a": 40, "b": 2}}) == 42
     assert driver.process_llm_response('{"tool": "play", "arguments": {}}') == {"status": "playing"}
     through_backend = driver.process_llm_response(json.dumps({"tool": "lookup", "arguments": {"key": "k1"}}))
     assert through_backend == {"key": "k1", "value": "value of k1", "served_by": "backend"}
@@ -61,11 +61,11 @@ async def test_async_calls_share_the_connection_with_sync_calls(
     transport: str, request: pytest.FixtureRequest
 ) -> None:
     driver: MCPDriver = request.getfixturevalue(f"{transport}_driver")
-    assert driver.call_tool("echo", {"text": "sync"}) == {"result": "sync"}
+    assert driver.call_tool("echo", {"text": "sync"}) == "sync"
     results = await asyncio.gather(
         *(driver.aprocess_llm_response({"tool": "echo", "arguments": {"text": str(i)}}) for i in range(5))
     )
-    assert results == [{"result": str(i)} for i in range(5)]
+    assert results == [str(i) for i in range(5)]
 
 
 def test_a_response_without_a_call_is_returned_unchanged(stdio_driver: MCPDriver) -> None:
@@ -91,7 +91,7 @@ def test_arguments_are_validated_before_reaching_the_server(stdio_driver: MCPDri
 
 
 def test_a_dying_server_is_reported_promptly_not_hung_on(stdio_driver: MCPDriver) -> None:
-    assert stdio_driver.call_tool("echo", {"text": "alive"}) == {"result": "alive"}
+    assert stdio_driver.call_tool("echo", {"text": "alive"}) == "alive"
     started = time.monotonic()
     with pytest.raises(ExecutionError) as caught:
         stdio_driver.call_tool("crash")
@@ -112,7 +112,7 @@ def test_the_call_deadline_is_honoured_and_the_connection_survives(quiet: Any) -
             driver.call_tool("slow", {"seconds": 5})
         assert time.monotonic() - started < 3
         driver.timeout = 30  # a loaded machine must not make the next call look like a failure
-        assert driver.call_tool("echo", {"text": "after"}) == {"result": "after"}
+        assert driver.call_tool("echo", {"text": "after"}) == "after"
     finally:
         driver.close()
 
@@ -124,7 +124,7 @@ async def test_the_async_deadline_cancels_the_call(quiet: Any) -> None:
         with pytest.raises(ToolTimeoutError):
             await driver.acall_tool("slow", {"seconds": 5})
         driver.timeout = 30
-        assert await driver.acall_tool("echo", {"text": "ok"}) == {"result": "ok"}
+        assert await driver.acall_tool("echo", {"text": "ok"}) == "ok"
     finally:
         await asyncio.to_thread(driver.close)
 
@@ -148,7 +148,7 @@ def test_a_command_that_does_not_exist_is_reported() -> None:
 
 
 def test_close_ends_the_session_and_later_calls_say_so(stdio_driver: MCPDriver) -> None:
-    assert stdio_driver.call_tool("echo", {"text": "x"}) == {"result": "x"}
+    assert stdio_driver.call_tool("echo", {"text": "x"}) == "x"
     stdio_driver.close()
     stdio_driver.close()  # twice is fine
     with pytest.raises(ExecutionError) as caught:
@@ -202,13 +202,13 @@ def test_sync_calls_from_many_threads_share_the_session(stdio_driver: MCPDriver)
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(work, range(8)))
-    assert results == [[{"result": f"{t}-{i}"} for i in range(10)] for t in range(8)]
-    assert stdio_driver.call_tool("echo", {"text": "after"}) == {"result": "after"}
+    assert results == [[f"{t}-{i}" for i in range(10)] for t in range(8)]
+    assert stdio_driver.call_tool("echo", {"text": "after"}) == "after"
 
 
 async def test_a_sync_call_from_inside_a_running_loop_still_works(stdio_driver: MCPDriver) -> None:
     # call_tool() is synchronous: inside async code the shared loop is run by a helper thread
-    assert stdio_driver.call_tool("echo", {"text": "in loop"}) == {"result": "in loop"}
+    assert stdio_driver.call_tool("echo", {"text": "in loop"}) == "in loop"
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -223,12 +223,12 @@ async def test_a_prefix_keeps_tools_prompts_and_resources_callable(
     try:
         names = {t.name for t in driver.list_tools()}
         assert {"pl_add", "pl_prompt_greeting", "pl_read_resource"} <= names
-        assert driver.process_llm_response('{"tool": "pl_add", "arguments": {"a": 1, "b": 2}}') == {"result": 3}
+        assert driver.process_llm_response('{"tool": "pl_add", "arguments": {"a": 1, "b": 2}}') == 3
         assert driver.call_tool("pl_prompt_greeting", {"name": "Ann"}) == [
             {"role": "user", "content": "Say hello to Ann."}
         ]
         assert driver.call_tool("pl_read_resource", {"uri": "memo://readme"}) == "This is the readme."
-        assert await driver.aprocess_llm_response({"tool": "pl_echo", "arguments": {"text": "a"}}) == {"result": "a"}
+        assert await driver.aprocess_llm_response({"tool": "pl_echo", "arguments": {"text": "a"}}) == "a"
     finally:
         driver.close()
 
@@ -239,9 +239,7 @@ def test_mcs_spec_s8_an_mcp_over_sse_server_is_a_bridge() -> None:
     try:
         with MCPDriver(url=f"http://127.0.0.1:{port}/sse", sse=True) as driver:
             assert driver.meta.transport == "SSE"
-            assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "over sse"}}') == {
-                "result": "over sse"
-            }
+            assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "over sse"}}') == "over sse"
             assert driver.healthcheck()["status"] == "ok"
     finally:
         stop(process)
@@ -260,8 +258,18 @@ def test_mcs_spec_s7_a_server_too_large_for_the_budget_is_described_in_discovery
     with MCPDriver(**player_stdio_options(), stderr=quiet, token_budget=50) as driver:  # type: ignore[arg-type]
         description = driver.get_function_description()
         assert "search_tools" in description and "describe_tool" in description
-        assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "still here"}}') == {
-            "result": "still here"
-        }
+        assert driver.process_llm_response('{"tool": "echo", "arguments": {"text": "still here"}}') == "still here"
     docs = (Path(__file__).resolve().parents[4] / "docs" / "mcp-client.md").read_text(encoding="utf-8")
     assert "## Description mode (MCS spec, section 7)" in docs
+
+
+def test_name_is_a_driver_option_like_any_other(http_driver: MCPDriver, player_http: str) -> None:
+    with load_driver("mcp", url=player_http, name="notes") as notes:
+        assert notes.meta.name == "notes"
+        assert notes.call_tool("echo", {"text": "named"}) == "named"
+
+
+def test_a_tool_returning_a_dict_gives_the_dict_and_one_returning_a_str_the_str(http_driver: MCPDriver) -> None:
+    assert http_driver.call_tool("echo", {"text": "plain"}) == "plain"
+    looked_up = http_driver.call_tool("lookup", {"key": "k1"})
+    assert isinstance(looked_up, dict) and looked_up["key"] == "k1"

@@ -67,8 +67,8 @@ def test_a_config_file_connects_to_stdio_and_http_servers_together(tmp_path: Pat
         "remote": {"url": player_http},
     }}))
     with MCPDriver(config=str(path), namespace=True, stderr=quiet) as driver:
-        assert driver.call_tool("local_echo", {"text": "a"}) == {"result": "a"}
-        assert driver.call_tool("remote_echo", {"text": "b"}) == {"result": "b"}
+        assert driver.call_tool("local_echo", {"text": "a"}) == "a"
+        assert driver.call_tool("remote_echo", {"text": "b"}) == "b"
         assert driver.meta.transport == "HTTP/STDIO"
 
 

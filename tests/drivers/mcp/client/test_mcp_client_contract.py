@@ -22,7 +22,7 @@ from mcs.registry import load_driver
 from mcs.testing import DriverContractTests
 
 CALLS: dict[str, tuple[dict[str, Any], Any]] = {
-    "tool": ({"tool": "add", "arguments": {"a": 40, "b": "2"}}, {"result": 42}),
+    "tool": ({"tool": "add", "arguments": {"a": 40, "b": "2"}}, 42),
     "prompt": (
         {"tool": "prompt_greeting", "arguments": {"name": "Ann"}},
         [{"role": "user", "content": "Say hello to Ann."}],

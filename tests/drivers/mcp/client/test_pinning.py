@@ -53,7 +53,7 @@ def test_a_changed_description_is_held_back_until_accepted(pins: Path, quiet: An
             driver.call_tool("add", {"a": 1, "b": 2})
         driver.accept("add")
         assert driver.held_tools() == []
-        assert driver.call_tool("add", {"a": 1, "b": 2}) == {"result": 3}
+        assert driver.call_tool("add", {"a": 1, "b": 2}) == 3
     with driver_for(pins, quiet, variant="changed") as driver:
         assert driver.get_tool("add") is not None  # the approval was stored
 
@@ -63,7 +63,7 @@ def test_a_tool_that_appears_later_is_held_as_new(pins: Path, quiet: Any) -> Non
         assert driver.get_tool("newcomer") is None
         assert [(h.name, h.reason) for h in driver.held_tools()] == [("newcomer", "new")]
         driver.accept("newcomer")
-        assert driver.call_tool("newcomer") == {"result": "new"}
+        assert driver.call_tool("newcomer") == "new"
 
 
 def test_trust_new_tools_pins_later_tools_without_holding_them(pins: Path, quiet: Any) -> None:
@@ -92,7 +92,7 @@ def test_a_second_server_shadowing_a_tool_name_is_held(tmp_path: Path, quiet: An
         assert offered["add"] == "first" and offered["newcomer"] == "second"
         shadowing = {h.name for h in driver.held_tools() if h.reason == "shadowing" and h.server == "second"}
         assert {"add", "echo", "play"} <= shadowing
-        assert driver.call_tool("add", {"a": 2, "b": 2}) == {"result": 4}
+        assert driver.call_tool("add", {"a": 2, "b": 2}) == 4
 
 
 def test_namespaced_servers_do_not_shadow_each_other(quiet: Any) -> None:
@@ -101,7 +101,7 @@ def test_namespaced_servers_do_not_shadow_each_other(quiet: Any) -> None:
         names = {t.name for t in driver.list_tools()}
         assert {"one_add", "two_add"} <= names
         assert driver.held_tools() == []
-        assert driver.call_tool("two_add", {"a": 1, "b": 1}) == {"result": 2}
+        assert driver.call_tool("two_add", {"a": 1, "b": 1}) == 2
 
 
 def test_in_memory_pins_review_and_accept() -> None:
@@ -132,17 +132,17 @@ def test_ordinary_descriptions_are_not_flagged() -> None:
 def test_tools_list_changed_does_not_silently_enable_a_new_tool(quiet: Any) -> None:
     with MCPDriver(**player_stdio_options(), stderr=quiet) as driver:  # type: ignore[arg-type]
         assert driver.get_tool("grown") is None
-        assert driver.call_tool("grow") == {"result": "grew"}
+        assert driver.call_tool("grow") == "grew"
         # the notification made the driver list again: the new tool is seen, and held
         assert driver.get_tool("grown") is None
         assert [(h.name, h.reason) for h in driver.held_tools()] == [("grown", "new")]
         driver.accept("grown")
-        assert driver.call_tool("grown") == {"result": "grown"}
+        assert driver.call_tool("grown") == "grown"
 
 
 async def test_list_changed_is_honoured_on_the_async_path_too(quiet: Any) -> None:
     async with MCPDriver(**player_stdio_options(), stderr=quiet) as driver:  # type: ignore[arg-type]
-        assert await driver.acall_tool("grow") == {"result": "grew"}
+        assert await driver.acall_tool("grow") == "grew"
         tools = {t.name for t in await driver.alist_tools()}
         assert "grown" not in tools
         assert [(h.name, h.reason) for h in driver.held_tools()] == [("grown", "new")]

@@ -78,7 +78,7 @@ def test_interfaces_rfc_fine_tuning_a_canonical_method_name_reaches_the_servers_
         assert driver.process_llm_response('{"tool": "pause", "arguments": {}}') == {"status": "paused"}
         with pytest.raises(InvalidInputError, match="volume"):  # the interface's schema: 0 to 1
             driver.process_llm_response('{"tool": "set_volume", "arguments": {"volume": 3}}')
-        assert driver.call_tool("echo", {"text": "hi"}) == {"result": "hi"}
+        assert driver.call_tool("echo", {"text": "hi"}) == "hi"
     # Prompt context partitioning: list_interfaces is the one listing, no second round.
     assert "tools/list" not in requests.read_text().split()
     assert requests.read_text().split().count("list_interfaces") == 1

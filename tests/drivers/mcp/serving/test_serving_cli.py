@@ -116,3 +116,36 @@ async def test_a_toolbox_config_serves_several_drivers_as_one_server(tmp_path: P
         assert {"north_get_weather", "south_get_weather", "north_add", "south_add"} <= names
         result = await session.call_tool("south_add", {"a": 1.5, "b": 2})
     assert result.content[0].text == "3.5"
+
+
+async def _served_identity(tmp_path: Path, *args: str) -> tuple[types.Implementation, str]:
+    """What ``mcs serve ARGS`` over stdio tells a client it is, and what it printed on stderr."""
+    stderr = tmp_path / "stderr.txt"
+    with stderr.open("w") as errlog:
+        async with stdio_client(_stdio(*args), errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            initialized = await session.initialize()
+    return initialized.server_info, stderr.read_text()
+
+
+async def test_a_served_driver_goes_by_its_own_name_and_says_what_it_serves(tmp_path: Path) -> None:
+    info, stderr = await _served_identity(tmp_path, "functions")
+    assert (info.name, info.version) == ("functions", "0.1.0")
+    assert stderr.splitlines() == ["mcs: serving 'functions' (2 tools) as an MCP server over stdio"]
+    renamed, _ = await _served_identity(tmp_path, "functions", "-o", "name=weather")
+    assert renamed.name == "weather"
+
+
+async def test_a_served_toolbox_or_mcp_file_goes_by_the_files_name(tmp_path: Path) -> None:
+    config = tmp_path / "household.yaml"
+    config.write_text("drivers:\n  math: {driver: functions}\n")
+    info, _ = await _served_identity(tmp_path, "-c", str(config))
+    assert info.name == "household"
+    mcp_file = tmp_path / "tools.yaml"
+    mcp_file.write_text(
+        "mcpFileVersion: 0.1.0\nname: greeter-tools\nversion: 2.0.0\nruntime: {transportProtocol: stdio}\n"
+        "tools:\n  - name: hello\n    description: Say hello.\n"
+        "    inputSchema: {type: object, properties: {}}\n    invocation: {cli: {command: echo hello}}\n"
+    )
+    info, stderr = await _served_identity(tmp_path, str(mcp_file))
+    assert (info.name, info.version) == ("greeter-tools", "2.0.0")
+    assert "mcs: serving 'greeter-tools' (1 tool) as an MCP server over stdio" in stderr

@@ -14,9 +14,17 @@ asks for two things only:
 
 Everything shared lives here once: rendering, prompt selection, parsing, name
 resolution, argument repair and validation, policies, hooks, deadlines, error mapping.
+
+This is a package so that the MCS reference SDK's drivers (``mcs.driver.core``,
+``mcs.driver.rest``...) can sit beside it: ``__path__`` is extended over every
+``mcs/driver`` folder on ``sys.path``.
 """
 
 from __future__ import annotations
+
+from pkgutil import extend_path
+
+__path__ = extend_path(__path__, __name__)
 
 import asyncio
 import time
@@ -29,7 +37,6 @@ from collections.abc import (
     Iterable,
     Iterator,
     Mapping,
-    Sequence,
 )
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
@@ -38,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext
+from mcs.driver import _identity
 from mcs.errors import ToolCallError, ToolNotFoundError
 from mcs.parsing import parse_tool_calls
 from mcs.pipeline import Controls, Invocation
@@ -150,6 +158,21 @@ class CallOutcome:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class AuthOption:
+    """One way the system behind a driver asks to be authenticated, and how to set it.
+
+    ``name`` is the scheme's name in the spec, ``kind`` what it is (``"http bearer"``,
+    ``"apiKey in header X-Key"``, ``"oauth2"``), ``option`` the driver option that sets
+    it as written on the command line, ``configured`` whether this driver was given it.
+    """
+
+    name: str
+    kind: str
+    option: str
+    configured: bool = False
+
+
 DescriptionMode = Literal["auto", "inline", "discovery"]
 UnknownToolMode = Literal["passthrough", "error"]
 
@@ -188,6 +211,15 @@ class ToolDriver(MCSDriver):
     #: toolbox file resolves relative values, or lists of them, from its own folder.
     path_options: ClassVar[frozenset[str]] = frozenset()
 
+    #: What the driver speaks, for the ``meta`` derived when a driver does not set
+    #: ``self.meta`` itself (all three are required then): ``"REST"``, ``"HTTP"``,
+    #: ``"OpenAPI"``... ``name`` and ``version`` are optional (see :attr:`meta`).
+    protocol: ClassVar[str | None] = None
+    transport: ClassVar[str | None] = None
+    spec_format: ClassVar[str | None] = None
+    name: ClassVar[str | None] = None
+    version: ClassVar[str | None] = None
+
     def __init__(
         self,
         *,
@@ -222,6 +254,23 @@ class ToolDriver(MCSDriver):
         self._aliases: dict[str, str] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
+
+    @property
+    def meta(self) -> DriverMeta:
+        """Who this driver is: what ``__init__`` assigned, else derived from the class.
+
+        The derived meta takes ``protocol``, ``transport`` and ``spec_format`` from class
+        attributes (a :class:`~mcs.ConfigurationError` names the missing ones); ``name``
+        from a ``name`` class attribute, else the ``mcs.drivers`` entry point registering
+        the class, else the class name (``WeatherDriver`` -> ``weather``); ``id`` is a
+        UUID computed from the name, the same in every process.
+        """
+        assigned: DriverMeta | None = self.__dict__.get("_assigned_meta")
+        return assigned if assigned is not None else _identity.default_meta(type(self))
+
+    @meta.setter
+    def meta(self, value: DriverMeta) -> None:
+        self.__dict__["_assigned_meta"] = value
 
     # ----------------------------------------------------------------- driver author's part
 
@@ -331,6 +380,14 @@ class ToolDriver(MCSDriver):
         if self.description_mode != "auto":
             return self.description_mode
         return discovery.choose_mode(tools.values(), self.token_budget)
+
+    def auth_options(self) -> list[AuthOption]:
+        """The authentication the driver's spec declares, each with the option that sets it.
+
+        ``mcs describe`` lists them. The default declares none; a driver reading a spec
+        with security schemes (OpenAPI, GraphQL, WSDL...) overrides this.
+        """
+        return []
 
     # ----------------------------------------------------------------- descriptions
 
@@ -616,10 +673,6 @@ def _method_name(tool: Tool) -> str:
 
 
 def _unknown_tool_message(name: str, tools: Mapping[str, Tool]) -> str:
-    import difflib
+    from mcs.parsing.attempts import unknown_tool_message
 
-    names: Sequence[str] = list(tools)
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    hint = f" Did you mean {', '.join(close)}?" if close else ""
-    listing = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
-    return f"There is no tool named {name!r}.{hint} Available tools: {listing}."
+    return unknown_tool_message(name, list(tools))

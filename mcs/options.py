@@ -1,0 +1,167 @@
+"""Driver options written as ``key=value`` text (``mcs ... -o key=value``), typed by the driver.
+
+A value is converted to the type the driver's constructor declares for that keyword,
+never guessed from how it looks: ``-o command=false`` stays the string ``"false"`` for a
+``command: str``, ``-o timeout=5`` becomes ``5.0`` for a ``timeout: float | None``,
+``-o headers='{"X-Key": "k"}'`` a dict for a ``Mapping[str, str]``. Where the annotation
+also takes a string (``verify: bool | str``), the value is read as JSON for the other
+types first and kept as text when it is not one of them. Keywords the driver does not
+declare (it forwards ``**options`` to something unannotated) are read as JSON when they
+parse, else kept as text.
+
+The keywords come from ``__init__`` along the class's MRO, following ``**options`` to the
+base class it is forwarded to (``FunctionDriver`` -> ``ToolDriver``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import types
+import typing
+from collections.abc import Callable, Sequence
+from pathlib import PurePath
+from typing import Any, Literal
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from mcs.errors import ConfigurationError
+
+__all__ = ["parse_pairs", "typed_options"]
+
+_UNKNOWN: Any = inspect.Parameter.empty
+_SKIPPED_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
+
+
+def parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """``["a=1", "b-c=x"]`` -> ``{"a": "1", "b_c": "x"}`` (dashes in keys become underscores)."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigurationError(f"option {pair!r} is not key=value")
+        options[key.strip().replace("-", "_")] = raw
+    return options
+
+
+def _hints(func: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(func)
+    except Exception:  # a name only imported for type checking: evaluate the others
+        # Annotations are the driver's own source text, evaluated as get_type_hints does;
+        # no value from the command line is ever evaluated.
+        hints: dict[str, Any] = {}
+        namespace = getattr(func, "__globals__", {})
+        for name, annotation in getattr(func, "__annotations__", {}).items():
+            try:
+                hints[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation
+            except Exception:
+                continue
+        return hints
+
+
+def declared_keywords(target: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
+    """The keywords ``target`` takes with their annotations, and whether it takes any others.
+
+    For a class, ``__init__`` along the MRO as long as each forwards ``**options``.
+    """
+    functions: list[Callable[..., Any]]
+    if isinstance(target, type):
+        functions = [vars(k)["__init__"] for k in target.__mro__ if "__init__" in vars(k) and k is not object]
+    else:
+        functions = [target]
+    keywords: dict[str, Any] = {}
+    for func in functions:
+        try:
+            parameters = list(inspect.signature(func).parameters.values())
+        except (TypeError, ValueError):
+            return keywords, True
+        hints = _hints(func)
+        open_ended = False
+        for parameter in parameters:
+            if parameter.kind == inspect.Parameter.VAR_KEYWORD:
+                open_ended = True
+            elif parameter.kind not in _SKIPPED_KINDS and parameter.name != "self":
+                keywords.setdefault(parameter.name, hints.get(parameter.name, _UNKNOWN))
+        if not open_ended:
+            return keywords, False
+    return keywords, bool(functions)  # every one forwarded **options: anything may be meant
+
+
+def _takes_text(annotation: Any) -> bool:
+    if annotation is str:
+        return True
+    if typing.get_origin(annotation) is Literal:
+        return all(isinstance(arg, str) for arg in typing.get_args(annotation))
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, (os.PathLike, PurePath))
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+def _adapter(members: Sequence[Any]) -> TypeAdapter[Any]:
+    target: Any = members[0] if len(members) == 1 else typing.Union[tuple(members)]  # noqa: UP007
+    return TypeAdapter(target, config=ConfigDict(arbitrary_types_allowed=True))
+
+
+def _describe(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
+    return text or str(annotation).replace("typing.", "").replace("collections.abc.", "")
+
+
+def convert(key: str, raw: str, annotation: Any, owner: str) -> Any:
+    """``raw`` as the type ``annotation`` names; see the module docstring for the rules."""
+    if annotation is _UNKNOWN or annotation is Any:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    members = _members(annotation)
+    others = [m for m in members if not _takes_text(m)]
+    if len(others) < len(members):  # the annotation takes text
+        if others:
+            try:
+                return _adapter(others).validate_json(raw)
+            except (ValidationError, ValueError, TypeError):
+                pass
+        return raw
+    try:
+        adapter = _adapter(others)
+    except Exception:
+        raise ConfigurationError(
+            f"option {key} of {owner} takes a {_describe(annotation)}, which cannot be written on "
+            "the command line; set it in a toolbox file or from Python"
+        ) from None
+    for validate in (adapter.validate_json, adapter.validate_python):
+        try:
+            return validate(raw)
+        except (ValidationError, ValueError, TypeError):
+            continue
+    raise ConfigurationError(
+        f"option {key}={raw!r}: {owner} expects {_describe(annotation)} "
+        "(write lists and mappings as JSON)"
+    )
+
+
+def typed_options(target: Callable[..., Any], pairs: Sequence[str], *, owner: str | None = None) -> dict[str, Any]:
+    """``-o key=value`` pairs converted for ``target`` (a driver class or any callable).
+
+    Raises:
+        ConfigurationError: a pair is not ``key=value``, a value does not fit the declared
+            type, or ``target`` takes no such keyword (the message lists the ones it takes).
+    """
+    who: str = owner or getattr(target, "__name__", None) or "the driver"
+    keywords, open_ended = declared_keywords(target)
+    options: dict[str, Any] = {}
+    for key, raw in parse_pairs(pairs).items():
+        if key not in keywords and not open_ended:
+            raise ConfigurationError(
+                f"{who} takes no option {key!r}; it takes: {', '.join(sorted(keywords)) or 'none'}"
+            )
+        options[key] = convert(key, raw, keywords.get(key, _UNKNOWN), who)
+    return options
