@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from mcs import prompts
 from mcs.driver import KNOWN_CAPABILITIES, DriverMeta, MCSDriver, ToolDriver
 from mcs.errors import ErrorCode, InvalidInputError, ToolCallError, ToolNotFoundError
 from mcs.pipeline import ExecutionEvent
@@ -152,6 +153,18 @@ class DriverContractTests:
         assert meta.target_llms, "meta.target_llms must name at least one glob ('*' for all)"
         assert all(isinstance(c, str) and c for c in meta.capabilities)
         assert len(set(meta.capabilities)) == len(meta.capabilities), "capabilities repeat"
+
+    def test_meta_tells_the_prefix_and_the_models_this_driver_has_prompts_for(self, driver: MCSDriver) -> None:
+        if not isinstance(driver, ToolDriver):
+            pytest.skip("not a ToolDriver: its prefix and templates are its own business")
+        if driver.prefix:
+            assert driver.meta.prefix == driver.prefix, (
+                f"meta.prefix is {driver.meta.prefix!r} but tool names carry the prefix {driver.prefix!r}"
+            )
+        expected = prompts.target_llms(driver.prompt_templates)
+        assert set(expected) <= set(driver.meta.target_llms), (
+            f"meta.target_llms is {driver.meta.target_llms!r}; the driver has prompts for {expected!r}"
+        )
 
     # ------------------------------------------------------------------ descriptions
 

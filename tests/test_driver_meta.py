@@ -102,6 +102,20 @@ def test_a_meta_assigned_in_init_is_kept() -> None:
     assert mcs.FunctionDriver([], name="math").meta.name == "math"
 
 
+def test_the_meta_tells_the_prefix_and_the_template_globs_whoever_built_it() -> None:
+    class Explicit(Minimal):
+        def __init__(self, **options: Any) -> None:
+            super().__init__(**options)
+            self.meta = mcs.DriverMeta(id=str(uuid.uuid4()), name="explicit", version="9", protocol="gRPC",
+                                       transport="HTTP/2", spec_format="Protobuf")
+
+    for driver in (Explicit(prefix="lab"), Minimal(prefix="lab")):
+        assert driver.meta.prefix == "lab"
+        assert driver.meta.target_llms == mcs.prompts.target_llms()
+        assert {"gpt-*", "claude-*"} <= set(driver.meta.target_llms)
+    assert Minimal().meta.prefix is None
+
+
 def test_a_driver_that_does_not_say_what_it_speaks_is_told_what_to_declare() -> None:
     class Silent(mcs.ToolDriver):
         transport = "HTTP"

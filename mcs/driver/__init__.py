@@ -265,12 +265,31 @@ class ToolDriver(MCSDriver):
         the class, else the class name (``WeatherDriver`` -> ``weather``); ``id`` is a
         UUID computed from the name, the same in every process.
         """
-        assigned: DriverMeta | None = self.__dict__.get("_assigned_meta")
-        return assigned if assigned is not None else _identity.default_meta(type(self))
+        completed: DriverMeta | None = self.__dict__.get("_completed_meta")
+        if completed is None:
+            assigned: DriverMeta | None = self.__dict__.get("_assigned_meta")
+            completed = self._complete_meta(assigned or _identity.default_meta(type(self)))
+            self.__dict__["_completed_meta"] = completed
+        return completed
 
     @meta.setter
     def meta(self, value: DriverMeta) -> None:
         self.__dict__["_assigned_meta"] = value
+        self.__dict__.pop("_completed_meta", None)
+
+    def _complete_meta(self, meta: DriverMeta) -> DriverMeta:
+        """Fill what the seed's meta says of this instance where the author left defaults:
+        ``prefix`` (the one tool names carry) and ``target_llms`` (the model-name globs of
+        the prompt templates this driver really has)."""
+        changes: dict[str, Any] = {}
+        prefix = getattr(self, "prefix", None)
+        if meta.prefix is None and prefix:
+            changes["prefix"] = prefix
+        if meta.target_llms == ("*",):
+            targets = prompts.target_llms(getattr(self, "prompt_templates", None))
+            if targets != ("*",):
+                changes["target_llms"] = targets
+        return meta.model_copy(update=changes) if changes else meta
 
     # ----------------------------------------------------------------- driver author's part
 
