@@ -21,7 +21,7 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from mcs.errors import InvalidInputError
-from mcs.urls import encode_path_segment
+from mcs.urls import EgressPolicy, encode_path_segment
 from mcs_rest._operations import Operation, Param
 
 _PATH_VARIABLE = re.compile(r"\{([^}/]+)\}")
@@ -41,6 +41,8 @@ class HttpOptions:
     redirect_hosts: frozenset[str] = frozenset()
     idempotency_header: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    #: Checks every cross-origin redirect target (resolved once, connection pinned).
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
 
 
 @dataclass(slots=True)

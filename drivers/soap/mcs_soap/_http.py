@@ -36,6 +36,7 @@ from zeep.transports import AsyncTransport, Transport
 from zeep.wsdl import utils as _wsdl_utils
 
 from mcs.errors import ExecutionError, ToolTimeoutError
+from mcs.http import bounded
 
 _etree_to_string: Any = _wsdl_utils.etree_to_string
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -252,6 +253,12 @@ def _incomplete(tool: str) -> ToolTimeoutError:
 def send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str, *,
               content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     """Send one request under the current :data:`CALL`; the body read whole, within the caps."""
+    with bounded(_state().deadline):  # connect, headers and body within the deadline, as a whole
+        return _send_sync(client, options, method, url, content=content, params=params, headers=headers)
+
+
+def _send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str, *,
+               content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     state = _state()
     attempts = _Attempts(options, state)
     while True:
@@ -288,6 +295,12 @@ def send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str,
 async def send_async(client: httpx.AsyncClient, options: HttpOptions, method: str, url: str, *,
                      content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     """The async twin of :func:`send_sync`."""
+    with bounded(_state().deadline):
+        return await _send_async(client, options, method, url, content=content, params=params, headers=headers)
+
+
+async def _send_async(client: httpx.AsyncClient, options: HttpOptions, method: str, url: str, *,
+                      content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     state = _state()
     attempts = _Attempts(options, state)
     while True:

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 from lxml import etree
 
+from mcs import http as mcs_http
 from mcs import prompts
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError
@@ -348,9 +349,9 @@ class SoapDriver(ToolDriver):
                 if self._client is None:
                     import zeep
 
+                    # The core's transport: its sockets obey the call's whole deadline.
                     self._http_client = httpx.Client(
-                        verify=self._verify, follow_redirects=False,
-                        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+                        transport=mcs_http.transport(verify=self._verify), follow_redirects=False,
                     )
                     weakref.finalize(self, self._http_client.close)
                     client_class: Any = zeep.Client
@@ -379,7 +380,7 @@ class SoapDriver(ToolDriver):
         entry = self._aclients.get(loop)
         if entry is None or entry[1].is_closed:
             document = await asyncio.to_thread(self._document) if self._parsed.document is None else self._parsed.document
-            http = httpx.AsyncClient(verify=self._verify, follow_redirects=False)
+            http = httpx.AsyncClient(transport=mcs_http.async_transport(verify=self._verify), follow_redirects=False)
             async_class: Any = zeep.AsyncClient
             client = async_class(document, wsse=self._wsse, transport=AsyncTransportOverHttpx(http, self._http),
                                       settings=hardened_settings(), plugins=[FaultRolePlugin()])
