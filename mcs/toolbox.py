@@ -178,6 +178,10 @@ class Toolbox(ToolDriver):
 
     # ----------------------------------------------------------------- calls
 
+    def upstream_of(self, tool: Tool) -> str:
+        """Each member is its own upstream for the toolbox's circuit breaker."""
+        return str(tool.meta.get(_MEMBER, ""))
+
     def _member(self, invocation: Invocation) -> tuple[ToolDriver, str]:
         key = str(invocation.tool.meta[_MEMBER])
         return self._tool_drivers()[key], str(invocation.tool.meta[_MEMBER_TOOL])

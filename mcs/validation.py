@@ -25,6 +25,7 @@ from typing import Any
 import jsonschema_rs
 
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
+from mcs.redaction import SecretMask, scrub, secret_mask, secret_values
 
 _MAX_REPORTED_ERRORS = 5
 _MAX_PROBLEM_CHARS = 300
@@ -211,13 +212,15 @@ def _bounded_message(error: Any) -> str:
 class ArgumentValidator:
     """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
 
-    __slots__ = ("_properties", "_schema", "_tool", "_validator")
+    __slots__ = ("_properties", "_schema", "_tool", "_validator", "secret_mask")
 
     def __init__(self, schema: Mapping[str, Any], tool: str) -> None:
         self._tool = tool
         self._schema = _strict_top_level(schema)
         properties = self._schema.get("properties")
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        #: Where the secret-typed arguments are (see :mod:`mcs.redaction`), or ``None``.
+        self.secret_mask: SecretMask | None = secret_mask(self._schema)
         try:
             self._validator = jsonschema_rs.validator_for(self._schema)
         except Exception:
@@ -269,7 +272,12 @@ class ArgumentValidator:
         repaired = _coerce(copy.deepcopy(arguments), self._schema, self._schema)
         if self._validator.is_valid(repaired):
             return dict(repaired)
-        raise self._error(repaired)
+        error = self._error(repaired)
+        if self.secret_mask is not None:  # never quote a secret back (SECURITY.md F3)
+            secrets = secret_values(arguments, self.secret_mask) + secret_values(repaired, self.secret_mask)
+            error.message = scrub(error.message, secrets)
+            error.args = (error.message,)
+        raise error
 
     def _error(self, arguments: dict[str, Any]) -> InvalidInputError:
         problems: list[str] = []
@@ -294,6 +302,10 @@ class ArgumentValidator:
                 hint = f" ({'/'.join(sorted(expected))})" if expected else ""
                 problems.append(f"missing required argument {name!r}{hint}")
                 fields.append(str(name))
+            elif self._is_secret_path(path):
+                problems.append(f"{_location(path)}: does not fit the schema ({kind}; the value is secret "
+                                "and not shown)")
+                fields.append(".".join(str(p) for p in path))
             else:
                 problems.append(f"{_location(path)}: {_bounded_message(error)}")
                 if path:
@@ -303,6 +315,20 @@ class ArgumentValidator:
         unique = list(dict.fromkeys(problems))
         message = f"Invalid arguments for {self._tool}: " + "; ".join(unique) + "."
         return InvalidInputError(message, tool=self._tool, details={"fields": list(dict.fromkeys(fields))})
+
+
+    def _is_secret_path(self, path: list[Any]) -> bool:
+        """Whether the value at ``path`` is (inside) a secret-typed argument."""
+        node: Any = self.secret_mask
+        for part in path:
+            if node is True:
+                return True
+            if not isinstance(node, Mapping):
+                return False
+            node = node.get(str(part)) if not isinstance(part, int) else node.get("*")
+            if node is None:
+                return False
+        return node is True
 
 
 def compile_validator(schema: Mapping[str, Any], *, tool: str) -> ArgumentValidator:

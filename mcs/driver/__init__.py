@@ -46,9 +46,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext
 from mcs.driver import _identity
-from mcs.errors import ToolCallError, ToolNotFoundError
+from mcs.errors import InvalidInputError, ToolCallError, ToolNotFoundError
+from mcs.limits import CircuitBreaker, RateLimit
 from mcs.parsing import parse_tool_calls
 from mcs.pipeline import Controls, Invocation
+from mcs.redaction import SecretMask
 from mcs.tools import Tool, ToolCall
 from mcs.validation import (
     ArgumentValidator,
@@ -58,6 +60,8 @@ from mcs.validation import (
 )
 
 MCS_SPEC_VERSION = "0.1"
+#: How many calls one model output may run at most, unless a driver says otherwise.
+DEFAULT_MAX_CALLS_PER_RESPONSE = 32
 
 KNOWN_CAPABILITIES = frozenset({"healthcheck", "cache", "status", "stream"})
 _CAPABILITY_METHODS = {
@@ -201,6 +205,13 @@ class ToolDriver(MCSDriver):
       the response unchanged when it names no tool of this driver; ``"error"`` raises
       ``TOOL_NOT_FOUND`` for a call naming an unknown tool.
     * ``prompt_templates``: a :class:`mcs.prompts.PromptRegistry` that overrides the default.
+    * ``max_calls_per_response``: the most calls one model output may run (default 32).
+      A response holding more runs none of them: ``INVALID_INPUT`` asks the model to
+      split the work.
+    * ``rate_limit``: a :class:`mcs.limits.RateLimit`, calls and concurrency per agent.
+    * ``circuit_breaker``: a :class:`mcs.limits.CircuitBreaker`, failing fast once the
+      upstream keeps failing (per upstream; see :meth:`upstream_of`).
+    * ``controls``: a :class:`mcs.pipeline.Controls` to share policies, hooks and limits.
     """
 
     #: Set by a subclass whose ``_call_tool`` honours ``Invocation.deadline`` itself
@@ -233,6 +244,9 @@ class ToolDriver(MCSDriver):
         on_unknown_tool: UnknownToolMode = "passthrough",
         prompt_templates: prompts.PromptRegistry | None = None,
         controls: Controls | None = None,
+        max_calls_per_response: int = DEFAULT_MAX_CALLS_PER_RESPONSE,
+        rate_limit: RateLimit | None = None,
+        circuit_breaker: CircuitBreaker | None = None,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be a positive number of seconds, or None")
@@ -240,6 +254,8 @@ class ToolDriver(MCSDriver):
             raise ValueError("description_mode must be 'auto', 'inline' or 'discovery'")
         if on_unknown_tool not in ("passthrough", "error"):
             raise ValueError("on_unknown_tool must be 'passthrough' or 'error'")
+        if max_calls_per_response < 1:
+            raise ValueError("max_calls_per_response must be at least 1")
         self.custom_tool_description = custom_tool_description
         self.custom_system_message = custom_system_message
         self.prefix = prefix
@@ -250,6 +266,11 @@ class ToolDriver(MCSDriver):
         self.on_unknown_tool: UnknownToolMode = on_unknown_tool
         self.prompt_templates = prompt_templates
         self.controls = controls if controls is not None else Controls()
+        if rate_limit is not None:
+            self.controls.rate_limit = rate_limit
+        if circuit_breaker is not None:
+            self.controls.circuit_breaker = circuit_breaker
+        self.max_calls_per_response = max_calls_per_response
         self._tools: dict[str, Tool] | None = None
         self._aliases: dict[str, str] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
@@ -479,7 +500,8 @@ class ToolDriver(MCSDriver):
         tool = self.get_tool(call.name)
         if tool is None:
             raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
-        arguments = self._validator(tool).validate(call.arguments)
+        validator = self._validator(tool)
+        arguments = validator.validate(call.arguments)
         deadline = time.monotonic() + self.timeout if self.timeout is not None else None
         return Invocation(
             tool=tool,
@@ -487,7 +509,31 @@ class ToolDriver(MCSDriver):
             context=context or AgentContext(),
             deadline=deadline,
             timeout=self.timeout,
+            secret_mask=validator.secret_mask,
+            upstream=self.upstream_of(tool),
         )
+
+    def secret_mask_of(self, name: str) -> SecretMask | None:
+        """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such
+        tool); see :mod:`mcs.redaction`."""
+        tool = self.get_tool(name)
+        return None if tool is None else self._validator(tool).secret_mask
+
+    def upstream_of(self, tool: Tool) -> str:
+        """The upstream system a call of ``tool`` goes to, for the circuit breaker.
+
+        The default, ``""``, treats the driver's endpoint as one upstream; a driver that
+        reaches several (one per MCP server, say) names each.
+        """
+        return ""
+
+    def _check_call_count(self, count: int) -> None:
+        if count > self.max_calls_per_response:
+            raise InvalidInputError(
+                f"The response holds {count} tool calls; at most {self.max_calls_per_response} run from one "
+                "response, so none was run. Make fewer calls at a time.",
+                details={"calls": count, "max_calls_per_response": self.max_calls_per_response},
+            )
 
     def _handler(self, tool: Tool) -> Callable[[Invocation], Any] | None:
         if discovery.is_meta_tool(tool):
@@ -504,6 +550,7 @@ class ToolDriver(MCSDriver):
             raise ToolNotFoundError(_unknown_tool_message(unknown.name, self._tool_map()), tool=unknown.name)
         if not mine:
             return None
+        self._check_call_count(len(mine))
         base = context or AgentContext()
         prepared: list[_Prepared] = []
         for index, call in enumerate(mine):
@@ -620,8 +667,12 @@ class ToolDriver(MCSDriver):
         Never raises :class:`ToolCallError`; an empty list means the response held no call
         for this driver. Calls that fail validation get their error and the others still run.
         """
+        claimed = list(self._claimed_calls(llm_response, context))
+        refused = self._refused_batch(claimed)
+        if refused is not None:
+            return refused
         outcomes: list[CallOutcome] = []
-        for call, ctx in self._claimed_calls(llm_response, context):
+        for call, ctx in claimed:
             try:
                 invocation = self.prepare(call, ctx)
                 outcomes.append(CallOutcome(call, result=self._run(invocation, self._handler(invocation.tool))))
@@ -633,8 +684,12 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, *, context: AgentContext | None = None
     ) -> list[CallOutcome]:
         """Async twin of :meth:`run_llm_response` (tools run on the async path)."""
+        claimed = list(self._claimed_calls(llm_response, context))
+        refused = self._refused_batch(claimed)
+        if refused is not None:
+            return refused
         outcomes: list[CallOutcome] = []
-        for call, ctx in self._claimed_calls(llm_response, context):
+        for call, ctx in claimed:
             try:
                 invocation = self.prepare(call, ctx)
                 result = await self._arun(invocation, self._handler(invocation.tool))
@@ -642,6 +697,14 @@ class ToolDriver(MCSDriver):
             except ToolCallError as error:
                 outcomes.append(CallOutcome(call, error=error))
         return outcomes
+
+    def _refused_batch(self, claimed: list[tuple[ToolCall, AgentContext]]) -> list[CallOutcome] | None:
+        """Every call refused with one error when there are more than the cap, else ``None``."""
+        try:
+            self._check_call_count(len(claimed))
+        except InvalidInputError as error:
+            return [CallOutcome(call, error=error) for call, _ in claimed]
+        return None
 
     def _claimed_calls(
         self, llm_response: Any, context: AgentContext | None

@@ -20,8 +20,9 @@ from typing import Any, Protocol
 from mcs import pipeline
 from mcs.context import AgentContext
 from mcs.driver import ToolDriver
-from mcs.errors import InvalidInputError, ToolNotFoundError
+from mcs.errors import ExecutionError, InvalidInputError, ToolNotFoundError
 from mcs.pipeline import Controls, ExecutionEvent
+from mcs.redaction import redact, secret_values
 from mcs.server.tools import ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
@@ -45,25 +46,44 @@ class Backend(Protocol):
 
 def observed(
     controls: Controls, tool: str, arguments: Any, context: AgentContext, run: Callable[[], Any],
+    *, driver: ToolDriver | None = None,
 ) -> Outcome:
     """Run one execution under the RFC's hook rule; never raises a tool error.
 
     ``controls``' start hooks fire first, then ``run()`` (which resolves, validates,
     checks policies and calls the tool, with no hooks of its own), then exactly one of
     the end hooks (with a private copy of the result) or the error hooks.
+
+    With the ``driver`` that runs it, secret-typed arguments are redacted in the hooks'
+    events and scrubbed from the error, and ``controls.hook_failure`` can fail the call
+    closed when a start hook raised (see :class:`~mcs.pipeline.Controls`).
     """
-    event = ExecutionEvent(tool=tool, arguments=_copy(arguments), context=context, started_at=time.time())
-    controls.fire(controls.start_hooks, event)
+    mask = driver.secret_mask_of(tool) if driver is not None else None
+    event = ExecutionEvent(tool=tool, arguments=redact(_copy(arguments), mask), context=context,
+                           started_at=time.time())
+    audited = controls.fire(controls.start_hooks, event)
     started = time.perf_counter()
     try:
+        if not audited and _refuses_unaudited(controls, driver, tool):
+            raise ExecutionError(
+                f"{tool} was not run: the audit hook failed, and calls that change things fail closed.",
+                tool=tool, details={"category": "audit_failed", "retryable": True},
+            )
         result = run()
     except Exception as exc:
-        error = pipeline.map_exception(exc, tool)
+        error = pipeline.map_exception(exc, tool, secret_values(arguments, mask))
         controls.fire(controls.error_hooks, dataclasses.replace(event, duration_ms=_ms(started), error=error))
         return Outcome(tool=tool, request_id=context.request_id, error=error)
     controls.fire(controls.end_hooks, dataclasses.replace(
         event, duration_ms=_ms(started), result=copy.deepcopy(result)))
     return Outcome(tool=tool, request_id=context.request_id, result=result)
+
+
+def _refuses_unaudited(controls: Controls, driver: ToolDriver | None, tool: str) -> bool:
+    if controls.hook_failure == "continue":
+        return False
+    found = driver.get_tool(tool) if driver is not None else None
+    return found is None or controls.refuses_after_hook_failure(found)
 
 
 def without_hooks(controls: Controls) -> Controls:
@@ -123,7 +143,7 @@ class DriverBackend:
     ) -> Outcome:
         context = context or AgentContext()
         outcome = observed(self.driver.controls, tool, arguments, context,
-                           lambda: self._run(tool, arguments, context))
+                           lambda: self._run(tool, arguments, context), driver=self.driver)
         if outcome.ok:
             from mcs.cli import to_jsonable
 

@@ -297,7 +297,7 @@ class McpServer:
                 raise ToolNotFoundError(_not_found(tool, self._tools), tool=tool)
             return self._driver.call_tool(tool, dict(arguments), context=context)
 
-        return observed(self.controls, tool, arguments, context, run)
+        return observed(self.controls, tool, arguments, context, run, driver=self._driver)
 
     def check_policies_present(self) -> None:
         """Section 17, "policies are mandatory for production use": called when serving starts.
@@ -319,8 +319,15 @@ class McpServer:
 
     # ------------------------------------------------------------------ serving
 
-    def asgi_app(self) -> Starlette:
+    def asgi_app(
+        self, *, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+    ) -> Starlette:
         """A Starlette (ASGI) app serving HTTP and WebSocket; run it with any ASGI server.
+
+        ``host`` is where it will be bound: on loopback (the default) only the loopback
+        names are accepted in ``Host``; ``allowed_hosts`` / ``allowed_origins`` widen the
+        DNS-rebinding checks (see :mod:`mcs.server.origins`).
 
         Raises:
             MissingDependencyError: the ``server`` extra is not installed.
@@ -329,7 +336,7 @@ class McpServer:
         self.check_policies_present()
         from mcs.server.app import create_app
 
-        return create_app(self)
+        return create_app(self, host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
 
     def run(
         self, *, host: str = "127.0.0.1", port: int = 8000, transport: str | None = None,
