@@ -99,9 +99,14 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 def tool_error_result(error: ToolCallError) -> types.CallToolResult:
-    """``isError: true`` with the message written for the LLM, and the MCS code in ``_meta``."""
+    """``isError: true`` with the message written for the LLM, and in ``_meta`` the MCS
+    code (``mcs/error``) and, when known, ``mcs/retryable`` and ``mcs/retry_after`` (s)."""
     result = error_result(error.message)
-    result.meta = {"mcs/error": error.code.value}
+    meta: dict[str, Any] = {"mcs/error": error.code.value}
+    for key in ("retryable", "retry_after"):
+        if key in error.details:
+            meta[f"mcs/{key}"] = error.details[key]
+    result.meta = meta
     return result
 
 

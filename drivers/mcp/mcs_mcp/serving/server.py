@@ -159,7 +159,12 @@ class DriverCatalog:
         return list(self.driver.resource_templates()) if self.has_templates else []
 
     def resource(self, uri: str) -> Any:
-        """The static resource with ``uri``, else the first template that matches it."""
+        """The resource or template ``uri`` reads, or ``None``: the one resolution both the
+        scope check and the read use (a driver's own ``resource_for(uri)`` when it has one,
+        else the static resource with that URI, else the first template matching it)."""
+        resolve = getattr(self.driver, "resource_for", None)
+        if callable(resolve):
+            return resolve(uri)
         found = next((r for r in self.resources() if str(results.field(r, "uri")) == uri), None)
         if found is None:
             found = next((t for t in self.templates() if _template_matches(t, uri)), None)
@@ -459,7 +464,9 @@ def _register_resources(server: Server[Any], catalog: DriverCatalog) -> None:
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         resource = catalog.resource(uri)
-        if resource is not None and not _permitted(resource, granted_scopes(ctx)):
+        if resource is None:  # nothing the scope check could judge is ever read
+            raise MCPError(RESOURCE_NOT_FOUND, f"Unknown resource: {uri}")
+        if not _permitted(resource, granted_scopes(ctx)):
             raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {uri} needs")
         try:
             value = await catalog.read_resource(uri, agent_context(ctx))
@@ -468,8 +475,7 @@ def _register_resources(server: Server[Any], catalog: DriverCatalog) -> None:
                            error.message) from None
         except (KeyError, LookupError):
             raise MCPError(RESOURCE_NOT_FOUND, f"Unknown resource: {uri}") from None
-        mime = results.field(resource, "mime_type", "mimeType") if resource is not None else None
-        return results.to_read_result(value, uri, mime)
+        return results.to_read_result(value, uri, results.field(resource, "mime_type", "mimeType"))
 
     server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
@@ -495,13 +501,14 @@ async def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
 
 
 def _template_matches(template: Any, uri: str) -> bool:
-    """Whether ``uri`` fits a level-1 RFC 6570 template (each ``{var}`` one or more chars)."""
-    import re
+    """Whether ``uri`` fits an RFC 6570 template, matched as the gen-mcp file driver does."""
+    from mcs.errors import ConfigurationError
+    from mcs_mcp.mcpfile.uritemplate import UriTemplate
 
     text = str(results.field(template, "uri_template", "uriTemplate", default=""))
     if not text:
         return False
-    pattern = "".join(
-        ".+?" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^}]*\})", text)
-    )
-    return re.fullmatch(pattern, uri) is not None
+    try:
+        return UriTemplate.parse(text).match(uri) is not None
+    except ConfigurationError:
+        return False
