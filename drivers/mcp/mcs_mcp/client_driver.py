@@ -40,6 +40,7 @@ from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
+from mcs.truncation import cap_result
 from mcs_mcp.client.config import load_config
 from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
 from mcs_mcp.client.pinning import HeldTool, PinStore
@@ -93,6 +94,9 @@ class MCPDriver(ToolDriver):
     * ``namespace``: prefix every tool with its server's name (default off: a name another
       server already offers is then held back as shadowing);
     * ``connect_timeout``: seconds to start and initialise a server (default 30);
+    * ``max_result_bytes``: cap on what one call returns to the model (default 1 MiB);
+      a longer text, or structured content whose JSON is longer, is cut and ends with
+      ``[truncated: ...]``;
     * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
     * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` with
       ``client_secret`` (``client_secret_basic``) or ``private_key_pem`` (+ ``signing_algorithm``,
@@ -131,6 +135,7 @@ class MCPDriver(ToolDriver):
         trust_new_tools: bool = False,
         namespace: bool = False,
         connect_timeout: float = 30.0,
+        max_result_bytes: int = 1024 * 1024,
         mode: ConnectMode = "legacy",
         stderr: IO[str] | None = None,
         **options: Any,
@@ -168,6 +173,9 @@ class MCPDriver(ToolDriver):
             )
             for spec in specs
         }
+        if max_result_bytes < 1:
+            raise ConfigurationError("max_result_bytes must be at least 1")
+        self.max_result_bytes = max_result_bytes
         self.include_prompts = include_prompts
         self.include_resources = include_resources
         self.supported_interfaces = tuple(supported_interfaces or ())
@@ -298,18 +306,11 @@ class MCPDriver(ToolDriver):
                 shadowed[item["name"]] = owner.split(":", 1)[0]
         allowed, held = self.pins.review(
             server,
-            [(t["name"], t.get("description"), t.get("inputSchema")) for t in candidates],
+            [(t["name"], t.get("description"), t.get("inputSchema"), _pinned_extra(t)) for t in candidates],
             owners=shadowed,
             trust_new=self.trust_new_tools,
         )
-        for hold in held:
-            key = (hold.server, hold.name, hold.current_hash)
-            if key not in self._reported:
-                self._reported.add(key)
-                logger.warning(
-                    "MCP server %r: tool %r held back until accepted (%s): %s",
-                    hold.server, hold.name, hold.reason, hold.detail,
-                )
+        self._report(held)
         out: list[Tool] = []
         for item in candidates:
             if item["name"] not in allowed or not self._selected(item):
@@ -321,13 +322,14 @@ class MCPDriver(ToolDriver):
             self._routes[exposed] = _Route(server, "tool", item["name"])
             out.append(_tool(exposed, server, item))
         out.extend(self._prompt_tools(server, listing, owners))
-        if listing.resources:
+        resources = self._reviewed_resources(server, listing.resources)
+        if resources:
             exposed = self._exposed(server, _READ_RESOURCE)
             if exposed not in owners:
                 owners[exposed] = f"{server}:{_READ_RESOURCE}"
                 self._routes[exposed] = _Route(server, "resource", "")
-                uris = [str(r.uri) for r in listing.resources]
-                lines = "; ".join(f"{r.uri}: {r.description or r.name}" for r in listing.resources)
+                uris = [str(r.uri) for r in resources]
+                lines = "; ".join(f"{r.uri}: {r.description or r.name}" for r in resources)
                 out.append(
                     Tool(
                         name=exposed,
@@ -343,9 +345,41 @@ class MCPDriver(ToolDriver):
                 )
         return out
 
+    def _report(self, held: list[HeldTool]) -> None:
+        for hold in held:
+            key = (hold.server, hold.name, hold.current_hash)
+            if key not in self._reported:
+                self._reported.add(key)
+                logger.warning(
+                    "MCP server %r: %r held back until accepted (%s): %s",
+                    hold.server, hold.name, hold.reason, hold.detail,
+                )
+
+    def _reviewed_resources(self, server: str, resources: list[Any]) -> list[Any]:
+        """The resources whose pinned definition still holds and whose text hides nothing."""
+        if not resources:
+            return []
+        allowed, held = self.pins.review(
+            f"{server}/resources",
+            [(str(r.uri), r.description, None, _dumped(r, exclude={"uri", "description"})) for r in resources],
+            trust_new=self.trust_new_tools,
+        )
+        self._report(held)
+        return [r for r in resources if str(r.uri) in allowed]
+
     def _prompt_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
         out: list[Tool] = []
+        if not listing.prompts:
+            return out
+        allowed, held = self.pins.review(
+            f"{server}/prompts",
+            [(p.name, p.description, None, _dumped(p, exclude={"name", "description"})) for p in listing.prompts],
+            trust_new=self.trust_new_tools,
+        )
+        self._report(held)
         for prompt in listing.prompts:
+            if prompt.name not in allowed:
+                continue
             exposed = self._exposed(server, f"prompt_{prompt.name}")
             if exposed in owners:
                 continue
@@ -418,6 +452,10 @@ class MCPDriver(ToolDriver):
 
     # ----------------------------------------------------------------- calling
 
+    def upstream_of(self, tool: Tool) -> str:
+        """Each MCP server is its own upstream for the circuit breaker."""
+        return str(tool.meta.get("server", ""))
+
     def _route(self, invocation: Invocation) -> tuple[_Route, Endpoint]:
         route = self._routes.get(invocation.tool.unprefixed_name)
         if route is None:
@@ -444,12 +482,15 @@ class MCPDriver(ToolDriver):
         if route.kind == "tool":
             self._prime_output_schemas(client, route.server)
             result = await client.call_tool(route.target, invocation.arguments, read_timeout_seconds=timeout)
-            return tool_result(result, invocation.tool.name, invocation.tool.output_schema)
-        async with asyncio.timeout(timeout):
-            if route.kind == "prompt":
-                arguments = {k: str(v) for k, v in invocation.arguments.items()}
-                return prompt_result(await client.get_prompt(route.target, arguments))
-            return resource_result(await client.read_resource(invocation.arguments["uri"]))
+            value = tool_result(result, invocation.tool.name, invocation.tool.output_schema)
+        else:
+            async with asyncio.timeout(timeout):
+                if route.kind == "prompt":
+                    arguments = {k: str(v) for k, v in invocation.arguments.items()}
+                    value = prompt_result(await client.get_prompt(route.target, arguments))
+                else:
+                    value = resource_result(await client.read_resource(invocation.arguments["uri"]))
+        return cap_result(value, self.max_result_bytes)
 
     def _call_tool(self, invocation: Invocation) -> Any:
         # enforces_deadline: the remaining time bounds the request here.
@@ -556,6 +597,17 @@ async def list_all_tools(client: Any) -> list[dict[str, Any]]:
         if not cursor:
             break
     return tools
+
+
+def _pinned_extra(item: Mapping[str, Any]) -> dict[str, Any]:
+    """What a tool shows beyond name, description and input schema, pinned with them."""
+    return {k: item[k] for k in ("title", "outputSchema", "annotations") if item.get(k)}
+
+
+def _dumped(model: Any, *, exclude: set[str]) -> dict[str, Any]:
+    """An SDK model (a prompt, a resource) as its wire JSON, without ``exclude``."""
+    data: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return {k: v for k, v in data.items() if k not in exclude}
 
 
 def _tool(exposed: str, server: str, item: Mapping[str, Any]) -> Tool:
