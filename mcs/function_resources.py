@@ -30,7 +30,7 @@ from mcs.errors import ConfigurationError
 _VARIABLE = re.compile(r"\{([^{}]*)\}")
 
 
-def _template_pattern(template: str) -> tuple[re.Pattern[str], list[str]]:
+def uri_template_pattern(template: str) -> tuple[re.Pattern[str], list[str]]:
     """A regex matching the URIs ``template`` expands to, and its variable names in order."""
     parts: list[str] = []
     names: list[str] = []
@@ -67,7 +67,7 @@ class FunctionResource:
         complete: Mapping[str, Completer] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        if not uri or "://" not in uri and not uri.startswith(("urn:", "data:")):
+        if not uri or ("://" not in uri and not uri.startswith(("urn:", "data:"))):
             raise ConfigurationError(f"resource URI {uri!r} needs a scheme (like 'config://app')")
         self.func = func
         self.uri = uri
@@ -77,7 +77,7 @@ class FunctionResource:
         self.mime_type = mime_type
         self.meta = dict(meta or {})
         self._function = UserFunction(func, what="resource")
-        self._pattern, self.variables = _template_pattern(uri)
+        self._pattern, self.variables = uri_template_pattern(uri)
         parameters = set(self._function.parameters)
         if set(self.variables) != parameters:
             raise ConfigurationError(

@@ -130,10 +130,10 @@ class FunctionTool(Generic[P, R]):
 
     def _arguments(self, arguments: dict[str, Any], context: AgentContext) -> dict[str, Any]:
         if self._raw_schema:  # validated against the raw schema by the pipeline
-            kwargs = dict(arguments)
+            raw = dict(arguments)
             if self._context_param is not None:
-                kwargs[self._context_param] = context
-            return kwargs
+                raw[self._context_param] = context
+            return raw
         try:
             model = self.input_model.model_validate(arguments)
         except ValidationError as exc:
@@ -248,9 +248,12 @@ class FunctionDriver(ToolDriver):
     def add(self, func: Offering) -> Any:
         """Add a tool (decorating a plain function), a prompt or a resource; returns it."""
         added = self._add(func)
-        kind = "prompts" if isinstance(added, FunctionPrompt) else "resources" if isinstance(
-            added, FunctionResource) else "tools"
-        self.notify_changed(kind)
+        if isinstance(added, FunctionPrompt):
+            self.notify_changed("prompts")
+        elif isinstance(added, FunctionResource):
+            self.notify_changed("resources")
+        else:
+            self.notify_changed("tools")
         return added
 
     def _add(self, func: Offering) -> Any:
@@ -354,11 +357,9 @@ class FunctionDriver(ToolDriver):
         """Suggestions for a prompt argument (``kind="prompt"``, ``name`` the prompt) or a
         template variable (``kind="resource"``, ``name`` the URI template); empty when
         there is no completer."""
-        owner: FunctionPrompt | FunctionResource | None
-        if kind == "prompt":
-            owner = self._prompts.get(name)
-        else:
-            owner = self._resources.get(name)
+        owner: FunctionPrompt | FunctionResource | None = (
+            self._prompts.get(name) if kind == "prompt" else self._resources.get(name)
+        )
         if owner is None:
             return []
         return await owner.acomplete(argument, value, dict(arguments or {}))

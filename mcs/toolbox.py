@@ -109,8 +109,9 @@ class Toolbox(ToolDriver):
             raise ConfigurationError(f"the toolbox already has a member named {key!r}")
         self._join(key, driver)
         self._build_meta()
-        for kind in ("tools", "prompts", "resources"):
-            self.notify_changed(kind)  # type: ignore[arg-type]
+        self.notify_changed("tools")
+        self.notify_changed("prompts")
+        self.notify_changed("resources")
 
     @staticmethod
     def _keyed(drivers: Iterable[MCSDriver]) -> dict[str, MCSDriver]:
@@ -261,7 +262,7 @@ class Toolbox(ToolDriver):
         return {k: d for k, d in self.members.items() if _offers(d, capability)}
 
     def _prompt_routes(self) -> dict[str, tuple[Any, str, Any]]:
-        listed = [(key, p) for key, d in self._offering("prompts").items() for p in d.prompts()]  # type: ignore[attr-defined]
+        listed = [(key, p) for key, d in self._offering("prompts").items() for p in d.prompts()]
         counts = Counter(_field(p, "name") for _, p in listed)
         routes: dict[str, tuple[Any, str, Any]] = {}
         for key, item in listed:
@@ -302,7 +303,7 @@ class Toolbox(ToolDriver):
 
     def resources(self) -> list[Any]:
         """Every member's static resources, in member order."""
-        return [r for d in self._offering("resources").values() for r in d.resources()]  # type: ignore[attr-defined]
+        return [r for d in self._offering("resources").values() for r in d.resources()]
 
     def resource_templates(self) -> list[Any]:
         """Every member's resource templates, in member order."""
@@ -317,7 +318,7 @@ class Toolbox(ToolDriver):
         """The content at ``uri`` from the first member that has it."""
         for driver in self._offering("resources").values():
             try:
-                return driver.read_resource(uri, context or AgentContext())  # type: ignore[attr-defined]
+                return driver.read_resource(uri, context or AgentContext())
             except (ToolNotFoundError, KeyError):
                 continue
         raise ToolNotFoundError(f"There is no resource {uri!r}.", tool=uri)
@@ -330,7 +331,7 @@ class Toolbox(ToolDriver):
             try:
                 if callable(read):
                     return await read(uri, context or AgentContext())
-                return await asyncio.to_thread(driver.read_resource, uri, context or AgentContext())  # type: ignore[attr-defined]
+                return await asyncio.to_thread(driver.read_resource, uri, context or AgentContext())
             except (ToolNotFoundError, KeyError):
                 continue
         raise ToolNotFoundError(f"There is no resource {uri!r}.", tool=uri)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any, Literal, TextIO, TypeVar, cast
 
+from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.loop import in_running_loop, sync_loop
 
 logger = logging.getLogger("mcs_mcp.client")
@@ -173,11 +174,15 @@ class Connection:
         connect_timeout: float = 30.0,
         mode: ConnectMode = "legacy",
         on_tools_changed: Callable[[], None] | None = None,
+        handlers: ClientHandlers | None = None,
+        on_change: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self.spec = spec
         self.connect_timeout = connect_timeout
         self.mode: ConnectMode = mode
         self.on_tools_changed = on_tools_changed
+        self.handlers = handlers or ClientHandlers(server=spec.name)
+        self.on_change = on_change
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
@@ -234,6 +239,7 @@ class Connection:
                 mode=self.mode,
                 cache=None,
                 message_handler=self._on_message,
+                **self.handlers.client_options(),
             ) as client:
                 self._client = client
                 if not self._ready.done():
@@ -271,6 +277,14 @@ class Connection:
         root = getattr(message, "root", message)
         if isinstance(root, mt.ToolListChangedNotification) and self.on_tools_changed is not None:
             self.on_tools_changed()
+        if self.on_change is None:
+            return
+        if isinstance(root, mt.PromptListChangedNotification):
+            self.on_change("prompts", None)
+        elif isinstance(root, mt.ResourceListChangedNotification):
+            self.on_change("resources", None)
+        elif isinstance(root, mt.ResourceUpdatedNotification):
+            self.on_change("resource", str(root.params.uri))
 
     async def aclose(self) -> None:
         """Close the session and stop a stdio server. Safe to call twice."""
@@ -347,11 +361,15 @@ class Endpoint:
         connect_timeout: float = 30.0,
         mode: ConnectMode = "legacy",
         on_tools_changed: Callable[[], None] | None = None,
+        handlers: ClientHandlers | None = None,
+        on_change: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self.spec = spec
         self.connect_timeout = connect_timeout
         self.mode: ConnectMode = mode
         self.on_tools_changed = on_tools_changed
+        self.handlers = handlers
+        self.on_change = on_change
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Connection] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._closed = False
@@ -367,7 +385,7 @@ class Endpoint:
             if session is None:
                 session = Connection(
                     self.spec, connect_timeout=self.connect_timeout, mode=self.mode,
-                    on_tools_changed=self.on_tools_changed,
+                    on_tools_changed=self.on_tools_changed, handlers=self.handlers, on_change=self.on_change,
                 )
                 self._sessions[loop] = session
             return session

@@ -93,12 +93,11 @@ class McpSession(Session):
         self._require("sampling", "ask the client's language model for a completion")
         items = [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
         sampling_messages = [
-            types.SamplingMessage(
-                role=item.get("role", "user"),
-                content=types.TextContent(type="text", text=item["content"])
-                if isinstance(item.get("content"), str)
+            types.SamplingMessage.model_validate({
+                "role": item.get("role", "user"),
+                "content": {"type": "text", "text": item["content"]} if isinstance(item.get("content"), str)
                 else item["content"],
-            )
+            })
             for item in items
         ]
         request = types.CreateMessageRequest(

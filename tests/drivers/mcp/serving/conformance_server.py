@@ -201,7 +201,7 @@ def test_prompt_with_arguments(
 
 @mcs.prompt
 def test_prompt_with_embedded_resource(
-    resourceUri: Annotated[str, Field(description="URI of the resource to embed")],  # noqa: N803 - the suite's name
+    resourceUri: Annotated[str, Field(description="URI of the resource to embed")],
 ) -> list[object]:
     """A prompt embedding a resource."""
     return [
@@ -241,6 +241,6 @@ def watched_resource() -> str:
     "test://template/{id}/data", name="template-data", mime_type="application/json",
     complete={"id": lambda value: [str(n) for n in range(100, 130) if str(n).startswith(value)]},
 )
-def template_data(id: str) -> str:  # noqa: A002 - the template's variable
+def template_data(id: str) -> str:
     """Data for an id."""
     return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})

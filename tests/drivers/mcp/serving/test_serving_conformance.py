@@ -113,8 +113,9 @@ def _run(conformance: Path, url: str, scenario: str, tmp_path: Path) -> list[dic
         [str(conformance), "server", "--url", url, "--scenario", scenario, "--output-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=90, cwd=CACHE,
     )
-    [checks_file] = list(tmp_path.rglob("checks.json"))
-    checks: list[dict[str, Any]] = json.loads(checks_file.read_text())
+    found = list(tmp_path.rglob("checks.json"))
+    assert len(found) == 1, (done.stdout + done.stderr)[-2000:]
+    checks: list[dict[str, Any]] = json.loads(found[0].read_text())
     return checks
 
 
