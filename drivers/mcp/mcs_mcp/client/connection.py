@@ -125,16 +125,40 @@ def _transport(spec: ServerSpec) -> Any:
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth)
-    return _HttpTransport(spec.url, http)
+    return _HttpTransport(spec.url, http, authenticated=bool(spec.auth) or any(
+        k.lower() == "authorization" for k in spec.headers))
 
 
 class _HttpTransport:
-    """Streamable HTTP with our own HTTP client, closed together with the transport."""
+    """Streamable HTTP with our own HTTP client, closed together with the transport.
 
-    def __init__(self, url: str, http: Any) -> None:
+    It remembers a 401 (and its ``WWW-Authenticate``), so a refused connection can say
+    what to configure instead of the SDK's generic "error response".
+    """
+
+    def __init__(self, url: str, http: Any, *, authenticated: bool = False) -> None:
         self._url = url
         self._http = http
         self._stack = contextlib.AsyncExitStack()
+        self.authenticated = authenticated
+        self.unauthorized: str | None = None  # the WWW-Authenticate of the last 401
+        http.event_hooks["response"].append(self._watch)
+
+    async def _watch(self, response: Any) -> None:
+        if response.status_code == 401:
+            self.unauthorized = response.headers.get("www-authenticate", "")
+
+    def explain(self, name: str, reason: str) -> str | None:
+        """Why the server refused us, and what to configure; ``None`` when it did not."""
+        if self.unauthorized is None:
+            return None
+        if self.authenticated:
+            return (f"MCP server {name!r} ({self._url}) refused the authorization: {reason} (HTTP 401: "
+                    f"{self.unauthorized or 'no details'}); check the token, client_id/client_secret or scope")
+        return (f"MCP server {name!r} ({self._url}) requires authorization (HTTP 401). Configure one of: "
+                "bearer_token=...; client_id with client_secret or private_key_pem (OAuth client credentials); "
+                "oauth_redirect_uri=... (OAuth authorization code, interactive); or auth= an httpx2.Auth such as "
+                "the SDK's OAuthClientProvider")
 
     async def __aenter__(self) -> Any:
         from mcp.client.streamable_http import streamable_http_client
@@ -233,9 +257,10 @@ class Connection:
         from mcp import Client
 
         assert self._ready is not None and self._closing is not None
+        transport = _transport(self.spec)
         try:
             async with Client(
-                _transport(self.spec),
+                transport,
                 mode=self.mode,
                 cache=None,
                 message_handler=self._on_message,
@@ -251,7 +276,10 @@ class Connection:
                 raise
         except Exception as exc:  # report every way the session can end
             where = self.spec.describe()
-            self._mark_gone(f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
+            explained = (
+                transport.explain(self.spec.name, _reason(exc)) if isinstance(transport, _HttpTransport) else None
+            )
+            self._mark_gone(explained or f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
         finally:
             self._client = None
             if self.gone_reason is None:
