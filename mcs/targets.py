@@ -96,7 +96,8 @@ def load_target(spec: str, pairs: Sequence[str] = (), **options: Any) -> MCSDriv
     try:
         built = found(**options)
     except TypeError as exc:
-        raise ConfigurationError(f"{spec} refused its options: {exc}") from None
+        hint = "" if isinstance(found, type) else " (a tool function needs @mcs.tool: decorate tool functions)"
+        raise ConfigurationError(f"{spec} refused its options: {exc}{hint}") from None
     if not isinstance(built, MCSDriver):
         raise ConfigurationError(
             f"{spec} returned {type(built).__name__}, not a driver; decorate tool functions with @mcs.tool "
