@@ -645,10 +645,16 @@ class MCPDriver(ToolDriver):
         endpoint = self._endpoint(server)
 
         async def subscribe(client: Any) -> None:
+            import mcp_types as types
+
             resources = client.server_capabilities.resources
             if resources is None or not resources.subscribe:
                 raise ExecutionError(f"MCP server {endpoint.spec.name!r} does not support resource subscriptions")
-            await client.subscribe_resource(uri)
+            # The request itself: the SDK's helper warns that 2026-07-28 servers replace it,
+            # and this driver speaks the handshake-era protocol where it is current.
+            await client.session.send_request(
+                types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)), types.EmptyResult
+            )
 
         try:
             endpoint.run(subscribe, timeout=self.timeout)
@@ -663,8 +669,15 @@ class MCPDriver(ToolDriver):
         """End a subscription (``resources/unsubscribe``); its callbacks stop."""
         endpoint = self._endpoint(server)
         self._subscriptions.pop(uri, None)
+        async def unsubscribe(client: Any) -> None:
+            import mcp_types as types
+
+            await client.session.send_request(
+                types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri)), types.EmptyResult
+            )
+
         try:
-            endpoint.run(lambda client: client.unsubscribe_resource(uri), timeout=self.timeout)
+            endpoint.run(unsubscribe, timeout=self.timeout)
         except Exception as exc:
             raise _translate_plain(exc, endpoint, f"unsubscribe from {uri}") from None
 
