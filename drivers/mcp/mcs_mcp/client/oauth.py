@@ -60,7 +60,7 @@ class FileTokenStorage:
     """Tokens and the registered client in a JSON file (created ``0600``, replaced atomically)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     def _read(self) -> dict[str, Any]:
         try:
