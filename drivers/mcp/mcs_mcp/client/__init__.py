@@ -10,7 +10,12 @@ for the OAuth authorization-code flow :func:`browser_authorize`, :func:`headless
 from mcs_mcp.client.config import load_config
 from mcs_mcp.client.connection import Connection, Endpoint, ServerError, ServerGone, ServerSpec
 from mcs_mcp.client.handlers import ClientHandlers, elicit_defaults
-from mcs_mcp.client.oauth import FileTokenStorage, MemoryTokenStorage, browser_authorize, headless_authorize
+from mcs_mcp.client.oauth import (
+    FileTokenStorage,
+    MemoryTokenStorage,
+    browser_authorize,
+    headless_authorize,
+)
 from mcs_mcp.client.pinning import HeldTool, PinStore
 
 __all__ = [

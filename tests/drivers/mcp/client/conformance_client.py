@@ -13,9 +13,10 @@ import os
 import sys
 from typing import Any
 
-from mcs.errors import ToolCallError
 from mcs_mcp.client import elicit_defaults, headless_authorize
 from mcs_mcp.client_driver import MCPDriver
+
+from mcs.errors import ToolCallError
 
 REDIRECT_URI = "http://localhost:3000/callback"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"

@@ -106,7 +106,7 @@ def test_the_elicitation_handler_answers_the_server(url: str) -> None:
 def test_without_handlers_the_server_is_refused_and_its_tool_says_why(url: str) -> None:
     with MCPDriver(url=url) as driver:
         for tool in ("ask", "think", "where"):
-            with pytest.raises(ExecutionError, match="did not declare the (elicitation|sampling|roots) capability"):
+            with pytest.raises(ExecutionError, match=r"did not declare the (elicitation|sampling|roots) capability"):
                 driver.call_tool(tool, {"prompt": "x"} if tool == "think" else {})
 
 
@@ -205,9 +205,10 @@ def test_a_401_says_what_to_configure(tmp_path: Path) -> None:
     secured = ServeOptions(transport="streamablehttp", port=options.port, auth=OAuthOptions(
         authorization_servers=("https://issuer.example.test",), jwks_uri="https://issuer.example.test/jwks"))
     driver = mcs.FunctionDriver([today])
-    with running_uvicorn(uvicorn_config(build_app(build_server(driver, secured), secured), secured)):
-        with MCPDriver(url=secured.url, connect_timeout=10) as client, pytest.raises(ExecutionError) as caught:
-            client.list_tools()
+    app = build_app(build_server(driver, secured), secured)
+    with running_uvicorn(uvicorn_config(app, secured)), MCPDriver(url=secured.url, connect_timeout=10) as client, \
+            pytest.raises(ExecutionError) as caught:
+        client.list_tools()
     assert "requires authorization (HTTP 401)" in caught.value.message
     assert "bearer_token" in caught.value.message and "oauth_redirect_uri" in caught.value.message
 

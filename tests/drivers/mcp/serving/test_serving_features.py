@@ -194,9 +194,9 @@ async def test_a_tools_own_logger_reaches_the_client_at_the_level_the_client_cho
                                 ("warning", ["warning line"])):
             received: list[str] = []
 
-            async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+            async def on_log(params: types.LoggingMessageNotificationParams, into: list[str] = received) -> None:
                 if params.logger == "thirdparty.chatty":
-                    received.append(params.data["message"])
+                    into.append(params.data["message"])
 
             # stateful: the level a client sets is kept for its session
             with serve_driver(mcs.FunctionDriver([chatty]), stateless=False) as url:
