@@ -728,17 +728,11 @@ class MCPDriver(ToolDriver):
 
 
 def _listing_error(exc: Exception, connection: Endpoint) -> Exception:
-    name = connection.spec.name
-    if isinstance(exc, ServerGone):
-        return ExecutionError(str(exc), details={"server": name})
-    if isinstance(exc, ServerError):
-        return ExecutionError(f"MCP server {name!r} refused to list its tools: {exc.message}")
-    if isinstance(exc, TimeoutError):
-        return ExecutionError(f"MCP server {name!r} did not list its tools in time")
-    return exc
+    return _translate_plain(exc, connection, "list its tools")
 
 
 def _translate_plain(exc: Exception, connection: Endpoint, what: str) -> Exception:
+    """A failure of a request that is not a tool call (listing, completing, subscribing)."""
     name = connection.spec.name
     if isinstance(exc, ServerGone):
         return ExecutionError(str(exc), details={"server": name})
