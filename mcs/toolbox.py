@@ -336,6 +336,11 @@ class Toolbox(ToolDriver):
                 continue
         raise ToolNotFoundError(f"There is no resource {uri!r}.", tool=uri)
 
+    def resource_updated(self, uri: str) -> None:
+        """Announce that the resource at ``uri`` has new content (members' own announcements
+        pass through on their own)."""
+        self.notify_changed("resource", uri)
+
     async def acomplete(
         self, kind: str, name: str, argument: str, value: str, arguments: Mapping[str, str] | None = None
     ) -> list[str]:

@@ -135,6 +135,12 @@ class DriverCatalog:
             getattr(self.driver, "add_change_listener", None)
         )
 
+    @property
+    def announces_resource_updates(self) -> bool:
+        """The driver announces new content of a resource (``resource_updated(uri)``), so
+        subscriptions can be honoured."""
+        return self.announces_changes and callable(getattr(self.driver, "resource_updated", None))
+
     def forget_tools(self) -> None:
         """Read the tools again on next use (after the driver said they changed)."""
         self._tools = None
@@ -455,7 +461,7 @@ def build_server(
         _register_prompts(server, catalog, stateless, subscribers)
     if resources:
         _register_resources(server, catalog, stateless, subscribers)
-        if notifies:
+        if notifies and catalog.announces_resource_updates:
             _register_subscriptions(server, catalog, subscribers)
     if catalog.offers_completions() and (prompts or resources):
         _register_completions(server, catalog)
