@@ -20,6 +20,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +76,21 @@ def _run(scenario: str, conformance_cli: Path, tmp_path: Path) -> tuple[subproce
     return completed, json.loads(found[0].read_text())
 
 
+#: Scenario runs at once: each is its own pair of processes, mostly waiting on I/O.
+PARALLEL = 4
+
+
+@pytest.fixture(scope="module")
+def runs(conformance_cli: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Every scenario's run (each on its own, a few at a time); the tests read the results."""
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        yield {s: pool.submit(_run, s, conformance_cli, tmp_path_factory.mktemp("conformance"))
+               for s in [*SCENARIOS, *SDK_ISSUER_QUIRK]}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_the_official_client_scenario_passes(scenario: str, conformance_cli: Path, tmp_path: Path) -> None:
-    completed, checks = _run(scenario, conformance_cli, tmp_path)
+def test_the_official_client_scenario_passes(scenario: str, runs: dict[str, Any]) -> None:
+    completed, checks = runs[scenario].result(timeout=300)
     failed = [c for c in checks if c["status"] not in ("SUCCESS", "INFO")]
     assert completed.returncode == 0 and not failed, (failed, completed.stdout[-2000:], completed.stderr[-2000:])
     assert any(c["status"] == "SUCCESS" for c in checks)
@@ -84,8 +98,8 @@ def test_the_official_client_scenario_passes(scenario: str, conformance_cli: Pat
 
 @pytest.mark.parametrize("scenario", sorted(SDK_ISSUER_QUIRK))
 def test_the_scenarios_marked_as_the_sdk_issuer_quirk_still_fail_that_way(
-    scenario: str, conformance_cli: Path, tmp_path: Path
+    scenario: str, runs: dict[str, Any]
 ) -> None:
-    completed, checks = _run(scenario, conformance_cli, tmp_path)
+    completed, checks = runs[scenario].result(timeout=300)
     assert completed.returncode != 0 and any(c["status"] == "FAILURE" for c in checks)
     assert SDK_ISSUER_QUIRK[scenario] in completed.stderr.lower()

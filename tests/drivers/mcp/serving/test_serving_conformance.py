@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -96,16 +97,32 @@ def _serve(*settings: str) -> Iterator[str]:
         yield f"http://localhost:{port}/mcp"
 
 
-@pytest.fixture(scope="module")
-def stateful() -> Iterator[str]:
-    """The public-API test server, stateful with resumable streams."""
-    yield from _serve("stateful=true", "resumable=true")
+#: Scenario runs at once: each is its own process and session, mostly waiting on I/O.
+PARALLEL = 4
+
+
+def _runs(conformance: Path, url: str, scenarios: list[str], tmp: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Start every scenario's run (each on its own, a few at a time); the tests read the results."""
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        yield {s: pool.submit(_run, conformance, url, s, tmp.mktemp("conformance")) for s in scenarios}
 
 
 @pytest.fixture(scope="module")
-def stateless() -> Iterator[str]:
-    """The same server, stateless (the default)."""
-    yield from _serve()
+def stateful(conformance: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Runs against the public-API test server, stateful with resumable streams."""
+    for url in _serve("stateful=true", "resumable=true"):
+        yield from _runs(conformance, url, SCENARIOS, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def stateless(conformance: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Runs against the same server, stateless (the default)."""
+    for url in _serve():
+        yield from _runs(conformance, url, SCENARIOS, tmp_path_factory)
+
+
+def _checks(runs: dict[str, Future[list[dict[str, Any]]]], scenario: str) -> list[dict[str, Any]]:
+    return runs[scenario].result(timeout=300)
 
 
 def _run(conformance: Path, url: str, scenario: str, tmp_path: Path) -> list[dict[str, Any]]:
@@ -126,8 +143,8 @@ def _verdict(checks: list[dict[str, Any]]) -> tuple[int, int, list[dict[str, Any
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_every_scenario_passes_stateful(scenario: str, conformance: Path, stateful: str, tmp_path: Path) -> None:
-    passed, scored, problems = _verdict(_run(conformance, stateful, scenario, tmp_path))
+def test_every_scenario_passes_stateful(scenario: str, stateful: dict[str, Any]) -> None:
+    passed, scored, problems = _verdict(_checks(stateful, scenario))
     if scenario == "server-sse-polling":
         assert {p["id"] for p in problems} <= POLLING_WARNINGS, problems
         assert all(p["status"] == "WARNING" for p in problems), problems
@@ -136,16 +153,14 @@ def test_every_scenario_passes_stateful(scenario: str, conformance: Path, statef
 
 
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s not in STATELESS_CANNOT])
-def test_every_scenario_stateless_can_carry_passes(
-    scenario: str, conformance: Path, stateless: str, tmp_path: Path
-) -> None:
-    passed, scored, problems = _verdict(_run(conformance, stateless, scenario, tmp_path))
+def test_every_scenario_stateless_can_carry_passes(scenario: str, stateless: dict[str, Any]) -> None:
+    passed, scored, problems = _verdict(_checks(stateless, scenario))
     assert scored > 0 and passed == scored and not problems, problems
 
 
 @pytest.mark.parametrize("scenario", sorted(STATELESS_CANNOT))
 def test_the_scenarios_marked_stateless_cannot_carry_really_do_not_pass_there(
-    scenario: str, conformance: Path, stateless: str, tmp_path: Path
+    scenario: str, stateless: dict[str, Any]
 ) -> None:
-    passed, scored, problems = _verdict(_run(conformance, stateless, scenario, tmp_path))
+    passed, scored, problems = _verdict(_checks(stateless, scenario))
     assert problems and passed < max(scored, 1), (STATELESS_CANNOT[scenario], problems)
