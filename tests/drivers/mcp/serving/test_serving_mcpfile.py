@@ -187,7 +187,7 @@ async def test_a_reloaded_file_sends_list_changed_and_serves_its_new_tools(
     from mcs_mcp.mcpfile.driver import MCPFileDriver
     from serving_support import serve_driver
 
-    path = _file(tmp_path, weather_backend, {"transportProtocol": "streamablehttp"})
+    path = _file(tmp_path, weather_backend, {"transportProtocol": "stdio"})  # served here over HTTP anyway
     driver = MCPFileDriver(path)
     changed: list[str] = []
 
