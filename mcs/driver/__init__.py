@@ -63,13 +63,24 @@ MCS_SPEC_VERSION = "0.1"
 #: How many calls one model output may run at most, unless a driver says otherwise.
 DEFAULT_MAX_CALLS_PER_RESPONSE = 32
 
-KNOWN_CAPABILITIES = frozenset({"healthcheck", "cache", "status", "stream"})
+KNOWN_CAPABILITIES = frozenset(
+    {"healthcheck", "cache", "status", "stream", "prompts", "resources", "completions", "list_changed"}
+)
 _CAPABILITY_METHODS = {
     "healthcheck": "healthcheck",
     "cache": "warmup",
     "status": "get_status",
     "stream": "stream_call",
+    "prompts": "prompts",
+    "resources": "resources",
+    "completions": "complete",
+    "list_changed": "add_change_listener",
 }
+
+#: What changed, for :meth:`ToolDriver.add_change_listener`: a list of tools, prompts or
+#: resources, or (``"resource"``) the content of one resource, whose URI is given.
+ChangeKind = Literal["tools", "prompts", "resources", "resource"]
+ChangeListener = Callable[[ChangeKind, "str | None"], object]
 
 
 class DriverMeta(BaseModel):
@@ -275,6 +286,7 @@ class ToolDriver(MCSDriver):
         self._aliases: dict[str, str] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
+        self._change_listeners: list[ChangeListener] = []
 
     @property
     def meta(self) -> DriverMeta:
@@ -730,6 +742,47 @@ class ToolDriver(MCSDriver):
 
     def on_execute_error(self, hook: pipeline.F) -> pipeline.F:
         return self.controls.on_execute_error(hook)
+
+    # ----------------------------------------------------------------- change notifications
+
+    def add_change_listener(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener(kind, uri)`` whenever :meth:`notify_changed` reports a change.
+
+        ``mcs serve`` listens this way to send MCP ``list_changed`` and
+        ``resources/updated`` notifications. Drivers whose offer can change say so with
+        the ``list_changed`` capability. Returns a function that removes the listener.
+        """
+        listeners = self._listeners()
+        listeners.append(listener)
+
+        def remove() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+
+        return remove
+
+    def notify_changed(self, kind: ChangeKind, uri: str | None = None) -> None:
+        """Tell listeners that this driver's tools, prompts or resources changed, or
+        (``kind="resource"``) that the resource at ``uri`` has new content.
+
+        A ``"tools"`` change also forgets the cached tools. A listener that raises is
+        logged and skipped.
+        """
+        if kind == "tools":
+            self.refresh_tools()
+        for listener in list(self._listeners()):
+            try:
+                listener(kind, uri)
+            except Exception:
+                import logging
+
+                logging.getLogger("mcs.driver").exception("change listener %r raised", listener)
+
+    def _listeners(self) -> list[ChangeListener]:
+        listeners: list[ChangeListener] | None = getattr(self, "_change_listeners", None)
+        if listeners is None:  # a subclass that did not call ToolDriver.__init__
+            listeners = self._change_listeners = []
+        return listeners
 
     def close(self) -> None:
         """Release connections and other resources; the default has none."""

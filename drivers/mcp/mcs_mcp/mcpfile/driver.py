@@ -171,6 +171,9 @@ class MCPFileDriver(ToolDriver):
         apply_env_overrides: bool = True,
         **options: Any,
     ) -> None:
+        # Every constructor argument, whatever the signature holds, for reload().
+        arguments = {k: v for k, v in locals().items() if k not in ("self", "options", "__class__")}
+        self._constructed_with: tuple[dict[str, Any], dict[str, Any]] = (arguments, dict(options))
         super().__init__(**options)
         self.file: LoadedFile = load(
             path,
@@ -222,6 +225,29 @@ class MCPFileDriver(ToolDriver):
         self._prim_validators: dict[str, ArgumentValidator] = {}
         self._client: httpx.Client | None = None
         self._ssl: ssl.SSLContext | bool | None = None
+        # reload() announces a changed file to change listeners (mcs serve: list_changed).
+        self.meta = self.meta.model_copy(update={"capabilities": (*self.meta.capabilities, "list_changed")})
+
+    def reload(self) -> None:
+        """Read the file again and announce its tools, prompts and resources as changed.
+
+        ``mcs serve`` turns the announcement into ``list_changed`` notifications, so
+        connected clients list again. Policies, hooks and change listeners stay; the
+        driver's HTTP connections are reopened. A file that is now refused raises and
+        leaves the driver as it was.
+
+        Raises:
+            ConfigurationError: the file is refused; the message names the file and field.
+        """
+        arguments, options = self._constructed_with
+        fresh = type(self)(**arguments, **options)
+        listeners, controls = self._listeners(), self.controls
+        self.close()
+        self.__dict__.update(fresh.__dict__)
+        self._change_listeners, self.controls = listeners, controls
+        self.notify_changed("tools")
+        self.notify_changed("prompts")
+        self.notify_changed("resources")
 
     # ------------------------------------------------------------------ ToolDriver
 

@@ -13,7 +13,8 @@ Layers, outermost first (SECURITY.md E1, E2-E4, E7):
 4. gen-mcp 0.2.0 health endpoints (liveness, readiness) when the driver's
    ``health_settings()`` enables them.
 5. The SDK's ``StreamableHTTPSessionManager`` at ``base_path`` (stateless by default,
-   so replicas behind any load balancer answer any request).
+   so replicas behind any load balancer answer any request; stateful with an optional
+   event store for resumable streams).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
         json_response=options.json_response,
         security_settings=security,
         max_request_body_size=options.max_request_body,
+        event_store=options.event_store,
+        retry_interval=options.retry_interval,
     )
     mcp_app = StreamableHTTPASGIApp(manager)
     # Stateless, a GET stream could never carry anything (no session to send on) and
