@@ -27,11 +27,20 @@ from mcs.parsing.jsonspans import (
 )
 
 MAX_CALLS: Final = 256
-CALL_START: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[ \t]*\(")
+# A call's name and its `(`: dotted, and with hyphens as some real names have
+# (`get_co-ordinate`); in prose "word (aside)" with a space is not a call.
+CALL_START: Final = re.compile(r"(?<![\w.\-])([A-Za-z_]\w*(?:[.\-][A-Za-z_]\w*)*)\(")
 _JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
+# A hyphenated name in call position, outside quotes; Python would read it as a subtraction.
+_HYPHEN_NAME: Final = re.compile(
+    r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|(?<![\w.\-])([A-Za-z_]\w*(?:\.\w+)*(?:-[A-Za-z_]\w*)+(?:\.\w+)*)(?=\s*\()"""
+)
+_HYPHEN: Final = "__mcs_hyphen__"
 
 
 def _parse(source: str, mode: str) -> ast.AST | None:
+    if "-" in source and _HYPHEN not in source:
+        source = _HYPHEN_NAME.sub(lambda m: m.group(1) or m.group(2).replace("-", _HYPHEN), source)
     return quiet_parse(source, mode)
 
 
@@ -71,14 +80,15 @@ def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
         and len(node.args) == 1 and isinstance(node.args[0], ast.Call) and not node.keywords
     ):
         return call_from_node(node.args[0], confidence)
-    name = clean_name(_dotted(node.func))
+    dotted = _dotted(node.func)
+    name = clean_name(dotted.replace(_HYPHEN, "-") if dotted is not None else None)
     if name is None:
         return None
     arguments: dict[str, Any] = {}
     if node.args:
         if len(node.args) != 1 or node.keywords:
             return None
-        only = _literal(node.args[0])
+        only = _value(node.args[0]) if isinstance(node.args[0], ast.Dict) else _literal(node.args[0])
         if not isinstance(only, dict):
             return None
         arguments = only
@@ -158,8 +168,8 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
     return None if found is None else (found, close + 1)
 
 
-_LENIENT_CALL: Final = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*", re.DOTALL)
-_KEYWORD: Final = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?!=)")
+_LENIENT_CALL: Final = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*\((.*)\)\s*", re.DOTALL)
+_KEYWORD: Final = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?![=>])")
 
 
 def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:

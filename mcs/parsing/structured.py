@@ -81,7 +81,7 @@ def _function_object(item: dict[str, Any]) -> Found | None:
         return _call(function["name"], arguments, item.get("id"))
     call_id = item.get("id") or item.get("call_id")
     kind = item.get("type")
-    if kind in _RUN_ELSEWHERE:
+    if isinstance(kind, str) and kind in _RUN_ELSEWHERE:
         return None
     if kind == "function_call":  # Responses: call_id is the id results must echo
         return _call(item.get("name"), item.get("arguments"), item.get("call_id") or item.get("id"))
@@ -116,6 +116,22 @@ def _name_and_arguments(items: list[Any]) -> Found | None:
     return None
 
 
+_SCHEMA_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "array", "object", "dict", "float", "null"})
+_SCHEMA_WORDS: Final = frozenset({"type", "description", "enum", "items", "properties", "required", "default", "format"})
+
+
+def _schema_property(value: dict[str, Any]) -> bool:
+    """``{"type": "number", "description": ...}``: a property of a schema echoed back."""
+    return value.get("type") in _SCHEMA_TYPES and value.keys() <= _SCHEMA_WORDS and len(value) > 1
+
+
+def _schema_echo(node: dict[str, Any]) -> bool:
+    """A tool *definition* (name and a parameter schema), or a schema: nothing in it is a call."""
+    if looks_like_schema(node):
+        return True
+    return any(isinstance(node.get(key), dict) and looks_like_schema(node[key]) for key in _ARG_KEYS)
+
+
 def _name_as_key(item: dict[str, Any]) -> Found | None:
     """``{"spotify_play": "{\\"artist\\": ...}"}`` (FC dumps), or ``None``."""
     if len(item) != 1:
@@ -127,7 +143,7 @@ def _name_as_key(item: dict[str, Any]) -> Found | None:
         if not value.lstrip().startswith("{"):
             return None
         value = loads_lenient(value)
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or _schema_property(value):
         return None
     return _call(key, value, None, confidence=WEAK)
 
@@ -202,6 +218,8 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     if container:
         return
     if walk.deep:  # a JSON value found in text: calls may sit under any key
+        if _schema_echo(node):
+            return
         for value in node.values():
             if isinstance(value, (dict, list)):
                 _walk(value, walk, depth + 1)

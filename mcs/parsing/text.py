@@ -43,6 +43,7 @@ from mcs.parsing._common import (
     looks_like_schema,
     unescape_markdown,
 )
+from mcs.parsing.issued import Layout, has_placeholder, mask_unspoken
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
@@ -406,27 +407,10 @@ _TAGGED: Final[tuple[tuple[str, Callable[[str, int], list[Found]]], ...]] = (
 # ------------------------------------------------------------------ fences and scanning
 
 
-_FENCE_INFO: Final = re.compile(r"[\w+.\-]*[ \t]*\r?\n")
-
-
-def _fences(text: str) -> Iterator[str]:
-    """Bodies of ```` ``` ```` fences: any info string, inline (```` ```f(x=1)``` ````) or unclosed."""
-    position = text.find("```")
-    for _ in range(MAX_CANDIDATES):
-        if position == -1:
-            return
-        info = _FENCE_INFO.match(text, position + 3)
-        start = info.end() if info is not None else position + 3
-        end = text.find("```", start)
-        yield text[start : len(text) if end == -1 else end]
-        if end == -1:
-            return
-        position = text.find("```", end + 3)
-
-
-def _scan(text: str) -> list[Found]:
-    """Every JSON call object and ``name(...)`` call in ``text``, in order of position."""
-    found: list[Found] = []
+def _scan_spans(text: str) -> list[tuple[list[Found], int, int, bool]]:
+    """Every JSON call value and ``name(...)`` call in ``text`` with its span, in order,
+    and whether it is written in a call syntax (a JSON call object, not code)."""
+    spans: list[tuple[list[Found], int, int, bool]] = []
     index = BracketIndex(text)
     position = 0
     for _ in range(MAX_CANDIDATES):
@@ -438,22 +422,110 @@ def _scan(text: str) -> list[Found]:
             decoded = decode_at(text, start, index)
             if decoded is not None and isinstance(decoded[0], (dict, list)):
                 calls, strings = from_data(decoded[0], deep=True)
+                explicit = bool(calls) and _all_explicit(calls)
                 if not calls and strings and isinstance(decoded[0], list):
                     for string in strings[:MAX_CANDIDATES]:  # ['f(a=1)', ...]
                         calls.extend(parse_whole(string) or [])
-                found.extend(calls)
+                if calls:
+                    spans.append((calls, start, decoded[1], explicit))
                 position = decoded[1]  # everything inside was looked at
                 continue
             position = start + 1
         else:
             called = call_at(text, start, match.end() - 1, index)
             if called is not None:
-                if called[0] not in found:
-                    found.append(called[0])
+                spans.append(([called[0]], start, called[1], False))
                 position = called[1]
             else:
                 position = match.end()
+    return spans
+
+
+def _scan(text: str) -> list[Found]:
+    """Every call in ``text`` by shape alone (inside an explicit tag, where the tag says it is a call)."""
+    found: list[Found] = []
+    for calls, _, _, _ in _scan_spans(text):
+        found.extend(call for call in calls if call not in found)
     return found
+
+
+def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
+    """Calls that stand as blocks of their own, in order, minus those framed as not issued.
+
+    A fence is one block (unless it holds a program); outside fences, a call counts when
+    it stands alone on its lines. A call repeated in a later block is the same call
+    restated ("Therefore, the final answer is: ...") and is returned once.
+    """
+    blocks: list[tuple[int, int, list[Found]]] = []  # (position, paragraph, calls)
+    prose = text
+    fences = layout.fences()
+    if fences:
+        parts = []
+        cursor = 0
+        for fence in fences:
+            start, body_start, body_end, end = fence
+            parts.append(text[cursor:start])
+            parts.append(" " * (end - start))
+            cursor = end
+            body = text[body_start:body_end]
+            if not body.strip() or layout.holds_program(fence):
+                continue
+            calls = read_text(body, keep, depth + 1)
+            explicit = body.lstrip()[:1] in "{[<" and _all_explicit(calls) and not _PYTHONIC_START.match(body)
+            if not calls or layout.framed_out(start, end, explicit=explicit, names=_names(calls)):
+                continue
+            calls = keep(_demote(calls))
+            if calls:
+                blocks.append((start, start, calls))
+        parts.append(text[cursor:])
+        prose = "".join(parts)
+    spans = _scan_spans(prose)
+    if spans:
+        bounds = [(start, end) for _, start, end, _ in spans]
+        for number, (calls, start, end, explicit) in enumerate(spans):
+            if (
+                not layout.standalone(bounds, number)
+                or layout.in_code(start, end)
+                or layout.framed_out(start, end, explicit=explicit, names=_names(calls))
+            ):
+                continue
+            kept = keep(calls)
+            if kept:
+                blocks.append((start, text.rfind("\n\n", 0, start), kept))
+    if not blocks:
+        return []
+    blocks.sort(key=lambda block: block[0])
+    found: list[Found] = []
+    earlier: set[str] = set()
+    paragraph = blocks[0][1]
+    this_block: set[str] = set()
+    for _, block, calls in blocks:
+        if block != paragraph:
+            earlier |= this_block
+            this_block = set()
+            paragraph = block
+        for call in calls:
+            key = _call_key(call)
+            if key in earlier:
+                continue
+            this_block.add(key)
+            found.append(call)
+    return found
+
+
+_PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
+
+
+def _names(calls: list[Found]) -> tuple[str, ...]:
+    return tuple({call.name.rsplit(".", 1)[-1] for call in calls})
+
+
+def _all_explicit(calls: list[Found]) -> bool:
+    return all(call.confidence == EXPLICIT for call in calls)
+
+
+def _call_key(call: Found) -> str:
+    return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
 
 
 # A name starts after a non-name character, or after a dot that follows punctuation
@@ -490,13 +562,21 @@ def _normalise_tokens(text: str) -> str:
 
 
 def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
-    """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any."""
+    """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any.
+
+    A call whose arguments are placeholders to fill in (``<city_name>``) is a template,
+    not a call, and is left out.
+    """
+    return [call for call in _read_text(text, keep, depth) if not has_placeholder(call.arguments)]
+
+
+def _read_text(text: str, keep: Keep, depth: int) -> list[Found]:
     if depth > MAX_DEPTH:
         return []
     thought_end = text.rfind("</think>")
     if thought_end != -1:  # reasoning drafts calls it may not make: only the answer counts
         text = text[thought_end + len("</think>") :]
-    text = unescape_markdown(text)
+    text = mask_unspoken(unescape_markdown(text))
     stripped = text.strip()
     if not stripped:
         return []
@@ -519,22 +599,42 @@ def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
             return calls
     if _FULLWIDTH_BAR in text:
         text = _normalise_tokens(text)
+    layout = Layout(text)
+    armed = None
     for marker, reader in _TAGGED:
         if marker in text:
-            calls = keep(reader(text, depth))
-            if calls:
-                return calls
-    if "```" in text:
-        calls = []
-        for fence in _fences(text):
-            found = _demote(read_text(fence, keep, depth + 1))
-            calls.extend(keep(found))
-        if calls:
-            return calls
-    calls = keep(_scan(text))
+            if armed is None:
+                armed = _disarm(text, layout)
+            if marker in armed:
+                calls = keep(reader(armed, depth))
+                if calls:
+                    return calls
+    calls = _blocks(text, layout, keep, depth)
     if calls:
         return calls
     return keep(_glm_bare(text))
+
+
+def _disarm(text: str, layout: Layout) -> str:
+    """``text`` with the format markers blanked that sit in a program fence or are framed
+    as not issued (negated, quoted, an example), so their readers do not see them."""
+    out: list[str] | None = None
+    for marker, _ in _TAGGED:
+        position = text.find(marker)
+        for _ in range(MAX_CANDIDATES):  # the readers look at no more than this either
+            if position == -1:
+                break
+            fence = layout.fence_at(position)
+            if fence is not None:
+                disarm = layout.holds_program(fence) or layout.framed_out(fence[0], fence[3], explicit=True)
+            else:
+                disarm = layout.framed_out(position, position + len(marker), explicit=True, follow=False)
+            if disarm:
+                if out is None:
+                    out = list(text)
+                out[position : position + len(marker)] = " " * len(marker)
+            position = text.find(marker, position + len(marker))
+    return text if out is None else "".join(out)
 
 
 __all__ = ["Keep", "read_text"]
