@@ -34,12 +34,12 @@ from mcs.parsing.jsonspans import quiet_parse
 
 # ------------------------------------------------------------------ masking
 
-_MASKABLE: Final = re.compile(r"<!--|^[ \t]{0,3}>|^[ \t]*(?:#|//)|\\[\[(]|\$\$|`|\"|\u201c", re.MULTILINE)
 _HTML_COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
-_FENCE_LINE: Final = re.compile(r"[ \t]*(?:```|~~~)")
-_QUOTE_LINE: Final = re.compile(r"[ \t]{0,3}>(?!>>[ \t]*[A-Za-z_])")
-_COMMENT_LINE: Final = re.compile(r"[ \t]*(?:#|//)")
+# A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
+# comment line (`#`, `//`).
+_LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]{0,3}>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
+_LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~)", re.MULTILINE)
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
 # A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
 _PROSE_QUOTE: Final = re.compile(r"(?<![=(:,\[{])\"[^\"\n]*<[^\"\n]*\"|\u201c[^\u201d\n]*<[^\u201d\n]*\u201d")
@@ -47,7 +47,9 @@ _CALLISH: Final = re.compile(r"[A-Za-z_][\w.]*\s*\(")
 
 
 def _blank(text: str) -> str:
-    return re.sub(r"[^\n]", " ", text)
+    if "\n" not in text:
+        return " " * len(text)
+    return "\n".join(" " * len(line) for line in text.split("\n"))
 
 
 def _is_prose_line(line: str) -> bool:
@@ -58,35 +60,40 @@ def _is_prose_line(line: str) -> bool:
 
 def mask_unspoken(text: str) -> str:
     """``text`` with quoted, commented and formula regions blanked (same length)."""
-    if _MASKABLE.search(text) is None:
-        return text
     if "<!--" in text:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
     if "\\[" in text or "\\(" in text or "$$" in text:
         text = _MATH.sub(_mask_math, text)
+    quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
+    if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text):
+        return text
     lines = text.split("\n")
+    original = list(lines)
     in_fence = False
     for number, line in enumerate(lines):
-        if _FENCE_LINE.match(line):
-            if line.count("```") < 2:  # an inline ```f(x)``` neither opens nor closes a block
-                in_fence = not in_fence
+        lead = line.lstrip(" \t")[:1]
+        kind = _LINE_KIND.match(line) if lead and lead in "`~>#/" else None
+        if kind is not None:
+            if kind.group(1):  # a fence line; an inline ```f(x)``` neither opens nor closes a block
+                if line.count("```") < 2:
+                    in_fence = not in_fence
+                continue
+            if not in_fence:  # a quoted or commented line
+                lines[number] = " " * len(line)
             continue
         if in_fence:
-            continue
-        if _QUOTE_LINE.match(line) or _COMMENT_LINE.match(line):
-            lines[number] = _blank(line)
             continue
         if "`" in line:
             line = lines[number] = _mask_inline_code(line)
         if "<" in line and ('"' in line or "\u201c" in line) and _is_prose_line(line):
             lines[number] = _PROSE_QUOTE.sub(lambda m: _blank(m.group(0)), line)
-    return "\n".join(lines)
+    return text if lines == original else "\n".join(lines)
 
 
 def _mask_math(match: re.Match[str]) -> str:
     body = match.group(1)
     if body is not None and _CALLISH.search(body) and "\\" not in body.replace("\\_", ""):
-        return match.group(0)  # `\[f(x=1)\]`: markdown-escaped brackets around a call, not LaTeX
+        return f" [{body} ]"  # `\[f(x=1)\]`: markdown-escaped brackets around a call, not LaTeX
     return _blank(match.group(0))
 
 
@@ -104,18 +111,21 @@ _REACH: Final = 2000  # how far around a call its paragraph is looked for
 _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _LABEL: Final = re.compile(r"[^\n:`{}\[\]()\u0000]{1,80}?:(?=[ \t]|$)")
 _TAG: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
-_WRAPPER_WORDS: Final = re.compile(r"\b(?:return|await|print|json|python|tool_code)\b")
-_WORD: Final = re.compile(r"[A-Za-z]{2,}")
+
+
 _FENCE: Final = re.compile(r"```|~~~")
 
 
-_CODE_WORD: Final = re.compile(r"[A-Za-z_]\w*(?:[._]\w+)+|[A-Za-z_]\w*(?=\s*\()")
+# A word of prose: two letters or more, not part of an identifier (`get_weather`,
+# `math.hypot(`), a tag (`<tool_call>`, `<|im_start|>`) or a wrapper (`return`, `print`).
+_PROSE_WORD: Final = re.compile(
+    r"(?<![\w.<|/\\-])(?!(?:return|await|print|json|python|tool_code)\b)[A-Za-z]{2,}(?![\w.(\-])"
+)
 
 
 def _has_words(text: str) -> bool:
     """Whether ``text`` holds prose words (code identifiers, tags and wrappers aside)."""
-    text = _CODE_WORD.sub(" ", _WRAPPER_WORDS.sub(" ", _TAG.sub(" ", text)))
-    return _WORD.search(text) is not None
+    return _PROSE_WORD.search(text) is not None
 
 
 # The cues, by what they say about the call that follows (docs/parsing.md has the table).
@@ -130,8 +140,8 @@ _QUOTING: Final = (
 _HYPOTHESIS: Final = (
     r"\b(?:hypothetical\w*|theoretical\w*|imagine|suppos\w+|assum(?:e|es|ing)|pretend\w*|"
     r"let's say|let us say|dummy|placeholder|fictional|fictitious|pseudo\w*|something like|"
-    r"would you like|do you want me|shall I|if so|"
-    r"if you(?:'d| would)? (?:want|wish|like|need|prefer|provide|have)|"
+    r"would you like|do you want me|shall i|if so|"
+    r"if you(?:'d| would| still| really)? (?:want|wish|like|need|prefer|provide|have|insist)|"
     r"if\b[^.!?\n]{0,80}\b(?:had|were|existed|exist|is available|are available|were available|"
     r"was available|is provided|were provided)|"
     r"(?:would|will) need to be (?:created|defined|written|implemented|added))\b"
@@ -153,25 +163,22 @@ _EXAMPLE: Final = r"\b(?:examples?|e\.g\.|for instance|illustrat\w*)\b"
 # the reader and "example" only the sentence that introduces the call ("You can call f.
 # Here is the call:" is a call). A call written in a call syntax is not taken back by
 # words to the reader.
-_STRONG: Final = re.compile(
-    "|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE)), re.IGNORECASE
-)
-_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE)), re.IGNORECASE)
-_INTRODUCING_EXPLICIT: Final = re.compile(_EXAMPLE, re.IGNORECASE)
+# (All cues are matched against lower-cased text: much faster than IGNORECASE.)
+_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE)))
+_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE)))
+_INTRODUCING_EXPLICIT: Final = re.compile(_EXAMPLE)
 _TAKEN_BACK: Final = re.compile(
     r"\b(?:hypothetical(?:ly)?|theoretical(?:ly)?|for illustration(?: only)?|not (?:a real|an actual) call|"
     r"no (?:function )?call (?:can|could|will) be made|"
-    r"(?:cannot|can't|can not|could not|couldn't|unable to) (?:make|run|execute) (?:the|this|that|a|any) (?:function )?call)\b",
-    re.IGNORECASE,
+    r"(?:cannot|can't|can not|could not|couldn't|unable to) (?:make|run|execute) (?:the|this|that|a|any) (?:function )?call)\b"
 )
 # "...is not provided in the given list": takes the call back only when it is about this call.
 _NOT_PROVIDED: Final = re.compile(
     r"\bnot (?:provided|available|given|included|defined|listed|(?:in|among|one of)) "
     r"(?:in )?the (?:given|provided|available)(?: \w+)? (?:list|functions|tools|set)\b|"
-    r"\bnot an? (?:provided|available|given) (?:function|tool)\b",
-    re.IGNORECASE,
+    r"\bnot an? (?:provided|available|given) (?:function|tool)\b"
 )
-_THIS_CALL: Final = re.compile(r"\b(?:this|that|the above|such an?|the same) (?:function|call|tool)\b", re.IGNORECASE)
+_THIS_CALL: Final = re.compile(r"\b(?:this|that|the above|such an?|the same) (?:function|call|tool)\b")
 
 _CODE_LINE: Final = re.compile(
     r"^[ \t]*(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
@@ -186,7 +193,7 @@ _PLACEHOLDER: Final = re.compile(r"<[^<>/=\"\n]*[_ '][^<>/=\"\n]*>|^\s*\?+\s*$")
 def has_placeholder(value: object, depth: int = 0) -> bool:
     """Whether an argument value (or one nested in it) is a placeholder to fill in."""
     if isinstance(value, str):
-        return _PLACEHOLDER.search(value) is not None
+        return ("<" in value or "?" in value) and _PLACEHOLDER.search(value) is not None
     if depth < 3 and isinstance(value, dict):
         return any(has_placeholder(item, depth + 1) for item in value.values())
     if depth < 3 and isinstance(value, list):
@@ -194,19 +201,53 @@ def has_placeholder(value: object, depth: int = 0) -> bool:
     return False
 
 
+# The first word of every cue above: a text without any of them cannot hold a cue, and
+# a set lookup is much cheaper than the cue expressions.
+_CUE_WORDS: Final = frozenset({
+    "do", "don't", "dont", "never", "must", "mustn't", "should", "shouldn't", "need", "not", "avoid",
+    "instead", "rather", "refrain", "won't", "will", "says", "said", "wrote", "writes", "quote", "quoted",
+    "quotes", "reads", "told", "contains", "contained", "instructs", "instructed", "injected",
+    "hypothetical", "hypothetically", "hypotheticals", "theoretical", "theoretically", "imagine",
+    "suppose", "supposed", "supposing", "supposes", "assume", "assumes", "assuming", "pretend",
+    "pretending", "pretends", "pretended", "let's", "let", "dummy", "placeholder", "fictional",
+    "fictitious", "pseudo", "pseudocode", "something", "would", "shall", "if", "function", "functions",
+    "tool", "tools", "no", "cannot", "can't", "can", "could", "couldn't", "unable", "you", "you'd",
+    "you'll", "yourself", "your", "example", "examples", "e.g", "for", "illustration", "illustrate",
+    "illustrates", "illustrative", "illustrating", "illustrated", "illustrations",
+})
+_WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
 class Layout:
-    """Lines and code fences of one (masked) text, computed once, for the checks above."""
+    """Lines, code fences and unspoken regions of one text, for the checks above.
 
-    __slots__ = ("_fences", "_line_starts", "_programs", "text")
+    ``original`` is the text as the model wrote it (calls are decoded from it, so a
+    masked argument value never changes); ``text`` is the same text with the unspoken
+    regions blanked (:func:`mask_unspoken`), which every check reads. Both have the same
+    length, so positions are shared; everything is computed once, lazily.
+    """
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    __slots__ = ("_fences", "_line_starts", "_masked", "_programs", "original")
+
+    def __init__(self, original: str) -> None:
+        self.original = original
+        self._masked: str | None = None
         self._line_starts: list[int] | None = None
         self._fences: list[tuple[int, int, int, int]] | None = None
         self._programs: dict[int, bool] = {}
+
+    @property
+    def text(self) -> str:
+        """The text with its unspoken regions blanked (computed on first use)."""
+        if self._masked is None:
+            self._masked = mask_unspoken(self.original)
+        return self._masked
+
+    def unspoken(self, position: int) -> bool:
+        """Whether ``position`` lies in a region the model did not say (quoted, commented...)."""
+        masked = self.text
+        return masked is not self.original and masked[position] != self.original[position]
 
     # -------------------------------------------------------------- lines
 
@@ -234,14 +275,14 @@ class Layout:
     def fences(self) -> list[tuple[int, int, int, int]]:
         """``(start, body_start, body_end, end)`` of every ```` ``` ```` fence, in order."""
         if self._fences is None:
-            self._fences = _find_fences(self.text)
+            self._fences = _find_fences(self.text) if "```" in self.original else []
         return self._fences
 
     def holds_program(self, fence: tuple[int, int, int, int]) -> bool:
         """:func:`is_program` for one fence's body, computed once."""
         known = self._programs.get(fence[0])
         if known is None:
-            known = self._programs[fence[0]] = is_program(self.text[fence[1] : fence[2]])
+            known = self._programs[fence[0]] = is_program(self.original[fence[1] : fence[2]])
         return known
 
     def fence_at(self, position: int) -> tuple[int, int, int, int] | None:
@@ -316,20 +357,52 @@ class Layout:
             return previous.rstrip().endswith(":") and not _has_words(previous.split(":")[0][-60:] + " x")
         return False
 
+    def may_start(self, position: int, after: int) -> bool:
+        """A cheap first look, before anything is parsed: whether a call starting at
+        ``position`` could stand on its own, given what precedes it on its line (from
+        ``after``, the end of the previous call found on that line, if any)."""
+        first = self.line_start(position)
+        if position - first > _REACH:
+            return False
+        text = self.text
+        if not text[max(first, after) : position].strip(" \t[({`'\""):
+            return True
+        if after > first:
+            piece = text[after:position]
+        else:
+            piece = _TAG.sub(" ", _LIST_MARKER.sub(" ", text[first:position], count=1)).lstrip()
+            label = _LABEL.match(piece)
+            if label is not None:
+                piece = piece[label.end() :]
+        piece = _QUOTED.sub(" ", piece).rstrip(" \t[({`'\"")
+        if _has_words(piece) or _STRAY.search(piece):
+            return False
+        return not self._code_before(first)
+
+    def _code_before(self, first: int) -> bool:
+        """Whether a line of code precedes line ``first`` in its paragraph (see :meth:`in_code`)."""
+        text = self.text
+        lowest = max(0, first - _REACH)
+        before = text.rfind("\n\n", lowest, first)
+        paragraph_start = lowest if before == -1 else before + 2
+        return paragraph_start < first and _CODE_LINE.search(text, paragraph_start, first) is not None
+
     # -------------------------------------------------------------- framing
 
     def framed_out(
-        self, start: int, end: int, *, explicit: bool = False, follow: bool = True, names: tuple[str, ...] = ()
+        self, start: int, end: int, *, explicit: bool = False, follow: bool = True,
+        names: tuple[str, ...] = (), floor: int = 0,
     ) -> bool:
         """Whether the prose around a call at ``[start, end)`` takes it back (see module doc).
 
         An ``explicit`` call (written in a call syntax: a ``<tool_call>`` tag, a
         ``{"name", "arguments"}`` object) is not taken back by words addressed to the
         reader ("here is the call you can use"), only by negation, quotation or an
-        example. ``follow=False`` (a format marker) looks only at the lead-in.
+        example. ``follow=False`` (a format marker) looks only at the lead-in. ``floor``
+        is where the call before ended: its words are not this call's framing.
         """
-        lead = self.lead_in(start)
-        if lead:
+        lead = _DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor)).lower()
+        if lead and not _CUE_WORDS.isdisjoint(_WORDS.findall(lead)):
             if _STRONG.search(lead):
                 return True
             last = _SENTENCE_END.split(lead)[-1]
@@ -337,30 +410,32 @@ class Layout:
                 return True
         if not follow:
             return False
-        after = self.follow_up(end)
-        if not after:
+        after = self.follow_up(end).lower()
+        if not after or _CUE_WORDS.isdisjoint(_WORDS.findall(after)):
             return False
         if _TAKEN_BACK.search(after):
             return True
         if _NOT_PROVIDED.search(after):
-            return _THIS_CALL.search(after) is not None or any(name in after for name in names)
+            return _THIS_CALL.search(after) is not None or any(name.lower() in after for name in names)
         return False
 
-    def lead_in(self, start: int) -> str:
+    def lead_in(self, start: int, floor: int = 0) -> str:
         """The text leading into ``start``: its line so far and the paragraph before it
-        (wrapper lines such as ``<|im_start|>`` skipped), at most the last two sentences."""
+        (wrapper lines such as ``<|im_start|>`` skipped), at most the last two sentences,
+        never reaching back past ``floor`` (the end of the call before)."""
         text = self.text
-        line_start = self.line_start(start)
+        line_start = max(floor, self.line_start(start))
         own = text[max(line_start, start - 400) : start]
         position = line_start
         paragraph = ""
         for _ in range(4):  # a few wrapper-only paragraphs may sit between
-            while position > 0 and text[position - 1] in "\n \t\r":
+            while position > floor and text[position - 1] in "\n \t\r":
                 position -= 1  # blank lines between the paragraph and the call
-            if position <= 0 or self._fence_ending_at(position) is not None:
+            if position <= floor or self._fence_ending_at(position) is not None:
                 break  # nothing before, or code: it leads nowhere
-            paragraph_start = text.rfind("\n\n", max(0, position - _REACH), position)
-            paragraph_start = max(0, position - _REACH) if paragraph_start == -1 else paragraph_start + 2
+            lowest = max(floor, position - _REACH)
+            paragraph_start = text.rfind("\n\n", lowest, position)
+            paragraph_start = lowest if paragraph_start == -1 else paragraph_start + 2
             paragraph = _TAG.sub(" ", text[max(paragraph_start, position - 400) : position]).strip()
             if paragraph:
                 break
@@ -391,6 +466,8 @@ _ACCESSOR: Final = re.compile(r"(?:\[[^\]\n]{1,40}\]|\.[A-Za-z_]\w*(?:\([^()\n]{
 
 
 _QUOTED: Final = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+# JSON strings in a lead-in are data (a call's arguments), not words that frame a call.
+_DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # Left after quoted text is removed: an assignment, or a quote the call sits inside.
 _STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
 
