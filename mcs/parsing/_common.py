@@ -85,7 +85,7 @@ def bind_positional(
     names = list(properties)[: len(positional)]
     if any(name in arguments for name in names):
         return None
-    values = [tolerant_value(value) if isinstance(value, ast.AST) else value for value in positional]
+    values = [tolerant_value(value) if isinstance(value, ast.expr) else value for value in positional]
     if MISSING in values:
         return None
     bound = {**dict(zip(names, values, strict=True)), **arguments}

@@ -132,8 +132,9 @@ def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
         found = call_from_node(node)
         return None if found is None else [found]
     if isinstance(node, ast.Dict) and node.values and all(isinstance(v, ast.Call) for v in node.values):
-        calls = [call_from_node(value) for value in node.values]  # [{'f': f(x=1)}]: the calls
-        return None if None in calls else [call for call in calls if call is not None]
+        valued = [call_from_node(value) for value in node.values]  # [{'f': f(x=1)}]: the calls
+        kept = [call for call in valued if call is not None]
+        return kept if len(kept) == len(valued) else None
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and node.elts and depth < 2:
         calls: list[Found] = []
         for element in node.elts[:MAX_CALLS]:
