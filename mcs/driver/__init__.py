@@ -365,9 +365,14 @@ class ToolDriver(MCSDriver):
             self._tools = tools
         return self._tools
 
-    def _known_names(self) -> set[str]:
-        """Names and aliases the parser may accept a guessed call for (see mcs.parsing)."""
-        return set(self._tool_map()) | set(self._alias_map())
+    def _known_names(self) -> dict[str, Mapping[str, Any]]:
+        """Names and aliases the parser may accept a guessed call for (see mcs.parsing),
+        each with its tool's input schema, which names positional arguments."""
+        tools = self._tool_map()
+        known: dict[str, Mapping[str, Any]] = {name: tool.input_schema for name, tool in tools.items()}
+        for alias, name in self._alias_map().items():
+            known.setdefault(alias, tools[name].input_schema)
+        return known
 
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:

@@ -92,7 +92,7 @@ def mask_unspoken(text: str) -> str:
 
 def _mask_math(match: re.Match[str]) -> str:
     body = match.group(1)
-    if body is not None and _CALLISH.search(body) and "\\" not in body.replace("\\_", ""):
+    if body is not None and body[:1] not in " \t\n" and _CALLISH.match(body.lstrip("['\"")) and "\\" not in body.replace("\\_", ""):
         return f" [{body} ]"  # `\[f(x=1)\]`: markdown-escaped brackets around a call, not LaTeX
     return _blank(match.group(0))
 
@@ -158,7 +158,10 @@ _READER: Final = (
     r"\byou(?:'d|'ll| would| could| can| might| may| should| need| will| have to| must| want)\b"
     r"|\byourself\b|\byour own\b|\bin your\b"
 )
-_EXAMPLE: Final = r"\b(?:examples?|e\.g\.|for instance|illustrat\w*)\b"
+_EXAMPLE: Final = (
+    r"\b(?:examples?|for instance|illustrat\w*|sample (?:call|request|code|usage)|"
+    r"yourself|your own)\b|\be\.g\."
+)
 # Negation, quotation, hypothesis and "not available" reach back two sentences; words to
 # the reader and "example" only the sentence that introduces the call ("You can call f.
 # Here is the call:" is a call). A call written in a call syntax is not taken back by
@@ -187,7 +190,10 @@ _CODE_LINE: Final = re.compile(
     re.MULTILINE,
 )
 # An argument the model left for someone to fill in: `<team_name>`, `<insert season here>`, `?`.
-_PLACEHOLDER: Final = re.compile(r"<[^<>/=\"\n]*[_ '][^<>/=\"\n]*>|^\s*\?+\s*$")
+_PLACEHOLDER: Final = re.compile(
+    r"<(?!(?:a|b|i|p|br|hr|em|li|ol|ul|tr|td|th|div|img|pre|code|span|strong|table|input|button|label)\b)"
+    r"[A-Za-z][^<>/=\"\n]*[_ '][^<>/=\"\n]*>|^\s*\?+\s*$"
+)
 
 
 def has_placeholder(value: object, depth: int = 0) -> bool:
@@ -212,11 +218,11 @@ _CUE_WORDS: Final = frozenset({
     "pretending", "pretends", "pretended", "let's", "let", "dummy", "placeholder", "fictional",
     "fictitious", "pseudo", "pseudocode", "something", "would", "shall", "if", "function", "functions",
     "tool", "tools", "no", "cannot", "can't", "can", "could", "couldn't", "unable", "you", "you'd",
-    "you'll", "yourself", "your", "example", "examples", "e.g", "for", "illustration", "illustrate",
+    "you'll", "yourself", "your", "sample", "example", "examples", "e.g", "for", "illustration", "illustrate",
     "illustrates", "illustrative", "illustrating", "illustrated", "illustrations",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
 
 
 class Layout:

@@ -194,6 +194,11 @@ def _schema_property(value: dict[str, Any]) -> bool:
     return value.get("type") in _SCHEMA_TYPES and value.keys() <= _SCHEMA_WORDS and len(value) > 1
 
 
+def _schema_properties(value: dict[str, Any]) -> bool:
+    """``{"city": {"type": "string", ...}}``: the ``properties`` map of a schema."""
+    return bool(value) and all(isinstance(item, dict) and _schema_property(item) for item in value.values())
+
+
 def _schema_echo(node: dict[str, Any]) -> bool:
     """A tool *definition* (name and a parameter schema), or a schema: nothing in it is a call."""
     if looks_like_schema(node):
@@ -216,7 +221,7 @@ def _name_as_key(item: dict[str, Any]) -> list[Found]:
     values = value if isinstance(value, list) and value else [value]
     found = []
     for arguments in values:
-        if not isinstance(arguments, dict) or _schema_property(arguments):
+        if not isinstance(arguments, dict) or _schema_property(arguments) or _schema_properties(arguments):
             return []
         call = _call(key, arguments, None, confidence=WEAK)
         if call is None:

@@ -562,7 +562,7 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
     return found
 
 
-_SEPARATION: Final = re.compile(r"[\s,;\[\](){}`'\"]*")
+_SEPARATION: Final = re.compile(r"(?:[\s,;\[\](){}`'\"*+\u2022-]|\d{1,3}[.)])*")
 
 
 def _groups(
