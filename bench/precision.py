@@ -14,6 +14,7 @@ each call they find run through the same driver (so validation applies to them t
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -65,20 +66,16 @@ def load_corpus(folder: Path = NEGATIVES) -> list[tuple[str, str, list[dict[str,
 
 
 def _through_mcs(answer: str, driver: Recorder) -> int:
-    try:
+    with contextlib.suppress(ToolCallError):  # refused (validation, unknown tool): nothing ran
         driver.process_llm_response(answer)
-    except ToolCallError:
-        pass  # refused (validation, unknown tool): nothing ran
     return len(driver.executed)
 
 
 def _through(extract: Callable[[str], list[Any]]) -> Callable[[str, Recorder], int]:
     def run(answer: str, driver: Recorder) -> int:
         for call in extract(answer):
-            try:
+            with contextlib.suppress(ToolCallError):
                 driver.call_tool(call.name, call.arguments)
-            except ToolCallError:
-                pass
         return len(driver.executed)
 
     return run

@@ -301,14 +301,24 @@ class Layout:
 
     # -------------------------------------------------------------- position
 
-    def standalone(self, spans: list[tuple[int, int]], index: int) -> bool:
-        """Whether span ``index`` stands on its own lines, given all call spans found."""
+    def standalone(self, spans: list[tuple[int, int]], index: int, *, explicit: bool = False) -> bool:
+        """Whether span ``index`` stands on its own lines, given all call spans found.
+
+        An ``explicit`` call (a JSON call object) may also follow a finished sentence on
+        its line, as models write them ("Sure! {"name": ...}"), when nothing follows it.
+        """
         start, end = spans[index]
         text = self.text
         first = self.line_start(start)
         last = self.line_end(max(start, end - 1))
         if start - first > _REACH or last - end > _REACH:
             return False  # a call inside a very long line is part of something else
+        if explicit and self._after_sentence(first, start) and not any(
+            first <= other_start < last for number, (other_start, _) in enumerate(spans) if number != index
+        ):
+            rest = text[end:last]
+            if not _has_words(rest) and not _STRAY.search(rest):
+                return True
         opening, closing = start - 1, end
         while opening > first and text[opening] in "[ ":
             opening -= 1
@@ -382,8 +392,15 @@ class Layout:
                 piece = piece[label.end() :]
         piece = _QUOTED.sub(" ", piece).rstrip(" \t[({`'\"")
         if _has_words(piece) or _STRAY.search(piece):
+            if text[position] == "{" and after <= first and self._after_sentence(first, position):
+                return not self._code_before(first)  # "Sure! {"name": ...}" (see standalone)
             return False
         return not self._code_before(first)
+
+    def _after_sentence(self, first: int, start: int) -> bool:
+        """Whether the line from ``first`` to ``start`` is short prose ending a sentence."""
+        lead = self.text[first:start].rstrip(" \t")
+        return 0 < len(lead) <= _PREAMBLE and lead[-1] in ".!?:" and "`" not in lead
 
     def _code_before(self, first: int) -> bool:
         """Whether a line of code precedes line ``first`` in its paragraph (see :meth:`in_code`)."""
@@ -476,6 +493,7 @@ _QUOTED: Final = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # Left after quoted text is removed: an assignment, or a quote the call sits inside.
 _STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
+_PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
 
 
 def _after_call(piece: str) -> str:

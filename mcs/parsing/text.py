@@ -534,9 +534,9 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
         if framed:
             continue
         bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
-        for calls, span_start, span_end, _ in group:
+        for calls, span_start, span_end, is_explicit in group:
             number = bounds.index((span_start, span_end))
-            if not layout.standalone(bounds, number) or layout.in_code(span_start, span_end):
+            if not layout.standalone(bounds, number, explicit=is_explicit) or layout.in_code(span_start, span_end):
                 continue
             kept = keep(calls)
             if kept:
