@@ -13,7 +13,7 @@ Command-line flags win over the file. Serving options beyond the common flags co
 ``allowed_hosts``, ``allowed_origins``, ``oauth_jwks_uri``, ``oauth_issuer``,
 ``oauth_audience``, ``oauth_authorization_servers``, ``oauth_resource``, ``log_level``,
 ``log_encoding``, ``log_output``, ``mcp_logs``, ``json_response``, ``name``,
-``instructions``.
+``instructions``, ``all_tools`` (list every tool of a driver in discovery mode).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ _KNOWN = {
     "base_path", "stateful", "stateless", "tls_cert", "tls_key", "allowed_hosts", "allowed_origins",
     "oauth_jwks_uri", "oauth_issuer", "oauth_audience", "oauth_authorization_servers",
     "oauth_resource", "log_level", "log_encoding", "log_output", "mcp_logs", "name",
-    "instructions", "version", "max_request_body", "json_response",
+    "instructions", "version", "max_request_body", "json_response", "all_tools",
 }
 
 
@@ -164,6 +164,8 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
             changes[key] = str(extra[key])
     if "json_response" in extra:
         changes["json_response"] = _bool(extra["json_response"], "json_response")
+    if "all_tools" in extra:
+        changes["all_tools"] = _bool(extra["all_tools"], "all_tools")
     if "max_request_body" in extra:
         changes["max_request_body"] = int(extra["max_request_body"])
     if "allowed_hosts" in extra:

@@ -83,6 +83,8 @@ class ServeOptions:
     it; the loopback names are always allowed when bound to loopback).
     ``json_response`` answers each POST with one JSON body instead of an SSE stream:
     faster, but no log notifications reach the client during a call.
+    ``all_tools`` lists every tool even when the driver is in discovery mode (by default
+    such a driver is listed as its meta-tools, with its index as ``instructions``).
     """
 
     transport: Transport = "stdio"
@@ -100,6 +102,7 @@ class ServeOptions:
     allowed_origins: tuple[str, ...] = ()
     max_request_body: int = 4 * 1024 * 1024
     json_response: bool = False
+    all_tools: bool = False
 
     def __post_init__(self) -> None:
         if self.transport not in ("stdio", "streamablehttp"):
