@@ -185,6 +185,21 @@ def group_of(tool: Tool) -> str:
     return found[0] if found else "other"
 
 
+def _words(text: str) -> list[str]:
+    """Lower-case words of ``text`` (:func:`mcs.toolsearch.words`); the GraphQL driver's
+    schema search uses it."""
+    return words(text)
+
+
+def _stem(word: str) -> str:
+    """A plural's singular (``charges`` -> ``charge``, ``policies`` -> ``policy``): the light
+    stemming the GraphQL driver's schema search uses (tool search stems with Snowball)."""
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
 def _groups(tools: Sequence[Tool]) -> dict[str, list[Tool]]:
     groups: dict[str, list[Tool]] = {}
     for tool in tools:
