@@ -36,6 +36,9 @@ SEARCH_TOOL = "search_tools"
 DESCRIBE_TOOL = "describe_tool"
 CALL_TOOL = "call_tool"
 _META_KEY = "mcs_meta_tool"
+#: ``Tool.meta`` key: the tool leaves the driver with the meta-tools in discovery mode
+#: (a tool the model needs to reach the rest, such as a free-form query tool).
+ALWAYS_LISTED = "mcs_always_listed"
 
 
 def estimate_tokens(text: str) -> int:
@@ -167,14 +170,15 @@ def exported(tools: Iterable[Tool], *, all_tools: bool = False) -> list[Tool]:
     MCP client).
 
     When ``tools`` hold discovery's meta-tools (a driver above its token budget lists
-    them), only the meta-tools, ``call_tool`` among them; else every tool. With
+    them), only the meta-tools, ``call_tool`` among them, and the tools a driver marks
+    :data:`ALWAYS_LISTED` (the GraphQL driver's free-form tools); else every tool. With
     ``all_tools``, every tool but the meta-tools.
     """
     listed = list(tools)
     meta = [tool for tool in listed if is_meta_tool(tool)]
     if all_tools or not meta:
         return [tool for tool in listed if not is_meta_tool(tool)]
-    return meta
+    return [tool for tool in listed if is_meta_tool(tool) or tool.meta.get(ALWAYS_LISTED)]
 
 def group_of(tool: Tool) -> str:
     """The group a tool is listed under: ``meta["group"]``, else the first word of its name."""

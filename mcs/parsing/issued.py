@@ -12,8 +12,10 @@ answer. Three checks decide, each cheap and each documented:
    around it on its lines (list markers, a short label ending in ``:``, backticks,
    brackets, tags, separators, another call). ``I asked get_weather(city='Paris')
    yesterday`` mentions a call; ``[get_weather(city='Paris')]`` on its own line is one.
-   A code fence is one block: it counts when its body is nothing but calls; a fence
-   that also defines, imports or assigns is a program that *uses* functions.
+   A JSON call object may also follow a finished sentence on its line ("Sure!
+   {"name": ...}") when nothing follows it. A code fence is one block: it counts when
+   its body is nothing but calls; a fence that also defines, imports or assigns is a
+   program that *uses* functions.
 3. **The framing does not take it back** (:meth:`Layout.framed_out`): the sentence that
    leads into the call (its own line up to the call, and the paragraph before it) does
    not negate it (``do not``, ``never``), address it to the reader as something to do
