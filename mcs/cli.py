@@ -1,7 +1,7 @@
 """The ``mcs`` command line.
 
     mcs drivers                              what is installed, and what is missing
-    mcs describe DRIVER [-o k=v] [--model M] [--format text|openai|openai_responses|anthropic|gemini|mcp]
+    mcs describe DRIVER [-o k=v] [--model M] [--format text|openai|openai_responses|anthropic|gemini|mcp] [--all-tools]
     mcs prompt DRIVER --model M [-o k=v]
     mcs call DRIVER [-o k=v] [-r RESPONSE]   the LLM response from -r or stdin
     mcs serve TARGET [--protocol mcp|rfc0001] [--transport stdio|http] [--host H] [--port N]
@@ -207,7 +207,7 @@ def _cmd_describe(args: argparse.Namespace) -> int:
 
         if not isinstance(driver, ToolDriver):
             raise ConfigurationError(f"--format {args.format} needs a driver built on ToolDriver")
-        tools = export_tools(driver.list_tools(), args.format)
+        tools = export_tools(driver.list_tools(), args.format, all_tools=args.all_tools)
         print(json.dumps(tools, indent=2, ensure_ascii=False))
         return EXIT_OK
 
@@ -298,6 +298,9 @@ def _build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--model", help="the model the description is for")
     describe.add_argument("--format", default="text",
                           choices=["text", "openai", "openai_responses", "anthropic", "gemini", "mcp"])
+    describe.add_argument("--all-tools", action="store_true",
+                          help="with a native --format: every tool, even above the token budget "
+                               "(where only the discovery meta-tools are exported)")
     describe.set_defaults(handler=_cmd_describe)
 
     prompt = sub.add_parser("prompt", help="print the system prompt for a model")

@@ -398,9 +398,14 @@ class ToolDriver(MCSDriver):
             self._tools = tools
         return self._tools
 
-    def _known_names(self) -> set[str]:
-        """Names and aliases the parser may accept a guessed call for (see mcs.parsing)."""
-        return set(self._tool_map()) | set(self._alias_map())
+    def _known_names(self) -> dict[str, Mapping[str, Any]]:
+        """Names and aliases the parser may accept a guessed call for (see mcs.parsing),
+        each with its tool's input schema, which names positional arguments."""
+        tools = self._tool_map()
+        known: dict[str, Mapping[str, Any]] = {name: tool.input_schema for name, tool in tools.items()}
+        for alias, name in self._alias_map().items():
+            known.setdefault(alias, tools[name].input_schema)
+        return known
 
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:
@@ -426,7 +431,7 @@ class ToolDriver(MCSDriver):
         """Meta-tools added by the base class (discovery mode's search and describe)."""
         if self._resolved_mode(tools) != "discovery":
             return []
-        return list(discovery.meta_tools(self.prefix))
+        return [*discovery.meta_tools(self.prefix), discovery.call_meta_tool(self.prefix)]
 
     def _resolved_mode(self, tools: Mapping[str, Tool]) -> Literal["inline", "discovery"]:
         if self.description_mode != "auto":
@@ -512,8 +517,16 @@ class ToolDriver(MCSDriver):
         tool = self.get_tool(call.name)
         if tool is None:
             raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
-        validator = self._validator(tool)
-        arguments = validator.validate(call.arguments)
+        arguments = call.arguments
+        if discovery.is_call_tool(tool):
+            # call_tool(name, arguments) is the named tool's call, addressed another way:
+            # everything below (validation, policies, hooks) sees that tool.
+            name, arguments = discovery.unwrap_call(tool, arguments)
+            target = self.get_tool(name)
+            if target is None or discovery.is_call_tool(target):
+                raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
+            tool = target
+        arguments = self._validator(tool).validate(arguments)
         deadline = time.monotonic() + self.timeout if self.timeout is not None else None
         return Invocation(
             tool=tool,

@@ -16,8 +16,9 @@ Command-line flags win over the file. Serving options beyond the common flags co
 ``oauth_audience``, ``oauth_authorization_servers``, ``oauth_resource``, ``log_level``,
 ``log_encoding``, ``log_output``, ``mcp_logs``, ``json_response``, ``name``,
 ``instructions``, ``resumable`` (an in-memory event store; needs ``stateful``),
-``retry_interval`` (milliseconds). ``--extension module:function`` (repeatable) adds a
-serving extension, called as ``function(server, driver)``.
+``retry_interval`` (milliseconds), ``all_tools`` (list every tool of a driver in discovery
+mode). ``--extension module:function`` (repeatable) adds a serving extension, called as
+``function(server, driver)``.
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ _KNOWN = {
     "oauth_jwks_uri", "oauth_issuer", "oauth_audience", "oauth_authorization_servers",
     "oauth_resource", "log_level", "log_encoding", "log_output", "mcp_logs", "name",
     "instructions", "version", "max_request_body", "json_response", "resumable", "retry_interval",
+    "all_tools",
 }
 
 
@@ -196,6 +198,8 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
             changes[key] = str(extra[key])
     if "json_response" in extra:
         changes["json_response"] = _bool(extra["json_response"], "json_response")
+    if "all_tools" in extra:
+        changes["all_tools"] = _bool(extra["all_tools"], "all_tools")
     if "max_request_body" in extra:
         changes["max_request_body"] = int(extra["max_request_body"])
     if "resumable" in extra and _bool(extra["resumable"], "resumable"):

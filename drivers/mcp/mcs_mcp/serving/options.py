@@ -86,6 +86,8 @@ class ServeOptions:
     ``event_store`` (the SDK's ``EventStore``, for instance
     :class:`~mcs_mcp.serving.events.MemoryEventStore`) makes stateful streams resumable;
     ``retry_interval`` (milliseconds) is the reconnection delay suggested to clients.
+    ``all_tools`` lists every tool even when the driver is in discovery mode (by default
+    such a driver is listed as its meta-tools, with its index as ``instructions``).
     """
 
     transport: Transport = "stdio"
@@ -105,6 +107,7 @@ class ServeOptions:
     json_response: bool = False
     event_store: Any = None
     retry_interval: int | None = None
+    all_tools: bool = False
 
     def __post_init__(self) -> None:
         if self.transport not in ("stdio", "streamablehttp"):

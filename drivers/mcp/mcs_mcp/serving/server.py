@@ -21,7 +21,12 @@ What is served is what the driver offers, in MCP's own terms:
 * prompts and resources a driver serves natively are not listed as tools too;
 * a tool with an object ``outputSchema`` answers with ``structuredContent`` (read from a
   JSON text result when needed) that is checked against the schema, or with a clear
-  ``isError`` result about the output, never a result the client must refuse.
+  ``isError`` result about the output, never a result the client must refuse;
+* a driver in discovery mode (above its token budget) is listed as its meta-tools only:
+  ``search_tools``, ``describe_tool`` and ``call_tool``, which calls a found tool by name
+  (checked against that tool's scopes, and run as that tool's call); the group index
+  goes into the server's ``instructions``, unless options give instructions or ask for
+  ``all_tools``.
 
 The caller's identity reaches the driver as an :class:`~mcs.AgentContext`: ``agent_id``
 is the OAuth token's ``sub`` (or the client's declared name, which is untrusted),
@@ -46,6 +51,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
+from mcs import discovery
 from mcs.context import AgentContext
 from mcs.errors import ConfigurationError, ToolCallError
 from mcs.tools import Tool, sanitize_tool_name
@@ -67,6 +73,9 @@ HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 MCP_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 #: Tools that stand for a prompt or resource (``Tool.meta["mcp_kind"]``, the gen-mcp file driver's).
 _NATIVE_KINDS = {"prompt": "has_prompts", "resource": "has_resources", "resource_template": "has_resources"}
+#: Above this many listed tools the server warns: OpenAI's limit, which many MCP clients
+#: inherit when they pass the server's tools on to a model.
+TOOL_LIMIT = 128
 T = TypeVar("T")
 
 
@@ -192,6 +201,34 @@ class DriverCatalog:
                 found = None
         return found
 
+    def listed(self, *, all_tools: bool = False) -> dict[str, Tool]:
+        """The tools ``tools/list`` shows, by MCP name: the meta-tools only in discovery
+        mode, unless ``all_tools``; every tool stays callable by name either way."""
+        tools = self.tools()
+        meta = {name: tool for name, tool in tools.items() if discovery.is_meta_tool(tool)}
+        if all_tools or not meta:
+            return {name: tool for name, tool in tools.items() if not discovery.is_meta_tool(tool)}
+        return meta
+
+    def target(self, tool: Tool, arguments: Mapping[str, Any] | None) -> Tool | None:
+        """The tool a call of ``tool`` runs: the named one for ``call_tool``, else ``tool``
+        (``None``: ``call_tool`` names no tool there is)."""
+        if not discovery.is_call_tool(tool):
+            return tool
+        name = (arguments or {}).get("name")
+        found = self.tool(name) if isinstance(name, str) else None
+        return None if found is None or discovery.is_call_tool(found) else found
+
+    def index(self) -> str | None:
+        """The discovery index (groups and how to find tools) when the driver is in
+        discovery mode, for the server's instructions; else ``None``."""
+        tools = list(self.tools().values())
+        meta = [tool for tool in tools if discovery.is_meta_tool(tool)]
+        if len(meta) < 2:
+            return None
+        own = [tool for tool in tools if not discovery.is_meta_tool(tool)]
+        return discovery.render_description(own, meta, schemas=False)
+
     def prompts(self) -> list[Any]:
         return list(self.driver.prompts()) if self.has_prompts else []
 
@@ -236,6 +273,9 @@ class DriverCatalog:
         name = params.get("name")
         if method == "tools/call" and isinstance(name, str):
             tool = self.tool(name)
+            arguments = params.get("arguments")
+            if tool is not None:
+                tool = self.target(tool, arguments if isinstance(arguments, Mapping) else None)
             return results.required_scopes(tool) if tool is not None else ()
         if method == "prompts/get" and isinstance(name, str) and self.has_prompts:
             prompt = self.prompt(name)
@@ -383,6 +423,16 @@ def build_server(
     enable_logs = options.logging.enable_mcp_logs
     stateless = not options.has_sessions
     notifies = catalog.announces_changes and options.has_sessions
+    instructions = options.instructions
+    if instructions is None and not options.all_tools:
+        instructions = catalog.index()
+    shown = len(catalog.listed(all_tools=options.all_tools))
+    if shown > TOOL_LIMIT:
+        logger.warning(
+            "listing %d tools: many MCP clients hand tools to model APIs that accept at most %d "
+            "(discovery mode lists 3; see the driver's token_budget and description_mode)",
+            shown, TOOL_LIMIT,
+        )
 
     def connection_state(ctx: Any) -> dict[str, Any] | None:
         # The SDK builds a ServerSession per request; the Connection behind it (and its
@@ -413,7 +463,7 @@ def build_server(
         granted = granted_scopes(ctx)
         return types.ListToolsResult(tools=[
             results.tool_to_mcp(tool, name=name)
-            for name, tool in catalog.tools().items() if _permitted(tool, granted)
+            for name, tool in catalog.listed(all_tools=options.all_tools).items() if _permitted(tool, granted)
         ])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -421,6 +471,10 @@ def build_server(
         tool = catalog.tool(name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
+        target = catalog.target(tool, params.arguments)
+        if target is not None and not _permitted(target, granted_scopes(ctx)):
+            # call_tool is checked against the tool it calls
+            return results.error_result(f"the access token lacks the scope {target.name} needs")
         if not _permitted(tool, granted_scopes(ctx)):
             # The HTTP layer answers 403 before this; kept for any other route in.
             return results.error_result(f"the access token lacks the scope {name} needs")
@@ -453,7 +507,7 @@ def build_server(
     server = ServedServer(
         options.name,
         version=options.version,
-        instructions=options.instructions,
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

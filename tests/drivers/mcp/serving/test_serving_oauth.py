@@ -124,6 +124,24 @@ def test_calling_a_tool_without_its_scope_is_403_insufficient_scope(
     assert [name for name, _, _ in driver.calls] == ["read_report"]
 
 
+def test_call_tool_needs_the_scopes_of_the_tool_it_calls(auth_server: AuthServer) -> None:
+    driver = SampleDriver()
+    driver.description_mode = "discovery"  # lists search_tools, describe_tool, call_tool
+    driver.refresh_tools()
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    headers = {"MCP-Protocol-Version": "2025-06-18"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "call_tool", "arguments": {"name": "admin_reset", "arguments": {}}}}
+    with serve_driver(driver, auth=auth) as url:
+        reader = auth_server.token(audience=url, scope="reports:read")
+        refused = _post(url, call, reader, **headers)
+        assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+        admin = auth_server.token(audience=url, scope="admin")
+        allowed = _post(url, call, admin, **headers)
+        assert allowed.status_code == 200 and "reset done" in allowed.text
+    assert [name for name, _, _ in driver.calls] == ["admin_reset"]
+
+
 def test_prompts_and_resources_need_their_scopes_too(
     protected: tuple[str, SampleDriver], auth_server: AuthServer
 ) -> None:
