@@ -175,6 +175,15 @@ def _is_text(text: str) -> bool:
 
 def _bad_text_at(value: Any) -> list[Any] | None:
     """The path of the first string or key that is not valid Unicode text, else ``None``."""
+    if type(value) is dict:  # the common case, a flat object of ASCII text and numbers: one pass
+        for key, item in value.items():
+            kind = type(item)
+            if (kind is str and item.isascii()) or kind is int or kind is float or kind is bool or item is None:
+                if type(key) is not str or key.isascii() or _is_text(key):
+                    continue
+            break
+        else:
+            return None
     if isinstance(value, str):
         return None if _is_text(value) else []
     if isinstance(value, dict):

@@ -252,6 +252,7 @@ class ToolDriver(MCSDriver):
         self.controls = controls if controls is not None else Controls()
         self._tools: dict[str, Tool] | None = None
         self._aliases: dict[str, str] | None = None
+        self._names: frozenset[str] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
 
@@ -332,6 +333,7 @@ class ToolDriver(MCSDriver):
         """Forget cached tools, aliases and validators (after the spec changed)."""
         self._tools = None
         self._aliases = None
+        self._names = None
         self._validators.clear()
         self._output_validators.clear()
 
@@ -365,9 +367,12 @@ class ToolDriver(MCSDriver):
             self._tools = tools
         return self._tools
 
-    def _known_names(self) -> set[str]:
-        """Names and aliases the parser may accept a guessed call for (see mcs.parsing)."""
-        return set(self._tool_map()) | set(self._alias_map())
+    def _known_names(self) -> frozenset[str]:
+        """Names and aliases the parser may accept a guessed call for (see mcs.parsing);
+        computed once, then cached until :meth:`refresh_tools`."""
+        if self._names is None:
+            self._names = frozenset(self._tool_map()) | frozenset(self._alias_map())
+        return self._names
 
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:
@@ -564,6 +569,11 @@ class ToolDriver(MCSDriver):
 
         return pipeline.stream_async(invocation, one, controls=self.controls)
 
+    def _runs_inline(self, invocation: Invocation) -> bool:
+        """Whether the sync path runs this call on the caller's thread, with no worker-thread
+        deadline around it. The default: when the driver enforces deadlines itself."""
+        return self.enforces_deadline
+
     def _run(
         self, invocation: Invocation, handler: Callable[[Invocation], Any] | None,
         controls: Controls | None = None,
@@ -572,7 +582,7 @@ class ToolDriver(MCSDriver):
             invocation,
             handler or self._call_tool,
             controls=self.controls if controls is None else controls,
-            enforces_deadline=self.enforces_deadline or handler is not None,
+            enforces_deadline=handler is not None or self._runs_inline(invocation),
             check_output=self._output_check(invocation.tool),
         )
 
