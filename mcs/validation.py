@@ -178,10 +178,9 @@ def _bad_text_at(value: Any) -> list[Any] | None:
     if type(value) is dict:  # the common case, a flat object of ASCII text and numbers: one pass
         for key, item in value.items():
             kind = type(item)
-            if (kind is str and item.isascii()) or kind is int or kind is float or kind is bool or item is None:
-                if type(key) is not str or key.isascii() or _is_text(key):
-                    continue
-            break
+            plain = (kind is str and item.isascii()) or kind is int or kind is float or kind is bool or item is None
+            if not plain or (type(key) is str and not key.isascii() and not _is_text(key)):
+                break
         else:
             return None
     if isinstance(value, str):

@@ -10,7 +10,13 @@ import pytest
 from pydantic import BaseModel, Field
 
 from mcs import AgentContext, FunctionDriver, FunctionTool, tool
-from mcs.errors import ConfigurationError, ErrorCode, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs.errors import (
+    ConfigurationError,
+    ErrorCode,
+    ExecutionError,
+    InvalidInputError,
+    ToolTimeoutError,
+)
 
 
 class CustomerRequest(BaseModel):
