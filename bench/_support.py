@@ -1,11 +1,14 @@
 """What several benchmarks share: a free loopback port, a server process for the length of a
-block, the median time of a call, and o200k_base read offline from the shared tokenizer file.
+block, the median time of a call, o200k_base read offline from the shared tokenizer file,
+a child's peak memory read from outside it, and :func:`check`, which records each figure
+with its goal for the summary ``make bench`` writes as JSON.
 
 The tests have their own helpers (tests/support); the benchmarks do not import the test tree.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import statistics
 import subprocess
@@ -13,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared"
@@ -98,3 +101,65 @@ def o200k() -> Any:
     finally:
         public.load_tiktoken_bpe = original
     return tiktoken.Encoding(**spec)
+
+
+# ---------------------------------------------------------------------- figures and goals
+
+#: Every figure checked in this process, in order, for the JSON summary (``bench/__main__.py``).
+FIGURES: list[dict[str, Any]] = []
+#: The benchmark module running now; ``bench/__main__.py`` sets it.
+CURRENT = {"bench": ""}
+
+
+def check(
+    name: str, value: float, goal: float, *, unit: str = "x", kind: Literal["at most", "at least"] = "at most",
+    item: str | None = None,
+) -> str:
+    """Record ``value`` against its goal and return the text to print beside it:
+    ``"(goal <= 1.2) ok"`` or ``"(goal <= 1.2) OVER"``. ``item`` names the issue item or
+    bar the figure answers to, for the summary."""
+    ok = value <= goal if kind == "at most" else value >= goal
+    FIGURES.append({
+        "bench": CURRENT["bench"], "name": name, "value": round(value, 4), "goal": goal, "unit": unit,
+        "kind": kind, "ok": ok, **({"item": item} if item else {}),
+    })
+    sign = "<=" if kind == "at most" else ">="
+    shown = f"{goal:g}x" if unit == "x" else f"{goal:g} {unit}"
+    return f"(goal {sign} {shown}) {'ok' if ok else 'OVER'}"
+
+
+# ---------------------------------------------------------------------- children measured from outside
+
+
+def run_measured(argv: Sequence[str | Path], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                 timeout: float = 300.0) -> tuple[int, str, str, dict[str, float]]:
+    """Run ``argv`` to its end; its exit code, stdout, stderr and what the kernel measured
+    of it from outside: ``peak_rss_mb`` (its own high-water mark, not its parent's),
+    ``cpu_s`` (user + system) and ``wall_s``. A child's ``ru_maxrss`` read from inside is
+    wrong here: a process started by fork inherits its parent's high-water mark.
+
+    Raises:
+        subprocess.TimeoutExpired: it ran longer than ``timeout`` (it is killed).
+    """
+    import tempfile
+
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen([str(a) for a in argv], cwd=cwd, env=env, stdout=out, stderr=err)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                process.kill()
+                os.wait4(process.pid, 0)
+                raise subprocess.TimeoutExpired([str(a) for a in argv], timeout)
+            time.sleep(0.01)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        measured = {"peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime,
+                    "wall_s": time.perf_counter() - started}
+        return (process.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                measured)
