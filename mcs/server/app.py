@@ -12,7 +12,6 @@ import logging
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -98,7 +97,7 @@ def create_app(backend: Backend) -> Starlette:
             tool, arguments = parse_execute(decode_json(body))
         except InvalidInputError as error:
             return _invalid(400, error.message, context.request_id)
-        outcome = await run_in_threadpool(backend.execute, tool, arguments, context)
+        outcome = await backend.aexecute(tool, arguments, context)
         status, payload = encode_outcome(outcome)
         return _json(status, payload, outcome.request_id)
 
@@ -123,8 +122,7 @@ def create_app(backend: Backend) -> Starlette:
                 elif call.method == "capabilities":
                     await ws.send_text(frames.capabilities_reply(call, backend))
                 else:
-                    outcome = await run_in_threadpool(
-                        backend.execute, call.tool, call.arguments, call.context)
+                    outcome = await backend.aexecute(call.tool, call.arguments, call.context)
                     await ws.send_text(frames.outcome_reply(call, outcome))
         except WebSocketDisconnect:
             return

@@ -1,7 +1,8 @@
 """What the transports serve: an :class:`McpServer`, or any core driver (``mcs serve``).
 
 Transports only need :class:`Backend`: a name, a version, a body limit, the
-capabilities document and a blocking ``execute`` that never raises a tool error.
+capabilities document, and ``execute`` (blocking) and ``aexecute`` (for async
+transports), which never raise a tool error.
 
 Both backends follow one rule for hooks (RFC-0001 section 12): ``on_execute_start``
 fires for every execution, before the tool is even resolved, and exactly one terminal
@@ -11,10 +12,10 @@ hook follows, so an audit hook sees unknown tools, invalid arguments and denials
 
 from __future__ import annotations
 
-import copy
+import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from mcs import pipeline
@@ -42,6 +43,11 @@ class Backend(Protocol):
         context: AgentContext | None = None,
     ) -> Outcome: ...
 
+    async def aexecute(
+        self, tool: str, arguments: Mapping[str, Any] | None = None,
+        context: AgentContext | None = None,
+    ) -> Outcome: ...
+
 
 def observed(
     controls: Controls, tool: str, arguments: Any, context: AgentContext, run: Callable[[], Any],
@@ -52,18 +58,45 @@ def observed(
     checks policies and calls the tool, with no hooks of its own), then exactly one of
     the end hooks (with a private copy of the result) or the error hooks.
     """
-    event = ExecutionEvent(tool=tool, arguments=_copy(arguments), context=context, started_at=time.time())
-    controls.fire(controls.start_hooks, event)
-    started = time.perf_counter()
+    event, started = _started(controls, tool, arguments, context)
     try:
         result = run()
     except Exception as exc:
-        error = pipeline.map_exception(exc, tool)
+        return _failed(controls, event, started, exc)
+    return _succeeded(controls, event, started, result)
+
+
+async def aobserved(
+    controls: Controls, tool: str, arguments: Any, context: AgentContext,
+    run: Callable[[], Awaitable[Any]],
+) -> Outcome:
+    """The async twin of :func:`observed`: ``run()`` is awaited; hooks fire on the loop's thread."""
+    event, started = _started(controls, tool, arguments, context)
+    try:
+        result = await run()
+    except Exception as exc:
+        return _failed(controls, event, started, exc)
+    return _succeeded(controls, event, started, result)
+
+
+def _started(controls: Controls, tool: str, arguments: Any, context: AgentContext) -> tuple[ExecutionEvent, float]:
+    event = ExecutionEvent(tool=tool, arguments=_copy(arguments), context=context, started_at=time.time())
+    controls.fire(controls.start_hooks, event)
+    return event, time.perf_counter()
+
+
+def _failed(controls: Controls, event: ExecutionEvent, started: float, exc: Exception) -> Outcome:
+    error = pipeline.map_exception(exc, event.tool)
+    if controls.error_hooks:
         controls.fire(controls.error_hooks, dataclasses.replace(event, duration_ms=_ms(started), error=error))
-        return Outcome(tool=tool, request_id=context.request_id, error=error)
-    controls.fire(controls.end_hooks, dataclasses.replace(
-        event, duration_ms=_ms(started), result=copy.deepcopy(result)))
-    return Outcome(tool=tool, request_id=context.request_id, result=result)
+    return Outcome(tool=event.tool, request_id=event.context.request_id, error=error)
+
+
+def _succeeded(controls: Controls, event: ExecutionEvent, started: float, result: Any) -> Outcome:
+    if controls.end_hooks:
+        controls.fire(controls.end_hooks, dataclasses.replace(
+            event, duration_ms=_ms(started), result=pipeline._private_copy(result)))
+    return Outcome(tool=event.tool, request_id=event.context.request_id, result=result)
 
 
 def without_hooks(controls: Controls) -> Controls:
@@ -129,6 +162,13 @@ class DriverBackend:
 
             return dataclasses.replace(outcome, result=to_jsonable(outcome.result))
         return outcome
+
+    async def aexecute(
+        self, tool: str, arguments: Mapping[str, Any] | None = None,
+        context: AgentContext | None = None,
+    ) -> Outcome:
+        """:meth:`execute` on a worker thread (the driver's own pipeline decides the rest)."""
+        return await asyncio.to_thread(self.execute, tool, arguments, context)
 
     def _run(self, name: str, arguments: Any, context: AgentContext) -> Any:
         if not isinstance(arguments, Mapping):
