@@ -219,13 +219,14 @@ def _bounded_message(error: Any) -> str:
 class ArgumentValidator:
     """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
 
-    __slots__ = ("_properties", "_schema", "_tool", "_validator")
+    __slots__ = ("_hints", "_properties", "_schema", "_tool", "_validator")
 
     def __init__(self, schema: Mapping[str, Any], tool: str) -> None:
         self._tool = tool
         self._schema = _strict_top_level(schema)
         properties = self._schema.get("properties")
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        self._hints: dict[str, str] = {}  # a required argument's " (type)" hint, worked out once
         try:
             self._validator = jsonschema_rs.validator_for(self._schema)
         except Exception:
@@ -272,12 +273,23 @@ class ArgumentValidator:
             )
         if self._validator.is_valid(arguments):
             return arguments
-        if not repair:
+        if not repair or not arguments:  # `{}` has nothing to repair: refused at once
             raise self._error(arguments)
         repaired = _coerce(copy.deepcopy(arguments), self._schema, self._schema)
         if self._validator.is_valid(repaired):
             return dict(repaired)
         raise self._error(repaired)
+
+    def _hint(self, name: Any) -> str:
+        """`` (string)`` for a required argument named ``name``: the types it takes."""
+        if not isinstance(name, str):
+            return ""
+        hint = self._hints.get(name)
+        if hint is None:
+            expected = _types_of(self._properties.get(name), self._schema)
+            hint = f" ({'/'.join(sorted(expected))})" if expected else ""
+            self._hints[name] = hint
+        return hint
 
     def _error(self, arguments: dict[str, Any]) -> InvalidInputError:
         problems: list[str] = []
@@ -298,9 +310,7 @@ class ArgumentValidator:
                 fields.append(".".join(str(p) for p in [*path, name]))
             elif kind == "Required":
                 name = getattr(error.kind, "property", error.message)
-                expected = _types_of(self._properties.get(name), self._schema) if isinstance(name, str) else set()
-                hint = f" ({'/'.join(sorted(expected))})" if expected else ""
-                problems.append(f"missing required argument {name!r}{hint}")
+                problems.append(f"missing required argument {name!r}{self._hint(name)}")
                 fields.append(str(name))
             else:
                 problems.append(f"{_location(path)}: {_bounded_message(error)}")

@@ -503,15 +503,18 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, context: AgentContext | None
     ) -> list[_Prepared] | None:
         calls = parse_tool_calls(llm_response, known_names=self._known_names())
-        mine = [call for call in calls if self.get_tool(call.name) is not None]
+        if not calls:
+            return None
+        resolved = [(call, self.get_tool(call.name)) for call in calls]
+        mine = [(call, tool) for call, tool in resolved if tool is not None]
         if len(mine) != len(calls) and self.on_unknown_tool == "error":
-            unknown = next(call for call in calls if self.get_tool(call.name) is None)
+            unknown = next(call for call, tool in resolved if tool is None)
             raise ToolNotFoundError(_unknown_tool_message(unknown.name, self._tool_map()), tool=unknown.name)
         if not mine:
             return None
         base = context or AgentContext()
         prepared: list[_Prepared] = []
-        for index, call in enumerate(mine):
+        for index, (call, _) in enumerate(mine):
             ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
             invocation = self.prepare(call, ctx)
             prepared.append(_Prepared(call, invocation, self._handler(invocation.tool)))

@@ -15,8 +15,13 @@ from mcs.parsing.text import read_text
 
 
 def _full_reader(text: str, known: frozenset[str] | None) -> list[Any]:
+    """What parse_tool_calls answered before the fast path (it never raises: a reader
+    that breaks gives no calls)."""
     names = _Names(known)
-    return names.finish(read_text(text, names.keep))
+    try:
+        return names.finish(read_text(text, names.keep))
+    except Exception:
+        return []
 
 
 @pytest.mark.parametrize(
