@@ -6,7 +6,9 @@ executable_simple, executable_parallel_function) from the shared corpus. An outp
 appears in its raw text; it is a hit when :func:`mcs.parsing.parse_tool_calls`, given the
 question's function names as ``known_names`` (as a driver would pass its tools), returns
 a call whose name is an expected name (after ``.``->``_`` and ``\\_``->``_``) with dict
-arguments. Bars: >= 98% overall, >= 90% per model, median <= 20 us per output.
+arguments. Bars: >= 98% overall, >= 90% per model. Parse time is reported for raw text
+and for already-decoded structured outputs (BFCL's FC dumps) apart, as they cost very
+differently; goals on raw text (item 7): median <= 20 µs, p99 <= 500 µs.
 
 Two alternatives are measured in the same run, both ending in the canonical
 ``{"name"|"tool", "arguments"|"parameters"}`` lookup: ``json.loads`` on the whole output
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench._support import check
 from mcs.parsing import parse_tool_calls
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "bfcl" / "v1"
@@ -215,18 +218,25 @@ def main() -> None:
     times = [t * 1e6 for t in outcome["times"]]
     naive_times = [t * 1e6 for t in outcome["naive_times"]]
     greedy_times = [t * 1e6 for t in outcome["greedy_times"]]
+    overall = 100.0 * hits / containing
     print(
         f"\noverall: {len(records)} outputs, {containing} contain the expected name; "
-        f"mcs {100.0 * hits / containing:.2f}% (worst model {worst:.1f}%), "
+        f"mcs {overall:.2f}% {check('parser recall, all models', overall, 98.0, unit='%', kind='at least')} "
+        f"(worst model {worst:.1f}% {check('parser recall, worst model', worst, 90.0, unit='%', kind='at least')}), "
         f"json.loads {100.0 * naive_hits / containing:.2f}%, "
         f"greedy {{.*}} + json.loads {100.0 * greedy_hits / containing:.2f}%"
     )
-    print(
-        f"parse time per output (best of {REPEAT}): mcs median {statistics.median(times):.1f} us, "
-        f"p95 {_quantile(times, 0.95):.1f} us, max {max(times):.0f} us; "
-        f"json.loads median {statistics.median(naive_times):.1f} us, p95 {_quantile(naive_times, 0.95):.1f} us; "
-        f"greedy median {statistics.median(greedy_times):.1f} us, p95 {_quantile(greedy_times, 0.95):.1f} us"
-    )
+    print(f"parse time per output, best of {REPEAT} (µs): median / p95 / p99 / max")
+    raw = [t for t, r in zip(times, records, strict=True) if isinstance(r.result, str)]
+    decoded = [t for t, r in zip(times, records, strict=True) if not isinstance(r.result, str)]
+    for label, values in (("mcs, every output", times), (f"mcs, raw text ({len(raw)})", raw),
+                          (f"mcs, already-decoded structured ({len(decoded)})", decoded),
+                          ("json.loads", naive_times), ("greedy {.*} + json.loads", greedy_times)):
+        print(f"  {label:<44} {statistics.median(values):7.1f} {_quantile(values, 0.95):7.1f} "
+              f"{_quantile(values, 0.99):7.1f} {max(values):8.0f}")
+    median, p99 = statistics.median(raw), _quantile(raw, 0.99)
+    print(f"  raw text: median {median:.1f} µs {check('parser median on raw text, µs', median, 20.0, unit='µs', item='7')}, "
+          f"p99 {p99:.0f} µs {check('parser p99 on raw text, µs', p99, 500.0, unit='µs', item='7')}")
     if "-v" in sys.argv:
         for model, item in sorted(stats.items()):
             if item.misses:
