@@ -14,8 +14,8 @@ it expected instead of the call vanishing.
 from __future__ import annotations
 
 import ast
-import keyword
 import re
+from keyword import iskeyword
 from typing import Any, Final
 
 from mcs.parsing._common import EXPLICIT, WEAK, Found, clean_name
@@ -157,7 +157,7 @@ def _plain_calls(source: str) -> list[Found] | None:
         call = _ONE_CALL.match(source, position)
         if call is None or len(calls) == MAX_CALLS:
             return None
-        if any(keyword.iskeyword(part) for part in call.group(1).split(".")):
+        if any(iskeyword(part) for part in call.group(1).split(".")):
             return None  # `import.f(...)`: Python refuses it; let ast say so
         arguments: dict[str, Any] = {}
         position = _skip(source, call.end())
@@ -166,7 +166,7 @@ def _plain_calls(source: str) -> list[Found] | None:
             if arg is None:
                 return None
             name, raw = arg.group(1), arg.group(2)
-            if keyword.iskeyword(name) or name in arguments:
+            if iskeyword(name) or name in arguments:
                 return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
             if raw[0] == "[":
                 arguments[name] = [_plain_scalar(m.group(0)) for m in _ONE_SCALAR.finditer(raw, 1)]
