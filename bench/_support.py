@@ -9,9 +9,11 @@ The tests have their own helpers (tests/support); the benchmarks do not import t
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -131,35 +133,47 @@ def check(
 # ---------------------------------------------------------------------- children measured from outside
 
 
+# Started directly from the benchmark process, a child inherits the benchmark's high-water
+# mark (Linux carries it across fork or vfork and exec): its ru_maxrss, read from inside or
+# with wait4 from the parent, is at least the benchmark's own peak. A minimal launcher (a
+# fresh interpreter, about 10 MB) starts the child and waits for it, so the figure is the
+# child's own peak.
+_LAUNCHER = """
+import json, os, sys
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    json.dump({"peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime}, out)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(argv: Sequence[str | Path], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
                  timeout: float = 300.0) -> tuple[int, str, str, dict[str, float]]:
     """Run ``argv`` to its end; its exit code, stdout, stderr and what the kernel measured
     of it from outside: ``peak_rss_mb`` (its own high-water mark, not its parent's),
-    ``cpu_s`` (user + system) and ``wall_s``. A child's ``ru_maxrss`` read from inside is
-    wrong here: a process started by fork inherits its parent's high-water mark.
+    ``cpu_s`` (user + system) and ``wall_s``.
 
     Raises:
         subprocess.TimeoutExpired: it ran longer than ``timeout`` (it is killed).
     """
+    import json
     import tempfile
 
     started = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen([str(a) for a in argv], cwd=cwd, env=env, stdout=out, stderr=err)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                process.kill()
-                os.wait4(process.pid, 0)
-                raise subprocess.TimeoutExpired([str(a) for a in argv], timeout)
-            time.sleep(0.01)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        measured = {"peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime,
-                    "wall_s": time.perf_counter() - started}
-        return (process.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                measured)
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "rusage.json"
+        launcher = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, str(report), *(str(a) for a in argv)],
+            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+        try:
+            out, err = launcher.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(launcher.pid, signal.SIGKILL)  # the launcher and the child it started
+            launcher.communicate()
+            raise
+        measured: dict[str, float] = json.loads(report.read_text()) if report.is_file() else {
+            "peak_rss_mb": 0.0, "cpu_s": 0.0}
+    measured["wall_s"] = time.perf_counter() - started
+    return launcher.returncode, out.decode(errors="replace"), err.decode(errors="replace"), measured

@@ -3,8 +3,9 @@
 1. Load: from a spec file to tools listed and ready to call, for Stripe, GitHub and
    Kubernetes (JSON). Each measurement runs in its own subprocess (seconds from before
    the library import to ready). Bars: <= 1.5 s, <= 250 MB.
-   Peak RSS and CPU seconds are read from outside each child (``os.wait4``): a child's own
-   ``ru_maxrss`` would include the high-water mark it inherits from the benchmark process.
+   Peak RSS and CPU seconds of each child are read by a minimal launcher that waits for it
+   (``bench._support.run_measured``): read from inside the child, or with ``wait4`` from the
+   benchmark process, they would include the benchmark's own high-water mark.
 2. Tokens (o200k): the discovery-mode description of every corpus spec (bar <= 3,000),
    and (item 11) the inline description of the six OAI examples, GitHub and Stripe against
    the same fields of FastMCP's tools for the same operations (name, title, description,
@@ -156,8 +157,8 @@ def _has_fastmcp() -> bool:
 
 
 def bench_load() -> None:
-    print("\n-- 1. spec file to tools listed and ready to call (a child each; peak RSS and CPU read from "
-          "outside it with wait4; bars 1.5 s, 250 MB)")
+    print("\n-- 1. spec file to tools listed and ready to call (a child each; peak RSS and CPU read "
+          "by a launcher that waits for it; bars 1.5 s, 250 MB)")
     print(f"{'spec':42} {'impl':8} {'tools':>6} {'seconds':>9} {'CPU s':>7} {'peak RSS':>10}  (first call after ready)")
     fast = _has_fastmcp()
     for name in LOAD_SPECS:
