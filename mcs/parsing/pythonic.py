@@ -14,6 +14,7 @@ it expected instead of the call vanishing.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from keyword import iskeyword
 from typing import Any, Final
@@ -129,10 +130,16 @@ _VALUE: Final = rf"(?:{_SCALAR}|\[{_GAP}(?:(?:{_SCALAR}){_GAP}(?:,{_GAP}(?:{_SCA
 _IDENT: Final = r"[A-Za-z_][A-Za-z0-9_]*"
 _ARG: Final = rf"{_IDENT}{_GAP}={_GAP}{_VALUE}"
 _CALL: Final = rf"{_IDENT}(?:\.{_IDENT})*\({_GAP}(?:{_ARG}(?:{_GAP},{_GAP}{_ARG})*{_GAP},?)?{_GAP}\)"
-_PLAIN_CALLS: Final = re.compile(rf"\[{_GAP}{_CALL}(?:{_GAP},{_GAP}{_CALL})*{_GAP},?{_GAP}\]|{_CALL}")
-_ONE_CALL: Final = re.compile(rf"({_IDENT}(?:\.{_IDENT})*)\(")
-_ONE_ARG: Final = re.compile(rf"({_IDENT}){_GAP}={_GAP}({_VALUE})")
-_ONE_SCALAR: Final = re.compile(_SCALAR)
+@functools.cache
+def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The whole-text grammar, one call's head, one argument and one scalar, compiled at
+    first use (compiling them costs milliseconds that an import should not)."""
+    return (
+        re.compile(rf"\[{_GAP}{_CALL}(?:{_GAP},{_GAP}{_CALL})*{_GAP},?{_GAP}\]|{_CALL}"),
+        re.compile(rf"({_IDENT}(?:\.{_IDENT})*)\("),
+        re.compile(rf"({_IDENT}){_GAP}={_GAP}({_VALUE})"),
+        re.compile(_SCALAR),
+    )
 _WORDS: Final = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None,
                  "none": None}
 
@@ -147,14 +154,15 @@ def _plain_scalar(text: str) -> Any:
 
 def _plain_calls(source: str) -> list[Found] | None:
     """The calls of ``source`` when it is plain pythonic calls (see above), else ``None``."""
-    if _PLAIN_CALLS.fullmatch(source) is None:
+    grammar, one_call, one_arg, one_scalar = _plain_patterns()
+    if grammar.fullmatch(source) is None:
         return None
     # The grammar matched: read it front to back (never searching, so text inside a
     # string value is never taken for a call).
     calls: list[Found] = []
     position = _skip(source, 1 if source[0] == "[" else 0)
     while position < len(source) and source[position] != "]":
-        call = _ONE_CALL.match(source, position)
+        call = one_call.match(source, position)
         if call is None or len(calls) == MAX_CALLS:
             return None
         if any(iskeyword(part) for part in call.group(1).split(".")):
@@ -162,14 +170,14 @@ def _plain_calls(source: str) -> list[Found] | None:
         arguments: dict[str, Any] = {}
         position = _skip(source, call.end())
         while source[position] != ")":
-            arg = _ONE_ARG.match(source, position)
+            arg = one_arg.match(source, position)
             if arg is None:
                 return None
             name, raw = arg.group(1), arg.group(2)
             if iskeyword(name) or name in arguments:
                 return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
             if raw[0] == "[":
-                arguments[name] = [_plain_scalar(m.group(0)) for m in _ONE_SCALAR.finditer(raw, 1)]
+                arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
             else:
                 arguments[name] = _plain_scalar(raw)
             position = _skip(source, arg.end(), ",")
