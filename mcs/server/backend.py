@@ -58,12 +58,13 @@ def observed(
     checks policies and calls the tool, with no hooks of its own), then exactly one of
     the end hooks (with a private copy of the result) or the error hooks.
     """
-    event, started = _started(controls, tool, arguments, context)
+    event = _started(controls, tool, arguments, context)
+    started = time.perf_counter()
     try:
         result = run()
     except Exception as exc:
-        return _failed(controls, event, started, exc)
-    return _succeeded(controls, event, started, result)
+        return _failed(controls, tool, context, event, started, exc)
+    return _succeeded(controls, tool, context, event, started, result)
 
 
 async def aobserved(
@@ -71,32 +72,45 @@ async def aobserved(
     run: Callable[[], Awaitable[Any]],
 ) -> Outcome:
     """The async twin of :func:`observed`: ``run()`` is awaited; hooks fire on the loop's thread."""
-    event, started = _started(controls, tool, arguments, context)
+    event = _started(controls, tool, arguments, context)
+    started = time.perf_counter()
     try:
         result = await run()
     except Exception as exc:
-        return _failed(controls, event, started, exc)
-    return _succeeded(controls, event, started, result)
+        return _failed(controls, tool, context, event, started, exc)
+    return _succeeded(controls, tool, context, event, started, result)
 
 
-def _started(controls: Controls, tool: str, arguments: Any, context: AgentContext) -> tuple[ExecutionEvent, float]:
+def _started(controls: Controls, tool: str, arguments: Any, context: AgentContext) -> ExecutionEvent | None:
+    """Fire the start hooks; the event the terminal hooks extend (``None`` without hooks)."""
+    if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
+        return None
     event = ExecutionEvent(tool=tool, arguments=_copy(arguments), context=context, started_at=time.time())
     controls.fire(controls.start_hooks, event)
-    return event, time.perf_counter()
+    return event
 
 
-def _failed(controls: Controls, event: ExecutionEvent, started: float, exc: Exception) -> Outcome:
-    error = pipeline.map_exception(exc, event.tool)
-    if controls.error_hooks:
-        controls.fire(controls.error_hooks, dataclasses.replace(event, duration_ms=_ms(started), error=error))
-    return Outcome(tool=event.tool, request_id=event.context.request_id, error=error)
+def _failed(
+    controls: Controls, tool: str, context: AgentContext, event: ExecutionEvent | None, started: float,
+    exc: Exception,
+) -> Outcome:
+    error = pipeline.map_exception(exc, tool)
+    if event is not None and controls.error_hooks:
+        controls.fire(controls.error_hooks, ExecutionEvent(
+            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
+            duration_ms=_ms(started), error=error))
+    return Outcome(tool=tool, request_id=context.request_id, error=error)
 
 
-def _succeeded(controls: Controls, event: ExecutionEvent, started: float, result: Any) -> Outcome:
-    if controls.end_hooks:
-        controls.fire(controls.end_hooks, dataclasses.replace(
-            event, duration_ms=_ms(started), result=pipeline._private_copy(result)))
-    return Outcome(tool=event.tool, request_id=event.context.request_id, result=result)
+def _succeeded(
+    controls: Controls, tool: str, context: AgentContext, event: ExecutionEvent | None, started: float,
+    result: Any,
+) -> Outcome:
+    if event is not None and controls.end_hooks:
+        controls.fire(controls.end_hooks, ExecutionEvent(
+            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
+            duration_ms=_ms(started), result=pipeline._private_copy(result)))
+    return Outcome(tool=tool, request_id=context.request_id, result=result)
 
 
 def without_hooks(controls: Controls) -> Controls:
