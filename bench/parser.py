@@ -11,9 +11,10 @@ passes its tools), returns a call whose name is an expected name (after ``.``->`
 Some outputs name the function without calling it: refusals, guides addressed to the
 reader, programs that define the function. They are listed, each read by hand with the
 reason, in ``bench/data/bfcl_no_call.tsv`` and left out of the rate ("issued"); the rate
-over every output that contains the name is printed beside it. Goals: >= 99% per model
-(issued), median <= 20 us per output; the raw-text outputs' median and p99 are printed
-too (the parser's cost where it does the most work).
+over every output that contains the name is printed beside it. Goal: >= 99% per model
+(issued). Parse time is reported for raw text and for already-decoded structured
+outputs (BFCL's FC dumps) apart, as they cost very differently; goals on raw text
+(item 7): median <= 20 µs, p99 <= 500 µs.
 
 Two alternatives are measured in the same run, both ending in the canonical
 ``{"name"|"tool", "arguments"|"parameters"}`` lookup: ``json.loads`` on the whole output
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench._support import check
 from mcs.parsing import parse_tool_calls
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "bfcl" / "v1"
@@ -262,23 +264,21 @@ def main() -> None:
         f"\noverall: {len(records)} outputs, {containing} contain the expected name, {issued} of them "
         f"issue a call ({containing - issued} read as refusals, guides or programs: {NO_CALL_FILE.name}); "
         f"mcs {_rate(issued_hits, issued):.2f}% of those, worst model {worst:.1f}% ({worst_model}) "
-        f"goal >= {GOAL_PER_MODEL:.0f}% per model{' OVER' if worst < GOAL_PER_MODEL else ''}; "
+        f"{check('parser recall of issued calls, worst model', worst, GOAL_PER_MODEL, unit='%', kind='at least')}; "
         f"over every output that contains the name: mcs {_rate(hits, containing):.2f}%, "
         f"json.loads {_rate(naive_hits, containing):.2f}%, "
         f"greedy {{.*}} + json.loads {_rate(greedy_hits, containing):.2f}%"
     )
-    median = statistics.median(times)
-    print(
-        f"parse time per output (best of {REPEAT}): mcs median {median:.1f} us "
-        f"(goal <= {GOAL_MEDIAN_US:.0f} us{' OVER' if median > GOAL_MEDIAN_US else ''}), "
-        f"p95 {_quantile(times, 0.95):.1f} us, max {max(times):.0f} us; "
-        f"json.loads median {statistics.median(naive_times):.1f} us, p95 {_quantile(naive_times, 0.95):.1f} us; "
-        f"greedy median {statistics.median(greedy_times):.1f} us, p95 {_quantile(greedy_times, 0.95):.1f} us"
-    )
-    print(
-        f"raw-text outputs ({len(raw_times)}): mcs median {statistics.median(raw_times):.1f} us, "
-        f"p99 {_quantile(raw_times, 0.99):.1f} us, max {max(raw_times):.0f} us"
-    )
+    print(f"parse time per output, best of {REPEAT} (µs): median / p95 / p99 / max")
+    decoded = [t for t, r in zip(times, records, strict=True) if not isinstance(r.result, str)]
+    for label, values in (("mcs, every output", times), (f"mcs, raw text ({len(raw_times)})", raw_times),
+                          (f"mcs, already-decoded structured ({len(decoded)})", decoded),
+                          ("json.loads", naive_times), ("greedy {.*} + json.loads", greedy_times)):
+        print(f"  {label:<44} {statistics.median(values):7.1f} {_quantile(values, 0.95):7.1f} "
+              f"{_quantile(values, 0.99):7.1f} {max(values):8.0f}")
+    median, p99 = statistics.median(raw_times), _quantile(raw_times, 0.99)
+    print(f"  raw text: median {median:.1f} µs {check('parser median on raw text, µs', median, 20.0, unit='µs', item='7')}, "
+          f"p99 {p99:.0f} µs {check('parser p99 on raw text, µs', p99, 500.0, unit='µs', item='7')}")
     if "-v" in sys.argv:
         for model, item in sorted(stats.items()):
             if item.misses:

@@ -16,9 +16,9 @@ wants to answer itself passes ``AgentContext(session=MySession())``.
 
 from __future__ import annotations
 
+import os
 import types
 import typing
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,7 +28,11 @@ from mcs.errors import SessionUnavailableError
 
 
 def _new_request_id() -> str:
-    return uuid.uuid4().hex
+    """32 random hex digits, the form of ``uuid.uuid4().hex`` (without building a UUID)."""
+    return os.urandom(16).hex()
+
+
+_NO_METADATA: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +157,8 @@ class AgentContext:
     session: Session = field(default=NO_SESSION, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        metadata = MappingProxyType(dict(self.metadata)) if self.metadata else _NO_METADATA
+        object.__setattr__(self, "metadata", metadata)
 
     def with_request_id(self, request_id: str | None = None) -> AgentContext:
         """A copy with a new (or given) request id, for the next call of the same agent."""

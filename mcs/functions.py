@@ -101,6 +101,7 @@ class FunctionTool(Generic[P, R]):
             self.input_model = create_model(f"{func.__name__}_arguments", **fields)
         if input_schema is not None and input_schema.get("type", "object") != "object":
             raise ConfigurationError(f"tool function {func.__name__!r}: input_schema must describe an object")
+        self._fields = tuple(self.input_model.model_fields)
         output = hints.get("return")
         self._output_adapter: TypeAdapter[Any] | None = (
             TypeAdapter(output) if output not in (None, type(None), Any) and not returns_content(output) else None
@@ -144,7 +145,7 @@ class FunctionTool(Generic[P, R]):
         if self._model_param is not None:
             kwargs: dict[str, Any] = {self._model_param: model}
         else:
-            kwargs = {field: getattr(model, field) for field in type(model).model_fields}
+            kwargs = {field: getattr(model, field) for field in self._fields}
         if self._context_param is not None:
             kwargs[self._context_param] = context
         return kwargs
@@ -217,6 +218,14 @@ class FunctionDriver(ToolDriver):
     (:meth:`add`) are announced to listeners (``mcs serve`` sends ``list_changed``);
     :meth:`resource_updated` announces new content of a resource. Accepts every
     :class:`~mcs.ToolDriver` option.
+
+    Synchronous functions run inline, on the caller's thread, by default: a deadline on
+    a worker thread cannot stop a Python function, only abandon it while it runs on.
+    ``timeout`` bounds async tools (they are cancelled). ``thread_deadline=True`` opts in
+    to running each sync tool on a worker thread so that the caller gets ``TIMEOUT`` once
+    ``timeout`` passes; the trade-off: the function still runs to its end (its side
+    effects happen after the model was told it timed out), and every call pays for the
+    hand-off to the thread (``make bench`` prints what it costs).
     """
 
     def __init__(
@@ -225,9 +234,11 @@ class FunctionDriver(ToolDriver):
         *,
         name: str = "functions",
         version: str = "0.1.0",
+        thread_deadline: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(**options)
+        self.thread_deadline = thread_deadline
         self.meta = DriverMeta(
             id=str(uuid.uuid5(_NAMESPACE, name)),
             name=name,
@@ -282,6 +293,9 @@ class FunctionDriver(ToolDriver):
 
     def _function(self, invocation: Invocation) -> FunctionTool[Any, Any]:
         return self._functions[invocation.tool.unprefixed_name]
+
+    def _runs_inline(self, invocation: Invocation) -> bool:
+        return not self.thread_deadline and not self._function(invocation).is_async
 
     def _call_tool(self, invocation: Invocation) -> Any:
         return self._function(invocation).invoke(invocation.arguments, invocation.context)

@@ -28,10 +28,11 @@ Guarantees a caller can rely on:
   ``EXECUTION_ERROR`` naming its type only; its text and traceback go to the
   ``mcs.pipeline`` log. Raise a :class:`~mcs.ToolCallError` subclass for a message the
   model should read.
-* A call over its deadline raises ``TIMEOUT``. A synchronous driver that does not
-  enforce deadlines itself runs on a worker thread; when that thread overruns, its
-  eventual result is discarded (Python cannot stop a thread): tools with side effects
-  should take their own timeouts too.
+* A call over its deadline raises ``TIMEOUT``. A synchronous call with a deadline that
+  the driver does not enforce itself (``enforces_deadline``) runs on a worker thread;
+  when that thread overruns, its eventual result is discarded (Python cannot stop a
+  thread): tools with side effects should take their own timeouts too. In-process
+  function tools run inline by default (:class:`mcs.FunctionDriver`).
 """
 
 from __future__ import annotations
@@ -213,7 +214,8 @@ def private_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     arguments (the common case) are copied shallowly, nested ones deeply."""
     if all(isinstance(value, _SCALARS) for value in arguments.values()):
         return dict(arguments)
-    return copy.deepcopy(dict(arguments))
+    copied: dict[str, Any] = _private_copy(dict(arguments))
+    return copied
 
 
 _EMPTY = Controls()
@@ -256,11 +258,27 @@ def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = Non
     )
 
 
-def _private_copy(result: Any) -> Any:
+_ATOMS: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
+_FAST_COPY_DEPTH = 16
+
+
+def _private_copy(value: Any, depth: int = 0) -> Any:
+    """A deep copy for hooks to keep: JSON-shaped data is copied directly (the common case,
+    several times cheaper than :func:`copy.deepcopy`); other objects, and data nested
+    deeper than a few levels (which may be cyclic), go through ``copy.deepcopy``. A value
+    that cannot be copied is handed over as it is."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if depth < _FAST_COPY_DEPTH:
+        if kind is dict:
+            return {key: _private_copy(item, depth + 1) for key, item in value.items()}
+        if kind is list:
+            return [_private_copy(item, depth + 1) for item in value]
     try:
-        return copy.deepcopy(result)
+        return copy.deepcopy(value)
     except Exception:
-        return result
+        return value
 
 
 @dataclass(slots=True)

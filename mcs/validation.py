@@ -176,6 +176,14 @@ def _is_text(text: str) -> bool:
 
 def _bad_text_at(value: Any) -> list[Any] | None:
     """The path of the first string or key that is not valid Unicode text, else ``None``."""
+    if type(value) is dict:  # the common case, a flat object of ASCII text and numbers: one pass
+        for key, item in value.items():
+            kind = type(item)
+            plain = (kind is str and item.isascii()) or kind is int or kind is float or kind is bool or item is None
+            if not plain or (type(key) is str and not key.isascii() and not _is_text(key)):
+                break
+        else:
+            return None
     if isinstance(value, str):
         return None if _is_text(value) else []
     if isinstance(value, dict):
@@ -212,7 +220,7 @@ def _bounded_message(error: Any) -> str:
 class ArgumentValidator:
     """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
 
-    __slots__ = ("_properties", "_schema", "_tool", "_validator", "secret_mask")
+    __slots__ = ("_hints", "_properties", "_schema", "_tool", "_validator", "secret_mask")
 
     def __init__(self, schema: Mapping[str, Any], tool: str) -> None:
         self._tool = tool
@@ -221,6 +229,7 @@ class ArgumentValidator:
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
         #: Where the secret-typed arguments are (see :mod:`mcs.redaction`), or ``None``.
         self.secret_mask: SecretMask | None = secret_mask(self._schema)
+        self._hints: dict[str, str] = {}  # a required argument's " (type)" hint, worked out once
         try:
             self._validator = jsonschema_rs.validator_for(self._schema)
         except Exception:
@@ -267,17 +276,31 @@ class ArgumentValidator:
             )
         if self._validator.is_valid(arguments):
             return arguments
-        if not repair:
-            raise self._error(arguments)
+        if not repair or not arguments:  # `{}` has nothing to repair: refused at once
+            raise self._scrubbed(self._error(arguments), arguments)
         repaired = _coerce(copy.deepcopy(arguments), self._schema, self._schema)
         if self._validator.is_valid(repaired):
             return dict(repaired)
-        error = self._error(repaired)
-        if self.secret_mask is not None:  # never quote a secret back (SECURITY.md F3)
-            secrets = secret_values(arguments, self.secret_mask) + secret_values(repaired, self.secret_mask)
+        raise self._scrubbed(self._error(repaired), arguments, repaired)
+
+    def _scrubbed(self, error: InvalidInputError, *sent: Any) -> InvalidInputError:
+        """``error`` with no secret-typed value quoted back (SECURITY.md F3)."""
+        if self.secret_mask is not None:
+            secrets = [value for arguments in sent for value in secret_values(arguments, self.secret_mask)]
             error.message = scrub(error.message, secrets)
             error.args = (error.message,)
-        raise error
+        return error
+
+    def _hint(self, name: Any) -> str:
+        """`` (string)`` for a required argument named ``name``: the types it takes."""
+        if not isinstance(name, str):
+            return ""
+        hint = self._hints.get(name)
+        if hint is None:
+            expected = _types_of(self._properties.get(name), self._schema)
+            hint = f" ({'/'.join(sorted(expected))})" if expected else ""
+            self._hints[name] = hint
+        return hint
 
     def _error(self, arguments: dict[str, Any]) -> InvalidInputError:
         problems: list[str] = []
@@ -298,9 +321,7 @@ class ArgumentValidator:
                 fields.append(".".join(str(p) for p in [*path, name]))
             elif kind == "Required":
                 name = getattr(error.kind, "property", error.message)
-                expected = _types_of(self._properties.get(name), self._schema) if isinstance(name, str) else set()
-                hint = f" ({'/'.join(sorted(expected))})" if expected else ""
-                problems.append(f"missing required argument {name!r}{hint}")
+                problems.append(f"missing required argument {name!r}{self._hint(name)}")
                 fields.append(str(name))
             elif self._is_secret_path(path):
                 problems.append(f"{_location(path)}: does not fit the schema ({kind}; the value is secret "

@@ -284,6 +284,7 @@ class ToolDriver(MCSDriver):
         self.max_calls_per_response = max_calls_per_response
         self._tools: dict[str, Tool] | None = None
         self._aliases: dict[str, str] | None = None
+        self._names: dict[str, Mapping[str, Any]] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
         self._change_listeners: list[ChangeListener] = []
@@ -365,6 +366,7 @@ class ToolDriver(MCSDriver):
         """Forget cached tools, aliases and validators (after the spec changed)."""
         self._tools = None
         self._aliases = None
+        self._names = None
         self._validators.clear()
         self._output_validators.clear()
 
@@ -400,12 +402,15 @@ class ToolDriver(MCSDriver):
 
     def _known_names(self) -> dict[str, Mapping[str, Any]]:
         """Names and aliases the parser may accept a guessed call for (see mcs.parsing),
-        each with its tool's input schema, which names positional arguments."""
-        tools = self._tool_map()
-        known: dict[str, Mapping[str, Any]] = {name: tool.input_schema for name, tool in tools.items()}
-        for alias, name in self._alias_map().items():
-            known.setdefault(alias, tools[name].input_schema)
-        return known
+        each with its tool's input schema, which names positional arguments; computed
+        once, then cached until :meth:`refresh_tools`."""
+        if self._names is None:
+            tools = self._tool_map()
+            known: dict[str, Mapping[str, Any]] = {name: tool.input_schema for name, tool in tools.items()}
+            for alias, name in self._alias_map().items():
+                known.setdefault(alias, tools[name].input_schema)
+            self._names = known
+        return self._names
 
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:
@@ -526,7 +531,8 @@ class ToolDriver(MCSDriver):
             if target is None or discovery.is_call_tool(target):
                 raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
             tool = target
-        arguments = self._validator(tool).validate(arguments)
+        validator = self._validator(tool)
+        arguments = validator.validate(arguments)
         deadline = time.monotonic() + self.timeout if self.timeout is not None else None
         return Invocation(
             tool=tool,
@@ -569,16 +575,19 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, context: AgentContext | None
     ) -> list[_Prepared] | None:
         calls = parse_tool_calls(llm_response, known_names=self._known_names())
-        mine = [call for call in calls if self.get_tool(call.name) is not None]
+        if not calls:
+            return None
+        resolved = [(call, self.get_tool(call.name)) for call in calls]
+        mine = [(call, tool) for call, tool in resolved if tool is not None]
         if len(mine) != len(calls) and self.on_unknown_tool == "error":
-            unknown = next(call for call in calls if self.get_tool(call.name) is None)
+            unknown = next(call for call, tool in resolved if tool is None)
             raise ToolNotFoundError(_unknown_tool_message(unknown.name, self._tool_map()), tool=unknown.name)
         if not mine:
             return None
         self._check_call_count(len(mine))
         base = context or AgentContext()
         prepared: list[_Prepared] = []
-        for index, call in enumerate(mine):
+        for index, (call, _) in enumerate(mine):
             ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
             invocation = self.prepare(call, ctx)
             prepared.append(_Prepared(call, invocation, self._handler(invocation.tool)))
@@ -636,6 +645,11 @@ class ToolDriver(MCSDriver):
 
         return pipeline.stream_async(invocation, one, controls=self.controls)
 
+    def _runs_inline(self, invocation: Invocation) -> bool:
+        """Whether the sync path runs this call on the caller's thread, with no worker-thread
+        deadline around it. The default: when the driver enforces deadlines itself."""
+        return self.enforces_deadline
+
     def _run(
         self, invocation: Invocation, handler: Callable[[Invocation], Any] | None,
         controls: Controls | None = None,
@@ -644,7 +658,7 @@ class ToolDriver(MCSDriver):
             invocation,
             handler or self._call_tool,
             controls=self.controls if controls is None else controls,
-            enforces_deadline=self.enforces_deadline or handler is not None,
+            enforces_deadline=handler is not None or self._runs_inline(invocation),
             check_output=self._output_check(invocation.tool),
         )
 

@@ -33,8 +33,10 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+import pydantic_core
+
 from mcs.parsing._common import EXPLICIT, GUESSED, Found, bind_positional
-from mcs.parsing.structured import from_data
+from mcs.parsing.structured import canonical_call, from_data
 from mcs.parsing.text import read_text
 from mcs.tools import ToolCall
 
@@ -129,11 +131,31 @@ def _as_data(response: Any) -> Any:
     return response
 
 
+def _canonical_text(text: str) -> Found | None:
+    """The call when ``text`` is exactly one canonical MCS call (``{"tool"|"name": ...,
+    "arguments": {...}}``), read with one ``json.loads``; ``None`` for anything else.
+
+    The fast path for the most common input: it returns what the full reader would,
+    and leaves every other text (markdown escapes, reasoning, damage) to it. pydantic's
+    JSON reader (Rust) decodes such a call in a third of the time of ``json.loads``.
+    """
+    if len(text) > MAX_INPUT_CHARS or not text.lstrip().startswith("{") or "\\_" in text or "</think>" in text:
+        return None
+    try:
+        value = pydantic_core.from_json(text)
+    except (ValueError, TypeError):  # TypeError: an unpaired surrogate cannot be read as UTF-8
+        return None
+    return canonical_call(value) if type(value) is dict else None
+
+
 def _parse(response: Any, names: _Names) -> list[ToolCall]:
     data = _as_data(response)
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data[:MAX_INPUT_CHARS]).decode("utf-8", "replace")
     if isinstance(data, str):
+        fast = _canonical_text(data)
+        if fast is not None:
+            return names.finish([fast])
         return names.finish(read_text(data[:MAX_INPUT_CHARS], names.keep))
     if not isinstance(data, (dict, list)):
         return []

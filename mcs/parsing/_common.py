@@ -60,6 +60,8 @@ def clean_name(value: Any) -> str | None:
     """A usable tool name from ``value``, or ``None`` when it cannot be one."""
     if not isinstance(value, str):
         return None
+    if value.isidentifier() and len(value) <= MAX_NAME_LENGTH:  # the common case: nothing to clean
+        return value
     name = unescape_markdown(value).strip().strip("`'\"").strip()
     if not name or len(name) > MAX_NAME_LENGTH or "\n" in name:
         return None

@@ -14,7 +14,9 @@ it expected instead of the call vanishing.
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from keyword import iskeyword
 from typing import Any, Final
 
 from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name
@@ -149,6 +151,91 @@ def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
     return None
 
 
+# The most common pythonic output, `[f(a=1, b='x'), g.h(c=[1, 2])]`: keyword arguments
+# whose values are plain literals. It is read without `ast` (whose parser costs more than
+# everything else a call takes); anything else, or anything Python would refuse
+# (keywords, repeated arguments), goes to `ast` as before, so the result is the same.
+_GAP: Final = r"[ \t\n]*"
+_SCALAR: Final = (
+    r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"  # 12, -3.5, 1e5 (never 007 or 1.)
+    r"|'[^'\\\x00\r\n\ud800-\udfff]*'|\"[^\"\\\x00\r\n\ud800-\udfff]*\""  # no escapes, nothing ast refuses
+    r"|True|False|None|true|false|null|none"
+)
+_VALUE: Final = rf"(?:{_SCALAR}|\[{_GAP}(?:(?:{_SCALAR}){_GAP}(?:,{_GAP}(?:{_SCALAR}){_GAP})*,?)?{_GAP}\])"
+_IDENT: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+_ARG: Final = rf"{_IDENT}{_GAP}={_GAP}{_VALUE}"
+_CALL: Final = rf"{_IDENT}(?:\.{_IDENT})*\({_GAP}(?:{_ARG}(?:{_GAP},{_GAP}{_ARG})*{_GAP},?)?{_GAP}\)"
+@functools.cache
+def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The whole-text grammar, one call's head, one argument and one scalar, compiled at
+    first use (compiling them costs milliseconds that an import should not)."""
+    return (
+        re.compile(rf"\[{_GAP}{_CALL}(?:{_GAP},{_GAP}{_CALL})*{_GAP},?{_GAP}\]|{_CALL}"),
+        re.compile(rf"({_IDENT}(?:\.{_IDENT})*)\("),
+        re.compile(rf"({_IDENT}){_GAP}={_GAP}({_VALUE})"),
+        re.compile(_SCALAR),
+    )
+_WORDS: Final = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None,
+                 "none": None}
+
+
+def _plain_scalar(text: str) -> Any:
+    if text[0] in "'\"":
+        return text[1:-1]
+    if text in _WORDS:
+        return _WORDS[text]
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _plain_calls(source: str) -> list[Found] | None:
+    """The calls of ``source`` when it is plain pythonic calls (see above), else ``None``."""
+    grammar, one_call, one_arg, one_scalar = _plain_patterns()
+    if grammar.fullmatch(source) is None:
+        return None
+    # The grammar matched: read it front to back (never searching, so text inside a
+    # string value is never taken for a call).
+    calls: list[Found] = []
+    position = _skip(source, 1 if source[0] == "[" else 0)
+    while position < len(source) and source[position] != "]":
+        call = one_call.match(source, position)
+        if call is None or len(calls) == MAX_CALLS:
+            return None
+        if any(iskeyword(part) for part in call.group(1).split(".")):
+            return None  # `import.f(...)`: Python refuses it; let ast say so
+        arguments: dict[str, Any] = {}
+        position = _skip(source, call.end())
+        while source[position] != ")":
+            arg = one_arg.match(source, position)
+            if arg is None:
+                return None
+            name, raw = arg.group(1), arg.group(2)
+            if iskeyword(name) or name in arguments:
+                return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
+            if raw[0] == "[":
+                arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
+            else:
+                arguments[name] = _plain_scalar(raw)
+            position = _skip(source, arg.end(), ",")
+        name = clean_name(call.group(1))
+        if name is None:
+            return None
+        calls.append(Found(name, arguments, None, EXPLICIT))
+        position = _skip(source, position + 1, ",")
+    return calls
+
+
+def _skip(source: str, position: int, separator: str = "") -> int:
+    """The position after blanks (and one ``separator`` with its blanks) from ``position``."""
+    length = len(source)
+    while position < length and source[position] in " \t\n":
+        position += 1
+    if separator and position < length and source[position] == separator:
+        position += 1
+        while position < length and source[position] in " \t\n":
+            position += 1
+    return position
+
+
 def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     """The calls when all of ``text`` is pythonic calls (see the module docstring).
 
@@ -157,6 +244,12 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     source = text.strip().rstrip(";").strip()
     if not source or _depth > 2:
         return None
+    plain = _plain_calls(source)
+    return plain if plain is not None else _parsed_whole(source, _depth)
+
+
+def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
+    """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves."""
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
         return _calls_in(tree.body, _depth)

@@ -313,6 +313,19 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     walk.found.extend(_name_as_key(node))
 
 
+def canonical_call(item: dict[str, Any]) -> Found | None:
+    """The call when ``item`` has exactly the keys of the canonical MCS call,
+    ``{"tool"|"name": str, "arguments": {...}}``, else ``None``; what :func:`from_data`
+    finds for such an object, without walking it."""
+    if len(item) != 2 or "arguments" not in item:
+        return None
+    name = item.get("tool", item.get("name"))
+    arguments = item["arguments"]
+    if type(name) is not str or type(arguments) is not dict:
+        return None
+    return _call(name, arguments, None)
+
+
 def from_data(data: Any, *, deep: bool = False) -> tuple[list[Found], list[str]]:
     """Calls found in ``data`` in order, and the strings met where no call was found.
 

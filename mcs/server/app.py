@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
@@ -116,7 +115,7 @@ def create_app(
             tool, arguments = parse_execute(decode_json(body))
         except InvalidInputError as error:
             return _invalid(400, error.message, context.request_id)
-        outcome = await run_in_threadpool(backend.execute, tool, arguments, context)
+        outcome = await backend.aexecute(tool, arguments, context)
         status, payload = encode_outcome(outcome)
         return _json(status, payload, outcome.request_id)
 
@@ -141,8 +140,7 @@ def create_app(
                 elif call.method == "capabilities":
                     await ws.send_text(frames.capabilities_reply(call, backend))
                 else:
-                    outcome = await run_in_threadpool(
-                        backend.execute, call.tool, call.arguments, call.context)
+                    outcome = await backend.aexecute(call.tool, call.arguments, call.context)
                     await ws.send_text(frames.outcome_reply(call, outcome))
         except WebSocketDisconnect:
             return

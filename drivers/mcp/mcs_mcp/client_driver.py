@@ -446,7 +446,7 @@ class MCPDriver(ToolDriver):
         self._report(held)
         return [r for r in resources if str(r.uri) in allowed]
 
-    def _reviewed_templates(self, server: str, templates: list[Any]) -> list[Any]:
+    def _reviewed_templates(self, server: str, templates: Sequence[Any]) -> list[Any]:
         """The resource templates whose pinned definition still holds and whose text hides nothing."""
         if not templates:
             return []
