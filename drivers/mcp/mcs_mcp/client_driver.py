@@ -598,18 +598,23 @@ class MCPDriver(ToolDriver):
         return cap_result(value, self.max_result_bytes)
 
     def _check_resource_uri(self, server: str, uri: str, tool: str) -> None:
-        """A URI the model gives must be a listed resource or fit a listed template."""
-        from mcs.function_resources import uri_template_pattern
+        """A URI the model gives must be a reviewed resource or fill a reviewed template.
+
+        Templates are matched by the SDK's RFC 6570 matcher (every form a server may list:
+        ``{var}``, ``{+path}``, ``{?query}``...); a template it cannot parse fits nothing,
+        and a filled template must give every variable it fills a value.
+        """
+        from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
         resources, templates = self._readable.get(server, ([], []))
         if any(str(r.uri) == uri for r in resources):
             return
         for template in templates:
             try:
-                pattern, _ = uri_template_pattern(str(template.uri_template))
-            except Exception:
+                values = UriTemplate.parse(str(template.uri_template)).match(uri)
+            except (InvalidUriTemplate, ValueError):
                 continue
-            if pattern.fullmatch(uri):
+            if values is not None and all(values.values()):
                 return
         listed = [str(r.uri) for r in resources] + [str(t.uri_template) for t in templates]
         raise InvalidInputError(
