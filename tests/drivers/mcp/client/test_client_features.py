@@ -209,6 +209,19 @@ def test_a_uri_must_fill_a_reviewed_template_to_be_read(url: str) -> None:
                 driver.call_tool("read_resource", {"uri": outside})
 
 
+def test_a_resource_read_through_the_bridge_is_capped_like_a_tool_result() -> None:
+    @mcs.resource("notes://long/{size}")
+    def long_note(size: str) -> str:
+        """A note as long as asked."""
+        return "n" * int(size)
+
+    with serving(mcs.FunctionDriver([long_note], name="long")) as address, \
+            MCPDriver(url=address, include_resources=True, max_result_bytes=1000) as driver:
+        assert driver.call_tool("read_resource", {"uri": "notes://long/1000"}) == "n" * 1000
+        cut = driver.call_tool("read_resource", {"uri": "notes://long/50000"})
+    assert cut.startswith("n" * 900) and "[truncated: the result was cut at 1000 bytes" in cut and len(cut) < 1300
+
+
 def test_completions_and_subscriptions_are_reachable(url: str, upstream: mcs.FunctionDriver) -> None:
     updated: list[str] = []
     heard: list[tuple[str, str | None]] = []
