@@ -322,6 +322,34 @@ class MCPDriver(ToolDriver):
         await self._aprefetch()
         return await super().acall_tool(name, arguments, context=context)
 
+    async def aconnect(self) -> None:
+        """Connect to every server on the caller's event loop and list it there (a no-op
+        where a session on this loop is open).
+
+        While that loop runs, the servers' notifications (``list_changed``, resource
+        updates, logs) reach the listeners as they arrive; a session only synchronous calls
+        use reads them when the next call comes. ``mcs serve`` connects a served bridge on
+        its own loop this way, so its clients hear of changes at once.
+
+        Raises:
+            ExecutionError: a server cannot be reached.
+        """
+        loop = asyncio.get_running_loop()
+        fetched = False
+        for server, connection in self.connections.items():
+            if connection.connected_on(loop):
+                continue
+            try:
+                # a listing, not a bare connect: a server tells of changes to clients that listed
+                self._listings[server] = await connection.arun(
+                    partial(self._afetch, server=server), timeout=connection.connect_timeout + 30
+                )
+            except Exception as exc:
+                raise _listing_error(exc, connection) from None
+            fetched = True
+        if fetched:
+            self.refresh_tools()
+
     async def alist_tools(self) -> tuple[Tool, ...]:
         """:meth:`list_tools` for async code: lists the servers on the caller's loop."""
         await self._aprefetch()

@@ -406,6 +406,11 @@ class Endpoint:
         self._lock = threading.Lock()
         self._closed = False
 
+    def connected_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a session on ``loop`` is open and alive."""
+        session = self._sessions.get(loop)
+        return session is not None and session.is_open and not self._closed
+
     def _session(self, loop: asyncio.AbstractEventLoop) -> Connection:
         session = self._sessions.get(loop)
         if session is not None and not self._closed:
