@@ -6,6 +6,7 @@ wanted=(
     "node:nodejs"   # the official MCP conformance suite (npm package) runs on Node
     "npm:npm"
     "mosquitto:mosquitto"   # the MQTT driver's tests run a real broker
+    "chromium:chromium"     # mcs inspect's page is tested end to end in headless Chromium (Playwright)
 )
 missing=()
 for pair in "${wanted[@]}"; do

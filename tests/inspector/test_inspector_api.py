@@ -1,0 +1,179 @@
+"""The inspector's JSON API against real drivers on loopback: what the model sees, calls through
+the pipeline with their events, confirmation of writes, and pasted replies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import httpx
+import pytest
+from mcs_rest import RestDriver
+from mcs_rest.demo import SPEC
+
+import mcs
+from mcs import discovery, native, prompts
+from mcs.inspector import InspectorServer
+
+
+@mcs.tool(annotations={"readOnlyHint": True})
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcs.tool
+def delete_note(title: str) -> str:
+    """Delete a note by its title."""
+    return f"deleted {title}"
+
+
+def _math() -> mcs.FunctionDriver:
+    driver = mcs.FunctionDriver([add, delete_note], name="notes")
+
+    @driver.add_policy
+    def no_secret_notes(ctx: mcs.AgentContext, tool: str, args: Mapping[str, Any]) -> mcs.PolicyDecision:
+        if str(args.get("title", "")).startswith("secret"):
+            return mcs.PolicyDecision.deny("secret notes stay")
+        return mcs.PolicyDecision.allow()
+
+    @driver.on_execute_end
+    def audit(event: mcs.ExecutionEvent) -> None:
+        pass
+
+    return driver
+
+
+@pytest.fixture
+def notes() -> Iterator[httpx.Client]:
+    with InspectorServer(_math()) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def petstore(shop: str) -> Iterator[tuple[RestDriver, httpx.Client]]:
+    with RestDriver(SPEC, base_url=shop) as driver, InspectorServer(driver) as server, \
+            httpx.Client(base_url=server.url, timeout=30) as client:
+        yield driver, client
+
+
+def test_each_tool_is_shown_exactly_as_rendered_for_the_chosen_model_with_its_native_exports(
+    petstore: tuple[RestDriver, httpx.Client],
+) -> None:
+    driver, client = petstore
+    tool = driver.get_tool("addPet")
+    assert tool is not None
+    for model in ("gpt-4o", "claude-sonnet-4", "llama-3.1-70b-instruct"):
+        shown = client.get("api/tool", params={"name": "addPet", "model": model}).json()
+        assert shown["rendered"] == prompts.render_function_description([tool], model_name=model)
+        assert shown["template"] == prompts.default_registry().select(model).name
+    assert shown["native"] == {fmt: native.export_tool(tool, fmt) for fmt in ("openai", "anthropic", "gemini", "mcp")}
+    assert shown["input_schema"]["required"] == ["name", "species"]
+    assert shown["writes"] is True
+    assert client.get("api/tool", params={"name": "listPets"}).json()["annotations"] == {"readOnlyHint": True, "idempotentHint": True}
+
+
+def test_the_system_prompt_is_the_drivers_own_for_the_model_with_a_token_count(
+    petstore: tuple[RestDriver, httpx.Client],
+) -> None:
+    driver, client = petstore
+    prompt = client.get("api/prompt", params={"model": "gemini-2.0-flash"}).json()
+    assert prompt["system_prompt"] == driver.get_driver_system_message("gemini-2.0-flash")
+    assert prompt["template"] == "gemini"
+    tiktoken = pytest.importorskip("tiktoken")
+    if "problem" in client.get("api/overview").json()["tokens"]:
+        pytest.skip("tiktoken's o200k_base is not available offline here")
+    assert prompt["tokens"] == len(tiktoken.get_encoding("o200k_base").encode(prompt["system_prompt"]))
+
+
+def test_search_answers_with_the_discovery_search_ranking(petstore: tuple[RestDriver, httpx.Client]) -> None:
+    driver, client = petstore
+    found = client.get("api/search", params={"q": "add a pet"}).json()
+    expected = discovery.search(driver.list_tools(), "add a pet", limit=10)
+    assert found["names"] == [row["name"] for row in expected["tools"]]
+    assert found["names"][0] == "addPet"
+
+
+def test_a_write_runs_only_once_confirmed_and_reaches_the_real_server(petstore: tuple[RestDriver, httpx.Client]) -> None:
+    driver, client = petstore
+    body = {"tool": "addPet", "arguments": {"name": "Rex", "species": "dog"}}
+    refused = client.post("api/call", json=body)
+    assert refused.status_code == 409 and refused.json()["tools"] == ["addPet"]
+    assert [p["name"] for p in driver.call_tool("listPets", {})] == ["Tom"]
+    done = client.post("api/call", json={**body, "confirmed": True}).json()
+    assert done["ok"] and done["result"] == {"id": 2, "name": "Rex", "species": "dog"}
+    assert [p["name"] for p in driver.call_tool("listPets", {})] == ["Tom", "Rex"]
+
+
+def test_a_call_shows_the_error_the_model_reads_and_the_policy_and_hook_events(notes: httpx.Client) -> None:
+    denied = notes.post("api/call", json={"tool": "delete_note", "arguments": {"title": "secret plan"}, "confirmed": True}).json()
+    assert (denied["ok"], denied["error"]) == (False, "POLICY_DENIED")
+    assert "secret notes stay" in denied["message"]
+    assert [(e["kind"], e["name"], e["outcome"]) for e in denied["events"]] == [("policy", "_math.<locals>.no_secret_notes", "deny")]
+    done = notes.post("api/call", json={"tool": "delete_note", "arguments": {"title": "groceries"}, "confirmed": True}).json()
+    assert done["result"] == "deleted groceries" and done["duration_ms"] >= 0
+    kinds = [(e["kind"], e["name"]) for e in done["events"]]
+    assert kinds == [("policy", "_math.<locals>.no_secret_notes"), ("hook", "on_execute_start"), ("hook", "on_execute_end")]
+    assert done["events"][2]["hooks"] == ["_math.<locals>.audit"]
+    invalid = notes.post("api/call", json={"tool": "add", "arguments": {"a": "one", "b": 2}}).json()
+    assert invalid["error"] == "INVALID_INPUT" and "'a'" in invalid["message"] and invalid["events"] == []
+
+
+def test_a_pasted_reply_shows_each_call_its_kind_and_what_would_run_or_be_refused(notes: httpx.Client) -> None:
+    reply = (
+        '{"tool": "add", "arguments": {"a": 1, "b": 2}}\n'
+        "Then I would call delete_note(title='secret plan').\n"
+        '{"tool": "weather", "arguments": {"city": "Paris"}}'
+    )
+    analysis = notes.post("api/reply/analyse", json={"reply": reply}).json()
+    rows = [(c["tool"], c["kind"], c["verdict"], c.get("error")) for c in analysis["calls"]]
+    assert rows == [
+        ("add", "explicit", "runs", None),
+        ("delete_note", "weak", "refused", "POLICY_DENIED"),
+        ("weather", "explicit", "passed through", None),
+    ]
+    assert analysis["needs_confirmation"] == ["delete_note"]
+    glm = notes.post("api/reply/analyse", json={"reply": 'add\n{"a": 2, "b": 3}'}).json()  # GLM-4: a bare name, then JSON
+    assert [(c["tool"], c["kind"], c["verdict"]) for c in glm["calls"]] == [("add", "guessed", "runs")]
+
+
+def test_a_pasted_reply_runs_as_process_llm_response_with_its_events(notes: httpx.Client) -> None:
+    reply = '{"tool": "add", "arguments": {"a": 1, "b": 2}} and {"tool": "add", "arguments": {"a": 3, "b": 4}}'
+    ran = notes.post("api/reply/run", json={"reply": reply}).json()
+    assert ran["ok"] and ran["result"] == [3, 7]
+    assert [e["name"] for e in ran["events"] if e["kind"] == "hook"] == ["on_execute_start", "on_execute_end"] * 2
+    assert len({e["request_id"] for e in ran["events"]}) == 2
+    needs = notes.post("api/reply/run", json={"reply": '{"tool": "delete_note", "arguments": {"title": "x"}}'})
+    assert needs.status_code == 409
+    bad = notes.post("api/reply/run", json={"reply": '{"tool": "add", "arguments": {"a": 1}}'}).json()
+    assert bad["error"] == "INVALID_INPUT"
+    plain = notes.post("api/reply/run", json={"reply": "The answer is 3."}).json()
+    assert plain == {"ok": True, "passed_through": True, "duration_ms": plain["duration_ms"], "events": []}
+
+
+def test_a_json_provider_message_is_read_as_structured_calls(notes: httpx.Client) -> None:
+    message = '{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{\\"a\\": 2, \\"b\\": 2}"}}]}'
+    analysis = notes.post("api/reply/analyse", json={"reply": message}).json()
+    assert analysis["input"] == "json"
+    assert [(c["tool"], c["id"], c["arguments"]) for c in analysis["calls"]] == [("add", "c1", {"a": 2, "b": 2})]
+
+
+def test_bad_requests_get_a_clear_answer_and_nothing_runs(notes: httpx.Client) -> None:
+    assert notes.post("api/call", content=b"{}", headers={"Content-Type": "text/plain"}).status_code == 415
+    assert notes.post("api/call", content=b"{not json", headers={"Content-Type": "application/json"}).status_code == 400
+    assert notes.post("api/call", json={"tool": "add", "arguments": [1, 2]}).status_code == 400
+    missing = notes.post("api/call", json={"tool": "nope", "arguments": {}})
+    assert missing.status_code == 404 and missing.json()["error"] == "UNKNOWN_TOOL"
+    assert notes.post("api/call", content=b"x" * (3 * 1024 * 1024), headers={"Content-Type": "application/json"}).status_code == 413
+
+
+def test_a_large_spec_is_listed_grouped_in_discovery_mode(corpus: Any) -> None:
+    spec = corpus / "openapi" / "github_api.github.com_2020-08.json"
+    with RestDriver(str(spec), base_url="http://127.0.0.1:9") as driver, InspectorServer(driver) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as client:
+        overview = client.get("api/overview").json()
+        assert (overview["mode"], overview["tools"]) == ("discovery", 623)
+        rows = client.get("api/tools").json()["tools"]
+        assert len(rows) == 625 and {r["group"] for r in rows} >= {"issues", "repos", "discovery meta-tools"}
+        shown = client.get("api/tool", params={"name": "issues_create"}).json()
+        assert shown["describe_tool"] == discovery.describe(driver.get_tool("issues_create"))  # type: ignore[arg-type]
