@@ -6,6 +6,7 @@ Every page is written as a screenshot to ``artifacts/inspector/``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,9 @@ import httpx
 import pytest
 from inspect_support import inspect_process, mcp_servers_file, recorded, tab_to
 from mcs_rest.demo import SPEC, serve_shop
+
+import mcs
+from mcs.inspector import InspectorServer
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
 expect = sync_api.expect
@@ -278,3 +282,84 @@ def test_the_interfaces_page_is_usable_by_keyboard_alone(page: Any, studio: tupl
     calls = _calls_since(record, before, 5)
     assert [c["tool"] for c in calls] == ["play", "set_volume", "list_dir", "list_dir", "open_file"]
     assert calls[1]["arguments"]["volume"] == pytest.approx(0.45)
+
+
+# ---------------------------------------------------------------------- the form, from any JSON Schema
+
+ORDER_SCHEMA = {
+    "type": "object",
+    "$defs": {"address": {"type": "object", "properties": {
+        "city": {"type": "string"}, "zip": {"type": "string", "pattern": "^[0-9]{5}$"}}, "required": ["city"]}},
+    "properties": {
+        "customer": {"type": "string", "format": "email", "description": "who pays"},
+        "address": {"$ref": "#/$defs/address"},
+        "items": {"type": "array", "items": {"type": "object", "properties": {
+            "sku": {"type": "string"}, "count": {"type": "integer", "minimum": 1, "default": 1}}, "required": ["sku"]}},
+        "size": {"type": "string", "enum": ["S", "M", "L"], "default": "M"},
+        "payment": {"oneOf": [
+            {"title": "card", "type": "object", "properties": {"number": {"type": "string"}}, "required": ["number"]},
+            {"title": "transfer", "type": "object", "properties": {"iban": {"type": "string"}}, "required": ["iban"]}]},
+        "deliver_on": {"type": "string", "format": "date"},
+        "gift": {"type": "boolean"},
+    },
+    "required": ["customer", "address", "items"],
+    "additionalProperties": False,
+}
+
+
+class EchoDriver(mcs.ToolDriver):
+    """One read-only tool whose result is the arguments it was given (after validation)."""
+
+    meta = mcs.DriverMeta(id="6b0e0f5e-8a9c-4c0e-9d8e-1f1f1f1f1f1f", name="echo", version="1", protocol="test",
+                          transport="memory", spec_format="JSON Schema")
+
+    def _list_tools(self) -> list[mcs.Tool]:
+        return [mcs.Tool(name="order", description="Place an order.", input_schema=ORDER_SCHEMA,
+                         annotations={"readOnlyHint": True})]
+
+    def _call_tool(self, invocation: mcs.Invocation) -> Any:
+        return invocation.arguments
+
+
+def test_the_form_covers_nested_objects_arrays_enums_oneof_formats_defaults_and_required_marks(
+    page: Any, screenshots: Path,
+) -> None:
+    with InspectorServer(EchoDriver()) as server:
+        page.goto(server.url + "#/tools/order")
+        form = page.locator("form.try")
+        # customer, address, address.city, items, and the card's number (the first payment shape)
+        expect(form.locator(".required")).to_have_count(5)
+        expect(form.locator("input[name=city]")).to_have_attribute("aria-required", "true")
+        expect(form.locator("input[name=customer]")).to_have_attribute("type", "email")
+        expect(form.locator("input[name=deliver_on]")).to_have_attribute("type", "date")
+        expect(form.locator("select[name=size]")).to_have_value('"M"')
+        expect(form.locator("input[name=zip]")).to_have_attribute("pattern", "^[0-9]{5}$")
+        form.locator("input[name=customer]").fill("ada@example.com")
+        form.locator("input[name=city]").fill("Paris")
+        form.get_by_role("button", name="Add item to items").click()
+        form.get_by_role("button", name="Add item to items").click()
+        form.locator("input[name=sku]").nth(0).fill("tea")
+        form.locator("input[name=sku]").nth(1).fill("cup")
+        form.locator("input[name=count]").nth(1).fill("2")
+        form.get_by_role("button", name="Remove item from items").nth(0).click()
+        form.locator("select[aria-label='payment: which shape']").select_option(label="2. transfer")
+        form.locator("input[name=iban]").fill("FR76")
+        form.locator("input[name=deliver_on]").fill("2025-03-01")
+        form.locator("select[name=gift]").select_option(label="true")
+        expected = {"customer": "ada@example.com", "address": {"city": "Paris"}, "items": [{"sku": "cup", "count": 2}],
+                    "size": "M", "payment": {"iban": "FR76"}, "deliver_on": "2025-03-01", "gift": True}
+        assert json.loads(form.locator("textarea.raw").input_value()) == expected
+        page.screenshot(path=str(screenshots / "form.png"), full_page=True)
+        form.locator("button[type=submit]").click()
+        expect(page.locator("#tool-detail .outcome")).to_contain_text('"iban": "FR76"')
+        result = json.loads(page.locator("#tool-detail .outcome pre").first.inner_text())
+        assert result == expected
+
+        raw = form.locator("textarea.raw")
+        raw.fill(json.dumps({**expected, "size": "L", "payment": {"number": "4242"}}))
+        expect(form.locator("select[name=size]")).to_have_value('"L"')
+        expect(form.locator("input[name=number]")).to_have_value("4242")
+        raw.fill('{"customer": ')
+        expect(form.locator(".raw-column small")).to_have_text("Not valid JSON yet.")
+        form.locator("button[type=submit]").click()
+        expect(page.locator("#tool-detail .output")).to_contain_text("not valid JSON")
