@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from mcs.context import AgentContext, PolicyDecision
@@ -63,7 +63,7 @@ class CallRecorder:
     def _recording(self, policy: Policy, where: str) -> Policy:
         name = _name_of(policy)
 
-        def recorded(context: AgentContext, tool: str, arguments: Mapping[str, Any]) -> PolicyDecision:
+        def recorded(context: AgentContext, tool: str, arguments: dict[str, Any]) -> PolicyDecision:
             try:
                 decision = policy(context, tool, arguments)
             except Exception as exc:
