@@ -31,7 +31,7 @@ from mcs.inspector.replies import as_reply, classified_calls
 from mcs.tools import Tool, ToolCall
 
 #: The provider formats shown for each tool (``mcs.native`` formats).
-NATIVE_FORMATS = ("openai", "anthropic", "gemini", "mcp")
+NATIVE_FORMATS: tuple[native.NativeFormat, ...] = ("openai", "anthropic", "gemini", "mcp")
 #: Model names offered in the page's model selector (any other name can be typed).
 EXAMPLE_MODELS = (
     "gpt-4o", "gpt-4.1-mini", "o3-mini", "claude-sonnet-4", "claude-3-5-haiku", "gemini-2.0-flash",
@@ -171,7 +171,7 @@ class Inspection:
             "template": self.templates.select(model).name,
             "rendered": rendered,
             "rendered_tokens": tokens.count_tokens(rendered),
-            "native": {fmt: native.export_tool(tool, fmt) for fmt in NATIVE_FORMATS},  # type: ignore[arg-type]
+            "native": {fmt: native.export_tool(tool, fmt) for fmt in NATIVE_FORMATS},
         }
         if self.mode() == "discovery" and not discovery.is_meta_tool(tool):
             detail["describe_tool"] = discovery.describe(tool)
