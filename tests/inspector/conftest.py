@@ -1,4 +1,4 @@
-"""Fixtures for the inspector's tests: one headless Chromium for the whole session, a fresh
+"""Fixtures for the inspector's tests: one headless Chromium for all browser tests, a fresh
 page per test, the REST demo shop, and where screenshots go.
 
 Browser tests drive Debian's ``/usr/bin/chromium`` with Playwright (its own browser
@@ -31,9 +31,11 @@ def chromium_path() -> str | None:
     return os.environ.get("MCS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for every browser test (Playwright launches it with a fresh profile)."""
+    """One headless Chromium for the browser tests of a module (they all live in one), with a
+    fresh profile. Not session-wide: Playwright's sync API keeps an event loop running on the
+    main thread while it is open, which the async tests of other folders need free."""
     playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
     executable = chromium_path()
     if executable is None:
