@@ -10,19 +10,23 @@ through its public function alone:
   from context, a ReAct action written as prose).
 
 So parsing with no names known (explicit), with no name list at all (explicit and weak)
-and with the driver's names (what the driver reads) tells the three apart.
+and with the driver's names and schemas (what the driver reads) tells the three apart.
+A call the model only mentioned (in a quote, an example, a sentence that negates it) is
+no call at all, for the parser and so for the page. Calls the model *tried* to make but
+that cannot be read (cut off, damaged) are found by
+:func:`mcs.parsing.attempts.find_damaged_calls`, as the LLM loop does.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
 from typing import Any, Literal
 
 from mcs.driver import ToolDriver
 from mcs.parsing import parse_tool_calls
-from mcs.tools import Tool, ToolCall
+from mcs.parsing.attempts import find_damaged_calls
+from mcs.tools import ToolCall
 
 Kind = Literal["explicit", "weak", "guessed"]
 
@@ -39,14 +43,6 @@ def as_reply(text: str) -> Any:
     return text
 
 
-def known_names(tools: Iterable[Tool]) -> frozenset[str]:
-    """The names a model may use for ``tools``: exposed, original and unprefixed."""
-    names: set[str] = set()
-    for tool in tools:
-        names.update((tool.name, tool.original_name, tool.unprefixed_name))
-    return frozenset(names)
-
-
 def classified_calls(driver: ToolDriver, reply: Any) -> list[tuple[ToolCall, Kind]]:
     """The calls ``driver`` reads in ``reply``, in order, each with its kind."""
 
@@ -58,7 +54,8 @@ def classified_calls(driver: ToolDriver, reply: Any) -> list[tuple[ToolCall, Kin
     explicit = Counter(key(c) for c in parse_tool_calls(reply, known_names=()))
     shaped = Counter(key(c) for c in parse_tool_calls(reply)) - explicit
     out: list[tuple[ToolCall, Kind]] = []
-    for call in parse_tool_calls(reply, known_names=known_names(driver.list_tools())):
+    # The driver's own names and input schemas: what process_llm_response reads with.
+    for call in parse_tool_calls(reply, known_names=driver._known_names()):
         k = key(call)
         kind: Kind
         if explicit[k] > 0:
@@ -71,3 +68,13 @@ def classified_calls(driver: ToolDriver, reply: Any) -> list[tuple[ToolCall, Kin
             kind = "guessed"
         out.append((call, kind))
     return out
+
+
+def damaged_calls(reply: Any) -> list[dict[str, Any]]:
+    """The calls ``reply`` tried to make that cannot be read (cut off or damaged), each with
+    what the model would be told; nothing of them can run."""
+    return [
+        {"tool": damage.name, "damage": damage.kind, "excerpt": damage.excerpt, "id": damage.id,
+         "message": damage.message}
+        for damage in find_damaged_calls(reply)
+    ]

@@ -27,7 +27,7 @@ from mcs.errors import ConfigurationError, ToolCallError
 from mcs.inspector import interfaces as interface_views
 from mcs.inspector import tokens
 from mcs.inspector.recorder import CallRecorder
-from mcs.inspector.replies import as_reply, classified_calls
+from mcs.inspector.replies import as_reply, classified_calls, damaged_calls
 from mcs.tools import Tool, ToolCall
 
 #: The provider formats shown for each tool (``mcs.native`` formats).
@@ -41,6 +41,8 @@ EXAMPLE_MODELS = (
 #: Results and texts longer than this are cut for the page (with a marker saying so).
 MAX_SHOWN_CHARS = 200_000
 AGENT_ID = "mcs-inspect"
+#: How many tools ``search_tools`` returns a model by default (its first page).
+SEARCH_PAGE = 10
 _SUMMARY_CHARS = 120
 
 
@@ -150,9 +152,16 @@ class Inspection:
 
     def search(self, query: str, group: str | None = None) -> dict[str, Any]:
         """The discovery search (what ``search_tools`` answers a model), every match, best first."""
-        own = [t for t in self._tools if not discovery.is_meta_tool(t)]
-        found = discovery.search(own, query, limit=max(1, len(own)), group=group or None)
-        return {"total": found["total"], "names": [row["name"] for row in found["tools"]]}
+        # The index the driver's own search_tools answers from (built once per tool list).
+        catalog = discovery._entries_for(self.driver)
+        # The first page is ranked exactly as search_tools ranks it for a model (its default
+        # limit); the other matches follow in the ranking of the whole list.
+        first = discovery.search((), query, limit=SEARCH_PAGE, group=group or None, entries=catalog)
+        names = [row["name"] for row in first["tools"]]
+        if first["total"] > len(names):
+            every = discovery.search((), query, limit=first["total"], group=group or None, entries=catalog)
+            names += [row["name"] for row in every["tools"] if row["name"] not in names]
+        return {"total": first["total"], "names": names}
 
     def tool_detail(self, name: str, model: str | None) -> dict[str, Any]:
         """One tool as each reader sees it: the model (rendered for ``model``), each API, MCP."""
@@ -243,12 +252,24 @@ class Inspection:
             rows.append(row)
         claimed = [r for r in rows if r["verdict"] != "passed through"]
         refused = [r for r in claimed if r["verdict"] == "refused"]
+        limit = self.driver.max_calls_per_response
+        too_many = len(claimed) > limit
+        damaged = damaged_calls(reply) if not claimed else []
+        note = _analysis_note(rows, claimed, refused)
+        if too_many:
+            note = (f"The reply holds {len(claimed)} calls for this driver; at most {limit} run from one "
+                    "reply (max_calls_per_response), so none runs and the model is asked to make fewer.")
+        elif damaged:
+            note = ("The reply tried to call but no call can be read, so nothing runs; "
+                    "the LLM loop tells the model what went wrong.")
         return {
             "input": "json" if not isinstance(reply, str) else "text",
             "calls": rows,
-            "runs": bool(claimed) and not any(r["stage"] in ("resolve", "validate") for r in refused),
+            "damaged": damaged,
+            "runs": bool(claimed) and not too_many
+            and not any(r["stage"] in ("resolve", "validate") for r in refused),
             "needs_confirmation": sorted({r["tool"] for r in claimed if r.get("writes")}),
-            "note": _analysis_note(rows, claimed, refused),
+            "note": note,
         }
 
     def _verdict(self, call: ToolCall) -> dict[str, Any]:

@@ -122,7 +122,8 @@ def test_a_call_shows_the_error_the_model_reads_and_the_policy_and_hook_events(n
 def test_a_pasted_reply_shows_each_call_its_kind_and_what_would_run_or_be_refused(notes: httpx.Client) -> None:
     reply = (
         '{"tool": "add", "arguments": {"a": 1, "b": 2}}\n'
-        "Then I would call delete_note(title='secret plan').\n"
+        "Let me tidy up too.\n"
+        "delete_note(title='secret plan')\n"
         '{"tool": "weather", "arguments": {"city": "Paris"}}'
     )
     analysis = notes.post("api/reply/analyse", json={"reply": reply}).json()
@@ -137,8 +138,28 @@ def test_a_pasted_reply_shows_each_call_its_kind_and_what_would_run_or_be_refuse
     assert [(c["tool"], c["kind"], c["verdict"]) for c in glm["calls"]] == [("add", "guessed", "runs")]
 
 
+def test_a_mentioned_call_is_no_call_and_a_cut_off_call_is_shown_as_an_attempt(notes: httpx.Client) -> None:
+    mentioned = notes.post("api/reply/analyse", json={"reply": "I would not call delete_note(title='x') here."}).json()
+    assert (mentioned["calls"], mentioned["damaged"], mentioned["runs"]) == ([], [], False)
+    cut = notes.post("api/reply/analyse", json={"reply": '{"tool": "add", "arguments": {"a": 1, '}).json()
+    assert cut["calls"] == [] and cut["runs"] is False
+    assert [(d["tool"], d["damage"]) for d in cut["damaged"]] == [("add", "cut_off")]
+    assert "cut off" in cut["damaged"][0]["message"] and "nothing runs" in cut["note"]
+
+
+def test_a_reply_over_the_calls_per_response_cap_runs_nothing() -> None:
+    driver = _math()
+    driver.max_calls_per_response = 2
+    reply = "\n".join('{"tool": "add", "arguments": {"a": %d, "b": 1}}' % n for n in range(3))
+    with InspectorServer(driver) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        analysis = client.post("api/reply/analyse", json={"reply": reply}).json()
+        assert analysis["runs"] is False and "at most 2" in analysis["note"]
+        ran = client.post("api/reply/run", json={"reply": reply}).json()
+        assert (ran["ok"], ran["error"], ran["events"]) == (False, "INVALID_INPUT", [])
+
+
 def test_a_pasted_reply_runs_as_process_llm_response_with_its_events(notes: httpx.Client) -> None:
-    reply = '{"tool": "add", "arguments": {"a": 1, "b": 2}} and {"tool": "add", "arguments": {"a": 3, "b": 4}}'
+    reply = '{"tool": "add", "arguments": {"a": 1, "b": 2}}\n{"tool": "add", "arguments": {"a": 3, "b": 4}}'
     ran = notes.post("api/reply/run", json={"reply": reply}).json()
     assert ran["ok"] and ran["result"] == [3, 7]
     assert [e["name"] for e in ran["events"] if e["kind"] == "hook"] == ["on_execute_start", "on_execute_end"] * 2
@@ -174,6 +195,6 @@ def test_a_large_spec_is_listed_grouped_in_discovery_mode(corpus: Any) -> None:
         overview = client.get("api/overview").json()
         assert (overview["mode"], overview["tools"]) == ("discovery", 623)
         rows = client.get("api/tools").json()["tools"]
-        assert len(rows) == 625 and {r["group"] for r in rows} >= {"issues", "repos", "discovery meta-tools"}
+        assert len(rows) == 623 + 3 and {r["group"] for r in rows} >= {"issues", "repos", "discovery meta-tools"}
         shown = client.get("api/tool", params={"name": "issues_create"}).json()
         assert shown["describe_tool"] == discovery.describe(driver.get_tool("issues_create"))  # type: ignore[arg-type]

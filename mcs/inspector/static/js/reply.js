@@ -46,8 +46,13 @@ export class ReplyPage {
       h("td", {}, h("code", {class: "args"}, JSON.stringify(call.arguments))),
       h("td", {}, call.verdict, call.writes ? " (writes: asks first)" : ""),
       h("td", {}, call.error ? h("span", {}, h("strong", {}, call.error), `: ${call.message}`) : (call.message || ""))));
+    const damaged = (result.damaged || []).map((attempt) => h("li", {class: "damaged"},
+      h("strong", {}, attempt.damage === "cut_off" ? "cut off" : "unreadable"),
+      attempt.tool ? [" call to ", h("code", {}, attempt.tool)] : " call",
+      `: ${attempt.message}`));
     fill(this.analysis,
       h("p", {role: "status"}, result.note),
+      damaged.length ? h("ul", {class: "attempts", "aria-label": "Calls tried but not readable"}, damaged) : null,
       result.calls.length ? h("table", {class: "calls"},
         h("caption", {}, `Calls found (${result.input === "json" ? "a JSON message" : "text"})`),
         h("thead", {}, h("tr", {}, ["#", "tool", "kind", "arguments", "verdict", "why"].map((t) => h("th", {scope: "col"}, t)))),
