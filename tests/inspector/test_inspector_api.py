@@ -3,6 +3,7 @@ the pipeline with their events, confirmation of writes, and pasted replies."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -150,7 +151,7 @@ def test_a_mentioned_call_is_no_call_and_a_cut_off_call_is_shown_as_an_attempt(n
 def test_a_reply_over_the_calls_per_response_cap_runs_nothing() -> None:
     driver = _math()
     driver.max_calls_per_response = 2
-    reply = "\n".join('{"tool": "add", "arguments": {"a": %d, "b": 1}}' % n for n in range(3))
+    reply = "\n".join(json.dumps({"tool": "add", "arguments": {"a": n, "b": 1}}) for n in range(3))
     with InspectorServer(driver) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         analysis = client.post("api/reply/analyse", json={"reply": reply}).json()
         assert analysis["runs"] is False and "at most 2" in analysis["note"]
