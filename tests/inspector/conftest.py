@@ -3,7 +3,8 @@ page per test, the REST demo shop, and where screenshots go.
 
 Browser tests drive Debian's ``/usr/bin/chromium`` with Playwright (its own browser
 download is not used); they skip with the reason when Playwright or Chromium is missing.
-``make test`` installs Chromium (scripts/system-deps.sh), so CI runs them.
+``make test`` installs Chromium when it can (scripts/system-deps.sh, where it is optional),
+so CI runs them; ``MCS_CHROMIUM`` names another Chromium binary.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def browser() -> Iterator[Any]:
     playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
     executable = chromium_path()
     if executable is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium; make test installs it)")
+        pytest.skip("Chromium is not installed: apt-get install chromium, or set MCS_CHROMIUM to a Chromium "
+                    "binary (make test installs it when it can)")
     with playwright_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
