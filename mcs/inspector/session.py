@@ -62,7 +62,8 @@ def needs_confirmation(tool: Tool) -> bool:
     """True for a tool that may write: neither ``readOnlyHint`` nor ``destructiveHint: false``.
 
     These are the MCP annotation defaults (a tool is assumed destructive unless it says
-    otherwise); discovery's own meta-tools only read.
+    otherwise); discovery's own meta-tools only read, and ``call_tool`` is judged by the
+    tool it names (see :meth:`Inspection.call`).
     """
     if discovery.is_meta_tool(tool):
         return False
@@ -221,8 +222,9 @@ class Inspection:
             ConfirmationRequired: the tool may write and ``confirmed`` is false (nothing ran).
         """
         tool = self.tool(name)
-        if needs_confirmation(tool) and not confirmed:
-            raise ConfirmationRequired([tool.name])
+        runs = self._named_by_call_tool(tool, arguments) or tool
+        if needs_confirmation(runs) and not confirmed:
+            raise ConfirmationRequired([runs.name])
         context = self._context()
         with self._lock:
             started = time.perf_counter()
@@ -236,6 +238,17 @@ class Inspection:
         outcome.update(tool=tool.name, duration_ms=round(elapsed, 2),
                        events=self.recorder.take(context.request_id, started))
         return outcome
+
+    def _named_by_call_tool(self, tool: Tool, arguments: Mapping[str, Any]) -> Tool | None:
+        """For discovery's ``call_tool``, the tool it names (it runs as that tool's own call,
+        so a write asks first like one); None for any other tool or a name that is no tool."""
+        if not discovery.is_call_tool(tool):
+            return None
+        try:
+            name, _ = discovery.unwrap_call(tool, arguments)
+        except ToolCallError:
+            return None  # the pipeline answers the malformed call
+        return self.driver.get_tool(name)
 
     def analyse(self, text: str) -> dict[str, Any]:
         """What the driver would do with a pasted reply, without running anything.

@@ -15,6 +15,7 @@ from mcs_rest.demo import SPEC
 import mcs
 from mcs import discovery, native, prompts
 from mcs.inspector import InspectorServer
+from mcs.limits import RateLimit
 
 
 @mcs.tool(annotations={"readOnlyHint": True})
@@ -104,6 +105,41 @@ def test_a_write_runs_only_once_confirmed_and_reaches_the_real_server(petstore: 
     done = client.post("api/call", json={**body, "confirmed": True}).json()
     assert done["ok"] and done["result"] == {"id": 2, "name": "Rex", "species": "dog"}
     assert [p["name"] for p in driver.call_tool("listPets", {})] == ["Tom", "Rex"]
+
+
+def test_call_tool_asks_first_when_the_tool_it_names_may_write() -> None:
+    driver = mcs.FunctionDriver([add, delete_note], name="notes", description_mode="discovery")
+    with InspectorServer(driver) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        assert {"search_tools", "describe_tool", "call_tool"} <= {r["name"] for r in client.get("api/tools").json()["tools"]}
+        read = client.post("api/call", json={"tool": "call_tool", "arguments": {"name": "add", "arguments": {"a": 2, "b": 5}}})
+        assert read.json()["result"] == 7
+        write = {"tool": "call_tool", "arguments": {"name": "delete_note", "arguments": {"title": "old"}}}
+        refused = client.post("api/call", json=write)
+        assert refused.status_code == 409 and refused.json()["tools"] == ["delete_note"]
+        assert client.post("api/call", json={**write, "confirmed": True}).json()["result"] == "deleted old"
+
+
+def test_a_secret_argument_never_comes_back_in_the_error_the_page_shows() -> None:
+    @mcs.tool(annotations={"readOnlyHint": True},
+              input_schema={"type": "object", "properties": {"token": {"type": "string", "format": "password"}},
+                            "required": ["token"]})
+    def sign_in(token: str) -> str:
+        raise mcs.ExecutionError(f"the server refused token {token}")  # a peer echoing the value
+
+    with InspectorServer(mcs.FunctionDriver([sign_in], name="auth")) as server, \
+            httpx.Client(base_url=server.url, timeout=30) as client:
+        failed = client.post("api/call", json={"tool": "sign_in", "arguments": {"token": "hunter2-very-secret"}}).json()
+        assert (failed["ok"], failed["error"]) == (False, "EXECUTION_ERROR")
+        assert "refused token [redacted]" in failed["message"] and "hunter2-very-secret" not in json.dumps(failed)
+
+
+def test_the_pipelines_limits_answer_the_pages_calls_as_they_answer_a_model() -> None:
+    driver = mcs.FunctionDriver([add], name="notes", rate_limit=RateLimit(calls=1, period=3600))
+    with InspectorServer(driver) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        assert client.post("api/call", json={"tool": "add", "arguments": {"a": 1, "b": 1}}).json()["result"] == 2
+        limited = client.post("api/call", json={"tool": "add", "arguments": {"a": 1, "b": 1}}).json()
+        assert (limited["ok"], limited["error"]) == (False, "POLICY_DENIED")
+        assert "rate limit: 'mcs-inspect' made 1 calls" in limited["message"] and limited["events"] == []
 
 
 def test_a_call_shows_the_error_the_model_reads_and_the_policy_and_hook_events(notes: httpx.Client) -> None:
