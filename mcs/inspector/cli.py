@@ -5,6 +5,7 @@
     mcs inspect servers.json                 an mcpServers file (Claude Desktop, VS Code)
     mcs inspect http://127.0.0.1:3000/mcp    an MCP server over streamable HTTP
     mcs inspect -c toolbox.yaml              several drivers
+    mcs inspect my_tools[:name]              a module of @mcs.tool functions, or a driver in it
     mcs inspect ... [--port N] [--open]
 
 Prints the page's address (127.0.0.1, a free port unless ``--port``, a random session
@@ -34,7 +35,8 @@ def register_command(subparsers: Any) -> None:
         "inspect", help="a local web page: what the model sees of a driver, and what a call does"
     )
     parser.add_argument("target", nargs="?",
-                        help="a driver name, a gen-mcp file, an mcpServers JSON file, or an MCP server URL")
+                        help="a driver name, a module of tools (module[:name]), a gen-mcp file, "
+                             "an mcpServers JSON file, or an MCP server URL")
     parser.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                         help="a driver option (repeatable)")
     parser.add_argument("-c", "--config", metavar="FILE", help="a toolbox file naming several drivers")
@@ -61,8 +63,7 @@ def _file_kind(path: Path) -> str | None:
 
 def build_target(args: argparse.Namespace) -> Any:
     """The driver ``mcs inspect`` was pointed at (see the module docstring)."""
-    from mcs.cli import build_driver, parse_options
-    from mcs.registry import load_driver
+    from mcs.cli import build_driver, load_with_options
 
     target: str | None = args.target
     if args.config:
@@ -70,27 +71,24 @@ def build_target(args: argparse.Namespace) -> Any:
             raise ConfigurationError("give either a TARGET or -c toolbox.yaml, not both")
         return build_driver(argparse.Namespace(driver=None, option=args.option, config=args.config))
     if not target:
-        raise ConfigurationError("name a driver (see `mcs drivers`), a gen-mcp or mcpServers file, "
-                                 "an MCP server URL, or pass -c toolbox.yaml")
-    options = parse_options(args.option or [])
+        raise ConfigurationError("name a driver (see `mcs drivers`) or a module of tools, a gen-mcp or "
+                                 "mcpServers file, an MCP server URL, or pass -c toolbox.yaml")
+    pairs = args.option or []
     path = Path(target)
     if target.startswith(("http://", "https://")):
-        name, options = "mcp", {"url": target, **options}
-    elif path.is_file():
+        return load_with_options("mcp", pairs, url=target)
+    if path.is_file():
         kind = _file_kind(path)
         if kind is None:
             raise ConfigurationError(
                 f"{target} is neither a gen-mcp file (mcpFileVersion) nor an mcpServers JSON file; "
                 "for a toolbox use -c FILE"
             )
-        name, options = ("mcpfile", {"path": str(path), **options}) if kind == "mcpfile" else \
-            ("mcp", {"config": str(path), **options})
-    else:
-        return build_driver(argparse.Namespace(driver=target, option=args.option, config=None))
-    try:
-        return load_driver(name, **options)
-    except TypeError as exc:
-        raise ConfigurationError(f"driver {name!r} refused its options: {exc}") from exc
+        if kind == "mcpfile":
+            return load_with_options("mcpfile", pairs, path=str(path))
+        return load_with_options("mcp", pairs, config=str(path))
+    # A registered driver, or a Python module of tools (``module`` / ``module:name``).
+    return build_driver(argparse.Namespace(driver=target, option=pairs, config=None))
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

@@ -49,6 +49,25 @@ def test_it_serves_a_toolbox(tmp_path: Path, shop: str) -> None:
         assert {"addPet", "listPets"} <= names and len(names) > 3
 
 
+def test_it_serves_a_module_of_tool_functions(tmp_path: Path) -> None:
+    (tmp_path / "kitchen_tools.py").write_text(
+        "import mcs\n\n@mcs.tool(annotations={'readOnlyHint': True})\n"
+        "def boil(minutes: int) -> str:\n    'Boil water.'\n    return f'boiled {minutes} min'\n"
+    )
+    with inspect_process(["kitchen_tools"], cwd=tmp_path) as (_, url):
+        ran = httpx.post(url + "api/call", json={"tool": "boil", "arguments": {"minutes": 3}}, timeout=30).json()
+        assert ran["result"] == "boiled 3 min"
+
+
+def test_options_of_a_file_target_are_checked_against_the_drivers_signature(corpus: Path) -> None:
+    files = sorted((corpus / "genmcp" / "testdata").rglob("*.yaml"))
+    target = next(f for f in files if "mcpFileVersion: 0.1.0" in f.read_text(encoding="utf-8"))
+    done = subprocess.run([sys.executable, "-m", "mcs.cli", "inspect", str(target), "-o", "no_such_option=1"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 2 and "no_such_option" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(("args", "words"), [
     ([], "name a driver"),
     (["no-such-driver"], "no MCS driver named 'no-such-driver'"),
