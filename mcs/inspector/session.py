@@ -29,6 +29,7 @@ from mcs.inspector import tokens
 from mcs.inspector.recorder import CallRecorder
 from mcs.inspector.replies import as_reply, classified_calls, damaged_calls
 from mcs.tools import Tool, ToolCall
+from mcs.toolsearch import summary
 
 #: The provider formats shown for each tool (``mcs.native`` formats).
 NATIVE_FORMATS: tuple[native.NativeFormat, ...] = ("openai", "anthropic", "gemini", "mcp")
@@ -69,12 +70,6 @@ def needs_confirmation(tool: Tool) -> bool:
         return False
     hints = tool.annotations
     return not (hints.get("readOnlyHint") is True or hints.get("destructiveHint") is False)
-
-
-def _summary(tool: Tool) -> str:
-    lines = (tool.title or tool.description or "").strip().splitlines()
-    line = lines[0].strip() if lines else ""
-    return line if len(line) <= _SUMMARY_CHARS else line[: _SUMMARY_CHARS - 1] + "…"
 
 
 def _shown(value: Any) -> Any:
@@ -145,9 +140,10 @@ class Inspection:
         }
 
     def tool_rows(self) -> list[dict[str, Any]]:
-        """Every tool, in the driver's order: name, group, one-line summary, write flag."""
+        """Every tool, in the driver's order: name, group, one-line summary (plain text, as
+        ``search_tools`` gives it a model), write flag."""
         return [
-            {"name": t.name, "group": _group(t), "summary": _summary(t), "writes": needs_confirmation(t)}
+            {"name": t.name, "group": _group(t), "summary": summary(t, _SUMMARY_CHARS), "writes": needs_confirmation(t)}
             for t in self._tools
         ]
 

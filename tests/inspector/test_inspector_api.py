@@ -233,5 +233,9 @@ def test_a_large_spec_is_listed_grouped_in_discovery_mode(corpus: Any) -> None:
         assert (overview["mode"], overview["tools"]) == ("discovery", 623)
         rows = client.get("api/tools").json()["tools"]
         assert len(rows) == 623 + 3 and {r["group"] for r in rows} >= {"issues", "repos", "discovery meta-tools"}
+        found = client.get("api/search", params={"q": "create a comment on an issue"}).json()
+        model_sees = driver.call_tool("search_tools", {"query": "create a comment on an issue"})
+        assert found["names"][:10] == [row["name"] for row in model_sees["tools"]]
+        assert found["total"] == model_sees["total"] == len(found["names"]) > 10
         shown = client.get("api/tool", params={"name": "issues_create"}).json()
         assert shown["describe_tool"] == discovery.describe(driver.get_tool("issues_create"))  # type: ignore[arg-type]
