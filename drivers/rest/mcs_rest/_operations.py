@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcs.tools import Tool, unique_tool_names
-from mcs_rest._schema import SchemaConverter
+from mcs_rest._schema import SchemaConverter, _merge_all_of
 from mcs_rest._spec import Spec, SpecError
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -322,7 +322,7 @@ class _Builder:
         # Flatten an object body into top-level arguments when that is unambiguous.
         body_fields: list[tuple[str, dict[str, Any], bool]] = []
         if body is not None:
-            flat = _flattenable(body_schema, body.kind)
+            flat = _flattenable(_opened(body_schema, self.convert), body.kind)
             if flat is not None:
                 field_props, field_required = flat
                 for fname, fschema in field_props.items():
@@ -473,6 +473,25 @@ def _pick_media(content: Mapping[str, Any]) -> str | None:
         return None
     ranked = sorted((str(m) for m in content), key=lambda m: _MEDIA_PREFERENCE.index(_kind(m)))
     return ranked[0]
+
+
+def _opened(schema: Any, converter: SchemaConverter) -> Any:
+    """A body that is a reference to a recursive type (``NewNote`` whose ``parent`` leads back
+    to it), or an ``allOf`` of such references, opened one level so that its top-level
+    properties can be flattened; the references inside it stay ``$defs`` references."""
+
+    def open_ref(part: Any) -> Any:
+        if isinstance(part, dict) and len(part) == 1 and isinstance(part.get("$ref"), str):
+            body = converter.definition(part["$ref"].removeprefix("#/$defs/"))
+            return body if isinstance(body, dict) else part
+        return part
+
+    schema = open_ref(schema)
+    if isinstance(schema, dict) and isinstance(schema.get("allOf"), list):
+        merged = _merge_all_of({**schema, "allOf": [open_ref(p) for p in schema["allOf"]]})
+        if "allOf" not in merged:
+            return merged
+    return schema
 
 
 def _flattenable(schema: Any, kind: BodyKind) -> tuple[Mapping[str, Any], list[str]] | None:

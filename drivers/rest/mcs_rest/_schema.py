@@ -90,6 +90,10 @@ class SchemaConverter:
             pending.extend(self._defs_needs.get(name, ()))
         return dict(sorted(out.items()))
 
+    def definition(self, name: str) -> Any:
+        """The converted body of the ``$defs`` entry ``name`` (``None`` when there is none)."""
+        return self._defs.get(name)
+
     def _expand_shared(self, part: Any) -> Any:
         """For merging: a large shared schema's body instead of the reference to it."""
         if isinstance(part, dict) and len(part) == 1 and isinstance(part.get("$ref"), str):

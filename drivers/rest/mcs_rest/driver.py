@@ -22,8 +22,10 @@ from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs.urls import EgressPolicy, ip_literal
+from mcs.validation import ArgumentValidator
 from mcs_rest import _auth
 from mcs_rest._operations import Operation, Selection, build_operations
+from mcs_rest._repair import BodyShapeValidator
 from mcs_rest._request import HttpOptions, build
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._shaping import inline_refs
@@ -222,6 +224,20 @@ class RestDriver(ToolDriver):
         """The tools as a client for ``model_name`` should receive them (refs inlined if needed)."""
         tools = list(self.list_tools())
         return [inline_refs(t) for t in tools] if _rejects_refs(model_name) else tools
+
+    def _validator(self, tool: Tool) -> ArgumentValidator:
+        """The core's validator, with the body repair of :mod:`mcs_rest._repair` for operations with a body."""
+        validator = self._validators.get(tool.name)
+        if validator is not None:
+            return validator
+        op = None if discovery.is_meta_tool(tool) else self._operations.get(tool.unprefixed_name)
+        if op is None or op.body is None:
+            return super()._validator(tool)
+        body_arg = next((p.arg for p in op.params if p.location == "body" and not p.name), None)
+        flat = frozenset(p.arg for p in op.params if p.location == "body" and p.name and p.arg == p.name)
+        validator = BodyShapeValidator(tool.input_schema, tool.name, body_arg=body_arg, flat_fields=flat)
+        self._validators[tool.name] = validator
+        return validator
 
     # ------------------------------------------------------------------ calls
 

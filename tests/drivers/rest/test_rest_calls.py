@@ -106,12 +106,13 @@ def test_clashing_names_are_suffixed_by_location_and_cookies_sent(driver, api):
     assert result["headers"]["cookie"] == "theme=dark%20mode"
 
 
-def test_a_recursive_body_is_one_argument_whose_schema_refers_to_its_defs(driver, api):
+def test_a_recursive_body_is_flattened_and_its_recursive_member_refers_to_defs(driver, api):
     schema = driver.get_tool("echoPost").input_schema
-    assert schema["properties"]["body"] == {"$ref": "#/$defs/Node"}
+    assert set(schema["properties"]) == {"rest", "value", "children"}
+    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     assert schema["$defs"]["Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     tree = {"value": "root", "children": [{"value": "leaf", "children": []}]}
-    driver.call_tool("echoPost", {"rest": "tree", "body": tree})
+    driver.call_tool("echoPost", {"rest": "tree", **tree})
     assert json.loads(api.state.requests[-1].body) == tree
 
 

@@ -196,8 +196,8 @@ def test_models_that_reject_refs_get_them_inlined():
     assert "#/$defs/Node" in plain
     assert "$ref" not in shaped and "$defs" not in shaped
     echo = next(t for t in tools if t.name == "echoPost")
-    children = echo.input_schema["properties"]["body"]["properties"]["children"]
-    assert children["items"]["properties"]["children"]["items"]["type"] == "object"
+    children = echo.input_schema["properties"]["children"]
+    assert children["items"]["properties"]["children"]["items"]["properties"]["children"]["items"]["type"] == "object"
     json.dumps(echo.input_schema)
 
 
