@@ -20,6 +20,7 @@ from typing import Any, Literal
 from mcs.tools import Tool, unique_tool_names
 from mcs_rest._schema import SchemaConverter, _merge_all_of
 from mcs_rest._spec import Spec, SpecError
+from mcs_rest._text import bounded, plain_text
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
@@ -84,7 +85,10 @@ class Operation:
     def idempotent(self) -> bool:
         return self.method in IDEMPOTENT
 
-    def tool(self) -> Tool:
+    def tool(self, max_description_chars: int | None = None) -> Tool:
+        """The tool the LLM sees. Its description is plain text (CommonMark and HTML
+        stripped), cut at ``max_description_chars`` with the whole text kept in
+        ``meta["full_description"]`` (what ``describe_tool`` answers)."""
         annotations: dict[str, Any] = {}
         if self.method in ("GET", "HEAD", "OPTIONS"):
             annotations["readOnlyHint"] = True
@@ -92,21 +96,26 @@ class Operation:
             annotations["idempotentHint"] = True
         if self.method == "DELETE":
             annotations["destructiveHint"] = True
-        description = self.description or self.summary or f"{self.method} {self.path}"
-        title = self.summary if self.description and self.summary != self.description else None
+        summary = plain_text(self.summary)
+        full = plain_text(self.description) or summary or f"{self.method} {self.path}"
+        description = full if max_description_chars is None else bounded(full, max_description_chars)
+        title = summary if self.description and summary and summary != full else None
+        meta: dict[str, Any] = {
+            "original_name": self.operation_id or self.name,
+            "method": self.method,
+            "path": self.path,
+            "group": self.group,
+            "tags": self.tags,
+        }
+        if description != full:
+            meta["full_description"] = full
         return Tool(
             name=self.name,
             title=title,
             description=description,
             input_schema=self.input_schema,
             annotations=annotations,
-            meta={
-                "original_name": self.operation_id or self.name,
-                "method": self.method,
-                "path": self.path,
-                "group": self.group,
-                "tags": self.tags,
-            },
+            meta=meta,
         )
 
 

@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -76,6 +76,8 @@ class RestDriver(ToolDriver):
       ``idempotency_header`` (e.g. ``"Idempotency-Key"``:
       POST/PATCH get a fresh key and become retryable), ``verify`` (TLS).
     * ``validate_responses``: check JSON responses against the spec's response schema.
+    * ``max_description_chars`` (600): a tool's description (plain text) is cut there;
+      ``describe_tool`` answers with the whole text.
     * ``transport`` / ``async_transport``: an httpx transport to send through (for example
       ``httpx.MockTransport`` in a user's tests); default: pooled HTTP transports.
     * ``name``: the driver's name (default: from the spec's title).
@@ -107,6 +109,7 @@ class RestDriver(ToolDriver):
         egress: EgressPolicy | None = None,
         idempotency_header: str | None = None,
         validate_responses: bool = False,
+        max_description_chars: int = 600,
         verify: bool | str = True,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
@@ -185,7 +188,10 @@ class RestDriver(ToolDriver):
                 Selection.from_option(include, "include"), Selection.from_option(exclude, "exclude"),
             )
         }
-        self._op_tools = [op.tool() for op in self._operations.values()]
+        if max_description_chars < 40:
+            raise ConfigurationError("max_description_chars must be at least 40")
+        self.max_description_chars = int(max_description_chars)
+        self._op_tools = [op.tool(self.max_description_chars) for op in self._operations.values()]
         self._client: httpx.Client | None = None
         self._transport: httpx.BaseTransport | None = None
         self._aclients: dict[int, tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = {}
@@ -224,6 +230,22 @@ class RestDriver(ToolDriver):
         """The tools as a client for ``model_name`` should receive them (refs inlined if needed)."""
         tools = list(self.list_tools())
         return [inline_refs(t) for t in tools] if _rejects_refs(model_name) else tools
+
+    def _handler(self, tool: Tool) -> Callable[[Invocation], Any] | None:
+        """The core's meta-tools; ``describe_tool`` answers with an operation's whole description."""
+        handler = super()._handler(tool)
+        if handler is None or not tool.name.endswith(discovery.DESCRIBE_TOOL):
+            return handler
+
+        def describe(invocation: Invocation) -> Any:
+            answer = handler(invocation)
+            described = self.get_tool(str(invocation.arguments.get("name", "")))
+            full = described.meta.get("full_description") if described is not None else None
+            if isinstance(answer, dict) and isinstance(full, str):
+                answer = {**answer, "description": full}
+            return answer
+
+        return describe
 
     def _validator(self, tool: Tool) -> ArgumentValidator:
         """The core's validator, with the body repair of :mod:`mcs_rest._repair` for operations with a body."""
