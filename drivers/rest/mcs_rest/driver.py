@@ -61,7 +61,9 @@ class RestDriver(ToolDriver):
     * ``base_url``: where requests go; overrides the spec's ``servers`` / ``host``.
       The host of every request comes from here (or the spec), never from the LLM.
     * ``server_variables``: values for the variables of the spec's server URL.
-    * ``auth``: credentials by security scheme name (see :mod:`mcs_rest._auth`).
+    * ``auth``: credentials by security scheme name (see :mod:`mcs_rest._auth`): a token or
+      key, ``"user:password"``, OAuth client credentials, or a callable returning a token
+      (called again after a 401). :meth:`auth_options` lists what the spec declares.
     * ``headers``: static headers sent with every request.
     * ``include`` / ``exclude``: ``{"tags": [...], "paths": [globs], "methods": [...],
       "operations": [operationIds]}`` to choose operations.
@@ -173,13 +175,14 @@ class RestDriver(ToolDriver):
             _check_base(self._base_url)
         self._schemes = _auth.build_schemes(self.spec.root, self.spec.is_swagger, auth or {})
         for scheme in self._schemes.values():
-            if scheme.oauth is not None and not scheme.oauth.token_url.startswith(("http://", "https://")):
+            oauth = scheme.oauth
+            if isinstance(oauth, _auth.OAuthClientCredentials) and not oauth.token_url.startswith(("http://", "https://")):
                 base = self._base_url or self._spec_base(None)
                 if base is None:
                     raise ConfigurationError(
                         f"security scheme {scheme.name!r}: the tokenUrl is relative and there is no base_url"
                     )
-                scheme.oauth.token_url = urljoin(base, scheme.oauth.token_url)
+                oauth.token_url = urljoin(base, oauth.token_url)
         self._converter = SchemaConverter(self.spec)
         self._operations: dict[str, Operation] = {
             op.name: op
