@@ -210,7 +210,9 @@ class _Builder:
         self.global_security = root.get("security")
         self.global_consumes: list[str] = list(root.get("consumes") or []) if spec.is_swagger else []
 
-    def operations(self, include: Selection, exclude: Selection) -> list[Operation]:
+    def operations(
+        self, include: Selection, exclude: Selection, failed: dict[tuple[str, str], str] | None = None,
+    ) -> list[Operation]:
         spec = self.spec
         found: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any], str, str]] = []
         matched: set[str] = set()
@@ -246,10 +248,15 @@ class _Builder:
             (str(op.get("operationId")) if op.get("operationId") else f"{method}{path}")
             for path, method, _, op, _, _ in found
         )
-        return [
-            self._operation(name, path, method, item, op, document, where)
-            for name, (path, method, item, op, document, where) in zip(names, found, strict=True)
-        ]
+        built: list[Operation] = []
+        for name, (path, method, item, op, document, where) in zip(names, found, strict=True):
+            try:
+                built.append(self._operation(name, path, method, item, op, document, where))
+            except SpecError as exc:
+                if failed is None:
+                    raise
+                failed[(path, method)] = str(exc)
+        return built
 
     # ------------------------------------------------------------------ one operation
 
@@ -451,9 +458,14 @@ class _Builder:
 
 def build_operations(
     spec: Spec, converter: SchemaConverter, include: Selection | None = None, exclude: Selection | None = None,
+    failed: dict[tuple[str, str], str] | None = None,
 ) -> list[Operation]:
-    """Every kept operation of ``spec``, in document order, with unique tool names."""
-    return _Builder(spec, converter).operations(include or Selection(), exclude or Selection())
+    """Every kept operation of ``spec``, in document order, with unique tool names.
+
+    An operation that cannot be built raises :class:`SpecError`; when ``failed`` is given,
+    it is left out instead and its ``(path, method)`` is recorded there with the reason.
+    """
+    return _Builder(spec, converter).operations(include or Selection(), exclude or Selection(), failed)
 
 
 def _is_json(media: str) -> bool:

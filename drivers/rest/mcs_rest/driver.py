@@ -10,6 +10,7 @@ import re
 import threading
 import time
 import uuid
+import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -24,6 +25,7 @@ from mcs.tools import Tool
 from mcs.urls import EgressPolicy, ip_literal
 from mcs.validation import ArgumentValidator
 from mcs_rest import _auth
+from mcs_rest._check import InvalidOperations, SpecReport
 from mcs_rest._operations import Operation, Selection, build_operations
 from mcs_rest._repair import BodyShapeValidator
 from mcs_rest._request import HttpOptions, build
@@ -44,6 +46,7 @@ INLINE_REF_MODELS: tuple[str, ...] = ("gemini*", "*gemini*", "models/gemini*", "
 _VARIABLE = re.compile(r"\{([^}]+)\}")
 _HEALTH_PATHS = frozenset({"/health", "/healthz", "/livez", "/readyz", "/ping", "/status"})
 _HEALTH_SECONDS = 10.0
+_REPORT_LINES = 20  # problems quoted in a warning or error; mcs rest check lists them all
 
 
 def _slug(text: str) -> str:
@@ -77,6 +80,11 @@ class RestDriver(ToolDriver):
       allowed already), ``egress`` (a whole :class:`mcs.urls.EgressPolicy` instead),
       ``idempotency_header`` (e.g. ``"Idempotency-Key"``:
       POST/PATCH get a fresh key and become retryable), ``verify`` (TLS).
+    * ``validate_spec``: validate the spec with prance (openapi-spec-validator) at load;
+      every problem is in :attr:`spec_report` and a warning (off by default: it costs
+      seconds on large specs; ``pip install 'mcs-framework-rest[validation]'``).
+    * ``invalid_operations``: ``"refuse"`` (default) raises on an operation the loader cannot
+      build; ``"skip"`` leaves it out with a warning naming the place.
     * ``validate_responses``: check JSON responses against the spec's response schema.
     * ``max_description_chars`` (600): a tool's description (plain text) is cut there;
       ``describe_tool`` answers with the whole text.
@@ -111,6 +119,8 @@ class RestDriver(ToolDriver):
         egress: EgressPolicy | None = None,
         idempotency_header: str | None = None,
         validate_responses: bool = False,
+        validate_spec: bool = False,
+        invalid_operations: InvalidOperations = "refuse",
         max_description_chars: int = 600,
         verify: bool | str = True,
         transport: httpx.BaseTransport | None = None,
@@ -183,14 +193,30 @@ class RestDriver(ToolDriver):
                         f"security scheme {scheme.name!r}: the tokenUrl is relative and there is no base_url"
                     )
                 oauth.token_url = urljoin(base, oauth.token_url)
+        if invalid_operations not in ("refuse", "skip"):
+            raise ConfigurationError("invalid_operations must be 'refuse' or 'skip'")
+        #: With ``validate_spec=True``: every problem prance sees, and what the loader does about it.
+        self.spec_report: SpecReport | None = None
+        if validate_spec:
+            from mcs_rest._check import check_spec
+
+            self.spec_report = check_spec(self.spec, invalid_operations)
         self._converter = SchemaConverter(self.spec)
-        self._operations: dict[str, Operation] = {
-            op.name: op
-            for op in build_operations(
+        failed: dict[tuple[str, str], str] | None = {} if invalid_operations == "skip" else None
+        try:
+            built = build_operations(
                 self.spec, self._converter,
-                Selection.from_option(include, "include"), Selection.from_option(exclude, "exclude"),
+                Selection.from_option(include, "include"), Selection.from_option(exclude, "exclude"), failed,
             )
-        }
+        except SpecError as exc:
+            if self.spec_report is None:
+                raise
+            raise SpecError(f"{exc}\n{self.spec_report.render(_REPORT_LINES)}") from None
+        for (path, method), why in (failed or {}).items():
+            warnings.warn(f"{why}; {method.upper()} {path} is left out (invalid_operations='skip')", UserWarning, stacklevel=2)
+        if self.spec_report is not None and self.spec_report.problems:
+            warnings.warn(self.spec_report.render(_REPORT_LINES), UserWarning, stacklevel=2)
+        self._operations: dict[str, Operation] = {op.name: op for op in built}
         if max_description_chars < 40:
             raise ConfigurationError("max_description_chars must be at least 40")
         self.max_description_chars = int(max_description_chars)
