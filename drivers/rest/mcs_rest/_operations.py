@@ -332,7 +332,8 @@ class _Builder:
                         str(k) for k, v in (encoding or {}).items()
                         if isinstance(v, Mapping) and v.get("style") == "deepObject"
                     )
-                    body = Body(media, _kind(media), False, bool(request_body.get("required")), deep)
+                    media, kind = _raw_any(media, body_schema)
+                    body = Body(media, kind, False, bool(request_body.get("required")), deep)
         needs |= body_needs
 
         # Flatten an object body into top-level arguments when that is unambiguous.
@@ -487,6 +488,16 @@ def _kind(media: str) -> BodyKind:
 
 
 _MEDIA_PREFERENCE = ("json", "form", "multipart", "text", "binary")
+
+
+def _raw_any(media: str, schema: Any) -> tuple[str, BodyKind]:
+    """``*/*`` whose schema is a string (GitHub's release asset upload: "the raw file data")
+    is sent as it is, not as a JSON string; anything else keeps its media type's kind."""
+    if media.split(";", 1)[0].strip() == "*/*" and isinstance(schema, Mapping) and schema.get("type") == "string":
+        if schema.get("format") == "binary":
+            return "application/octet-stream", "binary"
+        return "text/plain", "text"
+    return media, _kind(media)
 
 
 def _pick_media(content: Mapping[str, Any]) -> str | None:

@@ -36,6 +36,7 @@ from mcs_rest._spec import Spec, SpecError
 if TYPE_CHECKING:
     import httpx
 
+    from mcs_rest._contract import ResponseContract, SwaggerBodies
     from mcs_rest._transport import Plan, Response
 
 __version__ = "0.1.0"
@@ -85,7 +86,11 @@ class RestDriver(ToolDriver):
       seconds on large specs; ``pip install 'mcs-framework-rest[validation]'``).
     * ``invalid_operations``: ``"refuse"`` (default) raises on an operation the loader cannot
       build; ``"skip"`` leaves it out with a warning naming the place.
-    * ``validate_responses``: check JSON responses against the spec's response schema.
+    * ``validate_responses``: check each 2xx answer against the spec with openapi-core
+      (status, media type, headers, body schema and formats; fields the spec does not
+      promise). An answer that breaks it comes back as ``{"result": ..., "contract_note":
+      "..."}``, the note naming each place. ``strict_responses=True`` makes it an
+      ``EXECUTION_ERROR`` instead (and implies ``validate_responses``).
     * ``max_description_chars`` (600): a tool's description (plain text) is cut there;
       ``describe_tool`` answers with the whole text.
     * ``transport`` / ``async_transport``: an httpx transport to send through (for example
@@ -119,6 +124,7 @@ class RestDriver(ToolDriver):
         egress: EgressPolicy | None = None,
         idempotency_header: str | None = None,
         validate_responses: bool = False,
+        strict_responses: bool = False,
         validate_spec: bool = False,
         invalid_operations: InvalidOperations = "refuse",
         max_description_chars: int = 600,
@@ -175,7 +181,8 @@ class RestDriver(ToolDriver):
             idempotency_header=idempotency_header,
             headers=static,
         )
-        self.validate_responses = validate_responses
+        self.validate_responses = validate_responses or strict_responses
+        self.strict_responses = strict_responses
         self._verify = verify
         self._given_transport = transport
         self._given_async_transport = async_transport
@@ -226,7 +233,7 @@ class RestDriver(ToolDriver):
         self._aclients: dict[int, tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = {}
         self._closers: dict[int, AsyncIterator[None]] = {}
         self._lock = threading.RLock()
-        self._response_validators: dict[tuple[str, int], Any] = {}
+        self._contract: ResponseContract | SwaggerBodies | None = None  # built on the first answer to check
 
     def auth_options(self) -> list[AuthOption]:
         """The spec's security schemes, each with the ``auth`` entry that sets it."""
@@ -366,7 +373,16 @@ class RestDriver(ToolDriver):
 
             raise error_for(response, op.method, op.path, tool)
         if self.validate_responses:
-            self._validate_response(op, response, tool)
+            broken = self._broken_contract(op, response)
+            if broken:
+                from mcs_rest._contract import note
+
+                if self.strict_responses:
+                    raise ExecutionError(
+                        f"{op.method} {op.path} answered, but the answer breaks the API's own spec: "
+                        + "; ".join(broken), tool=tool, details={"status": response.status, "violations": broken},
+                    )
+                return {"result": response.value, "contract_note": note(broken)}
         return response.value
 
     def _call_tool(self, invocation: Invocation) -> Any:
@@ -440,59 +456,23 @@ class RestDriver(ToolDriver):
 
     # ------------------------------------------------------------------ response validation
 
-    def _validate_response(self, op: Operation, response: Response, tool: str) -> None:
-        if response.truncated or isinstance(response.value, bytes | str) or response.value is None:
-            return
-        key = (op.name, response.status)
-        if key not in self._response_validators:
+    def _broken_contract(self, op: Operation, response: Response) -> list[str]:
+        """Where a 2xx answer breaks what the spec promises (see :mod:`mcs_rest._contract`)."""
+        if response.truncated:
+            return []  # a cut body cannot be judged
+        from mcs_rest._contract import ResponseContract, SwaggerBodies
+
+        if self._contract is None:
+            with self._lock:
+                if self._contract is None:
+                    self._contract = (
+                        SwaggerBodies(self.spec, self._converter) if self.spec.is_swagger
+                        else ResponseContract(self.spec)
+                    )
+        if isinstance(self._contract, SwaggerBodies):
             with self._lock:  # the converter keeps a stack while it walks: one walker at a time
-                if key not in self._response_validators:
-                    self._response_validators[key] = self._response_validator(op, response.status)
-        validator = self._response_validators[key]
-        if validator is None:
-            return
-        errors = [e.message for _, e in zip(range(3), validator.iter_errors(response.value), strict=False)]
-        if errors:
-            raise ExecutionError(
-                f"{op.method} {op.path} answered, but the response does not match the API's spec: "
-                + "; ".join(errors), tool=tool, details={"status": response.status},
-            )
-
-    def _response_validator(self, op: Operation, status: int) -> Any:
-        import jsonschema_rs
-
-        responses = op.raw.get("responses") or {}
-        picked = None
-        for key in (str(status), f"{str(status)[0]}XX", f"{str(status)[0]}xx", "default"):
-            for candidate in responses:
-                if str(candidate) == key:
-                    picked = responses[candidate]
-                    break
-            if picked is not None:
-                break
-        if picked is None:
-            return None
-        where = f"{op.where}.responses.{status}"
-        picked, document = self.spec.deref(picked, op.document, where)
-        if not isinstance(picked, Mapping):
-            return None
-        if self.spec.is_swagger:
-            raw = picked.get("schema")
-        else:
-            content = picked.get("content") or {}
-            media = next((m for m in content if "json" in str(m)), None)
-            raw = (content.get(media) or {}).get("schema") if media else None
-        if raw is None:
-            return None
-        schema, needs = self._converter.convert(raw, document, where)
-        if not isinstance(schema, dict):
-            return None
-        if needs:
-            schema = {**schema, "$defs": self._converter.defs_for(needs)}
-        try:
-            return jsonschema_rs.validator_for(schema)
-        except Exception:
-            return None
+                return self._contract.violations(op, response)
+        return self._contract.violations(op, response)
 
     # ------------------------------------------------------------------ clients
 

@@ -28,17 +28,15 @@ def test_a_recursive_body_is_flattened_keeping_the_recursive_member_as_a_defs_re
 
 def test_a_body_that_is_an_all_of_over_a_recursive_type_is_flattened_too(notes):
     schema = notes.get_tool("replaceNote").input_schema
-    assert set(schema["properties"]) == {"noteId", "text", "priority", "parent", "id"}
-    assert "id" not in schema["required"]  # read-only: the server's to set
+    assert set(schema["properties"]) == {"noteId", "text", "priority", "parent"}  # id, created: read-only
 
 
 def test_the_model_writing_the_fields_of_a_recursive_body_gets_its_call_made(notes, api):
     result = notes.process_llm_response(
-        '{"tool": "createNote", "arguments": {"text": "buy milk", "priority": 2, "parent": {"id": 7, "text": "shopping"}}}'
+        '{"tool": "createNote", "arguments": {"text": "buy milk", "priority": 2, "parent": {"text": "shopping"}}}'
     )
-    assert result == {"text": "buy milk", "priority": 2, "parent": {"id": 7, "text": "shopping"}, "id": 1}
-    assert json.loads(api.state.requests[-1].body) == {"text": "buy milk", "priority": 2,
-                                                       "parent": {"id": 7, "text": "shopping"}}
+    assert result == {"text": "buy milk", "priority": 2, "parent": {"text": "shopping"}, "id": 1}
+    assert json.loads(api.state.requests[-1].body) == {"text": "buy milk", "priority": 2, "parent": {"text": "shopping"}}
 
 
 def test_fields_given_flat_for_a_body_that_stays_one_argument_are_folded_into_it(notes, api):
