@@ -24,8 +24,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-# Text without any of these characters reads the same before and after conversion.
-_MARKUP = re.compile(r"[<>*_`\[\]#&|\\~!]|\n|^\s*(\d+[.)]|[-+])\s", re.MULTILINE)
+# Text without any of these reads the same before and after conversion: HTML and autolinks,
+# emphasis and code, links and images, entities, escapes, and block markers at a line start
+# (headings, quotes, list items, fences, indented code). An underscore inside a word is no markup.
+_MARKUP = re.compile(
+    r"[<*`\[\\]|(?<!\w)_|_(?!\w)|&#?\w+;|^[ \t]*(#|>|\d+[.)][ \t]|[-+][ \t]|~~~)|^ {4}|\t",
+    re.MULTILINE,
+)
 _SPACES = re.compile(r"[ \t\f\v\r]+")
 _BLOCK_TAGS = frozenset({
     "p", "div", "br", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table",
@@ -145,9 +150,7 @@ def plain_text(text: str) -> str:
     """``text`` (CommonMark, HTML, or both) as plain text; see the module docstring."""
     if not text:
         return ""
-    if _MARKUP.search(text) is None:
-        return _SPACES.sub(" ", text).strip()
-    converted = _markdown_text(text)
+    converted = text if _MARKUP.search(text) is None else _markdown_text(text)
     lines = (_SPACES.sub(" ", line).strip() for line in converted.split("\n"))
     return "\n".join(line for line in lines if line)
 
