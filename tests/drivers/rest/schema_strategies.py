@@ -29,7 +29,7 @@ def _string(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if fmt in _FORMATS:
         return _FORMATS[fmt]
     low, high = int(schema.get("minLength", 1) or 0), schema.get("maxLength")
-    high = max(low, int(high)) if isinstance(high, int) else max(low, 12)
+    high = max(low, min(int(high), low + 12)) if isinstance(high, int) else low + 12  # short: fast to draw
     if isinstance(schema.get("pattern"), str):
         try:
             return st.from_regex(schema["pattern"], fullmatch=True).filter(lambda s: s.isprintable() and low <= len(s) <= high)
@@ -101,10 +101,12 @@ def strategy(schema: Any, defs: dict[str, Any], depth: int = 0) -> st.SearchStra
     return _WORD
 
 
-def _object(schema: dict[str, Any], defs: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
+def _object(
+    schema: dict[str, Any], defs: dict[str, Any], depth: int, omit: frozenset[str] = frozenset(),
+) -> st.SearchStrategy[Any]:
     properties = dict(schema.get("properties") or {})
     required = [r for r in schema.get("required") or [] if r in properties]
-    optional = [k for k in properties if k not in required] if depth < _MAX_DEPTH else []
+    optional = [k for k in properties if k not in required and k not in omit] if depth < _MAX_DEPTH else []
     fixed = {name: strategy(properties[name], defs, depth + 1) for name in required}
 
     @st.composite
@@ -117,6 +119,6 @@ def _object(schema: dict[str, Any], defs: dict[str, Any], depth: int) -> st.Sear
     return build()
 
 
-def arguments(input_schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """Argument sets for a tool's input schema."""
-    return _object(input_schema, input_schema.get("$defs") or {}, 0)
+def arguments(input_schema: dict[str, Any], omit: frozenset[str] = frozenset()) -> st.SearchStrategy[dict[str, Any]]:
+    """Argument sets for a tool's input schema; optional arguments named in ``omit`` are never drawn."""
+    return _object(input_schema, input_schema.get("$defs") or {}, 0, omit)
