@@ -10,6 +10,7 @@ import pytest
 from mcs_rest import RestDriver, SpecError
 from rest_paths import CORPUS, NOTES, PETSTORE
 
+import mcs
 from mcs.cli import main
 
 OPENAPI = CORPUS / "openapi"
@@ -158,3 +159,14 @@ def test_validate_spec_puts_the_report_in_the_loaders_error(broken):
     message = str(info.value)
     assert "a parameter needs 'name' and 'in'" in message.splitlines()[0]
     assert "8 problems (prance" in message and "mcs-rest refuses this spec" in message
+
+
+def test_load_driver_takes_validate_spec_as_the_issue_names_it(tmp_path):
+    path = tmp_path / "petstore.yaml"
+    path.write_text(PETSTORE.read_text().replace("operationId: deletePet", "operationId: showPetById"))
+    with pytest.warns(UserWarning, match="1 problem"):
+        driver = mcs.load_driver("rest", spec=str(path), validate_spec=True)
+    with driver:
+        report = driver.spec_report
+        assert report is not None
+        assert [(p.pointer.split("/")[1], p.action) for p in report.problems] == [("paths", "coerce")]
