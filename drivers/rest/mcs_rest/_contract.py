@@ -4,7 +4,9 @@ With ``validate_responses=True`` each 2xx answer is checked against the operatio
 response in the spec: a documented status, a declared media type, the headers (required,
 typed), and the body against its schema, formats included, after openapi-core has
 deserialised it as the media type says. Fields the spec does not describe are allowed
-(real APIs add fields faster than their specs), as the schemas say unless they forbid them.
+(real APIs add fields faster than their specs), as the schemas say unless they forbid them;
+but the note names them (:mod:`mcs_rest._promised`), since the spec promises nothing of
+them. Only the parts that break the spec make ``strict_responses=True`` refuse the answer.
 
 openapi-core reads the spec lazily through jsonschema-path: only the answered operation's
 response is resolved, once per (operation, status). The operation is known, so it is
@@ -17,7 +19,7 @@ the converted response schema instead (:meth:`SwaggerBodies.violations`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +28,7 @@ import orjson
 from mcs.errors import MissingDependencyError
 from mcs_rest._check import INSTALL, pointer
 from mcs_rest._operations import Operation
+from mcs_rest._promised import unpromised
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._spec import Spec
 
@@ -114,6 +117,51 @@ def describe(exc: BaseException) -> list[str]:
     return [f"body {line}" for line in _schema_errors(exc)]
 
 
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a check of one answer found: where it breaks the spec, and fields it does not promise."""
+
+    violations: list[str]
+    unpromised: list[str]
+
+
+def _response_of(op: Operation, status: int) -> Any:
+    """The operation's response object for ``status`` (exact, ``2XX``, then ``default``)."""
+    responses = op.raw.get("responses") or {}
+    for key in (str(status), f"{str(status)[0]}XX", f"{str(status)[0]}xx", "default"):
+        picked = next((responses[c] for c in responses if str(c) == key), None)
+        if picked is not None:
+            return picked
+    return None
+
+
+def _unpromised_fields(spec: Spec, op: Operation, response: Response) -> list[str]:
+    """Pointers of the fields of a JSON answer that the operation's response schema does not declare."""
+    if not isinstance(response.value, dict | list):
+        return []
+    picked = _response_of(op, response.status)
+    if picked is None:
+        return []
+    try:
+        picked, document = spec.deref(picked, op.document, f"{op.where}.responses")
+    except Exception:
+        return []
+    if not isinstance(picked, Mapping):
+        return []
+    if spec.is_swagger:
+        schema = picked.get("schema")
+    else:
+        content = picked.get("content") or {}
+        media = response.content_type.split(";", 1)[0].strip().lower()
+        chosen = content.get(media) if isinstance(content, Mapping) else None
+        if chosen is None and isinstance(content, Mapping):
+            chosen = next((v for k, v in content.items() if "json" in str(k).lower() or str(k) == "*/*"), None)
+        schema = chosen.get("schema") if isinstance(chosen, Mapping) else None
+    if schema is None:
+        return []
+    return unpromised(spec, schema, document, response.value, _MAX_VIOLATIONS)
+
+
 class ResponseContract:
     """openapi-core's response validator for one OpenAPI 3.x spec."""
 
@@ -148,6 +196,11 @@ class ResponseContract:
         schema = SchemaPath.from_dict(document, base_uri=base_uri, handlers=handlers)
         kind = V31ResponseValidator if spec.version == "3.1" else V30ResponseValidator
         self._validator = kind(schema, path_finder_cls=_KnownOperation)
+        self._spec = spec
+
+    def check(self, op: Operation, response: Response) -> Verdict:
+        """What ``response`` breaks of the spec for ``op``, and the fields it does not promise."""
+        return Verdict(self.violations(op, response), _unpromised_fields(self._spec, op, response))
 
     def violations(self, op: Operation, response: Response) -> list[str]:
         """Where ``response`` breaks what the spec promises for ``op`` (empty: it keeps it)."""
@@ -178,6 +231,10 @@ class SwaggerBodies:
     converter: SchemaConverter
     _validators: dict[tuple[str, int], Any] = field(default_factory=dict)
 
+    def check(self, op: Operation, response: Response) -> Verdict:
+        """What ``response`` breaks of the spec for ``op``, and the fields it does not promise."""
+        return Verdict(self.violations(op, response), _unpromised_fields(self.spec, op, response))
+
     def violations(self, op: Operation, response: Response) -> list[str]:
         if isinstance(response.value, bytes | str) or response.value is None:
             return []
@@ -195,12 +252,7 @@ class SwaggerBodies:
     def _compile(self, op: Operation, status: int) -> Any:
         import jsonschema_rs
 
-        responses = op.raw.get("responses") or {}
-        picked = None
-        for key in (str(status), f"{str(status)[0]}XX", f"{str(status)[0]}xx", "default"):
-            picked = next((responses[c] for c in responses if str(c) == key), None)
-            if picked is not None:
-                break
+        picked = _response_of(op, status)
         if picked is None:
             return None
         where = f"{op.where}.responses.{status}"
@@ -219,13 +271,22 @@ class SwaggerBodies:
             return None
 
 
-def note(violations: list[str]) -> str:
-    """The note a model reads beside a result whose answer broke the API's contract."""
-    return (
-        "The API's answer does not match its own spec, so do not rely on the parts named here "
-        "(a field the spec does not promise may be missing or mean something else next time): "
-        + "; ".join(violations)
-    )
+def note(violations: Sequence[str], unpromised_fields: Sequence[str] = ()) -> str:
+    """The note a model reads beside a result whose answer broke the API's contract, or
+    carried fields the spec does not promise."""
+    parts: list[str] = []
+    if violations:
+        parts.append(
+            "The API's answer does not match its own spec, so do not rely on the parts named here "
+            "(a field the spec does not promise may be missing or mean something else next time): "
+            + "; ".join(violations)
+        )
+    if unpromised_fields:
+        parts.append(
+            "The answer has fields its spec does not promise; do not rely on them (they may be "
+            "missing or mean something else next time): " + ", ".join(unpromised_fields)
+        )
+    return " ".join(parts)
 
 
-__all__ = ["ResponseContract", "SwaggerBodies", "describe", "note"]
+__all__ = ["ResponseContract", "SwaggerBodies", "Verdict", "describe", "note"]

@@ -36,7 +36,7 @@ from mcs_rest._spec import Spec, SpecError
 if TYPE_CHECKING:
     import httpx
 
-    from mcs_rest._contract import ResponseContract, SwaggerBodies
+    from mcs_rest._contract import ResponseContract, SwaggerBodies, Verdict
     from mcs_rest._transport import Plan, Response
 
 __version__ = "0.1.0"
@@ -87,10 +87,11 @@ class RestDriver(ToolDriver):
     * ``invalid_operations``: ``"refuse"`` (default) raises on an operation the loader cannot
       build; ``"skip"`` leaves it out with a warning naming the place.
     * ``validate_responses``: check each 2xx answer against the spec with openapi-core
-      (status, media type, headers, body schema and formats; fields the spec does not
-      promise). An answer that breaks it comes back as ``{"result": ..., "contract_note":
-      "..."}``, the note naming each place. ``strict_responses=True`` makes it an
-      ``EXECUTION_ERROR`` instead (and implies ``validate_responses``).
+      (status, media type, headers, body schema and formats). An answer that breaks it,
+      or carries fields the spec does not promise, comes back as ``{"result": ...,
+      "contract_note": "..."}``, the note naming each place. ``strict_responses=True``
+      makes a broken answer an ``EXECUTION_ERROR`` instead (and implies
+      ``validate_responses``); unpromised fields alone are only noted.
     * ``max_description_chars`` (600): a tool's description (plain text) is cut there;
       ``describe_tool`` answers with the whole text.
     * ``transport`` / ``async_transport``: an httpx transport to send through (for example
@@ -373,16 +374,17 @@ class RestDriver(ToolDriver):
 
             raise error_for(response, op.method, op.path, tool)
         if self.validate_responses:
-            broken = self._broken_contract(op, response)
-            if broken:
+            verdict = self._broken_contract(op, response)
+            if verdict is not None and (verdict.violations or verdict.unpromised):
                 from mcs_rest._contract import note
 
-                if self.strict_responses:
+                if self.strict_responses and verdict.violations:
                     raise ExecutionError(
                         f"{op.method} {op.path} answered, but the answer breaks the API's own spec: "
-                        + "; ".join(broken), tool=tool, details={"status": response.status, "violations": broken},
+                        + "; ".join(verdict.violations), tool=tool,
+                        details={"status": response.status, "violations": verdict.violations},
                     )
-                return {"result": response.value, "contract_note": note(broken)}
+                return {"result": response.value, "contract_note": note(verdict.violations, verdict.unpromised)}
         return response.value
 
     def _call_tool(self, invocation: Invocation) -> Any:
@@ -456,10 +458,11 @@ class RestDriver(ToolDriver):
 
     # ------------------------------------------------------------------ response validation
 
-    def _broken_contract(self, op: Operation, response: Response) -> list[str]:
-        """Where a 2xx answer breaks what the spec promises (see :mod:`mcs_rest._contract`)."""
+    def _broken_contract(self, op: Operation, response: Response) -> Verdict | None:
+        """Where a 2xx answer breaks what the spec promises, and the fields it does not
+        promise (see :mod:`mcs_rest._contract`); ``None`` for a cut body, which cannot be judged."""
         if response.truncated:
-            return []  # a cut body cannot be judged
+            return None
         from mcs_rest._contract import ResponseContract, SwaggerBodies
 
         if self._contract is None:
@@ -471,8 +474,8 @@ class RestDriver(ToolDriver):
                     )
         if isinstance(self._contract, SwaggerBodies):
             with self._lock:  # the converter keeps a stack while it walks: one walker at a time
-                return self._contract.violations(op, response)
-        return self._contract.violations(op, response)
+                return self._contract.check(op, response)
+        return self._contract.check(op, response)
 
     # ------------------------------------------------------------------ clients
 

@@ -274,7 +274,8 @@ def build_app(state: State) -> Starlette:
 
 
 def _memo(memo_id: int) -> Response:
-    """Note 1 as notes.yaml promises; 13, 14 and 15 break that contract in different ways."""
+    """Note 1 as notes.yaml promises; 13, 14 and 15 break that contract in different ways;
+    16 keeps it but adds fields the spec does not promise, one inside its recursive parent."""
     if memo_id == 13:  # wrong type, a value out of range, no text, a field never promised, a bad header
         return JSONResponse({"id": "thirteen", "priority": 9, "created": "yesterday", "secret": "x"},
                             headers={"X-Rate-Limit": "lots"})
@@ -282,6 +283,9 @@ def _memo(memo_id: int) -> Response:
         return PlainTextResponse("just text", headers={"X-Rate-Limit": "10"})
     if memo_id == 15:  # a status the spec does not declare
         return JSONResponse({"id": 15, "text": "queued"}, status_code=202, headers={"X-Rate-Limit": "10"})
+    if memo_id == 16:
+        parent = {"id": 1, "text": "first", "mood": "calm", "parent": {"id": 0, "text": "root"}}
+        return JSONResponse({"id": 16, "text": "reply", "parent": parent, "views": 3}, headers={"X-Rate-Limit": "10"})
     return JSONResponse({"id": memo_id, "text": "hello", "priority": 2, "created": "2026-01-02T03:04:05Z"},
                         headers={"X-Rate-Limit": "10"})
 

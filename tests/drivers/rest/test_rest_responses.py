@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from mcs_rest import RestDriver
+from mcs_rest._promised import unpromised
+from mcs_rest._spec import Spec
 from rest_paths import NOTES, PETSTORE
 from rest_server import Running
 
@@ -31,6 +33,22 @@ def test_a_broken_body_and_header_come_back_with_a_note_naming_each_place(checke
                   "body /id: 'thirteen' is not of type 'integer'", "body /created: 'yesterday' is not a 'date-time'",
                   "header X-Rate-Limit:"):
         assert place in note
+    assert note.endswith("The answer has fields its spec does not promise; do not rely on them (they may be "
+                         "missing or mean something else next time): /secret")
+
+
+def test_fields_the_spec_does_not_promise_are_named_down_a_recursive_body(checked):
+    answer = checked.call_tool("getNote", {"noteId": 16})
+    assert answer["result"]["parent"]["mood"] == "calm"
+    assert answer["contract_note"] == (
+        "The answer has fields its spec does not promise; do not rely on them (they may be missing or "
+        "mean something else next time): /parent/mood, /views")
+
+
+def test_strict_responses_return_an_answer_whose_only_fault_is_unpromised_fields(api: Running):
+    with RestDriver(NOTES, base_url=api.url + "/v1", strict_responses=True) as driver:
+        answer = driver.call_tool("getNote", {"noteId": 16})
+    assert answer["result"]["views"] == 3 and answer["contract_note"].endswith("/parent/mood, /views")
 
 
 def test_an_undeclared_media_type_and_an_undocumented_status_are_named(checked):
@@ -88,3 +106,14 @@ def test_a_swagger_2_spec_is_checked_against_its_converted_schema(api: Running):
         answer = driver.call_tool("pet", {"petId": "1"})
     assert answer["result"] == {"id": 1, "name": 7}
     assert "body /name: 7 is not of type \"string\"" in answer["contract_note"]
+
+
+def test_maps_and_free_form_objects_promise_any_field_while_listed_objects_do_not():
+    spec = Spec.load({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {}, "components": {
+        "schemas": {"Labels": {"type": "object", "additionalProperties": {"type": "string"}}}}})
+    schema = {"type": "object", "properties": {
+        "labels": {"$ref": "#/components/schemas/Labels"}, "extra": {"type": "object"},
+        "items": {"type": "array", "items": {"anyOf": [
+            {"type": "object", "properties": {"a": {}}}, {"type": "object", "properties": {"b": {}}}]}}}}
+    body = {"labels": {"any": "x"}, "extra": {"free": 1}, "items": [{"a": 1}, {"b": 2, "c": 3}], "other": {"deep": 1}}
+    assert unpromised(spec, schema, spec.root_key, body) == ["/items/1/c", "/other"]
