@@ -15,6 +15,11 @@
    versus the same request sent through the same raw httpx transport the driver uses
    (``HTTPTransport.handle_request``, body read, JSON decoded): goal at most 60 µs over
    it. A bare ``httpx.Client.get`` is shown beside it.
+4. Spec validation: the load of (1) with ``validate_spec=True`` (prance with
+   openapi-spec-validator) against the default load, each in its own process, peak RSS
+   read from outside the child. Off by default; the figures are its price.
+5. Response validation: a GET on GitHub and Stripe operations answered on loopback, with
+   ``validate_responses=True`` (openapi-core) against the default path, interleaved.
 
 Run: ``python -m bench rest`` (``make bench``). FastMCP is optional (``pip install fastmcp``);
 without it only our figures are printed. ``REST_BENCH_FASTMCP_TIMEOUT`` caps FastMCP per spec.
@@ -124,9 +129,31 @@ def _child_fastmcp_tools(path: str) -> dict[str, Any]:
     return {"tools": listed}
 
 
+def _child_checked(path: str) -> dict[str, Any]:
+    """Like ``_child_ours``, with the spec validated by prance at load (``validate_spec=True``)."""
+    import warnings
+
+    started = time.perf_counter()
+    from mcs_rest import RestDriver
+
+    from mcs.tools import ToolCall
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a spec's problems are reported as a warning
+        driver = RestDriver(path, base_url="http://127.0.0.1:9", retries=0, validate_spec=True)
+    tools = driver.list_tools()
+    driver.get_function_description()
+    first = next(t for t in tools if "method" in t.meta)
+    with contextlib.suppress(Exception):
+        driver.prepare(ToolCall(first.name, {}))
+    problems = len(driver.spec_report.problems) if driver.spec_report is not None else -1
+    return {"seconds": time.perf_counter() - started, "tools": len(tools), "problems": problems}
+
+
 def _child(argv: list[str]) -> None:
     kind, path = argv[0], argv[1]
-    runner = {"ours": _child_ours, "fastmcp": _child_fastmcp, "fastmcp-tools": _child_fastmcp_tools}[kind]
+    runner = {"ours": _child_ours, "ours-checked": _child_checked, "fastmcp": _child_fastmcp,
+              "fastmcp-tools": _child_fastmcp_tools}[kind]
     sys.stdout.write("\n@@RESULT@@" + json.dumps(runner(path)))
 
 
@@ -393,6 +420,128 @@ def bench_call(iterations: int = 1500) -> None:
           f"({iterations} calls each, interleaved)")
 
 
+# ---------------------------------------------------------------------- 4. spec validation
+
+
+def bench_validate_spec() -> None:
+    print("\n-- 4. load with validate_spec=True (prance + openapi-spec-validator) vs the default load"
+          " (a child each, peak RSS and CPU read from outside; off by default: its memory is held to"
+          " the load bar of 250 MB, its time is the price, no goal)")
+    print(f"{'spec':42} {'default':>9} {'validated':>10} {'ratio':>6} {'CPU s':>13} {'peak RSS':>17} problems")
+    for name in LOAD_SPECS:
+        plain = _run_child("ours", OPENAPI / name, 300)
+        checked = _run_child("ours-checked", OPENAPI / name, 600)
+        if not plain or not checked or "error" in plain or "error" in checked:
+            print(f"{name:42} failed: {plain and plain.get('error')} / {checked and checked.get('error')}")
+            continue
+        short = name.split("_")[0]
+        verdict = check(f"{short} load with validate_spec, peak RSS", checked["peak_rss_mb"], 250, unit="MB")
+        print(f"{name:42} {plain['seconds']:>8.2f}s {checked['seconds']:>9.2f}s {checked['seconds'] / plain['seconds']:>5.1f}x"
+              f" {plain['cpu_s']:>5.2f} -> {checked['cpu_s']:>5.2f}"
+              f" {plain['peak_rss_mb']:>5.0f} -> {checked['peak_rss_mb']:>4.0f} MB {checked['problems']:>8}  {verdict}")
+
+
+# ---------------------------------------------------------------------- 5. response validation
+
+
+def _instance(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
+    """A small value that fits ``schema``: required fields only, first enum value, first option."""
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        node: Any = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        schema = node
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return _instance(schema[key][0], root, depth + 1)
+    if schema.get("allOf"):
+        merged: dict[str, Any] = {}
+        for part in schema["allOf"]:
+            value = _instance(part, root, depth + 1)
+            if isinstance(value, dict):
+                merged.update(value)
+        return merged
+    kind = schema.get("type", "object")
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: _instance(properties.get(name, {}), root, depth + 1) for name in schema.get("required") or ()}
+    return {"string": "x", "integer": 1, "number": 1.5, "boolean": False, "array": []}.get(kind)
+
+
+@contextlib.contextmanager
+def _canned(body: bytes) -> Any:
+    """A loopback HTTP server answering every GET with ``body`` (JSON)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body in separate writes: no 40 ms delayed-ACK stall
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def bench_validate_responses(iterations: int = 300) -> None:
+    import orjson
+    from mcs_rest import RestDriver
+
+    print("\n-- 5. GET answered on loopback: validate_responses=True (openapi-core) vs the default path"
+          f" (medians of {iterations} interleaved calls; on the default path only if it adds at most 10%)")
+    github = orjson.loads((OPENAPI / "github_api.github.com_2020-08.json").read_bytes())
+    stripe = orjson.loads((OPENAPI / "stripe_spec3_2022-04-12.json").read_bytes())
+    cases = [
+        ("GitHub repos/get (6 kB)", "github_api.github.com_2020-08.json", "repos_get", {"owner": "o", "repo": "r"},
+         github["components"]["examples"]["full-repository"]["value"]),
+        ("Stripe GetCustomersCustomer", "stripe_spec3_2022-04-12.json", "GetCustomersCustomer",
+         {"customer": "cus_1"}, _instance({"$ref": "#/components/schemas/customer"}, stripe)),
+    ]
+    print(f"   {'operation':30} {'default':>9} {'validated':>10} {'ratio':>6} {'added':>9}  first check (import + build)")
+    for label, name, tool, args, body in cases:
+        with _canned(orjson.dumps(body)) as base, \
+                RestDriver(OPENAPI / name, base_url=base, retries=0) as plain, \
+                RestDriver(OPENAPI / name, base_url=base, retries=0, validate_responses=True) as checked:
+            plain.call_tool(tool, args)
+            started = time.perf_counter()
+            first = checked.call_tool(tool, args)
+            first_check = time.perf_counter() - started
+            ours: list[float] = []
+            validated: list[float] = []
+            for turn in range(iterations):  # alternate which goes first, so order does not favour one
+                pair = [(plain, ours), (checked, validated)]
+                for driver, times in pair if turn % 2 else pair[::-1]:
+                    started = time.perf_counter()
+                    driver.call_tool(tool, args)
+                    times.append(time.perf_counter() - started)
+        a, b = statistics.median(ours), statistics.median(validated)
+        verdict = "" if not (isinstance(first, dict) and "contract_note" in first) else "  (the answer broke the spec: noted)"
+        short = label.split(" (")[0]
+        goal = check(f"{short}: validate_responses per call, ratio to the default path (on by default only within)",
+                     b / a, 1.10)
+        print(f"   {label:30} {a * 1e3:>7.2f}ms {b * 1e3:>8.2f}ms {b / a:>5.1f}x {(b - a) * 1e3:>7.2f}ms  "
+              f"{first_check:.2f} s{verdict}  {goal}")
+
+
 def main() -> None:
     if not OPENAPI.is_dir():
         print("bench/rest.py: ../shared/corpus/openapi is not here; only the call benchmark runs")
@@ -401,6 +550,8 @@ def main() -> None:
     bench_load()
     bench_tokens()
     bench_call()
+    bench_validate_spec()
+    bench_validate_responses()
 
 
 def _serve_shop(port: int) -> None:

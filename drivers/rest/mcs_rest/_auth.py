@@ -11,6 +11,11 @@ Configuration maps a scheme name (as in ``components.securitySchemes`` or Swagge
 * ``oauth2`` client credentials: ``{"client_id": ..., "client_secret": ..., "scopes": [...],
   "token_url": ...}`` (``token_url`` defaults to the spec's ``tokenUrl``). The token is
   fetched on first use, cached, and refreshed before it expires or after a 401.
+* a callable, for any bearer-token scheme (``http bearer``, ``oauth2``, ``openIdConnect``)
+  or an ``apiKey``: it returns the current token (or key), or a ``(token, expires_in)``
+  pair. It is called on first use, again once after a 401, and again when the
+  ``expires_in`` it gave has (nearly) run out. An ``async def`` callable is awaited on
+  the async path; a plain one runs on a worker thread there, so it may block.
 
 :func:`describe_schemes` lists what a spec declares and how to set each; headers the
 spec does not describe go in the driver's ``headers=`` option.
@@ -21,10 +26,12 @@ configured. Credentials never appear in error messages.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import inspect
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +117,80 @@ class OAuthClientCredentials:
 
 
 @dataclass
+class RefreshingToken:
+    """A token (or API key) from the user's callable, cached until a 401 or its expiry."""
+
+    scheme: str
+    fetch: Callable[[], Any]
+    _token: str | None = None
+    _expires: float | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _fresh(self) -> str | None:
+        if self._token is None:
+            return None
+        if self._expires is not None and time.monotonic() >= self._expires - _REFRESH_MARGIN:
+            return None
+        return self._token
+
+    def _accept(self, value: Any) -> str:
+        lifetime: Any = None
+        if isinstance(value, tuple) and len(value) == 2:
+            value, lifetime = value
+        if not isinstance(value, str) or not value or any(c in value for c in "\r\n\0"):
+            raise ExecutionError(
+                f"The credential callable of security scheme {self.scheme!r} returned no usable token "
+                "(it must return a non-empty string, or a (token, expires_in) pair); the driver's "
+                "configuration must be fixed, retrying will not help."
+            )
+        self._token = value
+        self._expires = time.monotonic() + float(lifetime) if isinstance(lifetime, int | float) else None
+        return value
+
+    def _failed(self, exc: Exception) -> ExecutionError:
+        # The callable's own message may carry a secret: name only its type.
+        return ExecutionError(
+            f"The credential callable of security scheme {self.scheme!r} failed ({type(exc).__name__})."
+        )
+
+    def invalidate(self) -> None:
+        """Forget the token (after a 401); the next request calls the callable again."""
+        self._token = None
+
+    def token(self, client: Any = None, timeout: float | None = None) -> str:
+        with self._lock:
+            cached = self._fresh()
+            if cached is not None:
+                return cached
+            try:
+                value = self.fetch()
+                if inspect.isawaitable(value):
+                    value = asyncio.run(_awaited(value))
+            except Exception as exc:
+                raise self._failed(exc) from None
+            return self._accept(value)
+
+    async def atoken(self, client: Any = None, timeout: float | None = None) -> str:
+        cached = self._fresh()
+        if cached is not None:
+            return cached
+        try:
+            if inspect.iscoroutinefunction(self.fetch):
+                value = await self.fetch()
+            else:
+                value = await asyncio.to_thread(self.fetch)
+                if inspect.isawaitable(value):
+                    value = await value
+        except Exception as exc:
+            raise self._failed(exc) from None
+        return self._accept(value)
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+@dataclass
 class Scheme:
     """One configured security scheme."""
 
@@ -118,7 +199,7 @@ class Scheme:
     location: str = ""  # header | query | cookie (apiKey)
     key_name: str = ""
     secret: str = ""
-    oauth: OAuthClientCredentials | None = None
+    oauth: OAuthClientCredentials | RefreshingToken | None = None  # a token fetched per request
 
 
 def _schemes_of(spec_root: Mapping[str, Any], swagger: bool) -> Mapping[str, Any]:
@@ -141,7 +222,9 @@ def build_schemes(spec_root: Mapping[str, Any], swagger: bool, auth: Mapping[str
             known = ", ".join(sorted(map(str, declared))) or "none"
             raise ConfigurationError(f"auth names the security scheme {name!r}, which the spec does not declare (declared: {known})")
         kind = str(definition.get("type", ""))
-        if kind == "apiKey":
+        if callable(credential):
+            out[name] = _from_callable(name, kind, definition, swagger, credential)
+        elif kind == "apiKey":
             location = str(definition.get("in", "header"))
             if location not in ("header", "query", "cookie"):
                 raise ConfigurationError(f"security scheme {name!r}: apiKey 'in' must be header, query or cookie")
@@ -219,6 +302,25 @@ def describe_schemes(spec_root: Mapping[str, Any], swagger: bool) -> list[Declar
     return out
 
 
+def _from_callable(
+    name: str, kind: str, definition: Mapping[str, Any], swagger: bool, fetch: Callable[[], Any],
+) -> Scheme:
+    """A scheme whose token (or key) comes from the user's callable."""
+    source = RefreshingToken(name, fetch)
+    if kind == "apiKey":
+        location = str(definition.get("in", "header"))
+        if location not in ("header", "query", "cookie"):
+            raise ConfigurationError(f"security scheme {name!r}: apiKey 'in' must be header, query or cookie")
+        return Scheme(name, "apiKey", location, str(definition.get("name", "")), oauth=source)
+    bearer = kind in ("oauth2", "openIdConnect") or (kind == "http" and str(definition.get("scheme", "")).lower() == "bearer")
+    if not bearer:
+        raise ConfigurationError(
+            f"security scheme {name!r} ({kind or 'unknown'}{' basic' if kind in ('http', 'basic') else ''}) "
+            "takes no callable; a callable serves bearer-token schemes (http bearer, oauth2, openIdConnect) and apiKey"
+        )
+    return Scheme(name, "bearer", oauth=source)
+
+
 def _token_url(definition: Mapping[str, Any], swagger: bool) -> str | None:
     if swagger:
         flow = definition.get("flow")
@@ -257,16 +359,16 @@ def choose(requirements: list[Mapping[str, Any]] | None, schemes: Mapping[str, S
 
 
 def apply(scheme: Scheme, token: str | None = None) -> Applied:
-    """Headers, query pairs or cookies for one scheme (``token``: the current OAuth token)."""
+    """Headers, query pairs or cookies for one scheme (``token``: the current fetched token)."""
     if scheme.kind == "apiKey":
-        pair = ((scheme.key_name, scheme.secret),)
+        pair = ((scheme.key_name, token if token is not None else scheme.secret),)
         if scheme.location == "header":
             return Applied(headers=pair)
         if scheme.location == "query":
             return Applied(query=pair)
         return Applied(cookies=pair)
     if scheme.kind == "bearer":
-        return Applied(headers=(("Authorization", f"Bearer {scheme.secret}"),))
+        return Applied(headers=(("Authorization", f"Bearer {token if token is not None else scheme.secret}"),))
     if scheme.kind == "basic":
         return Applied(headers=(("Authorization", f"Basic {scheme.secret}"),))
     return Applied(headers=(("Authorization", f"Bearer {token}"),))

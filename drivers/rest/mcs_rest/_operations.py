@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcs.tools import Tool, unique_tool_names
-from mcs_rest._schema import SchemaConverter
+from mcs_rest._schema import SchemaConverter, _merge_all_of
 from mcs_rest._spec import Spec, SpecError
+from mcs_rest._text import bounded, plain_text
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
@@ -84,7 +85,10 @@ class Operation:
     def idempotent(self) -> bool:
         return self.method in IDEMPOTENT
 
-    def tool(self) -> Tool:
+    def tool(self, max_description_chars: int | None = None) -> Tool:
+        """The tool the LLM sees. Its description is plain text (CommonMark and HTML
+        stripped), cut at ``max_description_chars`` with the whole text kept in
+        ``meta["full_description"]`` (what ``describe_tool`` answers)."""
         annotations: dict[str, Any] = {}
         if self.method in ("GET", "HEAD", "OPTIONS"):
             annotations["readOnlyHint"] = True
@@ -92,21 +96,26 @@ class Operation:
             annotations["idempotentHint"] = True
         if self.method == "DELETE":
             annotations["destructiveHint"] = True
-        description = self.description or self.summary or f"{self.method} {self.path}"
-        title = self.summary if self.description and self.summary != self.description else None
+        summary = plain_text(self.summary)
+        full = plain_text(self.description) or summary or f"{self.method} {self.path}"
+        description = full if max_description_chars is None else bounded(full, max_description_chars)
+        title = summary if self.description and summary and summary != full else None
+        meta: dict[str, Any] = {
+            "original_name": self.operation_id or self.name,
+            "method": self.method,
+            "path": self.path,
+            "group": self.group,
+            "tags": self.tags,
+        }
+        if description != full:
+            meta["full_description"] = full
         return Tool(
             name=self.name,
             title=title,
             description=description,
             input_schema=self.input_schema,
             annotations=annotations,
-            meta={
-                "original_name": self.operation_id or self.name,
-                "method": self.method,
-                "path": self.path,
-                "group": self.group,
-                "tags": self.tags,
-            },
+            meta=meta,
         )
 
 
@@ -201,7 +210,9 @@ class _Builder:
         self.global_security = root.get("security")
         self.global_consumes: list[str] = list(root.get("consumes") or []) if spec.is_swagger else []
 
-    def operations(self, include: Selection, exclude: Selection) -> list[Operation]:
+    def operations(
+        self, include: Selection, exclude: Selection, failed: dict[tuple[str, str], str] | None = None,
+    ) -> list[Operation]:
         spec = self.spec
         found: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any], str, str]] = []
         matched: set[str] = set()
@@ -237,10 +248,15 @@ class _Builder:
             (str(op.get("operationId")) if op.get("operationId") else f"{method}{path}")
             for path, method, _, op, _, _ in found
         )
-        return [
-            self._operation(name, path, method, item, op, document, where)
-            for name, (path, method, item, op, document, where) in zip(names, found, strict=True)
-        ]
+        built: list[Operation] = []
+        for name, (path, method, item, op, document, where) in zip(names, found, strict=True):
+            try:
+                built.append(self._operation(name, path, method, item, op, document, where))
+            except SpecError as exc:
+                if failed is None:
+                    raise
+                failed[(path, method)] = str(exc)
+        return built
 
     # ------------------------------------------------------------------ one operation
 
@@ -316,13 +332,14 @@ class _Builder:
                         str(k) for k, v in (encoding or {}).items()
                         if isinstance(v, Mapping) and v.get("style") == "deepObject"
                     )
-                    body = Body(media, _kind(media), False, bool(request_body.get("required")), deep)
+                    media, kind = _raw_any(media, body_schema)
+                    body = Body(media, kind, False, bool(request_body.get("required")), deep)
         needs |= body_needs
 
         # Flatten an object body into top-level arguments when that is unambiguous.
         body_fields: list[tuple[str, dict[str, Any], bool]] = []
         if body is not None:
-            flat = _flattenable(body_schema, body.kind)
+            flat = _flattenable(_opened(body_schema, self.convert), body.kind)
             if flat is not None:
                 field_props, field_required = flat
                 for fname, fschema in field_props.items():
@@ -442,9 +459,14 @@ class _Builder:
 
 def build_operations(
     spec: Spec, converter: SchemaConverter, include: Selection | None = None, exclude: Selection | None = None,
+    failed: dict[tuple[str, str], str] | None = None,
 ) -> list[Operation]:
-    """Every kept operation of ``spec``, in document order, with unique tool names."""
-    return _Builder(spec, converter).operations(include or Selection(), exclude or Selection())
+    """Every kept operation of ``spec``, in document order, with unique tool names.
+
+    An operation that cannot be built raises :class:`SpecError`; when ``failed`` is given,
+    it is left out instead and its ``(path, method)`` is recorded there with the reason.
+    """
+    return _Builder(spec, converter).operations(include or Selection(), exclude or Selection(), failed)
 
 
 def _is_json(media: str) -> bool:
@@ -468,11 +490,40 @@ def _kind(media: str) -> BodyKind:
 _MEDIA_PREFERENCE = ("json", "form", "multipart", "text", "binary")
 
 
+def _raw_any(media: str, schema: Any) -> tuple[str, BodyKind]:
+    """``*/*`` whose schema is a string (GitHub's release asset upload: "the raw file data")
+    is sent as it is, not as a JSON string; anything else keeps its media type's kind."""
+    if media.split(";", 1)[0].strip() == "*/*" and isinstance(schema, Mapping) and schema.get("type") == "string":
+        if schema.get("format") == "binary":
+            return "application/octet-stream", "binary"
+        return "text/plain", "text"
+    return media, _kind(media)
+
+
 def _pick_media(content: Mapping[str, Any]) -> str | None:
     if not isinstance(content, Mapping) or not content:
         return None
     ranked = sorted((str(m) for m in content), key=lambda m: _MEDIA_PREFERENCE.index(_kind(m)))
     return ranked[0]
+
+
+def _opened(schema: Any, converter: SchemaConverter) -> Any:
+    """A body that is a reference to a recursive type (``NewNote`` whose ``parent`` leads back
+    to it), or an ``allOf`` of such references, opened one level so that its top-level
+    properties can be flattened; the references inside it stay ``$defs`` references."""
+
+    def open_ref(part: Any) -> Any:
+        if isinstance(part, dict) and len(part) == 1 and isinstance(part.get("$ref"), str):
+            body = converter.definition(part["$ref"].removeprefix("#/$defs/"))
+            return body if isinstance(body, dict) else part
+        return part
+
+    schema = open_ref(schema)
+    if isinstance(schema, dict) and isinstance(schema.get("allOf"), list):
+        merged = _merge_all_of({**schema, "allOf": [open_ref(p) for p in schema["allOf"]]})
+        if "allOf" not in merged:
+            return merged
+    return schema
 
 
 def _flattenable(schema: Any, kind: BodyKind) -> tuple[Mapping[str, Any], list[str]] | None:

@@ -115,6 +115,8 @@ def _query_pairs(param: Param, value: Any, tool: str) -> list[tuple[str, str]]:
         items = [_checked(_scalar(v), param, tool) for v in value]
         if style == "form" and param.explode:
             return [(param.name, v) for v in items]
+        if style == "deepObject":  # undefined by OpenAPI for arrays; Stripe's `expand[]=a&expand[]=b`
+            return [(f"{param.name}[]", v) for v in items]
         joiner = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}.get(style, ",")
         return [(param.name, joiner.join(items))]
     if isinstance(value, Mapping):

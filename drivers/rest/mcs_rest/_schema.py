@@ -4,7 +4,8 @@
 validator accepts and an LLM reads: ``nullable``/``x-nullable`` become ``null`` in the
 type, ``allOf`` is merged where the parts agree, boolean ``exclusiveMinimum`` becomes
 the numeric form, and what only documents (``example``, ``xml``, ``x-*``) is dropped.
-``oneOf``, ``anyOf``, ``enum``, ``format``, ``default``, ``readOnly``/``writeOnly`` stay.
+``oneOf``, ``anyOf``, ``enum``, ``format``, ``default``, ``writeOnly`` stay; a ``readOnly``
+property is left out (the server sets it; OpenAPI says a request SHOULD NOT carry it).
 
 Each referenced schema is converted once and the result shared (never mutated), so
 building every operation's schema costs about one pass over the schemas actually used.
@@ -90,6 +91,10 @@ class SchemaConverter:
             pending.extend(self._defs_needs.get(name, ()))
         return dict(sorted(out.items()))
 
+    def definition(self, name: str) -> Any:
+        """The converted body of the ``$defs`` entry ``name`` (``None`` when there is none)."""
+        return self._defs.get(name)
+
     def _expand_shared(self, part: Any) -> Any:
         """For merging: a large shared schema's body instead of the reference to it."""
         if isinstance(part, dict) and len(part) == 1 and isinstance(part.get("$ref"), str):
@@ -132,6 +137,7 @@ class SchemaConverter:
                 converted = _nullable(converted)
             return converted
         out: dict[str, Any] = {}
+        dropped: set[str] = set()
         for key, value in node.items():
             if key in _DROP or (isinstance(key, str) and key.startswith("x-")):
                 continue
@@ -139,7 +145,9 @@ class SchemaConverter:
                 if isinstance(value, Mapping):
                     out[key] = {
                         str(name): self._node(sub, document, where) for name, sub in value.items()
+                        if key != "properties" or not self._read_only(sub, document, where)
                     }
+                    dropped |= {str(name) for name in value if str(name) not in out[key]}
             elif key in _SCHEMA_ONE:
                 out[key] = self._node(value, document, where) if isinstance(value, Mapping | bool) else value
             elif key in _SCHEMA_LISTS:
@@ -166,11 +174,28 @@ class SchemaConverter:
                 continue  # local definitions are reached through $ref, never inlined whole
             else:
                 out[key] = value
+        if dropped and isinstance(out.get("required"), list):
+            out["required"] = [r for r in out["required"] if r not in dropped]
+            if not out["required"]:
+                del out["required"]
         if "allOf" in out:
             out = _merge_all_of(out, self._expand_shared)
         if node.get("nullable") is True or node.get("x-nullable") is True:
             out = _nullable(out)
         return out
+
+    def _read_only(self, node: Any, document: str, where: str) -> bool:
+        """Whether a property is ``readOnly`` (itself, or the schema it refers to): the
+        server's to set, so never part of a request (OpenAPI: it SHOULD NOT be sent)."""
+        if not isinstance(node, Mapping):
+            return False
+        if node.get("readOnly") is True:
+            return True
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = self.spec.resolve(ref, document, where)[1]
+            return isinstance(target, Mapping) and target.get("readOnly") is True
+        return False
 
     def _ref(self, ref: str, document: str, where: str) -> Any:
         target, node = self.spec.resolve(ref, document, where)

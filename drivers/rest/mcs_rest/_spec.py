@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
+from urllib.request import url2pathname
 
 import orjson
 import yaml
@@ -225,6 +226,18 @@ class Spec:
             except SpecError as exc:
                 raise SpecError(f"{where}: $ref {ref!r} cannot be loaded: {exc}") from None
         return key
+
+    def external_document(self, uri: str) -> Any:
+        """The document at ``uri`` (a ``file:`` or ``http(s)`` URI) under the same rules as
+        ``$ref``\\ s: inside the spec's folder unless ``allow_external`` says more.
+
+        Raises:
+            SpecError: the document is outside what is allowed, or cannot be read.
+        """
+        parsed = urlsplit(uri)
+        target = uri if parsed.scheme in ("http", "https") else url2pathname(parsed.path)
+        key = self._document(target, self.root_key, uri, self.location)
+        return self._documents[key]
 
     def resolve(self, ref: str, base: str, where: str = "") -> tuple[Ref, Any]:
         """Follow one ``$ref`` string found in document ``base``; return where it led and the node.

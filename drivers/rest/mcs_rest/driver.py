@@ -10,8 +10,9 @@ import re
 import threading
 import time
 import uuid
+import warnings
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -22,8 +23,11 @@ from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs.urls import EgressPolicy, ip_literal
+from mcs.validation import ArgumentValidator
 from mcs_rest import _auth
+from mcs_rest._check import InvalidOperations, SpecReport
 from mcs_rest._operations import Operation, Selection, build_operations
+from mcs_rest._repair import BodyShapeValidator
 from mcs_rest._request import HttpOptions, build
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._shaping import inline_refs
@@ -32,6 +36,7 @@ from mcs_rest._spec import Spec, SpecError
 if TYPE_CHECKING:
     import httpx
 
+    from mcs_rest._contract import ResponseContract, SwaggerBodies, Verdict
     from mcs_rest._transport import Plan, Response
 
 __version__ = "0.1.0"
@@ -42,6 +47,7 @@ INLINE_REF_MODELS: tuple[str, ...] = ("gemini*", "*gemini*", "models/gemini*", "
 _VARIABLE = re.compile(r"\{([^}]+)\}")
 _HEALTH_PATHS = frozenset({"/health", "/healthz", "/livez", "/readyz", "/ping", "/status"})
 _HEALTH_SECONDS = 10.0
+_REPORT_LINES = 20  # problems quoted in a warning or error; mcs rest check lists them all
 
 
 def _slug(text: str) -> str:
@@ -59,7 +65,9 @@ class RestDriver(ToolDriver):
     * ``base_url``: where requests go; overrides the spec's ``servers`` / ``host``.
       The host of every request comes from here (or the spec), never from the LLM.
     * ``server_variables``: values for the variables of the spec's server URL.
-    * ``auth``: credentials by security scheme name (see :mod:`mcs_rest._auth`).
+    * ``auth``: credentials by security scheme name (see :mod:`mcs_rest._auth`): a token or
+      key, ``"user:password"``, OAuth client credentials, or a callable returning a token
+      (called again after a 401). :meth:`auth_options` lists what the spec declares.
     * ``headers``: static headers sent with every request.
     * ``include`` / ``exclude``: ``{"tags": [...], "paths": [globs], "methods": [...],
       "operations": [operationIds]}`` to choose operations.
@@ -73,7 +81,19 @@ class RestDriver(ToolDriver):
       allowed already), ``egress`` (a whole :class:`mcs.urls.EgressPolicy` instead),
       ``idempotency_header`` (e.g. ``"Idempotency-Key"``:
       POST/PATCH get a fresh key and become retryable), ``verify`` (TLS).
-    * ``validate_responses``: check JSON responses against the spec's response schema.
+    * ``validate_spec``: validate the spec with prance (openapi-spec-validator) at load;
+      every problem is in :attr:`spec_report` and a warning (off by default: it costs
+      seconds on large specs; ``pip install 'mcs-framework-rest[validation]'``).
+    * ``invalid_operations``: ``"refuse"`` (default) raises on an operation the loader cannot
+      build; ``"skip"`` leaves it out with a warning naming the place.
+    * ``validate_responses``: check each 2xx answer against the spec with openapi-core
+      (status, media type, headers, body schema and formats). An answer that breaks it,
+      or carries fields the spec does not promise, comes back as ``{"result": ...,
+      "contract_note": "..."}``, the note naming each place. ``strict_responses=True``
+      makes a broken answer an ``EXECUTION_ERROR`` instead (and implies
+      ``validate_responses``); unpromised fields alone are only noted.
+    * ``max_description_chars`` (600): a tool's description (plain text) is cut there;
+      ``describe_tool`` answers with the whole text.
     * ``transport`` / ``async_transport``: an httpx transport to send through (for example
       ``httpx.MockTransport`` in a user's tests); default: pooled HTTP transports.
     * ``name``: the driver's name (default: from the spec's title).
@@ -105,6 +125,10 @@ class RestDriver(ToolDriver):
         egress: EgressPolicy | None = None,
         idempotency_header: str | None = None,
         validate_responses: bool = False,
+        strict_responses: bool = False,
+        validate_spec: bool = False,
+        invalid_operations: InvalidOperations = "refuse",
+        max_description_chars: int = 600,
         verify: bool | str = True,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
@@ -158,7 +182,8 @@ class RestDriver(ToolDriver):
             idempotency_header=idempotency_header,
             headers=static,
         )
-        self.validate_responses = validate_responses
+        self.validate_responses = validate_responses or strict_responses
+        self.strict_responses = strict_responses
         self._verify = verify
         self._given_transport = transport
         self._given_async_transport = async_transport
@@ -168,28 +193,48 @@ class RestDriver(ToolDriver):
             _check_base(self._base_url)
         self._schemes = _auth.build_schemes(self.spec.root, self.spec.is_swagger, auth or {})
         for scheme in self._schemes.values():
-            if scheme.oauth is not None and not scheme.oauth.token_url.startswith(("http://", "https://")):
+            oauth = scheme.oauth
+            if isinstance(oauth, _auth.OAuthClientCredentials) and not oauth.token_url.startswith(("http://", "https://")):
                 base = self._base_url or self._spec_base(None)
                 if base is None:
                     raise ConfigurationError(
                         f"security scheme {scheme.name!r}: the tokenUrl is relative and there is no base_url"
                     )
-                scheme.oauth.token_url = urljoin(base, scheme.oauth.token_url)
+                oauth.token_url = urljoin(base, oauth.token_url)
+        if invalid_operations not in ("refuse", "skip"):
+            raise ConfigurationError("invalid_operations must be 'refuse' or 'skip'")
+        #: With ``validate_spec=True``: every problem prance sees, and what the loader does about it.
+        self.spec_report: SpecReport | None = None
+        if validate_spec:
+            from mcs_rest._check import check_spec
+
+            self.spec_report = check_spec(self.spec, invalid_operations)
         self._converter = SchemaConverter(self.spec)
-        self._operations: dict[str, Operation] = {
-            op.name: op
-            for op in build_operations(
+        failed: dict[tuple[str, str], str] | None = {} if invalid_operations == "skip" else None
+        try:
+            built = build_operations(
                 self.spec, self._converter,
-                Selection.from_option(include, "include"), Selection.from_option(exclude, "exclude"),
+                Selection.from_option(include, "include"), Selection.from_option(exclude, "exclude"), failed,
             )
-        }
-        self._op_tools = [op.tool() for op in self._operations.values()]
+        except SpecError as exc:
+            if self.spec_report is None:
+                raise
+            raise SpecError(f"{exc}\n{self.spec_report.render(_REPORT_LINES)}") from None
+        for (path, method), why in (failed or {}).items():
+            warnings.warn(f"{why}; {method.upper()} {path} is left out (invalid_operations='skip')", UserWarning, stacklevel=2)
+        if self.spec_report is not None and self.spec_report.problems:
+            warnings.warn(self.spec_report.render(_REPORT_LINES), UserWarning, stacklevel=2)
+        self._operations: dict[str, Operation] = {op.name: op for op in built}
+        if max_description_chars < 40:
+            raise ConfigurationError("max_description_chars must be at least 40")
+        self.max_description_chars = int(max_description_chars)
+        self._op_tools = [op.tool(self.max_description_chars) for op in self._operations.values()]
         self._client: httpx.Client | None = None
         self._transport: httpx.BaseTransport | None = None
         self._aclients: dict[int, tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = {}
         self._closers: dict[int, AsyncIterator[None]] = {}
         self._lock = threading.RLock()
-        self._response_validators: dict[tuple[str, int], Any] = {}
+        self._contract: ResponseContract | SwaggerBodies | None = None  # built on the first answer to check
 
     def auth_options(self) -> list[AuthOption]:
         """The spec's security schemes, each with the ``auth`` entry that sets it."""
@@ -222,6 +267,36 @@ class RestDriver(ToolDriver):
         """The tools as a client for ``model_name`` should receive them (refs inlined if needed)."""
         tools = list(self.list_tools())
         return [inline_refs(t) for t in tools] if _rejects_refs(model_name) else tools
+
+    def _handler(self, tool: Tool) -> Callable[[Invocation], Any] | None:
+        """The core's meta-tools; ``describe_tool`` answers with an operation's whole description."""
+        handler = super()._handler(tool)
+        if handler is None or not tool.name.endswith(discovery.DESCRIBE_TOOL):
+            return handler
+
+        def describe(invocation: Invocation) -> Any:
+            answer = handler(invocation)
+            described = self.get_tool(str(invocation.arguments.get("name", "")))
+            full = described.meta.get("full_description") if described is not None else None
+            if isinstance(answer, dict) and isinstance(full, str):
+                answer = {**answer, "description": full}
+            return answer
+
+        return describe
+
+    def _validator(self, tool: Tool) -> ArgumentValidator:
+        """The core's validator, with the body repair of :mod:`mcs_rest._repair` for operations with a body."""
+        validator = self._validators.get(tool.name)
+        if validator is not None:
+            return validator
+        op = None if discovery.is_meta_tool(tool) else self._operations.get(tool.unprefixed_name)
+        if op is None or op.body is None:
+            return super()._validator(tool)
+        body_arg = next((p.arg for p in op.params if p.location == "body" and not p.name), None)
+        flat = frozenset(p.arg for p in op.params if p.location == "body" and p.name and p.arg == p.name)
+        validator = BodyShapeValidator(tool.input_schema, tool.name, body_arg=body_arg, flat_fields=flat)
+        self._validators[tool.name] = validator
+        return validator
 
     # ------------------------------------------------------------------ calls
 
@@ -299,7 +374,17 @@ class RestDriver(ToolDriver):
 
             raise error_for(response, op.method, op.path, tool)
         if self.validate_responses:
-            self._validate_response(op, response, tool)
+            verdict = self._broken_contract(op, response)
+            if verdict is not None and (verdict.violations or verdict.unpromised):
+                from mcs_rest._contract import note
+
+                if self.strict_responses and verdict.violations:
+                    raise ExecutionError(
+                        f"{op.method} {op.path} answered, but the answer breaks the API's own spec: "
+                        + "; ".join(verdict.violations), tool=tool,
+                        details={"status": response.status, "violations": verdict.violations},
+                    )
+                return {"result": response.value, "contract_note": note(verdict.violations, verdict.unpromised)}
         return response.value
 
     def _call_tool(self, invocation: Invocation) -> Any:
@@ -373,59 +458,24 @@ class RestDriver(ToolDriver):
 
     # ------------------------------------------------------------------ response validation
 
-    def _validate_response(self, op: Operation, response: Response, tool: str) -> None:
-        if response.truncated or isinstance(response.value, bytes | str) or response.value is None:
-            return
-        key = (op.name, response.status)
-        if key not in self._response_validators:
+    def _broken_contract(self, op: Operation, response: Response) -> Verdict | None:
+        """Where a 2xx answer breaks what the spec promises, and the fields it does not
+        promise (see :mod:`mcs_rest._contract`); ``None`` for a cut body, which cannot be judged."""
+        if response.truncated:
+            return None
+        from mcs_rest._contract import ResponseContract, SwaggerBodies
+
+        if self._contract is None:
+            with self._lock:
+                if self._contract is None:
+                    self._contract = (
+                        SwaggerBodies(self.spec, self._converter) if self.spec.is_swagger
+                        else ResponseContract(self.spec)
+                    )
+        if isinstance(self._contract, SwaggerBodies):
             with self._lock:  # the converter keeps a stack while it walks: one walker at a time
-                if key not in self._response_validators:
-                    self._response_validators[key] = self._response_validator(op, response.status)
-        validator = self._response_validators[key]
-        if validator is None:
-            return
-        errors = [e.message for _, e in zip(range(3), validator.iter_errors(response.value), strict=False)]
-        if errors:
-            raise ExecutionError(
-                f"{op.method} {op.path} answered, but the response does not match the API's spec: "
-                + "; ".join(errors), tool=tool, details={"status": response.status},
-            )
-
-    def _response_validator(self, op: Operation, status: int) -> Any:
-        import jsonschema_rs
-
-        responses = op.raw.get("responses") or {}
-        picked = None
-        for key in (str(status), f"{str(status)[0]}XX", f"{str(status)[0]}xx", "default"):
-            for candidate in responses:
-                if str(candidate) == key:
-                    picked = responses[candidate]
-                    break
-            if picked is not None:
-                break
-        if picked is None:
-            return None
-        where = f"{op.where}.responses.{status}"
-        picked, document = self.spec.deref(picked, op.document, where)
-        if not isinstance(picked, Mapping):
-            return None
-        if self.spec.is_swagger:
-            raw = picked.get("schema")
-        else:
-            content = picked.get("content") or {}
-            media = next((m for m in content if "json" in str(m)), None)
-            raw = (content.get(media) or {}).get("schema") if media else None
-        if raw is None:
-            return None
-        schema, needs = self._converter.convert(raw, document, where)
-        if not isinstance(schema, dict):
-            return None
-        if needs:
-            schema = {**schema, "$defs": self._converter.defs_for(needs)}
-        try:
-            return jsonschema_rs.validator_for(schema)
-        except Exception:
-            return None
+                return self._contract.check(op, response)
+        return self._contract.check(op, response)
 
     # ------------------------------------------------------------------ clients
 

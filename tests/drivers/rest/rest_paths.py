@@ -8,3 +8,4 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 CORPUS = ROOT / ".." / "shared" / "corpus"
 PETSTORE = HERE / "petstore.yaml"
+NOTES = HERE / "notes.yaml"

@@ -223,6 +223,17 @@ def build_app(state: State) -> Starlette:
         await record(request)
         return JSONResponse({"id": "not-a-number", "name": 5})
 
+    async def memos(request: Request) -> Response:
+        import json
+
+        entry = await record(request)
+        if request.method == "GET":
+            return _memo(int(request.path_params["memo_id"]))
+        body = json.loads(entry.body or b"{}")
+        memo_id = int(request.path_params.get("memo_id", 1))
+        status = 201 if request.method == "POST" else 200
+        return JSONResponse({"text": "before", **body, "id": memo_id}, status_code=status)
+
     async def spec(request: Request) -> Response:
         from pathlib import Path
 
@@ -256,8 +267,27 @@ def build_app(state: State) -> Starlette:
         Route("/v1/image", image, methods=["GET"]),
         Route("/v1/gzipped", gzipped, methods=["GET"]),
         Route("/v1/bad-response", bad_response, methods=["GET"]),
+        Route("/v1/memos", memos, methods=["POST"]),
+        Route("/v1/memos/{memo_id}", memos, methods=["GET", "PUT", "PATCH"]),
     ]
     return Starlette(routes=routes)
+
+
+def _memo(memo_id: int) -> Response:
+    """Note 1 as notes.yaml promises; 13, 14 and 15 break that contract in different ways;
+    16 keeps it but adds fields the spec does not promise, one inside its recursive parent."""
+    if memo_id == 13:  # wrong type, a value out of range, no text, a field never promised, a bad header
+        return JSONResponse({"id": "thirteen", "priority": 9, "created": "yesterday", "secret": "x"},
+                            headers={"X-Rate-Limit": "lots"})
+    if memo_id == 14:  # a media type the spec does not declare
+        return PlainTextResponse("just text", headers={"X-Rate-Limit": "10"})
+    if memo_id == 15:  # a status the spec does not declare
+        return JSONResponse({"id": 15, "text": "queued"}, status_code=202, headers={"X-Rate-Limit": "10"})
+    if memo_id == 16:
+        parent = {"id": 1, "text": "first", "mood": "calm", "parent": {"id": 0, "text": "root"}}
+        return JSONResponse({"id": 16, "text": "reply", "parent": parent, "views": 3}, headers={"X-Rate-Limit": "10"})
+    return JSONResponse({"id": memo_id, "text": "hello", "priority": 2, "created": "2026-01-02T03:04:05Z"},
+                        headers={"X-Rate-Limit": "10"})
 
 
 def _bomb(size: int = 256 * 1024 * 1024) -> bytes:

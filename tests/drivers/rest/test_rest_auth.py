@@ -111,3 +111,69 @@ def test_each_declared_scheme_is_listed_with_the_option_that_sets_it():
 def test_an_oauth2_credential_of_the_wrong_shape_says_what_fits():
     with pytest.raises(ConfigurationError, match="give the access token as a string, or"):
         RestDriver(PETSTORE, auth={"oauth": ["app", "secret"]})
+
+
+class _Tokens:
+    """A token source as a user writes one: hands out the next token of a list, counting calls."""
+
+    def __init__(self, *tokens: object) -> None:
+        self.tokens = list(tokens)
+        self.calls = 0
+
+    def __call__(self) -> object:
+        self.calls += 1
+        return self.tokens[min(self.calls, len(self.tokens)) - 1]
+
+
+def test_a_callable_gives_the_token_and_is_called_again_after_a_401(api: Running):
+    tokens = _Tokens("oauth-1", "fresh")  # the server refuses oauth-1, as if revoked
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"oauth": tokens}) as driver:
+        assert driver.call_tool("oauthOnly", {}) == {"ok": True, "auth": "Bearer fresh"}
+        assert driver.call_tool("oauthOnly", {})["auth"] == "Bearer fresh"
+    assert tokens.calls == 2
+    assert [r.headers.get("authorization") for r in api.state.requests] == ["Bearer oauth-1", "Bearer fresh", "Bearer fresh"]
+
+
+def test_a_callable_with_an_expiry_is_called_again_once_the_token_runs_out(api: Running):
+    lasting, expiring = _Tokens(("s3cret", 3600)), _Tokens(("s3cret", 1))  # 1 s is inside the refresh margin
+    for tokens in (lasting, expiring):
+        with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"bearer": tokens}) as driver:
+            driver.call_tool("secure", {})
+            driver.call_tool("secure", {})
+    assert (lasting.calls, expiring.calls) == (1, 2)
+
+
+def test_a_callable_gives_an_api_key_too(api: Running):
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"headerKey": lambda: "k3y"}) as driver:
+        assert driver.call_tool("secure", {})["ok"] is True
+    assert api.state.requests[-1].headers["x-api-key"] == "k3y"
+
+
+async def test_an_async_callable_is_awaited_on_the_async_path(api: Running):
+    async def token() -> str:
+        return "s3cret"
+
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"bearer": token})
+    try:
+        assert (await driver.acall_tool("secure", {}))["auth"] == "Bearer s3cret"
+    finally:
+        await driver.aclose()
+
+
+def test_a_failing_callable_is_an_execution_error_that_does_not_repeat_its_message(api: Running):
+    def broken() -> str:
+        raise RuntimeError("vault said: token=hunter2")
+
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"bearer": broken}) as driver, \
+            pytest.raises(ExecutionError) as info:
+        driver.call_tool("secure", {})
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"bearer": lambda: ""}) as empty, \
+            pytest.raises(ExecutionError, match="no usable token"):
+        empty.call_tool("secure", {})
+    assert "RuntimeError" in info.value.message and "hunter2" not in info.value.message
+    assert api.state.requests == []
+
+
+def test_a_callable_for_basic_auth_is_refused_at_load():
+    with pytest.raises(ConfigurationError, match="takes no callable"):
+        RestDriver(PETSTORE, auth={"basic": lambda: "alice:pw"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import parse_qsl
 
 import pytest
 from mcs_rest import BinaryContent, RestDriver
@@ -106,12 +107,13 @@ def test_clashing_names_are_suffixed_by_location_and_cookies_sent(driver, api):
     assert result["headers"]["cookie"] == "theme=dark%20mode"
 
 
-def test_a_recursive_body_is_one_argument_whose_schema_refers_to_its_defs(driver, api):
+def test_a_recursive_body_is_flattened_and_its_recursive_member_refers_to_defs(driver, api):
     schema = driver.get_tool("echoPost").input_schema
-    assert schema["properties"]["body"] == {"$ref": "#/$defs/Node"}
+    assert set(schema["properties"]) == {"rest", "value", "children"}
+    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     assert schema["$defs"]["Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     tree = {"value": "root", "children": [{"value": "leaf", "children": []}]}
-    driver.call_tool("echoPost", {"rest": "tree", "body": tree})
+    driver.call_tool("echoPost", {"rest": "tree", **tree})
     assert json.loads(api.state.requests[-1].body) == tree
 
 
@@ -125,15 +127,6 @@ async def test_the_async_path_makes_the_same_call(api):
             await driver.acall_tool("showPetById", {"petId": "9"})
     finally:
         await driver.aclose()
-
-
-def test_response_validation_flags_a_response_that_breaks_the_spec(api):
-    with RestDriver(PETSTORE, base_url=api.url + "/v1", validate_responses=True) as driver:
-        with pytest.raises(ExecutionError) as info:
-            driver.call_tool("badResponse", {})
-        assert "does not match" in info.value.message
-        api.state.pets[1] = {"id": 1, "name": "Rex", "tag": None}
-        assert driver.call_tool("showPetById", {"petId": "1"})["name"] == "Rex"
 
 
 def test_a_response_that_names_no_tool_is_returned_unchanged(driver):
@@ -228,8 +221,6 @@ def test_form_bodies_follow_the_spec_encoding_stripe_style(api):
     with RestDriver(spec, base_url=api.url + "/v1") as driver:
         driver.call_tool("create", {"username": "a", "expand": ["x", "y"], "tags": ["t1", "t2"],
                                     "metadata": {"k": "v"}, "items": [{"price": "p1"}]})
-    from urllib.parse import parse_qsl
-
     assert parse_qsl(api.state.requests[-1].body.decode()) == [
         ("username", "a"), ("expand[]", "x"), ("expand[]", "y"), ("tags", "t1"), ("tags", "t2"),
         ("metadata[k]", "v"), ("items[0][price]", "p1"),
@@ -292,3 +283,20 @@ def test_an_optional_body_left_out_is_not_sent(driver, api):
     driver.call_tool("echoPost", {"rest": "x"})
     sent = api.state.requests[-1]
     assert sent.body == b"" and "content-type" not in sent.headers
+
+
+def test_a_deep_object_query_array_is_sent_in_brackets_as_stripe_reads_it(api):
+    spec = {
+        "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "paths": {"/echo/{rest}": {"get": {"operationId": "get", "responses": {}, "parameters": [
+            {"name": "rest", "in": "path", "required": True, "schema": {"type": "string"}},
+            {"name": "expand", "in": "query", "style": "deepObject", "explode": True,
+             "schema": {"type": "array", "items": {"type": "string"}}},
+            {"name": "created", "in": "query", "style": "deepObject", "explode": True,
+             "schema": {"type": "object", "properties": {"gt": {"type": "integer"}}}},
+        ]}}},
+    }
+    with RestDriver(spec, base_url=api.url + "/v1") as driver:
+        answer = driver.call_tool("get", {"rest": "q", "expand": ["data.customer", "data.plan"], "created": {"gt": 5}})
+    assert parse_qsl(answer["query"]) == [
+        ("expand[]", "data.customer"), ("expand[]", "data.plan"), ("created[gt]", "5")]

@@ -65,7 +65,7 @@ def test_allof_is_merged_and_enum_format_default_nullable_are_kept():
     assert "required" not in listing
 
 
-def test_read_only_fields_stay_described_but_are_not_required():
+def test_read_only_fields_are_left_out_of_requests():
     spec = _spec(
         {"/pets": {"post": {"operationId": "add", "responses": {}, "requestBody": {"required": True, "content": {
             "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}}}},
@@ -76,7 +76,7 @@ def test_read_only_fields_stay_described_but_are_not_required():
     with RestDriver(spec) as driver:
         schema = driver.get_tool("add").input_schema
     assert schema["required"] == ["name"]
-    assert schema["properties"]["id"] == {"type": "integer", "readOnly": True}
+    assert "id" not in schema["properties"]
     assert schema["properties"]["name"] == {"type": ["string", "null"]}
     assert schema["properties"]["secret"]["writeOnly"] is True
 
@@ -196,8 +196,8 @@ def test_models_that_reject_refs_get_them_inlined():
     assert "#/$defs/Node" in plain
     assert "$ref" not in shaped and "$defs" not in shaped
     echo = next(t for t in tools if t.name == "echoPost")
-    children = echo.input_schema["properties"]["body"]["properties"]["children"]
-    assert children["items"]["properties"]["children"]["items"]["type"] == "object"
+    children = echo.input_schema["properties"]["children"]
+    assert children["items"]["properties"]["children"]["items"]["properties"]["children"]["items"]["type"] == "object"
     json.dumps(echo.input_schema)
 
 
