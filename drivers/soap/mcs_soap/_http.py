@@ -19,14 +19,12 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import email.utils
 import random
 import re
 import time
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -36,35 +34,12 @@ from zeep.transports import AsyncTransport, Transport
 from zeep.wsdl import utils as _wsdl_utils
 
 from mcs.errors import ExecutionError, ToolTimeoutError
+from mcs_soap._callstate import CALL, CallState, HttpOptions
 
 _etree_to_string: Any = _wsdl_utils.etree_to_string
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _EXCERPT = 400
 _USER_AGENT = "mcs-soap/0.1"
-
-
-@dataclass(frozen=True, slots=True)
-class CallState:
-    """The call being sent: its tool (for messages), deadline and whether it may be retried."""
-
-    tool: str
-    deadline: float | None
-    retryable: bool
-
-
-#: Set by the driver around each zeep call; the transports read it (sync and async).
-CALL: contextvars.ContextVar[CallState | None] = contextvars.ContextVar("mcs_soap_call", default=None)
-
-
-@dataclass(frozen=True, slots=True)
-class HttpOptions:
-    """How requests are sent: static headers (credentials included), caps and retries."""
-
-    headers: tuple[tuple[str, str], ...] = ()
-    max_response_bytes: int = 10 * 1024 * 1024
-    retries: int = 2
-    backoff: float = 0.25
-    max_backoff: float = 8.0
 
 
 def _state() -> CallState:
