@@ -1,19 +1,24 @@
 """What several benchmarks share: a free loopback port, a server process for the length of a
-block, the median time of a call, and o200k_base read offline from the shared tokenizer file.
+block, the median time of a call, o200k_base read offline from the shared tokenizer file,
+a child's peak memory read from outside it, and :func:`check`, which records each figure
+with its goal for the summary ``make bench`` writes as JSON.
 
 The tests have their own helpers (tests/support); the benchmarks do not import the test tree.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared"
@@ -98,3 +103,77 @@ def o200k() -> Any:
     finally:
         public.load_tiktoken_bpe = original
     return tiktoken.Encoding(**spec)
+
+
+# ---------------------------------------------------------------------- figures and goals
+
+#: Every figure checked in this process, in order, for the JSON summary (``bench/__main__.py``).
+FIGURES: list[dict[str, Any]] = []
+#: The benchmark module running now; ``bench/__main__.py`` sets it.
+CURRENT = {"bench": ""}
+
+
+def check(
+    name: str, value: float, goal: float, *, unit: str = "x", kind: Literal["at most", "at least"] = "at most",
+    item: str | None = None,
+) -> str:
+    """Record ``value`` against its goal and return the text to print beside it:
+    ``"(goal <= 1.2) ok"`` or ``"(goal <= 1.2) OVER"``. ``item`` names the issue item or
+    bar the figure answers to, for the summary."""
+    ok = value <= goal if kind == "at most" else value >= goal
+    FIGURES.append({
+        "bench": CURRENT["bench"], "name": name, "value": round(value, 4), "goal": goal, "unit": unit,
+        "kind": kind, "ok": ok, **({"item": item} if item else {}),
+    })
+    sign = "<=" if kind == "at most" else ">="
+    shown = f"{goal:g}x" if unit == "x" else f"{goal:g} {unit}"
+    return f"(goal {sign} {shown}) {'ok' if ok else 'OVER'}"
+
+
+# ---------------------------------------------------------------------- children measured from outside
+
+
+# Started directly from the benchmark process, a child inherits the benchmark's high-water
+# mark (Linux carries it across fork or vfork and exec): its ru_maxrss, read from inside or
+# with wait4 from the parent, is at least the benchmark's own peak. A minimal launcher (a
+# fresh interpreter, about 10 MB) starts the child and waits for it, so the figure is the
+# child's own peak.
+_LAUNCHER = """
+import json, os, sys
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    json.dump({"peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime}, out)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_measured(argv: Sequence[str | Path], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                 timeout: float = 300.0) -> tuple[int, str, str, dict[str, float]]:
+    """Run ``argv`` to its end; its exit code, stdout, stderr and what the kernel measured
+    of it from outside: ``peak_rss_mb`` (its own high-water mark, not its parent's),
+    ``cpu_s`` (user + system) and ``wall_s``.
+
+    Raises:
+        subprocess.TimeoutExpired: it ran longer than ``timeout`` (it is killed).
+    """
+    import json
+    import tempfile
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "rusage.json"
+        launcher = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, str(report), *(str(a) for a in argv)],
+            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+        try:
+            out, err = launcher.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(launcher.pid, signal.SIGKILL)  # the launcher and the child it started
+            launcher.communicate()
+            raise
+        measured: dict[str, float] = json.loads(report.read_text()) if report.is_file() else {
+            "peak_rss_mb": 0.0, "cpu_s": 0.0}
+    measured["wall_s"] = time.perf_counter() - started
+    return launcher.returncode, out.decode(errors="replace"), err.decode(errors="replace"), measured

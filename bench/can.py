@@ -4,7 +4,7 @@
    open, tools listed, description rendered, a send validator compiled), against cantools'
    own ``load_file`` on the same file. Each measurement runs in its own subprocess; the
    figure is the median over runs of the time from after the imports to ready, and the
-   child's peak RSS is read from outside (``os.wait4``). Bar: ratio <= 1.3.
+   child's own peak RSS is read by a launcher (``bench._support.run_measured``). Bar: ratio <= 1.3.
 2. Encode and send: ``process_llm_response`` on a recorded call of ``send_Lane_Assist_Data1``
    (7 signals: choices by name, scaled values) against cantools' ``encode_message`` plus
    python-can's ``send`` of the same frame, each on its own virtual bus with one sniffer.
@@ -18,12 +18,11 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from typing import Any
 
-from bench._support import ROOT, SHARED
+from bench._support import ROOT, SHARED, run_measured
 
 FORD = SHARED / "corpus" / "dbc" / "opendbc" / "ford_lincoln_base_pt.dbc"
 LOAD_RUNS = 3
@@ -68,19 +67,12 @@ def _child(argv: list[str]) -> None:
 
 
 def _run_child(kind: str) -> dict[str, Any]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench.can", kind, str(FORD)], cwd=ROOT, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True,
-    )
-    assert process.stdout is not None
-    out = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
+    code, out, _, measured = run_measured([sys.executable, "-m", "bench.can", kind, str(FORD)], cwd=ROOT)
     marker = out.rfind("@@RESULT@@")
-    if process.returncode != 0 or marker < 0:
-        raise RuntimeError(f"the {kind} child failed with exit code {process.returncode}")
+    if code != 0 or marker < 0:
+        raise RuntimeError(f"the {kind} child failed with exit code {code}")
     result: dict[str, Any] = json.loads(out[marker + len("@@RESULT@@"):])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024  # Linux: KiB
+    result["peak_rss_mb"] = measured["peak_rss_mb"]  # the child's own, read by a launcher
     return result
 
 

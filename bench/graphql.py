@@ -3,7 +3,7 @@
 1. Load: GitHub's public schema (1.1 MB SDL), file to a ready driver with its description,
    against graphql-core's own ``build_schema`` on the same text (medians of alternating runs
    in this process; bar <= 1.5x). Peak memory of a child process that loads it, read from
-   outside with ``os.wait4``.
+   outside by a launcher (``bench._support.run_measured``).
 2. Tokens (o200k): the discovery-mode description of every corpus schema (bar <= 3,000).
 3. Call overhead: a query through ``process_llm_response`` against a loopback server versus
    the same query through a bare gql ``Client`` session (ratio of medians, bar <= 1.15).
@@ -14,14 +14,12 @@ Run: ``python -m bench graphql`` (``make bench``).
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bench._support import ROOT, SHARED, o200k
+from bench._support import ROOT, SHARED, o200k, run_measured
 
 GRAPHQL = SHARED / "corpus" / "graphql"
 GITHUB = GRAPHQL / "github_schema_2024-04-16.graphql"
@@ -60,11 +58,8 @@ def bench_load(runs: int = 5) -> None:
     print(f"   median GraphQLDriver(schema=file) + description {a:6.2f} s")
     print(f"   median graphql.build_schema(file text)          {b:6.2f} s")
     print(f"   ratio {a / b:.2f}{_mark(a / b <= 1.5)} ({runs} runs each, alternating)")
-    child = subprocess.Popen([sys.executable, "-m", "bench.graphql", "load", str(GITHUB)], cwd=ROOT,
-                             stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    print(f"   peak RSS of a child process loading it: {usage.ru_maxrss / 1024:.0f} MB (exit {child.returncode})")
+    code, _, _, measured = run_measured([sys.executable, "-m", "bench.graphql", "load", str(GITHUB)], cwd=ROOT)
+    print(f"   peak RSS of a child process loading it: {measured['peak_rss_mb']:.0f} MB (exit {code})")
 
 
 # ---------------------------------------------------------------------- 2. tokens

@@ -1,7 +1,7 @@
 """gRPC driver benchmarks, against the bare stubs grpcio-tools generates, in the same run.
 
 1. Load: from nothing to tools listed and ready to call, in a subprocess each (seconds from
-   before the import, peak RSS read from outside with ``os.wait4``): by server reflection of
+   before the import, the child's own peak RSS read by a launcher, ``bench._support.run_measured``): by server reflection of
    the corpus examples, and from the googleapis pubsub protos (compile included).
 2. Unary call: ``process_llm_response`` for ``Greeter/SayHello`` versus the generated stub's
    ``SayHello`` on the same channel kind (ratio of medians, bar <= 1.2).
@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench._support import HOST, ROOT, SHARED, free_port, server_process
+from bench._support import HOST, ROOT, SHARED, free_port, run_measured, server_process
 
 PROTO = SHARED / "corpus" / "proto"
 EXAMPLES = PROTO / "grpc-examples"
@@ -96,19 +94,13 @@ def _child_load(kind: str, where: str) -> None:
 
 
 def _measure_child(args: list[str]) -> dict[str, Any]:
-    """Run a child; its own report plus its peak RSS, read from outside (``os.wait4``)."""
-    with open(os.devnull, "wb") as null:
-        process = subprocess.Popen([sys.executable, "-m", "bench.grpc", *args], cwd=ROOT,
-                                   stdout=subprocess.PIPE, stderr=null)
-        assert process.stdout is not None
-        output = process.stdout.read().decode()
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
+    """Run a child; its own report plus its own peak RSS (``bench._support.run_measured``)."""
+    code, output, _, measured = run_measured([sys.executable, "-m", "bench.grpc", *args], cwd=ROOT)
     marker = output.rfind("@@RESULT@@")
-    if process.returncode != 0 or marker < 0:
-        return {"error": f"exit {process.returncode}"}
+    if code != 0 or marker < 0:
+        return {"error": f"exit {code}"}
     result: dict[str, Any] = json.loads(output[marker + len("@@RESULT@@"):])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    result["peak_rss_mb"] = measured["peak_rss_mb"]
     return result
 
 

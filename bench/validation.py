@@ -9,7 +9,8 @@ Measured on the input schemas of every operation in the GitHub REST spec of the 
   required argument present with a value of its type) and for an invalid one (``{}``
   for a tool with required arguments), through our ``ArgumentValidator.validate`` (which
   also repairs and writes the LLM-facing message) and through jsonschema's
-  ``is_valid`` / ``iter_errors``.
+  ``is_valid`` / ``iter_errors``. Goal (item 9): refusing ``{}`` costs at most what
+  jsonschema's ``iter_errors`` does.
 
 The ``jsonschema`` package is measured only when installed (the ``mcp`` SDK brings it).
 """
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bench._support import check
 from mcs.errors import InvalidInputError
 from mcs.validation import compile_validator
 
@@ -136,8 +138,12 @@ def main() -> None:
     for label, mine, other in rows:
         if other is None:
             print(f"{label:<46} {mine:>20.3f}")
-        else:
-            print(f"{label:<46} {mine:>20.3f} {other:>12.3f} {other / mine:>6.1f}x")
+            continue
+        verdict = ""
+        if label.startswith("refuse"):  # item 9: a refusal costs no more than jsonschema's
+            verdict = f"  ours / jsonschema {mine / other:.2f} " + check(
+                "refusing {} with the LLM message, x jsonschema's iter_errors", mine / other, 1.0, item="9")
+        print(f"{label:<46} {mine:>20.3f} {other:>12.3f} {other / mine:>6.1f}x{verdict}")
     print(f"({len(cases)} valid samples, {len(invalid)} tools with required arguments)")
 
 

@@ -9,7 +9,9 @@
 
 In ``prod`` the policy refuses every tool that is not idempotent (``set_status``
 changes data); every execution, allowed or not, leaves a start line and one end or
-error line in the audit file.
+error line in the audit file. A tool raises ``ExecutionError`` for a failure the model
+should read about; any other exception reaches the client as its type only (the text
+goes to the server's log).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mcs.errors import ExecutionError
 from mcs.server import AgentContext, ExecutionEvent, McpServer, PolicyDecision, tool
 
 _CUSTOMERS: dict[str, str] = {"c-1": "active", "c-2": "suspended"}
@@ -46,14 +49,14 @@ class StatusChange(BaseModel):
 def get_customer(req: CustomerRequest) -> CustomerResponse:
     status = _CUSTOMERS.get(req.customer_id)
     if status is None:
-        raise KeyError(f"no customer {req.customer_id!r}")
+        raise ExecutionError(f"no customer {req.customer_id!r}")
     return CustomerResponse(customer_id=req.customer_id, status=status)
 
 
 @tool(name="set_status", description="Change a customer's status.", idempotent=False, timeout_ms=2000)
 def set_status(req: StatusChange, ctx: AgentContext) -> CustomerResponse:
     if req.customer_id not in _CUSTOMERS:
-        raise KeyError(f"no customer {req.customer_id!r}")
+        raise ExecutionError(f"no customer {req.customer_id!r}")
     _CUSTOMERS[req.customer_id] = req.status
     return CustomerResponse(customer_id=req.customer_id, status=req.status)
 

@@ -15,7 +15,8 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 
-from mcs.context import AgentContext, PolicyDecision
+from mcs.content import Audio, EmbeddedResource, Image
+from mcs.context import AgentContext, Elicited, PolicyDecision, Root, Sampled, Session
 from mcs.driver import CallOutcome, DriverMeta, MCSDriver, ToolDriver
 from mcs.errors import (
     ConfigurationError,
@@ -26,10 +27,13 @@ from mcs.errors import (
     MCSError,
     MissingDependencyError,
     PolicyDeniedError,
+    SessionUnavailableError,
     ToolCallError,
     ToolNotFoundError,
     ToolTimeoutError,
 )
+from mcs.function_prompts import FunctionPrompt, prompt
+from mcs.function_resources import FunctionResource, resource
 from mcs.functions import FunctionDriver, FunctionTool, tool
 from mcs.interfaces import Interface
 from mcs.parsing import parse_tool_calls
@@ -42,15 +46,21 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentContext",
+    "Audio",
     "CallOutcome",
     "ConfigurationError",
     "DriverMeta",
     "DriverNotFoundError",
+    "Elicited",
+    "EmbeddedResource",
     "ErrorCode",
     "ExecutionError",
     "ExecutionEvent",
     "FunctionDriver",
+    "FunctionPrompt",
+    "FunctionResource",
     "FunctionTool",
+    "Image",
     "Interface",
     "InvalidInputError",
     "Invocation",
@@ -59,6 +69,10 @@ __all__ = [
     "MissingDependencyError",
     "PolicyDecision",
     "PolicyDeniedError",
+    "Root",
+    "Sampled",
+    "Session",
+    "SessionUnavailableError",
     "Tool",
     "ToolCall",
     "ToolCallError",
@@ -69,5 +83,7 @@ __all__ = [
     "available_drivers",
     "load_driver",
     "parse_tool_calls",
+    "prompt",
+    "resource",
     "tool",
 ]

@@ -1,7 +1,7 @@
 """The ``mcs`` command line.
 
     mcs drivers                              what is installed, and what is missing
-    mcs describe DRIVER [-o k=v] [--model M] [--format text|openai|openai_responses|anthropic|gemini|mcp]
+    mcs describe DRIVER [-o k=v] [--model M] [--format text|openai|openai_responses|anthropic|gemini|mcp] [--all-tools]
     mcs prompt DRIVER --model M [-o k=v]
     mcs call DRIVER [-o k=v] [-r RESPONSE]   the LLM response from -r or stdin
     mcs serve TARGET [--protocol mcp|rfc0001] [--transport stdio|http] [--host H] [--port N]
@@ -106,7 +106,18 @@ def build_driver(args: argparse.Namespace) -> MCSDriver:
         return Toolbox.from_config(args.config)
     if not args.driver:
         raise ConfigurationError("name a driver (see `mcs drivers`) or pass --config FILE")
-    return load_with_options(args.driver, getattr(args, "option", None) or [])
+    from mcs.errors import DriverNotFoundError
+    from mcs.targets import is_module_target, load_target
+
+    pairs = getattr(args, "option", None) or []
+    if ":" in args.driver:
+        return load_target(args.driver, pairs)
+    try:
+        return load_with_options(args.driver, pairs)
+    except DriverNotFoundError:
+        if is_module_target(args.driver):  # a module of @mcs.tool functions
+            return load_target(args.driver, pairs)
+        raise
 
 
 def _add_driver_arguments(parser: argparse.ArgumentParser, *, positional: str = "driver") -> None:
@@ -159,18 +170,44 @@ def _print_auth_options(driver: MCSDriver) -> None:
         print(f"  {option.name} ({option.kind}): {option.option}{state}", file=sys.stderr)
 
 
+def _offer_lines(driver: MCSDriver) -> list[str]:
+    """The driver's prompts, resources and resource templates, one line each (none: empty)."""
+
+    def listed(method: str) -> list[Any]:
+        function = getattr(driver, method, None)
+        return list(function()) if callable(function) else []
+
+    def field(item: Any, *names: str) -> Any:
+        for name in names:
+            value = item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+            if value:
+                return value
+        return ""
+
+    lines: list[str] = []
+    for title, method, key in (("Prompts", "prompts", ("name",)), ("Resources", "resources", ("uri",)),
+                               ("Resource templates", "resource_templates", ("uri_template", "uriTemplate"))):
+        items = listed(method)
+        if items:
+            lines.append(f"\n{title}:")
+            lines.extend(f"- {field(i, *key)}: {field(i, 'description', 'name')}".rstrip(": ") for i in items)
+    return lines
+
+
 def _cmd_describe(args: argparse.Namespace) -> int:
     with opened_driver(args) as driver:
         _print_auth_options(driver)
         if args.format == "text":
             print(driver.get_function_description(args.model))
+            for line in _offer_lines(driver):
+                print(line)
             return EXIT_OK
         from mcs.driver import ToolDriver
         from mcs.native import export_tools
 
         if not isinstance(driver, ToolDriver):
             raise ConfigurationError(f"--format {args.format} needs a driver built on ToolDriver")
-        tools = export_tools(driver.list_tools(), args.format)
+        tools = export_tools(driver.list_tools(), args.format, all_tools=args.all_tools)
         print(json.dumps(tools, indent=2, ensure_ascii=False))
         return EXIT_OK
 
@@ -261,6 +298,9 @@ def _build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--model", help="the model the description is for")
     describe.add_argument("--format", default="text",
                           choices=["text", "openai", "openai_responses", "anthropic", "gemini", "mcp"])
+    describe.add_argument("--all-tools", action="store_true",
+                          help="with a native --format: every tool, even above the token budget "
+                               "(where only the discovery meta-tools are exported)")
     describe.set_defaults(handler=_cmd_describe)
 
     prompt = sub.add_parser("prompt", help="print the system prompt for a model")
@@ -282,6 +322,8 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="stdio (default for mcp) or http; websocket with --protocol rfc0001 only")
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--extension", action="append", metavar="MODULE:FUNCTION",
+                       help="a serving extension, called as FUNCTION(server, driver) (repeatable)")
     serve.add_argument("-s", "--serve-option", action="append", metavar="KEY=VALUE",
                        help="a serving option for the backend, e.g. tls_cert=FILE (repeatable)")
     serve.set_defaults(handler=_cmd_serve)

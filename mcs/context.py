@@ -1,39 +1,164 @@
-"""Who is calling, and what policies answer.
+"""Who is calling, what the caller's client can do, and what policies answer.
 
 :class:`AgentContext` travels with every call through the pipeline: policies and hooks
 receive it, and tools that declare a parameter of this type get it injected. Its content
 comes from the caller and is untrusted input (RFC-0001, section 17).
+
+A tool can also talk back to the caller's client through it: report progress
+(``await ctx.report_progress(done, total, message)``), ask the user for input
+(``await ctx.elicit(message, schema)``), ask the client's model for a completion
+(``await ctx.sample(prompt)``) or read the client's roots (``await ctx.list_roots()``).
+What answers is the context's :class:`Session`: ``mcs serve`` attaches one that speaks
+MCP to the client; everywhere else the default session drops progress and refuses the
+rest with a :class:`~mcs.errors.SessionUnavailableError` the model can read. A loop that
+wants to answer itself passes ``AgentContext(session=MySession())``.
 """
 
 from __future__ import annotations
 
+import os
 import types
 import typing
-import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
+
+from mcs.errors import SessionUnavailableError
 
 
 def _new_request_id() -> str:
-    return uuid.uuid4().hex
+    """32 random hex digits, the form of ``uuid.uuid4().hex`` (without building a UUID)."""
+    return os.urandom(16).hex()
+
+
+_NO_METADATA: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A root the client exposes (a folder or a repository the user works in)."""
+
+    uri: str
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited:
+    """The user's answer to :meth:`AgentContext.elicit`.
+
+    ``action`` is ``"accept"`` (``content`` holds the form's values), ``"decline"`` or
+    ``"cancel"``.
+    """
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+@dataclass(frozen=True, slots=True)
+class Sampled:
+    """The client model's reply to :meth:`AgentContext.sample`.
+
+    ``text`` is the reply's text (empty when it is not text; ``content`` then holds the
+    block as the client sent it).
+    """
+
+    text: str
+    model: str | None = None
+    stop_reason: str | None = None
+    content: Any = None
+
+
+class Session:
+    """What the caller's client can do for a running tool; the base class can do nothing.
+
+    Progress is dropped; :meth:`sample`, :meth:`elicit`, :meth:`elicit_url` and
+    :meth:`list_roots` raise :class:`~mcs.errors.SessionUnavailableError`, whose message
+    tells the model the tool needs an interactive client. Subclass it to answer from your
+    own loop (ask on the terminal, call your own model) and pass the instance as
+    ``AgentContext(session=...)``; ``mcs serve`` attaches one that speaks MCP.
+    """
+
+    #: What the session is, for messages ("none", "mcp", ...).
+    kind: str = "none"
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the client how far the call is; a no-op when nobody listens."""
+        return None
+
+    async def sample(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: Mapping[str, Any] | None = None,
+    ) -> Sampled:
+        """Ask the client's model for a completion (MCP ``sampling/createMessage``).
+
+        ``messages`` is a prompt, or ``[{"role": "user"|"assistant", "content": str}]``.
+        """
+        raise self.unavailable("sampling", "ask the client's language model for a completion")
+
+    async def elicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """Ask the user to fill a form: ``schema`` is a flat JSON Schema object of
+        strings, numbers, booleans and enums (defaults allowed)."""
+        raise self.unavailable("elicitation", "ask the user for input")
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Elicited:
+        """Send the user to ``url`` for something that must not pass through the model
+        (a login, a payment); the answer says whether they agreed to go."""
+        raise self.unavailable("elicitation", "send the user to a web page")
+
+    async def list_roots(self) -> list[Root]:
+        """The roots (folders, repositories) the client exposes."""
+        raise self.unavailable("roots", "read the client's roots")
+
+    async def close_stream(self) -> None:
+        """Let go of the client's connection while the call goes on (the client
+        reconnects and receives the result); a no-op where there is no such stream."""
+        return None
+
+    def unavailable(self, feature: str, purpose: str) -> SessionUnavailableError:
+        """The error for a feature this session cannot provide (subclasses reuse it)."""
+        return SessionUnavailableError(
+            f"This tool needs to {purpose} ({feature}), which is only possible when it is "
+            "called by an interactive client (an MCP client connected to `mcs serve`). "
+            "It cannot do that here: answer without this tool, or ask the user yourself.",
+            details={"feature": feature, "session": self.kind},
+        )
+
+
+#: The session of a context nobody attached one to.
+NO_SESSION = Session()
 
 
 @dataclass(frozen=True, slots=True)
 class AgentContext:
     """The identity and request data of one agent call (RFC-0001, section 10).
 
-    Immutable: a policy or hook cannot change what the next one sees.
+    Immutable: a policy or hook cannot change what the next one sees. ``session`` is
+    what the caller's client can do for the tool (see the module docstring); it is not
+    part of equality or ``repr``.
     """
 
     agent_id: str = "anonymous"
     model: str | None = None
     request_id: str = field(default_factory=_new_request_id)
     metadata: Mapping[str, str] = field(default_factory=dict)
+    session: Session = field(default=NO_SESSION, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        metadata = MappingProxyType(dict(self.metadata)) if self.metadata else _NO_METADATA
+        object.__setattr__(self, "metadata", metadata)
 
     def with_request_id(self, request_id: str | None = None) -> AgentContext:
         """A copy with a new (or given) request id, for the next call of the same agent."""
@@ -42,7 +167,41 @@ class AgentContext:
             model=self.model,
             request_id=request_id or _new_request_id(),
             metadata=dict(self.metadata),
+            session=self.session,
         )
+
+    # -- talking back to the caller's client (see Session)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report how far the call is (``notifications/progress`` under ``mcs serve``);
+        a no-op when the caller asked for no progress or there is no client."""
+        await self.session.report_progress(progress, total, message)
+
+    async def sample(self, messages: str | Sequence[Mapping[str, Any]], **options: Any) -> Sampled:
+        """Ask the client's model for a completion; see :meth:`Session.sample`.
+
+        Raises:
+            SessionUnavailableError: no client here can sample (the message says why).
+        """
+        return await self.session.sample(messages, **options)
+
+    async def elicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """Ask the user to fill a form; see :meth:`Session.elicit`.
+
+        Raises:
+            SessionUnavailableError: no client here can ask the user.
+        """
+        return await self.session.elicit(message, schema)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Elicited:
+        """Send the user to a URL; see :meth:`Session.elicit_url`."""
+        return await self.session.elicit_url(message, url, elicitation_id)
+
+    async def list_roots(self) -> list[Root]:
+        """The client's roots; see :meth:`Session.list_roots`."""
+        return await self.session.list_roots()
 
 
 def is_context_annotation(annotation: Any) -> bool:

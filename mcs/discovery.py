@@ -13,15 +13,15 @@ trimmed to stay under :data:`MAX_DESCRIPTION_TOKENS` whatever the number of tool
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcs.tools import Tool, sanitize_tool_name
+from mcs.toolsearch import ToolIndex, summary, words
 
 if TYPE_CHECKING:
     from mcs.driver import ToolDriver
@@ -34,11 +34,11 @@ MAX_DESCRIPTION_TOKENS = 2600
 DESCRIBE_MAX_CHARS = 40_000
 SEARCH_TOOL = "search_tools"
 DESCRIBE_TOOL = "describe_tool"
+CALL_TOOL = "call_tool"
 _META_KEY = "mcs_meta_tool"
-_WORD = re.compile(r"[a-z0-9]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SUMMARY_CHARS = 100
-_STOP = frozenset({"a", "an", "the", "of", "for", "to", "in", "on", "and", "or", "by", "with", "from", "is", "it", "me", "my"})
+#: ``Tool.meta`` key: the tool leaves the driver with the meta-tools in discovery mode
+#: (a tool the model needs to reach the rest, such as a free-form query tool).
+ALWAYS_LISTED = "mcs_always_listed"
 
 
 def estimate_tokens(text: str) -> int:
@@ -76,7 +76,8 @@ def is_meta_tool(tool: Tool) -> bool:
 
 
 def meta_tools(prefix: str | None = None) -> tuple[Tool, Tool]:
-    """The two meta-tools (names prefixed like the driver's own tools)."""
+    """The two meta-tools a model needs to find tools (names prefixed like the driver's
+    own tools): ``search_tools`` and ``describe_tool``."""
 
     def named(name: str) -> str:
         return sanitize_tool_name(f"{prefix}_{name}") if prefix else name
@@ -111,23 +112,96 @@ def meta_tools(prefix: str | None = None) -> tuple[Tool, Tool]:
     return search, describe
 
 
-def _summary(tool: Tool) -> str:
-    text = (tool.title or tool.description or "").strip().splitlines()
-    line = text[0].strip() if text else ""
-    return line if len(line) <= _SUMMARY_CHARS else line[: _SUMMARY_CHARS - 3] + "..."
+def call_meta_tool(prefix: str | None = None) -> Tool:
+    """``call_tool(name, arguments)``: calls a tool found by search, for clients that can
+    only call the tools they were given (native function calling, MCP clients), when only
+    the meta-tools left the driver. The driver runs it as a call of the named tool itself
+    (:func:`unwrap_call`): same validation, policies, hooks and scopes."""
+    return Tool(
+        name=sanitize_tool_name(f"{prefix}_{CALL_TOOL}") if prefix else CALL_TOOL,
+        description=(
+            f"Call a tool found with {SEARCH_TOOL}: its name, and its arguments as "
+            f"{DESCRIBE_TOOL} gives their schema."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "the tool's name"},
+                "arguments": {"type": "object", "description": "the tool's arguments"},
+            },
+            "required": ["name"],
+        },
+        meta={_META_KEY: CALL_TOOL},
+    )
 
+
+def is_call_tool(tool: Tool) -> bool:
+    return tool.meta.get(_META_KEY) == CALL_TOOL
+
+
+def unwrap_call(tool: Tool, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tool a ``call_tool`` call names and the arguments it passes.
+
+    ``arguments`` may arrive as a JSON string (some models write objects that way).
+
+    Raises:
+        InvalidInputError: no tool name, or arguments that are not an object.
+    """
+    from mcs.errors import InvalidInputError
+
+    name = arguments.get("name")
+    inner = arguments.get("arguments", {})
+    if isinstance(inner, str):
+        with contextlib.suppress(ValueError):
+            inner = json.loads(inner) if inner.strip() else {}
+    if inner is None:
+        inner = {}
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError(f"{tool.name} needs the 'name' of the tool to call.", tool=tool.name)
+    if not isinstance(inner, Mapping):
+        raise InvalidInputError(
+            f"{tool.name}: 'arguments' must be an object with the arguments of {name}.", tool=tool.name
+        )
+    return name.strip(), dict(inner)
+
+
+def exported(tools: Iterable[Tool], *, all_tools: bool = False) -> list[Tool]:
+    """The tools to hand to a client that calls tools itself (native function calling, an
+    MCP client).
+
+    When ``tools`` hold discovery's meta-tools (a driver above its token budget lists
+    them), only the meta-tools, ``call_tool`` among them, and the tools a driver marks
+    :data:`ALWAYS_LISTED` (the GraphQL driver's free-form tools); else every tool. With
+    ``all_tools``, every tool but the meta-tools.
+    """
+    listed = list(tools)
+    meta = [tool for tool in listed if is_meta_tool(tool)]
+    if all_tools or not meta:
+        return [tool for tool in listed if not is_meta_tool(tool)]
+    return [tool for tool in listed if is_meta_tool(tool) or tool.meta.get(ALWAYS_LISTED)]
 
 def group_of(tool: Tool) -> str:
     """The group a tool is listed under: ``meta["group"]``, else the first word of its name."""
     group = tool.meta.get("group")
     if isinstance(group, str) and group:
         return group
-    words = _words(tool.name)
-    return words[0] if words else "other"
+    found = words(tool.name)
+    return found[0] if found else "other"
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(_CAMEL.sub(" ", text).lower())
+    """Lower-case words of ``text`` (:func:`mcs.toolsearch.words`); the GraphQL driver's
+    schema search uses it."""
+    return words(text)
+
+
+def _stem(word: str) -> str:
+    """A plural's singular (``charges`` -> ``charge``, ``policies`` -> ``policy``): the light
+    stemming the GraphQL driver's schema search uses (tool search stems with Snowball)."""
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
 
 
 def _groups(tools: Sequence[Tool]) -> dict[str, list[Tool]]:
@@ -147,21 +221,29 @@ def _meta_lines(meta: Sequence[Tool]) -> str:
 
 def render_description(
     tools: Sequence[Tool], meta: Sequence[Tool], *, model_name: str | None = None,
-    max_tokens: int = MAX_DESCRIPTION_TOKENS,
+    max_tokens: int = MAX_DESCRIPTION_TOKENS, schemas: bool = True,
 ) -> str:
     """The discovery-mode description: how to find tools, the meta-tools, the group index.
 
+    With a ``call_tool`` among ``meta``, found tools are called through it (the client
+    was given the meta-tools only); ``schemas=False`` leaves out the meta-tools' own
+    definitions (an MCP server's instructions: the client lists them already).
     Always within ``max_tokens`` (by :func:`estimate_tokens`): example names per group are
     dropped first, then the least populated groups are summarised in one line.
     """
     search, describe = meta[0].name, meta[1].name
+    caller = next((t.name for t in meta if is_call_tool(t)), None)
+    then = (
+        f"then call it with {caller} (its name and arguments)" if caller
+        else "then call that tool by its name with its arguments"
+    )
     groups = _groups(tools)
     head = (
         f"{len(tools)} tools are available in {len(groups)} groups. They are not listed here: "
         f"call {search} with keywords (or a group) to find tools, {describe} to read one tool's "
-        "parameters, then call that tool by its name with its arguments.\n"
-        f"Meta-tools:\n{_meta_lines(meta)}\n"
-        "Groups (name, number of tools, example tools):\n"
+        f"parameters, {then}.\n"
+        + (f"Meta-tools:\n{_meta_lines(meta)}\n" if schemas else "")
+        + "Groups (name, number of tools, example tools):\n"
     )
     ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
     budget_chars = max_tokens * 3 - len(head)
@@ -198,96 +280,64 @@ def render_description(
 # ---------------------------------------------------------------------- search
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    tool: Tool
-    group: str
-    name_words: frozenset[str]
-    title_words: frozenset[str]
-    text_words: frozenset[str]
+class _Catalog:
+    """A driver's tools as search sees them: their groups, and a ranked index built on
+    first use (see :mod:`mcs.toolsearch`)."""
+
+    __slots__ = ("_index", "groups", "tools")
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self.tools = [tool for tool in tools if not is_meta_tool(tool)]
+        self.groups = {tool.name: group_of(tool) for tool in self.tools}
+        self._index: ToolIndex | None = None
+
+    @property
+    def index(self) -> ToolIndex:
+        if self._index is None:
+            self._index = ToolIndex(self.tools)
+        return self._index
 
 
-_INDEXES: weakref.WeakKeyDictionary[Any, tuple[int, list[_Entry]]] = weakref.WeakKeyDictionary()
-
-
-def _index(tools: Sequence[Tool]) -> list[_Entry]:
-    entries = []
-    for tool in tools:
-        if is_meta_tool(tool):
-            continue
-        extra = " ".join(str(tool.meta.get(k, "")) for k in ("path", "method", "original_name"))
-        entries.append(_Entry(
-            tool=tool,
-            group=group_of(tool),
-            name_words=frozenset(_words(tool.name) + _words(tool.original_name)),
-            title_words=frozenset(_words(tool.title or "")),
-            text_words=frozenset(_words(f"{tool.description[:400]} {extra}")),
-        ))
-    return entries
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
-
-
-def _score(entry: _Entry, words: list[str]) -> float:
-    score = 0.0
-    group_words = set(_words(entry.group))
-    for word in words:
-        stem = _stem(word)
-        if word in entry.name_words or stem in entry.name_words or any(w.startswith(stem) for w in entry.name_words):
-            score += 3
-        if word in group_words or stem in group_words:
-            score += 2
-        if word in entry.title_words or stem in entry.title_words:
-            score += 2
-        if word in entry.text_words or stem in entry.text_words:
-            score += 1
-    return score
+_CATALOGS: weakref.WeakKeyDictionary[Any, tuple[int, _Catalog]] = weakref.WeakKeyDictionary()
 
 
 def search(
     tools: Iterable[Tool], query: str = "", limit: int = 10, *, group: str | None = None,
-    offset: int = 0, entries: list[_Entry] | None = None,
+    offset: int = 0, entries: _Catalog | None = None,
 ) -> dict[str, Any]:
-    """Tools matching ``query`` (best first) and/or in ``group``, ``limit`` from ``offset``.
+    """Tools matching ``query`` (best first, ranked with BM25) and/or in ``group``,
+    ``limit`` from ``offset``.
 
-    Returns ``{"total": n, "tools": [{"name", "summary", "group"}], "next_offset"?}``.
+    Returns ``{"total": n, "tools": [{"name", "summary", "group"}], "next_offset"?}``;
+    summaries are plain text (markup removed). Without ``query``, a group's tools are
+    listed in their order.
     """
-    pool = entries if entries is not None else _index(list(tools))
-    if group:
-        wanted = group.lower()
-        pool = [e for e in pool if e.group.lower() == wanted]
-    words = [w for w in _words(query) if w not in _STOP]
-    if words:
-        scored = [(s, e) for e in pool if (s := _score(e, words)) > 0]
-        scored.sort(key=lambda item: (-item[0], item[1].tool.name))
-        matches = [e for _, e in scored]
+    catalog = entries if entries is not None else _Catalog(tools)
+    wanted = group.lower() if group else None
+    if words(query):
+        found, total = catalog.index.search(query, limit, offset, group=wanted)
     else:
-        matches = list(pool)
-    page = matches[offset: offset + limit]
+        members = [t for t in catalog.tools if wanted is None or catalog.groups[t.name].lower() == wanted]
+        found, total = members[offset : offset + limit], len(members)
     out: dict[str, Any] = {
-        "total": len(matches),
-        "tools": [{"name": e.tool.name, "summary": _summary(e.tool), "group": e.group} for e in page],
+        "total": total,
+        "tools": [{"name": t.name, "summary": summary(t), "group": catalog.groups[t.name]} for t in found],
     }
-    if offset + limit < len(matches):
+    if offset + limit < total:
         out["next_offset"] = offset + limit
-    if not matches:
-        known = sorted({e.group for e in (entries or [])})[:40]
+    if not total:
+        known = sorted(set(catalog.groups.values()))[:40]
         out["hint"] = "No tool matched; try other words, or a group: " + ", ".join(known)
     return out
 
 
-def _entries_for(driver: ToolDriver) -> list[_Entry]:
+def _entries_for(driver: ToolDriver) -> _Catalog:
     tools = driver.list_tools()
     key = hash(tuple(t.name for t in tools))
-    cached = _INDEXES.get(driver)
+    cached = _CATALOGS.get(driver)
     if cached is None or cached[0] != key:
-        cached = (key, _index(tools))
-        _INDEXES[driver] = cached
+        cached = (key, _Catalog(tools))
+        _CATALOGS[driver] = cached
     return cached[1]
 
 
@@ -308,6 +358,8 @@ def run_meta_tool(invocation: Invocation, driver: ToolDriver) -> Any:
         entries = _entries_for(driver)
         return search((), query, int(args.get("limit", 10)), group=str(group) if group else None,
                       offset=int(args.get("offset", 0)), entries=entries)
+    if kind != DESCRIBE_TOOL:  # call_tool is unwrapped when the call is prepared
+        raise InvalidInputError(f"{invocation.tool.name} is not run on its own.", tool=invocation.tool.name)
     name = str(args["name"])
     tool = driver.get_tool(name)
     if tool is None or is_meta_tool(tool):

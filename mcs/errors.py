@@ -10,6 +10,7 @@ spec loading and plugin discovery.
     │   ├── ToolNotFoundError         TOOL_NOT_FOUND    (also LookupError)
     │   ├── PolicyDeniedError         POLICY_DENIED     (also PermissionError)
     │   ├── ExecutionError            EXECUTION_ERROR   (also RuntimeError)
+    │   │   └── SessionUnavailableError   the caller's client cannot do that (elicit, sample...)
     │   └── ToolTimeoutError          TIMEOUT           (also TimeoutError)
     ├── ConfigurationError            bad options or spec (also ValueError)
     ├── DriverNotFoundError           no such driver (also LookupError)
@@ -102,6 +103,15 @@ class ExecutionError(ToolCallError, RuntimeError):
     """The tool ran and failed (the remote system answered with an error, or broke)."""
 
     code = ErrorCode.EXECUTION_ERROR
+
+
+class SessionUnavailableError(ExecutionError):
+    """A tool asked the caller's client for something it cannot give here.
+
+    Raised by :class:`~mcs.AgentContext` when a tool elicits, samples or lists roots
+    and the call has no client session that can answer (a plain LLM loop, a stateless
+    server, a client without that capability). The message says which, and what to do.
+    """
 
 
 class ToolTimeoutError(ToolCallError, TimeoutError):

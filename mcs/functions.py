@@ -11,10 +11,15 @@
     driver = mcs.FunctionDriver([add, get_customer])
 
 A function takes either one Pydantic model (its fields are the tool's arguments) or
-plain annotated parameters. A parameter annotated :class:`~mcs.AgentContext` (or
-``AgentContext | None``) is injected, never shown to the LLM. The return annotation,
-when present, becomes the output schema.
-The function's return value is the raw result.
+plain annotated parameters, or (``@mcs.tool(input_schema={...})``) keyword arguments
+described by a raw JSON Schema. A parameter annotated :class:`~mcs.AgentContext` (or
+``AgentContext | None``) is injected, never shown to the LLM. The return annotation, when
+present, becomes the output schema, except for typed content (:class:`mcs.Image`,
+:class:`mcs.Audio`, :class:`mcs.EmbeddedResource`, bytes), which has none. The
+function's return value is the raw result.
+
+A :class:`FunctionDriver` also holds prompts (:func:`mcs.prompt`) and resources
+(:func:`mcs.resource`), which ``mcs serve`` publishes as MCP prompts and resources.
 """
 
 from __future__ import annotations
@@ -23,15 +28,18 @@ import asyncio
 import concurrent.futures
 import inspect
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
 from mcs import prompts
+from mcs.content import returns_content
 from mcs.context import AgentContext, is_context_annotation
 from mcs.driver import DriverMeta, ToolDriver
-from mcs.errors import ConfigurationError, InvalidInputError
+from mcs.errors import ConfigurationError, InvalidInputError, ToolNotFoundError
+from mcs.function_prompts import FunctionPrompt
+from mcs.function_resources import FunctionResource
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
 
@@ -57,6 +65,7 @@ class FunctionTool(Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
         annotations: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> None:
         self.func = func
         self.is_async = inspect.iscoroutinefunction(func)
@@ -64,6 +73,7 @@ class FunctionTool(Generic[P, R]):
         signature = inspect.signature(func)
         self._context_param: str | None = None
         self._model_param: str | None = None
+        self._raw_schema = input_schema is not None
         fields: dict[str, Any] = {}
         params = [p for p in signature.parameters.values()]
         for param in params:
@@ -71,6 +81,8 @@ class FunctionTool(Generic[P, R]):
             if is_context_annotation(annotation):
                 self._context_param = param.name
                 continue
+            if self._raw_schema:
+                continue  # the schema describes the arguments; they arrive as keywords
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ConfigurationError(
                     f"tool function {func.__name__!r} cannot take *args or **kwargs"
@@ -87,15 +99,18 @@ class FunctionTool(Generic[P, R]):
             fields[param.name] = (annotation, default)
         if self._model_param is None:
             self.input_model = create_model(f"{func.__name__}_arguments", **fields)
+        if input_schema is not None and input_schema.get("type", "object") != "object":
+            raise ConfigurationError(f"tool function {func.__name__!r}: input_schema must describe an object")
+        self._fields = tuple(self.input_model.model_fields)
         output = hints.get("return")
         self._output_adapter: TypeAdapter[Any] | None = (
-            TypeAdapter(output) if output not in (None, type(None), Any) else None
+            TypeAdapter(output) if output not in (None, type(None), Any) and not returns_content(output) else None
         )
         doc = inspect.getdoc(func) or ""
         self.tool = Tool(
             name=sanitize_tool_name(name or func.__name__),
             description=description if description is not None else doc,
-            input_schema=_schema_of(self.input_model),
+            input_schema=dict(input_schema) if input_schema is not None else _schema_of(self.input_model),
             output_schema=self._output_schema(),
             annotations=dict(annotations or {}),
             meta={"original_name": name or func.__name__},
@@ -115,6 +130,11 @@ class FunctionTool(Generic[P, R]):
         return self.func(*args, **kwargs)
 
     def _arguments(self, arguments: dict[str, Any], context: AgentContext) -> dict[str, Any]:
+        if self._raw_schema:  # validated against the raw schema by the pipeline
+            raw = dict(arguments)
+            if self._context_param is not None:
+                raw[self._context_param] = context
+            return raw
         try:
             model = self.input_model.model_validate(arguments)
         except ValidationError as exc:
@@ -125,7 +145,7 @@ class FunctionTool(Generic[P, R]):
         if self._model_param is not None:
             kwargs: dict[str, Any] = {self._model_param: model}
         else:
-            kwargs = {field: getattr(model, field) for field in type(model).model_fields}
+            kwargs = {field: getattr(model, field) for field in self._fields}
         if self._context_param is not None:
             kwargs[self._context_param] = context
         return kwargs
@@ -161,7 +181,7 @@ def tool(func: Callable[P, R], /) -> FunctionTool[P, R]: ...
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None,
-    annotations: dict[str, Any] | None = None,
+    annotations: dict[str, Any] | None = None, input_schema: dict[str, Any] | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -172,31 +192,53 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     annotations: dict[str, Any] | None = None,
+    input_schema: dict[str, Any] | None = None,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
-    """Make a typed function a tool (usable bare or with options)."""
+    """Make a typed function a tool (usable bare or with options).
+
+    ``input_schema`` replaces the signature as the tool's argument schema (a JSON Schema
+    object): the validated arguments are passed as keyword arguments, so the function
+    takes ``**arguments`` or parameters of the same names.
+    """
 
     def wrap(f: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool(f, name=name, description=description, annotations=annotations)
+        return FunctionTool(f, name=name, description=description, annotations=annotations, input_schema=input_schema)
 
     return wrap(func) if func is not None else wrap
+
+
+Offering = FunctionTool[Any, Any] | FunctionPrompt | FunctionResource | Callable[..., Any]
 
 
 class FunctionDriver(ToolDriver):
     """An in-memory driver whose tools are Python functions: no network, no spec.
 
-    Takes functions decorated with :func:`tool` or plain typed functions. Accepts every
+    Takes functions decorated with :func:`tool` (or plain typed functions, made tools),
+    :func:`mcs.prompt` and :func:`mcs.resource`. Tools, prompts and resources added later
+    (:meth:`add`) are announced to listeners (``mcs serve`` sends ``list_changed``);
+    :meth:`resource_updated` announces new content of a resource. Accepts every
     :class:`~mcs.ToolDriver` option.
+
+    Synchronous functions run inline, on the caller's thread, by default: a deadline on
+    a worker thread cannot stop a Python function, only abandon it while it runs on.
+    ``timeout`` bounds async tools (they are cancelled). ``thread_deadline=True`` opts in
+    to running each sync tool on a worker thread so that the caller gets ``TIMEOUT`` once
+    ``timeout`` passes; the trade-off: the function still runs to its end (its side
+    effects happen after the model was told it timed out), and every call pays for the
+    hand-off to the thread (``make bench`` prints what it costs).
     """
 
     def __init__(
         self,
-        functions: Iterable[FunctionTool[Any, Any] | Callable[..., Any]] = (),
+        functions: Iterable[Offering] = (),
         *,
         name: str = "functions",
         version: str = "0.1.0",
+        thread_deadline: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(**options)
+        self.thread_deadline = thread_deadline
         self.meta = DriverMeta(
             id=str(uuid.uuid5(_NAMESPACE, name)),
             name=name,
@@ -205,15 +247,37 @@ class FunctionDriver(ToolDriver):
             transport="in-process",
             spec_format="Python type hints",
             target_llms=prompts.target_llms(self.prompt_templates),
-            capabilities=("healthcheck",),
+            capabilities=("healthcheck", "prompts", "resources", "completions", "list_changed"),
             prefix=self.prefix,
         )
         self._functions: dict[str, FunctionTool[Any, Any]] = {}
+        self._prompts: dict[str, FunctionPrompt] = {}
+        self._resources: dict[str, FunctionResource] = {}
         for func in functions:
-            self.add(func)
+            self._add(func)
 
-    def add(self, func: FunctionTool[Any, Any] | Callable[..., Any]) -> FunctionTool[Any, Any]:
-        """Add one function (decorating it if needed); returns the :class:`FunctionTool`."""
+    def add(self, func: Offering) -> Any:
+        """Add a tool (decorating a plain function), a prompt or a resource; returns it."""
+        added = self._add(func)
+        if isinstance(added, FunctionPrompt):
+            self.notify_changed("prompts")
+        elif isinstance(added, FunctionResource):
+            self.notify_changed("resources")
+        else:
+            self.notify_changed("tools")
+        return added
+
+    def _add(self, func: Offering) -> Any:
+        if isinstance(func, FunctionPrompt):
+            if func.name in self._prompts:
+                raise ConfigurationError(f"a prompt named {func.name!r} is already registered")
+            self._prompts[func.name] = func
+            return func
+        if isinstance(func, FunctionResource):
+            if func.uri in self._resources:
+                raise ConfigurationError(f"a resource {func.uri!r} is already registered")
+            self._resources[func.uri] = func
+            return func
         wrapped = func if isinstance(func, FunctionTool) else FunctionTool(func)
         if wrapped.tool.name in self._functions:
             raise ConfigurationError(f"a tool named {wrapped.tool.name!r} is already registered")
@@ -230,8 +294,101 @@ class FunctionDriver(ToolDriver):
     def _function(self, invocation: Invocation) -> FunctionTool[Any, Any]:
         return self._functions[invocation.tool.unprefixed_name]
 
+    def _runs_inline(self, invocation: Invocation) -> bool:
+        return not self.thread_deadline and not self._function(invocation).is_async
+
     def _call_tool(self, invocation: Invocation) -> Any:
         return self._function(invocation).invoke(invocation.arguments, invocation.context)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
         return await self._function(invocation).ainvoke(invocation.arguments, invocation.context)
+
+    # ----------------------------------------------------------------- prompts
+
+    def prompts(self) -> list[dict[str, Any]]:
+        """Each prompt as ``{"name", "title", "description", "arguments": [{name, description, required}]}``."""
+        return [p.describe() for p in self._prompts.values()]
+
+    def _prompt(self, name: str) -> FunctionPrompt:
+        found = self._prompts.get(name)
+        if found is None:
+            raise ToolNotFoundError(f"There is no prompt named {name!r}.", tool=name)
+        return found
+
+    def render_prompt(self, name: str, arguments: Mapping[str, Any], context: AgentContext | None = None) -> Any:
+        """The messages of prompt ``name`` for ``arguments``.
+
+        Raises:
+            ToolNotFoundError: no such prompt.
+            InvalidInputError: the arguments do not fit its signature.
+        """
+        return self._prompt(name).render(arguments, context or AgentContext())
+
+    async def arender_prompt(
+        self, name: str, arguments: Mapping[str, Any], context: AgentContext | None = None
+    ) -> Any:
+        return await self._prompt(name).arender(arguments, context or AgentContext())
+
+    # ----------------------------------------------------------------- resources
+
+    def resources(self) -> list[dict[str, Any]]:
+        """The static resources as ``{"uri", "name", "title", "description", "mime_type"}``."""
+        return [r.describe() for r in self._resources.values() if not r.is_template]
+
+    def resource_templates(self) -> list[dict[str, Any]]:
+        """The resource templates as ``{"uri_template", "name", ...}``."""
+        return [r.describe() for r in self._resources.values() if r.is_template]
+
+    def _resource(self, uri: str) -> FunctionResource:
+        found = self._resources.get(uri)
+        if found is not None and not found.is_template:
+            return found
+        for candidate in self._resources.values():
+            if candidate.is_template and candidate.match(uri) is not None:
+                return candidate
+        raise ToolNotFoundError(f"There is no resource {uri!r}.", tool=uri)
+
+    def read_resource(self, uri: str, context: AgentContext | None = None) -> Any:
+        """The content at ``uri`` (a static resource, or a URI of a template).
+
+        Raises:
+            ToolNotFoundError: no resource or template has that URI.
+        """
+        return self._resource(uri).read(uri, context or AgentContext())
+
+    async def aread_resource(self, uri: str, context: AgentContext | None = None) -> Any:
+        return await self._resource(uri).aread(uri, context or AgentContext())
+
+    def resource_updated(self, uri: str) -> None:
+        """Announce that the resource at ``uri`` has new content (subscribers are notified)."""
+        self.notify_changed("resource", uri)
+
+    # ----------------------------------------------------------------- completions
+
+    async def acomplete(
+        self, kind: str, name: str, argument: str, value: str, arguments: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Suggestions for a prompt argument (``kind="prompt"``, ``name`` the prompt) or a
+        template variable (``kind="resource"``, ``name`` the URI template); empty when
+        there is no completer."""
+        owner: FunctionPrompt | FunctionResource | None = (
+            self._prompts.get(name) if kind == "prompt" else self._resources.get(name)
+        )
+        if owner is None:
+            return []
+        return await owner.acomplete(argument, value, dict(arguments or {}))
+
+    def complete(
+        self, kind: str, name: str, argument: str, value: str, arguments: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Synchronous twin of :meth:`acomplete`."""
+        from mcs._callables import run_awaitable
+
+        result: list[str] = run_awaitable(self.acomplete(kind, name, argument, value, arguments))
+        return result
+
+    def has_completions(self) -> bool:
+        """True when some prompt or resource template has a completer."""
+        return any(p.completers for p in self._prompts.values()) or any(
+            r.completers for r in self._resources.values()
+        )

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, get_args
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, Literal, get_args
 
 from mcs.tools import Tool, json_type
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "FORMATS",
+    "TOOL_LIMITS",
     "NativeFormat",
+    "ToolLimitWarning",
     "export_tool",
     "export_tools",
     "gemini_schema",
@@ -42,6 +45,16 @@ __all__ = [
 
 NativeFormat = Literal["openai", "openai_responses", "anthropic", "gemini", "mcp"]
 FORMATS: tuple[str, ...] = get_args(NativeFormat)
+
+#: The most tools one request may carry, where the API documents a limit: OpenAI refuses
+#: ``tools`` longer than 128 (Chat Completions and Responses), Vertex AI documents at most
+#: 128 function declarations. Anthropic documents none; MCP has none of its own.
+TOOL_LIMITS: Final[Mapping[str, int]] = {"openai": 128, "openai_responses": 128, "gemini": 128}
+
+
+class ToolLimitWarning(UserWarning):
+    """More tools were exported than the target API accepts in one request."""
+
 
 #: How many ``$ref`` expansions may nest on one path before :func:`inline_refs` stops.
 DEFAULT_MAX_DEPTH = 4
@@ -447,11 +460,12 @@ def export_tool(
 
 
 def export_tools(
-    tools: Sequence[Tool],
+    tools: Iterable[Tool],
     fmt: NativeFormat,
     *,
     strict: bool = False,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    all_tools: bool = False,
 ) -> list[dict[str, Any]]:
     """``tools`` as the tool definitions of one API, in order, ready for ``json.dumps``.
 
@@ -461,9 +475,26 @@ def export_tools(
     with a closed schema where :func:`openai_strict_schema` allows it, else ``false``.
     ``max_depth`` bounds ``$ref`` inlining for Gemini.
 
+    Discovery mode carries over: when ``tools`` hold discovery's meta-tools (a driver's
+    ``list_tools()`` above its token budget), only the meta-tools are exported
+    (``search_tools``, ``describe_tool`` and ``call_tool``, which calls a found tool by
+    name through the driver), unless ``all_tools`` asks for every tool. More tools than
+    the API accepts (:data:`TOOL_LIMITS`) warn with :class:`ToolLimitWarning`.
+
     Raises:
         ValueError: ``fmt`` is not one of the formats above.
     """
+    from mcs.discovery import exported
+
     if fmt not in FORMATS:
         raise ValueError(f"unknown tool format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return [export_tool(tool, fmt, strict=strict, max_depth=max_depth) for tool in tools]
+    chosen = exported(tools, all_tools=all_tools)
+    limit = TOOL_LIMITS.get(fmt)
+    if limit is not None and len(chosen) > limit:
+        warnings.warn(
+            f"{len(chosen)} tools exceed the {limit} that {fmt} accepts in one request; export "
+            "a driver's list_tools() in discovery mode (its meta-tools only) or fewer tools",
+            ToolLimitWarning,
+            stacklevel=2,
+        )
+    return [export_tool(tool, fmt, strict=strict, max_depth=max_depth) for tool in chosen]

@@ -3,6 +3,8 @@
     resolve the tool          TOOL_NOT_FOUND
     repair + validate args    INVALID_INPUT
     policies                  POLICY_DENIED    all must allow; the first denial stops
+    circuit breaker           EXECUTION_ERROR  the upstream failed N times in a row (retry_after)
+    rate and concurrency      POLICY_DENIED    per agent, refused at once (retry_after)
     on_execute_start          always fires once the call is admitted
     driver call + deadline    TIMEOUT / EXECUTION_ERROR
     output validation         EXECUTION_ERROR
@@ -20,10 +22,17 @@ Guarantees a caller can rely on:
   ``arguments`` is a private ``dict`` copy, and a private copy of the result; what they
   return is ignored and what they raise is logged (logger ``mcs.pipeline``, with the
   hook, the tool and the phase) and swallowed, so a broken hook never breaks a call.
-* A call over its deadline raises ``TIMEOUT``. A synchronous driver that does not
-  enforce deadlines itself runs on a worker thread; when that thread overruns, its
-  eventual result is discarded (Python cannot stop a thread): tools with side effects
-  should take their own timeouts too.
+* Secret-typed arguments (see :mod:`mcs.redaction`) reach the tool only: hooks see
+  ``[redacted]``, and their values are scrubbed from every error message.
+* An unexpected exception from a tool reaches the caller as a generic
+  ``EXECUTION_ERROR`` naming its type only; its text and traceback go to the
+  ``mcs.pipeline`` log. Raise a :class:`~mcs.ToolCallError` subclass for a message the
+  model should read.
+* A call over its deadline raises ``TIMEOUT``. A synchronous call with a deadline that
+  the driver does not enforce itself (``enforces_deadline``) runs on a worker thread;
+  when that thread overruns, its eventual result is discarded (Python cannot stop a
+  thread): tools with side effects should take their own timeouts too. In-process
+  function tools run inline by default (:class:`mcs.FunctionDriver`).
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from mcs.context import AgentContext, PolicyDecision
 from mcs.errors import (
@@ -44,6 +53,8 @@ from mcs.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
+from mcs.limits import CircuitBreaker, RateLimit
+from mcs.redaction import SecretMask, redact, scrub, secret_values
 from mcs.tools import Tool
 
 logger = logging.getLogger("mcs.pipeline")
@@ -77,6 +88,8 @@ class Invocation:
 
     ``arguments`` are validated and repaired. ``deadline`` is a ``time.monotonic()``
     instant or ``None``; network drivers turn :meth:`remaining` into their I/O timeouts.
+    ``secret_mask`` locates secret-typed arguments (:mod:`mcs.redaction`); ``upstream``
+    names the system the call goes to, for a per-upstream circuit breaker.
     """
 
     tool: Tool
@@ -84,6 +97,12 @@ class Invocation:
     context: AgentContext
     deadline: float | None = None
     timeout: float | None = None
+    secret_mask: SecretMask | None = None
+    upstream: str = ""
+
+    def secrets(self) -> list[str]:
+        """The secret argument values, to scrub from any text that leaves the call."""
+        return secret_values(self.arguments, self.secret_mask)
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (never negative), or ``None`` if unbounded."""
@@ -94,12 +113,23 @@ class Invocation:
 
 @dataclass
 class Controls:
-    """Policies and hooks; a driver and a toolbox each own one and can be combined."""
+    """Policies, hooks and limits; a driver and a toolbox each own one and can be combined.
+
+    ``rate_limit`` (a :class:`~mcs.limits.RateLimit`) bounds calls per agent;
+    ``circuit_breaker`` (a :class:`~mcs.limits.CircuitBreaker`) fails fast once an
+    upstream keeps failing. Both are checked after the policies (see :mod:`mcs.limits`).
+    """
 
     policies: list[Policy] = field(default_factory=list)
     start_hooks: list[Hook] = field(default_factory=list)
     end_hooks: list[Hook] = field(default_factory=list)
     error_hooks: list[Hook] = field(default_factory=list)
+    rate_limit: RateLimit | None = None
+    circuit_breaker: CircuitBreaker | None = None
+    #: When a start hook (an audit log) raises: ``"continue"`` (default), ``"refuse_writes"``
+    #: (tools not annotated ``readOnlyHint`` fail closed, read-only tools go on) or
+    #: ``"refuse_all"``. A refused call gets ``EXECUTION_ERROR`` and its error hooks.
+    hook_failure: Literal["continue", "refuse_writes", "refuse_all"] = "continue"
 
     def add_policy(self, policy: F) -> F:
         """Register ``policy(context, tool_name, args) -> PolicyDecision``; usable as a decorator."""
@@ -125,6 +155,9 @@ class Controls:
             start_hooks=[*self.start_hooks, *inner.start_hooks],
             end_hooks=[*self.end_hooks, *inner.end_hooks],
             error_hooks=[*self.error_hooks, *inner.error_hooks],
+            rate_limit=self.rate_limit or inner.rate_limit,
+            circuit_breaker=self.circuit_breaker or inner.circuit_breaker,
+            hook_failure=self.hook_failure if self.hook_failure != "continue" else inner.hook_failure,
         )
 
     def check_policies(self, tool: str, arguments: Mapping[str, Any], context: AgentContext) -> None:
@@ -150,17 +183,27 @@ class Controls:
                     f"The call to {tool} was denied by policy: {decision.reason}", tool=tool
                 )
 
-    def fire(self, hooks: list[Hook], event: ExecutionEvent) -> None:
-        """Call each hook with its own copy of ``event``; a hook that raises is logged and skipped."""
+    def fire(self, hooks: list[Hook], event: ExecutionEvent) -> bool:
+        """Call each hook with its own copy of ``event``; a hook that raises is logged and
+        skipped. ``False`` when one of them raised."""
+        ok = True
         for hook in hooks:
             try:
                 hook(replace(event, arguments=private_arguments(event.arguments)))
             except Exception:
+                ok = False
                 phase = "start" if event.duration_ms is None else "error" if event.error is not None else "end"
                 logger.exception(
                     "%s hook %s raised on %s; the call goes on",
                     phase, getattr(hook, "__qualname__", repr(hook)), event.tool,
                 )
+        return ok
+
+    def refuses_after_hook_failure(self, tool: Tool) -> bool:
+        """Whether a start hook that raised stops a call of ``tool`` (see ``hook_failure``)."""
+        if self.hook_failure == "continue":
+            return False
+        return self.hook_failure == "refuse_all" or not tool.annotations.get("readOnlyHint", False)
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -171,7 +214,8 @@ def private_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     arguments (the common case) are copied shallowly, nested ones deeply."""
     if all(isinstance(value, _SCALARS) for value in arguments.values()):
         return dict(arguments)
-    return copy.deepcopy(dict(arguments))
+    copied: dict[str, Any] = _private_copy(dict(arguments))
+    return copied
 
 
 _EMPTY = Controls()
@@ -185,53 +229,121 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
     return _worker_pool
 
 
-def map_exception(exc: BaseException, tool: str) -> ToolCallError:
-    """Translate whatever a driver raised into the error the LLM sees (once, here)."""
+def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = None) -> ToolCallError:
+    """Translate whatever a driver raised into the error the LLM sees (once, here).
+
+    A :class:`ToolCallError` keeps its message; any other exception becomes a generic
+    ``EXECUTION_ERROR`` naming only its type (its text may hold internals: a password,
+    a path, a host), and its text and traceback are logged on ``mcs.pipeline``.
+    ``secrets`` (secret argument values) are scrubbed from the message and the log.
+    """
     if isinstance(exc, ToolCallError):
         if exc.tool is None:
             exc.tool = tool
+        if secrets:
+            exc.message = scrub(exc.message, secrets)
+            exc.args = (exc.message,)
         return exc
     if isinstance(exc, TimeoutError | asyncio.TimeoutError):
         return ToolTimeoutError(f"{tool} did not finish in time.", tool=tool)
-    text = str(exc).strip()
-    if len(text) > 500:
-        text = text[:500] + "..."
-    detail = f": {text}" if text else ""
-    return ExecutionError(f"{tool} failed ({type(exc).__name__}){detail}", tool=tool)
+    import traceback
+
+    detail = scrub(f"{type(exc).__name__}: {exc}", secrets or [])
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    logger.error("%s failed unexpectedly: %s\n%s", tool, detail, frames.rstrip())
+    return ExecutionError(
+        f"{tool} failed unexpectedly ({type(exc).__name__}); the details are in the server's log.",
+        tool=tool,
+        details={"category": "internal", "retryable": False},
+    )
 
 
-def _private_copy(result: Any) -> Any:
+_ATOMS: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
+_FAST_COPY_DEPTH = 16
+
+
+def _private_copy(value: Any, depth: int = 0) -> Any:
+    """A deep copy for hooks to keep: JSON-shaped data is copied directly (the common case,
+    several times cheaper than :func:`copy.deepcopy`); other objects, and data nested
+    deeper than a few levels (which may be cyclic), go through ``copy.deepcopy``. A value
+    that cannot be copied is handed over as it is."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if depth < _FAST_COPY_DEPTH:
+        if kind is dict:
+            return {key: _private_copy(item, depth + 1) for key, item in value.items()}
+        if kind is list:
+            return [_private_copy(item, depth + 1) for item in value]
     try:
-        return copy.deepcopy(result)
+        return copy.deepcopy(value)
     except Exception:
-        return result
+        return value
 
 
-def _admit(invocation: Invocation, controls: Controls) -> ExecutionEvent | None:
-    """Check the policies, then fire the start hooks; the event the call ends with, or
-    ``None`` when no hook is registered.
+@dataclass(slots=True)
+class _Admitted:
+    """An admitted call: its hook event (``None`` without hooks) and what to give back."""
+
+    event: ExecutionEvent | None
+    release: Callable[[], None] | None = None
+    probe: bool = False
+
+
+def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
+    """Check the policies, the circuit breaker and the rate limit, then fire the start
+    hooks.
 
     Raises:
-        PolicyDeniedError: a policy denied the call (no hook has fired).
+        PolicyDeniedError: a policy or the rate limit refused the call (no hook has fired).
+        ExecutionError: the upstream's circuit is open; or a start hook failed and
+            ``controls.hook_failure`` refuses the call (its error hooks have fired).
     """
-    controls.check_policies(invocation.tool.name, invocation.arguments, invocation.context)
+    tool = invocation.tool.name
+    controls.check_policies(tool, invocation.arguments, invocation.context)
+    probe = False
+    if controls.circuit_breaker is not None:
+        probe = controls.circuit_breaker.admit(invocation.upstream, tool)
+    release = None
+    if controls.rate_limit is not None:
+        try:
+            release = controls.rate_limit.acquire(invocation.context.agent_id, tool)
+        except PolicyDeniedError:
+            if probe and controls.circuit_breaker is not None:
+                controls.circuit_breaker.record(invocation.upstream, None, probe=True)
+            raise
     if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
-        return None
+        return _Admitted(None, release, probe)
     event = ExecutionEvent(
-        tool=invocation.tool.name,
-        arguments=private_arguments(invocation.arguments),
+        tool=tool,
+        arguments=redact(private_arguments(invocation.arguments), invocation.secret_mask),
         context=invocation.context,
         started_at=time.time(),
     )
-    controls.fire(controls.start_hooks, event)
-    return event
+    admitted = _Admitted(event, release, probe)
+    if not controls.fire(controls.start_hooks, event) and controls.refuses_after_hook_failure(invocation.tool):
+        refusal = ExecutionError(
+            f"{tool} was not run: the audit hook failed, and calls that change things fail closed.",
+            tool=tool, details={"category": "audit_failed", "retryable": True},
+        )
+        _finish(controls, admitted, invocation, time.perf_counter(), error=refusal, counts=False)
+        raise refusal
+    return admitted
 
 
 def _finish(
-    controls: Controls, event: ExecutionEvent | None, started: float, *, result: Any = None,
-    error: ToolCallError | None = None,
+    controls: Controls, admitted: _Admitted, invocation: Invocation, started: float, *, result: Any = None,
+    error: ToolCallError | None = None, counts: bool = True,
 ) -> None:
-    """Fire the end hooks (or the error hooks when ``error`` is set) for an admitted call."""
+    """Give back the rate-limit slot, tell the circuit breaker, and fire the end hooks (or
+    the error hooks when ``error`` is set). ``counts=False``: the call was interrupted,
+    which says nothing about the upstream."""
+    if admitted.release is not None:
+        admitted.release()
+    if controls.circuit_breaker is not None and (counts or admitted.probe):
+        outcome = error if counts else None
+        controls.circuit_breaker.record(invocation.upstream, outcome, probe=admitted.probe)
+    event = admitted.event
     hooks = controls.error_hooks if error is not None else controls.end_hooks
     if event is None or not hooks:
         return
@@ -257,7 +369,7 @@ def run_sync(
 ) -> Any:
     """Run an admitted call: policies, hooks, deadline, error mapping. Returns the raw result."""
     tool = invocation.tool.name
-    event = _admit(invocation, controls)
+    admitted = _admit(invocation, controls)
     started = time.perf_counter()
     try:
         remaining = invocation.remaining()
@@ -277,12 +389,12 @@ def run_sync(
             check_output(result)
     except BaseException as exc:
         if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: report, never swallow
-            _finish(controls, event, started, error=_interrupted(tool, exc))
+            _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
             raise
-        error = map_exception(exc, tool)
-        _finish(controls, event, started, error=error)
+        error = map_exception(exc, tool, invocation.secrets())
+        _finish(controls, admitted, invocation, started, error=error)
         raise error from (None if error is exc else exc)
-    _finish(controls, event, started, result=result)
+    _finish(controls, admitted, invocation, started, result=result)
     return result
 
 
@@ -295,7 +407,7 @@ async def run_async(
 ) -> Any:
     """The async twin of :func:`run_sync`; the deadline cancels the awaited call."""
     tool = invocation.tool.name
-    event = _admit(invocation, controls)
+    admitted = _admit(invocation, controls)
     started = time.perf_counter()
     try:
         remaining = invocation.remaining()
@@ -314,13 +426,13 @@ async def run_async(
         if check_output is not None:
             check_output(result)
     except asyncio.CancelledError as exc:  # the caller gave up: report, then let it propagate
-        _finish(controls, event, started, error=_interrupted(tool, exc))
+        _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
         raise
     except Exception as exc:
-        error = map_exception(exc, tool)
-        _finish(controls, event, started, error=error)
+        error = map_exception(exc, tool, invocation.secrets())
+        _finish(controls, admitted, invocation, started, error=error)
         raise error from (None if error is exc else exc)
-    _finish(controls, event, started, result=result)
+    _finish(controls, admitted, invocation, started, result=result)
     return result
 
 
@@ -343,7 +455,7 @@ def stream_sync(
     consumer stops early (the driver's iterator is then closed, releasing the stream).
     """
     tool = invocation.tool.name
-    event = _admit(invocation, controls)
+    admitted = _admit(invocation, controls)
     started = time.perf_counter()
     count = 0
     stream = open_stream(invocation)
@@ -353,16 +465,16 @@ def stream_sync(
             yield item
     except GeneratorExit:
         _close(stream)
-        _finish(controls, event, started, result=_streamed(count))
+        _finish(controls, admitted, invocation, started, result=_streamed(count))
         raise
     except Exception as exc:
-        error = map_exception(exc, tool)
-        _finish(controls, event, started, error=error)
+        error = map_exception(exc, tool, invocation.secrets())
+        _finish(controls, admitted, invocation, started, error=error)
         raise error from (None if error is exc else exc)
     except BaseException as exc:
-        _finish(controls, event, started, error=_interrupted(tool, exc))
+        _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
         raise
-    _finish(controls, event, started, result=_streamed(count))
+    _finish(controls, admitted, invocation, started, result=_streamed(count))
 
 
 async def stream_async(
@@ -373,7 +485,7 @@ async def stream_async(
 ) -> AsyncIterator[Any]:
     """The async twin of :func:`stream_sync`."""
     tool = invocation.tool.name
-    event = _admit(invocation, controls)
+    admitted = _admit(invocation, controls)
     started = time.perf_counter()
     count = 0
     stream = open_stream(invocation)
@@ -383,17 +495,17 @@ async def stream_async(
             yield item
     except GeneratorExit:
         await _aclose(stream)
-        _finish(controls, event, started, result=_streamed(count))
+        _finish(controls, admitted, invocation, started, result=_streamed(count))
         raise
     except asyncio.CancelledError as exc:
         await _aclose(stream)
-        _finish(controls, event, started, error=_interrupted(tool, exc))
+        _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
         raise
     except Exception as exc:
-        error = map_exception(exc, tool)
-        _finish(controls, event, started, error=error)
+        error = map_exception(exc, tool, invocation.secrets())
+        _finish(controls, admitted, invocation, started, error=error)
         raise error from (None if error is exc else exc)
-    _finish(controls, event, started, result=_streamed(count))
+    _finish(controls, admitted, invocation, started, result=_streamed(count))
 
 
 def _close(stream: Iterator[Any]) -> None:

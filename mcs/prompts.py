@@ -35,7 +35,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -617,6 +617,56 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _compact(value: Any) -> str:
+    """JSON without the spaces after ``,`` and ``:``: the same facts in fewer tokens."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_DEFS_KEYS = ("$defs", "definitions")
+SHARED_DEFINITIONS_LEAD = "Definitions the tools below refer to with $ref:"
+
+
+def shared_definitions(tools: Sequence[Tool]) -> tuple[dict[str, Any], list[Tool]]:
+    """The ``$defs`` that several tools carry, lifted into one table, and the tools
+    without them (a definition only one tool uses stays with it).
+
+    Tools of one spec share their definitions (a REST API's ``Pod``, ``Issue``...): a
+    description that repeats each tool's closure of them grows with tools x definitions.
+    A name two tools define differently is not lifted.
+    """
+    seen: dict[str, Any] = {}
+    users: dict[str, int] = {}
+    clashing: set[str] = set()
+    for tool in tools:
+        for key in _DEFS_KEYS:
+            defs = tool.input_schema.get(key)
+            if not isinstance(defs, Mapping):
+                continue
+            for name, body in defs.items():
+                first = seen.setdefault(name, body)
+                if first is not body and first != body:
+                    clashing.add(name)
+                users[name] = users.get(name, 0) + 1
+    table = {name: seen[name] for name, count in users.items() if count > 1 and name not in clashing}
+    if not table:
+        return {}, list(tools)
+    stripped = []
+    for tool in tools:
+        schema = dict(tool.input_schema)
+        changed = False
+        for key in _DEFS_KEYS:
+            defs = schema.get(key)
+            if isinstance(defs, Mapping) and any(name in table for name in defs):
+                rest = {name: body for name, body in defs.items() if name not in table}
+                if rest:
+                    schema[key] = rest
+                else:
+                    del schema[key]
+                changed = True
+        stripped.append(replace(tool, input_schema=schema) if changed else tool)
+    return table, stripped
+
+
 def _function_entry(tool: Tool) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": tool.name}
     if tool.description:
@@ -625,12 +675,21 @@ def _function_entry(tool: Tool) -> dict[str, Any]:
     return entry
 
 
+def _json_lines(tools: Sequence[Tool], entry: Any) -> str:
+    table, tools = shared_definitions(tools)
+    lines = [_compact(entry(tool)) for tool in tools]
+    if table:
+        cleaned = {name: clean_schema(body) for name, body in table.items()}
+        lines.insert(0, f"{SHARED_DEFINITIONS_LEAD} {_compact({'$defs': cleaned})}")
+    return "\n".join(lines)
+
+
 def _render_json(tools: Sequence[Tool]) -> str:
-    return "\n".join(_dumps(_function_entry(tool)) for tool in tools)
+    return _json_lines(tools, _function_entry)
 
 
 def _render_openai(tools: Sequence[Tool]) -> str:
-    return "\n".join(_dumps({"type": "function", "function": _function_entry(tool)}) for tool in tools)
+    return _json_lines(tools, lambda tool: {"type": "function", "function": _function_entry(tool)})
 
 
 # TypeScript rendering: the "namespace functions" shape OpenAI models see their tools in.
@@ -731,18 +790,27 @@ def _ts_object(schema: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _ts_definitions(defs: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for def_name, def_schema in defs.items():
+        if isinstance(def_schema, Mapping) and def_schema.get("description"):
+            lines.extend(_ts_comment_lines(def_schema["description"]))
+        lines.append(f"type {_ts_alias(def_name)} = {_ts_type(def_schema)};")
+    return lines
+
+
 def _render_typescript(tools: Sequence[Tool]) -> str:
     blocks = ["namespace functions {"]
+    table, tools = shared_definitions(tools)
+    if table:
+        blocks.append("\n".join(["", *_ts_definitions({n: clean_schema(b) for n, b in table.items()})]))
     for tool in tools:
         schema = clean_schema(tool.input_schema)
         lines: list[str] = [""]
-        for key in ("$defs", "definitions"):
+        for key in _DEFS_KEYS:
             defs = schema.get(key)
             if isinstance(defs, Mapping):
-                for def_name, def_schema in defs.items():
-                    if isinstance(def_schema, Mapping) and def_schema.get("description"):
-                        lines.extend(_ts_comment_lines(def_schema["description"]))
-                    lines.append(f"type {_ts_alias(def_name)} = {_ts_type(def_schema)};")
+                lines.extend(_ts_definitions(defs))
         if tool.description:
             lines.extend(_ts_comment_lines(tool.description))
         own = schema.get("description")

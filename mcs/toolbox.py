@@ -9,6 +9,12 @@ merged tool by tool; a driver that implements only the bare MCS contract is chai
 
 Policies and hooks registered on the toolbox run before those of the member driver,
 which still applies its own.
+
+Members' prompts and resources pass through too (``prompts()``, ``render_prompt()``,
+``resources()``, ``resource_templates()``, ``read_resource()``, ``acomplete()``): a prompt
+name two members share is prefixed like a tool, a URI is read from the first member
+that has it. A member's change (and :meth:`Toolbox.add`) is announced to the
+toolbox's own change listeners.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import json
 import tomllib
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +33,7 @@ import yaml
 from mcs import prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, MCSDriver, ToolDriver
-from mcs.errors import ConfigurationError
+from mcs.errors import ConfigurationError, ToolNotFoundError
 from mcs.interfaces import normalise_declaration
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
@@ -61,17 +67,51 @@ class Toolbox(ToolDriver):
         members = dict(drivers) if isinstance(drivers, Mapping) else self._keyed(drivers)
         if not members:
             raise ConfigurationError("a toolbox needs at least one driver")
-        self.members: dict[str, MCSDriver] = members
+        self.members: dict[str, MCSDriver] = {}
+        self._name = name
+        self._unsubscribe: dict[str, Callable[[], None]] = {}
+        for key, driver in members.items():
+            self._join(key, driver)
+        self._build_meta()
+
+    def _build_meta(self) -> None:
+        members = self.members
+        passed = ("prompts", "resources", "completions")
+        capabilities = ["list_changed", *(c for c in passed if any(_offers(d, c) for d in members.values()))]
         self.meta = DriverMeta(
             id=str(uuid.uuid5(_NAMESPACE, ",".join(sorted(members)))),
-            name=name,
+            name=self._name,
             version="0.1.0",
             protocol="+".join(sorted({d.meta.protocol for d in members.values()})),
             transport="+".join(sorted({d.meta.transport for d in members.values()})),
             spec_format="+".join(sorted({d.meta.spec_format for d in members.values()})),
             target_llms=prompts.target_llms(self.prompt_templates),
+            capabilities=tuple(capabilities),
             prefix=self.prefix,
         )
+
+    def _join(self, key: str, driver: MCSDriver) -> None:
+        self.members[key] = driver
+        if isinstance(driver, ToolDriver):
+            self._unsubscribe[key] = driver.add_change_listener(self._member_changed)
+
+    def _member_changed(self, kind: Any, uri: str | None) -> None:
+        self.notify_changed(kind, uri)
+
+    def add(self, key: str, driver: MCSDriver) -> None:
+        """Add a member while the toolbox is in use; listeners hear that tools, prompts
+        and resources changed.
+
+        Raises:
+            ConfigurationError: a member already has that key.
+        """
+        if key in self.members:
+            raise ConfigurationError(f"the toolbox already has a member named {key!r}")
+        self._join(key, driver)
+        self._build_meta()
+        self.notify_changed("tools")
+        self.notify_changed("prompts")
+        self.notify_changed("resources")
 
     @staticmethod
     def _keyed(drivers: Iterable[MCSDriver]) -> dict[str, MCSDriver]:
@@ -178,6 +218,10 @@ class Toolbox(ToolDriver):
 
     # ----------------------------------------------------------------- calls
 
+    def upstream_of(self, tool: Tool) -> str:
+        """Each member is its own upstream for the toolbox's circuit breaker."""
+        return str(tool.meta.get(_MEMBER, ""))
+
     def _member(self, invocation: Invocation) -> tuple[ToolDriver, str]:
         key = str(invocation.tool.meta[_MEMBER])
         return self._tool_drivers()[key], str(invocation.tool.meta[_MEMBER_TOOL])
@@ -215,11 +259,153 @@ class Toolbox(ToolDriver):
                     return result
         return llm_response
 
+    # ----------------------------------------------------------------- prompts and resources
+
+    def _offering(self, capability: str) -> dict[str, Any]:
+        """Members offering prompts, resources or completions (by their methods, as ``mcs serve`` reads them)."""
+        return {k: d for k, d in self.members.items() if _offers(d, capability)}
+
+    def _prompt_routes(self) -> dict[str, tuple[Any, str, Any]]:
+        listed = [(key, p) for key, d in self._offering("prompts").items() for p in d.prompts()]
+        counts = Counter(_field(p, "name") for _, p in listed)
+        routes: dict[str, tuple[Any, str, Any]] = {}
+        for key, item in listed:
+            original = str(_field(item, "name"))
+            exposed = original if counts[original] == 1 else f"{key}_{original}"
+            routes[exposed] = (self.members[key], original, item)
+        return routes
+
+    def prompts(self) -> list[Any]:
+        """Every member's prompts (a shared name prefixed with the member's key)."""
+        out: list[Any] = []
+        for exposed, (_, original, item) in self._prompt_routes().items():
+            if exposed != original:
+                item = {**item, "name": exposed} if isinstance(item, Mapping) else _renamed(item, exposed)
+            out.append(item)
+        return out
+
+    def _prompt_owner(self, name: str) -> tuple[Any, str]:
+        route = self._prompt_routes().get(name)
+        if route is None:
+            raise ToolNotFoundError(f"There is no prompt named {name!r}.", tool=name)
+        return route[0], route[1]
+
+    def render_prompt(self, name: str, arguments: Mapping[str, Any], context: AgentContext | None = None) -> Any:
+        driver, original = self._prompt_owner(name)
+        return driver.render_prompt(original, arguments, context or AgentContext())
+
+    async def arender_prompt(
+        self, name: str, arguments: Mapping[str, Any], context: AgentContext | None = None
+    ) -> Any:
+        driver, original = self._prompt_owner(name)
+        render = getattr(driver, "arender_prompt", None)
+        if callable(render):
+            return await render(original, arguments, context or AgentContext())
+        import asyncio
+
+        return await asyncio.to_thread(driver.render_prompt, original, arguments, context or AgentContext())
+
+    def resources(self) -> list[Any]:
+        """Every member's static resources, in member order."""
+        return [r for d in self._offering("resources").values() for r in d.resources()]
+
+    def resource_templates(self) -> list[Any]:
+        """Every member's resource templates, in member order."""
+        out: list[Any] = []
+        for driver in self._offering("resources").values():
+            templates = getattr(driver, "resource_templates", None)
+            if callable(templates):
+                out.extend(templates())
+        return out
+
+    def read_resource(self, uri: str, context: AgentContext | None = None) -> Any:
+        """The content at ``uri`` from the first member that has it."""
+        for driver in self._offering("resources").values():
+            try:
+                return driver.read_resource(uri, context or AgentContext())
+            except (ToolNotFoundError, KeyError):
+                continue
+        raise ToolNotFoundError(f"There is no resource {uri!r}.", tool=uri)
+
+    async def aread_resource(self, uri: str, context: AgentContext | None = None) -> Any:
+        import asyncio
+
+        for driver in self._offering("resources").values():
+            read = getattr(driver, "aread_resource", None)
+            try:
+                if callable(read):
+                    return await read(uri, context or AgentContext())
+                return await asyncio.to_thread(driver.read_resource, uri, context or AgentContext())
+            except (ToolNotFoundError, KeyError):
+                continue
+        raise ToolNotFoundError(f"There is no resource {uri!r}.", tool=uri)
+
+    def resource_updated(self, uri: str) -> None:
+        """Announce that the resource at ``uri`` has new content (members' own announcements
+        pass through on their own)."""
+        self.notify_changed("resource", uri)
+
+    async def acomplete(
+        self, kind: str, name: str, argument: str, value: str, arguments: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """Completions from the member that owns the prompt or resource template."""
+        members = self._offering("completions")
+        if kind == "prompt":
+            route = self._prompt_routes().get(name)
+            if route is None or route[0] not in members.values():
+                return []
+            targets, name = [route[0]], route[1]
+        else:
+            targets = list(members.values())
+        for driver in targets:
+            acomplete = getattr(driver, "acomplete", None)
+            if callable(acomplete):
+                values: list[str] = await acomplete(kind, name, argument, value, arguments)
+                if values:
+                    return values
+        return []
+
+    def complete(
+        self, kind: str, name: str, argument: str, value: str, arguments: Mapping[str, str] | None = None
+    ) -> list[str]:
+        from mcs._callables import run_awaitable
+
+        result: list[str] = run_awaitable(self.acomplete(kind, name, argument, value, arguments))
+        return result
+
+    def has_completions(self) -> bool:
+        return any(getattr(d, "has_completions", lambda: True)() for d in self._offering("completions").values())
+
     def close(self) -> None:
+        for remove in self._unsubscribe.values():
+            remove()
         for driver in self.members.values():
             close = getattr(driver, "close", None)
             if callable(close):
                 close()
+
+
+_OFFER_METHODS = {
+    "prompts": ("prompts", "render_prompt"),
+    "resources": ("resources", "read_resource"),
+    "completions": ("acomplete",),
+}
+
+
+def _offers(driver: MCSDriver, capability: str) -> bool:
+    return all(callable(getattr(driver, method, None)) for method in _OFFER_METHODS[capability])
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
+def _renamed(item: Any, name: str) -> Any:
+    """A copy of a prompt object (a dataclass or a pydantic model) with another name."""
+    copy = getattr(item, "model_copy", None)
+    if callable(copy):
+        return copy(update={"name": name})
+    return replace(item, name=name)
 
 
 def _read_config(file: Path) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 import jsonschema_rs
 
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
+from mcs.redaction import SecretMask, scrub, secret_mask, secret_values
 
 _MAX_REPORTED_ERRORS = 5
 _MAX_PROBLEM_CHARS = 300
@@ -175,6 +176,14 @@ def _is_text(text: str) -> bool:
 
 def _bad_text_at(value: Any) -> list[Any] | None:
     """The path of the first string or key that is not valid Unicode text, else ``None``."""
+    if type(value) is dict:  # the common case, a flat object of ASCII text and numbers: one pass
+        for key, item in value.items():
+            kind = type(item)
+            plain = (kind is str and item.isascii()) or kind is int or kind is float or kind is bool or item is None
+            if not plain or (type(key) is str and not key.isascii() and not _is_text(key)):
+                break
+        else:
+            return None
     if isinstance(value, str):
         return None if _is_text(value) else []
     if isinstance(value, dict):
@@ -211,13 +220,16 @@ def _bounded_message(error: Any) -> str:
 class ArgumentValidator:
     """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
 
-    __slots__ = ("_properties", "_schema", "_tool", "_validator")
+    __slots__ = ("_hints", "_properties", "_schema", "_tool", "_validator", "secret_mask")
 
     def __init__(self, schema: Mapping[str, Any], tool: str) -> None:
         self._tool = tool
         self._schema = _strict_top_level(schema)
         properties = self._schema.get("properties")
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        #: Where the secret-typed arguments are (see :mod:`mcs.redaction`), or ``None``.
+        self.secret_mask: SecretMask | None = secret_mask(self._schema)
+        self._hints: dict[str, str] = {}  # a required argument's " (type)" hint, worked out once
         try:
             self._validator = jsonschema_rs.validator_for(self._schema)
         except Exception:
@@ -264,12 +276,31 @@ class ArgumentValidator:
             )
         if self._validator.is_valid(arguments):
             return arguments
-        if not repair:
-            raise self._error(arguments)
+        if not repair or not arguments:  # `{}` has nothing to repair: refused at once
+            raise self._scrubbed(self._error(arguments), arguments)
         repaired = _coerce(copy.deepcopy(arguments), self._schema, self._schema)
         if self._validator.is_valid(repaired):
             return dict(repaired)
-        raise self._error(repaired)
+        raise self._scrubbed(self._error(repaired), arguments, repaired)
+
+    def _scrubbed(self, error: InvalidInputError, *sent: Any) -> InvalidInputError:
+        """``error`` with no secret-typed value quoted back (SECURITY.md F3)."""
+        if self.secret_mask is not None:
+            secrets = [value for arguments in sent for value in secret_values(arguments, self.secret_mask)]
+            error.message = scrub(error.message, secrets)
+            error.args = (error.message,)
+        return error
+
+    def _hint(self, name: Any) -> str:
+        """`` (string)`` for a required argument named ``name``: the types it takes."""
+        if not isinstance(name, str):
+            return ""
+        hint = self._hints.get(name)
+        if hint is None:
+            expected = _types_of(self._properties.get(name), self._schema)
+            hint = f" ({'/'.join(sorted(expected))})" if expected else ""
+            self._hints[name] = hint
+        return hint
 
     def _error(self, arguments: dict[str, Any]) -> InvalidInputError:
         problems: list[str] = []
@@ -290,10 +321,12 @@ class ArgumentValidator:
                 fields.append(".".join(str(p) for p in [*path, name]))
             elif kind == "Required":
                 name = getattr(error.kind, "property", error.message)
-                expected = _types_of(self._properties.get(name), self._schema) if isinstance(name, str) else set()
-                hint = f" ({'/'.join(sorted(expected))})" if expected else ""
-                problems.append(f"missing required argument {name!r}{hint}")
+                problems.append(f"missing required argument {name!r}{self._hint(name)}")
                 fields.append(str(name))
+            elif self._is_secret_path(path):
+                problems.append(f"{_location(path)}: does not fit the schema ({kind}; the value is secret "
+                                "and not shown)")
+                fields.append(".".join(str(p) for p in path))
             else:
                 problems.append(f"{_location(path)}: {_bounded_message(error)}")
                 if path:
@@ -303,6 +336,20 @@ class ArgumentValidator:
         unique = list(dict.fromkeys(problems))
         message = f"Invalid arguments for {self._tool}: " + "; ".join(unique) + "."
         return InvalidInputError(message, tool=self._tool, details={"fields": list(dict.fromkeys(fields))})
+
+
+    def _is_secret_path(self, path: list[Any]) -> bool:
+        """Whether the value at ``path`` is (inside) a secret-typed argument."""
+        node: Any = self.secret_mask
+        for part in path:
+            if node is True:
+                return True
+            if not isinstance(node, Mapping):
+                return False
+            node = node.get(str(part)) if not isinstance(part, int) else node.get("*")
+            if node is None:
+                return False
+        return node is True
 
 
 def compile_validator(schema: Mapping[str, Any], *, tool: str) -> ArgumentValidator:

@@ -61,6 +61,14 @@ def test_describe_in_openai_format_is_json() -> None:
     assert [t["function"]["name"] for t in tools] == ["get_weather", "add"]
 
 
+def test_describe_in_a_native_format_exports_the_meta_tools_in_discovery_mode() -> None:
+    done = run_mcs("describe", "functions", "-o", "description_mode=discovery", "--format", "anthropic")
+    assert done.returncode == EXIT_OK, done.stderr
+    assert [t["name"] for t in json.loads(done.stdout)] == ["search_tools", "describe_tool", "call_tool"]
+    every = run_mcs("describe", "functions", "-o", "description_mode=discovery", "--format", "anthropic", "--all-tools")
+    assert [t["name"] for t in json.loads(every.stdout)] == ["get_weather", "add"]
+
+
 def test_prompt_prints_the_system_message_for_a_model() -> None:
     done = run_mcs("prompt", "functions", "--model", "m")
     assert done.returncode == EXIT_OK

@@ -10,7 +10,13 @@ import pytest
 from pydantic import BaseModel, Field
 
 from mcs import AgentContext, FunctionDriver, FunctionTool, tool
-from mcs.errors import ConfigurationError, ErrorCode, ExecutionError, InvalidInputError
+from mcs.errors import (
+    ConfigurationError,
+    ErrorCode,
+    ExecutionError,
+    InvalidInputError,
+    ToolTimeoutError,
+)
 
 
 class CustomerRequest(BaseModel):
@@ -136,7 +142,8 @@ def test_the_driver_meta_is_stable_per_name() -> None:
     assert FunctionDriver(name="x").meta.id == FunctionDriver(name="x").meta.id
     assert FunctionDriver(name="x").meta.id != FunctionDriver(name="y").meta.id
     meta = FunctionDriver().meta
-    assert (meta.name, meta.protocol, meta.capabilities) == ("functions", "Python", ("healthcheck",))
+    assert (meta.name, meta.protocol) == ("functions", "Python")
+    assert set(meta.capabilities) == {"healthcheck", "prompts", "resources", "completions", "list_changed"}
 
 
 def test_healthcheck_reports_the_tool_count() -> None:
@@ -157,7 +164,18 @@ def test_a_function_that_raises_is_an_execution_error() -> None:
     def divide(a: int, b: int) -> float:
         return a / b
 
-    with pytest.raises(ExecutionError, match=r"divide failed \(ZeroDivisionError\): division by zero"):
+    with pytest.raises(ExecutionError, match=r"divide failed unexpectedly \(ZeroDivisionError\)") as info:
+        FunctionDriver([divide]).call_tool("divide", {"a": 1, "b": 0})
+    assert "division by zero" not in info.value.message  # the exception's text stays in the log
+
+
+def test_a_function_raising_a_tool_call_error_speaks_to_the_model() -> None:
+    def divide(a: int, b: int) -> float:
+        if b == 0:
+            raise ExecutionError("b must not be 0")
+        return a / b
+
+    with pytest.raises(ExecutionError, match="b must not be 0"):
         FunctionDriver([divide]).call_tool("divide", {"a": 1, "b": 0})
 
 
@@ -167,16 +185,50 @@ def test_a_prefixed_driver_still_finds_its_functions() -> None:
     assert driver.call_tool("calc_add", {"a": 1, "b": 2}) == 3
 
 
-def test_sync_tools_run_on_a_worker_thread_under_the_default_timeout() -> None:
+def test_sync_tools_run_inline_on_the_callers_thread_by_default() -> None:
     seen: list[str] = []
 
     def where() -> None:
         seen.append(threading.current_thread().name)
 
     FunctionDriver([where]).call_tool("where")
+    FunctionDriver([where]).process_llm_response('{"tool": "where", "arguments": {}}')
     FunctionDriver([where], timeout=None).call_tool("where")
+    assert seen == [threading.current_thread().name] * 3
+
+
+def test_thread_deadline_runs_sync_tools_on_a_worker_and_abandons_an_overrun() -> None:
+    release = threading.Event()
+    seen: list[str] = []
+
+    def stall() -> str:
+        seen.append(threading.current_thread().name)
+        release.wait(5)
+        return "late"
+
+    driver = FunctionDriver([stall], timeout=0.05, thread_deadline=True)
+    try:
+        with pytest.raises(ToolTimeoutError, match="abandoned"):
+            driver.call_tool("stall")
+    finally:
+        release.set()
     assert seen[0].startswith("mcs-tool")
-    assert seen[1] == threading.current_thread().name
+
+
+def test_an_async_tool_on_the_sync_path_keeps_its_deadline() -> None:
+    release = threading.Event()
+
+    @tool
+    async def hang() -> None:
+        """Does not finish in time."""
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+
+    try:
+        with pytest.raises(ToolTimeoutError):
+            FunctionDriver([hang], timeout=0.05).call_tool("hang")
+    finally:
+        release.set()
 
 
 def test_an_async_tool_runs_through_the_sync_api() -> None:
@@ -261,3 +313,16 @@ def test_a_driver_without_tools_tells_the_model_not_to_call(model: str | None) -
         assert '{"tool":' not in message
         call = '{"tool": "lower", "arguments": {"text": "A"}}'
         assert driver.process_llm_response(call) is call
+
+
+def test_known_names_are_computed_once_and_renewed_when_a_function_is_added() -> None:
+    driver = FunctionDriver([add])
+    names = driver._known_names()
+    assert driver._known_names() is names
+
+    def double(x: int) -> int:
+        return 2 * x
+
+    driver.add(double)
+    assert "double" in driver._known_names()
+    assert driver.process_llm_response('double\n{"x": 4}') == 8  # a guessed name: only known names count

@@ -287,7 +287,9 @@ def test_a_failing_tool_goes_back_as_execution_error() -> None:
     model = ScriptedModel(['{"tool": "fails", "arguments": {}}', "It failed."])
     result = run_conversation(model, FunctionDriver([fails]), QUESTION)
     assert result.outcomes[0].error is not None
-    assert "backend unavailable" in model.seen[1][-1]["content"]
+    fed_back = model.seen[1][-1]["content"]
+    assert "fails failed unexpectedly (RuntimeError)" in fed_back
+    assert "backend unavailable" not in fed_back  # internals stay in the server log
 
 
 # ---------------------------------------------------------------------- async twin

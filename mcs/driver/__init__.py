@@ -46,9 +46,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext
 from mcs.driver import _identity
-from mcs.errors import ToolCallError, ToolNotFoundError
+from mcs.errors import InvalidInputError, ToolCallError, ToolNotFoundError
+from mcs.limits import CircuitBreaker, RateLimit
 from mcs.parsing import parse_tool_calls
 from mcs.pipeline import Controls, Invocation
+from mcs.redaction import SecretMask
 from mcs.tools import Tool, ToolCall
 from mcs.validation import (
     ArgumentValidator,
@@ -58,14 +60,27 @@ from mcs.validation import (
 )
 
 MCS_SPEC_VERSION = "0.1"
+#: How many calls one model output may run at most, unless a driver says otherwise.
+DEFAULT_MAX_CALLS_PER_RESPONSE = 32
 
-KNOWN_CAPABILITIES = frozenset({"healthcheck", "cache", "status", "stream"})
+KNOWN_CAPABILITIES = frozenset(
+    {"healthcheck", "cache", "status", "stream", "prompts", "resources", "completions", "list_changed"}
+)
 _CAPABILITY_METHODS = {
     "healthcheck": "healthcheck",
     "cache": "warmup",
     "status": "get_status",
     "stream": "stream_call",
+    "prompts": "prompts",
+    "resources": "resources",
+    "completions": "complete",
+    "list_changed": "add_change_listener",
 }
+
+#: What changed, for :meth:`ToolDriver.add_change_listener`: a list of tools, prompts or
+#: resources, or (``"resource"``) the content of one resource, whose URI is given.
+ChangeKind = Literal["tools", "prompts", "resources", "resource"]
+ChangeListener = Callable[[ChangeKind, "str | None"], object]
 
 
 class DriverMeta(BaseModel):
@@ -201,6 +216,13 @@ class ToolDriver(MCSDriver):
       the response unchanged when it names no tool of this driver; ``"error"`` raises
       ``TOOL_NOT_FOUND`` for a call naming an unknown tool.
     * ``prompt_templates``: a :class:`mcs.prompts.PromptRegistry` that overrides the default.
+    * ``max_calls_per_response``: the most calls one model output may run (default 32).
+      A response holding more runs none of them: ``INVALID_INPUT`` asks the model to
+      split the work.
+    * ``rate_limit``: a :class:`mcs.limits.RateLimit`, calls and concurrency per agent.
+    * ``circuit_breaker``: a :class:`mcs.limits.CircuitBreaker`, failing fast once the
+      upstream keeps failing (per upstream; see :meth:`upstream_of`).
+    * ``controls``: a :class:`mcs.pipeline.Controls` to share policies, hooks and limits.
     """
 
     #: Set by a subclass whose ``_call_tool`` honours ``Invocation.deadline`` itself
@@ -233,6 +255,9 @@ class ToolDriver(MCSDriver):
         on_unknown_tool: UnknownToolMode = "passthrough",
         prompt_templates: prompts.PromptRegistry | None = None,
         controls: Controls | None = None,
+        max_calls_per_response: int = DEFAULT_MAX_CALLS_PER_RESPONSE,
+        rate_limit: RateLimit | None = None,
+        circuit_breaker: CircuitBreaker | None = None,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be a positive number of seconds, or None")
@@ -240,6 +265,8 @@ class ToolDriver(MCSDriver):
             raise ValueError("description_mode must be 'auto', 'inline' or 'discovery'")
         if on_unknown_tool not in ("passthrough", "error"):
             raise ValueError("on_unknown_tool must be 'passthrough' or 'error'")
+        if max_calls_per_response < 1:
+            raise ValueError("max_calls_per_response must be at least 1")
         self.custom_tool_description = custom_tool_description
         self.custom_system_message = custom_system_message
         self.prefix = prefix
@@ -250,10 +277,17 @@ class ToolDriver(MCSDriver):
         self.on_unknown_tool: UnknownToolMode = on_unknown_tool
         self.prompt_templates = prompt_templates
         self.controls = controls if controls is not None else Controls()
+        if rate_limit is not None:
+            self.controls.rate_limit = rate_limit
+        if circuit_breaker is not None:
+            self.controls.circuit_breaker = circuit_breaker
+        self.max_calls_per_response = max_calls_per_response
         self._tools: dict[str, Tool] | None = None
         self._aliases: dict[str, str] | None = None
+        self._names: dict[str, Mapping[str, Any]] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
+        self._change_listeners: list[ChangeListener] = []
 
     @property
     def meta(self) -> DriverMeta:
@@ -332,6 +366,7 @@ class ToolDriver(MCSDriver):
         """Forget cached tools, aliases and validators (after the spec changed)."""
         self._tools = None
         self._aliases = None
+        self._names = None
         self._validators.clear()
         self._output_validators.clear()
 
@@ -365,9 +400,17 @@ class ToolDriver(MCSDriver):
             self._tools = tools
         return self._tools
 
-    def _known_names(self) -> set[str]:
-        """Names and aliases the parser may accept a guessed call for (see mcs.parsing)."""
-        return set(self._tool_map()) | set(self._alias_map())
+    def _known_names(self) -> dict[str, Mapping[str, Any]]:
+        """Names and aliases the parser may accept a guessed call for (see mcs.parsing),
+        each with its tool's input schema, which names positional arguments; computed
+        once, then cached until :meth:`refresh_tools`."""
+        if self._names is None:
+            tools = self._tool_map()
+            known: dict[str, Mapping[str, Any]] = {name: tool.input_schema for name, tool in tools.items()}
+            for alias, name in self._alias_map().items():
+                known.setdefault(alias, tools[name].input_schema)
+            self._names = known
+        return self._names
 
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:
@@ -393,7 +436,7 @@ class ToolDriver(MCSDriver):
         """Meta-tools added by the base class (discovery mode's search and describe)."""
         if self._resolved_mode(tools) != "discovery":
             return []
-        return list(discovery.meta_tools(self.prefix))
+        return [*discovery.meta_tools(self.prefix), discovery.call_meta_tool(self.prefix)]
 
     def _resolved_mode(self, tools: Mapping[str, Tool]) -> Literal["inline", "discovery"]:
         if self.description_mode != "auto":
@@ -479,7 +522,17 @@ class ToolDriver(MCSDriver):
         tool = self.get_tool(call.name)
         if tool is None:
             raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
-        arguments = self._validator(tool).validate(call.arguments)
+        arguments = call.arguments
+        if discovery.is_call_tool(tool):
+            # call_tool(name, arguments) is the named tool's call, addressed another way:
+            # everything below (validation, policies, hooks) sees that tool.
+            name, arguments = discovery.unwrap_call(tool, arguments)
+            target = self.get_tool(name)
+            if target is None or discovery.is_call_tool(target):
+                raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
+            tool = target
+        validator = self._validator(tool)
+        arguments = validator.validate(arguments)
         deadline = time.monotonic() + self.timeout if self.timeout is not None else None
         return Invocation(
             tool=tool,
@@ -487,7 +540,31 @@ class ToolDriver(MCSDriver):
             context=context or AgentContext(),
             deadline=deadline,
             timeout=self.timeout,
+            secret_mask=validator.secret_mask,
+            upstream=self.upstream_of(tool),
         )
+
+    def secret_mask_of(self, name: str) -> SecretMask | None:
+        """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such
+        tool); see :mod:`mcs.redaction`."""
+        tool = self.get_tool(name)
+        return None if tool is None else self._validator(tool).secret_mask
+
+    def upstream_of(self, tool: Tool) -> str:
+        """The upstream system a call of ``tool`` goes to, for the circuit breaker.
+
+        The default, ``""``, treats the driver's endpoint as one upstream; a driver that
+        reaches several (one per MCP server, say) names each.
+        """
+        return ""
+
+    def _check_call_count(self, count: int) -> None:
+        if count > self.max_calls_per_response:
+            raise InvalidInputError(
+                f"The response holds {count} tool calls; at most {self.max_calls_per_response} run from one "
+                "response, so none was run. Make fewer calls at a time.",
+                details={"calls": count, "max_calls_per_response": self.max_calls_per_response},
+            )
 
     def _handler(self, tool: Tool) -> Callable[[Invocation], Any] | None:
         if discovery.is_meta_tool(tool):
@@ -498,15 +575,19 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, context: AgentContext | None
     ) -> list[_Prepared] | None:
         calls = parse_tool_calls(llm_response, known_names=self._known_names())
-        mine = [call for call in calls if self.get_tool(call.name) is not None]
+        if not calls:
+            return None
+        resolved = [(call, self.get_tool(call.name)) for call in calls]
+        mine = [(call, tool) for call, tool in resolved if tool is not None]
         if len(mine) != len(calls) and self.on_unknown_tool == "error":
-            unknown = next(call for call in calls if self.get_tool(call.name) is None)
+            unknown = next(call for call, tool in resolved if tool is None)
             raise ToolNotFoundError(_unknown_tool_message(unknown.name, self._tool_map()), tool=unknown.name)
         if not mine:
             return None
+        self._check_call_count(len(mine))
         base = context or AgentContext()
         prepared: list[_Prepared] = []
-        for index, call in enumerate(mine):
+        for index, (call, _) in enumerate(mine):
             ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
             invocation = self.prepare(call, ctx)
             prepared.append(_Prepared(call, invocation, self._handler(invocation.tool)))
@@ -564,6 +645,11 @@ class ToolDriver(MCSDriver):
 
         return pipeline.stream_async(invocation, one, controls=self.controls)
 
+    def _runs_inline(self, invocation: Invocation) -> bool:
+        """Whether the sync path runs this call on the caller's thread, with no worker-thread
+        deadline around it. The default: when the driver enforces deadlines itself."""
+        return self.enforces_deadline
+
     def _run(
         self, invocation: Invocation, handler: Callable[[Invocation], Any] | None,
         controls: Controls | None = None,
@@ -572,7 +658,7 @@ class ToolDriver(MCSDriver):
             invocation,
             handler or self._call_tool,
             controls=self.controls if controls is None else controls,
-            enforces_deadline=self.enforces_deadline or handler is not None,
+            enforces_deadline=handler is not None or self._runs_inline(invocation),
             check_output=self._output_check(invocation.tool),
         )
 
@@ -620,8 +706,12 @@ class ToolDriver(MCSDriver):
         Never raises :class:`ToolCallError`; an empty list means the response held no call
         for this driver. Calls that fail validation get their error and the others still run.
         """
+        claimed = list(self._claimed_calls(llm_response, context))
+        refused = self._refused_batch(claimed)
+        if refused is not None:
+            return refused
         outcomes: list[CallOutcome] = []
-        for call, ctx in self._claimed_calls(llm_response, context):
+        for call, ctx in claimed:
             try:
                 invocation = self.prepare(call, ctx)
                 outcomes.append(CallOutcome(call, result=self._run(invocation, self._handler(invocation.tool))))
@@ -633,8 +723,12 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, *, context: AgentContext | None = None
     ) -> list[CallOutcome]:
         """Async twin of :meth:`run_llm_response` (tools run on the async path)."""
+        claimed = list(self._claimed_calls(llm_response, context))
+        refused = self._refused_batch(claimed)
+        if refused is not None:
+            return refused
         outcomes: list[CallOutcome] = []
-        for call, ctx in self._claimed_calls(llm_response, context):
+        for call, ctx in claimed:
             try:
                 invocation = self.prepare(call, ctx)
                 result = await self._arun(invocation, self._handler(invocation.tool))
@@ -642,6 +736,14 @@ class ToolDriver(MCSDriver):
             except ToolCallError as error:
                 outcomes.append(CallOutcome(call, error=error))
         return outcomes
+
+    def _refused_batch(self, claimed: list[tuple[ToolCall, AgentContext]]) -> list[CallOutcome] | None:
+        """Every call refused with one error when there are more than the cap, else ``None``."""
+        try:
+            self._check_call_count(len(claimed))
+        except InvalidInputError as error:
+            return [CallOutcome(call, error=error) for call, _ in claimed]
+        return None
 
     def _claimed_calls(
         self, llm_response: Any, context: AgentContext | None
@@ -667,6 +769,47 @@ class ToolDriver(MCSDriver):
 
     def on_execute_error(self, hook: pipeline.F) -> pipeline.F:
         return self.controls.on_execute_error(hook)
+
+    # ----------------------------------------------------------------- change notifications
+
+    def add_change_listener(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call ``listener(kind, uri)`` whenever :meth:`notify_changed` reports a change.
+
+        ``mcs serve`` listens this way to send MCP ``list_changed`` and
+        ``resources/updated`` notifications. Drivers whose offer can change say so with
+        the ``list_changed`` capability. Returns a function that removes the listener.
+        """
+        listeners = self._listeners()
+        listeners.append(listener)
+
+        def remove() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+
+        return remove
+
+    def notify_changed(self, kind: ChangeKind, uri: str | None = None) -> None:
+        """Tell listeners that this driver's tools, prompts or resources changed, or
+        (``kind="resource"``) that the resource at ``uri`` has new content.
+
+        A ``"tools"`` change also forgets the cached tools. A listener that raises is
+        logged and skipped.
+        """
+        if kind == "tools":
+            self.refresh_tools()
+        for listener in list(self._listeners()):
+            try:
+                listener(kind, uri)
+            except Exception:
+                import logging
+
+                logging.getLogger("mcs.driver").exception("change listener %r raised", listener)
+
+    def _listeners(self) -> list[ChangeListener]:
+        listeners: list[ChangeListener] | None = getattr(self, "_change_listeners", None)
+        if listeners is None:  # a subclass that did not call ToolDriver.__init__
+            listeners = self._change_listeners = []
+        return listeners
 
     def close(self) -> None:
         """Release connections and other resources; the default has none."""

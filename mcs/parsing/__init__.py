@@ -33,8 +33,10 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from mcs.parsing._common import EXPLICIT, GUESSED, Found
-from mcs.parsing.structured import from_data
+import pydantic_core
+
+from mcs.parsing._common import EXPLICIT, GUESSED, Found, bind_positional
+from mcs.parsing.structured import canonical_call, from_data
 from mcs.parsing.text import read_text
 from mcs.tools import ToolCall
 
@@ -51,13 +53,18 @@ def _key(name: str) -> str:
 
 
 class _Names:
-    """Which calls to keep and what to call them, given the caller's ``known_names``."""
+    """Which calls to keep and what to call them, given the caller's ``known_names``.
 
-    __slots__ = ("_by_key", "known")
+    ``known_names`` may map each name to its tool's input schema (or to anything with an
+    ``input_schema``); the schemas name positional arguments (``f(4, 5)``).
+    """
 
-    def __init__(self, known: Collection[str] | None) -> None:
+    __slots__ = ("_by_key", "known", "schemas")
+
+    def __init__(self, known: Collection[str] | Mapping[str, Any] | None) -> None:
         self.known: Collection[str] | None = None
         self._by_key: dict[str, str] | None = None
+        self.schemas: Mapping[str, Any] = known if isinstance(known, (dict, Mapping)) else {}
         if isinstance(known, str):  # one name passed bare
             known = (known,)
         if known is not None:
@@ -82,12 +89,25 @@ class _Names:
             resolved = self._by_key.get(_key(rest))
         return resolved
 
+    def _bound(self, call: Found) -> bool:
+        """Name ``call``'s positional arguments from its schema; ``False`` when impossible."""
+        if not call.positional:
+            return True
+        resolved = self.resolve(call.name)
+        value = self.schemas.get(resolved) if resolved is not None else None
+        schema = getattr(value, "input_schema", value)  # a Tool, or the schema itself
+        bound = bind_positional(call.positional, call.arguments, schema)
+        if bound is None:
+            return False
+        call.arguments, call.positional = bound, ()
+        return True
+
     def keep(self, found: list[Found]) -> list[Found]:
         if self.known is None:
-            return [call for call in found if call.confidence != GUESSED]
+            return [call for call in found if call.confidence != GUESSED and not call.positional]
         return [
             call for call in found
-            if call.confidence == EXPLICIT or self.resolve(call.name) is not None
+            if (call.confidence == EXPLICIT or self.resolve(call.name) is not None) and self._bound(call)
         ]
 
     def finish(self, found: list[Found]) -> list[ToolCall]:
@@ -111,11 +131,31 @@ def _as_data(response: Any) -> Any:
     return response
 
 
+def _canonical_text(text: str) -> Found | None:
+    """The call when ``text`` is exactly one canonical MCS call (``{"tool"|"name": ...,
+    "arguments": {...}}``), read with one ``json.loads``; ``None`` for anything else.
+
+    The fast path for the most common input: it returns what the full reader would,
+    and leaves every other text (markdown escapes, reasoning, damage) to it. pydantic's
+    JSON reader (Rust) decodes such a call in a third of the time of ``json.loads``.
+    """
+    if len(text) > MAX_INPUT_CHARS or not text.lstrip().startswith("{") or "\\_" in text or "</think>" in text:
+        return None
+    try:
+        value = pydantic_core.from_json(text)
+    except (ValueError, TypeError):  # TypeError: an unpaired surrogate cannot be read as UTF-8
+        return None
+    return canonical_call(value) if type(value) is dict else None
+
+
 def _parse(response: Any, names: _Names) -> list[ToolCall]:
     data = _as_data(response)
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data[:MAX_INPUT_CHARS]).decode("utf-8", "replace")
     if isinstance(data, str):
+        fast = _canonical_text(data)
+        if fast is not None:
+            return names.finish([fast])
         return names.finish(read_text(data[:MAX_INPUT_CHARS], names.keep))
     if not isinstance(data, (dict, list)):
         return []
@@ -129,15 +169,16 @@ def _parse(response: Any, names: _Names) -> list[ToolCall]:
 
 
 def parse_tool_calls(
-    llm_response: Any, *, known_names: Collection[str] | None = None
+    llm_response: Any, *, known_names: Collection[str] | Mapping[str, Any] | None = None
 ) -> list[ToolCall]:
     """Every tool call in ``llm_response``, in order; ``[]`` when there is none.
 
     ``llm_response`` may be text, bytes (decoded as UTF-8, bad bytes replaced), a
     provider message or completion as dicts and lists, or an SDK object with
     ``model_dump()``. ``known_names`` (the tool names the caller offers) enables the
-    guessed formats and maps sanitised names back; see the module docstring for the
-    exact rules. Arguments are always a dict; ``id`` is the provider's call id when the
+    guessed formats and maps sanitised names back; given as a mapping of each name to
+    its input JSON Schema, it also names positional arguments (``f(4, 5)``) when the
+    schema allows one reading. See the module docstring for the exact rules. Arguments are always a dict; ``id`` is the provider's call id when the
     format has one. Never raises.
     """
     try:

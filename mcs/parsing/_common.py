@@ -15,11 +15,13 @@ reader is that it is a call at all:
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcs.parsing.jsonspans import MISSING, loads_lenient
+from mcs.parsing.jsonspans import MISSING, loads_lenient, tolerant_value
 
 MAX_NAME_LENGTH = 256
 # A tool name as models write it: identifiers, dots, dashes, slashes and colons.
@@ -35,12 +37,18 @@ GUESSED: Final = 2
 
 @dataclass(slots=True)
 class Found:
-    """One call as a reader saw it, before name resolution."""
+    """One call as a reader saw it, before name resolution.
+
+    ``positional`` holds arguments written without a name (``f(4, 5)``), as values or as
+    the ``ast`` nodes they were written as (read only once they can be named); they are
+    named from the tool's schema once the name is resolved, or the call is dropped.
+    """
 
     name: str
     arguments: dict[str, Any]
     id: str | None = None
     confidence: int = EXPLICIT
+    positional: tuple[Any, ...] = ()
 
 
 def unescape_markdown(text: str) -> str:
@@ -52,6 +60,8 @@ def clean_name(value: Any) -> str | None:
     """A usable tool name from ``value``, or ``None`` when it cannot be one."""
     if not isinstance(value, str):
         return None
+    if value.isidentifier() and len(value) <= MAX_NAME_LENGTH:  # the common case: nothing to clean
+        return value
     name = unescape_markdown(value).strip().strip("`'\"").strip()
     if not name or len(name) > MAX_NAME_LENGTH or "\n" in name:
         return None
@@ -59,6 +69,32 @@ def clean_name(value: Any) -> str | None:
         if name.startswith(prefix) and len(name) > len(prefix):
             return name[len(prefix) :]
     return name
+
+
+def bind_positional(
+    positional: tuple[Any, ...], arguments: dict[str, Any], schema: Any
+) -> dict[str, Any] | None:
+    """``arguments`` with ``positional`` named from ``schema``, or ``None`` when that has
+    more than one reading.
+
+    Positional values take the schema's properties in declared order, as Python binds
+    them; there is one reading only when there are no more values than properties, no
+    property is given twice, and every required property ends up with a value.
+    """
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, dict) or len(positional) > len(properties):
+        return None
+    names = list(properties)[: len(positional)]
+    if any(name in arguments for name in names):
+        return None
+    values = [tolerant_value(value) if isinstance(value, ast.expr) else value for value in positional]
+    if MISSING in values:
+        return None
+    bound = {**dict(zip(names, values, strict=True)), **arguments}
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(name not in bound for name in required):
+        return None
+    return bound
 
 
 def looks_like_schema(arguments: dict[str, Any]) -> bool:

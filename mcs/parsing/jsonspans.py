@@ -224,9 +224,11 @@ def python_literal(text: str) -> Any:
     (``2 * pi``) is kept as its source text.
     """
     try:
-        return normalise_literal(_quiet_literal_eval(text))
+        value = normalise_literal(_quiet_literal_eval(text))
+        if value is not MISSING:
+            return value
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass
+        pass  # `...` or an expression inside: kept as text below
     source = text
     if "//" in source:
         source = _COMMENT.sub(lambda m: m.group(1) or "", source)

@@ -14,10 +14,12 @@ it expected instead of the call vanishing.
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from keyword import iskeyword
 from typing import Any, Final
 
-from mcs.parsing._common import EXPLICIT, WEAK, Found, clean_name
+from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name
 from mcs.parsing.jsonspans import (
     MISSING,
     BracketIndex,
@@ -27,11 +29,38 @@ from mcs.parsing.jsonspans import (
 )
 
 MAX_CALLS: Final = 256
-CALL_START: Final = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[ \t]*\(")
+# A call's name and its `(`: dotted, and with hyphens as some real names have
+# (`get_co-ordinate`); in prose "word (aside)" with a space is not a call.
+CALL_START: Final = re.compile(r"(?<![\w.\-])([A-Za-z_]\w*(?:[.\-][A-Za-z_]\w*)*)\(")
 _JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
+# A hyphenated name in call position, outside quotes; Python would read it as a subtraction.
+_HYPHEN_NAME: Final = re.compile(
+    r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|(?<![\w.\-])([A-Za-z_]\w*(?:\.\w+)*(?:-[A-Za-z_]\w*)+(?:\.\w+)*)(?=\s*\()"""
+)
+_HYPHEN: Final = "__mcs_hyphen__"
+# ['get_personality_traits'](type='ENFJ'): a quoted name in a list, then its arguments.
+_LISTED_NAME: Final = re.compile(r"""\[\s*(['"])([A-Za-z_][\w.\-]*)\1\s*\]\s*(?=\()""")
+# ['f(a='x')'] and [{'f(a='x')'}]: call strings whose arguments reuse the string's quote.
+_QUOTED_CALLS: Final = re.compile(r"""\[\s*\{?\s*(['"])([A-Za-z_][\w.\-]*\s*\(.*\))\1?\s*\}?\s*\]""", re.DOTALL)
+_QUOTED_SEPARATOR: Final = r"(?<=\))\s*{q}\s*\}}?\s*,\s*\{{?\s*{q}(?=\s*[A-Za-z_][\w.\-]*\s*\()"
+# ['music.create', 'key': 'C', 'chords': 4]: a name, then the pairs of a dict without braces.
+_NAME_THEN_PAIRS: Final = re.compile(
+    r"""\[\s*(['"])([A-Za-z_][\w.\-]*)\1\s*,\s*((?:['"]\w+['"]\s*:.*?))\s*\]""", re.DOTALL
+)
+# [lawsuit_details.find, company_name='Apple Inc.', year=2010]: a name, then keywords.
+_NAME_THEN_KEYWORDS: Final = re.compile(
+    r"""\[\s*(['"]?)([A-Za-z_][\w.\-]*)\1\s*,\s*([A-Za-z_]\w*\s*=(?!=).*?)\s*\)?\s*\]""", re.DOTALL
+)
+
+
+_HYPHEN_HINT: Final = re.compile(r"[A-Za-z_\d]-[A-Za-z_][\w.]*\s*\(")
 
 
 def _parse(source: str, mode: str) -> ast.AST | None:
+    if "-" in source and _HYPHEN_HINT.search(source) and _HYPHEN not in source:
+        source = _HYPHEN_NAME.sub(lambda m: m.group(1) or m.group(2).replace("-", _HYPHEN), source)
+    if ("](" in source or "] (" in source) and _LISTED_NAME.search(source):
+        source = _LISTED_NAME.sub(r"\2", source)
     return quiet_parse(source, mode)
 
 
@@ -71,17 +100,21 @@ def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
         and len(node.args) == 1 and isinstance(node.args[0], ast.Call) and not node.keywords
     ):
         return call_from_node(node.args[0], confidence)
-    name = clean_name(_dotted(node.func))
+    dotted = _dotted(node.func)
+    name = clean_name(dotted.replace(_HYPHEN, "-") if dotted is not None else None)
     if name is None:
         return None
     arguments: dict[str, Any] = {}
-    if node.args:
-        if len(node.args) != 1 or node.keywords:
-            return None
-        only = _literal(node.args[0])
+    positional: tuple[Any, ...] = ()
+    if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Dict):
+        only = _value(node.args[0])  # f({'a': 1}): the arguments as one dict
         if not isinstance(only, dict):
             return None
         arguments = only
+    elif node.args:  # named later from the tool's schema (read then), or the call is dropped
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            return None
+        positional = tuple(node.args)
     for keyword in node.keywords:
         value = _value(keyword.value) if keyword.arg is not None else _literal(keyword.value)
         if value is MISSING:
@@ -92,7 +125,7 @@ def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
             arguments.update(value)
         else:
             arguments[keyword.arg] = value
-    return Found(name, arguments, None, confidence)
+    return Found(name, arguments, None, confidence, positional)
 
 
 def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
@@ -100,7 +133,11 @@ def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
     if isinstance(node, ast.Call):
         found = call_from_node(node)
         return None if found is None else [found]
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and depth < 2:
+    if isinstance(node, ast.Dict) and node.values and all(isinstance(v, ast.Call) for v in node.values):
+        valued = [call_from_node(value) for value in node.values]  # [{'f': f(x=1)}]: the calls
+        kept = [call for call in valued if call is not None]
+        return kept if len(kept) == len(valued) else None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and node.elts and depth < 2:
         calls: list[Found] = []
         for element in node.elts[:MAX_CALLS]:
             if isinstance(element, ast.Constant) and isinstance(element.value, str):
@@ -114,6 +151,91 @@ def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
     return None
 
 
+# The most common pythonic output, `[f(a=1, b='x'), g.h(c=[1, 2])]`: keyword arguments
+# whose values are plain literals. It is read without `ast` (whose parser costs more than
+# everything else a call takes); anything else, or anything Python would refuse
+# (keywords, repeated arguments), goes to `ast` as before, so the result is the same.
+_GAP: Final = r"[ \t\n]*"
+_SCALAR: Final = (
+    r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"  # 12, -3.5, 1e5 (never 007 or 1.)
+    r"|'[^'\\\x00\r\n\ud800-\udfff]*'|\"[^\"\\\x00\r\n\ud800-\udfff]*\""  # no escapes, nothing ast refuses
+    r"|True|False|None|true|false|null|none"
+)
+_VALUE: Final = rf"(?:{_SCALAR}|\[{_GAP}(?:(?:{_SCALAR}){_GAP}(?:,{_GAP}(?:{_SCALAR}){_GAP})*,?)?{_GAP}\])"
+_IDENT: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+_ARG: Final = rf"{_IDENT}{_GAP}={_GAP}{_VALUE}"
+_CALL: Final = rf"{_IDENT}(?:\.{_IDENT})*\({_GAP}(?:{_ARG}(?:{_GAP},{_GAP}{_ARG})*{_GAP},?)?{_GAP}\)"
+@functools.cache
+def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The whole-text grammar, one call's head, one argument and one scalar, compiled at
+    first use (compiling them costs milliseconds that an import should not)."""
+    return (
+        re.compile(rf"\[{_GAP}{_CALL}(?:{_GAP},{_GAP}{_CALL})*{_GAP},?{_GAP}\]|{_CALL}"),
+        re.compile(rf"({_IDENT}(?:\.{_IDENT})*)\("),
+        re.compile(rf"({_IDENT}){_GAP}={_GAP}({_VALUE})"),
+        re.compile(_SCALAR),
+    )
+_WORDS: Final = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None,
+                 "none": None}
+
+
+def _plain_scalar(text: str) -> Any:
+    if text[0] in "'\"":
+        return text[1:-1]
+    if text in _WORDS:
+        return _WORDS[text]
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _plain_calls(source: str) -> list[Found] | None:
+    """The calls of ``source`` when it is plain pythonic calls (see above), else ``None``."""
+    grammar, one_call, one_arg, one_scalar = _plain_patterns()
+    if grammar.fullmatch(source) is None:
+        return None
+    # The grammar matched: read it front to back (never searching, so text inside a
+    # string value is never taken for a call).
+    calls: list[Found] = []
+    position = _skip(source, 1 if source[0] == "[" else 0)
+    while position < len(source) and source[position] != "]":
+        call = one_call.match(source, position)
+        if call is None or len(calls) == MAX_CALLS:
+            return None
+        if any(iskeyword(part) for part in call.group(1).split(".")):
+            return None  # `import.f(...)`: Python refuses it; let ast say so
+        arguments: dict[str, Any] = {}
+        position = _skip(source, call.end())
+        while source[position] != ")":
+            arg = one_arg.match(source, position)
+            if arg is None:
+                return None
+            name, raw = arg.group(1), arg.group(2)
+            if iskeyword(name) or name in arguments:
+                return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
+            if raw[0] == "[":
+                arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
+            else:
+                arguments[name] = _plain_scalar(raw)
+            position = _skip(source, arg.end(), ",")
+        name = clean_name(call.group(1))
+        if name is None:
+            return None
+        calls.append(Found(name, arguments, None, EXPLICIT))
+        position = _skip(source, position + 1, ",")
+    return calls
+
+
+def _skip(source: str, position: int, separator: str = "") -> int:
+    """The position after blanks (and one ``separator`` with its blanks) from ``position``."""
+    length = len(source)
+    while position < length and source[position] in " \t\n":
+        position += 1
+    if separator and position < length and source[position] == separator:
+        position += 1
+        while position < length and source[position] in " \t\n":
+            position += 1
+    return position
+
+
 def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     """The calls when all of ``text`` is pythonic calls (see the module docstring).
 
@@ -122,9 +244,33 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     source = text.strip().rstrip(";").strip()
     if not source or _depth > 2:
         return None
+    plain = _plain_calls(source)
+    return plain if plain is not None else _parsed_whole(source, _depth)
+
+
+def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
+    """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves."""
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
         return _calls_in(tree.body, _depth)
+    quoted = _QUOTED_CALLS.fullmatch(source)
+    if quoted is not None:  # ['f(a='x')']: the quotes of the string reused inside it
+        calls: list[Found] = []
+        for part in re.split(_QUOTED_SEPARATOR.format(q=re.escape(quoted.group(1))), quoted.group(2)):
+            inner = parse_whole(part, _depth=_depth + 1)
+            if not inner:
+                return None
+            calls.extend(inner)
+        return calls
+    pairs = _NAME_THEN_PAIRS.fullmatch(source)
+    if pairs is not None:  # ['music.create', 'key': 'C', 'chords': 4]
+        tree = _parse(f"{pairs.group(2)}(**{{{pairs.group(3)}}})", "eval")
+        found = call_from_node(tree.body, GUESSED) if isinstance(tree, ast.Expression) else None
+        return None if found is None else [found]
+    flat = _NAME_THEN_KEYWORDS.fullmatch(source)
+    if flat is not None:  # [lawsuit_details.find, company_name='Apple'] (Llama 3)
+        found = lenient_call(f"{flat.group(2)}({flat.group(3)})", GUESSED)
+        return None if found is None else [found]
     if ";" not in source and "\n" not in source:
         if source[0] == "[" and source[-1] == "]":
             source = source[1:-1]
@@ -133,10 +279,10 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     module = _parse(source, "exec")  # `f(a=1); g(b=2)` or one call per line; parsed only
     if not isinstance(module, ast.Module) or not module.body:
         return None
-    calls: list[Found] = []
+    calls = []
     for statement in module.body[:MAX_CALLS]:
-        if not isinstance(statement, ast.Expr):
-            return None
+        if not isinstance(statement, (ast.Expr, ast.Return)) or statement.value is None:
+            return None  # `return f(x=1)` is the call as much as `f(x=1)` is
         inner = _calls_in(statement.value, _depth)
         if not inner:
             return None
@@ -158,8 +304,8 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
     return None if found is None else (found, close + 1)
 
 
-_LENIENT_CALL: Final = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*", re.DOTALL)
-_KEYWORD: Final = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?!=)")
+_LENIENT_CALL: Final = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*\((.*)\)\s*", re.DOTALL)
+_KEYWORD: Final = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=(?![=>])")
 
 
 def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:

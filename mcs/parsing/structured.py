@@ -36,6 +36,7 @@ from mcs.parsing._common import (
     looks_like_schema,
 )
 from mcs.parsing.jsonspans import loads_lenient
+from mcs.parsing.pythonic import lenient_call
 
 MAX_DEPTH: Final = 12
 MAX_NODES: Final = 20_000
@@ -81,7 +82,7 @@ def _function_object(item: dict[str, Any]) -> Found | None:
         return _call(function["name"], arguments, item.get("id"))
     call_id = item.get("id") or item.get("call_id")
     kind = item.get("type")
-    if kind in _RUN_ELSEWHERE:
+    if isinstance(kind, str) and kind in _RUN_ELSEWHERE:
         return None
     if kind == "function_call":  # Responses: call_id is the id results must echo
         return _call(item.get("name"), item.get("arguments"), item.get("call_id") or item.get("id"))
@@ -106,30 +107,127 @@ def _function_object(item: dict[str, Any]) -> Found | None:
     return None
 
 
-def _name_and_arguments(items: list[Any]) -> Found | None:
-    """``['math.hcf', {'number1': 36}]``: a name and its arguments as a pair (guessed)."""
-    if (
-        len(items) == 2 and isinstance(items[0], str) and isinstance(items[1], dict)
-        and NAME_RE.fullmatch(items[0].strip())
-    ):
-        return _call(items[0], items[1], None, confidence=GUESSED)
-    return None
+def _listed_arguments(item: dict[str, Any]) -> list[Found]:
+    """``{"name": "f", "params": [{...}, {...}]}``: one call per object in the list."""
+    for name_key in ("name", "tool", "function"):
+        name = item.get(name_key)
+        if not isinstance(name, str):
+            continue
+        for arg_key in _ARG_KEYS:
+            listed = item.get(arg_key)
+            if isinstance(listed, list) and listed and all(isinstance(a, dict) for a in listed):
+                calls = [_call(name, arguments, None) for arguments in listed]
+                return [call for call in calls if call is not None] if all(calls) else []
+        return []
+    return []
 
 
-def _name_as_key(item: dict[str, Any]) -> Found | None:
-    """``{"spotify_play": "{\\"artist\\": ...}"}`` (FC dumps), or ``None``."""
+def _is_name(item: Any) -> bool:
+    return isinstance(item, str) and NAME_RE.fullmatch(item.strip()) is not None
+
+
+def _is_argument_item(item: Any) -> bool:
+    return isinstance(item, dict) or (isinstance(item, str) and _keywords(item) is not None)
+
+
+def _keywords(text: str) -> dict[str, Any] | None:
+    """``'key=C'``, ``'a=[1, 2], b=3'`` or ``'(a=1, b=2)'``: keyword arguments written as a string."""
+    stripped = text.strip()
+    if stripped.startswith("(") and stripped.endswith(")"):
+        stripped = stripped[1:-1]
+    if "=" not in stripped:
+        return None
+    found = lenient_call(f"f({stripped})")
+    return found.arguments if found is not None and found.arguments else None
+
+
+def _flat_calls(items: list[Any]) -> list[Found] | None:
+    """Calls written as a flat list whose first item is the name (the name is a guess).
+
+    ``['math.hcf', {'number1': 36}]``; ``['f', {...}, {...}]`` (one call per object);
+    ``['music.create', 'key=C', 'chords=4']`` and ``['f', '(a=1, b=2)']`` (keywords as
+    strings); ``['integrate', 'x^3', -2, 3]`` (positional values, named later from the
+    schema); ``['f', {...}, 'f', {...}]`` (several calls). ``None`` when the list mixes
+    objects with other arguments for one name, or does not start with a name.
+    """
+    if len(items) < 2 or not _is_name(items[0]):
+        return None
+    first = items[0].strip()
+    calls: list[Found] = []
+    groups: list[tuple[str, list[Any]]] = []
+    for number, item in enumerate(items):
+        following = items[number + 1] if number + 1 < len(items) else None
+        starts = number == 0 or (_is_name(item) and (item.strip() == first or _is_argument_item(following)))
+        if starts:
+            groups.append((item.strip(), []))
+        else:
+            groups[-1][1].append(item)
+    for name, arguments in groups:
+        objects = [item for item in arguments if isinstance(item, dict)]
+        if objects:
+            if len(objects) != len(arguments):
+                return None
+            calls.extend(Found(name, dict(item), None, GUESSED) for item in objects)
+            continue
+        keywords: dict[str, Any] = {}
+        positional: list[Any] = []
+        for item in arguments:
+            written = _keywords(item) if isinstance(item, str) else None
+            if written is not None:
+                keywords.update(written)
+            elif keywords:
+                return None  # a positional value after keywords: no reading
+            else:
+                positional.append(item)
+        if not keywords and not positional:
+            return None
+        calls.append(Found(name, keywords, None, GUESSED, tuple(positional)))
+    return calls or None
+
+
+_SCHEMA_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "array", "object", "dict", "float", "null"})
+_SCHEMA_WORDS: Final = frozenset({"type", "description", "enum", "items", "properties", "required", "default", "format"})
+
+
+def _schema_property(value: dict[str, Any]) -> bool:
+    """``{"type": "number", "description": ...}``: a property of a schema echoed back."""
+    return value.get("type") in _SCHEMA_TYPES and value.keys() <= _SCHEMA_WORDS and len(value) > 1
+
+
+def _schema_properties(value: dict[str, Any]) -> bool:
+    """``{"city": {"type": "string", ...}}``: the ``properties`` map of a schema."""
+    return bool(value) and all(isinstance(item, dict) and _schema_property(item) for item in value.values())
+
+
+def _schema_echo(node: dict[str, Any]) -> bool:
+    """A tool *definition* (name and a parameter schema), or a schema: nothing in it is a call."""
+    if looks_like_schema(node):
+        return True
+    return any(isinstance(node.get(key), dict) and looks_like_schema(node[key]) for key in _ARG_KEYS)
+
+
+def _name_as_key(item: dict[str, Any]) -> list[Found]:
+    """``{"spotify_play": "{\\"artist\\": ...}"}`` (FC dumps), and ``{"f": [{...}]}``
+    (the arguments in a list, one call each); ``[]`` when ``item`` is neither."""
     if len(item) != 1:
-        return None
+        return []
     ((key, value),) = item.items()
-    if not isinstance(key, str) or not NAME_RE.fullmatch(key):
-        return None
+    if not isinstance(key, str) or not NAME_RE.fullmatch(key) or key in _STRUCTURAL_KEYS:
+        return []
     if isinstance(value, str):
         if not value.lstrip().startswith("{"):
-            return None
+            return []
         value = loads_lenient(value)
-    if not isinstance(value, dict):
-        return None
-    return _call(key, value, None, confidence=WEAK)
+    values = value if isinstance(value, list) and value else [value]
+    found = []
+    for arguments in values:
+        if not isinstance(arguments, dict) or _schema_property(arguments) or _schema_properties(arguments):
+            return []
+        call = _call(key, arguments, None, confidence=WEAK)
+        if call is None:
+            return []
+        found.append(call)
+    return found
 
 
 def _walk(node: Any, walk: _Walk, depth: int) -> None:
@@ -137,9 +235,9 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     if depth > MAX_DEPTH or walk.nodes > MAX_NODES:
         return
     if isinstance(node, list):
-        pair = _name_and_arguments(node)
-        if pair is not None:
-            walk.found.append(pair)
+        flat = _flat_calls(node) if depth <= 1 else None
+        if flat is not None:
+            walk.found.extend(flat)
             return
         if node and all(isinstance(item, dict) and "role" in item for item in node):
             # A conversation: only its last message can hold calls still to run; older
@@ -160,9 +258,9 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
         not walk.deep or isinstance(next(iter(node.values())), str)
     ):
         # {"fn": "{json}"}: the FC-dump shape, by far the most common single-key object
-        found = _name_as_key(node)
-        if found is not None:
-            walk.found.append(found)
+        keyed = _name_as_key(node)
+        if keyed:
+            walk.found.extend(keyed)
             return
     before = len(walk.found)
     for key in _CALL_KEYS:
@@ -170,9 +268,8 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
         if isinstance(inner, list):
             for call in inner:
                 if isinstance(call, dict):
-                    found = _function_object(call) or _name_as_key(call)
-                    if found is not None:
-                        walk.found.append(found)
+                    found = _function_object(call)
+                    walk.found.extend([found] if found is not None else _name_as_key(call))
                 elif isinstance(call, str):
                     walk.strings.append(call)
         elif isinstance(inner, dict):
@@ -186,6 +283,10 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     found = _function_object(node)
     if found is not None:
         walk.found.append(found)
+        return
+    listed = _listed_arguments(node)
+    if listed:
+        walk.found.extend(listed)
         return
     container = False
     for key in _CONTAINER_KEYS:
@@ -202,13 +303,27 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     if container:
         return
     if walk.deep:  # a JSON value found in text: calls may sit under any key
+        if _schema_echo(node):
+            return
         for value in node.values():
             if isinstance(value, (dict, list)):
                 _walk(value, walk, depth + 1)
         if len(walk.found) > before:
             return
-    if (found := _name_as_key(node)) is not None:
-        walk.found.append(found)
+    walk.found.extend(_name_as_key(node))
+
+
+def canonical_call(item: dict[str, Any]) -> Found | None:
+    """The call when ``item`` has exactly the keys of the canonical MCS call,
+    ``{"tool"|"name": str, "arguments": {...}}``, else ``None``; what :func:`from_data`
+    finds for such an object, without walking it."""
+    if len(item) != 2 or "arguments" not in item:
+        return None
+    name = item.get("tool", item.get("name"))
+    arguments = item["arguments"]
+    if type(name) is not str or type(arguments) is not dict:
+        return None
+    return _call(name, arguments, None)
 
 
 def from_data(data: Any, *, deep: bool = False) -> tuple[list[Found], list[str]]:

@@ -43,6 +43,7 @@ from mcs.parsing._common import (
     looks_like_schema,
     unescape_markdown,
 )
+from mcs.parsing.issued import Layout, has_placeholder
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
@@ -57,7 +58,6 @@ Keep = Callable[[list[Found]], list[Found]]
 """Drops the calls the caller would not keep (unknown guessed names); see ``mcs.parsing``."""
 
 MAX_DEPTH: Final = 3
-_SCAN: Final = re.compile(r"[\[{]|" + CALL_START.pattern)
 _FULLWIDTH_BAR: Final = "\uff5c"  # DeepSeek writes its special tokens with U+FF5C and U+2581
 _FULLWIDTH_TOKEN: Final = re.compile("<\uff5c([^\uff5c<>\n]{1,48})\uff5c>")
 _NAME_LINE: Final = re.compile(r"\s*([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=[{\[])")
@@ -406,54 +406,235 @@ _TAGGED: Final[tuple[tuple[str, Callable[[str, int], list[Found]]], ...]] = (
 # ------------------------------------------------------------------ fences and scanning
 
 
-_FENCE_INFO: Final = re.compile(r"[\w+.\-]*[ \t]*\r?\n")
+def _scan_spans(
+    text: str, admit: Callable[[int, int], bool] | None = None
+) -> list[tuple[list[Found], int, int, bool]]:
+    """Every JSON call value and ``name(...)`` call in ``text`` with its span, in order,
+    and whether it is written in a call syntax (a JSON call object, not code).
 
-
-def _fences(text: str) -> Iterator[str]:
-    """Bodies of ```` ``` ```` fences: any info string, inline (```` ```f(x=1)``` ````) or unclosed."""
-    position = text.find("```")
-    for _ in range(MAX_CANDIDATES):
-        if position == -1:
-            return
-        info = _FENCE_INFO.match(text, position + 3)
-        start = info.end() if info is not None else position + 3
-        end = text.find("```", start)
-        yield text[start : len(text) if end == -1 else end]
-        if end == -1:
-            return
-        position = text.find("```", end + 3)
-
-
-def _scan(text: str) -> list[Found]:
-    """Every JSON call object and ``name(...)`` call in ``text``, in order of position."""
-    found: list[Found] = []
+    ``admit(start, previous_end)``, when given, is asked before a candidate is parsed;
+    a candidate it refuses is skipped (its inside is still looked at).
+    """
+    spans: list[tuple[list[Found], int, int, bool]] = []
     index = BracketIndex(text)
     position = 0
+    previous_end = 0
     for _ in range(MAX_CANDIDATES):
-        match = _SCAN.search(text, position)
-        if match is None:
+        candidate = _candidate(text, position)
+        if candidate is None:
             break
-        start = match.start()
-        if match.group(1) is None:  # `{` or `[`
+        start, paren = candidate
+        if admit is not None and not admit(start, previous_end):
+            position = (paren if paren != -1 else start) + 1
+            continue
+        if paren == -1:  # `{` or `[`
             decoded = decode_at(text, start, index)
             if decoded is not None and isinstance(decoded[0], (dict, list)):
                 calls, strings = from_data(decoded[0], deep=True)
+                explicit = bool(calls) and _all_explicit(calls)
                 if not calls and strings and isinstance(decoded[0], list):
                     for string in strings[:MAX_CANDIDATES]:  # ['f(a=1)', ...]
                         calls.extend(parse_whole(string) or [])
-                found.extend(calls)
+                if calls:
+                    spans.append((calls, start, decoded[1], explicit))
+                    previous_end = decoded[1]
                 position = decoded[1]  # everything inside was looked at
                 continue
             position = start + 1
         else:
-            called = call_at(text, start, match.end() - 1, index)
+            called = call_at(text, start, paren, index)
             if called is not None:
-                if called[0] not in found:
-                    found.append(called[0])
-                position = called[1]
+                spans.append(([called[0]], start, called[1], False))
+                position = previous_end = called[1]
             else:
-                position = match.end()
+                position = paren + 1
+    return spans
+
+
+_OPENING: Final = re.compile(r"[\[{(]")
+_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _candidate(text: str, position: int) -> tuple[int, int] | None:
+    """The next place a call may start at or after ``position``: ``(start, -1)`` for a
+    ``{`` or ``[``, ``(name_start, paren)`` for ``name(``. Searching for the brackets and
+    looking back for the name is far faster than a regex for ``name(`` over prose."""
+    search = _OPENING.search
+    while True:
+        found = search(text, position)
+        if found is None:
+            return None
+        at = found.start()
+        if text[at] != "(":
+            return at, -1
+        start = at
+        while start > 0 and (text[start - 1] in _NAME_CHARS or text[start - 1].isalnum()):
+            start -= 1
+        if start < at and CALL_START.fullmatch(text, start, at + 1):
+            return start, at
+        position = at + 1
+
+
+def _scan(text: str) -> list[Found]:
+    """Every call in ``text`` by shape alone (inside an explicit tag, where the tag says it is a call)."""
+    found: list[Found] = []
+    for calls, _, _, _ in _scan_spans(text):
+        found.extend(call for call in calls if call not in found)
     return found
+
+
+def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
+    """Calls that stand as blocks of their own, in order, minus those framed as not issued.
+
+    A fence is one block (unless it holds a program); outside fences, a call counts when
+    it stands alone on its lines, and calls with nothing but separators between them
+    share one framing. A call's framing never reaches back past the call block before
+    it. A call repeated in a later block is the same call restated ("Therefore, the
+    final answer is: ...") and is returned once.
+    """
+    blocks: list[tuple[int, int, list[Found]]] = []  # (position, paragraph, calls)
+    fences = layout.fences()
+    prose = text
+    if fences:
+        parts = []
+        cursor = 0
+        for start, _, _, end in fences:
+            parts.append(text[cursor:start])
+            parts.append(" " * (end - start))
+            cursor = end
+        parts.append(text[cursor:])
+        prose = "".join(parts)
+    spans = [span for span in _scan_spans(prose, layout.may_start) if not layout.unspoken(span[1])]
+    if spans and not fences and _nothing_else(text, spans):
+        return [call for calls, _, _, _ in spans for call in keep(calls)]  # the response is the calls
+    items: list[tuple[int, Any]] = [(fence[0], fence) for fence in fences]
+    items.extend((group[0][1], group) for group in _groups(text, spans))
+    items.sort(key=lambda item: item[0])
+    floor = 0
+    for _, item in items:
+        if isinstance(item, tuple):  # a fence
+            start, body_start, body_end, end = item
+            calls = _fence_calls(text[body_start:body_end], item, layout, keep, depth)
+            if not calls:
+                continue
+            body = text[body_start:body_end]
+            explicit = body.lstrip()[:1] in "{[<" and _all_explicit(calls) and not _PYTHONIC_START.match(body)
+            framed = layout.framed_out(start, end, explicit=explicit, names=_names(calls), floor=floor)
+            floor = end
+            calls = keep(_demote(calls))
+            if calls and not framed:
+                blocks.append((start, start, calls))
+            continue
+        group = item
+        start, end = group[0][1], group[-1][2]
+        every = [call for calls, _, _, _ in group for call in calls]
+        explicit = all(span[3] for span in group)
+        framed = layout.framed_out(start, end, explicit=explicit, names=_names(every), floor=floor)
+        floor = end
+        if framed:
+            continue
+        bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
+        for calls, span_start, span_end, is_explicit in group:
+            number = bounds.index((span_start, span_end))
+            if not layout.standalone(bounds, number, explicit=is_explicit) or layout.in_code(span_start, span_end):
+                continue
+            kept = keep(calls)
+            if kept:
+                blocks.append((span_start, text.rfind("\n\n", 0, span_start), kept))
+    if len(blocks) < 2:
+        return blocks[0][2] if blocks else []
+    blocks.sort(key=lambda block: block[0])
+    found: list[Found] = []
+    earlier: set[str] = set()
+    paragraph = blocks[0][1]
+    this_block: set[str] = set()
+    for _, block, calls in blocks:
+        if block != paragraph:
+            earlier |= this_block
+            this_block = set()
+            paragraph = block
+        for call in calls:
+            key = _call_key(call)
+            if key in earlier:
+                continue
+            this_block.add(key)
+            found.append(call)
+    return found
+
+
+_SEPARATION: Final = re.compile(r"(?:[\s,;\[\](){}`'\"*+\u2022-]|\d{1,3}[.)])*")
+
+
+def _groups(
+    text: str, spans: list[tuple[list[Found], int, int, bool]]
+) -> list[list[tuple[list[Found], int, int, bool]]]:
+    """Spans with nothing but separators between them (no words, no blank line), grouped."""
+    groups: list[list[tuple[list[Found], int, int, bool]]] = []
+    for span in spans:
+        if groups:
+            between = _MARKUP.sub(" ", text[groups[-1][-1][2] : span[1]])
+            if _SEPARATION.fullmatch(between) and "\n\n" not in between.replace(" ", "").replace("\t", ""):
+                groups[-1].append(span)
+                continue
+        groups.append([span])
+    return groups
+
+
+def _fence_calls(
+    body: str, fence: tuple[int, int, int, int], layout: Layout, keep: Keep, depth: int
+) -> list[Found]:
+    """The calls a fence holds: all of its body when that is calls; none when it is a program."""
+    stripped = body.strip()
+    if not stripped:
+        return []
+    whole = parse_whole(stripped) if stripped[0] not in "{<" else None
+    if whole is not None:  # nothing but calls: no program
+        return [call for call in keep(whole) if "<" not in body or not has_placeholder(call.arguments)]
+    if stripped[0] not in "{<" and layout.holds_program(fence):
+        return []
+    return read_text(body, keep, depth + 1)
+
+
+_PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
+_MARKUP: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
+_LETTER_OR_DIGIT: Final = re.compile(r"[^\W_]")
+
+
+def _nothing_else(text: str, spans: list[tuple[list[Found], int, int, bool]]) -> bool:
+    """Whether ``text`` holds nothing but these calls, tags and punctuation."""
+    cursor = 0
+    for _, start, end, _ in spans:
+        if _LETTER_OR_DIGIT.search(_MARKUP.sub(" ", text[cursor:start])):
+            return False
+        cursor = end
+    return not _LETTER_OR_DIGIT.search(_MARKUP.sub(" ", text[cursor:]))
+
+
+_DOUBLE_QUOTED: Final = re.compile(r'"[^"\n]*"')
+_LETTER: Final = re.compile(r"[^\W\d_]")
+
+
+def _plainly_next(text: str, previous: int, position: int) -> bool:
+    """Whether a format marker at ``position`` starts its line and only the previous
+    call's content (JSON, tags) lies between it and the marker before (ending at
+    ``previous``): nothing can quote, comment or frame it."""
+    line_start = text.rfind("\n", 0, position) + 1
+    if text[line_start:position].strip() or "<!--" in text:
+        return False
+    between = _MARKUP.sub(" ", _DOUBLE_QUOTED.sub(" ", text[previous:line_start]))
+    return _LETTER.search(between) is None
+
+
+def _names(calls: list[Found]) -> tuple[str, ...]:
+    return tuple({call.name.rsplit(".", 1)[-1] for call in calls})
+
+
+def _all_explicit(calls: list[Found]) -> bool:
+    return all(call.confidence == EXPLICIT for call in calls)
+
+
+def _call_key(call: Found) -> str:
+    return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
 
 
 # A name starts after a non-name character, or after a dot that follows punctuation
@@ -490,7 +671,18 @@ def _normalise_tokens(text: str) -> str:
 
 
 def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
-    """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any."""
+    """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any.
+
+    A call whose arguments are placeholders to fill in (``<city_name>``) is a template,
+    not a call, and is left out.
+    """
+    calls = _read_text(text, keep, depth)
+    if "<" in text or "?" in text:  # no placeholder can be written without one of these
+        calls = [call for call in calls if not has_placeholder(call.arguments)]
+    return calls
+
+
+def _read_text(text: str, keep: Keep, depth: int) -> list[Found]:
     if depth > MAX_DEPTH:
         return []
     thought_end = text.rfind("</think>")
@@ -519,22 +711,54 @@ def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
             return calls
     if _FULLWIDTH_BAR in text:
         text = _normalise_tokens(text)
+    layout = Layout(text)  # where quotes, comments and code are (docs: "issued, not mentioned")
+    armed = None
     for marker, reader in _TAGGED:
-        if marker in text:
-            calls = keep(reader(text, depth))
+        if marker not in text:
+            continue
+        calls = keep(reader(text, depth))
+        if calls:  # framing is only looked at when it matters
+            armed = _disarm(text, layout, marker)
+            if armed is text:
+                return calls
+            calls = keep(reader(armed, depth)) if marker in armed else []
             if calls:
                 return calls
-    if "```" in text:
-        calls = []
-        for fence in _fences(text):
-            found = _demote(read_text(fence, keep, depth + 1))
-            calls.extend(keep(found))
-        if calls:
-            return calls
-    calls = keep(_scan(text))
+    calls = _blocks(text, layout, keep, depth)
     if calls:
         return calls
     return keep(_glm_bare(text))
+
+
+def _disarm(text: str, layout: Layout, marker: str) -> str:
+    """``text`` with the ``marker`` occurrences blanked that are unspoken, sit in a program
+    fence or are framed as not issued (negated, quoted, an example), so the marker's
+    reader does not see them; ``text`` itself when there is none."""
+    out: list[str] | None = None
+    position = text.find(marker)
+    previous = 0
+    for number in range(MAX_CANDIDATES):  # the readers look at no more than this either
+        if position == -1:
+            break
+        if number == 0 and not text[:position].strip():
+            disarm = False  # the response opens with it: nothing leads in or quotes it
+        elif number > 0 and _plainly_next(text, previous, position):
+            disarm = False  # right after the one before, at the start of its line
+        elif layout.unspoken(position):
+            disarm = True
+        elif (fence := layout.fence_at(position)) is not None:
+            disarm = layout.holds_program(fence) or layout.framed_out(fence[0], fence[3], explicit=True)
+        else:
+            disarm = layout.framed_out(
+                position, position + len(marker), explicit=True, follow=False, floor=previous
+            )
+        previous = position + len(marker)
+        if disarm:
+            if out is None:
+                out = list(text)
+            out[position : position + len(marker)] = " " * len(marker)
+        position = text.find(marker, position + len(marker))
+    return text if out is None else "".join(out)
 
 
 __all__ = ["Keep", "read_text"]

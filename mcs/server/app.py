@@ -4,16 +4,21 @@ Every answer is JSON. Nothing a client sends produces a 500: bodies that are too
 (413), not JSON-typed (415), malformed, or with bad identity headers (400) get
 ``{"error": "INVALID_INPUT", "message": ...}``; unknown paths 404 and wrong methods 405
 get the same shape. See ``docs/rfc0001.md`` for the whole protocol.
+
+Before any of that, the ``Host`` and ``Origin`` checks of ``mcs serve --protocol mcp``
+(:mod:`mcs.server.origins`) refuse DNS-rebinding and cross-origin requests, HTTP and
+WebSocket alike: 421 for a ``Host``, 403 for an ``Origin`` not allowed.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
@@ -22,6 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from mcs.errors import ErrorCode, InvalidInputError
 from mcs.server import frames
 from mcs.server.backend import Backend
+from mcs.server.origins import HostOriginMiddleware, allowed_hosts_for, allowed_origins_for
 from mcs.server.wire import (
     CAPABILITIES_PATH,
     EXECUTE_PATH,
@@ -69,8 +75,19 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def create_app(backend: Backend) -> Starlette:
-    """An ASGI app serving ``backend`` (an :class:`~mcs.server.McpServer` or a driver backend)."""
+def create_app(
+    backend: Backend,
+    *,
+    host: str = "127.0.0.1",
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+) -> Starlette:
+    """An ASGI app serving ``backend`` (an :class:`~mcs.server.McpServer` or a driver backend).
+
+    ``host`` is the address the app is bound to (loopback by default: only the loopback
+    names are accepted in ``Host``); ``allowed_hosts`` / ``allowed_origins`` widen the
+    allow-lists (patterns ``name``, ``name:*``, ``*``), see :mod:`mcs.server.origins`.
+    """
     limit = backend.max_body_bytes
 
     async def capabilities(request: Request) -> Response:
@@ -98,7 +115,7 @@ def create_app(backend: Backend) -> Starlette:
             tool, arguments = parse_execute(decode_json(body))
         except InvalidInputError as error:
             return _invalid(400, error.message, context.request_id)
-        outcome = await run_in_threadpool(backend.execute, tool, arguments, context)
+        outcome = await backend.aexecute(tool, arguments, context)
         status, payload = encode_outcome(outcome)
         return _json(status, payload, outcome.request_id)
 
@@ -123,8 +140,7 @@ def create_app(backend: Backend) -> Starlette:
                 elif call.method == "capabilities":
                     await ws.send_text(frames.capabilities_reply(call, backend))
                 else:
-                    outcome = await run_in_threadpool(
-                        backend.execute, call.tool, call.arguments, call.context)
+                    outcome = await backend.aexecute(call.tool, call.arguments, call.context)
                     await ws.send_text(frames.outcome_reply(call, outcome))
         except WebSocketDisconnect:
             return
@@ -153,4 +169,10 @@ def create_app(backend: Backend) -> Starlette:
             WebSocketRoute(WEBSOCKET_PATH, websocket),
         ],
         exception_handlers=handlers,
+        middleware=[Middleware(
+            HostOriginMiddleware,
+            allowed_hosts=allowed_hosts_for(host, allowed_hosts),
+            allowed_origins=allowed_origins_for(host, allowed_origins),
+            respond=lambda status, reason: _invalid(status, reason + "."),
+        )],
     )

@@ -1,7 +1,8 @@
 """What the transports serve: an :class:`McpServer`, or any core driver (``mcs serve``).
 
 Transports only need :class:`Backend`: a name, a version, a body limit, the
-capabilities document and a blocking ``execute`` that never raises a tool error.
+capabilities document, and ``execute`` (blocking) and ``aexecute`` (for async
+transports), which never raise a tool error.
 
 Both backends follow one rule for hooks (RFC-0001 section 12): ``on_execute_start``
 fires for every execution, before the tool is even resolved, and exactly one terminal
@@ -11,17 +12,18 @@ hook follows, so an audit hook sees unknown tools, invalid arguments and denials
 
 from __future__ import annotations
 
-import copy
+import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from mcs import pipeline
 from mcs.context import AgentContext
 from mcs.driver import ToolDriver
-from mcs.errors import InvalidInputError, ToolNotFoundError
+from mcs.errors import ExecutionError, InvalidInputError, ToolNotFoundError
 from mcs.pipeline import Controls, ExecutionEvent
+from mcs.redaction import redact, secret_values
 from mcs.server.tools import ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
@@ -42,28 +44,102 @@ class Backend(Protocol):
         context: AgentContext | None = None,
     ) -> Outcome: ...
 
+    async def aexecute(
+        self, tool: str, arguments: Mapping[str, Any] | None = None,
+        context: AgentContext | None = None,
+    ) -> Outcome: ...
+
 
 def observed(
     controls: Controls, tool: str, arguments: Any, context: AgentContext, run: Callable[[], Any],
+    *, driver: ToolDriver | None = None,
 ) -> Outcome:
     """Run one execution under the RFC's hook rule; never raises a tool error.
 
     ``controls``' start hooks fire first, then ``run()`` (which resolves, validates,
     checks policies and calls the tool, with no hooks of its own), then exactly one of
     the end hooks (with a private copy of the result) or the error hooks.
+
+    With the ``driver`` that runs it, secret-typed arguments are redacted in the hooks'
+    events and scrubbed from the error, and ``controls.hook_failure`` can fail the call
+    closed when a start hook raised (see :class:`~mcs.pipeline.Controls`).
     """
-    event = ExecutionEvent(tool=tool, arguments=_copy(arguments), context=context, started_at=time.time())
-    controls.fire(controls.start_hooks, event)
+    mask = driver.secret_mask_of(tool) if driver is not None else None
+    event, audited = _started(controls, tool, arguments, context, mask)
     started = time.perf_counter()
     try:
+        if not audited and _refuses_unaudited(controls, driver, tool):
+            raise _unaudited(tool)
         result = run()
     except Exception as exc:
-        error = pipeline.map_exception(exc, tool)
-        controls.fire(controls.error_hooks, dataclasses.replace(event, duration_ms=_ms(started), error=error))
-        return Outcome(tool=tool, request_id=context.request_id, error=error)
-    controls.fire(controls.end_hooks, dataclasses.replace(
-        event, duration_ms=_ms(started), result=copy.deepcopy(result)))
+        return _failed(controls, tool, context, event, started, exc, secret_values(arguments, mask))
+    return _succeeded(controls, tool, context, event, started, result)
+
+
+async def aobserved(
+    controls: Controls, tool: str, arguments: Any, context: AgentContext,
+    run: Callable[[], Awaitable[Any]], *, driver: ToolDriver | None = None,
+) -> Outcome:
+    """The async twin of :func:`observed`: ``run()`` is awaited; hooks fire on the loop's thread."""
+    mask = driver.secret_mask_of(tool) if driver is not None else None
+    event, audited = _started(controls, tool, arguments, context, mask)
+    started = time.perf_counter()
+    try:
+        if not audited and _refuses_unaudited(controls, driver, tool):
+            raise _unaudited(tool)
+        result = await run()
+    except Exception as exc:
+        return _failed(controls, tool, context, event, started, exc, secret_values(arguments, mask))
+    return _succeeded(controls, tool, context, event, started, result)
+
+
+def _started(
+    controls: Controls, tool: str, arguments: Any, context: AgentContext, mask: Any,
+) -> tuple[ExecutionEvent | None, bool]:
+    """Fire the start hooks: the event the terminal hooks extend (``None`` without hooks),
+    and whether every start hook succeeded."""
+    if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
+        return None, True
+    event = ExecutionEvent(tool=tool, arguments=redact(_copy(arguments), mask), context=context,
+                           started_at=time.time())
+    return event, controls.fire(controls.start_hooks, event)
+
+
+def _unaudited(tool: str) -> ExecutionError:
+    return ExecutionError(
+        f"{tool} was not run: the audit hook failed, and calls that change things fail closed.",
+        tool=tool, details={"category": "audit_failed", "retryable": True},
+    )
+
+
+def _failed(
+    controls: Controls, tool: str, context: AgentContext, event: ExecutionEvent | None, started: float,
+    exc: Exception, secrets: list[str],
+) -> Outcome:
+    error = pipeline.map_exception(exc, tool, secrets)
+    if event is not None and controls.error_hooks:
+        controls.fire(controls.error_hooks, ExecutionEvent(
+            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
+            duration_ms=_ms(started), error=error))
+    return Outcome(tool=tool, request_id=context.request_id, error=error)
+
+
+def _succeeded(
+    controls: Controls, tool: str, context: AgentContext, event: ExecutionEvent | None, started: float,
+    result: Any,
+) -> Outcome:
+    if event is not None and controls.end_hooks:
+        controls.fire(controls.end_hooks, ExecutionEvent(
+            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
+            duration_ms=_ms(started), result=pipeline._private_copy(result)))
     return Outcome(tool=tool, request_id=context.request_id, result=result)
+
+
+def _refuses_unaudited(controls: Controls, driver: ToolDriver | None, tool: str) -> bool:
+    if controls.hook_failure == "continue":
+        return False
+    found = driver.get_tool(tool) if driver is not None else None
+    return found is None or controls.refuses_after_hook_failure(found)
 
 
 def without_hooks(controls: Controls) -> Controls:
@@ -123,12 +199,19 @@ class DriverBackend:
     ) -> Outcome:
         context = context or AgentContext()
         outcome = observed(self.driver.controls, tool, arguments, context,
-                           lambda: self._run(tool, arguments, context))
+                           lambda: self._run(tool, arguments, context), driver=self.driver)
         if outcome.ok:
             from mcs.cli import to_jsonable
 
             return dataclasses.replace(outcome, result=to_jsonable(outcome.result))
         return outcome
+
+    async def aexecute(
+        self, tool: str, arguments: Mapping[str, Any] | None = None,
+        context: AgentContext | None = None,
+    ) -> Outcome:
+        """:meth:`execute` on a worker thread (the driver's own pipeline decides the rest)."""
+        return await asyncio.to_thread(self.execute, tool, arguments, context)
 
     def _run(self, name: str, arguments: Any, context: AgentContext) -> Any:
         if not isinstance(arguments, Mapping):

@@ -4,7 +4,9 @@
     mcs serve -c toolbox.yaml --protocol rfc0001 --transport stdio
 
 ``--transport`` is ``http`` (default; the WebSocket endpoint is served too),
-``websocket`` (the same app) or ``stdio``.
+``websocket`` (the same app) or ``stdio``. As with ``--protocol mcp``, ``Host`` and
+``Origin`` are checked against DNS rebinding; ``-s allowed_hosts=a:*,b`` and
+``-s allowed_origins=https://app`` widen the allow-lists.
 """
 
 from __future__ import annotations
@@ -39,15 +41,34 @@ def _build(args: argparse.Namespace) -> ToolDriver:
 
 def serve_command(args: argparse.Namespace) -> int:
     """Entry point of the ``rfc0001`` serve backend; returns the process exit code."""
+    from mcs.cli import parse_options
     from mcs.server.backend import DriverBackend
     from mcs.server.runner import serve
 
     transport = getattr(args, "transport", None) or "http"
+    settings = parse_options(getattr(args, "serve_option", None) or [])
+    unknown = sorted(set(settings) - {"allowed_hosts", "allowed_origins"})
+    if unknown:
+        raise ConfigurationError(
+            f"--protocol rfc0001 has no serving option {', '.join(map(repr, unknown))}; "
+            "options: allowed_hosts, allowed_origins"
+        )
     driver = _build(args)
     try:
         serve(DriverBackend(driver), transport=transport,
               host=getattr(args, "host", None) or "127.0.0.1",
-              port=getattr(args, "port", None) or 8000)
+              port=getattr(args, "port", None) or 8000,
+              allowed_hosts=_listed(settings.get("allowed_hosts")),
+              allowed_origins=_listed(settings.get("allowed_origins")))
     finally:
         driver.close()
     return 0
+
+
+def _listed(value: object) -> list[str]:
+    """A ``-s`` value as a list: ``a,b`` or an already parsed list."""
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    return [part.strip() for part in str(value).split(",") if part.strip()]

@@ -12,6 +12,8 @@ come back as the matching :class:`~mcs.ToolCallError` (same code, same message).
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -35,6 +37,8 @@ _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
 
 try:
     import httpx
+
+    from mcs import http as mcs_http
 except ImportError:  # pragma: no cover - reported when the driver is created
     httpx = None  # type: ignore[assignment]
 
@@ -71,8 +75,10 @@ class RFC0001Driver(ToolDriver):
     Options: ``url`` (the server's base address; a ``/mcp/...`` suffix is accepted),
     ``agent_id``, ``model`` and ``metadata`` (defaults for the context sent with each
     call when the caller passes none), ``headers`` (extra HTTP headers, e.g. an
-    ``Authorization`` your deployment puts in front of the server), and every
-    :class:`~mcs.ToolDriver` option (``timeout`` bounds each HTTP exchange).
+    ``Authorization`` your deployment puts in front of the server),
+    ``max_response_bytes`` (largest answer read, default 5 MiB; a longer one is an
+    error, never read into memory), and every :class:`~mcs.ToolDriver` option
+    (``timeout`` bounds each exchange as a whole: connect, headers and body).
     """
 
     enforces_deadline = True
@@ -85,6 +91,7 @@ class RFC0001Driver(ToolDriver):
         model: str | None = None,
         metadata: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
+        max_response_bytes: int = 5 * 1024 * 1024,
         **options: Any,
     ) -> None:
         if httpx is None:
@@ -97,8 +104,12 @@ class RFC0001Driver(ToolDriver):
         self.agent_id = agent_id
         self.model = model
         self.metadata = dict(metadata or {})
-        self._headers = dict(headers or {})
-        self._client = httpx.Client(base_url=self.url, headers=self._headers, timeout=self.timeout)
+        if max_response_bytes < 1:
+            raise ConfigurationError("max_response_bytes must be at least 1")
+        self.max_response_bytes = max_response_bytes
+        self._headers = {"Accept-Encoding": mcs_http.ACCEPT_ENCODING, **dict(headers or {})}
+        self._client = httpx.Client(base_url=self.url, headers=self._headers, timeout=self.timeout,
+                                    transport=mcs_http.transport())
         self._server: dict[str, Any] = {}
         self.meta = DriverMeta(
             id=str(uuid.uuid5(_NAMESPACE, self.url)),
@@ -116,21 +127,38 @@ class RFC0001Driver(ToolDriver):
 
     def capabilities(self) -> dict[str, Any]:
         """The server's ``GET /mcp/capabilities`` document (fetched each time)."""
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        where = f"{self.url}{CAPABILITIES_PATH}"
         try:
-            response = self._client.get(CAPABILITIES_PATH)
-        except httpx.HTTPError as exc:
-            raise ConfigurationError(
-                f"cannot read {self.url}{CAPABILITIES_PATH}: {type(exc).__name__}: {exc}"
-            ) from None
-        if response.status_code != 200:
-            raise ConfigurationError(
-                f"{self.url}{CAPABILITIES_PATH} answered HTTP {response.status_code}"
-            )
-        document = response.json()
+            status, body = self._exchange(self._client.build_request("GET", CAPABILITIES_PATH), deadline, None)
+        except (httpx.HTTPError, ToolCallError) as exc:
+            reason = exc.message if isinstance(exc, ToolCallError) else f"{type(exc).__name__}: {exc}"
+            raise ConfigurationError(f"cannot read {where}: {reason}") from None
+        if status != 200:
+            raise ConfigurationError(f"{where} answered HTTP {status}")
+        try:
+            document = json.loads(body)
+        except ValueError:
+            document = None
         if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
-            raise ConfigurationError(f"{self.url}{CAPABILITIES_PATH} is not an RFC-0001 document")
-        _check_protocol(document.get("protocol"), f"{self.url}{CAPABILITIES_PATH}")
+            raise ConfigurationError(f"{where} is not an RFC-0001 document")
+        _check_protocol(document.get("protocol"), where)
         return document
+
+    def _exchange(self, request: httpx.Request, deadline: float | None, tool: str | None) -> tuple[int, bytes]:
+        """Send ``request`` and read the answer, bounded in size and time as a whole."""
+        with mcs_http.bounded(deadline):
+            response = self._client.send(request, stream=True)
+            body = mcs_http.read_body(response, max_bytes=self.max_response_bytes, deadline=deadline, tool=tool)
+        self._check_size(body, tool)
+        return response.status_code, body.data
+
+    def _check_size(self, body: mcs_http.Body, tool: str | None) -> None:
+        if body.truncated:
+            raise ExecutionError(
+                f"{tool or 'the server'}: the answer exceeded {self.max_response_bytes} bytes and was not read "
+                "further; ask for less.", tool=tool,
+            )
 
     def _list_tools(self) -> Iterable[Tool]:
         document = self.capabilities()
@@ -168,52 +196,60 @@ class RFC0001Driver(ToolDriver):
         )
         return context_to_headers(merged)
 
-    def _request(self, invocation: Invocation) -> dict[str, Any]:
-        return {
-            "url": EXECUTE_PATH,
-            "json": {"tool": invocation.tool.unprefixed_name, "arguments": invocation.arguments},
-            "headers": self._context_headers(invocation.context),
-        }
+    def _request(self, client: httpx.Client | httpx.AsyncClient, invocation: Invocation) -> httpx.Request:
+        return client.build_request(
+            "POST", EXECUTE_PATH,
+            json={"tool": invocation.tool.unprefixed_name, "arguments": invocation.arguments},
+            headers=self._context_headers(invocation.context),
+        )
 
-    def _result(self, invocation: Invocation, response: httpx.Response) -> Any:
+    def _result(self, invocation: Invocation, status: int, data: bytes) -> Any:
         name = invocation.tool.name
         try:
-            body = response.json()
+            body = json.loads(data)
         except ValueError:
             raise ExecutionError(
-                f"{name}: the server answered HTTP {response.status_code} with a body that is not JSON.",
+                f"{name}: the server answered HTTP {status} with a body that is not JSON.",
                 tool=name,
             ) from None
-        if response.status_code == 200 and isinstance(body, dict) and "result" in body:
+        if status == 200 and isinstance(body, dict) and "result" in body:
             return body["result"]
         if isinstance(body, dict) and body.get("error") in ErrorCode.__members__:
             raise ToolCallError.from_code(body["error"], str(body.get("message", "")), tool=name)
-        raise ExecutionError(f"{name}: the server answered HTTP {response.status_code}.", tool=name)
+        raise ExecutionError(f"{name}: the server answered HTTP {status}.", tool=name)
 
     def _timeout(self, invocation: Invocation, exc: Exception) -> ToolCallError:
         if isinstance(exc, httpx.TimeoutException):
             return ToolTimeoutError(
                 f"{invocation.tool.name}: no answer from the server in time.", tool=invocation.tool.name)
+        category, reason, retryable = mcs_http.describe_failure(exc) if isinstance(exc, httpx.HTTPError) else (
+            "network", type(exc).__name__, True)
         return ExecutionError(
-            f"{invocation.tool.name}: cannot reach the server ({type(exc).__name__}).",
-            tool=invocation.tool.name,
+            f"{invocation.tool.name}: cannot reach the server: {reason}.",
+            tool=invocation.tool.name, details={"category": category, "retryable": retryable},
         )
 
     def _call_tool(self, invocation: Invocation) -> Any:
         try:
-            response = self._client.post(**self._request(invocation), timeout=invocation.remaining())
+            status, data = self._exchange(self._request(self._client, invocation), invocation.deadline,
+                                          invocation.tool.name)
         except httpx.HTTPError as exc:
             raise self._timeout(invocation, exc) from None
-        return self._result(invocation, response)
+        return self._result(invocation, status, data)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
-        async with httpx.AsyncClient(base_url=self.url, headers=self._headers) as client:
+        name = invocation.tool.name
+        async with httpx.AsyncClient(base_url=self.url, headers=self._headers, timeout=self.timeout,
+                                     transport=mcs_http.async_transport()) as client:
             try:
-                response = await client.post(**self._request(invocation),
-                                             timeout=invocation.remaining())
+                with mcs_http.bounded(invocation.deadline):
+                    response = await client.send(self._request(client, invocation), stream=True)
+                    body = await mcs_http.aread_body(response, max_bytes=self.max_response_bytes,
+                                                     deadline=invocation.deadline, tool=name)
             except httpx.HTTPError as exc:
                 raise self._timeout(invocation, exc) from None
-        return self._result(invocation, response)
+        self._check_size(body, name)
+        return self._result(invocation, response.status_code, body.data)
 
     def close(self) -> None:
         self._client.close()

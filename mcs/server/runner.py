@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterable
 
 from mcs.server.backend import Backend
 
 
 def serve(backend: Backend, *, transport: str, host: str = "127.0.0.1", port: int = 8000,
-          log_level: str = "warning") -> None:
-    """Serve ``backend`` until interrupted (or until end of input on STDIO)."""
+          log_level: str = "warning", allowed_hosts: Iterable[str] = (),
+          allowed_origins: Iterable[str] = ()) -> None:
+    """Serve ``backend`` until interrupted (or until end of input on STDIO).
+
+    Over HTTP, ``Host`` and ``Origin`` are checked (:mod:`mcs.server.origins`): bound to
+    loopback only the loopback names pass; ``allowed_hosts`` / ``allowed_origins`` widen that.
+    """
     if transport == "stdio":
         from mcs.server.stdio import serve_stdio
 
@@ -24,5 +30,6 @@ def serve(backend: Backend, *, transport: str, host: str = "127.0.0.1", port: in
 
     from mcs.server.app import create_app
 
-    uvicorn.run(create_app(backend), host=host, port=port, log_level=log_level,
+    app = create_app(backend, host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+    uvicorn.run(app, host=host, port=port, log_level=log_level,
                 ws_max_size=max(backend.max_body_bytes * 2, 1 << 20))

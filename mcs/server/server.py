@@ -22,12 +22,12 @@ No global state: each server owns its tools, policies, hooks and worker threads.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import dataclasses
 import functools
 import logging
 import sys
-import time
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,7 +43,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.pipeline import Controls, Invocation
-from mcs.server.backend import observed
+from mcs.server.backend import aobserved, observed
 from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
@@ -116,31 +116,52 @@ class _ToolsDriver(ToolDriver):
         if self._server.strict and tool is not None:
             self._validator(tool).validate_as_sent(call.arguments)
         invocation = super().prepare(call, context)
+        # ``timeout`` carries the tool's timeout_ms; the deadline is enforced when the tool
+        # is handed to a thread, with the RFC's message (a core deadline too would race it).
         seconds = self._server._tools[invocation.tool.name].metadata.timeout_ms / 1000.0
-        return dataclasses.replace(invocation, deadline=time.monotonic() + seconds, timeout=seconds)
+        return dataclasses.replace(invocation, deadline=None, timeout=seconds)
 
     def _call_tool(self, invocation: Invocation) -> Any:
         server_tool = self._server._tools[invocation.tool.name]
         invoke = functools.partial(server_tool.invoke, strict=self._server.strict)
         future = self._executor.submit(invoke, invocation.arguments, invocation.context)
         try:
-            return future.result(timeout=invocation.remaining())
+            return future.result(timeout=invocation.timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            meta = server_tool.metadata
-            retry = (
-                "It is idempotent: retrying is safe."
-                if meta.idempotent
-                else "It is not idempotent and may still complete: check its effect before retrying."
-            )
-            raise ToolTimeoutError(
-                f"{meta.name} did not finish within its timeout of {meta.timeout_ms} ms; "
-                f"its result will be discarded. {retry}",
-                tool=meta.name,
-            ) from None
+            raise _timed_out(server_tool.metadata) from None
+
+    async def _acall_tool(self, invocation: Invocation) -> Any:
+        """The tool on one of the server's threads, awaited from the event loop: one
+        hand-off per call (the sync path takes two when a transport calls it from async code)."""
+        server_tool = self._server._tools[invocation.tool.name]
+        invoke = functools.partial(server_tool.invoke, strict=self._server.strict)
+        running = asyncio.get_running_loop().run_in_executor(
+            self._executor, invoke, invocation.arguments, invocation.context)
+        deadline = asyncio.timeout(invocation.timeout)
+        try:
+            async with deadline:
+                return await running
+        except TimeoutError:
+            if deadline.expired():
+                raise _timed_out(server_tool.metadata) from None
+            raise
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _timed_out(meta: ToolMetadata) -> ToolTimeoutError:
+    retry = (
+        "It is idempotent: retrying is safe."
+        if meta.idempotent
+        else "It is not idempotent and may still complete: check its effect before retrying."
+    )
+    return ToolTimeoutError(
+        f"{meta.name} did not finish within its timeout of {meta.timeout_ms} ms; "
+        f"its result will be discarded. {retry}",
+        tool=meta.name,
+    )
 
 
 class McpServer:
@@ -289,15 +310,31 @@ class McpServer:
         calling thread; the tool itself runs on one of the server's worker threads.
         """
         context = context or AgentContext()
+        return observed(self.controls, tool, arguments, context,
+                        lambda: self._driver.call_tool(tool, self._admitted(tool, arguments), context=context),
+                        driver=self._driver)
 
-        def run() -> Any:
-            if not isinstance(arguments, Mapping):
-                raise InvalidInputError("'arguments' must be a JSON object.", tool=tool)
-            if tool not in self._tools:
-                raise ToolNotFoundError(_not_found(tool, self._tools), tool=tool)
-            return self._driver.call_tool(tool, dict(arguments), context=context)
+    async def aexecute(
+        self, tool: str, arguments: Mapping[str, Any] | None = None,
+        context: AgentContext | None = None,
+    ) -> Outcome:
+        """Async twin of :meth:`execute`, what the HTTP and WebSocket transports call.
 
-        return observed(self.controls, tool, arguments, context, run)
+        Validation, policies and hooks run on the event loop (keep policies and hooks
+        quick: one that blocks holds up every connection); the tool runs on one of the
+        server's worker threads under its ``timeout_ms``.
+        """
+        context = context or AgentContext()
+        return await aobserved(self.controls, tool, arguments, context,
+                               lambda: self._driver.acall_tool(tool, self._admitted(tool, arguments), context=context),
+                               driver=self._driver)
+
+    def _admitted(self, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        if not isinstance(arguments, Mapping):
+            raise InvalidInputError("'arguments' must be a JSON object.", tool=tool)
+        if tool not in self._tools:
+            raise ToolNotFoundError(_not_found(tool, self._tools), tool=tool)
+        return dict(arguments)
 
     def check_policies_present(self) -> None:
         """Section 17, "policies are mandatory for production use": called when serving starts.
@@ -319,8 +356,15 @@ class McpServer:
 
     # ------------------------------------------------------------------ serving
 
-    def asgi_app(self) -> Starlette:
+    def asgi_app(
+        self, *, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+    ) -> Starlette:
         """A Starlette (ASGI) app serving HTTP and WebSocket; run it with any ASGI server.
+
+        ``host`` is where it will be bound: on loopback (the default) only the loopback
+        names are accepted in ``Host``; ``allowed_hosts`` / ``allowed_origins`` widen the
+        DNS-rebinding checks (see :mod:`mcs.server.origins`).
 
         Raises:
             MissingDependencyError: the ``server`` extra is not installed.
@@ -329,7 +373,7 @@ class McpServer:
         self.check_policies_present()
         from mcs.server.app import create_app
 
-        return create_app(self)
+        return create_app(self, host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
 
     def run(
         self, *, host: str = "127.0.0.1", port: int = 8000, transport: str | None = None,

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Generic, ParamSpec, TypeVar, get_type_hints
 
+import pydantic_core
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from mcs.context import AgentContext, is_context_annotation
@@ -242,7 +243,9 @@ class ServerTool(Generic[P, R]):
         """
         try:
             if strict:
-                model = self.input_model.model_validate_json(json.dumps(arguments), strict=True)
+                # pydantic-core writes the JSON several times faster than json.dumps
+                model = self.input_model.model_validate_json(
+                    pydantic_core.to_json(arguments, inf_nan_mode="constants"), strict=True)
             else:
                 model = self.input_model.model_validate(arguments)
         except ValidationError as exc:

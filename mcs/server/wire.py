@@ -190,10 +190,13 @@ def _type_in_words(value: Any) -> str:
     return type(value).__name__ if kind is None else _TYPE_IN_WORDS[kind]
 
 
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f]")
+
+
 def _check_text(name: str, value: Any, limit: int) -> str:
     if not isinstance(value, str) or not value or len(value) > limit:
         raise InvalidInputError(f"{name} must be a string of 1 to {limit} characters.")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if _CONTROL_CHARACTER.search(value):
         raise InvalidInputError(f"{name} must not contain control characters.")
     return value
 

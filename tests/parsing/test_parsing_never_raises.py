@@ -91,8 +91,8 @@ def test_deep_nesting() -> None:
 
 def test_huge_inputs_are_cut_at_the_documented_limit() -> None:
     call = '{"name": "f", "arguments": {}}'
-    assert parse_tool_calls("x" * (MAX_INPUT_CHARS - 100) + call) == [ToolCall("f", {})]
-    assert parse_tool_calls("x" * MAX_INPUT_CHARS + call) == []
+    assert parse_tool_calls("x" * (MAX_INPUT_CHARS - 100) + "\n" + call) == [ToolCall("f", {})]
+    assert parse_tool_calls("x" * MAX_INPUT_CHARS + "\n" + call) == []
 
 
 def test_huge_adversarial_texts_return() -> None:

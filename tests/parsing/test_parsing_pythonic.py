@@ -92,9 +92,15 @@ def test_call_after_prose_and_before_explanation() -> None:
     assert parse_tool_calls(text) == [ToolCall("calculate_triangle_area", {"base": 10, "height": 5})]
 
 
-def test_call_shaped_prose_is_dropped_when_known_names_say_it_is_not_a_tool() -> None:
-    text = "You could compute it with round(x=2.5) and then call get_weather(location='Paris')."
+def test_a_call_on_its_own_line_is_dropped_when_known_names_say_it_is_not_a_tool() -> None:
+    text = "Let me check both.\nround(x=2.5)\nget_weather(location='Paris')"
+    assert parse_tool_calls(text) == [ToolCall("round", {"x": 2.5}), ToolCall("get_weather", {"location": "Paris"})]
     assert parse_tool_calls(text, known_names={"get_weather"}) == [ToolCall("get_weather", {"location": "Paris"})]
+
+
+def test_a_call_inside_a_sentence_is_a_mention_not_a_call() -> None:
+    text = "You could compute it with round(x=2.5) and then call get_weather(location='Paris')."
+    assert parse_tool_calls(text, known_names={"get_weather"}) == []
 
 
 def test_unparseable_keyword_value_is_kept_as_text() -> None:

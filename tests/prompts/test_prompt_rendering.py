@@ -184,8 +184,8 @@ def test_typescript_quotes_names_that_are_not_identifiers_and_renders_maps_and_t
 
 def test_the_model_name_picks_the_description_style() -> None:
     assert render_function_description(TOOLS, model_name="gpt-4o").startswith("namespace functions {")
-    assert render_function_description(TOOLS, model_name="qwen2.5").startswith('{"type": "function"')
-    assert render_function_description(TOOLS, model_name="claude-3-opus").startswith('{"name": "place_order"')
+    assert render_function_description(TOOLS, model_name="qwen2.5").startswith('{"type":"function"')
+    assert render_function_description(TOOLS, model_name="claude-3-opus").startswith('{"name":"place_order"')
 
 
 def test_a_custom_registry_decides_the_style_through_the_driver() -> None:
@@ -291,3 +291,38 @@ def test_text_from_a_spec_is_never_read_as_a_placeholder_or_as_code() -> None:
         function_description=description, model_name="gpt-4o", driver_name="shop"
     )
     assert "Uses {driver_name} and {call_example}." in message  # inserted once, never re-expanded
+
+
+_ADDRESS = {"type": "object", "description": "A postal address.", "properties": {"city": {"type": "string"}}}
+
+
+def _tool_with_defs(name: str, defs: dict[str, Any]) -> Tool:
+    return Tool(name=name, description=f"Do {name}.", input_schema={
+        "type": "object", "properties": {"to": {"$ref": f"#/$defs/{next(iter(defs))}"}}, "$defs": defs})
+
+
+@pytest.mark.parametrize("style", ["json", "openai", "typescript"])
+def test_definitions_shared_by_several_tools_are_written_once(style: str) -> None:
+    tools = [_tool_with_defs("ship", {"Address": _ADDRESS}), _tool_with_defs("bill", {"Address": _ADDRESS}),
+             _tool_with_defs("note", {"Memo": {"type": "string", "description": "Only one tool uses it."}})]
+    text = render_function_description(tools, style=style)  # type: ignore[arg-type]
+    assert text.count("A postal address.") == 1
+    assert text.count("Only one tool uses it.") == 1
+    if style != "typescript":
+        lead, *lines = text.splitlines()
+        assert lead.startswith("Definitions the tools below refer to with $ref:")
+        entries = [json.loads(line) for line in lines]
+        function = [e.get("function", e) for e in entries]
+        assert [f["name"] for f in function] == ["ship", "bill", "note"]
+        assert "$defs" not in function[0]["parameters"]
+        assert function[2]["parameters"]["$defs"]["Memo"]["type"] == "string"  # used once: kept in place
+    else:
+        assert text.index("type Address = {") < text.index("type ship = ")
+
+
+def test_a_definition_two_tools_write_differently_stays_with_each_tool() -> None:
+    other = {**_ADDRESS, "description": "A different address."}
+    tools = [_tool_with_defs("ship", {"Address": _ADDRESS}), _tool_with_defs("bill", {"Address": other})]
+    lines = render_function_description(tools, style="json").splitlines()
+    assert len(lines) == 2
+    assert json.loads(lines[1])["parameters"]["$defs"]["Address"]["description"] == "A different address."

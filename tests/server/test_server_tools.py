@@ -307,3 +307,62 @@ def test_importing_the_sdk_does_not_import_the_http_stack() -> None:
             "print(sorted(m for m in ('starlette', 'uvicorn', 'websockets') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"
+
+
+async def test_aexecute_runs_the_whole_lifecycle_with_one_thread_hand_off() -> None:
+    threads: list[str] = []
+
+    @tool(name="where", timeout_ms=1000)
+    def where(req: In) -> Out:
+        threads.append(threading.current_thread().name)
+        return Out(y=req.x)
+
+    server = McpServer(name="s", version="1")
+    server.add_tool(where)
+    hooks: list[str] = []
+    server.on_execute_start(lambda e: hooks.append(f"start:{threading.current_thread().name}"))
+    server.on_execute_end(lambda e: hooks.append("end"))
+    outcome = await server.aexecute("where", {"x": 4})
+    assert outcome.result == {"y": 4}
+    assert threads[0].startswith("mcs-server-s")
+    assert hooks == [f"start:{threading.current_thread().name}", "end"]  # on the event loop's thread
+    refused = await server.aexecute("where", {"x": "four"})
+    assert refused.status == 400 and refused.body()["error"] == "INVALID_INPUT"
+    missing = await server.aexecute("nowhere", {})
+    assert missing.body()["error"] == "TOOL_NOT_FOUND"
+    server.close()
+
+
+async def test_aexecute_enforces_timeout_ms_and_abandons_the_overrun() -> None:
+    release = threading.Event()
+
+    @tool(name="slow", timeout_ms=50, idempotent=True)
+    def slow(req: In) -> Out:
+        release.wait(5)
+        return Out(y=req.x)
+
+    server = McpServer(name="s", version="1")
+    server.add_tool(slow)
+    errors: list[str] = []
+    server.on_execute_error(lambda e: errors.append(e.error.code.value))
+    try:
+        outcome = await server.aexecute("slow", {"x": 1})
+    finally:
+        release.set()
+    assert outcome.status == 504 and "within its timeout of 50 ms" in outcome.body()["message"]
+    assert "retrying is safe" in outcome.body()["message"]
+    assert errors == ["TIMEOUT"]
+    server.close()
+
+
+async def test_a_tool_that_raises_timeout_error_itself_is_not_reported_as_over_its_deadline() -> None:
+    @tool(name="gives_up", timeout_ms=5000)
+    def gives_up(req: In) -> Out:
+        raise TimeoutError("the upstream did not answer")
+
+    server = McpServer(name="s", version="1")
+    server.add_tool(gives_up)
+    outcome = await server.aexecute("gives_up", {"x": 1})
+    assert outcome.body()["error"] == "TIMEOUT"
+    assert "within its timeout" not in outcome.body()["message"]
+    server.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mcs.discovery import ALWAYS_LISTED
 from mcs.tools import Tool
 
 KIND = "graphql_freeform"
@@ -29,7 +30,7 @@ def tools(mutations: bool) -> list[Tool]:
                 },
                 "required": ["query"], "additionalProperties": False,
             },
-            annotations=_READ, meta={KIND: SEARCH, "group": "schema"},
+            annotations=_READ, meta={KIND: SEARCH, "group": "schema", ALWAYS_LISTED: True},
         ),
         Tool(
             name=DESCRIBE, title="Describe a GraphQL type",
@@ -39,7 +40,7 @@ def tools(mutations: bool) -> list[Tool]:
                 "properties": {"name": {"type": "string", "description": "a type (Repository) or Type.field (Query.repository)"}},
                 "required": ["name"], "additionalProperties": False,
             },
-            annotations=_READ, meta={KIND: DESCRIBE, "group": "schema"},
+            annotations=_READ, meta={KIND: DESCRIBE, "group": "schema", ALWAYS_LISTED: True},
         ),
         Tool(
             name=EXECUTE, title="Run a GraphQL operation",
@@ -59,6 +60,6 @@ def tools(mutations: bool) -> list[Tool]:
             annotations=_READ if not mutations else {
                 "readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True,
             },
-            meta={KIND: EXECUTE, "group": "schema"},
+            meta={KIND: EXECUTE, "group": "schema", ALWAYS_LISTED: True},
         ),
     ]

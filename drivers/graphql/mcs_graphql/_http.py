@@ -42,6 +42,7 @@ from gql.transport.exceptions import (
 from gql.transport.httpx import HTTPXAsyncTransport, HTTPXTransport
 from gql.transport.httpx import httpx as http  # type: ignore[attr-defined]  # httpx or httpx2, as gql chose
 
+from mcs import http as mcs_http
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -267,7 +268,8 @@ class HttpLink:
 
     def _open_sync_session(self) -> Any:
         if self._session is None:
-            inner = http.HTTPTransport(verify=self._verify, limits=http.Limits(max_connections=100, max_keepalive_connections=20))
+            # The core's transport (for the httpx gql runs on): sockets obey the call's whole deadline.
+            inner = mcs_http.transport(verify=self._verify, client_module=http)
             transport = HTTPXTransport(
                 self.url, headers=self._headers, transport=_CappedTransport(inner, self.max_response_bytes),
                 follow_redirects=False, timeout=None,
@@ -281,7 +283,7 @@ class HttpLink:
         loop = asyncio.get_running_loop()
         pair = self._aclients.get(id(loop))
         if pair is None:
-            inner = http.AsyncHTTPTransport(verify=self._verify)
+            inner = mcs_http.async_transport(verify=self._verify, client_module=http)
             transport = HTTPXAsyncTransport(
                 self.url, headers=self._headers, transport=_AsyncCappedTransport(inner, self.max_response_bytes),
                 follow_redirects=False, timeout=None,
@@ -328,7 +330,8 @@ class HttpLink:
             extra = self._extra(deadline, self.auth_headers())
             token = _DEADLINE.set(deadline)
             try:
-                result = self._sync_session().execute(request, get_execution_result=True, extra_args=extra)
+                with mcs_http.bounded(deadline):
+                    result = self._sync_session().execute(request, get_execution_result=True, extra_args=extra)
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
                 outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)
@@ -350,7 +353,8 @@ class HttpLink:
             token = _DEADLINE.set(deadline)
             try:
                 session = await self._async_session()
-                result = await session.execute(request, get_execution_result=True, extra_args=extra)
+                with mcs_http.bounded(deadline):
+                    result = await session.execute(request, get_execution_result=True, extra_args=extra)
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
                 outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)

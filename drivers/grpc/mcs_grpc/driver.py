@@ -198,7 +198,6 @@ class GrpcDriver(ToolDriver):
         self._normalizer = Normalizer()
         self._methods: dict[str, Method] = {}
         self._op_tools: list[Tool] = []
-        self._names_cache: set[str] | None = None
         names = unique_tool_names(f"{m.containing_service.name}_{m.name}" for m in chosen)
         for tool_name, descriptor in zip(names, chosen, strict=True):
             level = idempotency_level(descriptor)
@@ -316,16 +315,6 @@ class GrpcDriver(ToolDriver):
 
     def _list_tools(self) -> Iterable[Tool]:
         return self._op_tools
-
-    def _known_names(self) -> set[str]:
-        """The base class's names and aliases, computed once: a driver's methods are fixed at load."""
-        if self._names_cache is None:
-            self._names_cache = super()._known_names()
-        return self._names_cache
-
-    def refresh_tools(self) -> None:
-        self._names_cache = None
-        super().refresh_tools()
 
     @property
     def methods(self) -> Mapping[str, Method]:

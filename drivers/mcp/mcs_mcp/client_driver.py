@@ -17,6 +17,15 @@ loop alive to reuse it). :meth:`MCPDriver.close` ends them all (and stops stdio
 servers). A server that dies fails the pending and later calls at once with
 ``EXECUTION_ERROR`` saying so.
 
+A server that asks its client something (elicitation, sampling, roots) is answered by
+the ``on_elicit``/``on_sample``/``roots`` options, and its log and progress
+notifications reach ``on_log``/``on_progress`` (see :mod:`mcs_mcp.client.handlers`);
+progress of a call also reaches the calling context (``ctx.report_progress``), so a
+bridged server's progress flows on through ``mcs serve``. Resource templates, argument
+completions (:meth:`MCPDriver.acomplete`) and resource subscriptions
+(:meth:`MCPDriver.subscribe`) are reachable too; a server's ``list_changed`` and
+``resources/updated`` notifications are passed on to the driver's change listeners.
+
 Tool definitions are pinned by hash when first seen (SECURITY.md F2). A later change of
 a tool's description or schema, a tool that appears later, one that shadows a name
 another server owns, or one whose description hides instructions is *held back*: not
@@ -27,21 +36,25 @@ described, not callable, listed by :meth:`MCPDriver.held_tools` until
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import IO, Any, ClassVar
 
 from mcs import prompts
 from mcs.driver import DriverMeta, ToolDriver
-from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
+from mcs.truncation import cap_result
 from mcs_mcp.client.config import load_config
 from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
+from mcs_mcp.client.handlers import ClientHandlers
+from mcs_mcp.client.oauth import MemoryTokenStorage, authorization_code_provider
 from mcs_mcp.client.pinning import HeldTool, PinStore
 from mcs_mcp.client.results import prompt_result, resource_result, tool_result
 from mcs_mcp.interfaces import wire
@@ -70,6 +83,7 @@ class _Listing:
     prompts: list[Any]
     resources: list[Any]
     via: str  # "list_interfaces" | "tools/list"
+    templates: tuple[Any, ...] = ()
 
 
 class MCPDriver(ToolDriver):
@@ -93,11 +107,21 @@ class MCPDriver(ToolDriver):
     * ``namespace``: prefix every tool with its server's name (default off: a name another
       server already offers is then held back as shadowing);
     * ``connect_timeout``: seconds to start and initialise a server (default 30);
+    * ``max_result_bytes``: cap on what one call returns to the model (default 1 MiB);
+      a longer text, or structured content whose JSON is longer, is cut and ends with
+      ``[truncated: ...]``;
     * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
     * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` with
       ``client_secret`` (``client_secret_basic``) or ``private_key_pem`` (+ ``signing_algorithm``,
       ``private_key_jwt``), and optionally ``scope`` and ``issuer``: the OAuth
       client-credentials grant through the SDK's providers;
+    * ``oauth_redirect_uri`` (HTTP): the OAuth authorization-code flow, with
+      ``oauth_authorize``, ``oauth_client_metadata_url``, ``oauth_client_name``, ``scope``,
+      ``token_storage`` and a pre-registered ``client_id``/``client_secret`` (see
+      :mod:`mcs_mcp.client.oauth`); ``auth`` takes any ``httpx2.Auth``, for instance the
+      SDK's ``OAuthClientProvider``;
+    * ``on_elicit``, ``on_elicit_url``, ``on_sample``, ``roots``, ``on_log``, ``on_progress``:
+      what the client answers and observes (see :mod:`mcs_mcp.client.handlers`);
     * every :class:`mcs.ToolDriver` option (``timeout``, ``prefix``, ``description_mode``...).
     """
 
@@ -131,8 +155,20 @@ class MCPDriver(ToolDriver):
         trust_new_tools: bool = False,
         namespace: bool = False,
         connect_timeout: float = 30.0,
+        max_result_bytes: int = 1024 * 1024,
         mode: ConnectMode = "legacy",
         stderr: IO[str] | None = None,
+        oauth_redirect_uri: str | None = None,
+        oauth_authorize: Callable[[str], Any] | None = None,
+        oauth_client_metadata_url: str | None = None,
+        oauth_client_name: str = "mcs",
+        token_storage: Any = None,
+        on_elicit: Callable[..., Any] | None = None,
+        on_elicit_url: Callable[..., Any] | None = None,
+        on_sample: Callable[..., Any] | None = None,
+        roots: Sequence[Any] | Callable[[], Any] | None = None,
+        on_log: Callable[..., Any] | None = None,
+        on_progress: Callable[..., Any] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(**options)
@@ -150,7 +186,13 @@ class MCPDriver(ToolDriver):
             http_headers = dict(headers or {})
             if bearer_token is not None:
                 http_headers["Authorization"] = f"Bearer {bearer_token}"
-            if url is not None and auth is None and client_id is not None:
+            if url is not None and auth is None and oauth_redirect_uri is not None:
+                auth = authorization_code_provider(
+                    url, redirect_uri=oauth_redirect_uri, authorize=oauth_authorize, scope=scope,
+                    client_name=oauth_client_name, client_metadata_url=oauth_client_metadata_url,
+                    client_id=client_id, client_secret=client_secret, storage=token_storage,
+                )
+            elif url is not None and auth is None and client_id is not None:
                 auth = _client_credentials(url, client_id, client_secret, private_key_pem, signing_algorithm,
                                            scope, issuer)
             try:
@@ -164,10 +206,20 @@ class MCPDriver(ToolDriver):
                 raise ConfigurationError(str(exc)) from None
         self.connections: dict[str, Endpoint] = {
             spec.name: Endpoint(
-                spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=self._tools_changed
+                spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=self._tools_changed,
+                handlers=ClientHandlers(
+                    on_elicit=on_elicit, on_elicit_url=on_elicit_url, on_sample=on_sample, roots=roots,
+                    on_log=on_log, on_progress=on_progress, server=spec.name,
+                ),
+                on_change=self._server_changed,
             )
             for spec in specs
         }
+        if max_result_bytes < 1:
+            raise ConfigurationError("max_result_bytes must be at least 1")
+        self.max_result_bytes = max_result_bytes
+        self._subscriptions: dict[str, list[Callable[[str], Any]]] = {}
+        self._readable: dict[str, tuple[list[Any], list[Any]]] = {}
         self.include_prompts = include_prompts
         self.include_resources = include_resources
         self.supported_interfaces = tuple(supported_interfaces or ())
@@ -188,7 +240,7 @@ class MCPDriver(ToolDriver):
             transport="/".join(transports),
             spec_format="MCP tools/list",
             target_llms=prompts.target_llms(self.prompt_templates),
-            capabilities=("healthcheck", "status"),
+            capabilities=("healthcheck", "status", "completions", "list_changed"),
             prefix=self.prefix,
         )
 
@@ -197,6 +249,27 @@ class MCPDriver(ToolDriver):
     def _tools_changed(self) -> None:
         # notifications/tools/list_changed: re-list on next use; new tools stay held (F2).
         self._tools_stale = True
+        for listener in list(self._listeners()):
+            try:
+                listener("tools", None)
+            except Exception:
+                logger.exception("change listener %r raised", listener)
+
+    def _server_changed(self, kind: str, uri: str | None) -> None:
+        """A server's prompts/resources list changed, or a subscribed resource was updated."""
+        if kind in ("prompts", "resources"):
+            self._tools_stale = True  # prompt and resource tools are re-listed too
+        if kind == "resource" and uri is not None:
+            for callback in list(self._subscriptions.get(uri, ())):
+                try:
+                    callback(uri)
+                except Exception:
+                    logger.exception("subscription callback for %s raised", uri)
+        for listener in list(self._listeners()):
+            try:
+                listener(kind, uri)  # type: ignore[arg-type]
+            except Exception:
+                logger.exception("change listener %r raised", listener)
 
     def _tool_map(self) -> dict[str, Tool]:
         if self._tools_stale:
@@ -279,9 +352,13 @@ class MCPDriver(ToolDriver):
         caps = client.server_capabilities
         if self.include_prompts and caps.prompts is not None:
             prompts = list((await client.list_prompts()).prompts)
+        templates: list[Any] = []
         if self.include_resources and caps.resources is not None:
             resources = list((await client.list_resources()).resources)
-        return _Listing(tools=tools, interfaces=interfaces, prompts=prompts, resources=resources, via=via)
+            with contextlib.suppress(Exception):  # templates are optional for a server
+                templates = list((await client.list_resource_templates()).resource_templates)
+        return _Listing(tools=tools, interfaces=interfaces, prompts=prompts, resources=resources, via=via,
+                        templates=tuple(templates))
 
     def _exposed(self, server: str, original: str) -> str:
         return sanitize_tool_name(f"{server}_{original}" if self.namespace else original)
@@ -298,18 +375,11 @@ class MCPDriver(ToolDriver):
                 shadowed[item["name"]] = owner.split(":", 1)[0]
         allowed, held = self.pins.review(
             server,
-            [(t["name"], t.get("description"), t.get("inputSchema")) for t in candidates],
+            [(t["name"], t.get("description"), t.get("inputSchema"), _pinned_extra(t)) for t in candidates],
             owners=shadowed,
             trust_new=self.trust_new_tools,
         )
-        for hold in held:
-            key = (hold.server, hold.name, hold.current_hash)
-            if key not in self._reported:
-                self._reported.add(key)
-                logger.warning(
-                    "MCP server %r: tool %r held back until accepted (%s): %s",
-                    hold.server, hold.name, hold.reason, hold.detail,
-                )
+        self._report(held)
         out: list[Tool] = []
         for item in candidates:
             if item["name"] not in allowed or not self._selected(item):
@@ -321,20 +391,31 @@ class MCPDriver(ToolDriver):
             self._routes[exposed] = _Route(server, "tool", item["name"])
             out.append(_tool(exposed, server, item))
         out.extend(self._prompt_tools(server, listing, owners))
-        if listing.resources:
+        resources = self._reviewed_resources(server, listing.resources)
+        templates = self._reviewed_templates(server, listing.templates)
+        self._readable[server] = (resources, templates)
+        if resources or templates:
             exposed = self._exposed(server, _READ_RESOURCE)
             if exposed not in owners:
                 owners[exposed] = f"{server}:{_READ_RESOURCE}"
                 self._routes[exposed] = _Route(server, "resource", "")
-                uris = [str(r.uri) for r in listing.resources]
-                lines = "; ".join(f"{r.uri}: {r.description or r.name}" for r in listing.resources)
+                uris = [str(r.uri) for r in resources]
+                lines = "; ".join(f"{r.uri}: {r.description or r.name}" for r in resources)
+                description = f"Read a resource of MCP server {server}."
+                if lines:
+                    description += f" Resources: {lines}."
+                uri_schema: dict[str, Any] = {"type": "string", "enum": uris}
+                if templates:
+                    shapes = "; ".join(f"{t.uri_template}: {t.description or t.name}" for t in templates)
+                    description += f" Or a URI of these templates (fill the {{variables}}): {shapes}."
+                    uri_schema = {"type": "string", "description": "a listed resource URI or a filled template"}
                 out.append(
                     Tool(
                         name=exposed,
-                        description=f"Read a resource of MCP server {server}. Resources: {lines}",
+                        description=description,
                         input_schema={
                             "type": "object",
-                            "properties": {"uri": {"type": "string", "enum": uris}},
+                            "properties": {"uri": uri_schema},
                             "required": ["uri"],
                         },
                         annotations={"readOnlyHint": True},
@@ -343,9 +424,54 @@ class MCPDriver(ToolDriver):
                 )
         return out
 
+    def _report(self, held: list[HeldTool]) -> None:
+        for hold in held:
+            key = (hold.server, hold.name, hold.current_hash)
+            if key not in self._reported:
+                self._reported.add(key)
+                logger.warning(
+                    "MCP server %r: %r held back until accepted (%s): %s",
+                    hold.server, hold.name, hold.reason, hold.detail,
+                )
+
+    def _reviewed_resources(self, server: str, resources: list[Any]) -> list[Any]:
+        """The resources whose pinned definition still holds and whose text hides nothing."""
+        if not resources:
+            return []
+        allowed, held = self.pins.review(
+            f"{server}/resources",
+            [(str(r.uri), r.description, None, _dumped(r, exclude={"uri", "description"})) for r in resources],
+            trust_new=self.trust_new_tools,
+        )
+        self._report(held)
+        return [r for r in resources if str(r.uri) in allowed]
+
+    def _reviewed_templates(self, server: str, templates: Sequence[Any]) -> list[Any]:
+        """The resource templates whose pinned definition still holds and whose text hides nothing."""
+        if not templates:
+            return []
+        allowed, held = self.pins.review(
+            f"{server}/resource-templates",
+            [(str(t.uri_template), t.description, None, _dumped(t, exclude={"uriTemplate", "description"}))
+             for t in templates],
+            trust_new=self.trust_new_tools,
+        )
+        self._report(held)
+        return [t for t in templates if str(t.uri_template) in allowed]
+
     def _prompt_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
         out: list[Tool] = []
+        if not listing.prompts:
+            return out
+        allowed, held = self.pins.review(
+            f"{server}/prompts",
+            [(p.name, p.description, None, _dumped(p, exclude={"name", "description"})) for p in listing.prompts],
+            trust_new=self.trust_new_tools,
+        )
+        self._report(held)
         for prompt in listing.prompts:
+            if prompt.name not in allowed:
+                continue
             exposed = self._exposed(server, f"prompt_{prompt.name}")
             if exposed in owners:
                 continue
@@ -418,6 +544,10 @@ class MCPDriver(ToolDriver):
 
     # ----------------------------------------------------------------- calling
 
+    def upstream_of(self, tool: Tool) -> str:
+        """Each MCP server is its own upstream for the circuit breaker."""
+        return str(tool.meta.get("server", ""))
+
     def _route(self, invocation: Invocation) -> tuple[_Route, Endpoint]:
         route = self._routes.get(invocation.tool.unprefixed_name)
         if route is None:
@@ -443,13 +573,50 @@ class MCPDriver(ToolDriver):
     async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, timeout: float | None) -> Any:
         if route.kind == "tool":
             self._prime_output_schemas(client, route.server)
-            result = await client.call_tool(route.target, invocation.arguments, read_timeout_seconds=timeout)
-            return tool_result(result, invocation.tool.name, invocation.tool.output_schema)
-        async with asyncio.timeout(timeout):
-            if route.kind == "prompt":
-                arguments = {k: str(v) for k, v in invocation.arguments.items()}
-                return prompt_result(await client.get_prompt(route.target, arguments))
-            return resource_result(await client.read_resource(invocation.arguments["uri"]))
+            handlers = self.connections[route.server].handlers
+            context = invocation.context
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                if handlers is not None:
+                    await handlers.progress(done, total, message)
+                with contextlib.suppress(Exception):  # the caller's client may be gone
+                    await context.report_progress(done, total, message)
+
+            result = await client.call_tool(
+                route.target, invocation.arguments, read_timeout_seconds=timeout, progress_callback=progress
+            )
+            value = tool_result(result, invocation.tool.name, invocation.tool.output_schema)
+        else:
+            async with asyncio.timeout(timeout):
+                if route.kind == "prompt":
+                    arguments = {k: str(v) for k, v in invocation.arguments.items()}
+                    value = prompt_result(await client.get_prompt(route.target, arguments))
+                else:
+                    uri = str(invocation.arguments["uri"])
+                    self._check_resource_uri(route.server, uri, invocation.tool.name)
+                    value = resource_result(await client.read_resource(uri))
+        return cap_result(value, self.max_result_bytes)
+
+    def _check_resource_uri(self, server: str, uri: str, tool: str) -> None:
+        """A URI the model gives must be a listed resource or fit a listed template."""
+        from mcs.function_resources import uri_template_pattern
+
+        resources, templates = self._readable.get(server, ([], []))
+        if any(str(r.uri) == uri for r in resources):
+            return
+        for template in templates:
+            try:
+                pattern, _ = uri_template_pattern(str(template.uri_template))
+            except Exception:
+                continue
+            if pattern.fullmatch(uri):
+                return
+        listed = [str(r.uri) for r in resources] + [str(t.uri_template) for t in templates]
+        raise InvalidInputError(
+            f"{uri!r} is not a resource of MCP server {server}: use one of {', '.join(listed)} "
+            "(templates with their {variables} filled)",
+            tool=tool,
+        )
 
     def _call_tool(self, invocation: Invocation) -> Any:
         # enforces_deadline: the remaining time bounds the request here.
@@ -466,6 +633,110 @@ class MCPDriver(ToolDriver):
             return await connection.arun(partial(self._operation, route, invocation, timeout=None))
         except Exception as exc:
             raise _translate(exc, invocation, connection) from None
+
+    # ----------------------------------------------------------------- completions, subscriptions
+
+    def _endpoint(self, server: str | None) -> Endpoint:
+        if server is None:
+            if len(self.connections) != 1:
+                raise ConfigurationError(f"name the server: one of {', '.join(self.connections)}")
+            return next(iter(self.connections.values()))
+        try:
+            return self.connections[server]
+        except KeyError:
+            raise ConfigurationError(f"no MCP server {server!r}; known: {', '.join(self.connections)}") from None
+
+    @staticmethod
+    def _completion(kind: str, name: str, argument: str, value: str,
+                    arguments: Mapping[str, str] | None) -> Callable[[Any], Any]:
+        import mcp_types as types
+
+        ref: Any = types.PromptReference(name=name) if kind == "prompt" else types.ResourceTemplateReference(uri=name)
+
+        async def complete(client: Any) -> list[str]:
+            if client.server_capabilities.completions is None:
+                return []
+            result = await client.complete(ref, {"name": argument, "value": value}, dict(arguments or {}) or None)
+            return list(result.completion.values)
+
+        return complete
+
+    async def acomplete(
+        self, kind: str, name: str, argument: str, value: str, arguments: Mapping[str, str] | None = None,
+        *, server: str | None = None,
+    ) -> list[str]:
+        """The server's completions (``completion/complete``) for a prompt argument
+        (``kind="prompt"``, ``name`` the prompt) or a resource-template variable
+        (``kind="resource"``, ``name`` the URI template); empty when it has none."""
+        endpoint = self._endpoint(server)
+        try:
+            values: list[str] = await endpoint.arun(
+                self._completion(kind, name, argument, value, arguments), timeout=self.timeout
+            )
+        except Exception as exc:
+            raise _translate_plain(exc, endpoint, "complete") from None
+        return values
+
+    def complete(
+        self, kind: str, name: str, argument: str, value: str, arguments: Mapping[str, str] | None = None,
+        *, server: str | None = None,
+    ) -> list[str]:
+        """Synchronous twin of :meth:`acomplete`."""
+        endpoint = self._endpoint(server)
+        try:
+            values: list[str] = endpoint.run(
+                self._completion(kind, name, argument, value, arguments), timeout=self.timeout
+            )
+        except Exception as exc:
+            raise _translate_plain(exc, endpoint, "complete") from None
+        return values
+
+    def subscribe(self, uri: str, callback: Callable[[str], Any] | None = None, *, server: str | None = None) -> None:
+        """Subscribe to a resource (``resources/subscribe``): ``callback(uri)`` runs on every
+        ``notifications/resources/updated`` for it, and change listeners hear
+        ``("resource", uri)``.
+
+        Raises:
+            ExecutionError: the server refused, or does not support subscriptions.
+        """
+        endpoint = self._endpoint(server)
+
+        async def subscribe(client: Any) -> None:
+            import mcp_types as types
+
+            resources = client.server_capabilities.resources
+            if resources is None or not resources.subscribe:
+                raise ExecutionError(f"MCP server {endpoint.spec.name!r} does not support resource subscriptions")
+            # The request itself: the SDK's helper warns that 2026-07-28 servers replace it,
+            # and this driver speaks the handshake-era protocol where it is current.
+            await client.session.send_request(
+                types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)), types.EmptyResult
+            )
+
+        try:
+            endpoint.run(subscribe, timeout=self.timeout)
+        except ExecutionError:
+            raise
+        except Exception as exc:
+            raise _translate_plain(exc, endpoint, f"subscribe to {uri}") from None
+        if callback is not None:
+            self._subscriptions.setdefault(uri, []).append(callback)
+
+    def unsubscribe(self, uri: str, *, server: str | None = None) -> None:
+        """End a subscription (``resources/unsubscribe``); its callbacks stop."""
+        endpoint = self._endpoint(server)
+        self._subscriptions.pop(uri, None)
+        async def unsubscribe(client: Any) -> None:
+            import mcp_types as types
+
+            await client.session.send_request(
+                types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri)), types.EmptyResult
+            )
+
+        try:
+            endpoint.run(unsubscribe, timeout=self.timeout)
+        except Exception as exc:
+            raise _translate_plain(exc, endpoint, f"unsubscribe from {uri}") from None
 
     # ----------------------------------------------------------------- capabilities
 
@@ -514,13 +785,18 @@ class MCPDriver(ToolDriver):
 
 
 def _listing_error(exc: Exception, connection: Endpoint) -> Exception:
+    return _translate_plain(exc, connection, "list its tools")
+
+
+def _translate_plain(exc: Exception, connection: Endpoint, what: str) -> Exception:
+    """A failure of a request that is not a tool call (listing, completing, subscribing)."""
     name = connection.spec.name
     if isinstance(exc, ServerGone):
         return ExecutionError(str(exc), details={"server": name})
     if isinstance(exc, ServerError):
-        return ExecutionError(f"MCP server {name!r} refused to list its tools: {exc.message}")
+        return ExecutionError(f"MCP server {name!r} refused to {what}: {exc.message}")
     if isinstance(exc, TimeoutError):
-        return ExecutionError(f"MCP server {name!r} did not list its tools in time")
+        return ExecutionError(f"MCP server {name!r} did not {what} in time")
     return exc
 
 
@@ -556,6 +832,17 @@ async def list_all_tools(client: Any) -> list[dict[str, Any]]:
         if not cursor:
             break
     return tools
+
+
+def _pinned_extra(item: Mapping[str, Any]) -> dict[str, Any]:
+    """What a tool shows beyond name, description and input schema, pinned with them."""
+    return {k: item[k] for k in ("title", "outputSchema", "annotations") if item.get(k)}
+
+
+def _dumped(model: Any, *, exclude: set[str]) -> dict[str, Any]:
+    """An SDK model (a prompt, a resource) as its wire JSON, without ``exclude``."""
+    data: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return {k: v for k, v in data.items() if k not in exclude}
 
 
 def _tool(exposed: str, server: str, item: Mapping[str, Any]) -> Tool:
@@ -601,7 +888,7 @@ def _client_credentials(
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         if client_secret is not None:
             return cc.ClientCredentialsOAuthProvider(
-                server_url=url, storage=_MemoryTokens(), client_id=client_id, client_secret=client_secret,
+                server_url=url, storage=MemoryTokenStorage(), client_id=client_id, client_secret=client_secret,
                 scope=scope, issuer=issuer,
             )
         assert private_key_pem is not None
@@ -609,26 +896,6 @@ def _client_credentials(
             issuer=client_id, subject=client_id, signing_key=private_key_pem, signing_algorithm=signing_algorithm
         )
         return cc.PrivateKeyJWTOAuthProvider(
-            server_url=url, storage=_MemoryTokens(), client_id=client_id,
+            server_url=url, storage=MemoryTokenStorage(), client_id=client_id,
             assertion_provider=signer.create_assertion_provider(), scope=scope, issuer=issuer,
         )
-
-
-class _MemoryTokens:
-    """The SDK's ``TokenStorage`` protocol, in memory."""
-
-    def __init__(self) -> None:
-        self._tokens: Any = None
-        self._client: Any = None
-
-    async def get_tokens(self) -> Any:
-        return self._tokens
-
-    async def set_tokens(self, tokens: Any) -> None:
-        self._tokens = tokens
-
-    async def get_client_info(self) -> Any:
-        return self._client
-
-    async def set_client_info(self, client_info: Any) -> None:
-        self._client = client_info

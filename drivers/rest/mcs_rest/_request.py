@@ -21,7 +21,7 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from mcs.errors import InvalidInputError
-from mcs.urls import encode_path_segment
+from mcs.urls import EgressPolicy, encode_path_segment
 from mcs_rest._operations import Operation, Param
 
 _PATH_VARIABLE = re.compile(r"\{([^}/]+)\}")
@@ -41,6 +41,8 @@ class HttpOptions:
     redirect_hosts: frozenset[str] = frozenset()
     idempotency_header: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    #: Checks every cross-origin redirect target (resolved once, connection pinned).
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
 
 
 @dataclass(slots=True)
@@ -211,7 +213,9 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
 
     built.url = base_url + _PATH_VARIABLE.sub(substitute, op.path)
     body = op.body
-    if body is not None and (has_whole or body_fields):
+    if body is not None and (has_whole or body_fields or body.required):
+        # A required body is sent even when every field of it was left out: `{}` (or the
+        # media type's empty form), never a POST with no body and no Content-Type.
         payload = whole_body if has_whole else body_fields
         if body.kind == "json":
             media = body.media_type if body.media_type != "*/*" else "application/json"
@@ -240,7 +244,7 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
                 data = {}
             built.data, built.files = data or None, files
         else:
-            raw = payload if isinstance(payload, bytes) else _scalar(payload).encode("utf-8")
+            raw = b"" if not has_whole else payload if isinstance(payload, bytes) else _scalar(payload).encode("utf-8")
             built.content = raw
             built.headers.append(("Content-Type", body.media_type))
     return built

@@ -5,14 +5,17 @@ What a caller can rely on:
 * Redirects are followed only within the same origin (scheme, host, port), at most
   ``max_redirects`` times. A redirect to another origin is refused unless its host is in
   ``redirect_hosts``; then credentials, cookies and configured headers are stripped,
-  and a redirect that would re-send a body to another origin is refused.
+  a redirect that would re-send a body to another origin is refused, and the target
+  must pass the egress block list (no loopback, private or metadata address, however
+  spelled or resolved; the connection is pinned to the addresses checked).
 * Retries: only for idempotent methods (or requests carrying an idempotency key) on
   429/502/503/504 and transport errors; a connection that was never established may be
   retried for any method. Backoff is exponential with jitter and honours ``Retry-After``;
   a wait that would pass the deadline is not started.
-* Reads are streamed and stop at ``max_response_bytes`` of *decoded* content (gzip and
-  deflate are inflated here with a bound, so a compression bomb cannot fill memory);
-  the deadline covers the whole read, not one chunk.
+* Reads go through the core's bounded reader (:mod:`mcs.http`): streamed, stopped at
+  ``max_response_bytes`` of *decoded* content (a compression bomb cannot fill memory).
+  With the driver's own transports the deadline covers connect, headers and body as a
+  whole, not one socket read.
 * A non-2xx answer raises ``EXECUTION_ERROR`` naming the status, with a body excerpt.
 """
 
@@ -22,7 +25,6 @@ import asyncio
 import email.utils
 import random
 import time
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +33,15 @@ import httpx
 import orjson
 
 from mcs.errors import ExecutionError, ToolTimeoutError
+from mcs.http import (
+    ACCEPT_ENCODING,
+    aread_body,
+    bounded,
+    describe_failure,
+    pin,
+    read_body,
+    truncation_marker,
+)
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, HttpOptions, cookie_header
 from mcs_rest._results import BinaryContent
@@ -40,7 +51,7 @@ _EXCERPT = 600
 _SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})
 _DEFAULT_HEADERS = (
     ("Accept", "application/json, */*;q=0.5"),
-    ("Accept-Encoding", "gzip, deflate"),  # decoded here, with a bound (see _Inflater)
+    ("Accept-Encoding", ACCEPT_ENCODING),  # decoded by mcs.http, with a bound
     ("User-Agent", "mcs-rest/0.1"),
 )
 
@@ -57,32 +68,6 @@ class Response:
 
 
 # ---------------------------------------------------------------------- reading
-
-
-class _Inflater:
-    """Content decoding with an output bound (httpx's own decoder has none)."""
-
-    def __init__(self, encoding: str) -> None:
-        encoding = encoding.strip().lower()
-        if encoding in ("", "identity"):
-            self._z: Any = None
-        elif encoding in ("gzip", "x-gzip"):
-            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._z = zlib.decompressobj()
-        else:
-            raise ExecutionError(f"The server answered with an unsupported content-encoding {encoding!r}.")
-        self.pending = False
-
-    def feed(self, data: bytes, limit: int) -> bytes:
-        if self._z is None:
-            return data
-        try:
-            out: bytes = self._z.decompress(data, limit)
-        except zlib.error:
-            raise ExecutionError("The server sent a body that could not be decompressed.") from None
-        self.pending = bool(self._z.unconsumed_tail)
-        return out
 
 
 def _media(content_type: str) -> str:
@@ -109,10 +94,7 @@ def _is_json(media: str) -> bool:
 
 
 def _marker(cap: int) -> str:
-    return (
-        f"\n[truncated: the response was cut at {cap} bytes; ask for less, "
-        "for example with a smaller page size, a limit or a filter]"
-    )
+    return truncation_marker(cap)
 
 
 def _decode(status: int, headers: httpx.Headers, body: bytes, truncated: bool, cap: int) -> Response:
@@ -141,92 +123,15 @@ def _decode(status: int, headers: httpx.Headers, body: bytes, truncated: bool, c
     return Response(status, content_type, value, truncated, headers)
 
 
-def _set_read_timeout(response: httpx.Response, deadline: float | None) -> None:
-    """Narrow the per-read timeout to what is left of the call's deadline."""
-    if deadline is None:
-        return
-    timeouts = response.request.extensions.get("timeout")
-    if isinstance(timeouts, dict):
-        timeouts["read"] = max(0.001, deadline - time.monotonic())
-
-
-def _incomplete(tool: str) -> ToolTimeoutError:
-    return ToolTimeoutError(f"{tool} did not get a complete response in time.", tool=tool)
-
-
-def _over(deadline: float | None, tool: str) -> None:
-    if deadline is not None and time.monotonic() >= deadline:
-        raise _incomplete(tool)
-
-
-def _already_read(response: httpx.Response, cap: int) -> Response | None:
-    """A response whose body is already in memory (a mock transport): decode it as is."""
-    if not response.is_stream_consumed:
-        return None
-    body = response.content
-    return _decode(response.status_code, response.headers, body[:cap], len(body) > cap, cap)
-
-
-class _CappedBody:
-    """A streamed body as it arrives: inflated, and cut once it passes ``cap`` decoded bytes."""
-
-    def __init__(self, response: httpx.Response, cap: int) -> None:
-        self._inflater = _Inflater(response.headers.get("content-encoding", ""))
-        self._cap = cap
-        self._chunks: list[bytes] = []
-        self._total = 0
-        self._truncated = False
-
-    def add(self, raw: bytes) -> bool:
-        """Take one raw chunk; ``True`` when the cap is passed and reading must stop."""
-        data = self._inflater.feed(raw, self._cap - self._total + 1)
-        self._total += len(data)
-        self._chunks.append(data)
-        self._truncated = self._total > self._cap or self._inflater.pending
-        return self._truncated
-
-    def decoded(self, response: httpx.Response) -> Response:
-        """The :class:`Response` for what was read, marked truncated when it was cut."""
-        body = b"".join(self._chunks)[: self._cap]
-        return _decode(response.status_code, response.headers, body, self._truncated, self._cap)
-
-
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
-    done = _already_read(response, cap)
-    if done is not None:
-        return done
-    body = _CappedBody(response, cap)
-    try:
-        _set_read_timeout(response, deadline)
-        for raw in response.iter_raw():
-            if body.add(raw):
-                break
-            _over(deadline, tool)
-            _set_read_timeout(response, deadline)
-    except httpx.TimeoutException:
-        raise _incomplete(tool) from None
-    finally:
-        response.close()
-    return body.decoded(response)
+    """The decoded :class:`Response`, read by the core's bounded reader (:mod:`mcs.http`)."""
+    body = read_body(response, max_bytes=cap, deadline=deadline, tool=tool)
+    return _decode(response.status_code, response.headers, body.data, body.truncated, cap)
 
 
 async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
-    done = _already_read(response, cap)
-    if done is not None:
-        return done
-    body = _CappedBody(response, cap)
-    try:
-        _set_read_timeout(response, deadline)
-        async for raw in response.aiter_raw():
-            if body.add(raw):
-                break
-            _over(deadline, tool)
-            _set_read_timeout(response, deadline)
-    except httpx.TimeoutException:
-        raise _incomplete(tool) from None
-    finally:
-        await response.aclose()
-    return body.decoded(response)
+    body = await aread_body(response, max_bytes=cap, deadline=deadline, tool=tool)
+    return _decode(response.status_code, response.headers, body.data, body.truncated, cap)
 
 
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
@@ -256,10 +161,15 @@ def error_for(response: Response, method: str, path: str, tool: str) -> Executio
     else:
         hint = "The call did not succeed."
     reason = httpx.codes.get_reason_phrase(status)
+    details: dict[str, Any] = {"status": status, "body": excerpt, "category": "upstream" if status >= 500 else "request",
+                               "retryable": status in (408, 429) or status >= 500}
+    after = _retry_after(response.headers) if isinstance(response.headers, httpx.Headers) else None
+    if after is not None:
+        details["retry_after"] = after
     return ExecutionError(
         f"{method} {path} returned HTTP {status}{' ' + reason if reason else ''}. {hint} Response: {excerpt}",
         tool=tool,
-        details={"status": status, "body": excerpt},
+        details=details,
     )
 
 
@@ -346,6 +256,9 @@ class _Plan:
                 )
             if keep_body and request.content:
                 raise ExecutionError(f"{self.tool}: a redirect would re-send the request body to another origin; refused.", tool=self.tool)
+            # The upstream chose this destination: the block list applies, and the
+            # connection goes to the addresses checked now (SECURITY.md B3-B5).
+            pin(target, self.options.egress)
         headers = [
             (k, v) for k, v in request.headers.multi_items()
             if k.lower() not in ("host", "content-length", "transfer-encoding")
@@ -375,7 +288,11 @@ class _Plan:
         never_sent = isinstance(exc, httpx.ConnectError)
         delay = self.backoff(attempt, None) if (never_sent or self.retryable) else None
         if delay is None:
-            raise ExecutionError(f"{self.tool}: could not reach the API ({type(exc).__name__}: {exc}).", tool=self.tool) from None
+            category, reason, retryable = describe_failure(exc)
+            raise ExecutionError(
+                f"{self.tool}: could not reach the API: {reason}.", tool=self.tool,
+                details={"category": category, "retryable": retryable and self.retryable},
+            ) from None
         return delay
 
     def wait_after_status(self, attempt: int, response: httpx.Response) -> float | None:
@@ -434,6 +351,11 @@ def send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan)
     request: the cookie jar (no state leaks from one call into the next), its redirect
     and auth flows (handled here with stricter rules), its default headers.
     """
+    with bounded(plan.deadline):
+        return _send_sync(client, transport, plan)
+
+
+def _send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan) -> Response:
     attempt, refreshed = 0, False
     while True:
         applied = [apply(s, s.oauth.token(client, _left(plan.deadline)) if s.oauth else None) for s in plan.schemes]
@@ -466,6 +388,11 @@ def send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan)
 
 async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
     """The async twin of :func:`send_sync`."""
+    with bounded(plan.deadline):
+        return await _send_async(client, transport, plan)
+
+
+async def _send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
     attempt, refreshed = 0, False
     while True:
         applied = [apply(s, await s.oauth.atoken(client, _left(plan.deadline)) if s.oauth else None) for s in plan.schemes]

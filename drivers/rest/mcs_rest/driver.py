@@ -21,6 +21,7 @@ from mcs.driver import AuthOption, DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
+from mcs.urls import EgressPolicy, ip_literal
 from mcs_rest import _auth
 from mcs_rest._operations import Operation, Selection, build_operations
 from mcs_rest._request import HttpOptions, build
@@ -66,7 +67,11 @@ class RestDriver(ToolDriver):
       tuple of allowed folders).
     * ``max_response_bytes`` (1 MiB), ``retries`` (2), ``backoff`` (0.25 s),
       ``max_redirects`` (5), ``redirect_hosts`` (hosts a redirect may leave the origin
-      for; credentials are stripped), ``idempotency_header`` (e.g. ``"Idempotency-Key"``:
+      for; credentials are stripped, and the target must pass the egress block list),
+      ``egress_allow`` (private addresses or networks, or ``"localhost"``, that such a
+      redirect may reach; an IP address or ``localhost`` named in ``redirect_hosts`` is
+      allowed already), ``egress`` (a whole :class:`mcs.urls.EgressPolicy` instead),
+      ``idempotency_header`` (e.g. ``"Idempotency-Key"``:
       POST/PATCH get a fresh key and become retryable), ``verify`` (TLS).
     * ``validate_responses``: check JSON responses against the spec's response schema.
     * ``transport`` / ``async_transport``: an httpx transport to send through (for example
@@ -96,6 +101,8 @@ class RestDriver(ToolDriver):
         backoff: float = 0.25,
         max_redirects: int = 5,
         redirect_hosts: Iterable[str] = (),
+        egress_allow: Iterable[str] = (),
+        egress: EgressPolicy | None = None,
         idempotency_header: str | None = None,
         validate_responses: bool = False,
         verify: bool | str = True,
@@ -140,12 +147,14 @@ class RestDriver(ToolDriver):
                 raise ConfigurationError(f"header {key!r} contains a line break or NUL")
         if max_response_bytes < 1:
             raise ConfigurationError("max_response_bytes must be at least 1")
+        redirect_hosts = frozenset(redirect_hosts)
         self.http = HttpOptions(
             max_response_bytes=int(max_response_bytes),
             retries=max(0, int(retries)),
             backoff=float(backoff),
             max_redirects=int(max_redirects),
-            redirect_hosts=frozenset(redirect_hosts),
+            redirect_hosts=redirect_hosts,
+            egress=egress or EgressPolicy(allow=[*egress_allow, *_named_local(redirect_hosts)]),
             idempotency_header=idempotency_header,
             headers=static,
         )
@@ -423,14 +432,13 @@ class RestDriver(ToolDriver):
     def _sync_client(self) -> httpx.Client:
         import httpx
 
+        from mcs import http as mcs_http
+
         client = self._client
         if client is None:
             with self._lock:
                 if self._client is None:
-                    transport = self._given_transport or httpx.HTTPTransport(
-                        verify=self._verify,
-                        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
-                    )
+                    transport = self._given_transport or mcs_http.transport(verify=self._verify)
                     # The client owns the transport (closing it closes the pool) and
                     # fetches OAuth tokens; requests go to the transport directly.
                     self._client = httpx.Client(transport=transport, follow_redirects=False, timeout=self.timeout)
@@ -444,10 +452,12 @@ class RestDriver(ToolDriver):
         """One pool per event loop, closed by that loop's shutdown (see :func:`_close_at_shutdown`)."""
         import httpx
 
+        from mcs import http as mcs_http
+
         loop = id(asyncio.get_running_loop())
         pair = self._aclients.get(loop)
         if pair is None or pair[0].is_closed:
-            transport = self._given_async_transport or httpx.AsyncHTTPTransport(verify=self._verify)
+            transport = self._given_async_transport or mcs_http.async_transport(verify=self._verify)
             client = httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=self.timeout)
             closer = _close_at_shutdown(client)
             await closer.__anext__()
@@ -500,6 +510,12 @@ def _rejects_refs(model_name: str | None) -> bool:
         return False
     lowered = model_name.lower()
     return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in INLINE_REF_MODELS)
+
+
+def _named_local(hosts: Iterable[str]) -> list[str]:
+    """The entries of ``redirect_hosts`` that name a local destination outright (an IP
+    address or ``localhost``): configuration chose them, so the block list lets them by."""
+    return [h for h in hosts if h.lower() == "localhost" or ip_literal(h) is not None]
 
 
 def _check_base(url: str) -> None:

@@ -8,8 +8,9 @@ What a caller can rely on:
   port) for a URL. ``allow_imports`` adds folders or URL prefixes (``True``: anywhere).
   Anything else is refused before a byte is read, with an error naming the URL.
 * Each document is read up to ``max_bytes`` (a larger one is refused, not cut), at most
-  ``max_documents`` documents are read, and remote reads have a total ``timeout``.
-  Redirects are not followed.
+  ``max_documents`` documents are read, and remote reads go through the core's bounded
+  HTTP path (:mod:`mcs.http`): one total ``timeout`` covers connecting, the headers and
+  the body, and the size is counted after decompression. Redirects are not followed.
 * The SOAP 1.1 encoding schema (``http://schemas.xmlsoap.org/soap/encoding/``), which
   zeep imports whenever a WSDL names its namespace, is served from a small copy shipped
   with the driver (``soap-encoding.xsd``), never fetched.
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from mcs.errors import ConfigurationError
+from mcs.errors import ConfigurationError, ExecutionError
 
 if TYPE_CHECKING:
     import httpx
@@ -147,28 +148,34 @@ class DocumentReader:
         return content
 
     def _read_url(self, url: str) -> bytes:
+        """The document at ``url``, read through the core's bounded HTTP path: the load
+        timeout covers connecting, the headers and the body as a whole."""
         import httpx
 
+        from mcs import http as mcs_http
+        from mcs.errors import ToolTimeoutError
+
         if self._client is None:
-            self._client = httpx.Client(verify=self.policy.verify, follow_redirects=False)
+            self._client = httpx.Client(transport=mcs_http.transport(verify=self.policy.verify), follow_redirects=False)
         deadline = time.monotonic() + self.policy.timeout
-        chunks: list[bytes] = []
-        size = 0
         try:
-            with self._client.stream("GET", url, timeout=self.policy.timeout,
-                                     headers={"Accept-Encoding": "identity"}) as response:
+            with mcs_http.bounded(deadline):
+                request = self._client.build_request("GET", url, timeout=self.policy.timeout,
+                                                     headers={"Accept-Encoding": mcs_http.ACCEPT_ENCODING})
+                response = self._client.send(request, stream=True)
                 if response.status_code != 200:
+                    response.close()
                     raise WsdlError(f"{url}: HTTP {response.status_code} (expected 200 with a WSDL or XSD document)")
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > self.policy.max_bytes:
-                        raise self._too_big(url)
-                    if time.monotonic() > deadline:
-                        raise WsdlError(f"{url}: not read within {self.policy.timeout:g} s")
-                    chunks.append(chunk)
+                body = mcs_http.read_body(response, max_bytes=self.policy.max_bytes, deadline=deadline)
+        except (ToolTimeoutError, httpx.TimeoutException):
+            raise WsdlError(f"{url}: not read within {self.policy.timeout:g} s (load_timeout)") from None
         except httpx.HTTPError as exc:
             raise WsdlError(f"{url}: cannot be fetched ({type(exc).__name__}: {exc})") from None
-        return b"".join(chunks)
+        except ExecutionError as exc:  # a content encoding the reader does not take, or a broken one
+            raise WsdlError(f"{url}: cannot be read ({exc})") from None
+        if body.truncated:
+            raise self._too_big(url)
+        return body.data
 
     def close(self) -> None:
         if self._client is not None:

@@ -350,11 +350,12 @@ class SoapDriver(ToolDriver):
                     import httpx
                     import zeep
 
+                    from mcs import http as mcs_http
                     from mcs_soap._http import SyncTransport
 
+                    # The core's transport: its sockets obey the call's whole deadline.
                     self._http_client = httpx.Client(
-                        verify=self._verify, follow_redirects=False,
-                        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+                        transport=mcs_http.transport(verify=self._verify), follow_redirects=False,
                     )
                     weakref.finalize(self, self._http_client.close)
                     client_class: Any = zeep.Client
@@ -384,9 +385,10 @@ class SoapDriver(ToolDriver):
             import httpx
             import zeep
 
+            from mcs import http as mcs_http
             from mcs_soap._http import AsyncTransportOverHttpx
 
-            http = httpx.AsyncClient(verify=self._verify, follow_redirects=False)
+            http = httpx.AsyncClient(transport=mcs_http.async_transport(verify=self._verify), follow_redirects=False)
             async_class: Any = zeep.AsyncClient
             client = async_class(document, transport=AsyncTransportOverHttpx(http, self._http), **self._zeep_options())
             closer = _close_at_shutdown(http)

@@ -134,6 +134,15 @@ def test_freeform_tools_appear_in_discovery_mode_and_the_description_stays_small
     assert discovery.estimate_tokens(text) < 3000
 
 
+def test_in_discovery_mode_the_freeform_tools_leave_the_driver_with_the_meta_tools() -> None:
+    from mcs.native import export_tools
+
+    driver = GraphQLDriver(schema=SDL, description_mode="discovery")
+    names = [entry["name"] for entry in export_tools(driver.list_tools(), "anthropic")]
+    assert sorted(names) == sorted(["search_tools", "describe_tool", "call_tool", "search_schema",
+                                    "describe_type", "execute"])
+
+
 def test_tool_names_stay_unique_when_a_root_field_is_named_like_a_freeform_tool() -> None:
     driver = GraphQLDriver(schema="type Query { execute: Int, search_schema: Int }", freeform=True)
     names = [t.name for t in driver.list_tools()]

@@ -266,3 +266,29 @@ def test_mcs_spec_s5_healthcheck_reports_an_unreachable_api_without_raising() ->
     with RestDriver(PETSTORE, base_url=f"http://127.0.0.1:{free_port()}/v1", timeout=2) as driver:
         report = driver.healthcheck()
     assert report["status"] == "error" and "ConnectError" in report["detail"]
+
+
+def test_a_required_body_whose_fields_were_all_left_out_is_sent_as_an_empty_object(api, tmp_path):
+    spec = tmp_path / "endpoints.json"
+    spec.write_text(json.dumps({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/echo/{rest}": {"post": {
+            "operationId": "createEndpoints",
+            "parameters": [{"name": "rest", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "properties": {"kind": {"type": "string"}, "subsets": {"type": "array"}}}}}},
+            "responses": {"200": {"description": "echo"}},
+        }}},
+    }))
+    with RestDriver(spec, base_url=api.url + "/v1") as driver:
+        driver.call_tool("createEndpoints", {"rest": "x"})
+    sent = api.state.requests[-1]
+    assert sent.method == "POST"
+    assert sent.headers["content-type"] == "application/json"
+    assert json.loads(sent.body) == {}
+
+
+def test_an_optional_body_left_out_is_not_sent(driver, api):
+    driver.call_tool("echoPost", {"rest": "x"})
+    sent = api.state.requests[-1]
+    assert sent.body == b"" and "content-type" not in sent.headers

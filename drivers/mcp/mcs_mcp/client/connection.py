@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any, Literal, TextIO, TypeVar, cast
 
+from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.loop import in_running_loop, sync_loop
 
 logger = logging.getLogger("mcs_mcp.client")
@@ -124,16 +125,40 @@ def _transport(spec: ServerSpec) -> Any:
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth)
-    return _HttpTransport(spec.url, http)
+    return _HttpTransport(spec.url, http, authenticated=bool(spec.auth) or any(
+        k.lower() == "authorization" for k in spec.headers))
 
 
 class _HttpTransport:
-    """Streamable HTTP with our own HTTP client, closed together with the transport."""
+    """Streamable HTTP with our own HTTP client, closed together with the transport.
 
-    def __init__(self, url: str, http: Any) -> None:
+    It remembers a 401 (and its ``WWW-Authenticate``), so a refused connection can say
+    what to configure instead of the SDK's generic "error response".
+    """
+
+    def __init__(self, url: str, http: Any, *, authenticated: bool = False) -> None:
         self._url = url
         self._http = http
         self._stack = contextlib.AsyncExitStack()
+        self.authenticated = authenticated
+        self.unauthorized: str | None = None  # the WWW-Authenticate of the last 401
+        http.event_hooks["response"].append(self._watch)
+
+    async def _watch(self, response: Any) -> None:
+        if response.status_code == 401:
+            self.unauthorized = response.headers.get("www-authenticate", "")
+
+    def explain(self, name: str, reason: str) -> str | None:
+        """Why the server refused us, and what to configure; ``None`` when it did not."""
+        if self.unauthorized is None:
+            return None
+        if self.authenticated:
+            return (f"MCP server {name!r} ({self._url}) refused the authorization: {reason} (HTTP 401: "
+                    f"{self.unauthorized or 'no details'}); check the token, client_id/client_secret or scope")
+        return (f"MCP server {name!r} ({self._url}) requires authorization (HTTP 401). Configure one of: "
+                "bearer_token=...; client_id with client_secret or private_key_pem (OAuth client credentials); "
+                "oauth_redirect_uri=... (OAuth authorization code, interactive); or auth= an httpx2.Auth such as "
+                "the SDK's OAuthClientProvider")
 
     async def __aenter__(self) -> Any:
         from mcp.client.streamable_http import streamable_http_client
@@ -173,11 +198,15 @@ class Connection:
         connect_timeout: float = 30.0,
         mode: ConnectMode = "legacy",
         on_tools_changed: Callable[[], None] | None = None,
+        handlers: ClientHandlers | None = None,
+        on_change: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self.spec = spec
         self.connect_timeout = connect_timeout
         self.mode: ConnectMode = mode
         self.on_tools_changed = on_tools_changed
+        self.handlers = handlers or ClientHandlers(server=spec.name)
+        self.on_change = on_change
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
@@ -228,12 +257,14 @@ class Connection:
         from mcp import Client
 
         assert self._ready is not None and self._closing is not None
+        transport = _transport(self.spec)
         try:
             async with Client(
-                _transport(self.spec),
+                transport,
                 mode=self.mode,
                 cache=None,
                 message_handler=self._on_message,
+                **self.handlers.client_options(),
             ) as client:
                 self._client = client
                 if not self._ready.done():
@@ -245,7 +276,10 @@ class Connection:
                 raise
         except Exception as exc:  # report every way the session can end
             where = self.spec.describe()
-            self._mark_gone(f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
+            explained = (
+                transport.explain(self.spec.name, _reason(exc)) if isinstance(transport, _HttpTransport) else None
+            )
+            self._mark_gone(explained or f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
         finally:
             self._client = None
             if self.gone_reason is None:
@@ -271,6 +305,14 @@ class Connection:
         root = getattr(message, "root", message)
         if isinstance(root, mt.ToolListChangedNotification) and self.on_tools_changed is not None:
             self.on_tools_changed()
+        if self.on_change is None:
+            return
+        if isinstance(root, mt.PromptListChangedNotification):
+            self.on_change("prompts", None)
+        elif isinstance(root, mt.ResourceListChangedNotification):
+            self.on_change("resources", None)
+        elif isinstance(root, mt.ResourceUpdatedNotification):
+            self.on_change("resource", str(root.params.uri))
 
     async def aclose(self) -> None:
         """Close the session and stop a stdio server. Safe to call twice."""
@@ -347,11 +389,15 @@ class Endpoint:
         connect_timeout: float = 30.0,
         mode: ConnectMode = "legacy",
         on_tools_changed: Callable[[], None] | None = None,
+        handlers: ClientHandlers | None = None,
+        on_change: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self.spec = spec
         self.connect_timeout = connect_timeout
         self.mode: ConnectMode = mode
         self.on_tools_changed = on_tools_changed
+        self.handlers = handlers
+        self.on_change = on_change
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Connection] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._closed = False
@@ -367,7 +413,7 @@ class Endpoint:
             if session is None:
                 session = Connection(
                     self.spec, connect_timeout=self.connect_timeout, mode=self.mode,
-                    on_tools_changed=self.on_tools_changed,
+                    on_tools_changed=self.on_tools_changed, handlers=self.handlers, on_change=self.on_change,
                 )
                 self._sessions[loop] = session
             return session

@@ -1,14 +1,21 @@
 """Tool-definition pinning (SECURITY.md F2: tool poisoning and rug pulls).
 
-The first time a server's tools are seen, each definition is pinned by a hash of its
-name, description and input schema (trust on first use). Later listings are compared
-with the pins; a tool is *held back* (not offered to the LLM, not callable) when
+The first time a server's tools are seen, each definition is pinned by a hash of
+everything a model or a policy reads of it: name, description, input schema (parameter
+descriptions included) and, when present, title, output schema and annotations
+(trust on first use). Later listings are compared with the pins; a tool is *held back*
+(not offered to the LLM, not callable) when
 
-* its description or schema changed since it was pinned (``changed``);
+* any of that changed since it was pinned (``changed``): a new description, schema, or
+  an annotation flipped from destructive to ``readOnlyHint`` (a rug pull past an
+  annotation-based approval policy);
 * it appeared after the server's first listing, e.g. after ``tools/list_changed`` (``new``);
 * it would shadow a name another server already owns (``shadowing``);
-* its description hides instructions: ``<IMPORTANT>``-style tags or invisible Unicode
-  (``suspicious``).
+* any text of it hides instructions: ``<IMPORTANT>``-style tags or invisible Unicode, in
+  the description, a parameter description, a title or an enum (``suspicious``).
+
+The MCP driver pins and screens prompts and resources offered as tools the same way,
+each kind under its own key (``<server>/prompts``, ``<server>/resources``).
 
 :meth:`PinStore.accept` approves the current definition and re-pins it. Pins live in
 memory, or in a JSON file when a path is given (written atomically).
@@ -35,11 +42,25 @@ _SUSPICIOUS_TAGS = re.compile(
 )
 
 
-def definition_hash(name: str, description: str | None, input_schema: Mapping[str, Any] | None) -> str:
-    """sha256 over the canonical JSON of (name, description, inputSchema)."""
-    canonical = json.dumps(
-        [name, description or "", input_schema or {}], sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+Definition = tuple[str, str | None, Mapping[str, Any] | None] | tuple[
+    str, str | None, Mapping[str, Any] | None, Mapping[str, Any] | None
+]
+
+
+def definition_hash(
+    name: str, description: str | None, input_schema: Mapping[str, Any] | None,
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    """sha256 over the canonical JSON of (name, description, inputSchema[, extra]).
+
+    ``extra`` holds the other fields a model or policy reads (``title``,
+    ``outputSchema``, ``annotations``); left out when empty, so the hash of a tool
+    without them is what it always was.
+    """
+    fields: list[Any] = [name, description or "", input_schema or {}]
+    if extra:
+        fields.append(extra)
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -56,6 +77,41 @@ def suspicious_text(text: str) -> str | None:
         code = ord(char)
         if 0xE0000 <= code <= 0xE007F or unicodedata.category(char) == "Cf":
             return f"contains the invisible character U+{code:04X}"
+    return None
+
+
+def _strings(value: Any, path: str) -> list[tuple[str, str]]:
+    """Every string in a JSON value (keys too), with where it is."""
+    found: list[tuple[str, str]] = []
+    if isinstance(value, str):
+        found.append((path, value))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            found.append((where, str(key)))
+            found.extend(_strings(item, where))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found.extend(_strings(item, f"{path}[{index}]"))
+    return found
+
+
+def suspicious_definition(
+    description: str | None, input_schema: Mapping[str, Any] | None, extra: Mapping[str, Any] | None = None
+) -> str | None:
+    """Why any text of a definition looks like a hidden instruction, or ``None``.
+
+    The description, then every string of the input schema (parameter descriptions,
+    titles, enums, names) and of ``extra`` (title, output schema, annotations).
+    """
+    why = suspicious_text(description or "")
+    if why is not None:
+        return f"its description {why}"
+    for part, value in (("input schema", input_schema), ("definition", extra)):
+        for where, text in _strings(value or {}, ""):
+            why = suspicious_text(text)
+            if why is not None:
+                return f"its {part} {why} (at {where or 'the top'})"
     return None
 
 
@@ -96,14 +152,16 @@ class PinStore:
     def review(
         self,
         server: str,
-        tools: list[tuple[str, str | None, Mapping[str, Any] | None]],
+        tools: list[Definition],
         *,
         owners: Mapping[str, str] | None = None,
         trust_new: bool = False,
     ) -> tuple[set[str], list[HeldTool]]:
         """Compare a listing with the pins; pin what is trusted. Returns (allowed names, held tools).
 
-        ``tools`` holds ``(name, description, inputSchema)``. ``owners`` maps exposed tool
+        ``tools`` holds ``(name, description, inputSchema)`` or ``(name, description,
+        inputSchema, extra)`` with the other fields to pin (see :func:`definition_hash`).
+        ``owners`` maps exposed tool
         names already owned by *other* servers to that server, for shadowing checks.
         ``trust_new`` pins tools that appear after the first listing without holding them.
         """
@@ -113,18 +171,20 @@ class PinStore:
         with self._lock:
             first_listing = server not in self._pins
             pins = self._pins.setdefault(server, {})
-            for name, description, schema in tools:
-                current = definition_hash(name, description, schema)
+            for definition in tools:
+                name, description, schema = definition[:3]
+                extra = definition[3] if len(definition) > 3 else None
+                current = definition_hash(name, description, schema, extra)
                 pinned = pins.get(name)
                 hold: tuple[HoldReason, str] | None = None
                 if pinned == current:
                     hold = None
-                elif (why := suspicious_text(description or "")) is not None:
-                    hold = ("suspicious", f"its description {why}")
+                elif (why := suspicious_definition(description, schema, extra)) is not None:
+                    hold = ("suspicious", why)
                 elif name in owners and owners[name] != server:
                     hold = ("shadowing", f"server {owners[name]!r} already offers a tool named {name!r}")
                 elif pinned is not None:
-                    hold = ("changed", "its description or input schema changed since it was approved")
+                    hold = ("changed", "its description, schema or annotations changed since it was approved")
                 elif not first_listing and not trust_new:
                     hold = ("new", "it appeared after the server's tools were first approved")
                 if hold is None:

@@ -6,6 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcs.errors import ExecutionError
+from mcs.truncation import cap_text
+
+#: An error message from a server is for the model to read; longer ones are cut.
+MAX_ERROR_BYTES = 4096
 
 
 def _block(block: Any) -> Any:
@@ -42,10 +46,12 @@ def tool_result(result: Any, tool: str, output_schema: Mapping[str, Any] | None 
     server without structured output that returns a dict as JSON text gives that text.
 
     Raises:
-        ExecutionError: the server reported ``isError``; the message is the server's text.
+        ExecutionError: the server reported ``isError``; the message is the server's text
+            (cut at :data:`MAX_ERROR_BYTES` with a marker).
     """
     if result.is_error:
-        text = error_text(result) or "the MCP server reported an error without a message"
+        text = cap_text(error_text(result), MAX_ERROR_BYTES, what="error message") or (
+            "the MCP server reported an error without a message")
         raise ExecutionError(text, tool=tool, details={"source": "mcp_server"})
     structured = result.structured_content
     if structured is not None:

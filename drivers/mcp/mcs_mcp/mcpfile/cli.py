@@ -302,13 +302,25 @@ class CliInvoker:
                    timeout: float | None) -> InvokeResult:
         """Async twin of :meth:`run`; cancelling the task kills the process group."""
         script, values = self.render(arguments, metadata)
+        starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd,
+        ))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd,
-            )
+            # Shielded: a cancellation that lands while the process is being set up (it may
+            # already be running) must still reach the kill below, or its group would live on.
+            proc = await asyncio.shield(starting)
         except OSError as exc:
             raise ExecutionError(f"{self.tool}: the command could not start ({exc.strerror}).", tool=self.tool) from None
+        except asyncio.CancelledError:
+            with contextlib.suppress(OSError):
+                started = await starting
+                _kill_group(started.pid)
+                await started.wait()
+                transport = getattr(started, "_transport", None)
+                if transport is not None:
+                    transport.close()
+            raise
         assert proc.stdout is not None
         cap = self.options.max_output_bytes
         buffer = bytearray()

@@ -27,12 +27,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from mcs import http as mcs_http
 from mcs import pipeline, prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError, ToolNotFoundError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, ToolCall, sanitize_tool_name
+from mcs.urls import EgressPolicy
 from mcs.validation import ArgumentValidator, compile_validator
 from mcs_mcp.mcpfile import model
 from mcs_mcp.mcpfile.cli import CliInvoker, CliOptions
@@ -133,7 +135,11 @@ class MCPFileDriver(ToolDriver):
         max_output_bytes: cap on a command's output (default 1 MiB).
         allow_credential_forwarding: let HTTP header templates forward the caller's
             ``Authorization``/``Cookie`` (token passthrough; off by default).
-        allow_dynamic_hosts: let arguments choose the host of a URL (off by default).
+        allow_dynamic_hosts: let arguments choose the host of a URL (off by default); such
+            hosts must still pass the egress block list (public addresses only).
+        egress_allow: IP addresses or networks (``"10.0.0.0/8"``), or ``"localhost"``, that
+            a caller-chosen host may reach although they are not public.
+        egress: a whole :class:`mcs.urls.EgressPolicy` instead (an allow-list of hosts, a resolver).
         allow_control_characters: let command values contain line breaks (NUL never).
         cli_cwd: working directory of commands (default: the current one).
         apply_env_overrides: read ``GENMCP_*`` runtime overrides (default yes).
@@ -158,11 +164,16 @@ class MCPFileDriver(ToolDriver):
         max_output_bytes: int = 1024 * 1024,
         allow_credential_forwarding: bool = False,
         allow_dynamic_hosts: bool = False,
+        egress_allow: Iterable[str] = (),
+        egress: EgressPolicy | None = None,
         allow_control_characters: bool = False,
         cli_cwd: str | Path | None = None,
         apply_env_overrides: bool = True,
         **options: Any,
     ) -> None:
+        # Every constructor argument, whatever the signature holds, for reload().
+        arguments = {k: v for k, v in locals().items() if k not in ("self", "options", "__class__")}
+        self._constructed_with: tuple[dict[str, Any], dict[str, Any]] = (arguments, dict(options))
         super().__init__(**options)
         self.file: LoadedFile = load(
             path,
@@ -173,6 +184,7 @@ class MCPFileDriver(ToolDriver):
                 allow_dynamic_hosts=allow_dynamic_hosts,
                 retries=max(0, int(retries)),
                 backoff=max(0.0, float(backoff)),
+                egress=egress or EgressPolicy(allow=egress_allow),
             ),
             cli_options=CliOptions(
                 max_output_bytes=max_output_bytes,
@@ -213,6 +225,29 @@ class MCPFileDriver(ToolDriver):
         self._prim_validators: dict[str, ArgumentValidator] = {}
         self._client: httpx.Client | None = None
         self._ssl: ssl.SSLContext | bool | None = None
+        # reload() announces a changed file to change listeners (mcs serve: list_changed).
+        self.meta = self.meta.model_copy(update={"capabilities": (*self.meta.capabilities, "list_changed")})
+
+    def reload(self) -> None:
+        """Read the file again and announce its tools, prompts and resources as changed.
+
+        ``mcs serve`` turns the announcement into ``list_changed`` notifications, so
+        connected clients list again. Policies, hooks and change listeners stay; the
+        driver's HTTP connections are reopened. A file that is now refused raises and
+        leaves the driver as it was.
+
+        Raises:
+            ConfigurationError: the file is refused; the message names the file and field.
+        """
+        arguments, options = self._constructed_with
+        fresh = type(self)(**arguments, **options)
+        listeners, controls = self._listeners(), self.controls
+        self.close()
+        self.__dict__.update(fresh.__dict__)
+        self._change_listeners, self.controls = listeners, controls
+        self.notify_changed("tools")
+        self.notify_changed("prompts")
+        self.notify_changed("resources")
 
     # ------------------------------------------------------------------ ToolDriver
 
@@ -256,13 +291,15 @@ class MCPFileDriver(ToolDriver):
         invoker = primitive.invoker
         if isinstance(invoker, HttpInvoker):
             request = invoker.build(invocation.arguments, metadata)
-            async with httpx.AsyncClient(verify=self._verify(), follow_redirects=False, timeout=None) as client:
+            transport = mcs_http.async_transport(verify=self._verify())
+            async with httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=None) as client:
                 return await invoker.asend(client, request, invocation.deadline)
         return await invoker.arun(invocation.arguments, metadata, invocation.deadline, invocation.timeout)
 
     def _http_client(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(verify=self._verify(), follow_redirects=False, timeout=None)
+            transport = mcs_http.transport(verify=self._verify())
+            self._client = httpx.Client(transport=transport, follow_redirects=False, timeout=None)
         return self._client
 
     def _verify(self) -> ssl.SSLContext | bool:
@@ -513,7 +550,21 @@ class MCPFileDriver(ToolDriver):
         known = ", ".join(p.name for p in self.file.primitives if p.kind == kind) or "none"
         raise ToolNotFoundError(f"There is no {kind} named {name!r}. Available: {known}.", tool=name)
 
-    def _match_uri(self, uri: str) -> tuple[Primitive, dict[str, Any]]:
+    def resource_for(self, uri: str) -> ResourceSpec | ResourceTemplateSpec | None:
+        """The resource or template that :meth:`read_resource` would read for ``uri``.
+
+        A server checks scopes on exactly this (the same resolution as the read), so a
+        URI cannot be judged by one template and read through another.
+        """
+        found = self._resolve_uri(uri)
+        if found is None:
+            return None
+        primitive = found[0]
+        if primitive.kind == "resource":
+            return next(r for r in self.resources() if r.name == primitive.name)
+        return next(t for t in self.resource_templates() if t.name == primitive.name)
+
+    def _resolve_uri(self, uri: str) -> tuple[Primitive, dict[str, Any]] | None:
         for primitive in self.file.primitives:
             if primitive.kind == "resource" and primitive.uri == uri:
                 return primitive, {}
@@ -522,7 +573,13 @@ class MCPFileDriver(ToolDriver):
                 values = primitive.uri_template.match(uri)
                 if values is not None:
                     return primitive, dict(values)
-        raise ToolNotFoundError(f"No resource or resource template matches {uri!r}.", tool=uri)
+        return None
+
+    def _match_uri(self, uri: str) -> tuple[Primitive, dict[str, Any]]:
+        found = self._resolve_uri(uri)
+        if found is None:
+            raise ToolNotFoundError(f"No resource or resource template matches {uri!r}.", tool=uri)
+        return found
 
     def _prepared(self, primitive: Primitive, arguments: Mapping[str, Any], context: AgentContext | None) -> Invocation:
         tool = self._tool_of(primitive)
@@ -533,7 +590,7 @@ class MCPFileDriver(ToolDriver):
         checked = validator.validate(dict(arguments))
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         return Invocation(tool=tool, arguments=checked, context=context or AgentContext(), deadline=deadline,
-                          timeout=self.timeout)
+                          timeout=self.timeout, secret_mask=validator.secret_mask)
 
     def _run_primitive(self, primitive: Primitive, arguments: Mapping[str, Any], context: AgentContext | None) -> str:
         invocation = self._prepared(primitive, arguments, context)

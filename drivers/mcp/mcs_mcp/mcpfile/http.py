@@ -10,15 +10,24 @@ Where each argument goes:
   at one path instead; ``bodyAsArray`` wraps the body in a list).
 
 Results: the body as text; a JSON object also as structured content; a status outside
-2xx is an error for the LLM. Reads are streamed and stop at ``max_response_bytes`` with an
-explicit ``[truncated ...]`` marker; the whole call honours the deadline. Redirects are
-followed only within the same origin, at most five times.
+2xx is an error for the LLM. Bodies are read by the core's bounded reader (:mod:`mcs.http`):
+streamed, inflated with a bound, stopped at ``max_response_bytes`` of decoded content with
+an explicit ``[truncated ...]`` marker; the deadline covers connect, headers and body.
+Redirects are followed only within the same origin, at most five times.
 
 Retries, as the REST driver makes them: an idempotent method (``GET``, ``HEAD``, ``PUT``,
 ``DELETE``) answered 408, 429, 502, 503 or 504, or failing in transport, is tried again
 up to ``retries`` times, with exponential backoff and jitter that honours
 ``Retry-After``; a connection that was never established is retried for any method. A
 wait that would pass the deadline is not started, so the last answer stands.
+
+Destinations: the host comes from the file. With ``allow_dynamic_hosts`` a URL whose host
+part holds an argument (or an incoming header) may go where the caller says (a URL that
+starts with a placeholder takes the value whole, as a fetch tool does), but only to
+public addresses over http(s): the egress block list (:class:`mcs.urls.EgressPolicy`)
+refuses other schemes, credentials in the URL, and loopback, private, link-local, CGNAT
+and metadata destinations in every spelling, and the connection is pinned to the
+addresses it checked.
 """
 
 from __future__ import annotations
@@ -32,14 +41,15 @@ import ssl
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode, urljoin
 
 import httpx
 
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
-from mcs.urls import encode_path_segment
+from mcs.http import ACCEPT_ENCODING, aread_body, bounded, describe_failure, pin, read_body
+from mcs.urls import EgressPolicy, encode_path_segment
 from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
 from mcs_mcp.mcpfile.templates import (
     MISSING,
@@ -70,6 +80,8 @@ class HttpOptions:
     retries: int = 2
     backoff: float = 0.25
     max_backoff: float = 10.0
+    #: Where a caller-chosen host may go (only used with ``allow_dynamic_hosts``).
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
 
 
 class HttpInvoker:
@@ -85,8 +97,11 @@ class HttpInvoker:
         body_root: str,
         body_as_array: bool,
         options: HttpOptions,
+        dynamic_host: bool = False,
     ) -> None:
         self.tool = tool
+        #: The caller chooses (part of) the host: the egress block list applies.
+        self.dynamic_host = dynamic_host
         self.method = method
         self.url = url
         self.headers = dict(headers)
@@ -104,6 +119,7 @@ class HttpInvoker:
 
         Raises:
             InvalidInputError: a value cannot go where the template puts it (CR/LF in a header).
+            PolicyDeniedError: a caller-chosen URL has a refused form (scheme, credentials).
             ExecutionError: a needed environment variable or incoming header is missing.
         """
         url = self._render_url(arguments, metadata)
@@ -124,6 +140,9 @@ class HttpInvoker:
             if pairs:
                 query = urlencode(pairs, quote_via=quote, safe="")
                 url = f"{url}{'&' if '?' in url else '?'}{query}"
+        headers.setdefault("Accept-Encoding", ACCEPT_ENCODING)
+        if self.dynamic_host:  # refused before anything is built or resolved
+            self.options.egress.check_form(url)
         try:
             return httpx.Request(self.method, url, headers=headers, content=content)
         except (httpx.InvalidURL, ValueError) as exc:
@@ -131,14 +150,21 @@ class HttpInvoker:
 
     def _render_url(self, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> str:
         out: list[str] = []
-        for part in self.url.parts:
+        for index, part in enumerate(self.url.parts):
             if isinstance(part, str):
                 out.append(part)
             elif part.source == "env":
                 out.append(env_value(part.name, tool=self.tool))
             else:
                 value = self._value(part, arguments, metadata)
-                out.append("" if value is MISSING else _encode_segment(value))
+                if value is MISSING:
+                    out.append("")
+                elif index == 1 and self.url.parts[0] == "" and self.dynamic_host:
+                    # A URL that starts with the caller's value takes it whole (a fetch
+                    # tool); the egress policy judges the result before anything is sent.
+                    out.append(format_scalar(value))
+                else:
+                    out.append(_encode_segment(value))
         return "".join(out)
 
     def _render_header(
@@ -172,6 +198,9 @@ class HttpInvoker:
 
     # ------------------------------------------------------------------ sending
 
+    def _egress(self) -> EgressPolicy | None:
+        return self.options.egress if self.dynamic_host else None
+
     def send(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
         """Send ``request`` (following same-origin redirects, retrying as the module doc says)
         and read the capped response."""
@@ -200,32 +229,38 @@ class HttpInvoker:
             attempt += 1
 
     def _send_once(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
-        with self._retryable_errors():
+        egress = self._egress()
+        with self._retryable_errors(), bounded(deadline, egress):
             for _ in range(MAX_REDIRECTS + 1):
+                if egress is not None:
+                    pin(request.url, egress)
                 _set_timeout(request, deadline)
                 response = client.send(request, stream=True)
                 try:
                     follow = self._redirect(request, response)
                     if follow is None:
-                        raw, truncated = _read_capped(response.iter_bytes(), self.options.max_response_bytes, deadline, self.tool)
-                        return self._checked(response, raw, truncated)
+                        body = read_body(response, max_bytes=self.options.max_response_bytes,
+                                         deadline=deadline, tool=self.tool)
+                        return self._checked(response, body.data, body.truncated)
                 finally:
                     response.close()
                 request = follow
         raise _too_many_redirects(self.tool)
 
     async def _asend_once(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
-        with self._retryable_errors():
+        egress = self._egress()
+        with self._retryable_errors(), bounded(deadline, egress):
             for _ in range(MAX_REDIRECTS + 1):
+                if egress is not None:
+                    pin(request.url, egress)
                 _set_timeout(request, deadline)
                 response = await client.send(request, stream=True)
                 try:
                     follow = self._redirect(request, response)
                     if follow is None:
-                        raw, truncated = await _aread_capped(
-                            response.aiter_bytes(), self.options.max_response_bytes, deadline, self.tool
-                        )
-                        return self._checked(response, raw, truncated)
+                        body = await aread_body(response, max_bytes=self.options.max_response_bytes,
+                                                deadline=deadline, tool=self.tool)
+                        return self._checked(response, body.data, body.truncated)
                 finally:
                     await response.aclose()
                 request = follow
@@ -337,7 +372,7 @@ def compile_http(
         raise ConfigurationError(f"{where}: http.url is required")
     url = parse_template(url_text, where=f"{where}: url")
     check_params(url, input_schema, where=where, allowed=allowed_params)
-    _check_authority(url, where, options)
+    dynamic_host = _check_authority(url, where, options)
     headers_raw = config.get("headers") or {}
     if not isinstance(headers_raw, Mapping):
         raise ConfigurationError(f"{where}: http.headers must be a mapping of header names to values")
@@ -371,11 +406,13 @@ def compile_http(
         body_root=body_root,
         body_as_array=body_as_array,
         options=options,
+        dynamic_host=dynamic_host,
     )
 
 
-def _check_authority(url: Template, where: str, options: HttpOptions) -> None:
-    """Refuse argument or header placeholders in the scheme and host part of the URL."""
+def _check_authority(url: Template, where: str, options: HttpOptions) -> bool:
+    """Refuse argument or header placeholders in the scheme and host part of the URL,
+    unless ``allow_dynamic_hosts``; returns whether the caller chooses (part of) the host."""
     text = url.text
     scheme_end = text.find("://")
     if scheme_end == -1:
@@ -386,16 +423,20 @@ def _check_authority(url: Template, where: str, options: HttpOptions) -> None:
                 f"{where}: the URL starts with {first.text}, which would let the caller choose the "
                 "destination; pass allow_dynamic_hosts=True to allow it"
             )
-        return
+        return isinstance(first, Placeholder) and first.source != "env"
     rest = text[scheme_end + 3 :]
     cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i != -1), default=len(rest))
     authority_end = scheme_end + 3 + cut
+    dynamic = False
     for part in url.placeholders:
-        if part.source != "env" and part.start < authority_end and not options.allow_dynamic_hosts:
-            raise ConfigurationError(
-                f"{where}: {part.text} is in the host part of the URL, which would let the caller "
-                "choose the destination; pass allow_dynamic_hosts=True to allow it"
-            )
+        if part.source != "env" and part.start < authority_end:
+            if not options.allow_dynamic_hosts:
+                raise ConfigurationError(
+                    f"{where}: {part.text} is in the host part of the URL, which would let the caller "
+                    "choose the destination; pass allow_dynamic_hosts=True to allow it"
+                )
+            dynamic = True
+    return dynamic
 
 
 def _encode_segment(value: Any) -> str:
@@ -476,7 +517,9 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 
 
 def _transport_error(tool: str, exc: httpx.HTTPError) -> ExecutionError:
-    return ExecutionError(f"{tool}: the HTTP request failed ({type(exc).__name__}).", tool=tool)
+    category, reason, retryable = describe_failure(exc)
+    return ExecutionError(f"{tool}: the HTTP request failed: {reason}.", tool=tool,
+                          details={"category": category, "retryable": retryable})
 
 
 def _too_many_redirects(tool: str) -> ExecutionError:
@@ -492,28 +535,6 @@ def _translated_errors(tool: str) -> Iterator[None]:
         raise _timeout(tool) from None
     except httpx.HTTPError as exc:
         raise _transport_error(tool, exc) from None
-
-
-def _read_capped(chunks: Any, cap: int, deadline: float | None, tool: str) -> tuple[bytes, bool]:
-    buffer = bytearray()
-    for chunk in chunks:
-        buffer.extend(chunk)
-        if len(buffer) > cap:
-            return bytes(buffer[:cap]), True
-        if deadline is not None and time.monotonic() > deadline:
-            raise _timeout(tool)
-    return bytes(buffer), False
-
-
-async def _aread_capped(chunks: Any, cap: int, deadline: float | None, tool: str) -> tuple[bytes, bool]:
-    buffer = bytearray()
-    async for chunk in chunks:
-        buffer.extend(chunk)
-        if len(buffer) > cap:
-            return bytes(buffer[:cap]), True
-        if deadline is not None and time.monotonic() > deadline:
-            raise _timeout(tool)
-    return bytes(buffer), False
 
 
 def ssl_context(ca_files: list[str], ca_dir: str, insecure: bool) -> ssl.SSLContext | bool:

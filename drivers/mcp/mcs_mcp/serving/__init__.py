@@ -8,6 +8,7 @@ checks, OAuth resource server, RFC 9728 metadata); ``serve(driver, options)`` ru
 over stdio or HTTP. ``mcs serve`` (:mod:`mcs_mcp.serving.cli`) is the command line.
 """
 
+from mcs_mcp.serving.events import MemoryEventStore
 from mcs_mcp.serving.http import build_app
 from mcs_mcp.serving.options import LoggingOptions, OAuthOptions, ServeOptions, TLSOptions
 from mcs_mcp.serving.runner import serve
@@ -15,6 +16,7 @@ from mcs_mcp.serving.server import build_server
 
 __all__ = [
     "LoggingOptions",
+    "MemoryEventStore",
     "OAuthOptions",
     "ServeOptions",
     "TLSOptions",

@@ -379,7 +379,14 @@ class OAuthMiddleware:
         if body is None:
             await Response("Request body too large", status_code=413)(scope, receive, send)
             return
-        missing = self._missing_scopes(body, principal)
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError):
+            # Answered here, never passed on: what this check cannot read, the SDK must
+            # not run (a parser differential would skip the scope check).
+            await _parse_error()(scope, receive, send)
+            return
+        missing = self._missing_scopes(payload, principal)
         if missing:
             await self._challenge(
                 403, "insufficient_scope", "the token lacks the scope this call needs", " ".join(missing)
@@ -387,11 +394,7 @@ class OAuthMiddleware:
             return
         await self.app(scope, _replay(body, more, receive), send)
 
-    def _missing_scopes(self, body: bytes, principal: Principal) -> list[str]:
-        try:
-            payload = json.loads(body)
-        except ValueError:
-            return []  # the transport answers malformed JSON itself
+    def _missing_scopes(self, payload: Any, principal: Principal) -> list[str]:
         messages = payload if isinstance(payload, list) else [payload]
         missing: list[str] = []
         for message in messages:
@@ -404,6 +407,15 @@ class OAuthMiddleware:
             required = self.required_scopes(method, params if isinstance(params, Mapping) else {})
             missing.extend(s for s in principal.missing(required) if s not in missing)
         return missing
+
+
+def _parse_error() -> Response:
+    """HTTP 400 with a JSON-RPC parse error, as the streamable HTTP transport answers."""
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: the body is not JSON "
+                                                 "this server accepts (malformed, or nested too deeply)"}},
+        status_code=400,
+    )
 
 
 async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[Message]]:

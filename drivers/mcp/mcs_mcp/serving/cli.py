@@ -2,8 +2,10 @@
 
 TARGET is one of:
 
-* a driver name (``mcs serve functions -o key=value``), served over stdio by default,
-  or ``package.module:DriverClass`` for a driver that is not registered;
+* a driver name (``mcs serve functions -o key=value``), served over stdio by default;
+* ``package.module:NAME`` (a driver class, instance or factory, or one tool function) or
+  ``package.module`` (its ``@mcs.tool``/``@mcs.prompt``/``@mcs.resource`` functions), see
+  :mod:`mcs.targets`;
 * a gen-mcp MCP file (YAML/JSON with ``mcpFileVersion`` or ``kind: MCPToolDefinitions``),
   served as its ``runtime`` says, after gen-mcp's ``GENMCP_*`` environment overrides;
 * nothing, with ``-c toolbox.yaml`` naming several drivers.
@@ -13,7 +15,10 @@ Command-line flags win over the file. Serving options beyond the common flags co
 ``allowed_hosts``, ``allowed_origins``, ``oauth_jwks_uri``, ``oauth_issuer``,
 ``oauth_audience``, ``oauth_authorization_servers``, ``oauth_resource``, ``log_level``,
 ``log_encoding``, ``log_output``, ``mcp_logs``, ``json_response``, ``name``,
-``instructions``.
+``instructions``, ``resumable`` (an in-memory event store; needs ``stateful``),
+``retry_interval`` (milliseconds), ``all_tools`` (list every tool of a driver in discovery
+mode). ``--extension module:function`` (repeatable) adds a serving extension, called as
+``function(server, driver)``.
 """
 
 from __future__ import annotations
@@ -50,6 +55,30 @@ def default_extensions() -> list[Callable[[Any, Any], object]]:
     return [install]
 
 
+def load_extensions(specs: list[str] | None) -> list[Callable[[Any, Any], object]]:
+    """``--extension module:function`` values -> the functions (imported; the operator names them).
+
+    Raises:
+        ConfigurationError: a value is not ``module:function``, or does not import.
+    """
+    import importlib
+
+    loaded: list[Callable[[Any, Any], object]] = []
+    for spec in specs or []:
+        module_name, _, attr = spec.partition(":")
+        if not module_name or not attr:
+            raise ConfigurationError(f"--extension takes module:function, got {spec!r}")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConfigurationError(f"cannot import extension module {module_name!r}: {exc}") from None
+        function = getattr(module, attr, None)
+        if not callable(function):
+            raise ConfigurationError(f"extension {spec!r}: {module_name!r} has no function {attr!r}")
+        loaded.append(function)
+    return loaded
+
+
 def is_mcp_file(path: Path) -> bool:
     """True for a gen-mcp file: ``mcpFileVersion`` or ``kind: MCPToolDefinitions`` at the top."""
     if path.suffix.lower() not in MCP_FILE_SUFFIXES or not path.is_file():
@@ -74,7 +103,6 @@ def _serve_options_arg(args: argparse.Namespace) -> dict[str, Any]:
 def resolve_target(args: argparse.Namespace) -> tuple[Any, ServeOptions]:
     """The driver ``args`` name, and the options it is served with (before CLI flags)."""
     from mcs.cli import load_with_options
-    from mcs.options import typed_options
 
     pairs: list[str] = getattr(args, "option", None) or []
     if getattr(args, "config", None):
@@ -97,12 +125,17 @@ def resolve_target(args: argparse.Namespace) -> tuple[Any, ServeOptions]:
             f"{target} is not an MCP file (no mcpFileVersion or kind: MCPToolDefinitions); "
             "for several drivers use -c"
         )
-    if ":" in target and not path.exists():
-        from mcs_mcp._targets import import_driver_class
+    from mcs.errors import DriverNotFoundError
+    from mcs.targets import is_module_target, load_target
 
-        cls = import_driver_class(target)
-        return _named(cls(**typed_options(cls, pairs, owner=target)))
-    return _named(load_with_options(target, pairs))
+    if ":" in target and not path.exists():
+        return _named(load_target(target, pairs))
+    try:
+        return _named(load_with_options(target, pairs))
+    except DriverNotFoundError:
+        if not path.exists() and is_module_target(target):
+            return _named(load_target(target, pairs))
+        raise
 
 
 def _named(driver: Any) -> tuple[Any, ServeOptions]:
@@ -131,7 +164,8 @@ _KNOWN = {
     "base_path", "stateful", "stateless", "tls_cert", "tls_key", "allowed_hosts", "allowed_origins",
     "oauth_jwks_uri", "oauth_issuer", "oauth_audience", "oauth_authorization_servers",
     "oauth_resource", "log_level", "log_encoding", "log_output", "mcp_logs", "name",
-    "instructions", "version", "max_request_body", "json_response",
+    "instructions", "version", "max_request_body", "json_response", "resumable", "retry_interval",
+    "all_tools",
 }
 
 
@@ -164,8 +198,17 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
             changes[key] = str(extra[key])
     if "json_response" in extra:
         changes["json_response"] = _bool(extra["json_response"], "json_response")
+    if "all_tools" in extra:
+        changes["all_tools"] = _bool(extra["all_tools"], "all_tools")
     if "max_request_body" in extra:
         changes["max_request_body"] = int(extra["max_request_body"])
+    if "resumable" in extra and _bool(extra["resumable"], "resumable"):
+        from mcs_mcp.serving.events import MemoryEventStore
+
+        changes["event_store"] = MemoryEventStore()
+        changes.setdefault("retry_interval", 1000)
+    if "retry_interval" in extra:
+        changes["retry_interval"] = int(extra["retry_interval"])
     if "allowed_hosts" in extra:
         changes["allowed_hosts"] = _list(extra["allowed_hosts"])
     if "allowed_origins" in extra:
@@ -228,7 +271,8 @@ def serve_command(args: argparse.Namespace) -> int:
                 flush=True,
             )
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(driver, options, extensions=default_extensions()))
+            extensions = [*default_extensions(), *load_extensions(getattr(args, "extension", None))]
+            asyncio.run(serve(driver, options, extensions=extensions))
     finally:
         undo()
         close = getattr(driver, "close", None)

@@ -2,24 +2,26 @@
 
 Layers, outermost first (SECURITY.md E1, E2-E4, E7):
 
-1. :class:`HostOriginMiddleware`: a ``Host`` not on the allow-list gets 421, an
-   ``Origin`` not on it (``null`` included) 403, before anything else runs. Bound to
-   loopback, the loopback names on any port are allowed; elsewhere ``Host`` is checked
-   only when ``allowed_hosts`` is given, ``Origin`` always.
+1. :class:`~mcs.server.origins.HostOriginMiddleware` (shared with the RFC-0001 server):
+   a ``Host`` not on the allow-list gets 421, an ``Origin`` not on it (``null``
+   included) 403, before anything else runs. Bound to loopback, the loopback names on
+   any port are allowed; elsewhere ``Host`` is checked only when ``allowed_hosts`` is
+   given, ``Origin`` always.
 2. Request bodies over ``max_request_body`` get 413.
 3. With OAuth: :class:`~mcs_mcp.serving.auth.OAuthMiddleware` on ``base_path`` and the
    RFC 9728 metadata document at ``/.well-known/oauth-protected-resource[base_path]``.
 4. gen-mcp 0.2.0 health endpoints (liveness, readiness) when the driver's
    ``health_settings()`` enables them.
 5. The SDK's ``StreamableHTTPSessionManager`` at ``base_path`` (stateless by default,
-   so replicas behind any load balancer answer any request).
+   so replicas behind any load balancer answer any request; stateful with an optional
+   event store for resumable streams).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,80 +29,29 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
+from mcs.server.origins import (
+    LOOPBACK_HOSTS,
+    HostOriginMiddleware,
+    allowed_hosts_for,
+    allowed_origins_for,
+    is_loopback,
+)
 from mcs_mcp.serving import auth as auth_mod
 from mcs_mcp.serving.options import ServeOptions
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-
-
-def is_loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "localhost", "::1", "[::1]") or host.startswith("127.")
 
 
 def default_allowed_hosts(options: ServeOptions) -> list[str] | None:
     """Host header patterns accepted (``name`` or ``name:*``); ``None``: not checked."""
-    hosts = list(options.allowed_hosts)
-    if is_loopback(options.host):
-        for name in LOOPBACK_HOSTS:
-            hosts.extend([name, f"{name}:*"])
-    return hosts or None
+    return allowed_hosts_for(options.host, options.allowed_hosts)
 
 
 def default_allowed_origins(options: ServeOptions) -> list[str]:
-    origins = list(options.allowed_origins)
-    if is_loopback(options.host):
-        for scheme in ("http", "https"):
-            for name in LOOPBACK_HOSTS:
-                origins.extend([f"{scheme}://{name}", f"{scheme}://{name}:*"])
-    return origins
-
-
-def _matches(value: str, patterns: Sequence[str]) -> bool:
-    lowered = value.lower()
-    for pattern in patterns:
-        pattern = pattern.lower()
-        if pattern == "*" or lowered == pattern:
-            return True
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            head, sep, port = lowered.rpartition(":")
-            if sep and head == base and port.isdigit():
-                return True
-    return False
-
-
-class HostOriginMiddleware:
-    """Refuses requests whose ``Host`` or ``Origin`` is not allowed (DNS rebinding)."""
-
-    def __init__(self, app: ASGIApp, *, allowed_hosts: list[str] | None, allowed_origins: list[str]) -> None:
-        self.app = app
-        self.allowed_hosts = allowed_hosts
-        self.allowed_origins = allowed_origins
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = Headers(scope=scope)
-        host = headers.get("host")
-        if self.allowed_hosts is not None and (not host or not _matches(host, self.allowed_hosts)):
-            await Response(
-                "Invalid Host header: this server does not answer to that name", status_code=421
-            )(scope, receive, send)
-            return
-        origin = headers.get("origin")
-        if origin is not None and not _matches(origin, self.allowed_origins):
-            await Response("Invalid Origin header: cross-origin requests are not allowed", status_code=403)(
-                scope, receive, send
-            )
-            return
-        await self.app(scope, receive, send)
+    return allowed_origins_for(options.host, options.allowed_origins)
 
 
 def resource_url(options: ServeOptions) -> str:
@@ -125,6 +76,8 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
         json_response=options.json_response,
         security_settings=security,
         max_request_body_size=options.max_request_body,
+        event_store=options.event_store,
+        retry_interval=options.retry_interval,
     )
     mcp_app = StreamableHTTPASGIApp(manager)
     # Stateless, a GET stream could never carry anything (no session to send on) and
@@ -241,3 +194,16 @@ async def serve_http(server: Server[Any], options: ServeOptions) -> None:
 
     config = uvicorn_config(build_app(server, options), options)
     await uvicorn.Server(config).serve()
+
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "HostOriginMiddleware",
+    "build_app",
+    "default_allowed_hosts",
+    "default_allowed_origins",
+    "is_loopback",
+    "resource_url",
+    "serve_http",
+    "uvicorn_config",
+]

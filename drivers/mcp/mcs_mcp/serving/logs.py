@@ -62,6 +62,8 @@ _GENMCP_LEVELS = {
     "critical": logging.CRITICAL,
 }
 LOGGER_NAMES = ("mcs", "mcs_mcp")
+# Libraries under the server whose records are never forwarded (transport internals).
+_QUIET = ("mcp", "httpx", "httpx2", "httpcore", "uvicorn", "sse_starlette", "asyncio", "anyio", "starlette")
 
 
 def python_level(level: str) -> int:
@@ -249,6 +251,23 @@ _current: contextvars.ContextVar[_RequestLogs | None] = contextvars.ContextVar(
 )
 
 
+class _AsBefore(logging.Filter):
+    """Passes what the root logger's old level would have let through (for its handlers)."""
+
+    def __init__(self, root_level: int) -> None:
+        super().__init__()
+        self.root_level = root_level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        logger: logging.Logger | None = logging.getLogger(record.name)
+        root = logging.getLogger()
+        while logger is not None and logger is not root:
+            if logger.level:
+                return record.levelno >= logger.level
+            logger = logger.parent
+        return record.levelno >= self.root_level
+
+
 class McpLogForwarder(logging.Handler):
     """Sends records emitted inside :meth:`capture` to the request's client."""
 
@@ -259,7 +278,7 @@ class McpLogForwarder(logging.Handler):
         target = _current.get()
         if target is None or record.levelno < target.min_level:
             return
-        if record.name.startswith(("mcp.", "httpx", "httpcore", "uvicorn", "sse_starlette")):
+        if record.name.startswith(("mcp.", "httpx", "httpcore", "uvicorn", "sse_starlette")) or record.name == "mcp":
             return  # the transport's own chatter would recurse or leak internals
         data: dict[str, Any] = {"message": record.getMessage()}
         coro = target.send(mcp_level(record.levelno), record.name, data)
@@ -298,9 +317,34 @@ class McpLogForwarder(logging.Handler):
 
     @contextmanager
     def installed(self) -> Iterator[None]:
+        """Forward records while serving, whatever level the console logs at.
+
+        What a client receives is decided by its ``logging/setLevel``, not by the
+        server's console level, so the root logger lets every record through while the
+        server runs; the handlers already on it keep filtering at the old level (the
+        console is no louder), and the transport libraries keep their own level (their
+        debug chatter is never forwarded anyway). All of it is undone on exit.
+        """
         root = logging.getLogger()
+        saved_root = root.level
+        as_before = _AsBefore(saved_root)
+        handlers = list(root.handlers)
+        saved_quiet: list[logging.Logger] = []
+        for name in _QUIET:
+            quiet = logging.getLogger(name)
+            if quiet.level == logging.NOTSET:
+                saved_quiet.append(quiet)
+                quiet.setLevel(root.getEffectiveLevel())
+        for handler in handlers:
+            handler.addFilter(as_before)
+        root.setLevel(logging.DEBUG)
         root.addHandler(self)
         try:
             yield
         finally:
             root.removeHandler(self)
+            root.setLevel(saved_root)
+            for handler in handlers:
+                handler.removeFilter(as_before)
+            for quiet in saved_quiet:
+                quiet.setLevel(logging.NOTSET)

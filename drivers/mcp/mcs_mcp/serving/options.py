@@ -83,6 +83,11 @@ class ServeOptions:
     it; the loopback names are always allowed when bound to loopback).
     ``json_response`` answers each POST with one JSON body instead of an SSE stream:
     faster, but no log notifications reach the client during a call.
+    ``event_store`` (the SDK's ``EventStore``, for instance
+    :class:`~mcs_mcp.serving.events.MemoryEventStore`) makes stateful streams resumable;
+    ``retry_interval`` (milliseconds) is the reconnection delay suggested to clients.
+    ``all_tools`` lists every tool even when the driver is in discovery mode (by default
+    such a driver is listed as its meta-tools, with its index as ``instructions``).
     """
 
     transport: Transport = "stdio"
@@ -100,6 +105,9 @@ class ServeOptions:
     allowed_origins: tuple[str, ...] = ()
     max_request_body: int = 4 * 1024 * 1024
     json_response: bool = False
+    event_store: Any = None
+    retry_interval: int | None = None
+    all_tools: bool = False
 
     def __post_init__(self) -> None:
         if self.transport not in ("stdio", "streamablehttp"):
@@ -112,6 +120,17 @@ class ServeOptions:
             object.__setattr__(self, "base_path", "/" + self.base_path)
         if len(self.base_path) > 1 and self.base_path.endswith("/"):
             object.__setattr__(self, "base_path", self.base_path.rstrip("/"))
+        if self.event_store is not None and self.stateless and self.transport == "streamablehttp":
+            raise ConfigurationError(
+                "an event store makes sessions resumable, and stateless serving has no sessions: "
+                "add -s stateful=true (ServeOptions(stateless=False))"
+            )
+
+    @property
+    def has_sessions(self) -> bool:
+        """True when each client has a lasting connection (stdio, or stateful HTTP):
+        only then can the server send it requests and change notifications."""
+        return self.transport == "stdio" or not self.stateless
 
     @property
     def scheme(self) -> str:

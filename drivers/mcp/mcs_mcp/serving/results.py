@@ -6,6 +6,9 @@ The rules a caller can rely on:
   ``list``/numbers/booleans/``None`` -> JSON text; ``bytes`` -> an image or audio block
   when the tool declares an image/audio MIME type (``Tool.meta["mime_type"]``), else an
   embedded blob resource; pydantic models are dumped first.
+* :class:`mcs.Image` / :class:`mcs.Audio` -> an image / audio block;
+  :class:`mcs.EmbeddedResource` -> an embedded resource; a list mixing them with strings
+  (and MCP blocks) -> one block each.
 * A value that already is MCP (``CallToolResult``, a content block, a list of blocks)
   passes through unchanged, so a driver can speak MCP when it wants to.
 * A :class:`~mcs.errors.ToolCallError` becomes ``isError: true`` with its message.
@@ -24,6 +27,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel
 
+from mcs import content as mcs_content
 from mcs.errors import ExecutionError, ToolCallError
 from mcs.tools import Tool
 
@@ -99,9 +103,14 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 def tool_error_result(error: ToolCallError) -> types.CallToolResult:
-    """``isError: true`` with the message written for the LLM, and the MCS code in ``_meta``."""
+    """``isError: true`` with the message written for the LLM, and in ``_meta`` the MCS
+    code (``mcs/error``) and, when known, ``mcs/retryable`` and ``mcs/retry_after`` (s)."""
     result = error_result(error.message)
-    result.meta = {"mcs/error": error.code.value}
+    meta: dict[str, Any] = {"mcs/error": error.code.value}
+    for key in ("retryable", "retry_after"):
+        if key in error.details:
+            meta[f"mcs/{key}"] = error.details[key]
+    result.meta = meta
     return result
 
 
@@ -127,6 +136,32 @@ def binary_block(data: bytes, mime_type: str | None, uri: str = "mcs://result") 
     )
 
 
+def content_block(value: Any) -> Any:
+    """An :mod:`mcs.content` object (or a string) as the MCP content block it stands for."""
+    if isinstance(value, str):
+        return types.TextContent(type="text", text=value)
+    if isinstance(value, mcs_content.Image | mcs_content.Audio):
+        return binary_block(value.data, value.mime_type)
+    if isinstance(value, mcs_content.EmbeddedResource):
+        if value.data is not None:
+            resource: Any = types.BlobResourceContents(
+                uri=value.uri, mime_type=value.mime_type, blob=base64.b64encode(value.data).decode("ascii")
+            )
+        else:
+            resource = types.TextResourceContents(uri=value.uri, mime_type=value.mime_type, text=value.text or "")
+        return types.EmbeddedResource(type="resource", resource=resource)
+    return value
+
+
+def _is_block_list(value: Any) -> bool:
+    """A non-empty list of content (MCP blocks, :mod:`mcs.content` objects, strings) with
+    at least one non-string: such a list is a set of blocks, not a JSON value."""
+    if not isinstance(value, list | tuple) or not value:
+        return False
+    usable = all(_is_content(v) or mcs_content.is_content(v) or isinstance(v, str) for v in value)
+    return usable and any(not isinstance(v, str) for v in value)
+
+
 def to_call_result(
     value: Any, tool: Tool | None = None, *, check: Callable[[Any], None] | None = None
 ) -> types.CallToolResult:
@@ -142,10 +177,10 @@ def to_call_result(
         return value
     if check is not None and tool is not None:
         return _structured_result(value, tool, check)
-    if _is_content(value):
-        return types.CallToolResult(content=[value])
-    if isinstance(value, list | tuple) and value and all(_is_content(v) for v in value):
-        return types.CallToolResult(content=list(value))
+    if _is_content(value) or mcs_content.is_content(value):
+        return types.CallToolResult(content=[content_block(value)])
+    if _is_block_list(value):
+        return types.CallToolResult(content=[content_block(v) for v in value])
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     if isinstance(value, bytes | bytearray):
@@ -231,12 +266,14 @@ def _message(item: Any) -> types.PromptMessage:
         return item
     if isinstance(item, str):
         return types.PromptMessage(role="user", content=types.TextContent(type="text", text=item))
+    if mcs_content.is_content(item) or _is_content(item):
+        return types.PromptMessage(role="user", content=content_block(item))
     role = field(item, "role", default="user")
     content = field(item, "content", "text", default="")
     if isinstance(content, str):
         block: Any = types.TextContent(type="text", text=content)
-    elif _is_content(content):
-        block = content
+    elif _is_content(content) or mcs_content.is_content(content):
+        block = content_block(content)
     elif isinstance(content, Mapping):
         block = types.PromptMessage.model_validate({"role": role, "content": content}).content
     else:
@@ -300,6 +337,11 @@ def to_read_result(value: Any, uri: str, mime_type: str | None = None) -> types.
         if isinstance(item, types.TextResourceContents | types.BlobResourceContents):
             contents.append(item)
             continue
+        if isinstance(item, mcs_content.Image | mcs_content.Audio):
+            item = {"blob": item.data, "mime_type": item.mime_type}
+        elif isinstance(item, mcs_content.EmbeddedResource):
+            item = {"uri": item.uri, "mime_type": item.mime_type,
+                    **({"blob": item.data} if item.data is not None else {"text": item.text})}
         mime = mime_type
         if not isinstance(item, str | bytes | bytearray | Mapping) and (
             hasattr(item, "text") or hasattr(item, "blob")

@@ -3,7 +3,12 @@
 :func:`build_server` registers ``tools/list`` and ``tools/call`` for every driver, and
 ``prompts/*`` / ``resources/*`` when the driver has them (the gen-mcp file driver does:
 ``prompts()``, ``render_prompt()``, ``resources()``, ``resource_templates()``,
-``read_resource()``), plus ``logging/setLevel``. Every call goes through
+``read_resource()``; :class:`mcs.FunctionDriver` and :class:`mcs.Toolbox` have them too),
+``completion/complete`` when the driver completes prompt arguments or template variables
+(``acomplete()``), ``resources/subscribe`` and ``list_changed`` notifications when the
+driver announces changes (the ``list_changed`` capability) and the transport keeps a
+connection per client, plus ``logging/setLevel``. A capability is advertised only when
+it is backed. Every call goes through
 ``driver.acall_tool`` so the driver's validation, policies and hooks apply; a
 :class:`~mcs.errors.ToolCallError` becomes a result with ``isError: true``, an unknown
 tool a JSON-RPC ``-32602`` error.
@@ -16,13 +21,20 @@ What is served is what the driver offers, in MCP's own terms:
 * prompts and resources a driver serves natively are not listed as tools too;
 * a tool with an object ``outputSchema`` answers with ``structuredContent`` (read from a
   JSON text result when needed) that is checked against the schema, or with a clear
-  ``isError`` result about the output, never a result the client must refuse.
+  ``isError`` result about the output, never a result the client must refuse;
+* a driver in discovery mode (above its token budget) is listed as its meta-tools only:
+  ``search_tools``, ``describe_tool`` and ``call_tool``, which calls a found tool by name
+  (checked against that tool's scopes, and run as that tool's call); the group index
+  goes into the server's ``instructions``, unless options give instructions or ask for
+  ``all_tools``.
 
 The caller's identity reaches the driver as an :class:`~mcs.AgentContext`: ``agent_id``
 is the OAuth token's ``sub`` (or the client's declared name, which is untrusted),
 ``request_id`` the JSON-RPC id, and ``metadata`` the incoming HTTP headers as
 ``"header:<name>"`` except credentials (``authorization``, ``cookie``,
-``proxy-authorization``), which never reach a driver.
+``proxy-authorization``), which never reach a driver. Its ``session`` is an
+:class:`~mcs_mcp.serving.session.McpSession`: progress, sampling, elicitation and roots
+reach the client through it.
 """
 
 from __future__ import annotations
@@ -35,16 +47,20 @@ from typing import Any, TypeVar, cast
 
 import mcp_types as types
 from mcp.server.connection import allowed_log_levels
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
+from mcs import discovery
 from mcs.context import AgentContext
 from mcs.errors import ConfigurationError, ToolCallError
 from mcs.tools import Tool, sanitize_tool_name
 from mcs.validation import ResultValidator, compile_result_validator
 from mcs_mcp.serving import results
 from mcs_mcp.serving.logs import MCP_LEVELS, McpLogForwarder
+from mcs_mcp.serving.notify import Subscribers
 from mcs_mcp.serving.options import ServeOptions
+from mcs_mcp.serving.session import McpSession
 
 logger = logging.getLogger("mcs_mcp.serving")
 
@@ -57,6 +73,9 @@ HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 MCP_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 #: Tools that stand for a prompt or resource (``Tool.meta["mcp_kind"]``, the gen-mcp file driver's).
 _NATIVE_KINDS = {"prompt": "has_prompts", "resource": "has_resources", "resource_template": "has_resources"}
+#: Above this many listed tools the server warns: OpenAI's limit, which many MCP clients
+#: inherit when they pass the server's tools on to a model.
+TOOL_LIMIT = 128
 T = TypeVar("T")
 
 
@@ -103,6 +122,42 @@ class DriverCatalog:
     def has_templates(self) -> bool:
         return callable(getattr(self.driver, "resource_templates", None))
 
+    def offers_prompts(self) -> bool:
+        """Prompts to serve now (a driver with the methods but no prompts has none)."""
+        return self.has_prompts and bool(self.prompts())
+
+    def offers_resources(self) -> bool:
+        return self.has_resources and bool(self.resources() or self.templates())
+
+    def offers_completions(self) -> bool:
+        """The driver completes something: it has ``acomplete`` and, if it says, completers."""
+        if not callable(getattr(self.driver, "acomplete", None)):
+            return False
+        has = getattr(self.driver, "has_completions", None)
+        return bool(has()) if callable(has) else True
+
+    @property
+    def announces_changes(self) -> bool:
+        """The driver tells listeners when its offer changes (the ``list_changed`` capability)."""
+        meta = getattr(self.driver, "meta", None)
+        return "list_changed" in getattr(meta, "capabilities", ()) and callable(
+            getattr(self.driver, "add_change_listener", None)
+        )
+
+    @property
+    def announces_resource_updates(self) -> bool:
+        """The driver announces new content of a resource (``resource_updated(uri)``), so
+        subscriptions can be honoured."""
+        return self.announces_changes and callable(getattr(self.driver, "resource_updated", None))
+
+    def forget_tools(self) -> None:
+        """Read the tools again on next use (after the driver said they changed)."""
+        self._tools = None
+
+    async def complete(self, kind: str, name: str, argument: str, value: str, arguments: dict[str, str]) -> list[str]:
+        values: list[str] = await self.driver.acomplete(kind, name, argument, value, arguments)
+        return values
+
     def tools(self) -> dict[str, Tool]:
         """The served tools by their MCP name (see the module doc for the naming rule)."""
         if self._tools is None:
@@ -146,6 +201,34 @@ class DriverCatalog:
                 found = None
         return found
 
+    def listed(self, *, all_tools: bool = False) -> dict[str, Tool]:
+        """The tools ``tools/list`` shows, by MCP name: the meta-tools only in discovery
+        mode, unless ``all_tools``; every tool stays callable by name either way."""
+        tools = self.tools()
+        meta = {name: tool for name, tool in tools.items() if discovery.is_meta_tool(tool)}
+        if all_tools or not meta:
+            return {name: tool for name, tool in tools.items() if not discovery.is_meta_tool(tool)}
+        return meta
+
+    def target(self, tool: Tool, arguments: Mapping[str, Any] | None) -> Tool | None:
+        """The tool a call of ``tool`` runs: the named one for ``call_tool``, else ``tool``
+        (``None``: ``call_tool`` names no tool there is)."""
+        if not discovery.is_call_tool(tool):
+            return tool
+        name = (arguments or {}).get("name")
+        found = self.tool(name) if isinstance(name, str) else None
+        return None if found is None or discovery.is_call_tool(found) else found
+
+    def index(self) -> str | None:
+        """The discovery index (groups and how to find tools) when the driver is in
+        discovery mode, for the server's instructions; else ``None``."""
+        tools = list(self.tools().values())
+        meta = [tool for tool in tools if discovery.is_meta_tool(tool)]
+        if len(meta) < 2:
+            return None
+        own = [tool for tool in tools if not discovery.is_meta_tool(tool)]
+        return discovery.render_description(own, meta, schemas=False)
+
     def prompts(self) -> list[Any]:
         return list(self.driver.prompts()) if self.has_prompts else []
 
@@ -159,7 +242,12 @@ class DriverCatalog:
         return list(self.driver.resource_templates()) if self.has_templates else []
 
     def resource(self, uri: str) -> Any:
-        """The static resource with ``uri``, else the first template that matches it."""
+        """The resource or template ``uri`` reads, or ``None``: the one resolution both the
+        scope check and the read use (a driver's own ``resource_for(uri)`` when it has one,
+        else the static resource with that URI, else the first template matching it)."""
+        resolve = getattr(self.driver, "resource_for", None)
+        if callable(resolve):
+            return resolve(uri)
         found = next((r for r in self.resources() if str(results.field(r, "uri")) == uri), None)
         if found is None:
             found = next((t for t in self.templates() if _template_matches(t, uri)), None)
@@ -185,6 +273,9 @@ class DriverCatalog:
         name = params.get("name")
         if method == "tools/call" and isinstance(name, str):
             tool = self.tool(name)
+            arguments = params.get("arguments")
+            if tool is not None:
+                tool = self.target(tool, arguments if isinstance(arguments, Mapping) else None)
             return results.required_scopes(tool) if tool is not None else ()
         if method == "prompts/get" and isinstance(name, str) and self.has_prompts:
             prompt = self.prompt(name)
@@ -234,8 +325,12 @@ def granted_scopes(ctx: Any) -> frozenset[str] | None:
     return None if principal is None else principal.scopes
 
 
-def agent_context(ctx: Any) -> AgentContext:
-    """The :class:`AgentContext` a driver sees for this MCP request (see module doc)."""
+def agent_context(ctx: Any, *, stateless: bool = False) -> AgentContext:
+    """The :class:`AgentContext` a driver sees for this MCP request (see module doc).
+
+    ``stateless``: the transport keeps no session, so the context's session refuses
+    server-to-client requests with an error that says to serve stateful.
+    """
     principal = principal_of(ctx)
     agent_id = principal.subject if principal is not None and principal.subject else None
     if agent_id is None:
@@ -249,10 +344,11 @@ def agent_context(ctx: Any) -> AgentContext:
             lowered = key.lower()
             if lowered not in HIDDEN_HEADERS:
                 metadata["header:" + lowered] = value
+    session = McpSession(ctx, stateless=stateless)
     request_id = ctx.request_id
     if request_id is None:
-        return AgentContext(agent_id=str(agent_id), metadata=metadata)
-    return AgentContext(agent_id=str(agent_id), request_id=str(request_id), metadata=metadata)
+        return AgentContext(agent_id=str(agent_id), metadata=metadata, session=session)
+    return AgentContext(agent_id=str(agent_id), request_id=str(request_id), metadata=metadata, session=session)
 
 
 def _permitted(item: Any, granted: frozenset[str] | None) -> bool:
@@ -289,6 +385,21 @@ def refuse_credential_forwarding(driver: Any) -> None:
         )
 
 
+class ServedServer(Server[Any]):
+    """The SDK's low-level ``Server`` advertising the ``listChanged`` flags it can back."""
+
+    notification_options: NotificationOptions = NotificationOptions()
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or self.notification_options, experimental_capabilities, extensions
+        )
+
 
 def build_server(
     driver: Any,
@@ -300,14 +411,28 @@ def build_server(
 
     Each of ``extensions`` is called as ``extension(server, driver)`` after the
     handlers are registered (the Interfaces layer adds its methods this way).
-    The returned server carries ``mcs_catalog`` (a :class:`DriverCatalog`) and
-    ``mcs_log_forwarder`` (installed by the runners) for :func:`build_app`.
+    The returned server carries ``mcs_catalog`` (a :class:`DriverCatalog`),
+    ``mcs_log_forwarder`` (installed by the runners) and ``mcs_subscribers`` (the
+    connections change notifications go to) for :func:`build_app`.
     """
     options = options or ServeOptions()
     refuse_credential_forwarding(driver)
     catalog = DriverCatalog(driver)
     forwarder = McpLogForwarder()
+    subscribers = Subscribers()
     enable_logs = options.logging.enable_mcp_logs
+    stateless = not options.has_sessions
+    notifies = catalog.announces_changes and options.has_sessions
+    instructions = options.instructions
+    if instructions is None and not options.all_tools:
+        instructions = catalog.index()
+    shown = len(catalog.listed(all_tools=options.all_tools))
+    if shown > TOOL_LIMIT:
+        logger.warning(
+            "listing %d tools: many MCP clients hand tools to model APIs that accept at most %d "
+            "(discovery mode lists 3; see the driver's token_budget and description_mode)",
+            shown, TOOL_LIMIT,
+        )
 
     def connection_state(ctx: Any) -> dict[str, Any] | None:
         # The SDK builds a ServerSession per request; the Connection behind it (and its
@@ -334,10 +459,11 @@ def build_server(
         return max(client_level(ctx), min(MCP_LEVELS[str(level)] for level in allowed))
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        subscribers.seen(ctx)
         granted = granted_scopes(ctx)
         return types.ListToolsResult(tools=[
             results.tool_to_mcp(tool, name=name)
-            for name, tool in catalog.tools().items() if _permitted(tool, granted)
+            for name, tool in catalog.listed(all_tools=options.all_tools).items() if _permitted(tool, granted)
         ])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -345,10 +471,15 @@ def build_server(
         tool = catalog.tool(name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
+        target = catalog.target(tool, params.arguments)
+        if target is not None and not _permitted(target, granted_scopes(ctx)):
+            # call_tool is checked against the tool it calls
+            return results.error_result(f"the access token lacks the scope {target.name} needs")
         if not _permitted(tool, granted_scopes(ctx)):
             # The HTTP layer answers 403 before this; kept for any other route in.
             return results.error_result(f"the access token lacks the scope {name} needs")
-        context = agent_context(ctx)
+        subscribers.seen(ctx)
+        context = agent_context(ctx, stateless=stateless)
         started = time.perf_counter()
 
         async def send_log(level: str, logger_name: str, data: Any) -> None:
@@ -373,10 +504,10 @@ def build_server(
             state[_LEVEL_KEY] = MCP_LEVELS.get(str(params.level), logging.DEBUG)
         return types.EmptyResult()
 
-    server: Server[Any] = Server(
+    server = ServedServer(
         options.name,
         version=options.version,
-        instructions=options.instructions,
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -384,13 +515,31 @@ def build_server(
     # is deprecated in the newest protocol, while clients of 2025 versions still use it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
 
-    if catalog.has_prompts:
-        _register_prompts(server, catalog)
-    if catalog.has_resources:
-        _register_resources(server, catalog)
+    prompts, resources = catalog.offers_prompts(), catalog.offers_resources()
+    if prompts:
+        _register_prompts(server, catalog, stateless, subscribers)
+    if resources:
+        _register_resources(server, catalog, stateless, subscribers)
+        if notifies and catalog.announces_resource_updates:
+            _register_subscriptions(server, catalog, subscribers)
+    if catalog.offers_completions() and (prompts or resources):
+        _register_completions(server, catalog)
+    server.notification_options = NotificationOptions(
+        prompts_changed=notifies and prompts, resources_changed=notifies and resources, tools_changed=notifies
+    )
+
+    def changed(kind: str, uri: str | None) -> None:
+        if kind == "tools":
+            catalog.forget_tools()
+        if notifies:
+            subscribers.on_change(kind, uri)
+
+    if callable(getattr(driver, "add_change_listener", None)):
+        driver.add_change_listener(changed)
 
     server.mcs_catalog = catalog  # type: ignore[attr-defined]
     server.mcs_log_forwarder = forwarder  # type: ignore[attr-defined]
+    server.mcs_subscribers = subscribers  # type: ignore[attr-defined]
     for extension in extensions:
         extension(server, driver)
     return server
@@ -425,8 +574,9 @@ async def _run_call(
         return results.tool_error_result(error)
 
 
-def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:
+def _register_prompts(server: Server[Any], catalog: DriverCatalog, stateless: bool, subscribers: Subscribers) -> None:
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        subscribers.seen(ctx)
         return types.ListPromptsResult(prompts=[results.prompt_to_mcp(p) for p in _visible(catalog.prompts(), ctx)])
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
@@ -436,7 +586,9 @@ def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:
         if not _permitted(prompt, granted_scopes(ctx)):
             raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {params.name} needs")
         try:
-            value = await catalog.render_prompt(params.name, dict(params.arguments or {}), agent_context(ctx))
+            value = await catalog.render_prompt(
+                params.name, dict(params.arguments or {}), agent_context(ctx, stateless=stateless)
+            )
         except ToolCallError as error:
             raise MCPError(types.INVALID_PARAMS, error.message) from None
         return results.to_prompt_result(value, results.field(prompt, "description"))
@@ -445,8 +597,11 @@ def _register_prompts(server: Server[Any], catalog: DriverCatalog) -> None:
     server.add_request_handler("prompts/get", types.GetPromptRequestParams, get_prompt)
 
 
-def _register_resources(server: Server[Any], catalog: DriverCatalog) -> None:
+def _register_resources(
+    server: Server[Any], catalog: DriverCatalog, stateless: bool, subscribers: Subscribers
+) -> None:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        subscribers.seen(ctx)
         return types.ListResourcesResult(
             resources=[results.resource_to_mcp(r) for r in _visible(catalog.resources(), ctx)]
         )
@@ -459,22 +614,69 @@ def _register_resources(server: Server[Any], catalog: DriverCatalog) -> None:
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         resource = catalog.resource(uri)
-        if resource is not None and not _permitted(resource, granted_scopes(ctx)):
+        if resource is None:  # nothing the scope check could judge is ever read
+            raise MCPError(RESOURCE_NOT_FOUND, f"Unknown resource: {uri}")
+        if not _permitted(resource, granted_scopes(ctx)):
             raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {uri} needs")
         try:
-            value = await catalog.read_resource(uri, agent_context(ctx))
+            value = await catalog.read_resource(uri, agent_context(ctx, stateless=stateless))
         except ToolCallError as error:
             raise MCPError(RESOURCE_NOT_FOUND if _is_not_found(error) else types.INVALID_PARAMS,
                            error.message) from None
         except (KeyError, LookupError):
             raise MCPError(RESOURCE_NOT_FOUND, f"Unknown resource: {uri}") from None
-        mime = results.field(resource, "mime_type", "mimeType") if resource is not None else None
-        return results.to_read_result(value, uri, mime)
+        return results.to_read_result(value, uri, results.field(resource, "mime_type", "mimeType"))
 
     server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
     if catalog.has_templates:
         server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, list_templates)
+
+
+def _register_subscriptions(server: Server[Any], catalog: DriverCatalog, subscribers: Subscribers) -> None:
+    """``resources/subscribe`` and ``unsubscribe``: ``notifications/resources/updated`` for the
+    URIs a connection subscribed to, when the driver announces new content."""
+
+    async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        uri = str(params.uri)
+        resource = catalog.resource(uri)
+        if resource is None:
+            raise MCPError(RESOURCE_NOT_FOUND, f"Unknown resource: {uri}")
+        if not _permitted(resource, granted_scopes(ctx)):
+            raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {uri} needs")
+        subscribers.seen(ctx)
+        subscribers.subscribe(ctx, uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        subscribers.unsubscribe(ctx, str(params.uri))
+        return types.EmptyResult()
+
+    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+
+
+def _register_completions(server: Server[Any], catalog: DriverCatalog) -> None:
+    """``completion/complete`` for prompt arguments and resource-template variables."""
+
+    async def complete(ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
+        ref = params.ref
+        if isinstance(ref, types.PromptReference):
+            kind, name = "prompt", ref.name
+            if catalog.prompt(name) is None:
+                raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {name!r}")
+        else:
+            kind, name = "resource", str(ref.uri)
+        context = dict(params.context.arguments or {}) if params.context is not None else {}
+        try:
+            values = await catalog.complete(kind, name, params.argument.name, params.argument.value, context)
+        except ToolCallError as error:
+            raise MCPError(types.INVALID_PARAMS, error.message) from None
+        return types.CompleteResult(
+            completion=types.Completion(values=values[:100], total=len(values), has_more=False)
+        )
+
+    server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
 
 
 def _is_not_found(error: ToolCallError) -> bool:
@@ -495,13 +697,14 @@ async def _off_loop(function: Callable[..., Any], *args: Any) -> Any:
 
 
 def _template_matches(template: Any, uri: str) -> bool:
-    """Whether ``uri`` fits a level-1 RFC 6570 template (each ``{var}`` one or more chars)."""
-    import re
+    """Whether ``uri`` fits an RFC 6570 template, matched as the gen-mcp file driver does."""
+    from mcs.errors import ConfigurationError
+    from mcs_mcp.mcpfile.uritemplate import UriTemplate
 
     text = str(results.field(template, "uri_template", "uriTemplate", default=""))
     if not text:
         return False
-    pattern = "".join(
-        ".+?" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^}]*\})", text)
-    )
-    return re.fullmatch(pattern, uri) is not None
+    try:
+        return UriTemplate.parse(text).match(uri) is not None
+    except ConfigurationError:
+        return False

@@ -34,12 +34,15 @@ def test_first_listing_pins_every_tool_to_a_file(tmp_path: Path, quiet: Any) -> 
     with driver_for(pins, quiet) as driver:
         names = {t.name for t in driver.list_tools()}
         assert driver.held_tools() == []
+        add = driver.get_tool("add")
     stored = json.loads(pins.read_text())["servers"]["mcp"]
     assert set(stored) == names
+    assert add is not None and add.output_schema is not None
     assert stored["add"] == definition_hash(
         "add", "Add two integers.",
         {"properties": {"a": {"title": "A", "type": "integer"}, "b": {"title": "B", "type": "integer"}},
          "required": ["a", "b"], "title": "addArguments", "type": "object"},
+        {"outputSchema": add.output_schema},  # everything a model or a policy reads is pinned
     )
 
 

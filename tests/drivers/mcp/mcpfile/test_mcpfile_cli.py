@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from mcpfile_support import mcp_file, tool
+from support.processes import assert_process_gone
+from support.security_cases import A1_VALUES, A2_VALUES, A3_VALUES
 
 from mcs import AgentContext
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
@@ -217,22 +219,14 @@ def test_a_format_must_not_change_the_quoting(new_driver, write_file) -> None:
 # ----------------------------------------------------------------------------- SECURITY A1 to A6
 
 
-@pytest.mark.parametrize(
-    "value",
-    ["https://h/r.git; touch MARKER", "$(touch MARKER)", "`touch MARKER`", "a|touch MARKER",
-     "a && touch MARKER", "${IFS}x", "a > MARKER", "*"],
-)
+@pytest.mark.parametrize("value", A1_VALUES)
 def test_a1_shell_metacharacters_reach_argv_literally(new_driver, write_file, argv_script, marker, tmp_path, value) -> None:
     driver = git(new_driver, write_file, argv_script, marker, cli_cwd=tmp_path)
     assert json.loads(driver.call_tool("t", {"repoUrl": value, "depth": 1})) == ["clone", value, "--depth", "1"]
     assert not (tmp_path / "MARKER").exists()
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [{"repoUrl": "--upload-pack=touch MARKER"}, {"repoUrl": "-c core.sshCommand=sh -c id"},
-     {"repoUrl": "https://h/r.git", "depth": "--output=/etc/x"}],
-)
+@pytest.mark.parametrize("arguments", A2_VALUES)
 def test_a2_option_injection_is_refused_before_spawning(new_driver, write_file, argv_script, marker, arguments) -> None:
     driver = git(new_driver, write_file, argv_script, marker)
     with pytest.raises(InvalidInputError) as error:
@@ -267,12 +261,7 @@ def test_a2_dash_values_inside_a_word_are_not_options(new_driver, write_file, ar
     assert json.loads(driver.call_tool("t", {"m": "-x"})) == ["--message=-x"]
 
 
-@pytest.mark.parametrize(
-    ("arguments", "field"),
-    [({"repoUrl": "r", "depth": "1; id"}, "depth"), ({"repoUrl": "r", "depth": -5}, "depth"),
-     ({"repoUrl": "r", "depth": 10**9}, "depth"), ({"repoUrl": "r\x00x"}, "repoUrl"),
-     ({"repoUrl": "r\nx"}, "repoUrl"), ({"repoUrl": "r\rx"}, "repoUrl")],
-)
+@pytest.mark.parametrize(("arguments", "field"), A3_VALUES)
 def test_a3_type_range_and_control_characters(new_driver, write_file, argv_script, marker, arguments, field) -> None:
     driver = git(new_driver, write_file, argv_script, marker)
     with pytest.raises(InvalidInputError) as error:
@@ -367,20 +356,6 @@ async def test_async_background_child_does_not_delay_or_leak(new_driver, write_f
         assert time.monotonic() - started < 5
     finally:
         os.kill(int(pid_file.read_text()), 9)
-
-
-def assert_process_gone(pid: int) -> None:
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except FileNotFoundError:
-            return
-        if stat.split(")")[-1].split()[0] == "Z":  # a zombie is dead, waiting for its reaper
-            return
-        time.sleep(0.05)
-    os.kill(pid, 9)
-    raise AssertionError(f"process {pid} survived the timeout")
 
 
 # ----------------------------------------------------------------------------- async

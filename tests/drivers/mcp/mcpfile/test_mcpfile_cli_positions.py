@@ -15,19 +15,10 @@ from pathlib import Path
 
 import pytest
 from mcpfile_support import mcp_file, tool
+from support.security_cases import HOSTILE_SHELL_VALUES as HOSTILE
 
 from mcs.errors import ConfigurationError, InvalidInputError
 
-HOSTILE = [
-    "bash -c touch${IFS}MARKER;id",
-    "$(touch MARKER)",
-    "`touch MARKER`",
-    "a; touch MARKER",
-    "a[$(touch MARKER)]",
-    "x' ; touch MARKER ; '",
-    '" ; touch MARKER ; "',
-    "*",
-]
 STRING = {"type": "string"}
 
 

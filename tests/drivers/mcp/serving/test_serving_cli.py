@@ -149,3 +149,33 @@ async def test_a_served_toolbox_or_mcp_file_goes_by_the_files_name(tmp_path: Pat
     info, stderr = await _served_identity(tmp_path, str(mcp_file))
     assert (info.name, info.version) == ("greeter-tools", "2.0.0")
     assert "mcs: serving 'greeter-tools' (1 tool) as an MCP server over stdio" in stderr
+
+
+async def test_stdio_serves_a_module_of_tool_functions_with_an_extension() -> None:
+    params = _stdio("conformance_server", "--extension", "serving_extension:install")
+    received: list[str] = []
+
+    async def on_elicit(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        received.append(params.message)
+        return types.ElicitResult(action="accept", content={"username": "ada", "email": "a@example.test"})
+
+    async with stdio_client(params) as (read, write), ClientSession(
+        read, write, elicitation_callback=on_elicit
+    ) as session:
+        started = await session.initialize()
+        assert started.instructions == "extended: conformance_server"
+        assert started.capabilities.tools is not None and started.capabilities.tools.list_changed is True
+        assert started.capabilities.completions is not None
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"test_simple_text", "test_elicitation", "json_schema_2020_12_tool"} <= names
+        elicited = await session.call_tool("test_elicitation", {"message": "Who?"})  # stdio has a session
+    assert received == ["Who?"] and elicited.is_error is False
+
+
+def test_a_bad_extension_or_resumable_without_sessions_is_a_usage_error() -> None:
+    bad = subprocess.run([str(MCS), "serve", "conformance_server", "--extension", "nocolon"],
+                         capture_output=True, text=True, env=_env(), timeout=60)
+    assert bad.returncode == 2 and "module:function" in bad.stderr
+    stateless = subprocess.run([str(MCS), "serve", "conformance_server", "--transport", "http", "-s", "resumable=true"],
+                               capture_output=True, text=True, env=_env(), timeout=60)
+    assert stateless.returncode == 2 and "stateful=true" in stateless.stderr

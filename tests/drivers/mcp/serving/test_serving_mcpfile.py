@@ -177,3 +177,52 @@ def test_mcp_file_s6_1_a_file_that_forwards_credentials_is_not_served(
     assert main(["serve", str(path), "-o", "allow_credential_forwarding=true"]) == 2
     error = capsys.readouterr().err
     assert "tool 'proxy': {headers.Authorization}" in error and "token passthrough" in error
+
+
+async def test_a_reloaded_file_sends_list_changed_and_serves_its_new_tools(
+    tmp_path: Path, weather_backend: str
+) -> None:
+    import anyio
+    import mcp_types as types
+    from mcs_mcp.mcpfile.driver import MCPFileDriver
+    from serving_support import serve_driver
+
+    path = _file(tmp_path, weather_backend, {"transportProtocol": "stdio"})  # served here over HTTP anyway
+    driver = MCPFileDriver(path)
+    changed: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.append(message.method)
+
+    with serve_driver(driver, stateless=False) as url:
+        async with mcp_client(url, message_handler=on_message) as session:
+            caps = session.server_capabilities
+            assert caps is not None and caps.tools is not None and caps.tools.list_changed is True
+            assert [t.name for t in (await session.list_tools()).tools] == ["get_weather"]
+            data = yaml.safe_load(path.read_text())
+            data["tools"].append({**data["tools"][0], "name": "get_forecast", "description": "Forecast."})
+            path.write_text(yaml.safe_dump(data))
+            driver.reload()
+            with anyio.fail_after(10):
+                while not changed:
+                    await anyio.sleep(0.01)
+            names = [t.name for t in (await session.list_tools()).tools]
+            result = await session.call_tool("get_forecast", {"city": "Oslo"})
+    assert names == ["get_weather", "get_forecast"]
+    assert "Oslo" in result.content[0].text
+    driver.close()
+
+
+def test_a_file_that_is_now_refused_leaves_the_driver_as_it_was(tmp_path: Path, weather_backend: str) -> None:
+    from mcs_mcp.mcpfile.driver import MCPFileDriver
+
+    from mcs.errors import ConfigurationError
+
+    path = _file(tmp_path, weather_backend, {"transportProtocol": "stdio"})
+    driver = MCPFileDriver(path)
+    path.write_text("mcpFileVersion: 0.1.0\nname: broken\ntools: 3\n")
+    with pytest.raises(ConfigurationError):
+        driver.reload()
+    assert [t.name for t in driver.list_tools()] == ["get_weather"]
+    driver.close()

@@ -6,23 +6,17 @@ import base64
 import json
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcs_mcp.serving import OAuthOptions, ServeOptions
 from serving_helpers import SampleDriver
 from serving_support import free_port, mcp_client, running, serve_driver
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from support.oauth import AuthServer, running_auth_server
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -35,63 +29,15 @@ def _call(name: str, request_id: int = 2) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": {}}}
 
 
-@dataclass
-class AuthServer:
-    """Serves a JWKS and signs RS256 access tokens with a key made for the test."""
-
-    issuer: str
-    key: rsa.RSAPrivateKey
-    kid: str
-    jwks_hits: list[float]
-
-    @property
-    def jwks_uri(self) -> str:
-        return self.issuer + "/jwks"
-
-    def token(self, *, audience: str, scope: str = "", sub: str = "alice", lifetime: int = 300,
-              headers: dict[str, Any] | None = None, key: Any = None, algorithm: str = "RS256",
-              **claims: Any) -> str:
-        now = int(time.time())
-        payload = {"iss": self.issuer, "sub": sub, "aud": audience, "iat": now, "exp": now + lifetime,
-                   "scope": scope, "client_id": "test-client", **claims}
-        return jwt.encode(payload, key if key is not None else self.key, algorithm=algorithm,
-                          headers={"kid": self.kid, **(headers or {})})
-
-
-@contextmanager
-def authorization_server(kid: str) -> Iterator[AuthServer]:
-    """An authorization server on loopback: RFC 8414 metadata, a JWKS, its own signing key."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    public.update({"kid": kid, "alg": "RS256", "use": "sig"})
-    hits: list[float] = []
-
-    async def jwks(request: Request) -> JSONResponse:
-        hits.append(time.monotonic())
-        return JSONResponse({"keys": [public]})
-
-    port = free_port()
-    issuer = f"http://127.0.0.1:{port}"
-
-    async def metadata(request: Request) -> JSONResponse:
-        return JSONResponse({"issuer": issuer, "jwks_uri": issuer + "/jwks",
-                             "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token"})
-
-    options = ServeOptions(transport="streamablehttp", port=port)
-    app = Starlette(routes=[Route("/jwks", jwks), Route("/.well-known/oauth-authorization-server", metadata)])
-    with running(app, options):
-        yield AuthServer(f"http://127.0.0.1:{port}", key, kid, hits)
-
-
 @pytest.fixture(scope="module")
 def auth_server() -> Iterator[AuthServer]:
-    with authorization_server("test-key") as server:
+    with running_auth_server("test-key") as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def second_auth_server() -> Iterator[AuthServer]:
-    with authorization_server("second-key") as server:
+    with running_auth_server("second-key") as server:
         yield server
 
 
@@ -176,6 +122,24 @@ def test_calling_a_tool_without_its_scope_is_403_insufficient_scope(
     allowed = _post(url, _call("read_report"), token, **headers)
     assert allowed.status_code == 200 and "the report" in allowed.text
     assert [name for name, _, _ in driver.calls] == ["read_report"]
+
+
+def test_call_tool_needs_the_scopes_of_the_tool_it_calls(auth_server: AuthServer) -> None:
+    driver = SampleDriver()
+    driver.description_mode = "discovery"  # lists search_tools, describe_tool, call_tool
+    driver.refresh_tools()
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    headers = {"MCP-Protocol-Version": "2025-06-18"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "call_tool", "arguments": {"name": "admin_reset", "arguments": {}}}}
+    with serve_driver(driver, auth=auth) as url:
+        reader = auth_server.token(audience=url, scope="reports:read")
+        refused = _post(url, call, reader, **headers)
+        assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+        admin = auth_server.token(audience=url, scope="admin")
+        allowed = _post(url, call, admin, **headers)
+        assert allowed.status_code == 200 and "reset done" in allowed.text
+    assert [name for name, _, _ in driver.calls] == ["admin_reset"]
 
 
 def test_prompts_and_resources_need_their_scopes_too(

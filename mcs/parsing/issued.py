@@ -1,0 +1,550 @@
+"""Which calls in a text the model *issued*, as opposed to mentioned (docs/parsing.md).
+
+A call found by shape in free text is only a call when the model wrote it as its
+answer. Three checks decide, each cheap and each documented:
+
+1. **Unspoken text is blanked first** (:func:`mask_unspoken`): markdown blockquotes,
+   HTML comments, comment lines (``#``, ``//``) outside code fences, LaTeX math,
+   inline code inside a sentence, and double-quoted text inside a sentence. A tool
+   result the model quotes, a call it comments out or puts in a formula is not a call.
+   Masking keeps every other character where it was, so positions stay valid.
+2. **A call stands on its own** (:meth:`Layout.standalone`): nothing but wrappers
+   around it on its lines (list markers, a short label ending in ``:``, backticks,
+   brackets, tags, separators, another call). ``I asked get_weather(city='Paris')
+   yesterday`` mentions a call; ``[get_weather(city='Paris')]`` on its own line is one.
+   A JSON call object may also follow a finished sentence on its line ("Sure!
+   {"name": ...}") when nothing follows it. A code fence is one block: it counts when
+   its body is nothing but calls; a fence that also defines, imports or assigns is a
+   program that *uses* functions.
+3. **The framing does not take it back** (:meth:`Layout.framed_out`): the sentence that
+   leads into the call (its own line up to the call, and the paragraph before it) does
+   not negate it (``do not``, ``never``), address it to the reader as something to do
+   themselves (``you can``, ``you would``, ``yourself``), call it an example or a
+   hypothesis, or report someone else's words (``the page says``); and the sentence
+   right after it does not call it hypothetical or an example.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from bisect import bisect_right
+from typing import Final
+
+from mcs.parsing.jsonspans import quiet_parse
+
+# ------------------------------------------------------------------ masking
+
+_HTML_COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
+# A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
+# comment line (`#`, `//`).
+_LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]{0,3}>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
+_LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~)", re.MULTILINE)
+_INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
+# A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
+_PROSE_QUOTE: Final = re.compile(r"(?<![=(:,\[{])\"[^\"\n]*<[^\"\n]*\"|\u201c[^\u201d\n]*<[^\u201d\n]*\u201d")
+_CALLISH: Final = re.compile(r"[A-Za-z_][\w.]*\s*\(")
+
+
+def _blank(text: str) -> str:
+    if "\n" not in text:
+        return " " * len(text)
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def _is_prose_line(line: str) -> bool:
+    """A sentence rather than data or code: it starts with a letter and has two words."""
+    stripped = line.lstrip(" \t-*+\u2022>")
+    return bool(stripped[:1].isalpha()) and " " in stripped.strip()
+
+
+def mask_unspoken(text: str) -> str:
+    """``text`` with quoted, commented and formula regions blanked (same length)."""
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
+    if "\\[" in text or "\\(" in text or "$$" in text:
+        text = _MATH.sub(_mask_math, text)
+    quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
+    if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text):
+        return text
+    lines = text.split("\n")
+    original = list(lines)
+    in_fence = False
+    for number, line in enumerate(lines):
+        lead = line.lstrip(" \t")[:1]
+        kind = _LINE_KIND.match(line) if lead and lead in "`~>#/" else None
+        if kind is not None:
+            if kind.group(1):  # a fence line; an inline ```f(x)``` neither opens nor closes a block
+                if line.count("```") < 2:
+                    in_fence = not in_fence
+                continue
+            if not in_fence:  # a quoted or commented line
+                lines[number] = " " * len(line)
+            continue
+        if in_fence:
+            continue
+        if "`" in line:
+            line = lines[number] = _mask_inline_code(line)
+        if "<" in line and ('"' in line or "\u201c" in line) and _is_prose_line(line):
+            lines[number] = _PROSE_QUOTE.sub(lambda m: _blank(m.group(0)), line)
+    return text if lines == original else "\n".join(lines)
+
+
+def _mask_math(match: re.Match[str]) -> str:
+    body = match.group(1)
+    if body is not None and body[:1] not in " \t\n" and _CALLISH.match(body.lstrip("['\"")) and "\\" not in body.replace("\\_", ""):
+        return f" [{body} ]"  # `\[f(x=1)\]`: markdown-escaped brackets around a call, not LaTeX
+    return _blank(match.group(0))
+
+
+def _mask_inline_code(line: str) -> str:
+    """Inline code inside a sentence is a mention; a line that is only code is kept."""
+    rest = _INLINE_CODE.sub(" ", line)
+    if not _has_words(rest):
+        return line
+    return _INLINE_CODE.sub(lambda m: _blank(m.group(0)), line)
+
+
+# ------------------------------------------------------------------ layout: fences, lines, framing
+
+_REACH: Final = 2000  # how far around a call its paragraph is looked for
+_LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
+_LABEL: Final = re.compile(r"[^\n:`{}\[\]()\u0000]{1,80}?:(?=[ \t]|$)")
+_TAG: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
+
+
+_FENCE: Final = re.compile(r"```|~~~")
+
+
+# A word of prose: two letters or more, not part of an identifier (`get_weather`,
+# `math.hypot(`), a tag (`<tool_call>`, `<|im_start|>`) or a wrapper (`return`, `print`).
+_PROSE_WORD: Final = re.compile(
+    r"(?<![\w.<|/\\-])(?!(?:return|await|print|json|python|tool_code)\b)[A-Za-z]{2,}(?![\w.(\-])"
+)
+
+
+def _has_words(text: str) -> bool:
+    """Whether ``text`` holds prose words (code identifiers, tags and wrappers aside)."""
+    return _PROSE_WORD.search(text) is not None
+
+
+# The cues, by what they say about the call that follows (docs/parsing.md has the table).
+_NEGATION: Final = (
+    r"\b(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't|need not|not to|"
+    r"avoid|instead of|rather than|refrain|won't|will not|not (?:call|run|execute|invoke|use))\b"
+)
+_QUOTING: Final = (
+    r"\b(?:says|said|wrote|writes|quoted?|quotes|reads|told|contains|contained|"
+    r"instructs|instructed|injected)\b"
+)
+_HYPOTHESIS: Final = (
+    r"\b(?:hypothetical\w*|theoretical\w*|imagine|suppos\w+|assum(?:e|es|ing)|pretend\w*|"
+    r"let's say|let us say|dummy|placeholder|fictional|fictitious|pseudo\w*|something like|"
+    r"would you like|do you want me|shall i|if so|"
+    r"if you(?:'d| would| still| really)? (?:want|wish|like|need|prefer|provide|have|insist)|"
+    r"if\b[^.!?\n]{0,80}\b(?:had|were|existed|exist|is available|are available|were available|"
+    r"was available|is provided|were provided)|"
+    r"(?:would|will) need to be (?:created|defined|written|implemented|added))\b"
+)
+_UNAVAILABLE: Final = (
+    r"\b(?:function|tool)s?\b(?! call)[^.!?\n]{0,30}?\b(?:is|are|was|were) not "
+    r"(?:provided|available|given|defined|in (?:the|your))\b|"
+    r"\bnot an? (?:provided|available|given) (?:function|tool)\b|"
+    r"\bno (?:function )?call (?:can|could|will) be made\b|"
+    r"\b(?:cannot|can't|can not|could not|couldn't|unable to) (?:make|run|execute) (?:the|this|that|a|any) (?:function )?call\b"
+)
+_UNUSABLE: Final = r"\b(?:function|tool)\b(?! call)[^.!?\n]{0,40}\b(?:cannot|can't|can not) be (?:used|called)\b"
+_READER: Final = (
+    r"\byou(?:'d|'ll| would| could| can| might| may| should| need| will| have to| must| want)\b"
+    r"|\byourself\b|\byour own\b|\bin your\b"
+)
+_EXAMPLE: Final = (
+    r"\b(?:examples?|for instance|illustrat\w*|sample (?:call|request|code|usage)|"
+    r"yourself|your own)\b|\be\.g\."
+)
+# Negation, quotation, hypothesis and "not available" reach back two sentences; words to
+# the reader and "example" only the sentence that introduces the call ("You can call f.
+# Here is the call:" is a call). A call written in a call syntax is not taken back by
+# words to the reader.
+# (All cues are matched against lower-cased text: much faster than IGNORECASE.)
+_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE)))
+_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE)))
+_INTRODUCING_EXPLICIT: Final = re.compile(_EXAMPLE)
+_TAKEN_BACK: Final = re.compile(
+    r"\b(?:hypothetical(?:ly)?|theoretical(?:ly)?|for illustration(?: only)?|not (?:a real|an actual) call|"
+    r"no (?:function )?call (?:can|could|will) be made|"
+    r"(?:cannot|can't|can not|could not|couldn't|unable to) (?:make|run|execute) (?:the|this|that|a|any) (?:function )?call)\b"
+)
+# "...is not provided in the given list": takes the call back only when it is about this call.
+_NOT_PROVIDED: Final = re.compile(
+    r"\bnot (?:provided|available|given|included|defined|listed|(?:in|among|one of)) "
+    r"(?:in )?the (?:given|provided|available)(?: \w+)? (?:list|functions|tools|set)\b|"
+    r"\bnot an? (?:provided|available|given) (?:function|tool)\b"
+)
+_THIS_CALL: Final = re.compile(r"\b(?:this|that|the above|such an?|the same) (?:function|call|tool)\b")
+
+_CODE_LINE: Final = re.compile(
+    r"^[ \t]*(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
+    r"(?:if|elif|for|while|with|try|except|else)\b[^\n]*:[ \t]*$|"
+    r"[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*[-+*/]?=(?!=))",
+    re.MULTILINE,
+)
+# An argument the model left for someone to fill in: `<team_name>`, `<insert season here>`, `?`.
+_PLACEHOLDER: Final = re.compile(
+    r"<(?!(?:a|b|i|p|br|hr|em|li|ol|ul|tr|td|th|div|img|pre|code|span|strong|table|input|button|label)\b)"
+    r"[A-Za-z][^<>/=\"\n]*[_ '][^<>/=\"\n]*>|^\s*\?+\s*$"
+)
+
+
+def has_placeholder(value: object, depth: int = 0) -> bool:
+    """Whether an argument value (or one nested in it) is a placeholder to fill in."""
+    if isinstance(value, str):
+        return ("<" in value or "?" in value) and _PLACEHOLDER.search(value) is not None
+    if depth < 3 and isinstance(value, dict):
+        return any(has_placeholder(item, depth + 1) for item in value.values())
+    if depth < 3 and isinstance(value, list):
+        return any(has_placeholder(item, depth + 1) for item in value[:64])
+    return False
+
+
+# The first word of every cue above: a text without any of them cannot hold a cue, and
+# a set lookup is much cheaper than the cue expressions.
+_CUE_WORDS: Final = frozenset({
+    "do", "don't", "dont", "never", "must", "mustn't", "should", "shouldn't", "need", "not", "avoid",
+    "instead", "rather", "refrain", "won't", "will", "says", "said", "wrote", "writes", "quote", "quoted",
+    "quotes", "reads", "told", "contains", "contained", "instructs", "instructed", "injected",
+    "hypothetical", "hypothetically", "hypotheticals", "theoretical", "theoretically", "imagine",
+    "suppose", "supposed", "supposing", "supposes", "assume", "assumes", "assuming", "pretend",
+    "pretending", "pretends", "pretended", "let's", "let", "dummy", "placeholder", "fictional",
+    "fictitious", "pseudo", "pseudocode", "something", "would", "shall", "if", "function", "functions",
+    "tool", "tools", "no", "cannot", "can't", "can", "could", "couldn't", "unable", "you", "you'd",
+    "you'll", "yourself", "your", "sample", "example", "examples", "e.g", "for", "illustration", "illustrate",
+    "illustrates", "illustrative", "illustrating", "illustrated", "illustrations",
+})
+_WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
+
+
+class Layout:
+    """Lines, code fences and unspoken regions of one text, for the checks above.
+
+    ``original`` is the text as the model wrote it (calls are decoded from it, so a
+    masked argument value never changes); ``text`` is the same text with the unspoken
+    regions blanked (:func:`mask_unspoken`), which every check reads. Both have the same
+    length, so positions are shared; everything is computed once, lazily.
+    """
+
+    __slots__ = ("_fences", "_line_starts", "_masked", "_programs", "original")
+
+    def __init__(self, original: str) -> None:
+        self.original = original
+        self._masked: str | None = None
+        self._line_starts: list[int] | None = None
+        self._fences: list[tuple[int, int, int, int]] | None = None
+        self._programs: dict[int, bool] = {}
+
+    @property
+    def text(self) -> str:
+        """The text with its unspoken regions blanked (computed on first use)."""
+        if self._masked is None:
+            self._masked = mask_unspoken(self.original)
+        return self._masked
+
+    def unspoken(self, position: int) -> bool:
+        """Whether ``position`` lies in a region the model did not say (quoted, commented...)."""
+        masked = self.text
+        return masked is not self.original and masked[position] != self.original[position]
+
+    # -------------------------------------------------------------- lines
+
+    def _starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            position = find("\n")
+            while position != -1:
+                starts.append(position + 1)
+                position = find("\n", position + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_start(self, position: int) -> int:
+        starts = self._starts()
+        return starts[bisect_right(starts, position) - 1]
+
+    def line_end(self, position: int) -> int:
+        end = self.text.find("\n", position)
+        return len(self.text) if end == -1 else end
+
+    # -------------------------------------------------------------- fences
+
+    def fences(self) -> list[tuple[int, int, int, int]]:
+        """``(start, body_start, body_end, end)`` of every ```` ``` ```` fence, in order."""
+        if self._fences is None:
+            self._fences = _find_fences(self.text) if "```" in self.original else []
+        return self._fences
+
+    def holds_program(self, fence: tuple[int, int, int, int]) -> bool:
+        """:func:`is_program` for one fence's body, computed once."""
+        known = self._programs.get(fence[0])
+        if known is None:
+            known = self._programs[fence[0]] = is_program(self.original[fence[1] : fence[2]])
+        return known
+
+    def fence_at(self, position: int) -> tuple[int, int, int, int] | None:
+        for fence in self.fences():
+            if fence[1] <= position < fence[2]:
+                return fence
+            if fence[0] > position:
+                break
+        return None
+
+    # -------------------------------------------------------------- position
+
+    def standalone(self, spans: list[tuple[int, int]], index: int, *, explicit: bool = False) -> bool:
+        """Whether span ``index`` stands on its own lines, given all call spans found.
+
+        An ``explicit`` call (a JSON call object) may also follow a finished sentence on
+        its line, as models write them ("Sure! {"name": ...}"), when nothing follows it.
+        """
+        start, end = spans[index]
+        text = self.text
+        first = self.line_start(start)
+        last = self.line_end(max(start, end - 1))
+        if start - first > _REACH or last - end > _REACH:
+            return False  # a call inside a very long line is part of something else
+        if explicit and self._after_sentence(first, start) and not any(
+            first <= other_start < last for number, (other_start, _) in enumerate(spans) if number != index
+        ):
+            rest = text[end:last]
+            if not _has_words(rest) and not _STRAY.search(rest):
+                return True
+        opening, closing = start - 1, end
+        while opening > first and text[opening] in "[ ":
+            opening -= 1
+        while closing < last - 1 and text[closing] in "] ":
+            closing += 1
+        if (
+            opening >= first and closing < last and text[opening] in "'\"" and text[closing] == text[opening]
+            and not text[opening - 1 : opening].isalnum()  # f"..." and r"..." are code
+        ):
+            # `"[f(a=1)]"` or `return "[f(a=1)]"`: a call string standing alone is the call
+            text = f"{text[:opening]} {text[opening + 1 : closing]} {text[closing + 1 :]}"
+        pieces = []
+        cursor = first
+        after_call = False
+        for other_start, other_end in spans:
+            if other_end <= first or other_start >= last:
+                continue
+            if other_start > cursor:
+                pieces.append(_after_call(text[cursor:other_start]) if after_call else text[cursor:other_start])
+            cursor = max(cursor, other_end)
+            after_call = True
+        pieces.append(_after_call(text[cursor:last]) if after_call else text[cursor:last])
+        residue = _TAG.sub(" ", _LIST_MARKER.sub(" ", " \u0000 ".join(pieces), count=1)).lstrip()
+        label = _LABEL.match(residue)
+        if label is not None:
+            residue = residue[label.end() :]
+        # Quoted text is data around the call (`['f(a=1)', 'x']`), but a quote that only
+        # closes across the call means the call sits inside a string.
+        residue = "\u0000".join(_QUOTED.sub(" ", piece) for piece in residue.split("\u0000"))
+        return not _has_words(residue.replace("\u0000", " ")) and not _STRAY.search(residue)
+
+    def in_code(self, start: int, end: int) -> bool:
+        """Whether the call at ``[start, end)`` sits in unfenced code: its paragraph has
+        other lines that define, import, assign or open a block, or it is indented under
+        a line ending in ``:``."""
+        text = self.text
+        first = self.line_start(start)
+        last = self.line_end(max(start, end - 1))
+        before = text.rfind("\n\n", max(0, first - _REACH), first)
+        after = text.find("\n\n", last, last + _REACH)
+        paragraph_start = max(0, first - _REACH) if before == -1 else before + 2
+        paragraph_end = min(len(text), last + _REACH) if after == -1 else after
+        # Code after the call counts unless the call opens the response (what follows
+        # is then commentary, often a model rambling on).
+        opens = not text[:first].strip()
+        around = text[paragraph_start:first] + ("" if opens else "\n" + text[last:paragraph_end])
+        if _CODE_LINE.search(around):
+            return True
+        indent = len(text[first:start]) - len(text[first:start].lstrip(" \t"))
+        if indent:
+            previous = text[paragraph_start:first].rstrip().rsplit("\n", 1)[-1]
+            return previous.rstrip().endswith(":") and not _has_words(previous.split(":")[0][-60:] + " x")
+        return False
+
+    def may_start(self, position: int, after: int) -> bool:
+        """A cheap first look, before anything is parsed: whether a call starting at
+        ``position`` could stand on its own, given what precedes it on its line (from
+        ``after``, the end of the previous call found on that line, if any)."""
+        first = self.line_start(position)
+        if position - first > _REACH:
+            return False
+        text = self.text
+        if not text[max(first, after) : position].strip(" \t[({`'\""):
+            return True
+        if after > first:
+            piece = text[after:position]
+        else:
+            piece = _TAG.sub(" ", _LIST_MARKER.sub(" ", text[first:position], count=1)).lstrip()
+            label = _LABEL.match(piece)
+            if label is not None:
+                piece = piece[label.end() :]
+        piece = _QUOTED.sub(" ", piece).rstrip(" \t[({`'\"")
+        if _has_words(piece) or _STRAY.search(piece):
+            if text[position] == "{" and after <= first and self._after_sentence(first, position):
+                return not self._code_before(first)  # "Sure! {"name": ...}" (see standalone)
+            return False
+        return not self._code_before(first)
+
+    def _after_sentence(self, first: int, start: int) -> bool:
+        """Whether the line from ``first`` to ``start`` is short prose ending a sentence."""
+        lead = self.text[first:start].rstrip(" \t")
+        return 0 < len(lead) <= _PREAMBLE and lead[-1] in ".!?:" and "`" not in lead
+
+    def _code_before(self, first: int) -> bool:
+        """Whether a line of code precedes line ``first`` in its paragraph (see :meth:`in_code`)."""
+        text = self.text
+        lowest = max(0, first - _REACH)
+        before = text.rfind("\n\n", lowest, first)
+        paragraph_start = lowest if before == -1 else before + 2
+        return paragraph_start < first and _CODE_LINE.search(text, paragraph_start, first) is not None
+
+    # -------------------------------------------------------------- framing
+
+    def framed_out(
+        self, start: int, end: int, *, explicit: bool = False, follow: bool = True,
+        names: tuple[str, ...] = (), floor: int = 0,
+    ) -> bool:
+        """Whether the prose around a call at ``[start, end)`` takes it back (see module doc).
+
+        An ``explicit`` call (written in a call syntax: a ``<tool_call>`` tag, a
+        ``{"name", "arguments"}`` object) is not taken back by words addressed to the
+        reader ("here is the call you can use"), only by negation, quotation or an
+        example. ``follow=False`` (a format marker) looks only at the lead-in. ``floor``
+        is where the call before ended: its words are not this call's framing.
+        """
+        lead = _DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor)).lower()
+        if lead and not _CUE_WORDS.isdisjoint(_WORDS.findall(lead)):
+            if _STRONG.search(lead):
+                return True
+            last = _SENTENCE_END.split(lead)[-1]
+            if (_INTRODUCING_EXPLICIT if explicit else _INTRODUCING).search(last):
+                return True
+        if not follow:
+            return False
+        after = self.follow_up(end).lower()
+        if not after or _CUE_WORDS.isdisjoint(_WORDS.findall(after)):
+            return False
+        if _TAKEN_BACK.search(after):
+            return True
+        if _NOT_PROVIDED.search(after):
+            return _THIS_CALL.search(after) is not None or any(name.lower() in after for name in names)
+        return False
+
+    def lead_in(self, start: int, floor: int = 0) -> str:
+        """The text leading into ``start``: its line so far and the paragraph before it
+        (wrapper lines such as ``<|im_start|>`` skipped), at most the last two sentences,
+        never reaching back past ``floor`` (the end of the call before)."""
+        text = self.text
+        line_start = max(floor, self.line_start(start))
+        own = text[max(line_start, start - 400) : start]
+        position = line_start
+        paragraph = ""
+        for _ in range(4):  # a few wrapper-only paragraphs may sit between
+            while position > floor and text[position - 1] in "\n \t\r":
+                position -= 1  # blank lines between the paragraph and the call
+            if position <= floor or self._fence_ending_at(position) is not None:
+                break  # nothing before, or code: it leads nowhere
+            lowest = max(floor, position - _REACH)
+            paragraph_start = text.rfind("\n\n", lowest, position)
+            paragraph_start = lowest if paragraph_start == -1 else paragraph_start + 2
+            paragraph = _TAG.sub(" ", text[max(paragraph_start, position - 400) : position]).strip()
+            if paragraph:
+                break
+            position = paragraph_start
+        lead = f"{paragraph}\n{own}" if paragraph else own
+        sentences = _SENTENCE_END.split(lead.strip())
+        return " ".join(sentences[-2:])
+
+    def follow_up(self, end: int) -> str:
+        """The first sentence after ``end`` (the rest of its line, or the next paragraph)."""
+        text = self.text
+        rest = text[end : end + 300].lstrip(" \t`])}.,;")
+        if rest.startswith("\n"):
+            rest = rest.lstrip()
+        if rest.startswith("```"):
+            return ""
+        return _SENTENCE_END.split(rest, 1)[0] if rest else ""
+
+    def _fence_ending_at(self, position: int) -> tuple[int, int, int, int] | None:
+        for fence in self.fences():
+            if fence[2] <= position <= fence[3]:
+                return fence
+        return None
+
+
+# What may follow a call and still leave it the call: `f(x=1)['chord']`, `f(x=1).get("a")`.
+_ACCESSOR: Final = re.compile(r"(?:\[[^\]\n]{1,40}\]|\.[A-Za-z_]\w*(?:\([^()\n]{0,40}\))?)+")
+
+
+_QUOTED: Final = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+# JSON strings in a lead-in are data (a call's arguments), not words that frame a call.
+_DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
+# Left after quoted text is removed: an assignment, or a quote the call sits inside.
+_STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
+_PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
+
+
+def _after_call(piece: str) -> str:
+    accessor = _ACCESSOR.match(piece)
+    return piece[accessor.end() :] if accessor is not None else piece
+
+
+def _find_fences(text: str) -> list[tuple[int, int, int, int]]:
+    fences: list[tuple[int, int, int, int]] = []
+    position = text.find("```")
+    while position != -1 and len(fences) < 256:
+        info_end = position + 3
+        newline = text.find("\n", info_end)
+        closing_inline = text.find("```", info_end)
+        if closing_inline != -1 and (newline == -1 or closing_inline < newline):
+            body_start = info_end  # ```f(x=1)``` on one line
+        else:
+            info = text[info_end : len(text) if newline == -1 else newline]
+            body_start = info_end if info.strip() and not re.fullmatch(r"[\w+.\-]*[ \t]*", info) else (
+                len(text) if newline == -1 else newline + 1
+            )
+        close = text.find("```", body_start)
+        if close == -1:
+            fences.append((position, body_start, len(text), len(text)))
+            break
+        fences.append((position, body_start, close, close + 3))
+        position = text.find("```", close + 3)
+    return fences
+
+
+# ------------------------------------------------------------------ code fences
+
+
+def is_program(body: str) -> bool:
+    """Whether a fence holds a program (definitions, imports, assignments...) rather than calls.
+
+    Only Python is judged; a body Python cannot parse (JSON, XML, shell) is not a program
+    here, and its lines are checked one by one instead.
+    """
+    module = quiet_parse(textwrap.dedent(body), "exec")
+    if not isinstance(module, ast.Module):
+        return False
+    for statement in module.body:
+        value = statement.value if isinstance(statement, (ast.Expr, ast.Return)) else None
+        if isinstance(statement, ast.Expr) and isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            continue  # data, a docstring, a list of calls
+        if not isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await)):
+            return True
+    return False
+
+
+__all__ = ["Layout", "has_placeholder", "is_program", "mask_unspoken"]

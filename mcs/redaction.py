@@ -1,0 +1,164 @@
+"""Secret-typed arguments: found in a tool's schema once, kept out of every text but the call.
+
+An argument is secret when its schema says so: ``"format": "password"``, ``"writeOnly":
+true`` (what Pydantic's ``SecretStr`` produces) or ``"x-mcs-secret": true``. The tool
+receives the real value; everything else sees ``[redacted]`` in its place:
+
+* hooks and audit records (:class:`~mcs.pipeline.ExecutionEvent` ``.arguments``);
+* validation errors, which never quote a secret value back;
+* any error message a call produces (a driver or a peer echoing the value): the
+  pipeline scrubs secret values of four characters or more from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["REDACTED", "SecretMask", "redact", "scrub", "secret_mask", "secret_values"]
+
+REDACTED = "[redacted]"
+#: Shorter secret values are not scrubbed from free text (they would mangle it).
+MIN_SCRUBBED_LENGTH = 4
+_MAX_DEPTH = 12
+_MAX_REF_HOPS = 16
+
+#: Where the secrets of a schema are: ``True`` for a secret value, a nested mask for an
+#: object's properties (``"*"`` for array items).
+SecretMask = Mapping[str, Any]
+
+
+def _is_secret(schema: Mapping[str, Any]) -> bool:
+    return (
+        schema.get("format") == "password"
+        or schema.get("writeOnly") is True
+        or schema.get("x-mcs-secret") is True
+    )
+
+
+def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
+    for _ in range(_MAX_REF_HOPS):
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return schema
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, Mapping) else None
+        schema = node
+    return None
+
+
+def _variants(schema: Any, root: Mapping[str, Any], depth: int) -> list[Mapping[str, Any]]:
+    schema = _resolve(schema, root)
+    if not isinstance(schema, Mapping):
+        return []
+    found = [schema]
+    if depth < 4:
+        for key in ("anyOf", "oneOf", "allOf"):
+            options = schema.get(key)
+            if isinstance(options, list):
+                for option in options:
+                    found.extend(_variants(option, root, depth + 1))
+    return found
+
+
+def _mask(schema: Any, root: Mapping[str, Any], depth: int) -> SecretMask | bool | None:
+    if depth > _MAX_DEPTH:
+        return None
+    variants = _variants(schema, root, 0)
+    if any(_is_secret(v) for v in variants):
+        return True
+    mask: dict[str, Any] = {}
+    for variant in variants:
+        properties = variant.get("properties")
+        if isinstance(properties, Mapping):
+            for name, sub in properties.items():
+                inner = _mask(sub, root, depth + 1)
+                if inner is not None:
+                    mask[str(name)] = inner
+        items = variant.get("items")
+        if isinstance(items, Mapping):
+            inner = _mask(items, root, depth + 1)
+            if inner is not None:
+                mask["*"] = inner
+    return mask or None
+
+
+def secret_mask(schema: Mapping[str, Any]) -> SecretMask | None:
+    """Where the secret arguments of ``schema`` are, or ``None`` when it has none.
+
+    Compute it once per tool (it walks the schema, local ``$ref``\\ s included).
+    """
+    found = _mask(schema, schema, 0)
+    if found is True:  # the whole argument object is secret
+        return {"*": True}
+    return found if isinstance(found, Mapping) else None
+
+
+def redact(arguments: Any, mask: SecretMask | None) -> Any:
+    """A copy of ``arguments`` with every secret value replaced by :data:`REDACTED`."""
+    if mask is None:
+        return arguments
+    return _redact(arguments, mask)
+
+
+def _redact(value: Any, mask: SecretMask | bool) -> Any:
+    if mask is True:
+        return REDACTED
+    if not isinstance(mask, Mapping):
+        return value
+    if isinstance(value, Mapping):
+        every = mask.get("*") if not isinstance(value, list) else None
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = mask.get(str(key), every if every is True else None)
+            out[key] = _redact(item, sub) if sub is not None else item
+        return out
+    if isinstance(value, list) and "*" in mask:
+        return [_redact(item, mask["*"]) for item in value]
+    return value
+
+
+def secret_values(arguments: Any, mask: SecretMask | None) -> list[str]:
+    """The secret values in ``arguments`` as text, longest first (for :func:`scrub`)."""
+    if mask is None:
+        return []
+    found: list[str] = []
+    _collect(arguments, mask, found)
+    texts = {t for t in found if len(t) >= MIN_SCRUBBED_LENGTH}
+    return sorted(texts, key=len, reverse=True)
+
+
+def _collect(value: Any, mask: SecretMask | bool, found: list[str]) -> None:
+    if mask is True:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, Mapping | list):
+            for item in value.values() if isinstance(value, Mapping) else value:
+                _collect(item, True, found)
+        elif value is not None and not isinstance(value, bool):
+            found.append(str(value))
+        return
+    if not isinstance(mask, Mapping):
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            sub = mask.get(str(key), mask.get("*"))
+            if sub is not None:
+                _collect(item, sub, found)
+    elif isinstance(value, list) and "*" in mask:
+        for item in value:
+            _collect(item, mask["*"], found)
+
+
+def scrub(text: str, values: Iterable[str]) -> str:
+    """``text`` with each of ``values`` (and its JSON-escaped form) replaced by :data:`REDACTED`."""
+    import json
+
+    for value in values:
+        if value in text:
+            text = text.replace(value, REDACTED)
+        escaped = json.dumps(value)[1:-1]
+        if escaped != value and escaped in text:
+            text = text.replace(escaped, REDACTED)
+    return text

@@ -1,0 +1,47 @@
+"""Capping what reaches a model: cut text and values at a byte size, with an explicit marker.
+
+Every result a driver hands to a model is bounded (DESIGN.md, section 11). A cut result
+says so in words the model can act on: ``[truncated: ...]`` with a hint to ask for less.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+DEFAULT_HINT = "ask for less, for example with a smaller page size, a limit or a filter"
+
+
+def truncation_marker(max_bytes: int, hint: str = DEFAULT_HINT, *, what: str = "response") -> str:
+    """The line appended to a result cut at ``max_bytes``: ``[truncated: ...]``."""
+    return f"\n[truncated: the {what} was cut at {max_bytes} bytes; {hint}]"
+
+
+def cap_text(text: str, max_bytes: int, *, what: str = "result", hint: str = DEFAULT_HINT) -> str:
+    """``text`` unchanged when its UTF-8 form fits ``max_bytes``; else its first
+    ``max_bytes`` bytes (cut on a character boundary) and the marker."""
+    if len(text) * 4 <= max_bytes:  # cannot be over, whatever the characters
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    kept = data[:max_bytes].decode("utf-8", "ignore")
+    return kept + truncation_marker(max_bytes, hint, what=what)
+
+
+def cap_result(value: Any, max_bytes: int, *, what: str = "result") -> Any:
+    """``value`` when it fits ``max_bytes`` (text, or JSON for structured values); else
+    the text (or the JSON text) cut with :func:`cap_text`. Bytes are cut and left bytes."""
+    if isinstance(value, str):
+        return cap_text(value, max_bytes, what=what)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value[:max_bytes])
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return value
+    if len(text.encode("utf-8", "surrogatepass")) <= max_bytes:
+        return value
+    return cap_text(text, max_bytes, what=what)

@@ -1,0 +1,71 @@
+"""The canonical MCS call is read by a fast path that answers exactly as the full reader."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcs import parse_tool_calls
+from mcs.parsing import _canonical_text, _Names
+from mcs.parsing.text import read_text
+
+
+def _full_reader(text: str, known: frozenset[str] | None) -> list[Any]:
+    """What parse_tool_calls answered before the fast path (it never raises: a reader
+    that breaks gives no calls)."""
+    names = _Names(known)
+    try:
+        return names.finish(read_text(text, names.keep))
+    except Exception:
+        return []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tool": "add", "arguments": {"a": 1, "b": 2}}',
+        '  {"name": "functions.add", "arguments": {"a": "1"}}\n',
+        '{"tool": "get", "arguments": {}}',
+        '{"tool": "add", "arguments": {"type": "object", "properties": {"a": {}}}}',  # a schema, not a call
+        '{"tool": "Final Answer", "arguments": {"text": "done"}}',
+        '{"tool": "add", "arguments": {"a": 1}, "id": "c1"}',
+        '{"tool": "add", "parameters": {"a": 1}}',
+        '{"tool": "calc\\\\_area", "arguments": {"w": 2}}',
+        '{"tool": "add", "arguments": {"note": "</think>"}}',
+        '{"tool": "add", "arguments": {"a": NaN}}',
+        "{'tool': 'add', 'arguments': {'a': 1}}",
+        '{"tool": "add", "arguments": {"a": "\\ud800"}}',
+    ],
+)
+@pytest.mark.parametrize("known", [None, frozenset({"add", "get", "calc_area"})])
+def test_the_fast_path_finds_what_the_full_reader_finds(text: str, known: frozenset[str] | None) -> None:
+    assert repr(parse_tool_calls(text, known_names=known)) == repr(_full_reader(text, known))
+
+
+def test_only_exactly_canonical_objects_take_the_fast_path() -> None:
+    assert _canonical_text('{"tool": "add", "arguments": {"a": 1}}') is not None
+    assert _canonical_text('{"tool": "add", "arguments": {"a": 1}, "id": "x"}') is None
+    assert _canonical_text('{"tool": "add", "arguments": "{\\"a\\": 1}"}') is None
+    assert _canonical_text('{"tool": "calc\\\\_area", "arguments": {}}') is None
+    assert _canonical_text('[{"tool": "add", "arguments": {}}]') is None
+
+
+names = st.sampled_from(["add", "functions.add", "Final Answer", "a.b", " add ", "", "x" * 300, "add\n"])
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=names, arguments=st.dictionaries(st.text(max_size=10), values, max_size=4),
+       key=st.sampled_from(["tool", "name"]))
+def test_any_canonical_call_reads_the_same_both_ways(name: str, arguments: dict[str, Any], key: str) -> None:
+    text = json.dumps({key: name, "arguments": arguments})
+    for known in (None, frozenset({"add", "a.b"})):
+        assert parse_tool_calls(text, known_names=known) == _full_reader(text, known)

@@ -1,0 +1,404 @@
+"""SECURITY.md E1-E7: the servers MCS runs (``mcs serve --protocol mcp`` and the RFC-0001
+server), over real HTTP on loopback, with a real authorization server for OAuth.
+
+Every refused request is checked for its status and for the tool that did not run.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import select
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from mcs_mcp.mcpfile.driver import MCPFileDriver
+from mcs_mcp.serving import OAuthOptions, ServeOptions
+from pydantic import BaseModel
+from support.oauth import AuthServer, running_auth_server
+from support.servers import HOST, uvicorn_on_loopback
+
+from mcs.server import McpServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "drivers" / "mcp" / "serving"))
+from serving_helpers import SampleDriver
+from serving_support import serve_driver
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+          "MCP-Protocol-Version": "2025-06-18"}
+
+
+def _jsonrpc(method: str, params: dict[str, Any] | None = None, request_id: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+
+
+def _call(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    return _jsonrpc("tools/call", {"name": name, "arguments": arguments or {}})
+
+
+# ----------------------------------------------------------------------------- the servers
+
+
+class Note(BaseModel):
+    text: str
+
+
+class Ack(BaseModel):
+    ok: bool
+
+
+def rfc0001_server(calls: list[str]) -> McpServer:
+    server = McpServer(name="e-cases", version="1")
+
+    @server.tool(name="note")
+    def note(req: Note) -> Ack:
+        calls.append(req.text)
+        return Ack(ok=True)
+
+    return server
+
+
+@pytest.fixture(scope="module")
+def rfc0001() -> Iterator[tuple[str, list[str]]]:
+    import uvicorn
+
+    calls: list[str] = []
+    server = rfc0001_server(calls)
+    config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off", ws="websockets-sansio")
+    with uvicorn_on_loopback(config, timeout=10) as url:
+        yield url, calls
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def mcp() -> Iterator[tuple[str, SampleDriver]]:
+    driver = SampleDriver()
+    with serve_driver(driver) as url:
+        yield url, driver
+
+
+@pytest.fixture(scope="module")
+def auth_server() -> Iterator[AuthServer]:
+    with running_auth_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def protected(auth_server: AuthServer) -> Iterator[tuple[str, SampleDriver]]:
+    driver = SampleDriver()
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    with serve_driver(driver, auth=auth) as url:
+        yield url, driver
+
+
+def _raw_post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    """POST with exactly these headers (``Host`` included), on a plain socket."""
+    parts = httpx.URL(url)
+    lines = [f"POST {parts.raw_path.decode()} HTTP/1.1", *(f"{k}: {v}" for k, v in headers.items()),
+             f"Content-Length: {len(body)}", "Connection: close", "", ""]
+    head = "\r\n".join(lines).encode("latin-1")
+    with socket.create_connection((HOST, parts.port or 80), timeout=10) as sock:
+        if len(body) > 1_000_000:
+            sock.sendall(head)
+            # A server may answer on the headers alone (413 for the declared length) and close.
+            early, _, _ = select.select([sock], [], [], 0.2)
+            if not early:
+                sock.sendall(body)
+        else:
+            sock.sendall(head + body)
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except ConnectionResetError:  # answered, then closed with our bytes unread
+            if not data:
+                raise
+    status = int(data.split(b" ", 2)[1])
+    return status, data.partition(b"\r\n\r\n")[2]
+
+
+# ----------------------------------------------------------------------------- E1
+
+E1_REFUSED = [
+    ({"Host": "evil.example"}, 421),
+    ({"Host": "evil.example:80", "Origin": "http://evil.example"}, 421),
+    ({"Origin": "http://evil.example"}, 403),
+    ({"Origin": "https://attacker.example"}, 403),
+    ({"Origin": "null"}, 403),
+]
+
+
+@pytest.mark.parametrize(("headers", "status"), E1_REFUSED)
+def test_e1_the_mcp_server_refuses_foreign_hosts_and_origins_before_anything_runs(
+        mcp: tuple[str, SampleDriver], headers: dict[str, str], status: int) -> None:
+    url, driver = mcp
+    before = len(driver.calls)
+    port = httpx.URL(url).port
+    sent = {"Host": f"localhost:{port}", **ACCEPT, **headers}
+    got, _ = _raw_post(url, json.dumps(_call("echo", {"text": "x"})).encode(), sent)
+    assert got == status
+    assert len(driver.calls) == before
+
+
+@pytest.mark.parametrize(("headers", "status"), E1_REFUSED)
+def test_e1_the_rfc0001_server_refuses_foreign_hosts_and_origins_before_anything_runs(
+        rfc0001: tuple[str, list[str]], headers: dict[str, str], status: int) -> None:
+    url, calls = rfc0001
+    port = httpx.URL(url).port
+    sent = {"Host": f"localhost:{port}", "Content-Type": "application/json", **headers}
+    got, _ = _raw_post(url + "/mcp/execute", json.dumps({"tool": "note", "arguments": {"text": "x"}}).encode(), sent)
+    assert got == status
+    assert "x" not in calls
+
+
+def test_e1_a_loopback_host_without_origin_is_served(mcp: tuple[str, SampleDriver],
+                                                     rfc0001: tuple[str, list[str]]) -> None:
+    url, _ = mcp
+    port = httpx.URL(url).port
+    got, body = _raw_post(url, json.dumps(_call("echo", {"text": "hi"})).encode(),
+                          {"Host": f"localhost:{port}", **ACCEPT})
+    assert got == 200 and b"hi" in body
+    rurl, calls = rfc0001
+    got, _ = _raw_post(rurl + "/mcp/execute", json.dumps({"tool": "note", "arguments": {"text": "ok"}}).encode(),
+                       {"Host": f"127.0.0.1:{httpx.URL(rurl).port}", "Content-Type": "application/json"})
+    assert got == 200 and "ok" in calls
+
+
+async def test_e1_a_websocket_from_a_foreign_origin_is_refused(rfc0001: tuple[str, list[str]]) -> None:
+    import websockets
+
+    url, calls = rfc0001
+    ws_url = url.replace("http://", "ws://") + "/mcp/ws"
+    with pytest.raises(websockets.exceptions.InvalidStatus) as info:
+        async with websockets.connect(ws_url, origin="https://attacker.example") as ws:  # type: ignore[arg-type]
+            await ws.send(json.dumps({"id": "1", "tool": "note", "arguments": {"text": "ws"}}))
+    assert info.value.response.status_code == 403
+    assert "ws" not in calls
+
+
+def test_e1_both_servers_bind_to_loopback_by_default() -> None:
+    import inspect
+
+    from mcs.server import runner
+
+    assert ServeOptions().host == "127.0.0.1"
+    assert inspect.signature(runner.serve).parameters["host"].default == "127.0.0.1"
+    assert inspect.signature(McpServer.run).parameters["host"].default == "127.0.0.1"
+
+
+# ----------------------------------------------------------------------------- E2
+
+
+def test_e2_a_token_for_another_audience_or_none_gets_401_pointing_at_the_metadata(
+        protected: tuple[str, SampleDriver], auth_server: AuthServer) -> None:
+    url, driver = protected
+    before = len(driver.calls)
+    for token in (None, auth_server.token(audience="http://127.0.0.1:1/other", scope="admin")):
+        headers = {**ACCEPT, **({"Authorization": f"Bearer {token}"} if token else {})}
+        response = httpx.post(url, json=_call("echo", {"text": "x"}), headers=headers, timeout=10)
+        assert response.status_code == 401
+        assert 'resource_metadata="' in response.headers["www-authenticate"]
+    assert len(driver.calls) == before
+    origin = url.rsplit("/mcp", 1)[0]
+    document = httpx.get(origin + "/.well-known/oauth-protected-resource/mcp", timeout=10).json()
+    assert document["resource"] == url and document["authorization_servers"] == [auth_server.issuer]
+
+
+# ----------------------------------------------------------------------------- E3
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _e3_tokens(auth: AuthServer, url: str) -> dict[str, str]:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    header = _b64(json.dumps({"alg": "none", "kid": "test-key"}).encode())
+    body = _b64(json.dumps({"iss": auth.issuer, "aud": url, "sub": "x", "exp": 2**31}).encode())
+    return {
+        "alg_none": f"{header}.{body}.",
+        "x5u_header": auth.token(audience=url, headers={"x5u": "http://127.0.0.1:9/cert.pem"}),
+        "jwk_header": auth.token(audience=url, headers={"jwk": {"kty": "RSA", "n": "AQAB", "e": "AQAB"}}),
+        "alg_differs_from_the_jwk": auth.token(audience=url, algorithm="PS256"),
+        "signed_by_another_key": auth.token(audience=url, key=other),
+        "expired": auth.token(audience=url, lifetime=-600),
+        "issuer_with_a_suffix": auth.token(audience=url, iss=auth.issuer + ".evil"),
+    }
+
+
+@pytest.mark.parametrize("case", ["alg_none", "x5u_header", "jwk_header", "alg_differs_from_the_jwk",
+                                  "signed_by_another_key", "expired", "issuer_with_a_suffix", "query_string"])
+def test_e3_tokens_that_must_not_verify_get_401_and_nothing_runs(
+        protected: tuple[str, SampleDriver], auth_server: AuthServer, case: str) -> None:
+    url, driver = protected
+    before = len(driver.calls)
+    if case == "query_string":
+        token = auth_server.token(audience=url)
+        response = httpx.post(f"{url}?access_token={token}", json=_call("echo", {"text": "x"}), headers=ACCEPT,
+                              timeout=10)
+    else:
+        token = _e3_tokens(auth_server, url)[case]
+        response = httpx.post(url, json=_call("echo", {"text": "x"}),
+                              headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=10)
+    assert response.status_code == 401
+    assert len(driver.calls) == before
+
+
+# ----------------------------------------------------------------------------- E4
+
+
+@pytest.fixture(scope="module")
+def files_server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """An MCP file with an open template that would match secret URIs too, and two guarded ones."""
+    folder = tmp_path_factory.mktemp("files")
+    log = folder / "reads.log"
+
+    def template(name: str, uri: str, scopes: list[str]) -> dict[str, Any]:
+        return {"name": name, "description": name, "uriTemplate": uri, "requiredScopes": scopes,
+                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"},
+                                                                 "name": {"type": "string"}}},
+                "invocation": {"cli": {"command": f"printf '%s\\n' {name} >> '{log}'; echo {name}-data"}}}
+
+    data = {"mcpFileVersion": "0.1.0", "name": "files", "version": "1",
+            "resourceTemplates": [template("public", "files://{name}", []),
+                                  template("secret", "files://secret/{id}", ["admin"]),
+                                  template("vault", "vault://item/{id}", ["admin"])],
+            "tools": [{"name": "wipe", "description": "wipe", "requiredScopes": ["admin"],
+                       "inputSchema": {"type": "object", "properties": {}},
+                       "invocation": {"cli": {"command": f"printf 'wipe\\n' >> '{log}'"}}}]}
+    path = folder / "files.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    driver = MCPFileDriver(path)
+    with serve_driver(driver, auth=auth) as url:
+        yield url, log
+    driver.close()
+
+
+@pytest.mark.parametrize("request_body", [
+    _jsonrpc("resources/read", {"uri": "files://secret/42"}),
+    _jsonrpc("resources/read", {"uri": "vault://item/"}),
+    _jsonrpc("tools/call", {"name": "wipe", "arguments": {}}),
+    _jsonrpc("tools/call", {"name": "resource_template_secret", "arguments": {"id": "42"}}),
+    [_jsonrpc("resources/read", {"uri": "files://readme"}, 1),
+     _jsonrpc("resources/read", {"uri": "files://secret/42"}, 2)],
+], ids=["template-secret", "template-empty-variable", "tool", "template-as-tool", "batch"])
+def test_e4_every_route_to_a_scoped_resource_or_tool_needs_its_scope(
+        files_server: tuple[str, Path], auth_server: AuthServer, request_body: Any) -> None:
+    url, log = files_server
+    log.unlink(missing_ok=True)
+    reader = auth_server.token(audience=url, scope="read")
+    response = httpx.post(url, json=request_body, headers={**ACCEPT, "Authorization": f"Bearer {reader}"},
+                          timeout=10)
+    if response.status_code == 403:
+        assert 'error="insufficient_scope"' in response.headers["www-authenticate"]
+    else:  # refused inside the protocol: an error result, never the data
+        assert response.status_code == 200 and "secret-data" not in response.text and "vault-data" not in response.text
+        assert '"error"' in response.text or '"isError":true' in response.text
+    assert not log.exists() or log.read_text().split() in ([], ["public"])
+
+
+def test_e4_the_open_template_still_serves_its_own_uris(files_server: tuple[str, Path],
+                                                        auth_server: AuthServer) -> None:
+    url, _ = files_server
+    reader = auth_server.token(audience=url, scope="read")
+    response = httpx.post(url, json=_jsonrpc("resources/read", {"uri": "files://readme"}),
+                          headers={**ACCEPT, "Authorization": f"Bearer {reader}"}, timeout=10)
+    assert response.status_code == 200 and "public-data" in response.text
+
+
+# ----------------------------------------------------------------------------- E5
+
+
+def test_e5_the_inbound_bearer_never_reaches_a_driver_or_a_downstream(
+        protected: tuple[str, SampleDriver], auth_server: AuthServer) -> None:
+    url, driver = protected
+    token = auth_server.token(audience=url)
+    response = httpx.post(url, json=_call("whoami"), headers={**ACCEPT, "Authorization": f"Bearer {token}"},
+                          timeout=10)
+    assert response.status_code == 200
+    assert token not in response.text
+    name, _, context = driver.calls[-1]
+    assert name == "whoami" and "header:authorization" not in context.metadata
+    assert token not in json.dumps(dict(context.metadata))
+
+
+# ----------------------------------------------------------------------------- E6
+
+
+def test_e6_a_session_is_bound_to_its_user_and_is_not_authentication(auth_server: AuthServer) -> None:
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    with serve_driver(SampleDriver(), auth=auth, stateless=False) as url:
+        alice = {"Authorization": f"Bearer {auth_server.token(audience=url, sub='alice')}"}
+        bob = {"Authorization": f"Bearer {auth_server.token(audience=url, sub='bob')}"}
+        init = _jsonrpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "e6", "version": "1"}})
+        opened = httpx.post(url, json=init, headers={**ACCEPT, **alice}, timeout=10)
+        session = opened.headers["mcp-session-id"]
+        assert len(session) >= 22 and session.isascii() and session.isprintable()  # >= 128 bits
+        ping = _jsonrpc("ping")
+        headers = {**ACCEPT, "mcp-session-id": session}
+        assert httpx.post(url, json=ping, headers={**headers, **bob}, timeout=10).status_code == 404
+        assert httpx.post(url, json=ping, headers=headers, timeout=10).status_code == 401
+        assert httpx.delete(url, headers={**headers, **alice}, timeout=10).status_code in (200, 204)
+        assert httpx.post(url, json=ping, headers={**headers, **alice}, timeout=10).status_code == 404
+
+
+# ----------------------------------------------------------------------------- E7
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+E7_BODIES: list[tuple[str, bytes, dict[str, str]]] = [
+    ("invalid-json", b"{not json", {}),
+    ("wrong-shape", b'{"jsonrpc": "2.0", "id": 1, "params": 3}', {}),
+    ("unknown-method", json.dumps(_jsonrpc("no/such")).encode(), {}),
+    ("bad-protocol-version", json.dumps(_call("echo", {"text": "x"})).encode(), {"MCP-Protocol-Version": "1999-01-01"}),
+    ("deep-json", DEEP, {}),
+    ("array-of-garbage", b"[1, 2, 3]", {}),
+    ("too-large", b'{"x": "' + b"a" * (5 * 1024 * 1024) + b'"}', {}),
+]
+
+
+def _status_without_a_crash(url: str, body: bytes, extra: dict[str, str]) -> int:
+    port = httpx.URL(url).port
+    status, _ = _raw_post(url, body, {"Host": f"127.0.0.1:{port}", **ACCEPT, **extra})
+    return status
+
+
+@pytest.mark.parametrize(("name", "body", "extra"), E7_BODIES, ids=[b[0] for b in E7_BODIES])
+def test_e7_malformed_and_oversized_input_gets_4xx_or_a_jsonrpc_error_never_a_crash(
+        mcp: tuple[str, SampleDriver], protected: tuple[str, SampleDriver], auth_server: AuthServer,
+        rfc0001: tuple[str, list[str]], name: str, body: bytes, extra: dict[str, str]) -> None:
+    url, _ = mcp
+    status = _status_without_a_crash(url, body, extra)
+    assert status < 500 and (status >= 400 or name == "unknown-method"), status
+    purl, _ = protected
+    token = auth_server.token(audience=purl)
+    assert _status_without_a_crash(purl, body, {**extra, "Authorization": f"Bearer {token}"}) < 500
+    rurl, _ = rfc0001
+    rstatus, answer = _raw_post(rurl + "/mcp/execute", body, {"Host": f"127.0.0.1:{httpx.URL(rurl).port}",
+                                                              "Content-Type": "application/json"})
+    assert 400 <= rstatus < 500 and json.loads(answer)["error"] in ("INVALID_INPUT", "TOOL_NOT_FOUND")
+    # ... and each still answers a normal call at once
+    assert httpx.post(url, json=_call("echo", {"text": "after"}), headers=ACCEPT, timeout=10).status_code == 200
+    ok = httpx.post(rurl + "/mcp/execute", json={"tool": "note", "arguments": {"text": "after"}}, timeout=10)
+    assert ok.status_code == 200
+
+
+def test_e7_a_client_that_disconnects_mid_body_leaves_the_servers_serving(
+        mcp: tuple[str, SampleDriver], rfc0001: tuple[str, list[str]]) -> None:
+    for url, path in ((mcp[0], ""), (rfc0001[0], "/mcp/execute")):
+        target = httpx.URL(url + path)
+        with socket.create_connection((HOST, target.port or 80), timeout=5) as sock:
+            sock.sendall(f"POST {target.raw_path.decode()} HTTP/1.1\r\nHost: 127.0.0.1:{target.port}\r\n"
+                         "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonr".encode())
+    assert httpx.post(mcp[0], json=_call("echo", {"text": "x"}), headers=ACCEPT, timeout=10).status_code == 200
+    assert httpx.post(rfc0001[0] + "/mcp/execute", json={"tool": "note", "arguments": {"text": "y"}},
+                      timeout=10).status_code == 200

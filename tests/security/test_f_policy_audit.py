@@ -1,0 +1,326 @@
+"""SECURITY.md F1-F4: policies on real files, tool-definition pinning against a hostile MCP
+server on the SDK, audit and redaction on a served RFC-0001 server, error mapping against
+real peers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hostile_mcp_server import serving
+from mcs_mcp.client_driver import MCPDriver
+from mcs_rest import RestDriver
+from pydantic import BaseModel, SecretStr
+from support.servers import uvicorn_on_loopback
+
+from mcs.context import AgentContext
+from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError, ToolNotFoundError
+from mcs.functions import FunctionDriver, tool
+from mcs.pipeline import ExecutionEvent
+from mcs.policies import agents_policy, path_policy
+from mcs.server import McpServer
+
+# ----------------------------------------------------------------------------- F1
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """``data/`` with a file and a symlink out to ``etc/``; ``data-secrets/`` and ``etc/`` beside it."""
+    for folder in ("data", "data-secrets", "etc"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "data" / "x").write_text("data")
+    (tmp_path / "data-secrets" / "x").write_text("secret")
+    (tmp_path / "etc" / "passwd").write_text("root:x:0:0")
+    (tmp_path / "data" / "link").symlink_to(tmp_path / "etc")
+    return tmp_path
+
+
+def _reader(root: Path, reads: list[str]) -> FunctionDriver:
+    def read_file(path: str) -> str:
+        """Read a file."""
+        reads.append(path)
+        return Path(path).read_text()
+
+    driver = FunctionDriver([read_file], name="files")
+    driver.add_policy(agents_policy({"reader": ["read_*"]}))
+    driver.add_policy(path_policy([root / "data"]))
+    return driver
+
+
+@pytest.mark.parametrize("path", [
+    "{root}/data-secrets/x", "{root}/data/../etc/passwd", "{root}/data/link/passwd", "{root}/DATA/x",
+    "{root}/data/x ", '"{root}/data/x"', "{root}/data/%2e%2e/etc/passwd", "{root}/data/%252e%252e/etc/passwd",
+    "{root}/data/\uff0e\uff0e\uff0fetc/passwd", "{root}/data/x\x00", "../etc/passwd",
+])
+def test_f1_paths_are_judged_where_they_really_lead(tree: Path, path: str) -> None:
+    reads: list[str] = []
+    driver = _reader(tree, reads)
+    with pytest.raises(PolicyDeniedError, match="denied by policy"):
+        driver.call_tool("read_file", {"path": path.format(root=tree)}, context=AgentContext(agent_id="reader"))
+    assert reads == []
+
+
+def test_f1_an_agent_not_on_the_allow_list_is_denied_and_a_listed_one_reads_inside(tree: Path) -> None:
+    reads: list[str] = []
+    driver = _reader(tree, reads)
+    with pytest.raises(PolicyDeniedError, match="not on the allow-list"):
+        driver.call_tool("read_file", {"path": f"{tree}/data/x"}, context=AgentContext(agent_id="stranger"))
+    assert driver.call_tool("read_file", {"path": f"{tree}/data/x"}, context=AgentContext(agent_id="reader")) == "data"
+    assert reads == [f"{tree}/data/x"]
+
+
+# ----------------------------------------------------------------------------- F2
+
+
+def _bridge(url: str, pins: Path, **options: Any) -> MCPDriver:
+    return MCPDriver(url=url, pins=pins, include_prompts=True, include_resources=True, **options)
+
+
+@pytest.fixture(scope="module")
+def approved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Pins written by a first, trusted run of the hostile server."""
+    path = tmp_path_factory.mktemp("pins") / "pins.json"
+    with serving() as url, _bridge(url, path) as driver:
+        assert {t.name for t in driver.list_tools()} == {"delete_item", "search", "huge_text", "prompt_summary",
+                                                          "read_resource"}
+        assert driver.held_tools() == []
+    return path
+
+
+@pytest.mark.parametrize(("variant", "held", "reason", "gone"), [
+    ("rug", "delete_item", "changed", "delete_item"),
+    ("changed", "search", "changed", "search"),
+    ("poison-param", "search", "suspicious", "search"),
+    ("poison-prompt", "summary", "suspicious", "prompt_summary"),
+    ("poison-resource", "notes://readme", "suspicious", "read_resource"),
+])
+def test_f2_a_changed_or_poisoned_definition_is_held_until_accepted(
+        approved: Path, tmp_path: Path, variant: str, held: str, reason: str, gone: str) -> None:
+    pins = tmp_path / "pins.json"
+    shutil.copy(approved, pins)
+    with serving(variant) as url, _bridge(url, pins) as driver:
+        assert driver.get_tool(gone) is None  # not described, not callable
+        [hold] = driver.held_tools()
+        assert (hold.name, hold.reason) == (held, reason)
+        with pytest.raises(ToolNotFoundError):
+            driver.call_tool(gone, {"name": "x"} if gone == "delete_item" else {"query": "x"})
+        if reason == "suspicious":
+            assert "<IMPORTANT>" in hold.detail or "<system>" in hold.detail or "U+200B" in hold.detail
+        driver.accept(held)
+        assert driver.get_tool(gone) is not None
+
+
+def test_f2_a_tool_shadowing_another_servers_tool_is_held(tmp_path: Path) -> None:
+    with serving(name="first") as first, serving(name="second") as second:
+        config = {"mcpServers": {"first": {"url": first}, "second": {"url": second}}}
+        with MCPDriver(config=config, pins=tmp_path / "pins.json") as driver:
+            names = [t.name for t in driver.list_tools()]
+            assert names.count("search") == 1
+            assert ("second", "search", "shadowing") in {(h.server, h.name, h.reason) for h in driver.held_tools()}
+
+
+def test_f2_results_from_the_bridge_are_capped_with_a_marker(approved: Path, tmp_path: Path) -> None:
+    pins = tmp_path / "pins.json"
+    shutil.copy(approved, pins)
+    # Over HTTP the SDK refuses events over 1 MiB itself; below that, the bridge's cap cuts.
+    with serving(huge=900_000) as url, _bridge(url, pins, max_result_bytes=100_000) as driver:
+        text = driver.call_tool("huge_text", {})
+    assert text.startswith("z" * 1000) and "[truncated: the result was cut at 100000 bytes" in text
+    assert len(text) < 100_300
+
+
+# ----------------------------------------------------------------------------- F3
+
+
+class Login(BaseModel):
+    user: str
+    password: SecretStr
+
+
+class Session(BaseModel):
+    ok: bool
+
+
+def _audited_server(records: list[dict[str, Any]], *, fail_audit: bool = False) -> McpServer:
+    server = McpServer(name="f3", version="1")
+
+    @server.tool(name="login", idempotent=False, timeout_ms=300)
+    def login(req: Login) -> Session:
+        secret = req.password.get_secret_value()
+        if req.user == "crash":
+            raise RuntimeError(f"db password={secret} at /srv/app/db.py:42")
+        if req.user == "slow":
+            import time
+
+            time.sleep(1.0)
+        if req.user == "echo":
+            from mcs.errors import ExecutionError as Echoed
+
+            raise Echoed(f"upstream said: wrong password {secret}")
+        return Session(ok=True)
+
+    @server.add_policy
+    def no_root(ctx: AgentContext, tool: str, args: Any) -> Any:
+        from mcs.context import PolicyDecision
+
+        return PolicyDecision.deny("root may not log in") if args.get("user") == "root" else PolicyDecision.allow()
+
+    def record(phase: str) -> Any:
+        def hook(event: ExecutionEvent) -> None:
+            if fail_audit and phase == "start":
+                raise OSError("the audit disk is full")
+            records.append({"phase": phase, "tool": event.tool, "agent": event.context.agent_id,
+                            "request": event.context.request_id, "arguments": dict(event.arguments),
+                            "error": event.error.code.value if event.error else None,
+                            "message": event.error.message if event.error else None,
+                            "ms": event.duration_ms})
+        return hook
+
+    server.on_execute_start(record("start"))
+    server.on_execute_end(record("end"))
+    server.on_execute_error(record("error"))
+    return server
+
+
+def test_f3_one_terminal_record_per_call_and_no_secret_anywhere(caplog: pytest.LogCaptureFixture) -> None:
+    import uvicorn
+
+    records: list[dict[str, Any]] = []
+    server = _audited_server(records)
+    secret = "hunter2-hunter2"
+    calls = {
+        "ok": {"user": "ann", "password": secret},
+        "denied": {"user": "root", "password": secret},
+        "invalid": {"user": "ann", "password": secret, "extra": "x"},
+        "crash": {"user": "crash", "password": secret},
+        "echoed": {"user": "echo", "password": secret},
+        "timeout": {"user": "slow", "password": secret},
+    }
+    answers: dict[str, Any] = {}
+    config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
+    with caplog.at_level("DEBUG"), uvicorn_on_loopback(config, timeout=10) as url:
+        for request_id, arguments in calls.items():
+            answers[request_id] = httpx.post(url + "/mcp/execute", json={"tool": "login", "arguments": arguments},
+                                             headers={"X-Request-Id": request_id, "X-Agent-Id": "bot"}, timeout=10)
+    server.close()
+    terminal = [r for r in records if r["phase"] != "start"]
+    assert sorted(r["request"] for r in terminal) == sorted(calls)  # exactly one per call
+    assert {r["request"]: r["error"] for r in terminal} == {
+        "ok": None, "denied": "POLICY_DENIED", "invalid": "INVALID_INPUT", "crash": "EXECUTION_ERROR",
+        "echoed": "EXECUTION_ERROR", "timeout": "TIMEOUT"}
+    assert all(r["agent"] == "bot" and r["ms"] is not None for r in terminal)
+    assert all(r["arguments"].get("password") == "[redacted]" for r in records)
+    everything = json.dumps(records) + "".join(a.text for a in answers.values()) + caplog.text
+    assert secret not in everything
+    assert "/srv/app/db.py" not in answers["crash"].text and "failed unexpectedly (RuntimeError)" in answers["crash"].text
+
+
+def test_f3_a_failing_audit_hook_fails_write_tools_closed() -> None:
+    records: list[dict[str, Any]] = []
+    server = _audited_server(records, fail_audit=True)
+    server.controls.hook_failure = "refuse_writes"
+    outcome = server.execute("login", {"user": "ann", "password": "pw-123456"})
+    server.close()
+    assert outcome.error is not None and "audit hook failed" in outcome.error.message
+    assert [r["phase"] for r in records] == ["error"]
+
+
+def test_f3_a_failing_audit_hook_lets_read_only_tools_follow_the_configuration() -> None:
+    @tool(annotations={"readOnlyHint": True})
+    def look(q: str) -> str:
+        """Look something up."""
+        return q
+
+    @tool
+    def change(q: str) -> str:
+        """Change something."""
+        return q
+
+    driver = FunctionDriver([look, change], name="f3")
+
+    @driver.on_execute_start
+    def broken(event: ExecutionEvent) -> None:
+        raise OSError("the audit disk is full")
+
+    driver.controls.hook_failure = "refuse_writes"
+    assert driver.call_tool("look", {"q": "x"}) == "x"
+    with pytest.raises(ExecutionError, match="audit hook failed"):
+        driver.call_tool("change", {"q": "x"})
+    driver.controls.hook_failure = "refuse_all"
+    with pytest.raises(ExecutionError, match="audit hook failed"):
+        driver.call_tool("look", {"q": "x"})
+
+
+# ----------------------------------------------------------------------------- F4
+
+
+def _spec() -> dict[str, Any]:
+    ok = {"200": {"description": "ok"}}
+    return {"openapi": "3.0.3", "info": {"title": "f4", "version": "1"}, "paths": {
+        "/status/{code}": {"get": {"operationId": "status", "responses": ok, "parameters": [
+            {"name": "code", "in": "path", "required": True, "schema": {"type": "integer", "enum": [200, 500]}}]}},
+        "/echo": {"get": {"operationId": "echo", "responses": ok}}}}
+
+
+@pytest.fixture(scope="module")
+def plain_api() -> Iterator[str]:
+    """A plain HTTP API on loopback: ``/status/500`` fails, ``/echo`` answers."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def broken(request: Any) -> JSONResponse:
+        return JSONResponse({"error": "db down at 10.1.2.3"}, status_code=500, headers={"Retry-After": "7"})
+
+    async def echo(request: Any) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    app = Starlette(routes=[Route("/status/500", broken), Route("/echo", echo)])
+    with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="off")) as url:
+        yield url
+
+
+def test_f4_each_failure_has_its_own_category_a_retry_hint_and_no_internals(plain_api: str) -> None:
+    failures: dict[str, Any] = {}
+    for name, base in (("dns", "http://no-such-host.invalid"), ("tls", plain_api.replace("http://", "https://"))):
+        with RestDriver(_spec(), base_url=base, retries=0, timeout=5) as driver, \
+                pytest.raises(ExecutionError) as info:
+            driver.call_tool("echo", {})
+        failures[name] = info.value
+    with RestDriver(_spec(), base_url=plain_api, retries=0, timeout=5) as driver:
+        with pytest.raises(InvalidInputError) as bad:
+            driver.call_tool("status", {"code": 404})
+        failures["schema"] = bad.value
+        with pytest.raises(PolicyDeniedError) as denied:
+            driver.add_policy(agents_policy({}))
+            driver.call_tool("echo", {})
+        failures["policy"] = denied.value
+    assert failures["dns"].details == {"category": "dns", "retryable": True}
+    assert failures["tls"].details == {"category": "tls", "retryable": False}
+    assert failures["schema"].details["fields"] == ["code"] and "200 or 500" in failures["schema"].message
+    for error in failures.values():
+        assert "Traceback" not in error.message and "127.0.0.1" not in error.message
+        assert "no-such-host" not in error.message
+    assert len({type(e).__name__ + str(e.details.get("category")) for e in failures.values()}) == 4
+
+
+def test_f4_an_upstream_500_is_an_upstream_error_marked_retryable(plain_api: str) -> None:
+    with RestDriver(_spec(), base_url=plain_api, retries=0) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("status", {"code": 500})
+    details = info.value.details
+    assert (details["status"], details["category"], details["retryable"], details["retry_after"]) == (
+        500, "upstream", True, 7.0)
+
+
+def test_f4_an_unknown_tool_over_mcp_is_a_jsonrpc_invalid_params_error(mcp_sample_url: str) -> None:
+    response = httpx.post(mcp_sample_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                                "params": {"name": "no_such_tool", "arguments": {}}},
+                          headers={"Accept": "application/json, text/event-stream",
+                                   "MCP-Protocol-Version": "2025-06-18"}, timeout=10)
+    assert '"code":-32602' in response.text.replace(" ", "")

@@ -1,0 +1,234 @@
+"""SECURITY.md G1-G4: retries, the circuit breaker, cancellation, rate and concurrency
+limits, against the hostile peer on loopback (which counts what reaches it)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hostile_drivers import rest_spec
+from mcs_mcp.mcpfile.driver import MCPFileDriver
+from mcs_rest import RestDriver
+from support.hostile import HostilePeer
+from support.processes import assert_process_gone
+from support.servers import free_port
+
+from mcs.context import AgentContext
+from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError
+from mcs.limits import CircuitBreaker, RateLimit
+
+
+def _driver(peer: HostilePeer, **options: Any) -> RestDriver:
+    options.setdefault("retries", 2)
+    options.setdefault("backoff", 0.01)
+    return RestDriver(rest_spec(), base_url=peer.url, **options)
+
+
+# ----------------------------------------------------------------------------- G1
+
+
+def test_g1a_a_post_whose_connection_resets_after_sending_is_not_retried(peer: HostilePeer) -> None:
+    with _driver(peer) as driver, pytest.raises(ExecutionError):
+        driver.call_tool("post_reset", {})
+    assert peer.count("/reset") == 1
+
+
+def test_g1b_a_get_answered_503_is_retried_after_retry_after_with_capped_attempts(peer: HostilePeer) -> None:
+    started = time.monotonic()
+    with _driver(peer) as driver:
+        assert driver.call_tool("flaky", {})["attempts"] == 2
+    assert time.monotonic() - started >= 1.0  # Retry-After: 1
+    peer.flaky_failures = 100
+    with _driver(peer, retries=1) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("flaky", {})
+    assert info.value.details["status"] == 503 and info.value.details["retry_after"] == 1.0
+    assert peer.count("/flaky") == 2 + 2  # two attempts each time, never more
+
+
+def test_g1c_a_post_with_an_idempotency_key_is_retried_with_the_same_key(peer: HostilePeer) -> None:
+    with _driver(peer, idempotency_header="Idempotency-Key") as driver:
+        answer = driver.call_tool("post_flaky", {})
+    keys = [r.headers.get("idempotency-key") for r in peer.requests]
+    assert answer["attempts"] == 2 and keys[0] == keys[1] == answer["key"] and keys[0]
+    plain = HostilePeer()
+    try:
+        with _driver(plain) as driver, pytest.raises(ExecutionError):
+            driver.call_tool("post_flaky", {})  # no key: a 503 to a POST is not retried
+        assert plain.count("/flaky") == 1
+    finally:
+        plain.close()
+
+
+def test_g1d_a_connection_refused_before_sending_may_be_retried_for_any_method() -> None:
+    spec = rest_spec()
+    with RestDriver(spec, base_url=f"http://127.0.0.1:{free_port()}", retries=2, backoff=0.05) as driver:
+        started = time.monotonic()
+        with pytest.raises(ExecutionError) as info:
+            driver.call_tool("post_flaky", {})
+    assert info.value.details["category"] == "connect"
+    assert time.monotonic() - started >= 0.07  # two backoffs happened: it was retried
+
+
+# ----------------------------------------------------------------------------- G2
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_g2_the_circuit_opens_fails_fast_lets_one_probe_through_and_closes(peer: HostilePeer) -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(failures=3, cooldown=30, clock=clock)
+    with _driver(peer, retries=0, circuit_breaker=breaker) as driver:
+        for _ in range(2):
+            with pytest.raises(ExecutionError):
+                driver.call_tool("fail", {})
+        with pytest.raises(InvalidInputError):  # the caller's mistakes never count
+            driver.call_tool("profile", {"id": "x", "unknown": 1})
+        with pytest.raises(ExecutionError):
+            driver.call_tool("fail", {})
+        assert breaker.state() == "open" and peer.count("/fail") == 3
+        started = time.perf_counter()
+        with pytest.raises(ExecutionError, match="the circuit is open after 3 failures") as info:
+            driver.call_tool("echo", {})
+        assert time.perf_counter() - started < 0.010  # no I/O at all
+        assert info.value.details == {"retryable": True, "retry_after": 30.0, "category": "circuit_open"}
+        assert peer.count("/echo") == 0
+        clock.now += 30  # the cool-down passed: one probe, which fails, re-opens
+        with pytest.raises(ExecutionError):
+            driver.call_tool("fail", {})
+        assert peer.count("/fail") == 4 and breaker.state() == "open"
+        with pytest.raises(ExecutionError, match="is open"):
+            driver.call_tool("echo", {})
+        clock.now += 30  # the next probe succeeds and closes it
+        assert driver.call_tool("echo", {})["path"] == "/echo"
+        assert breaker.state() == "closed"
+        assert driver.call_tool("echo", {})["path"] == "/echo"
+
+
+async def test_g2_exactly_one_probe_goes_while_the_circuit_is_half_open(peer: HostilePeer) -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(failures=1, cooldown=5, clock=clock)
+    driver = _driver(peer, retries=0, circuit_breaker=breaker)
+    try:
+        with pytest.raises(ExecutionError):
+            await driver.acall_tool("fail", {})
+        clock.now += 5
+        probe = asyncio.create_task(driver.acall_tool("hold", {}))
+        while peer.holding == 0:  # the probe is in flight at the peer
+            await asyncio.sleep(0.01)
+        with pytest.raises(ExecutionError, match="is open"):
+            await driver.acall_tool("echo", {})
+        peer.release.set()
+        assert (await probe) == {"held": True}
+        assert breaker.state() == "closed" and peer.count("/echo") == 0
+    finally:
+        await driver.aclose()
+
+
+# ----------------------------------------------------------------------------- G3
+
+
+async def test_g3_cancelling_an_http_call_aborts_the_request_and_emits_nothing(peer: HostilePeer) -> None:
+    driver = _driver(peer, timeout=30)
+    try:
+        task = asyncio.create_task(driver.acall_tool("drip_body", {}))
+        while not peer.requests:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        deadline = time.monotonic() + 5
+        while peer.broken == 0 and time.monotonic() < deadline:  # the peer sees the connection go
+            await asyncio.sleep(0.05)
+        assert peer.broken == 1
+    finally:
+        await driver.aclose()
+
+
+async def test_g3_cancelling_a_cli_call_kills_its_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    data = {"mcpFileVersion": "0.1.0", "name": "g3", "version": "1", "tools": [{
+        "name": "run", "description": "run", "inputSchema": {"type": "object", "properties": {}},
+        "invocation": {"cli": {"command": f"sleep 600 & echo $! > '{pid_file}'; wait"}}}]}
+    path = tmp_path / "g3.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with MCPFileDriver(path, timeout=60) as driver:
+        task = asyncio.create_task(driver.acall_tool("run", {}))
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert_process_gone(int(pid_file.read_text()))
+
+
+async def test_g3_cancelling_a_grpc_call_cancels_it_on_the_server(grpc_lab: Any) -> None:
+    from mcs_grpc import GrpcDriver
+
+    grpc_lab.state.reset()
+    with GrpcDriver(grpc_lab.target, timeout=30) as driver:
+        task = asyncio.create_task(driver.acall_tool("Lab_Slow", {"seconds": 20}))
+        while grpc_lab.state.calls.get("Slow", 0) == 0:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert await asyncio.to_thread(grpc_lab.state.cancelled.wait, 5)  # the server saw the call end early
+    assert grpc_lab.state.calls["Slow"] == 1  # and it was not sent again
+
+
+@pytest.mark.skip(reason="G3 for an MQTT QoS1 publish has no window to observe here: the MQTT driver publishes "
+                         "and waits for the broker's PUBACK within the call, and a loopback mosquitto acknowledges "
+                         "in about a millisecond, so a cancellation cannot land between send and acknowledgement")
+def test_g3_cancelling_an_mqtt_publish_does_not_retry_it() -> None:
+    raise AssertionError("not reached")
+
+
+# ----------------------------------------------------------------------------- G4
+
+
+async def test_g4_excess_calls_are_refused_at_once_and_other_agents_keep_their_quota(peer: HostilePeer) -> None:
+    clock = Clock()  # the minute does not pass while the test runs, however slow the machine
+    limit = RateLimit(concurrent=10, calls=20, period=60, clock=clock)
+    driver = _driver(peer, rate_limit=limit, timeout=30)
+    busy = AgentContext(agent_id="busy")
+    try:
+        started = time.monotonic()
+        tasks = [asyncio.create_task(driver.acall_tool("hold", {}, context=busy)) for _ in range(200)]
+        refused: list[PolicyDeniedError] = []
+        while len(refused) < 190:
+            done, _ = await asyncio.wait(tasks, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+            assert done, "the excess calls were not refused promptly"
+            for task in done:
+                tasks.remove(task)
+                error = task.exception()
+                assert isinstance(error, PolicyDeniedError)
+                refused.append(error)
+        assert time.monotonic() - started < 5
+        while peer.holding < 10:
+            await asyncio.sleep(0.01)
+        assert peer.most_held == 10  # never more than the concurrency limit at the peer
+        assert all(e.details["retryable"] and e.details["retry_after"] > 0 for e in refused)
+        other = await driver.acall_tool("echo", {}, context=AgentContext(agent_id="other"))
+        assert other["path"] == "/echo"  # another agent's quota is its own
+        peer.release.set()
+        assert [await task for task in tasks] == [{"held": True}] * 10
+        for _ in range(10):  # 20 per minute on this tool: 10 used, 10 left (the refused ones took none)
+            await driver.acall_tool("hold", {}, context=busy)
+        with pytest.raises(PolicyDeniedError, match="made 20 calls in 60 s") as info:
+            await driver.acall_tool("hold", {}, context=busy)
+        assert info.value.details["retry_after"] == 3.0  # one call every 60 / 20 s
+        clock.now += 3
+        assert (await driver.acall_tool("hold", {}, context=busy)) == {"held": True}
+    finally:
+        await driver.aclose()
+
