@@ -60,6 +60,8 @@ def _child(kind: str, path: str, cache_dir: str | None) -> dict[str, Any]:
         return {"seconds": done - started, "load": done - imported, "tools": count}
     from mcs_soap import SoapDriver, WsdlError
 
+    # The disk cache goes only to the temporary folder the benchmark made, never the working directory.
+    assert cache_dir is None or os.path.isabs(cache_dir), f"cache_dir {cache_dir!r} is not an absolute path"
     if cache_dir is None:
         import zeep  # the parse imports it; imported here so "load" is the load alone
     imported = time.perf_counter()

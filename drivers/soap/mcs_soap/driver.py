@@ -62,7 +62,8 @@ class SoapDriver(ToolDriver):
       (200,000): larger results are cut with a ``[truncated ...]`` marker.
     * ``max_wsdl_bytes`` (32 MiB per document), ``max_documents`` (256), ``load_timeout`` (30 s).
     * ``cache`` (True): reuse a WSDL parsed earlier in this process; ``cache_dir``: also keep
-      the tools on disk, so a new process starts without parsing (zeep parses on first call).
+      the tools on disk in that folder (created if missing; an empty value is refused), so a
+      new process starts without parsing (zeep parses on first call).
     * ``verify``: TLS verification (or a CA bundle path). ``name``: the driver's name.
 
     Raises:
@@ -117,6 +118,10 @@ class SoapDriver(ToolDriver):
                              ("max_wsdl_bytes", max_wsdl_bytes), ("max_documents", max_documents)):
             if int(value) < 1:
                 raise ConfigurationError(f"{label} must be at least 1")
+        if cache_dir is not None and not os.fspath(cache_dir).strip():
+            # Path("") is the working directory: an empty option must not scatter cache files there.
+            raise ConfigurationError("cache_dir is empty: name the folder to keep parsed WSDLs in, "
+                                     "or leave it unset (memory cache only)")
         self.location = entry_location(wsdl)
         self._endpoints = _endpoints(endpoint)
         self._selected = [ports] if isinstance(ports, str) else list(ports or [])
