@@ -18,7 +18,7 @@ from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
-from mcs_soap import _cache
+from mcs_soap import _cache, _collector
 from mcs_soap._callstate import CALL, CallState, HttpOptions
 from mcs_soap._loading import (
     DocumentReader,
@@ -172,6 +172,10 @@ class SoapDriver(ToolDriver):
         return {"ports": self._selected, "idempotent": self._idempotent, "allow": self._policy.allow}
 
     def _load(self) -> _cache.Parsed:
+        with _collector.paused():
+            return self._load_now()
+
+    def _load_now(self) -> _cache.Parsed:
         reader = DocumentReader(self._policy)
         try:
             entry = reader.load(self.location)
@@ -202,8 +206,9 @@ class SoapDriver(ToolDriver):
 
                     reader = DocumentReader(self._policy)
                     try:
-                        reader.load(self.location)
-                        document, reported = parse_document(self.location, reader)
+                        with _collector.paused():
+                            reader.load(self.location)
+                            document, reported = parse_document(self.location, reader)
                     finally:
                         reader.close()
                     document.trees = {}

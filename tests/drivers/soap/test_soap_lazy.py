@@ -128,3 +128,26 @@ def test_a_disk_cache_hit_imports_neither_zeep_nor_httpx_nor_lxml_until_warmup(w
     assert (source, before, after) == ("disk", [], ["zeep", "httpx", "lxml"])
     assert properties == ["text", "times"]
     assert result == "a a"
+
+
+def test_a_load_leaves_the_garbage_collector_as_it_found_it(world: World):
+    import gc
+
+    assert gc.isenabled()
+    SoapDriver(world.wsdl, cache=False)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        SoapDriver(world.wsdl, cache=False)
+        assert not gc.isenabled()  # an application that turned it off keeps it off
+    finally:
+        gc.enable()
+
+
+def test_loads_in_several_threads_leave_the_garbage_collector_running(world: World):
+    import gc
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        drivers = list(pool.map(lambda _: SoapDriver(world.wsdl, cache=False), range(4)))
+    assert all(d.cache_source == "parsed" for d in drivers)
+    assert gc.isenabled()
