@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from bench._support import ROOT, SHARED
+from bench._support import ROOT, SHARED, check
 from mcs import discovery, load_driver
 from mcs.native import export_tools
 from mcs.tools import Tool
@@ -34,10 +34,6 @@ from mcs.tools import Tool
 OPENAPI = SHARED / "corpus" / "openapi"
 QUERIES = ROOT / "tests" / "discovery" / "queries.yaml"
 GOAL_AT3, GOAL_AT10, GOAL_MEDIAN_MS = 95.0, 99.0, 2.0
-
-
-def _mark(ok: bool) -> str:
-    return "" if ok else "  OVER"
 
 
 # -- the scorer discovery used before this ranking, kept to measure against
@@ -145,8 +141,8 @@ def main() -> None:
               f"{100 * old3 / count:>10.1f}%{100 * old10 / count:>11.1f}%{build_ms:>10.0f}")
     r3, r10 = 100 * sums[0] / total, 100 * sums[1] / total
     print(f"{'all':<12}{total:>6}{r3:>9.1f}%{r10:>9.1f}%{100 * sums[2] / total:>10.1f}%{100 * sums[3] / total:>11.1f}%")
-    print(f"recall@3 {r3:.1f}% (goal >= {GOAL_AT3:.0f}%){_mark(r3 >= GOAL_AT3)}")
-    print(f"recall@10 {r10:.1f}% (goal >= {GOAL_AT10:.0f}%){_mark(r10 >= GOAL_AT10)}")
+    print(f"recall@3 {r3:.1f}% {check('discovery recall@3', r3, GOAL_AT3, unit='%', kind='at least', item='13.3')}")
+    print(f"recall@10 {r10:.1f}% {check('discovery recall@10', r10, GOAL_AT10, unit='%', kind='at least', item='13.3')}")
     if held:
         print(f"tasks written after the last ranking change ({len(held)}): recall@3 "
               f"{100 * held_hits[0] / len(held):.1f}%, recall@10 {100 * held_hits[1] / len(held):.1f}%")
@@ -154,7 +150,7 @@ def main() -> None:
     median_ms = statistics.median(github_times) * 1000
     p99_ms = sorted(github_times)[int(len(github_times) * 0.99) - 1] * 1000
     print("\n-- 2. one search on GitHub (623 operations), limit 10")
-    print(f"median {median_ms:.2f} ms (goal < {GOAL_MEDIAN_MS:.0f} ms){_mark(median_ms < GOAL_MEDIAN_MS)}, "
+    print(f"median {median_ms:.2f} ms {check('search median on GitHub, ms', median_ms, GOAL_MEDIAN_MS, unit='ms', item='13.3')}, "
           f"p99 {p99_ms:.2f} ms, over {len(github_times)} searches")
 
     print("\n-- 3. what leaves the driver: export_tools(stripe.list_tools(), 'openai')")

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from bench._support import ROOT
+from bench._support import ROOT, check
 from bench.parser import naive_parse
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ToolCallError
@@ -98,7 +98,8 @@ def main() -> None:
         for kind, answer, tools in corpus:
             by_kind[kind] += way(answer, Recorder(tools))
         total = sum(by_kind.values())
-        goal = f" (goal {GOAL}{' OVER' if total > GOAL else ''})" if name.startswith("mcs") else ""
+        goal = (" " + check("false executions of answers without a call", total, GOAL, unit="calls", item="13.1")
+                if name.startswith("mcs") else "")
         detail = ", ".join(f"{kind} {count}" for kind, count in sorted(by_kind.items()) if count)
         print(f"  {name:28} false executions: {total}{goal}{'; ' + detail if detail else ''}")
 

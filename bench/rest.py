@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -226,9 +227,14 @@ def _losses(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
     lost: list[str] = []
     defs = theirs.get("$defs", {})
     our_props = ours.get("properties", {})
+    # A body that is not a plain object (an `anyOf` of required sets, say) stays one `body`
+    # argument with us, where FastMCP spreads its fields: look for them there too.
+    body = _resolve(our_props.get("body"), ours.get("$defs", {}))
+    body_props = body.get("properties", {}) if isinstance(body, dict) else {}
     for name, sub in (theirs.get("properties") or {}).items():
         sub = _resolve(sub, defs)
-        mine = our_props.get(name) or next((v for k, v in our_props.items() if k.startswith(name + "_")), None)
+        mine = (our_props.get(name) or next((v for k, v in our_props.items() if k.startswith(name + "_")), None)
+                or body_props.get(name))
         if mine is None:
             lost.append(f"{name}: missing")
             continue
@@ -303,7 +309,12 @@ def bench_inline(encoding: Any) -> None:
             continue
         with RestDriver(path, description_mode="inline") as driver:
             ours_tools = {_norm(t.name): t for t in driver.list_tools()}
-            their_tools = [_llm_facing(t) for t in theirs["tools"] if _norm(t["name"]) in ours_tools]
+            # Two names that both tools cut short can read alike (FastMCP's
+            # `..._for_app` and `..._for_app_`): such tools cannot be paired, so neither side counts them.
+            seen = Counter(_norm(t["name"]) for t in theirs["tools"])
+            unpaired = sum(count for count in seen.values() if count > 1)
+            their_tools = [_llm_facing(t) for t in theirs["tools"]
+                           if _norm(t["name"]) in ours_tools and seen[_norm(t["name"])] == 1]
             same = {t["name"] for t in their_tools}
             kept = [t for t in driver.list_tools() if any(_norm(t.name) == _norm(n) for n in same)]
             description = prompts.render_function_description(kept, style="json")
@@ -315,7 +326,8 @@ def bench_inline(encoding: Any) -> None:
         ours_total.append(a)
         theirs_total.append(b)
         print(f"   {Path(name).name[:34]:34} {len(their_tools):>4} {a:>9} {b:>8} {ratio:>6.2f}  "
-              f"{', '.join(lost[:4]) or 'none'}{' ...' if len(lost) > 4 else ''}")
+              f"{', '.join(lost[:4]) or 'none'}{' ...' if len(lost) > 4 else ''}"
+              f"{f' ({unpaired} with names cut alike left out)' if unpaired else ''}")
     if ratios:
         total = sum(ours_total) / sum(theirs_total)
         print(f"   all {len(ratios)} specs together: {sum(ours_total)} vs {sum(theirs_total)} tokens, ratio {total:.2f} "

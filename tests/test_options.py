@@ -56,7 +56,7 @@ def test_each_value_gets_the_type_its_keyword_declares(pair: str, expected: Any)
 @pytest.mark.parametrize(("pair", "message"), [
     ("retries=many", "option retries='many': Connector expects int"),
     ("args=server", "option args='server': Connector expects Sequence[str]"),
-    ("nonsense=1", "Connector takes no option 'nonsense'; it takes: anything, args, command"),
+    ("nonsense=1", "Connector takes no option 'nonsense'; it takes: anything, args, circuit_breaker, command"),
     ("prompt_templates=x", "option prompt_templates='x': Connector expects"),
     ("justakey", "option 'justakey' is not key=value"),
 ])

@@ -6,7 +6,8 @@ pasting them into one session would, in a folder holding the files they name
 reader are defined first: ``my_llm`` (a model that answers without a call),
 ``user_question`` and ``log``. The reference SDK block needs that SDK installed and runs
 in ``tests/test_reference_sdk.py``. The command-line block runs line by line, except
-``mcs serve``, which does not return (the serving tests cover it).
+``mcs serve`` and ``mcs inspect``, which do not return (the serving and inspector tests
+cover them).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def test_the_python_snippets_run_in_order_as_written(reader_folder: Path) -> Non
 def _command_lines() -> list[str]:
     [block] = [b for b in readme_blocks("sh") if b.heading == "Command line"]
     lines = [line.split("  #", 1)[0].strip() for line in block.code.splitlines()]
-    return [line for line in lines if line and not line.startswith("mcs serve")]
+    return [line for line in lines if line and not line.startswith(("mcs serve", "mcs inspect"))]
 
 
 @pytest.mark.parametrize("line", _command_lines())

@@ -142,6 +142,7 @@ def test_a_reference_style_tool_driver_gets_this_pipeline_without_the_sdk() -> N
     assert driver.process_llm_response('lib_shelf_count(shelf=3)') == '{"books": 12}'
     with pytest.raises(InvalidInputError):
         driver.process_llm_response('{"tool": "lib_shelf_count", "arguments": {"shelf": "three"}}')
-    with pytest.raises(ExecutionError, match="no such shelf"):
+    # an unexpected exception reaches the model as its type only; its text stays in the log
+    with pytest.raises(ExecutionError, match=r"lib_shelf_count failed unexpectedly \(ValueError\)"):
         driver.call_tool("lib_shelf_count", {"shelf": 10})
     assert shelf.ran == [("shelf.count", {"shelf": 3}), ("shelf.count", {"shelf": 10})]

@@ -118,3 +118,21 @@ def test_a_driver_names_positional_arguments_from_its_own_tool_schema() -> None:
         "type": "object", "properties": {"points": {"type": "array"}}, "required": ["points"]}}])
     driver.process_llm_response("maxPoints([[1, 1], [2, 3]])")
     assert driver.calls == [("maxPoints", {"points": [[1, 1], [2, 3]]})]
+
+
+def test_known_names_are_cached_and_refresh_tools_renews_the_schemas_positional_calls_are_named_from() -> None:
+    def point_tool(*names: str) -> dict[str, Any]:
+        return {"name": "move", "input_schema": schema(*names, required=names)}
+
+    driver = RecordingDriver([point_tool("x", "y")])
+    known = driver._known_names()
+    assert driver._known_names() is known, "computed once, then cached"
+    driver.process_llm_response("move(1, 2)")
+    driver._specs = [point_tool("dx", "dy", "dz")]
+    driver.process_llm_response("move(1, 2)")  # cached schema: still named x, y
+    driver.refresh_tools()
+    assert driver._known_names() is not known
+    driver.process_llm_response("move(1, 2, 3)")
+    assert driver.process_llm_response("move(1, 2)") == "move(1, 2)"  # dz is required now: no reading
+    assert driver.calls == [("move", {"x": 1, "y": 2}), ("move", {"x": 1, "y": 2}),
+                            ("move", {"dx": 1, "dy": 2, "dz": 3})]

@@ -355,9 +355,6 @@ def test_b7_injected_instructions_in_a_result_are_data_and_the_controls_still_ho
 
 
 
-@pytest.mark.xfail(reason="finding 9 (ghost calls): the parser's rule 'a call is what the model issued, not what "
-                          "it mentioned' is the precision issue's fix (issue 13, mcs/parsing), not landed yet",
-                   strict=False)
 @pytest.mark.parametrize("output", list(GHOST_CALLS.values()), ids=list(GHOST_CALLS))
 def test_b7_a_call_the_model_only_quoted_or_declined_is_not_run(output: str) -> None:
     ran: list[str] = []

@@ -230,6 +230,21 @@ def test_f3_a_failing_audit_hook_fails_write_tools_closed() -> None:
     assert [r["phase"] for r in records] == ["error"]
 
 
+async def test_f3_the_async_path_the_transports_take_fails_closed_too_and_redacts() -> None:
+    records: list[dict[str, Any]] = []
+    server = _audited_server(records, fail_audit=True)
+    server.controls.hook_failure = "refuse_writes"
+    secret = "pw-123456-async"
+    try:
+        outcome = await server.aexecute("login", {"user": "ann", "password": secret})
+    finally:
+        server.close()
+    assert outcome.error is not None and "audit hook failed" in outcome.error.message
+    assert [r["phase"] for r in records] == ["error"]
+    assert records[0]["arguments"]["password"] == "[redacted]"
+    assert secret not in json.dumps(records) + json.dumps(outcome.body())
+
+
 def test_f3_a_failing_audit_hook_lets_read_only_tools_follow_the_configuration() -> None:
     @tool(annotations={"readOnlyHint": True})
     def look(q: str) -> str:

@@ -322,6 +322,34 @@ class MCPDriver(ToolDriver):
         await self._aprefetch()
         return await super().acall_tool(name, arguments, context=context)
 
+    async def aconnect(self) -> None:
+        """Connect to every server on the caller's event loop and list it there (a no-op
+        where a session on this loop is open).
+
+        While that loop runs, the servers' notifications (``list_changed``, resource
+        updates, logs) reach the listeners as they arrive; a session only synchronous calls
+        use reads them when the next call comes. ``mcs serve`` connects a served bridge on
+        its own loop this way, so its clients hear of changes at once.
+
+        Raises:
+            ExecutionError: a server cannot be reached.
+        """
+        loop = asyncio.get_running_loop()
+        fetched = False
+        for server, connection in self.connections.items():
+            if connection.connected_on(loop):
+                continue
+            try:
+                # a listing, not a bare connect: a server tells of changes to clients that listed
+                self._listings[server] = await connection.arun(
+                    partial(self._afetch, server=server), timeout=connection.connect_timeout + 30
+                )
+            except Exception as exc:
+                raise _listing_error(exc, connection) from None
+            fetched = True
+        if fetched:
+            self.refresh_tools()
+
     async def alist_tools(self) -> tuple[Tool, ...]:
         """:meth:`list_tools` for async code: lists the servers on the caller's loop."""
         await self._aprefetch()
@@ -598,18 +626,23 @@ class MCPDriver(ToolDriver):
         return cap_result(value, self.max_result_bytes)
 
     def _check_resource_uri(self, server: str, uri: str, tool: str) -> None:
-        """A URI the model gives must be a listed resource or fit a listed template."""
-        from mcs.function_resources import uri_template_pattern
+        """A URI the model gives must be a reviewed resource or fill a reviewed template.
+
+        Templates are matched by the SDK's RFC 6570 matcher (every form a server may list:
+        ``{var}``, ``{+path}``, ``{?query}``...); a template it cannot parse fits nothing,
+        and a filled template must give every variable it fills a value.
+        """
+        from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
         resources, templates = self._readable.get(server, ([], []))
         if any(str(r.uri) == uri for r in resources):
             return
         for template in templates:
             try:
-                pattern, _ = uri_template_pattern(str(template.uri_template))
-            except Exception:
+                values = UriTemplate.parse(str(template.uri_template)).match(uri)
+            except (InvalidUriTemplate, ValueError):
                 continue
-            if pattern.fullmatch(uri):
+            if values is not None and all(values.values()):
                 return
         listed = [str(r.uri) for r in resources] + [str(t.uri_template) for t in templates]
         raise InvalidInputError(

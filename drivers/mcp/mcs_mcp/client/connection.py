@@ -85,6 +85,10 @@ class ServerSpec:
         return " ".join([str(self.command), *self.args])
 
 
+#: Close tasks scheduled by :meth:`Endpoint.close` on the caller's own loop, kept alive until done.
+_closing_tasks: set[asyncio.Task[None]] = set()
+
+
 def _close_on_sync_loop(session: Connection) -> None:
     sync_loop().run(session.aclose(), timeout=15)
 
@@ -402,6 +406,11 @@ class Endpoint:
         self._lock = threading.Lock()
         self._closed = False
 
+    def connected_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a session on ``loop`` is open and alive."""
+        session = self._sessions.get(loop)
+        return session is not None and session.is_open and not self._closed
+
     def _session(self, loop: asyncio.AbstractEventLoop) -> Connection:
         session = self._sessions.get(loop)
         if session is not None and not self._closed:
@@ -446,8 +455,10 @@ class Endpoint:
         """End every session (stdio servers are stopped). Safe to call twice, from sync code.
 
         A session on an event loop that is running in another thread is closed there; one
-        on the loop running in this very thread is closed by a task scheduled on it (use
-        :meth:`aclose` to wait for it).
+        on an idle loop (an async test's, between its test and its teardown) is closed by
+        running that loop here, so its stdio server is stopped and reaped rather than
+        abandoned; one on the loop running in this very thread is closed by a task
+        scheduled on it (use :meth:`aclose` to wait for it).
         """
         for loop, session in self._take_all():
             if loop.is_closed():
@@ -457,10 +468,17 @@ class Endpoint:
                     sync_loop().run(session.aclose(), timeout=15)
             elif loop.is_running():
                 if in_running_loop() and asyncio.get_running_loop() is loop:
-                    loop.create_task(session.aclose())
+                    task = loop.create_task(session.aclose())
+                    _closing_tasks.add(task)  # the loop keeps only a weak reference
+                    task.add_done_callback(_closing_tasks.discard)
                 else:
                     with contextlib.suppress(Exception):
                         asyncio.run_coroutine_threadsafe(session.aclose(), loop).result(timeout=15)
+            elif not in_running_loop():
+                # Another thread may start the loop meanwhile: then it says so, and that
+                # thread's own run ends the session when the loop closes.
+                with contextlib.suppress(RuntimeError):
+                    loop.run_until_complete(session.aclose())
 
     async def aclose(self) -> None:
         """End every session, waiting for the one on the current loop."""

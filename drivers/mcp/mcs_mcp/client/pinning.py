@@ -15,7 +15,9 @@ descriptions included) and, when present, title, output schema and annotations
   the description, a parameter description, a title or an enum (``suspicious``).
 
 The MCP driver pins and screens prompts and resources offered as tools the same way,
-each kind under its own key (``<server>/prompts``, ``<server>/resources``).
+each kind under its own key (``<server>/prompts``, ``<server>/resources``,
+``<server>/resource-templates``); a held resource or template is not readable through
+the ``read_resource`` tool until accepted.
 
 :meth:`PinStore.accept` approves the current definition and re-pins it. Pins live in
 memory, or in a JSON file when a path is given (written atomically).

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mcs.errors import ConfigurationError
-from mcs.interfaces import Interface
-from mcs_mcp.interfaces.conformance import ConformanceReport, check
+from mcs_mcp.interfaces.conformance import ConformanceReport
 from mcs_mcp.interfaces.declaration import declared, implementations
 from mcs_mcp.interfaces.registry import InterfaceRegistry, default_registry
 
@@ -108,57 +107,16 @@ def _mcp_options(target: str, options: dict[str, Any]) -> dict[str, Any] | None:
     return {"command": words[0], "args": words[1:], **options}
 
 
-async def _inspect(client: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    from mcs_mcp.client_driver import list_all_tools
-    from mcs_mcp.interfaces import wire
-
-    tools = await list_all_tools(client)
-    listing = None
-    if wire.server_offers_interfaces(client.server_capabilities):
-        listing = await wire.request_listing(client.session)
-    if listing is None and any(t["name"] == wire.METHOD for t in tools):
-        listing = await wire.call_listing_tool(client)
-    return [t for t in tools if t["name"] != wire.METHOD], listing
-
-
 def check_server(options: dict[str, Any], registry: InterfaceRegistry, extra: list[str]) -> list[ConformanceReport]:
     """Reports for every interface an MCP server declares (plus ``extra``), from its real tools."""
-    from mcs.interfaces import UNCLASSIFIED
     from mcs_mcp.client_driver import MCPDriver
+    from mcs_mcp.interfaces.served import served_claims
 
     driver = MCPDriver(**options)
-    reports: list[ConformanceReport] = []
     try:
-        for name, connection in driver.connections.items():
-            tools, listing = connection.run(_inspect, timeout=connection.connect_timeout + 30)
-            claimed: dict[str, tuple[Interface, dict[str, str]]] = {}
-            for section in (listing or {}).get("interfaces", []):
-                if section.get("interface") == UNCLASSIFIED:
-                    continue
-                published = Interface.model_validate({
-                    "interface": section["interface"],
-                    "description": section.get("description", ""),
-                    "methods": [
-                        {k: m[k] for k in ("name", "description", "parameters", "returns") if k in m}
-                        for m in section.get("methods", [])
-                    ],
-                })
-                known = registry.find(published.name) if published.name in registry else None
-                mapping = {m["name"]: m.get("tool", m["name"]) for m in section.get("methods", [])}
-                claimed[published.name] = (known or published, mapping)
-            for failing in (listing or {}).get("nonconforming", []):
-                found = registry.find(str(failing.get("interface")))
-                if found is not None:
-                    claimed.setdefault(found.name, (found, dict(failing.get("tools") or {})))
-            for wanted in extra:
-                interface = registry.get(wanted)
-                claimed.setdefault(interface.name, (interface, {}))
-            target = f"{name} ({connection.spec.describe()})"
-            for interface, mapping in claimed.values():
-                reports.append(check(interface, tools, mapping, target=target))
+        return [claim.report for claim in served_claims(driver, registry, extra)]
     finally:
         driver.close()
-    return reports
 
 
 def cmd_check(args: argparse.Namespace) -> int:

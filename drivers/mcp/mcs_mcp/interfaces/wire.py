@@ -22,6 +22,8 @@ Each method carries its canonical ``name``, ``description``, ``parameters`` and
 ``returns`` (the interface's, not the tool's), and ``tool``: the name to pass to
 ``tools/call`` (it differs from ``name`` when a server maps methods to its own tools).
 A section of a deprecated interface carries ``"deprecated"`` (``true`` or a note).
+A method also carries the implementing tool's ``annotations`` and ``title`` when it has
+them, so a client knows which methods only read.
 ``unclassified`` holds every other tool with its own description and schemas, so no
 second ``tools/list`` is needed. Declared interfaces that fail their conformance check
 are not listed; their tools are unclassified and ``"nonconforming": [{"interface",
@@ -161,8 +163,8 @@ def build_listing(
         for name, t in by_name.items()
         if name not in classified and name != METHOD
     ]
-    for entry in rest:
-        tool = by_name[entry["tool"]]
+    for entry in [*(m for s in sections for m in s["methods"]), *rest]:
+        tool = by_name.get(entry["tool"], {})  # the tool's own hints travel with every method
         if tool.get("annotations"):
             entry["annotations"] = tool["annotations"]
         if tool.get("title"):

@@ -458,8 +458,15 @@ def build_server(
             return None
         return max(client_level(ctx), min(MCP_LEVELS[str(level)] for level in allowed))
 
+    aconnect = getattr(driver, "aconnect", None) if notifies else None
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         subscribers.seen(ctx)
+        if callable(aconnect):
+            # A driver with sessions of its own (the MCP bridge) connects on the serving
+            # loop, so its servers' changes are heard as they come and relayed at once,
+            # not when a later synchronous call happens to read them.
+            await aconnect()
         granted = granted_scopes(ctx)
         return types.ListToolsResult(tools=[
             results.tool_to_mcp(tool, name=name)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_bridge_servers import PLAYER, free_port, player_stdio_options
 from mcs_mcp.client_driver import MCPDriver
+from support.processes import assert_process_gone
 from support.servers import start_server, stop
 
 import mcs
@@ -230,7 +233,38 @@ async def test_a_prefix_keeps_tools_prompts_and_resources_callable(
         assert driver.call_tool("pl_read_resource", {"uri": "memo://readme"}) == "This is the readme."
         assert await driver.aprocess_llm_response({"tool": "pl_echo", "arguments": {"text": "a"}}) == "a"
     finally:
+        await driver.aclose()  # close() here could only schedule the stop on this loop
+
+
+def _servers_started_by_us() -> set[int]:
+    """The pids of player servers this process started (read from /proc)."""
+    found: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and PLAYER.name.encode() in command:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_close_from_sync_code_stops_a_server_opened_on_an_idle_event_loop(quiet: Any) -> None:
+    # An async test's loop between the test and its sync fixture's teardown: the session
+    # opened there must be ended there, its process stopped and reaped, not abandoned.
+    before = _servers_started_by_us()
+    loop = asyncio.new_event_loop()
+    try:
+        driver = MCPDriver(**player_stdio_options(), stderr=quiet)  # type: ignore[arg-type]
+        assert loop.run_until_complete(driver.acall_tool("echo", {"text": "a"})) == "a"
+        [pid] = _servers_started_by_us() - before
         driver.close()
+        assert_process_gone(pid, within=10)
+        with pytest.raises(ExecutionError, match="closed"):
+            loop.run_until_complete(driver.acall_tool("echo", {"text": "b"}))
+    finally:
+        loop.close()
 
 
 def test_mcs_spec_s8_an_mcp_over_sse_server_is_a_bridge() -> None:

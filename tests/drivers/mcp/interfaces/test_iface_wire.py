@@ -201,3 +201,16 @@ def test_list_interfaces_also_works_when_the_client_negotiates_the_newest_protoc
         assert driver.get_tool("player_volume") is not None
         assert driver.get_status()["servers"]["mcp"]["listing"] == "list_interfaces"
         assert driver.call_tool("player_pause") == {"status": "paused"}
+
+
+def test_interface_methods_carry_their_tools_annotations_so_clients_know_what_only_reads() -> None:
+    from mcs_mcp.interfaces import implementations
+    from mcs_mcp.interfaces.wire import build_listing
+
+    served = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in iface_server.tools(False)]
+    served[0]["annotations"] = {"destructiveHint": False}
+    served[0]["title"] = "Play"
+    impls = implementations(served, iface_server.Declaration.implements, registry=default_registry())
+    methods = _sections(build_listing(served, impls))["media.player.v1"]
+    assert (methods[0]["annotations"], methods[0]["title"]) == ({"destructiveHint": False}, "Play")
+    assert "annotations" not in methods[1]

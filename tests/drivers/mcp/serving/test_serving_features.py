@@ -175,6 +175,33 @@ async def test_adding_a_tool_sends_list_changed_which_is_advertised_only_with_se
             assert caps.resources is not None and not caps.resources.subscribe
 
 
+async def test_a_served_mcp_bridge_relays_its_upstreams_list_changed() -> None:
+    from mcs_mcp.client_driver import MCPDriver
+
+    upstream = mcs.FunctionDriver([mcs.tool(name="first")(lambda: "one")], name="upstream")
+    changed: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.append(message.method)
+
+    with serve_driver(upstream, stateless=False) as upstream_url:
+        bridge = MCPDriver(url=upstream_url, trust_new_tools=True)
+        try:
+            with serve_driver(bridge, stateless=False) as url:
+                async with mcp_client(url, message_handler=on_message) as session:
+                    caps = session.server_capabilities
+                    assert caps is not None and caps.tools is not None and caps.tools.list_changed is True
+                    assert {t.name for t in (await session.list_tools()).tools} == {"first"}
+                    upstream.add(mcs.tool(name="later")(lambda: "late"))
+                    await _wait_for(lambda: "notifications/tools/list_changed" in changed)
+                    assert {t.name for t in (await session.list_tools()).tools} == {"first", "later"}
+                    called = await session.call_tool("later", {})
+                    assert [c.text for c in called.content if isinstance(c, types.TextContent)] == ["late"]
+        finally:
+            await bridge.aclose()
+
+
 @mcs.tool
 async def chatty(level: str) -> str:
     """Logs on a logger of its own (not under mcs.*), once per level."""

@@ -1,0 +1,177 @@
+"""The inspector's web app (Starlette): the page, its static files and a small JSON API.
+
+All routes sit behind :class:`~mcs.inspector.guard.Guard` (token, Host, Origin). The API
+answers JSON; work that touches the driver runs on worker threads, never on the event loop.
+
+    GET  /                      the page            GET  /static/...        its files
+    GET  /api/overview          driver, mode, model templates, token counting
+    GET  /api/tools             every tool: name, group, summary, whether it writes
+    GET  /api/search?q=&group=  the discovery search, best first
+    GET  /api/tool?name=&model= one tool: rendered for the model, native exports, schemas
+    GET  /api/prompt?model=     the full system prompt
+    POST /api/call              {"tool", "arguments", "confirmed"}
+    POST /api/reply/analyse     {"reply"}: the calls found, their kind and verdict
+    POST /api/reply/run         {"reply", "confirmed"}: run it as process_llm_response
+    GET  /api/interfaces        interface views and conformance problems
+
+A call that may write answers ``409`` with ``{"error": "CONFIRMATION_REQUIRED"}`` unless
+the request says the person confirmed it.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcs.inspector.guard import ASGIApp, Guard
+from mcs.inspector.session import ConfirmationRequired, Inspection, UnknownTool
+
+#: The largest request body the API reads (a pasted reply, a call's arguments).
+MAX_BODY_BYTES = 2 * 1024 * 1024
+
+
+def static_files() -> dict[str, tuple[bytes, str]]:
+    """Every file shipped in ``mcs/inspector/static``, by its path there, with its type."""
+    files: dict[str, tuple[bytes, str]] = {}
+
+    def walk(folder: Any, prefix: str) -> None:
+        for item in folder.iterdir():
+            name = f"{prefix}{item.name}"
+            if item.is_dir():
+                walk(item, name + "/")
+            elif not item.name.startswith("."):
+                kind = mimetypes.guess_type(item.name)[0] or "application/octet-stream"
+                if item.name.endswith(".js"):
+                    kind = "text/javascript"
+                files[name] = (item.read_bytes(), f"{kind}; charset=utf-8" if kind.startswith("text/") else kind)
+
+    walk(resources.files("mcs.inspector") / "static", "")
+    return files
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise _BadRequest(415, "send JSON (Content-Type: application/json)")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _BadRequest(413, f"the body is over {MAX_BODY_BYTES:,} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise _BadRequest(413, f"the body is over {MAX_BODY_BYTES:,} bytes")
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise _BadRequest(400, "the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise _BadRequest(400, "the body must be a JSON object")
+    return data
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise _BadRequest(400, f"{key!r} must be a string")
+    return value
+
+
+def create_app(inspection: Inspection, *, token: str, port: int) -> ASGIApp:
+    """The guarded ASGI app for ``inspection``, answering on ``127.0.0.1:port`` under ``/token/``."""
+    files = static_files()
+    page = files["index.html"][0]
+
+    def api(work: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                payload = await work(request)
+            except _BadRequest as exc:
+                return JSONResponse({"error": "BAD_REQUEST", "message": str(exc)}, status_code=exc.status)
+            except UnknownTool as exc:
+                return JSONResponse({"error": "UNKNOWN_TOOL", "message": f"no tool named {exc}"}, status_code=404)
+            except ConfirmationRequired as exc:
+                return JSONResponse({"error": "CONFIRMATION_REQUIRED", "message": str(exc), "tools": exc.tools},
+                                    status_code=409)
+            return JSONResponse(payload)
+
+        return endpoint
+
+    def model_of(request: Request) -> str | None:
+        return request.query_params.get("model") or None
+
+    async def index(request: Request) -> Response:
+        return Response(page, media_type="text/html; charset=utf-8")
+
+    async def static(request: Request) -> Response:
+        found = files.get(request.path_params["path"])
+        if found is None:
+            return Response("not found\n", status_code=404, media_type="text/plain")
+        return Response(found[0], media_type=found[1])
+
+    async def overview(request: Request) -> Any:
+        return await run_in_threadpool(inspection.overview)
+
+    async def tools(request: Request) -> Any:
+        return {"tools": inspection.tool_rows()}
+
+    async def search(request: Request) -> Any:
+        query, group = request.query_params.get("q", ""), request.query_params.get("group")
+        return await run_in_threadpool(inspection.search, query, group)
+
+    async def tool(request: Request) -> Any:
+        return await run_in_threadpool(inspection.tool_detail, request.query_params.get("name", ""), model_of(request))
+
+    async def prompt(request: Request) -> Any:
+        return await run_in_threadpool(inspection.prompt, model_of(request))
+
+    async def call(request: Request) -> Any:
+        data = await _json_body(request)
+        arguments = data.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise _BadRequest(400, "'arguments' must be a JSON object")
+        return await run_in_threadpool(
+            lambda: inspection.call(_text(data, "tool"), arguments, confirmed=data.get("confirmed") is True)
+        )
+
+    async def analyse(request: Request) -> Any:
+        data = await _json_body(request)
+        return await run_in_threadpool(inspection.analyse, _text(data, "reply"))
+
+    async def run_reply(request: Request) -> Any:
+        data = await _json_body(request)
+        return await run_in_threadpool(
+            lambda: inspection.run_reply(_text(data, "reply"), confirmed=data.get("confirmed") is True)
+        )
+
+    async def interfaces(request: Request) -> Any:
+        return await run_in_threadpool(inspection.interfaces)
+
+    routes = [
+        Route("/", index),
+        Route("/static/{path:path}", static),
+        Route("/api/overview", api(overview)),
+        Route("/api/tools", api(tools)),
+        Route("/api/search", api(search)),
+        Route("/api/tool", api(tool)),
+        Route("/api/prompt", api(prompt)),
+        Route("/api/call", api(call), methods=["POST"]),
+        Route("/api/reply/analyse", api(analyse), methods=["POST"]),
+        Route("/api/reply/run", api(run_reply), methods=["POST"]),
+        Route("/api/interfaces", api(interfaces)),
+    ]
+    return Guard(Starlette(routes=routes), token=token, port=port)

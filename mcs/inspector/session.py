@@ -1,0 +1,367 @@
+"""Everything the inspector page shows, as JSON-ready data; no web framework here.
+
+An :class:`Inspection` wraps one driver built on :class:`~mcs.ToolDriver`. It reads the
+driver through the core's public API only: descriptions and system prompts per model
+template (:mod:`mcs.prompts`), native exports (:mod:`mcs.native`), the discovery search
+(:func:`mcs.discovery.search`), the parser (:func:`mcs.parse_tool_calls`) and the
+pipeline (``call_tool`` / ``process_llm_response``, whose policy decisions and hooks are
+recorded per call by :class:`~mcs.inspector.recorder.CallRecorder`).
+
+Calls that may write (a tool not marked ``readOnlyHint`` nor ``destructiveHint: false``,
+the MCP defaults) run only when the request says the person confirmed them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from mcs import discovery, native, prompts
+from mcs.context import AgentContext
+from mcs.driver import ToolDriver
+from mcs.errors import ConfigurationError, ToolCallError
+from mcs.inspector import interfaces as interface_views
+from mcs.inspector import tokens
+from mcs.inspector.recorder import CallRecorder
+from mcs.inspector.replies import as_reply, classified_calls, damaged_calls
+from mcs.tools import Tool, ToolCall
+from mcs.toolsearch import summary
+
+#: The provider formats shown for each tool (``mcs.native`` formats).
+NATIVE_FORMATS: tuple[native.NativeFormat, ...] = ("openai", "anthropic", "gemini", "mcp")
+#: Model names offered in the page's model selector (any other name can be typed).
+EXAMPLE_MODELS = (
+    "gpt-4o", "gpt-4.1-mini", "o3-mini", "claude-sonnet-4", "claude-3-5-haiku", "gemini-2.0-flash",
+    "gemma-3-27b-it", "qwen2.5-72b-instruct", "hermes-3-llama-3.1-8b", "llama-3.1-70b-instruct",
+    "llama-4-scout", "mistral-large-latest",
+)
+#: Results and texts longer than this are cut for the page (with a marker saying so).
+MAX_SHOWN_CHARS = 200_000
+AGENT_ID = "mcs-inspect"
+#: How many tools ``search_tools`` returns a model by default (its first page).
+SEARCH_PAGE = 10
+_SUMMARY_CHARS = 120
+
+
+class ConfirmationRequired(Exception):
+    """The call may write and the person has not confirmed it; nothing ran."""
+
+    def __init__(self, tools: list[str]) -> None:
+        super().__init__(f"confirm before running {', '.join(tools)}: it may change data")
+        self.tools = tools
+
+
+class UnknownTool(LookupError):
+    """The page asked for a tool the driver does not have."""
+
+
+def needs_confirmation(tool: Tool) -> bool:
+    """True for a tool that may write: neither ``readOnlyHint`` nor ``destructiveHint: false``.
+
+    These are the MCP annotation defaults (a tool is assumed destructive unless it says
+    otherwise); discovery's own meta-tools only read, and ``call_tool`` is judged by the
+    tool it names (see :meth:`Inspection.call`).
+    """
+    if discovery.is_meta_tool(tool):
+        return False
+    hints = tool.annotations
+    return not (hints.get("readOnlyHint") is True or hints.get("destructiveHint") is False)
+
+
+def _shown(value: Any) -> Any:
+    """``value`` as JSON the page can show; a very long one becomes a cut text with a marker."""
+    from mcs.cli import to_jsonable
+
+    data = to_jsonable(value)
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if len(text) <= MAX_SHOWN_CHARS:
+        return data
+    return {"truncated": f"{len(text):,} characters, the first {MAX_SHOWN_CHARS:,} shown",
+            "text": text[:MAX_SHOWN_CHARS]}
+
+
+def _group(tool: Tool) -> str:
+    return "discovery meta-tools" if discovery.is_meta_tool(tool) else discovery.group_of(tool)
+
+
+class Inspection:
+    """One driver as the page sees it. Thread-safe: calls run one at a time."""
+
+    def __init__(self, driver: Any) -> None:
+        if not isinstance(driver, ToolDriver):
+            raise ConfigurationError(
+                f"mcs inspect needs a driver built on mcs.ToolDriver; {type(driver).__name__} "
+                "only speaks the bare MCS contract"
+            )
+        self.driver = driver
+        self.recorder = CallRecorder()
+        self._attach(driver)
+        self._tools = driver.list_tools()
+        self._lock = threading.Lock()
+        self._interfaces: dict[str, Any] | None = None
+
+    def _attach(self, driver: ToolDriver) -> None:
+        self.recorder.attach(driver.controls, driver.meta.name)
+        for key, member in getattr(driver, "members", {}).items():
+            if isinstance(member, ToolDriver):
+                self.recorder.attach(member.controls, f"{driver.meta.name}/{key}")
+
+    @property
+    def templates(self) -> prompts.PromptRegistry:
+        return self.driver.prompt_templates or prompts.default_registry()
+
+    def tool(self, name: str) -> Tool:
+        tool = self.driver.get_tool(name)
+        if tool is None:
+            raise UnknownTool(name)
+        return tool
+
+    # ----------------------------------------------------------------- reading
+
+    def overview(self) -> dict[str, Any]:
+        """The driver, its mode, the model templates, and whether token counts work."""
+        return {
+            "driver": self.driver.meta.model_dump(mode="json"),
+            "tools": sum(not discovery.is_meta_tool(t) for t in self._tools),
+            "mode": self.mode(),
+            "custom_description": self.driver.custom_tool_description is not None,
+            "models": list(EXAMPLE_MODELS),
+            "templates": [
+                {"name": t.name, "globs": list(t.globs), "call_format": t.call_format,
+                 "description_style": t.description_style, "description": t.description}
+                for t in self.templates
+            ],
+            "tokens": tokens.status(),
+            "unknown_tools": self.driver.on_unknown_tool,
+        }
+
+    def tool_rows(self) -> list[dict[str, Any]]:
+        """Every tool, in the driver's order: name, group, one-line summary (plain text, as
+        ``search_tools`` gives it a model), write flag."""
+        return [
+            {"name": t.name, "group": _group(t), "summary": summary(t, _SUMMARY_CHARS), "writes": needs_confirmation(t)}
+            for t in self._tools
+        ]
+
+    def search(self, query: str, group: str | None = None) -> dict[str, Any]:
+        """The discovery search (what ``search_tools`` answers a model), every match, best first."""
+        # The index the driver's own search_tools answers from (built once per tool list).
+        catalog = discovery._entries_for(self.driver)
+        # The first page is ranked exactly as search_tools ranks it for a model (its default
+        # limit); the other matches follow in the ranking of the whole list.
+        first = discovery.search((), query, limit=SEARCH_PAGE, group=group or None, entries=catalog)
+        names = [row["name"] for row in first["tools"]]
+        if first["total"] > len(names):
+            every = discovery.search((), query, limit=first["total"], group=group or None, entries=catalog)
+            names += [row["name"] for row in every["tools"] if row["name"] not in names]
+        return {"total": first["total"], "names": names}
+
+    def tool_detail(self, name: str, model: str | None) -> dict[str, Any]:
+        """One tool as each reader sees it: the model (rendered for ``model``), each API, MCP."""
+        tool = self.tool(name)
+        rendered = prompts.render_function_description([tool], model_name=model, registry=self.templates)
+        detail: dict[str, Any] = {
+            "name": tool.name,
+            "title": tool.title,
+            "description": tool.description,
+            "group": _group(tool),
+            "original_name": tool.original_name,
+            "annotations": dict(tool.annotations),
+            "input_schema": tool.input_schema,
+            "output_schema": tool.output_schema,
+            "writes": needs_confirmation(tool),
+            "template": self.templates.select(model).name,
+            "rendered": rendered,
+            "rendered_tokens": tokens.count_tokens(rendered),
+            "native": {fmt: native.export_tool(tool, fmt) for fmt in NATIVE_FORMATS},
+        }
+        if self.mode() == "discovery" and not discovery.is_meta_tool(tool):
+            detail["describe_tool"] = discovery.describe(tool)
+        for key in ("interface", "method", "server"):
+            if key in tool.meta:
+                detail[key] = tool.meta[key]
+        return detail
+
+    def mode(self) -> str:
+        """``"discovery"`` when the driver describes its tools through meta-tools, else ``"inline"``."""
+        return "discovery" if any(discovery.is_meta_tool(t) for t in self._tools) else "inline"
+
+    def prompt(self, model: str | None) -> dict[str, Any]:
+        """The full system prompt for ``model``, the template chosen, and its size."""
+        template = self.templates.select(model)
+        text = self.driver.get_driver_system_message(model)
+        return {
+            "model": model or "",
+            "template": template.name,
+            "call_format": template.call_format,
+            "description_style": template.description_style,
+            "system_prompt": text,
+            "characters": len(text),
+            "tokens": tokens.count_tokens(text),
+        }
+
+    # ----------------------------------------------------------------- calling
+
+    def _context(self) -> AgentContext:
+        return AgentContext(agent_id=AGENT_ID, request_id=uuid.uuid4().hex)
+
+    def call(self, name: str, arguments: Mapping[str, Any], *, confirmed: bool = False) -> dict[str, Any]:
+        """Run one tool through the whole pipeline; the result or the error the model would
+        read, the duration, and the policy and hook events of the call.
+
+        Raises:
+            UnknownTool: no tool has that name (nothing ran).
+            ConfirmationRequired: the tool may write and ``confirmed`` is false (nothing ran).
+        """
+        tool = self.tool(name)
+        runs = self._named_by_call_tool(tool, arguments) or tool
+        if needs_confirmation(runs) and not confirmed:
+            raise ConfirmationRequired([runs.name])
+        context = self._context()
+        with self._lock:
+            started = time.perf_counter()
+            try:
+                result = self.driver.call_tool(tool.name, dict(arguments), context=context)
+            except ToolCallError as error:
+                outcome: dict[str, Any] = {"ok": False, **error.to_dict()}
+            else:
+                outcome = {"ok": True, "result": _shown(result)}
+            elapsed = (time.perf_counter() - started) * 1000
+        outcome.update(tool=tool.name, duration_ms=round(elapsed, 2),
+                       events=self.recorder.take(context.request_id, started))
+        return outcome
+
+    def _named_by_call_tool(self, tool: Tool, arguments: Mapping[str, Any]) -> Tool | None:
+        """For discovery's ``call_tool``, the tool it names (it runs as that tool's own call,
+        so a write asks first like one); None for any other tool or a name that is no tool."""
+        if not discovery.is_call_tool(tool):
+            return None
+        try:
+            name, _ = discovery.unwrap_call(tool, arguments)
+        except ToolCallError:
+            return None  # the pipeline answers the malformed call
+        return self.driver.get_tool(name)
+
+    def analyse(self, text: str) -> dict[str, Any]:
+        """What the driver would do with a pasted reply, without running anything.
+
+        Each call gets its kind (see :mod:`mcs.inspector.replies`) and a verdict: ``runs``,
+        ``refused`` (with the error code and the message the model would read) or
+        ``passed through`` (not this driver's: the MCS chaining rule returns the reply).
+        """
+        reply = as_reply(text)
+        rows: list[dict[str, Any]] = []
+        for call, kind in classified_calls(self.driver, reply):
+            row: dict[str, Any] = {"tool": call.name, "arguments": call.arguments, "id": call.id, "kind": kind}
+            row.update(self._verdict(call))
+            rows.append(row)
+        claimed = [r for r in rows if r["verdict"] != "passed through"]
+        refused = [r for r in claimed if r["verdict"] == "refused"]
+        limit = self.driver.max_calls_per_response
+        too_many = len(claimed) > limit
+        damaged = damaged_calls(reply) if not claimed else []
+        note = _analysis_note(rows, claimed, refused)
+        if too_many:
+            note = (f"The reply holds {len(claimed)} calls for this driver; at most {limit} run from one "
+                    "reply (max_calls_per_response), so none runs and the model is asked to make fewer.")
+        elif damaged:
+            note = ("The reply tried to call but no call can be read, so nothing runs; "
+                    "the LLM loop tells the model what went wrong.")
+        return {
+            "input": "json" if not isinstance(reply, str) else "text",
+            "calls": rows,
+            "damaged": damaged,
+            "runs": bool(claimed) and not too_many
+            and not any(r["stage"] in ("resolve", "validate") for r in refused),
+            "needs_confirmation": sorted({r["tool"] for r in claimed if r.get("writes")}),
+            "note": note,
+        }
+
+    def _verdict(self, call: ToolCall) -> dict[str, Any]:
+        if self.driver.get_tool(call.name) is None and self.driver.on_unknown_tool == "passthrough":
+            return {"verdict": "passed through", "stage": "resolve",
+                    "message": "no tool of this driver has that name; the reply is returned unchanged"}
+        try:
+            invocation = self.driver.prepare(call, self._context())
+        except ToolCallError as error:
+            stage = "resolve" if error.code.value == "TOOL_NOT_FOUND" else "validate"
+            return {"verdict": "refused", "stage": stage, **error.to_dict()}
+        out: dict[str, Any] = {"tool": invocation.tool.name, "arguments": invocation.arguments,
+                               "writes": needs_confirmation(invocation.tool)}
+        try:
+            self._check_policies(invocation.tool, invocation.arguments)
+        except ToolCallError as error:
+            return {**out, "verdict": "refused", "stage": "policy", **error.to_dict()}
+        return {**out, "verdict": "runs", "stage": "ready"}
+
+    def _check_policies(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
+        """The policies that would judge this call (the toolbox's, then its member's), as a
+        dry run; their recorded decisions are dropped."""
+        context = self._context()
+        started = time.perf_counter()
+        try:
+            self.driver.controls.check_policies(tool.name, arguments, context)
+            member = getattr(self.driver, "members", {}).get(tool.meta.get("toolbox_member"))
+            if isinstance(member, ToolDriver):
+                member.controls.check_policies(str(tool.meta.get("member_tool")), arguments, context)
+        finally:
+            self.recorder.take(context.request_id, started)
+
+    def run_reply(self, text: str, *, confirmed: bool = False) -> dict[str, Any]:
+        """Run a pasted reply exactly as ``process_llm_response`` would.
+
+        Raises:
+            ConfirmationRequired: a call in it may write and ``confirmed`` is false.
+        """
+        analysis = self.analyse(text)
+        if analysis["needs_confirmation"] and not confirmed:
+            raise ConfirmationRequired(analysis["needs_confirmation"])
+        reply = as_reply(text)
+        context = self._context()
+        with self._lock:
+            started = time.perf_counter()
+            try:
+                result = self.driver.process_llm_response(reply, context=context)
+            except ToolCallError as error:
+                outcome: dict[str, Any] = {"ok": False, **error.to_dict()}
+            else:
+                if result is reply:
+                    outcome = {"ok": True, "passed_through": True}
+                else:
+                    outcome = {"ok": True, "result": _shown(result)}
+            elapsed = (time.perf_counter() - started) * 1000
+        outcome.update(duration_ms=round(elapsed, 2), events=self.recorder.take(context.request_id, started))
+        return outcome
+
+    # ----------------------------------------------------------------- interfaces
+
+    def interfaces(self) -> dict[str, Any]:
+        """The interfaces the driver implements, each with its UI kind and conformance
+        problems (computed once; see :mod:`mcs.inspector.interfaces`)."""
+        if self._interfaces is None:
+            with self._lock:
+                views, problems = interface_views.collect(self.driver)
+            for view in views:
+                for method in view["methods"]:
+                    tool = self.driver.get_tool(method["tool"]) if method.get("tool") else None
+                    method["available"] = tool is not None
+                    method["writes"] = needs_confirmation(tool) if tool is not None else False
+            self._interfaces = {"interfaces": views, "problems": problems}
+        return self._interfaces
+
+
+def _analysis_note(rows: list[dict[str, Any]], claimed: list[dict[str, Any]], refused: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No call found: the driver returns the reply unchanged (it is the model's answer)."
+    if not claimed:
+        return "No call for this driver: the reply is returned unchanged, for the next driver in a chain."
+    if any(r["stage"] in ("resolve", "validate") for r in refused):
+        return ("Every call is checked before the first one runs: one call is refused, so none runs, "
+                "and the model reads the first error.")
+    if refused:
+        return "Calls run in order; the first one a policy refuses stops the rest with its error."
+    return f"{len(claimed)} call(s) would run, in order."

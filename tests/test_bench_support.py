@@ -1,0 +1,38 @@
+"""The benchmark harness tells the truth: goals are checked and recorded with their verdict,
+and a child's peak memory is its own, not the benchmark's (issue 21, items 1 and 5)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from bench import _support
+
+
+@pytest.fixture
+def figures(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    recorded: list[dict[str, object]] = []
+    monkeypatch.setattr(_support, "FIGURES", recorded)
+    monkeypatch.setitem(_support.CURRENT, "bench", "demo")
+    return recorded
+
+
+def test_check_prints_the_goal_beside_the_verdict_and_records_both(figures: list[dict[str, object]]) -> None:
+    assert _support.check("latency", 12.0, 20.0, unit="µs", item="7") == "(goal <= 20 µs) ok"
+    assert _support.check("recall", 98.5, 99.0, unit="%", kind="at least") == "(goal >= 99 %) OVER"
+    assert _support.check("ratio", 1.2, 1.0) == "(goal <= 1x) OVER"
+    assert [(f["bench"], f["name"], f["ok"]) for f in figures] == [
+        ("demo", "latency", True), ("demo", "recall", False), ("demo", "ratio", False)]
+    assert figures[0]["item"] == "7" and "item" not in figures[1]
+
+
+def test_a_child_measured_from_outside_reports_its_own_peak_not_the_benchmarks() -> None:
+    ballast = bytearray(96 * 1024 * 1024)  # raise this process's high-water mark well above a small child's
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    code, out, _, measured = _support.run_measured(
+        [sys.executable, "-c", "b = bytearray(40 * 1024 * 1024); b[::4096] = b'y' * len(b[::4096]); print('done')"])
+    del ballast
+    assert code == 0 and out.strip() == "done"
+    assert 40 <= measured["peak_rss_mb"] < 90, measured  # its 40 MB and an interpreter, not our 96 MB+
+    assert measured["cpu_s"] > 0 and measured["wall_s"] > 0
