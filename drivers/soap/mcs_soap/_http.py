@@ -6,8 +6,10 @@ What a caller can rely on:
   endpoint); redirects are not followed.
 * The whole call, connection set-up included, is bounded by the call's deadline
   (:data:`CALL` carries it from the driver); each read waits at most what is left.
-* A response body over ``max_response_bytes`` (after decompression, which is bounded
-  too) is refused: a cut SOAP message would not parse, so nothing half-read is used.
+* Requests go through the core's bounded HTTP path (:mod:`mcs.http`): its transports,
+  whose sockets obey the call's total deadline, and its capped reader. A response body
+  over ``max_response_bytes`` (after decompression, which is bounded too) is refused: a
+  cut SOAP message would not parse, so nothing half-read is used.
 * Retries (jittered exponential backoff, ``Retry-After`` honoured, never past the
   deadline) happen only for operations configured idempotent, on 429/502/503/504 and
   broken connections; a connection that was never established may be retried for any
@@ -19,14 +21,11 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import email.utils
 import random
 import re
 import time
-import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -35,37 +34,14 @@ from requests.structures import CaseInsensitiveDict
 from zeep.transports import AsyncTransport, Transport
 from zeep.wsdl import utils as _wsdl_utils
 
+from mcs import http as mcs_http
 from mcs.errors import ExecutionError, ToolTimeoutError
-from mcs.http import bounded
+from mcs_soap._callstate import CALL, CallState, HttpOptions
 
 _etree_to_string: Any = _wsdl_utils.etree_to_string
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _EXCERPT = 400
 _USER_AGENT = "mcs-soap/0.1"
-
-
-@dataclass(frozen=True, slots=True)
-class CallState:
-    """The call being sent: its tool (for messages), deadline and whether it may be retried."""
-
-    tool: str
-    deadline: float | None
-    retryable: bool
-
-
-#: Set by the driver around each zeep call; the transports read it (sync and async).
-CALL: contextvars.ContextVar[CallState | None] = contextvars.ContextVar("mcs_soap_call", default=None)
-
-
-@dataclass(frozen=True, slots=True)
-class HttpOptions:
-    """How requests are sent: static headers (credentials included), caps and retries."""
-
-    headers: tuple[tuple[str, str], ...] = ()
-    max_response_bytes: int = 10 * 1024 * 1024
-    retries: int = 2
-    backoff: float = 0.25
-    max_backoff: float = 8.0
 
 
 def _state() -> CallState:
@@ -81,54 +57,19 @@ def _timeouts(deadline: float | None) -> httpx.Timeout | None:
     return httpx.Timeout(left)
 
 
-class _Inflater:
-    """Content decoding with an output bound (httpx's decoders have none)."""
-
-    def __init__(self, encoding: str) -> None:
-        encoding = encoding.strip().lower()
-        if encoding in ("", "identity"):
-            self._z: Any = None
-        elif encoding in ("gzip", "x-gzip"):
-            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._z = zlib.decompressobj()
-        else:
-            raise ExecutionError(f"The service answered with an unsupported content-encoding {encoding!r}.")
-
-    def feed(self, data: bytes, limit: int) -> tuple[bytes, bool]:
-        """Inflate ``data`` up to ``limit`` bytes; ``True`` when more output was pending."""
-        if self._z is None:
-            return data, False
-        try:
-            out: bytes = self._z.decompress(data, limit)
-        except zlib.error:
-            raise ExecutionError("The service sent a body that could not be decompressed.") from None
-        return out, bool(self._z.unconsumed_tail)
+def _refuse_oversize(tool: str, cap: int) -> ExecutionError:
+    return ExecutionError(
+        f"{tool}: the response is larger than {cap} bytes (max_response_bytes) and "
+        "was refused; a SOAP message cannot be cut. Ask for less data if the operation allows it.",
+        tool=tool, details={"max_response_bytes": cap},
+    )
 
 
-class _Body:
-    """A response body as it arrives, refused once it passes the cap."""
-
-    def __init__(self, response: httpx.Response, cap: int, tool: str) -> None:
-        self._inflater = _Inflater(response.headers.get("content-encoding", ""))
-        self._cap = cap
-        self._tool = tool
-        self._chunks: list[bytes] = []
-        self._size = 0
-
-    def add(self, raw: bytes) -> None:
-        data, pending = self._inflater.feed(raw, self._cap - self._size + 1)
-        self._size += len(data)
-        if self._size > self._cap or pending:
-            raise ExecutionError(
-                f"{self._tool}: the response is larger than {self._cap} bytes (max_response_bytes) and "
-                "was refused; a SOAP message cannot be cut. Ask for less data if the operation allows it.",
-                tool=self._tool, details={"max_response_bytes": self._cap},
-            )
-        self._chunks.append(data)
-
-    def content(self) -> bytes:
-        return b"".join(self._chunks)
+def _whole(body: mcs_http.Body, options: HttpOptions, tool: str) -> bytes:
+    """The body read by the core's reader, refused (not cut) over the cap."""
+    if body.truncated:
+        raise _refuse_oversize(tool, options.max_response_bytes)
+    return body.data
 
 
 def _to_requests(response: httpx.Response, content: bytes) -> Response:
@@ -242,7 +183,7 @@ class _Attempts:
 
 
 def _headers(options: HttpOptions, headers: Mapping[str, str]) -> list[tuple[str, str]]:
-    return [("User-Agent", _USER_AGENT), ("Accept-Encoding", "gzip, deflate"),
+    return [("User-Agent", _USER_AGENT), ("Accept-Encoding", mcs_http.ACCEPT_ENCODING),
             *options.headers, *((str(k), str(v)) for k, v in headers.items())]
 
 
@@ -253,7 +194,7 @@ def _incomplete(tool: str) -> ToolTimeoutError:
 def send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str, *,
               content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     """Send one request under the current :data:`CALL`; the body read whole, within the caps."""
-    with bounded(_state().deadline):  # connect, headers and body within the deadline, as a whole
+    with mcs_http.bounded(_state().deadline):  # connect, headers and body within the deadline, as a whole
         return _send_sync(client, options, method, url, content=content, params=params, headers=headers)
 
 
@@ -275,11 +216,8 @@ def _send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str
                 response.close()
                 time.sleep(delay)
                 continue
-            body = _Body(response, options.max_response_bytes, state.tool)
-            for raw in response.iter_raw():
-                body.add(raw)
-                if state.deadline is not None and time.monotonic() > state.deadline:
-                    raise _incomplete(state.tool)
+            body = mcs_http.read_body(response, max_bytes=options.max_response_bytes, deadline=state.deadline,
+                                      tool=state.tool)
         except httpx.TimeoutException:
             raise _incomplete(state.tool) from None
         except httpx.TransportError as exc:
@@ -287,7 +225,7 @@ def _send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str
             continue
         finally:
             response.close()
-        out = _to_requests(response, body.content())
+        out = _to_requests(response, _whole(body, options, state.tool))
         _check_status(out, state.tool)
         return out
 
@@ -295,7 +233,7 @@ def _send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str
 async def send_async(client: httpx.AsyncClient, options: HttpOptions, method: str, url: str, *,
                      content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     """The async twin of :func:`send_sync`."""
-    with bounded(_state().deadline):
+    with mcs_http.bounded(_state().deadline):
         return await _send_async(client, options, method, url, content=content, params=params, headers=headers)
 
 
@@ -317,11 +255,8 @@ async def _send_async(client: httpx.AsyncClient, options: HttpOptions, method: s
                 await response.aclose()
                 await asyncio.sleep(delay)
                 continue
-            body = _Body(response, options.max_response_bytes, state.tool)
-            async for raw in response.aiter_raw():
-                body.add(raw)
-                if state.deadline is not None and time.monotonic() > state.deadline:
-                    raise _incomplete(state.tool)
+            body = await mcs_http.aread_body(response, max_bytes=options.max_response_bytes,
+                                             deadline=state.deadline, tool=state.tool)
         except httpx.TimeoutException:
             raise _incomplete(state.tool) from None
         except httpx.TransportError as exc:
@@ -329,7 +264,7 @@ async def _send_async(client: httpx.AsyncClient, options: HttpOptions, method: s
             continue
         finally:
             await response.aclose()
-        out = _to_requests(response, body.content())
+        out = _to_requests(response, _whole(body, options, state.tool))
         _check_status(out, state.tool)
         return out
 

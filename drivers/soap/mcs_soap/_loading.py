@@ -8,36 +8,32 @@ What a caller can rely on:
   port) for a URL. ``allow_imports`` adds folders or URL prefixes (``True``: anywhere).
   Anything else is refused before a byte is read, with an error naming the URL.
 * Each document is read up to ``max_bytes`` (a larger one is refused, not cut), at most
-  ``max_documents`` documents are read, and remote reads have a total ``timeout``.
-  Redirects are not followed.
+  ``max_documents`` documents are read, and remote reads go through the core's bounded
+  HTTP path (:mod:`mcs.http`): one total ``timeout`` covers connecting, the headers and
+  the body, and the size is counted after decompression. Redirects are not followed.
 * The SOAP 1.1 encoding schema (``http://schemas.xmlsoap.org/soap/encoding/``), which
   zeep imports whenever a WSDL names its namespace, is served from a small copy shipped
   with the driver (``soap-encoding.xsd``), never fetched.
-* Parsing uses zeep's hardened settings: no DTD, no entity, no huge-tree mode
-  (:func:`hardened_settings`). For loading, this policy decides every import (zeep's
-  own ``forbid_external`` would refuse the same-origin imports of a WSDL served over
-  HTTP); for responses, ``forbid_external`` is on as well.
+* Nothing here imports zeep, lxml or httpx (httpx only when a URL is read): a driver
+  whose tools come from the disk cache reads its WSDL's bytes (for the content key)
+  without them. Parsing with zeep is :mod:`mcs_soap._parsing`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-import httpx
-from lxml import etree
-from zeep import Settings
-from zeep.transports import Transport
-from zeep.wsdl import Document
+from mcs.errors import ConfigurationError, ExecutionError
 
-from mcs.errors import ConfigurationError
+if TYPE_CHECKING:
+    import httpx
 
 
 class WsdlError(ConfigurationError):
@@ -46,22 +42,6 @@ class WsdlError(ConfigurationError):
 
 SOAP_ENCODING = "http://schemas.xmlsoap.org/soap/encoding/"
 _BUNDLED = {SOAP_ENCODING: "soap-encoding.xsd", SOAP_ENCODING.rstrip("/"): "soap-encoding.xsd"}
-
-
-def hardened_settings(*, forbid_external: bool = True) -> Settings:
-    """zeep settings for documents and responses from anyone (SECURITY.md C2).
-
-    ``forbid_external=False`` is for loading a WSDL only, where :class:`LoadPolicy`
-    decides each import; responses are parsed with it on.
-    """
-    return Settings(
-        strict=True,
-        forbid_dtd=True,
-        forbid_entities=True,
-        forbid_external=forbid_external,
-        xml_huge_tree=False,
-        force_https=False,  # the configured endpoint's scheme is kept as given
-    )
 
 
 def is_url(location: str) -> bool:
@@ -121,21 +101,18 @@ class LoadPolicy:
         return folder is not None and target is not None and target.is_relative_to(folder)
 
 
-class DocumentLoader(Transport):
-    """The zeep transport that reads WSDL and XSD documents under a :class:`LoadPolicy`.
+class DocumentReader:
+    """Reads WSDL and XSD documents under a :class:`LoadPolicy`.
 
     It records every document read (location and bytes), for the schema index and the
-    content key of the cache. It never sends SOAP calls (see :mod:`mcs_soap._http`).
+    content key of the cache. zeep reads through it while parsing (see
+    :mod:`mcs_soap._parsing`); it never sends SOAP calls (see :mod:`mcs_soap._http`).
     """
 
     def __init__(self, policy: LoadPolicy) -> None:
-        # zeep's Transport.__init__ would open a requests session; nothing here needs one.
         self.policy = policy
         self.documents: dict[str, bytes] = {}
         self._client: httpx.Client | None = None
-        self.cache = None
-        self._close_session = False
-        self.session = None
 
     def load(self, url: str) -> bytes:
         if not url:
@@ -171,57 +148,39 @@ class DocumentLoader(Transport):
         return content
 
     def _read_url(self, url: str) -> bytes:
+        """The document at ``url``, read through the core's bounded HTTP path: the load
+        timeout covers connecting, the headers and the body as a whole."""
+        import httpx
+
+        from mcs import http as mcs_http
+        from mcs.errors import ToolTimeoutError
+
         if self._client is None:
-            self._client = httpx.Client(verify=self.policy.verify, follow_redirects=False)
+            self._client = httpx.Client(transport=mcs_http.transport(verify=self.policy.verify), follow_redirects=False)
         deadline = time.monotonic() + self.policy.timeout
-        chunks: list[bytes] = []
-        size = 0
         try:
-            with self._client.stream("GET", url, timeout=self.policy.timeout,
-                                     headers={"Accept-Encoding": "identity"}) as response:
+            with mcs_http.bounded(deadline):
+                request = self._client.build_request("GET", url, timeout=self.policy.timeout,
+                                                     headers={"Accept-Encoding": mcs_http.ACCEPT_ENCODING})
+                response = self._client.send(request, stream=True)
                 if response.status_code != 200:
+                    response.close()
                     raise WsdlError(f"{url}: HTTP {response.status_code} (expected 200 with a WSDL or XSD document)")
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > self.policy.max_bytes:
-                        raise self._too_big(url)
-                    if time.monotonic() > deadline:
-                        raise WsdlError(f"{url}: not read within {self.policy.timeout:g} s")
-                    chunks.append(chunk)
+                body = mcs_http.read_body(response, max_bytes=self.policy.max_bytes, deadline=deadline)
+        except (ToolTimeoutError, httpx.TimeoutException):
+            raise WsdlError(f"{url}: not read within {self.policy.timeout:g} s (load_timeout)") from None
         except httpx.HTTPError as exc:
             raise WsdlError(f"{url}: cannot be fetched ({type(exc).__name__}: {exc})") from None
-        return b"".join(chunks)
+        except ExecutionError as exc:  # a content encoding the reader does not take, or a broken one
+            raise WsdlError(f"{url}: cannot be read ({exc})") from None
+        if body.truncated:
+            raise self._too_big(url)
+        return body.data
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
-
-    def __del__(self) -> None:  # zeep's Transport closes a session here; there is none
-        pass
-
-    def digest(self) -> str:
-        """A content key over every document read, in reading order."""
-        sha = hashlib.sha256()
-        for location, content in self.documents.items():
-            sha.update(location.encode() + b"\0" + hashlib.sha256(content).digest())
-        return sha.hexdigest()
-
-
-class CapturingDocument(Document):
-    """zeep's WSDL document, keeping the WSDL trees zeep parsed (the schema index reads
-    them instead of parsing them again)."""
-
-    def __init__(self, location: str, transport: DocumentLoader, settings: Settings) -> None:
-        self.trees: dict[str, etree._Element] = {}
-        init: Any = super().__init__
-        init(location, transport, settings=settings)
-
-    def _get_xml_document(self, location: Any, *, _initial: bool = False) -> etree._Element:
-        parse: Any = super()._get_xml_document
-        root: etree._Element = parse(location, _initial=_initial)
-        self.trees[str(location)] = root
-        return root
 
 
 def normalise_allow(allow: bool | Sequence[str]) -> bool | tuple[str, ...]:

@@ -10,20 +10,31 @@
   ``idempotentHint`` for reads and for operations configured idempotent.
 * ``meta`` keeps what a call needs (service, port, binding, operation, address, how the
   body is passed) as JSON, so the tool list can come back from the disk cache.
+* Input schemas are built when first read (:class:`SchemaTool`): listing 1,158 operations
+  for discovery mode needs their names and descriptions only; describing, validating or
+  rendering a tool inline builds its schema, once. The result is the same schema an
+  eager build gives (one converter per WSDL, memoised per type).
+
+This module imports neither zeep nor lxml at import time (the disk cache decodes tools
+with :func:`tool_from_dict` without them).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcs.errors import ConfigurationError
 from mcs.tools import Tool, unique_tool_names
-from mcs_soap._schema import SchemaConverter
-from mcs_soap._xsd import SchemaIndex
+from mcs_soap._loading import WsdlError
+
+if TYPE_CHECKING:
+    from mcs_soap._schema import SchemaConverter
+    from mcs_soap._xsd import SchemaIndex
 
 _READ = re.compile(r"^(get|list|find|search|query|describe|lookup|look_up|read|fetch|check|is|has|count|"
                    r"retrieve|show|view|browse|select|validate|verify|exists|ping|echo)(?=[A-Z_0-9]|$)",
@@ -92,9 +103,92 @@ def annotations_for(operation: str, idempotent: bool) -> dict[str, Any]:
     return hints
 
 
-def build_tools(index: SchemaIndex, ports: Sequence[PortRef], idempotent: Sequence[str]) -> list[Tool]:
-    """One tool per operation of every port in ``ports``."""
-    converter = SchemaConverter(index)
+# The slot Tool keeps its input schema in; SchemaTool reads and fills it behind a property.
+_INPUT_SCHEMA: Any = Tool.__dict__["input_schema"]
+_UNBUILT: Any = object()
+
+
+class SchemaTool(Tool):
+    """A :class:`~mcs.Tool` whose input schema is built from the XSD when first read.
+
+    Name, title, description, annotations and meta are there from the start. The first
+    read of ``input_schema`` builds it (under the WSDL's builder lock, so threads agree);
+    every later read returns that same dict. A copy made with ``dataclasses.replace``
+    (a driver ``prefix``) reads, so builds, the schema first.
+    """
+
+    __slots__ = ("_body", "_builder")
+    _body: Any  # zeep's body element, until the schema is built
+    _builder: SchemaBuilder
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = _INPUT_SCHEMA.__get__(self, Tool)
+        if value is _UNBUILT:
+            value = self._builder.build(self)
+        return value
+
+    @input_schema.setter
+    def input_schema(self, value: Mapping[str, Any]) -> None:
+        _INPUT_SCHEMA.__set__(self, value)
+
+    @property
+    def schema_built(self) -> bool:
+        """Whether ``input_schema`` has been built (reading this builds nothing)."""
+        return _INPUT_SCHEMA.__get__(self, Tool) is not _UNBUILT
+
+
+class SchemaBuilder:
+    """Builds the input schemas of one WSDL's tools on demand, with one shared converter.
+
+    The converter (and the schema index it reads) is let go once every tool has its schema.
+    """
+
+    def __init__(self, index: SchemaIndex, location: str) -> None:
+        from mcs_soap._schema import SchemaConverter
+
+        self.location = location
+        self._converter: SchemaConverter | None = SchemaConverter(index)
+        self._lock = threading.Lock()
+        self._unbuilt = 0
+
+    def tool(self, body: Any, **fields: Any) -> SchemaTool:
+        tool = SchemaTool(input_schema=_UNBUILT, **fields)
+        object.__setattr__(tool, "_body", body)
+        object.__setattr__(tool, "_builder", self)
+        self._unbuilt += 1
+        return tool
+
+    def build(self, tool: SchemaTool) -> Mapping[str, Any]:
+        """``tool``'s input schema, built now unless another thread just did.
+
+        Raises:
+            WsdlError: zeep's model of the operation's input cannot be read.
+        """
+        with self._lock:
+            value: Mapping[str, Any] = _INPUT_SCHEMA.__get__(tool, Tool)
+            if value is not _UNBUILT:
+                return value
+            assert self._converter is not None  # kept while a tool has no schema
+            try:
+                value, _ = self._converter.body_schema(tool._body)
+            except Exception as exc:
+                raise WsdlError(
+                    f"{self.location}: the input of operation {tool.title or tool.name} cannot be described "
+                    f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
+                ) from None
+            _INPUT_SCHEMA.__set__(tool, value)
+            object.__setattr__(tool, "_body", None)
+            self._unbuilt -= 1
+            if self._unbuilt == 0:
+                self._converter = None
+            return value
+
+
+def build_tools(index: SchemaIndex, ports: Sequence[PortRef], idempotent: Sequence[str], *,
+                location: str = "the WSDL") -> list[Tool]:
+    """One tool per operation of every port in ``ports`` (schemas built when first read)."""
+    builder = SchemaBuilder(index, location)
     entries: list[tuple[PortRef, str, Any]] = []
     for port in ports:
         for name, operation in port.binding._operations.items():
@@ -106,16 +200,18 @@ def build_tools(index: SchemaIndex, ports: Sequence[PortRef], idempotent: Sequen
     raw_names = [name if counts[name] == 1 else f"{port.service}_{port.port}_{name}" for port, name, _ in entries]
     tools = []
     for (port, name, operation), tool_name in zip(entries, unique_tool_names(raw_names), strict=True):
-        tools.append(_tool(converter, index, port, name, operation, tool_name, several_ports, idempotent))
+        tools.append(_tool(builder, index, port, name, operation, tool_name, several_ports, idempotent))
     return tools
 
 
-def _tool(converter: SchemaConverter, index: SchemaIndex, port: PortRef, name: str, operation: Any, tool_name: str, several_ports: bool,
-          idempotent: Sequence[str]) -> Tool:
+def _tool(builder: SchemaBuilder, index: SchemaIndex, port: PortRef, name: str, operation: Any, tool_name: str,
+          several_ports: bool, idempotent: Sequence[str]) -> Tool:
+    from mcs_soap._schema import simple_body_name
+
     binding = port.binding
     message = operation.input
     body = getattr(message, "body", None) if message is not None else None
-    schema, simple_name = converter.body_schema(body)
+    simple_name = simple_body_name(body)
     kind = _SOAP_VERSIONS.get(type(binding).__name__, type(binding).__name__)
     port_type = binding.port_name.text if getattr(binding, "port_name", None) is not None else ""
     docs = index.operation_docs
@@ -138,11 +234,11 @@ def _tool(converter: SchemaConverter, index: SchemaIndex, port: PortRef, name: s
     }
     if meta["group"] is None:
         del meta["group"]
-    return Tool(
+    return builder.tool(
+        body,
         name=tool_name,
         title=name,
         description=" ".join(lines),
-        input_schema=schema,
         annotations=annotations_for(name, is_idempotent),
         meta=meta,
     )

@@ -153,16 +153,31 @@ def translate_pattern(pattern: str) -> str | None:
 # ---------------------------------------------------------------------- the converter
 
 
-class SchemaConverter:
-    """Converts zeep types to JSON Schema, memoised per type; one per loaded WSDL.
+def simple_body_name(body: Any) -> str | None:
+    """The argument name of a message body of simple type (zeep takes it positionally);
+    ``None`` for a complex body (keyword arguments) or no body. The same name
+    :meth:`SchemaConverter.body_schema` gives, without building the schema."""
+    if body is None or isinstance(body.type, ComplexType):
+        return None
+    return str(body.name or "value")
 
-    Recursive types become ``$defs`` entries; :meth:`tool_schema` attaches the
-    definitions a tool needs. Not thread-safe: the driver converts under its lock.
+
+class SchemaConverter:
+    """Converts zeep types to JSON Schema; one per loaded WSDL.
+
+    Recursive types become ``$defs`` entries of the tool that needs them. A tool's schema
+    depends on the WSDL and that tool only, never on which tools were converted before
+    (schemas are built lazily, in whatever order tools are described): types whose
+    conversion met no cycle are memoised for every tool; the rest, and the ``$defs``
+    names, are worked out again for each tool. Not thread-safe: callers convert under a lock.
     """
 
     def __init__(self, index: SchemaIndex) -> None:
         self.index = index
         self.defs: dict[str, Schema] = {}
+        #: Converted types without cycles, for every tool (by ``id`` of the zeep type).
+        self._shared: dict[int, Schema] = {}
+        #: The current tool's converted types that reference a definition, and their references.
         self._memo: dict[int, tuple[Schema, frozenset[str]]] = {}
         self._simple_memo: dict[str, Schema] = {}
         self._stack: list[int] = []
@@ -189,6 +204,7 @@ class SchemaConverter:
         ``body`` is zeep's body element (``None`` for an operation without input). A body of
         simple type is one argument named after the element, passed to zeep positionally.
         """
+        self.defs, self._memo, self._recursive, self._def_names, self._def_deps = {}, {}, set(), {}, {}
         self._deps.append(set())
         try:
             if body is None:
@@ -205,7 +221,7 @@ class SchemaConverter:
             else:
                 decl = self.index.lookup("element", body.qname)
                 inner = self._element_schema(body, decl)
-                name = body.name or "value"
+                name = simple_body_name(body) or "value"
                 schema = {"type": "object", "properties": {name: inner}, "required": [name]}
                 simple_name = name
             schema["additionalProperties"] = schema.get("additionalProperties", False)
@@ -285,6 +301,9 @@ class SchemaConverter:
 
     def _complex(self, xsd_type: Any, raw: etree._Element | None, named: etree.QName | None) -> Schema:
         key = id(xsd_type)
+        shared = self._shared.get(key)
+        if shared is not None:
+            return shared
         if key in self._stack:
             self._recursive.add(key)
             name = self._def_name(xsd_type, named)
@@ -313,9 +332,12 @@ class SchemaConverter:
             result: Schema = {"$ref": f"#/$defs/{name}"}
         else:
             result = schema
+        if not deps:  # no cycle met: the same for every tool
+            self._shared[key] = result
+            self._keep.append(xsd_type)
+            return result
         frozen = frozenset(deps)
         self._memo[key] = (result, frozen)
-        self._keep.append(xsd_type)
         self._deps[-1].update(frozen)
         return result
 

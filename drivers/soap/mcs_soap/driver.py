@@ -10,36 +10,30 @@ import os
 import threading
 import time
 import uuid
-import warnings
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-from lxml import etree
-
-from mcs import http as mcs_http
-from mcs import prompts
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
-from mcs_soap import _cache
-from mcs_soap._faults import FaultRolePlugin, translate_errors
-from mcs_soap._http import CALL, AsyncTransportOverHttpx, CallState, HttpOptions, SyncTransport
+from mcs_soap import _cache, _collector
+from mcs_soap._callstate import CALL, CallState, HttpOptions
 from mcs_soap._loading import (
-    CapturingDocument,
-    DocumentLoader,
+    DocumentReader,
     LoadPolicy,
     WsdlError,
-    describe_zeep_error,
     entry_location,
-    hardened_settings,
     normalise_allow,
 )
-from mcs_soap._operations import build_tools, ports_of, tool_from_dict, tool_to_dict
-from mcs_soap._values import any_paths, apply_any, cap, to_json
-from mcs_soap._xsd import build_index, safe_parser
+from mcs_soap._operations import tool_from_dict, tool_to_dict
+
+if TYPE_CHECKING:
+    import httpx
+
+# zeep, lxml and httpx are imported when first needed (a parse, a call, warmup()): a driver
+# whose tools come from the disk cache lists and describes them without importing them.
 
 __version__ = "0.1.0"
 _BAD_HEADER_CHARS = "\r\n\0"
@@ -68,7 +62,8 @@ class SoapDriver(ToolDriver):
       (200,000): larger results are cut with a ``[truncated ...]`` marker.
     * ``max_wsdl_bytes`` (32 MiB per document), ``max_documents`` (256), ``load_timeout`` (30 s).
     * ``cache`` (True): reuse a WSDL parsed earlier in this process; ``cache_dir``: also keep
-      the tools on disk, so a new process starts without parsing (zeep parses on first call).
+      the tools on disk in that folder (created if missing; an empty value is refused), so a
+      new process starts without parsing (zeep parses on first call).
     * ``verify``: TLS verification (or a CA bundle path). ``name``: the driver's name.
 
     Raises:
@@ -123,6 +118,10 @@ class SoapDriver(ToolDriver):
                              ("max_wsdl_bytes", max_wsdl_bytes), ("max_documents", max_documents)):
             if int(value) < 1:
                 raise ConfigurationError(f"{label} must be at least 1")
+        if cache_dir is not None and not os.fspath(cache_dir).strip():
+            # Path("") is the working directory: an empty option must not scatter cache files there.
+            raise ConfigurationError("cache_dir is empty: name the folder to keep parsed WSDLs in, "
+                                     "or leave it unset (memory cache only)")
         self.location = entry_location(wsdl)
         self._endpoints = _endpoints(endpoint)
         self._selected = [ports] if isinstance(ports, str) else list(ports or [])
@@ -135,7 +134,8 @@ class SoapDriver(ToolDriver):
                                  backoff=float(backoff))
         self.max_result_chars = int(max_result_chars)
         self._verify = verify
-        self._wsse = _wsse(wsse_username, wsse_password, wsse_digest)
+        self._wsse_options = _wsse_options(wsse_username, wsse_password, wsse_digest)
+        self._wsse: Any = None  # zeep's UsernameToken, made with the first client
         self._soap_headers = _soap_headers(soap_headers)
         self._cache_dir = cache_dir
         self._use_cache = bool(cache)
@@ -143,6 +143,8 @@ class SoapDriver(ToolDriver):
         self._parsed = self._load()
         self._op_tools = list(self._parsed.tools)
         title = self._op_tools[0].meta.get("service") if self._op_tools else None
+        # target_llms and prefix are left for ToolDriver.meta to fill on first read: the
+        # globs of the prompt templates cost a read of every template file.
         self.meta = DriverMeta(
             id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"mcs-driver-soap:{self.location}")),
             name=name or _slug(str(title or os.path.basename(self.location.split("?")[0]) or "soap")),
@@ -150,9 +152,7 @@ class SoapDriver(ToolDriver):
             protocol="SOAP",
             transport="HTTP",
             spec_format="WSDL 1.1",
-            target_llms=prompts.target_llms(self.prompt_templates),
             capabilities=("cache",),
-            prefix=self.prefix,
         )
         self._client: Any = None
         self._http_client: httpx.Client | None = None
@@ -172,66 +172,50 @@ class SoapDriver(ToolDriver):
         return {"ports": self._selected, "idempotent": self._idempotent, "allow": self._policy.allow}
 
     def _load(self) -> _cache.Parsed:
-        loader = DocumentLoader(self._policy)
+        with _collector.paused():
+            return self._load_now()
+
+    def _load_now(self) -> _cache.Parsed:
+        reader = DocumentReader(self._policy)
         try:
-            entry = loader.load(self.location)
+            entry = reader.load(self.location)
             key = _cache.content_key(self.location, entry, self._cache_options())
             if self._use_cache:
-                found = _cache.from_memory(key, loader.load)
+                found = _cache.from_memory(key, reader.load)
                 if found is None and self._cache_dir is not None:
-                    found = _cache.from_disk(self._cache_dir, key, loader.load, tool_from_dict)
+                    found = _cache.from_disk(self._cache_dir, key, reader.load, tool_from_dict)
                 if found is not None:
                     return found
-            parsed = self._parse(loader, key)
+            from mcs_soap._parsing import parse_wsdl
+
+            parsed = parse_wsdl(self.location, reader, key, selected=self._selected, idempotent=self._idempotent)
         finally:
-            loader.close()
+            reader.close()
         if self._use_cache:
             _cache.to_memory(parsed)
-            if self._cache_dir is not None:
+            if self._cache_dir is not None:  # builds every input schema, to write them down
                 _cache.to_disk(self._cache_dir, parsed, tool_to_dict)
         return parsed
-
-    def _parse(self, loader: DocumentLoader, key: str) -> _cache.Parsed:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                document = CapturingDocument(self.location, loader, hardened_settings(forbid_external=False))
-            except WsdlError:
-                raise
-            except Exception as exc:
-                raise WsdlError(describe_zeep_error(self.location, exc)) from None
-        reported = [" ".join(str(w.message).split()) for w in caught]
-        index = build_index(loader.documents, document.trees)
-        document.trees = {}
-        ports = ports_of(document, self._selected)
-        tools = build_tools(index, ports, self._idempotent)
-        if not tools:
-            detail = f" (zeep reported: {'; '.join(reported[:3])})" if reported else ""
-            raise WsdlError(
-                f"{self.location}: no operation to offer: the WSDL defines no service port with a SOAP "
-                "or HTTP binding" + (f" among the selected ports {self._selected}" if self._selected else "")
-                + detail
-            )
-        dependencies = {loc: _cache.digest(content) for loc, content in loader.documents.items()
-                        if loc != self.location}
-        return _cache.Parsed(key, dependencies, tools, document, warnings=reported)
 
     def _document(self) -> Any:
         """The zeep document (parsed now when the tools came from the disk cache)."""
         if self._parsed.document is None:
             with self._lock:
                 if self._parsed.document is None:
-                    loader = DocumentLoader(self._policy)
+                    from mcs_soap._parsing import parse_document
+
+                    reader = DocumentReader(self._policy)
                     try:
-                        loader.load(self.location)
-                        parsed = self._parse(loader, self._parsed.key)
+                        with _collector.paused():
+                            reader.load(self.location)
+                            document, reported = parse_document(self.location, reader)
                     finally:
-                        loader.close()
-                    parsed.tools = self._parsed.tools
-                    parsed.source = self._parsed.source
-                    self._parsed = parsed
+                        reader.close()
+                    document.trees = {}
+                    self._parsed = _cache.Parsed(self._parsed.key, self._parsed.dependencies, self._parsed.tools,
+                                                 document, source=self._parsed.source, warnings=reported)
                     if self._use_cache:
-                        _cache.to_memory(parsed)
+                        _cache.to_memory(self._parsed)
         return self._parsed.document
 
     def warmup(self) -> dict[str, Any]:
@@ -282,6 +266,8 @@ class SoapDriver(ToolDriver):
         if plan is None:
             plan = self._any_plan(tool)
         if plan:
+            from mcs_soap._values import apply_any
+
             arguments = apply_any(arguments, plan)
         kwargs: dict[str, Any] = {} if simple else dict(arguments)
         args = [arguments.get(simple)] if simple else []
@@ -290,12 +276,16 @@ class SoapDriver(ToolDriver):
         return args, kwargs
 
     def _any_plan(self, tool: Tool) -> dict[str, Any]:
+        from mcs_soap._values import any_paths
+
         body = getattr(self._input(tool), "body", None)
         plan = any_paths(body.type) if body is not None else {}
         self._any_plans[tool.name] = plan
         return plan
 
     def _header_values(self, tool: Tool) -> list[Any]:
+        from lxml import etree
+
         values: list[Any] = [element for element in self._soap_headers if isinstance(element, etree._Element)]
         declared = {k: v for item in self._soap_headers if isinstance(item, dict) for k, v in item.items()}
         if declared:
@@ -312,9 +302,13 @@ class SoapDriver(ToolDriver):
                          retryable=bool(invocation.tool.meta.get("idempotent")))
 
     def _finish(self, result: Any) -> Any:
+        from mcs_soap._values import cap, to_json
+
         return cap(to_json(result), self.max_result_chars)
 
     def _call_tool(self, invocation: Invocation) -> Any:
+        from mcs_soap._faults import translate_errors
+
         tool = invocation.tool
         token = CALL.set(self._state(invocation))
         try:
@@ -327,6 +321,8 @@ class SoapDriver(ToolDriver):
         return self._finish(result)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
+        from mcs_soap._faults import translate_errors
+
         tool = invocation.tool
         token = CALL.set(self._state(invocation))
         try:
@@ -342,12 +338,30 @@ class SoapDriver(ToolDriver):
 
     # ------------------------------------------------------------------ clients
 
+    def _zeep_options(self) -> dict[str, Any]:
+        """What every zeep client of this driver is made with: WS-Security, hardened
+        settings, the fault plugin. Imports zeep (the first client does)."""
+        from mcs_soap._faults import FaultRolePlugin
+        from mcs_soap._parsing import hardened_settings
+
+        if self._wsse is None and self._wsse_options is not None:
+            from zeep.wsse.username import UsernameToken
+
+            username, password, digest = self._wsse_options
+            token: Any = UsernameToken
+            self._wsse = token(username, password, use_digest=digest)
+        return {"wsse": self._wsse, "settings": hardened_settings(), "plugins": [FaultRolePlugin()]}
+
     def _sync_client(self) -> Any:
         client = self._client
         if client is None:
             with self._lock:
                 if self._client is None:
+                    import httpx
                     import zeep
+
+                    from mcs import http as mcs_http
+                    from mcs_soap._http import SyncTransport
 
                     # The core's transport: its sockets obey the call's whole deadline.
                     self._http_client = httpx.Client(
@@ -356,8 +370,8 @@ class SoapDriver(ToolDriver):
                     weakref.finalize(self, self._http_client.close)
                     client_class: Any = zeep.Client
                     self._client = client_class(
-                        self._document(), wsse=self._wsse, transport=SyncTransport(self._http_client, self._http),
-                        settings=hardened_settings(), plugins=[FaultRolePlugin()],
+                        self._document(), transport=SyncTransport(self._http_client, self._http),
+                        **self._zeep_options(),
                     )
                 client = self._client
         return client
@@ -374,16 +388,19 @@ class SoapDriver(ToolDriver):
         return proxy
 
     async def _aproxy(self, tool: Tool) -> Any:
-        import zeep
-
         loop = id(asyncio.get_running_loop())
         entry = self._aclients.get(loop)
         if entry is None or entry[1].is_closed:
             document = await asyncio.to_thread(self._document) if self._parsed.document is None else self._parsed.document
+            import httpx
+            import zeep
+
+            from mcs import http as mcs_http
+            from mcs_soap._http import AsyncTransportOverHttpx
+
             http = httpx.AsyncClient(transport=mcs_http.async_transport(verify=self._verify), follow_redirects=False)
             async_class: Any = zeep.AsyncClient
-            client = async_class(document, wsse=self._wsse, transport=AsyncTransportOverHttpx(http, self._http),
-                                      settings=hardened_settings(), plugins=[FaultRolePlugin()])
+            client = async_class(document, transport=AsyncTransportOverHttpx(http, self._http), **self._zeep_options())
             closer = _close_at_shutdown(http)
             await closer.__anext__()
             self._closers[loop] = closer
@@ -494,15 +511,13 @@ def _static_headers(headers: Mapping[str, str] | None, basic: str | Sequence[str
     return tuple(out)
 
 
-def _wsse(username: str | None, password: str | None, digest: bool) -> Any:
+def _wsse_options(username: str | None, password: str | None, digest: bool) -> tuple[str, str, bool] | None:
+    """The WS-Security UsernameToken settings, checked (the token is made with the first client)."""
     if username is None and password is None:
         return None
     if not username or password is None:
         raise ConfigurationError("WS-Security needs both wsse_username and wsse_password")
-    from zeep.wsse.username import UsernameToken
-
-    token: Any = UsernameToken
-    return token(username, password, use_digest=bool(digest))
+    return username, password, bool(digest)
 
 
 def _soap_headers(headers: Mapping[str, Any] | Sequence[str] | None) -> list[Any]:
@@ -513,6 +528,10 @@ def _soap_headers(headers: Mapping[str, Any] | Sequence[str] | None) -> list[Any
         return [dict(headers)]
     if isinstance(headers, str):
         headers = [headers]
+    from lxml import etree
+
+    from mcs_soap._xsd import safe_parser
+
     out: list[Any] = []
     for item in headers:
         if isinstance(item, Mapping):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import World
 from mcs_soap import SoapDriver, clear_wsdl_cache
+
+from mcs.errors import ConfigurationError
 
 
 def test_a_second_driver_for_the_same_wsdl_comes_from_memory(world: World):
@@ -52,3 +55,12 @@ def test_a_changed_import_is_seen(tmp_path):
     assert SoapDriver(tmp_path / "w.wsdl").cache_source == "memory"
     (tmp_path / "extra.xsd").write_text(schema.format(doc="v2"))
     assert SoapDriver(tmp_path / "w.wsdl").cache_source == "parsed"
+
+
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_cache_dir_is_refused_and_nothing_is_written_to_the_working_directory(
+        world: World, tmp_path, monkeypatch, empty: str):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigurationError, match="cache_dir is empty"):
+        SoapDriver(world.wsdl, cache_dir=empty)
+    assert list(tmp_path.iterdir()) == []

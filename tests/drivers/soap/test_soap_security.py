@@ -11,6 +11,7 @@ from conftest import World
 from mcs_soap import SoapDriver, WsdlError
 from mcs_soap.peer import SoapPeer, serve
 from soap_world import WORLD_WSDL
+from support.hostile import HostilePeer
 
 from mcs.errors import ExecutionError, InvalidInputError
 
@@ -161,3 +162,17 @@ def test_markup_in_a_string_argument_stays_text(world: World):
     with SoapDriver(world.wsdl) as driver:
         assert driver.call_tool("Echo", {"text": "</text><times>9</times>&amp;", "times": 1}) == \
             "</text><times>9</times>&amp;"
+
+
+def test_a_wsdl_server_dripping_its_headers_is_cut_at_load_timeout_as_a_whole():
+    with HostilePeer() as peer:
+        started = time.monotonic()
+        with pytest.raises(WsdlError, match="not read within 1 s"):
+            SoapDriver(peer.url + "/drip-headers", load_timeout=1.0, cache=False)
+        assert time.monotonic() - started < 3.0  # each header byte came within httpx's per-read timeout
+
+
+@pytest.mark.parametrize("path", ["/bomb-gzip", "/bomb-deflate", "/endless"])
+def test_a_wsdl_larger_than_max_wsdl_bytes_once_inflated_is_refused(path: str):
+    with HostilePeer() as peer, pytest.raises(WsdlError, match="max_wsdl_bytes"):
+        SoapDriver(peer.url + path, max_wsdl_bytes=1_000_000, cache=False)
