@@ -15,32 +15,35 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 
-from mcs.content import Audio, EmbeddedResource, Image
-from mcs.context import AgentContext, Elicited, PolicyDecision, Root, Sampled, Session
-from mcs.driver import CallOutcome, DriverMeta, MCSDriver, ToolDriver
-from mcs.errors import (
-    ConfigurationError,
-    DriverNotFoundError,
-    ErrorCode,
-    ExecutionError,
-    InvalidInputError,
-    MCSError,
-    MissingDependencyError,
-    PolicyDeniedError,
-    SessionUnavailableError,
-    ToolCallError,
-    ToolNotFoundError,
-    ToolTimeoutError,
-)
-from mcs.function_prompts import FunctionPrompt, prompt
-from mcs.function_resources import FunctionResource, resource
-from mcs.functions import FunctionDriver, FunctionTool, tool
-from mcs.interfaces import Interface
-from mcs.parsing import parse_tool_calls
-from mcs.pipeline import ExecutionEvent, Invocation
-from mcs.registry import available_drivers, load_driver
-from mcs.toolbox import Toolbox
-from mcs.tools import Tool, ToolCall
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below load on first use (see __getattr__); type checkers see them here
+    from mcs.content import Audio, EmbeddedResource, Image
+    from mcs.context import AgentContext, Elicited, PolicyDecision, Root, Sampled, Session
+    from mcs.driver import CallOutcome, DriverMeta, MCSDriver, ToolDriver
+    from mcs.errors import (
+        ConfigurationError,
+        DriverNotFoundError,
+        ErrorCode,
+        ExecutionError,
+        InvalidInputError,
+        MCSError,
+        MissingDependencyError,
+        PolicyDeniedError,
+        SessionUnavailableError,
+        ToolCallError,
+        ToolNotFoundError,
+        ToolTimeoutError,
+    )
+    from mcs.function_prompts import FunctionPrompt, prompt
+    from mcs.function_resources import FunctionResource, resource
+    from mcs.functions import FunctionDriver, FunctionTool, tool
+    from mcs.interfaces import Interface
+    from mcs.parsing import parse_tool_calls
+    from mcs.pipeline import ExecutionEvent, Invocation
+    from mcs.registry import available_drivers, load_driver
+    from mcs.toolbox import Toolbox
+    from mcs.tools import Tool, ToolCall
 
 __version__ = "0.1.0"
 
@@ -87,3 +90,66 @@ __all__ = [
     "resource",
     "tool",
 ]
+
+#: The module each public name lives in. ``import mcs`` loads none of them: a name's
+#: module is imported the first time the name is read (PEP 562), so a process that uses
+#: one driver does not pay for pydantic, YAML, asyncio or the parser until it needs them.
+_EXPORTS: dict[str, str] = {
+    "Audio": "mcs.content",
+    "EmbeddedResource": "mcs.content",
+    "Image": "mcs.content",
+    "AgentContext": "mcs.context",
+    "Elicited": "mcs.context",
+    "PolicyDecision": "mcs.context",
+    "Root": "mcs.context",
+    "Sampled": "mcs.context",
+    "Session": "mcs.context",
+    "CallOutcome": "mcs.driver",
+    "DriverMeta": "mcs.driver",
+    "MCSDriver": "mcs.driver",
+    "ToolDriver": "mcs.driver",
+    "ConfigurationError": "mcs.errors",
+    "DriverNotFoundError": "mcs.errors",
+    "ErrorCode": "mcs.errors",
+    "ExecutionError": "mcs.errors",
+    "InvalidInputError": "mcs.errors",
+    "MCSError": "mcs.errors",
+    "MissingDependencyError": "mcs.errors",
+    "PolicyDeniedError": "mcs.errors",
+    "SessionUnavailableError": "mcs.errors",
+    "ToolCallError": "mcs.errors",
+    "ToolNotFoundError": "mcs.errors",
+    "ToolTimeoutError": "mcs.errors",
+    "FunctionPrompt": "mcs.function_prompts",
+    "prompt": "mcs.function_prompts",
+    "FunctionResource": "mcs.function_resources",
+    "resource": "mcs.function_resources",
+    "FunctionDriver": "mcs.functions",
+    "FunctionTool": "mcs.functions",
+    "tool": "mcs.functions",
+    "Interface": "mcs.interfaces",
+    "parse_tool_calls": "mcs.parsing",
+    "ExecutionEvent": "mcs.pipeline",
+    "Invocation": "mcs.pipeline",
+    "available_drivers": "mcs.registry",
+    "load_driver": "mcs.registry",
+    "Toolbox": "mcs.toolbox",
+    "Tool": "mcs.tools",
+    "ToolCall": "mcs.tools",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use and keep the name here (PEP 562)."""
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'mcs' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

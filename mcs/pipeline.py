@@ -37,7 +37,6 @@ Guarantees a caller can rely on:
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import copy
 import logging
@@ -244,7 +243,7 @@ def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = Non
             exc.message = scrub(exc.message, secrets)
             exc.args = (exc.message,)
         return exc
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+    if isinstance(exc, TimeoutError):  # asyncio.TimeoutError too: the same class since 3.11
         return ToolTimeoutError(f"{tool} did not finish in time.", tool=tool)
     import traceback
 
@@ -406,6 +405,8 @@ async def run_async(
     check_output: Callable[[Any], None] | None = None,
 ) -> Any:
     """The async twin of :func:`run_sync`; the deadline cancels the awaited call."""
+    import asyncio  # loaded already when this runs; imported here so the sync path never needs it
+
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
@@ -484,6 +485,8 @@ async def stream_async(
     controls: Controls = _EMPTY,
 ) -> AsyncIterator[Any]:
     """The async twin of :func:`stream_sync`."""
+    import asyncio
+
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import json
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +70,41 @@ def test_the_policy_api_decides() -> None:
 
 def test_a_version_is_exposed() -> None:
     assert isinstance(mcs.__version__, str) and mcs.__version__.count(".") >= 1
+
+
+# What ``import mcs`` (and ``mcs.driver``, which every driver imports) must not load: each
+# is loaded on first use instead (pydantic by DriverMeta, YAML by the prompt templates,
+# tantivy by a discovery search, jsonschema_rs by the first call, asyncio by an async call).
+DEFERRED = ("pydantic", "pydantic_core", "yaml", "tantivy", "jsonschema_rs", "asyncio", "importlib.metadata")
+
+
+def _fresh_python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("module", ["mcs", "mcs.driver"])
+def test_importing_the_core_loads_no_heavy_dependency(module: str) -> None:
+    out = _fresh_python(f"import sys, json, {module}; print(json.dumps(sorted(sys.modules)))")
+    loaded = set(json.loads(out))
+    assert [name for name in DEFERRED if name in loaded] == []
+
+
+def test_every_public_name_resolves_in_a_fresh_process() -> None:
+    code = (
+        "import mcs\n"
+        "missing = [n for n in mcs.__all__ if getattr(mcs, n, None) is None]\n"
+        "namespace = {}\n"
+        "exec('from mcs import ' + ', '.join(mcs.__all__), namespace)\n"
+        "assert all(namespace[n] is getattr(mcs, n) for n in mcs.__all__)\n"
+        "assert set(mcs.__all__) <= set(dir(mcs))\n"
+        "print(missing)\n"
+    )
+    assert _fresh_python(code).strip() == "[]"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
+        mcs.NoSuchThing  # noqa: B018
+    assert not hasattr(mcs.driver, "NoSuchThing")

@@ -26,9 +26,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-import asyncio
 import time
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import (
     AsyncIterator,
@@ -39,25 +37,24 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
-
-from mcs import discovery, pipeline, prompts
+from mcs import discovery, pipeline
 from mcs.context import AgentContext
 from mcs.driver import _identity
 from mcs.errors import InvalidInputError, ToolCallError, ToolNotFoundError
 from mcs.limits import CircuitBreaker, RateLimit
-from mcs.parsing import parse_tool_calls
 from mcs.pipeline import Controls, Invocation
 from mcs.redaction import SecretMask
 from mcs.tools import Tool, ToolCall
-from mcs.validation import (
-    ArgumentValidator,
-    ResultValidator,
-    compile_result_validator,
-    compile_validator,
-)
+
+# Imported where first used, so that importing a driver stays cheap: the parser (on the first
+# model output), the JSON Schema validators (on the first call), the prompt templates and
+# YAML (on the first description), asyncio (on the first async call).
+if TYPE_CHECKING:
+    from mcs import prompts
+    from mcs.driver._meta import DriverMeta as DriverMeta
+    from mcs.validation import ArgumentValidator, ResultValidator
 
 MCS_SPEC_VERSION = "0.1"
 #: How many calls one model output may run at most, unless a driver says otherwise.
@@ -81,36 +78,6 @@ _CAPABILITY_METHODS = {
 #: resources, or (``"resource"``) the content of one resource, whose URI is given.
 ChangeKind = Literal["tools", "prompts", "resources", "resource"]
 ChangeListener = Callable[[ChangeKind, "str | None"], object]
-
-
-class DriverMeta(BaseModel):
-    """Who a driver is (seed, section 3). Frozen and validated."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str
-    name: str
-    version: str
-    protocol: str
-    transport: str
-    spec_format: str
-    target_llms: tuple[str, ...] = ("*",)
-    capabilities: tuple[str, ...] = ()
-    prefix: str | None = None
-    spec_version: str = MCS_SPEC_VERSION
-
-    @field_validator("id")
-    @classmethod
-    def _id_is_uuid(cls, value: str) -> str:
-        uuid.UUID(value)
-        return value
-
-    @field_validator("name")
-    @classmethod
-    def _name_is_short(cls, value: str) -> str:
-        if not value or len(value) > 40:
-            raise ValueError("a driver name is 1 to 40 characters")
-        return value
 
 
 class MCSDriver(ABC):
@@ -139,6 +106,8 @@ class MCSDriver(ABC):
         self, llm_response: Any, *, context: AgentContext | None = None
     ) -> Any:
         """Async twin; the default runs the sync path on a worker thread."""
+        import asyncio
+
         return await asyncio.to_thread(self.process_llm_response, llm_response, context=context)
 
     def supports(self, capability: str) -> bool:
@@ -186,6 +155,16 @@ class AuthOption:
     kind: str
     option: str
     configured: bool = False
+
+
+def __getattr__(name: str) -> Any:
+    """``DriverMeta`` (a pydantic model) loads pydantic the first time it is read (PEP 562)."""
+    if name == "DriverMeta":
+        from mcs.driver._meta import DriverMeta
+
+        globals()["DriverMeta"] = DriverMeta
+        return DriverMeta
+    raise AttributeError(f"module 'mcs.driver' has no attribute {name!r}")
 
 
 DescriptionMode = Literal["auto", "inline", "discovery"]
@@ -320,6 +299,8 @@ class ToolDriver(MCSDriver):
         if meta.prefix is None and prefix:
             changes["prefix"] = prefix
         if meta.target_llms == ("*",):
+            from mcs import prompts
+
             targets = prompts.target_llms(getattr(self, "prompt_templates", None))
             if targets != ("*",):
                 changes["target_llms"] = targets
@@ -341,6 +322,8 @@ class ToolDriver(MCSDriver):
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
         """Native async twin of :meth:`_call_tool`; the default runs it on a thread."""
+        import asyncio
+
         return await asyncio.to_thread(self._call_tool, invocation)
 
     def _stream_tool(self, invocation: Invocation) -> Iterator[Any]:
@@ -457,6 +440,8 @@ class ToolDriver(MCSDriver):
         """The tools, rendered for ``model_name``; ``custom_tool_description`` wins."""
         if self.custom_tool_description is not None:
             return self.custom_tool_description
+        from mcs import prompts
+
         own = self._own_tools()
         if not own:
             return prompts.NO_TOOLS_DESCRIPTION
@@ -470,6 +455,8 @@ class ToolDriver(MCSDriver):
         """A complete system prompt for ``model_name``; ``custom_system_message`` wins."""
         if self.custom_system_message is not None:
             return self.custom_system_message
+        from mcs import prompts
+
         if not self._offers_tools():
             return prompts.render_no_tools_message(self.meta.name)
         return prompts.render_system_message(
@@ -492,6 +479,8 @@ class ToolDriver(MCSDriver):
     def _validator(self, tool: Tool) -> ArgumentValidator:
         validator = self._validators.get(tool.name)
         if validator is None:
+            from mcs.validation import compile_validator
+
             validator = compile_validator(tool.input_schema, tool=tool.name)
             self._validators[tool.name] = validator
         return validator
@@ -508,6 +497,8 @@ class ToolDriver(MCSDriver):
                 f"the returns schema of {tool.meta.get('method', tool.name)} in {interface}"
                 if interface else "its output schema"
             )
+            from mcs.validation import compile_result_validator
+
             validator = compile_result_validator(tool.output_schema, tool=tool.name, source=source)
             self._output_validators[tool.name] = validator
         return validator.validate
@@ -574,6 +565,8 @@ class ToolDriver(MCSDriver):
     def _prepare_all(
         self, llm_response: Any, context: AgentContext | None
     ) -> list[_Prepared] | None:
+        from mcs.parsing import parse_tool_calls
+
         calls = parse_tool_calls(llm_response, known_names=self._known_names())
         if not calls:
             return None
@@ -749,6 +742,8 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, context: AgentContext | None
     ) -> Iterator[tuple[ToolCall, AgentContext]]:
         """The calls this driver answers for (all of them in error mode), each with its context."""
+        from mcs.parsing import parse_tool_calls
+
         base = context or AgentContext()
         for index, call in enumerate(parse_tool_calls(llm_response, known_names=self._known_names())):
             if self.get_tool(call.name) is None and self.on_unknown_tool == "passthrough":

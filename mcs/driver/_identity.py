@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 import uuid
 from functools import cache
-from importlib import metadata
 from typing import TYPE_CHECKING
 
 from mcs.errors import ConfigurationError
@@ -44,6 +43,9 @@ def name_from_class(cls: type) -> str:
 
 def _registration(cls: type) -> tuple[str, str | None] | None:
     """The entry-point name ``cls`` is registered under, and its distribution's version."""
+    # imported here: reading entry points is its only use, and it is costly to import
+    from importlib import metadata
+
     target = f"{cls.__module__}:{cls.__qualname__}"
     for entry_point in metadata.entry_points(group="mcs.drivers"):
         if entry_point.value.replace(" ", "") == target:

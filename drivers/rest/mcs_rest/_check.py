@@ -26,7 +26,6 @@ import contextlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Literal
 
 import orjson
@@ -98,6 +97,8 @@ def _libraries() -> tuple[Any, Any]:
 
 
 def _version(name: str) -> str:
+    from importlib import metadata  # costly to import; only a report needs it
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

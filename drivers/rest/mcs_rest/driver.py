@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
-from mcs.driver import AuthOption, DriverMeta, ToolDriver
+from mcs.driver import AuthOption, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
@@ -154,6 +154,9 @@ class RestDriver(ToolDriver):
         self.spec = Spec.load(spec, allow_external=allow)
         info = self.spec.root.get("info") or {}
         title = str(info.get("title") or "rest") if isinstance(info, Mapping) else "rest"
+        # pydantic: imported by the first driver built, not by `import mcs_rest`
+        from mcs.driver import DriverMeta
+
         self.meta = DriverMeta(
             id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"mcs-driver-rest:{title}")),
             name=name or _slug(title),

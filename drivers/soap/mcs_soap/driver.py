@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import inspect
@@ -14,7 +13,7 @@ import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
@@ -34,6 +33,8 @@ if TYPE_CHECKING:
 
 # zeep, lxml and httpx are imported when first needed (a parse, a call, warmup()): a driver
 # whose tools come from the disk cache lists and describes them without importing them.
+# asyncio (async calls) and DriverMeta (pydantic, at construction) are imported where used
+# as well, so that importing the package stays cheap.
 
 __version__ = "0.1.0"
 _BAD_HEADER_CHARS = "\r\n\0"
@@ -145,6 +146,8 @@ class SoapDriver(ToolDriver):
         title = self._op_tools[0].meta.get("service") if self._op_tools else None
         # target_llms and prefix are left for ToolDriver.meta to fill on first read: the
         # globs of the prompt templates cost a read of every template file.
+        from mcs.driver import DriverMeta
+
         self.meta = DriverMeta(
             id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"mcs-driver-soap:{self.location}")),
             name=name or _slug(str(title or os.path.basename(self.location.split("?")[0]) or "soap")),
@@ -321,6 +324,8 @@ class SoapDriver(ToolDriver):
         return self._finish(result)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
+        import asyncio
+
         from mcs_soap._faults import translate_errors
 
         tool = invocation.tool
@@ -388,6 +393,8 @@ class SoapDriver(ToolDriver):
         return proxy
 
     async def _aproxy(self, tool: Tool) -> Any:
+        import asyncio
+
         loop = id(asyncio.get_running_loop())
         entry = self._aclients.get(loop)
         if entry is None or entry[1].is_closed:
@@ -431,6 +438,8 @@ class SoapDriver(ToolDriver):
         for client in self._release():
             if client.is_closed:
                 continue
+            import asyncio  # an async client exists only where asyncio ran
+
             try:
                 asyncio.get_running_loop()
             except RuntimeError:

@@ -151,3 +151,12 @@ def test_loads_in_several_threads_leave_the_garbage_collector_running(world: Wor
         drivers = list(pool.map(lambda _: SoapDriver(world.wsdl, cache=False), range(4)))
     assert all(d.cache_source == "parsed" for d in drivers)
     assert gc.isenabled()
+
+
+def test_importing_the_driver_loads_neither_pydantic_nor_asyncio_nor_yaml():
+    script = "import json, sys, mcs_soap; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout))
+    heavy = ("pydantic", "asyncio", "yaml", "jsonschema_rs", "zeep", "lxml", "httpx", "importlib.metadata")
+    assert [m for m in heavy if m in loaded] == []
