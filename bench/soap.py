@@ -13,8 +13,8 @@
    * from process start: imports included (zeep's, or ours: the mcs core and what the
      load uses);
    * the load alone: from after importing what the load uses (zeep for zeep's client and
-     for our parse; for a disk-cache hit, which needs no zeep, ``mcs_soap`` with pydantic
-     and the prompt templates, which ``import mcs_soap`` defers to first use) to ready.
+     for our parse, none for a disk-cache hit; ``mcs_soap``, and pydantic and the prompt
+     templates, which ``import mcs_soap`` leaves for first use) to ready.
 
 3. Call overhead: ``process_llm_response`` vs a bare ``zeep.Client`` calling the same
    operation on the same loopback peer (ratio of medians, bar <= 1.15).
@@ -63,10 +63,12 @@ def _child(kind: str, path: str, cache_dir: str | None) -> dict[str, Any]:
 
     # The disk cache goes only to the temporary folder the benchmark made, never the working directory.
     assert cache_dir is None or os.path.isabs(cache_dir), f"cache_dir {cache_dir!r} is not an absolute path"
+    # What every load uses and `import mcs_soap` leaves for first use: pydantic (the driver's
+    # meta) and the prompt templates (YAML); imported here so "load" is the load alone.
+    from mcs import DriverMeta, prompts  # noqa: F401
+
     if cache_dir is None:
-        import zeep  # the parse imports it; imported here so "load" is the load alone
-    else:  # a disk-cache hit imports no zeep; its driver's meta imports pydantic, its prompt YAML
-        from mcs import DriverMeta, prompts  # noqa: F401
+        import zeep  # the parse imports it
     imported = time.perf_counter()
     try:
         driver = SoapDriver(path, cache_dir=cache_dir)
