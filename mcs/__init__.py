@@ -139,16 +139,18 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name's module on first use and keep the name here (PEP 562)."""
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'mcs' has no attribute {name!r}")
-    import importlib
+if not TYPE_CHECKING:  # type checkers see the names imported above, so a misspelt one is an error
 
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        """Load a public name's module on first use and keep the name here (PEP 562)."""
+        module_name = _EXPORTS.get(name)
+        if module_name is None:
+            raise AttributeError(f"module 'mcs' has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module_name), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

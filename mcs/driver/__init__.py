@@ -157,14 +157,16 @@ class AuthOption:
     configured: bool = False
 
 
-def __getattr__(name: str) -> Any:
-    """``DriverMeta`` (a pydantic model) loads pydantic the first time it is read (PEP 562)."""
-    if name == "DriverMeta":
-        from mcs.driver._meta import DriverMeta
+if not TYPE_CHECKING:  # type checkers see the names imported above, so a misspelt one is an error
 
-        globals()["DriverMeta"] = DriverMeta
-        return DriverMeta
-    raise AttributeError(f"module 'mcs.driver' has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        """``DriverMeta`` (a pydantic model) loads pydantic the first time it is read (PEP 562)."""
+        if name == "DriverMeta":
+            from mcs.driver._meta import DriverMeta
+
+            globals()["DriverMeta"] = DriverMeta
+            return DriverMeta
+        raise AttributeError(f"module 'mcs.driver' has no attribute {name!r}")
 
 
 DescriptionMode = Literal["auto", "inline", "discovery"]
