@@ -20,12 +20,13 @@ from mcs.tools import Tool, unique_tool_names
 from mcs_mqtt._codec import Codec, kind_of
 from mcs_mqtt._schema import attach_defs
 from mcs_mqtt._spec import ApiSpec, Message, Operation
-from mcs_mqtt._topics import TopicTemplate
+from mcs_mqtt._topics import TopicTemplate, check_publish_topic
 
 PUBLISH_FIELDS = ("payload", "dry_run")
 READ_FIELDS = ("mode", "count", "wait_s")
 DISCOVER_TOOL = "discover_topics"
 _OVERRIDE_KEYS = {"qos", "retain", "destructive"}
+_TOPIC_CACHE = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class Plan:
     nested: bool = False  # the channel parameters sit under "parameters"
     validators: list[Any] = field(default_factory=list)
     mixed: bool = False  # messages of different content types: the payload picks one
+    topics: dict[tuple[Any, ...], str] = field(default_factory=dict)  # checked publish topics, by parameters
 
     @property
     def codec(self) -> Codec:
@@ -65,6 +67,24 @@ class Plan:
             return dict(nested) if isinstance(nested, Mapping) else {}
         names = self.template.names if self.template is not None else ()
         return {name: arguments[name] for name in names if name in arguments}
+
+    def publish_topic(self, arguments: Mapping[str, Any], tool: str) -> str:
+        """The concrete topic a publish goes to, every parameter and the topic checked
+        (``INVALID_INPUT`` otherwise). Topics already built from the same text values are
+        reused (up to ``_TOPIC_CACHE`` of them): the checks depend on nothing else."""
+        assert self.template is not None
+        values = self.parameters(arguments)
+        key = tuple(map(values.get, self.template.names))
+        topic = self.topics.get(key)
+        if topic is not None:
+            return topic
+        topic = self.template.topic(values, tool)
+        check_publish_topic(topic, tool)
+        if all(type(value) is str for value in key):  # True and 1 are equal keys but different topics
+            if len(self.topics) >= _TOPIC_CACHE:
+                self.topics.clear()
+            self.topics[key] = topic
+        return topic
 
     def codec_for(self, payload: Any) -> Codec:
         """The content type of the first message whose schema accepts ``payload``."""

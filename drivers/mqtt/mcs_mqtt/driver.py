@@ -28,7 +28,7 @@ from mcs_mqtt._connection import BrokerOptions, Connection, Protocol, tls_contex
 from mcs_mqtt._history import History, Received, message_view
 from mcs_mqtt._limits import Rate, RateLimiter
 from mcs_mqtt._operations import Limits, Plan, ToolBuilder
-from mcs_mqtt._topics import AllowList, check_publish_topic, check_size
+from mcs_mqtt._topics import AllowList, check_size
 
 __version__ = "0.1.0"
 
@@ -286,9 +286,7 @@ class MqttDriver(ToolDriver):
         """Topic, exact payload bytes and codec; or the dry-run answer. Every check happens here."""
         tool = invocation.tool.name
         args = invocation.arguments
-        assert plan.template is not None
-        topic = plan.template.topic(plan.parameters(args), tool)
-        check_publish_topic(topic, tool)
+        topic = plan.publish_topic(args, tool)
         self.publish_allow.check(topic, tool)
         payload = args.get("payload")
         codec = plan.codec_for(payload)

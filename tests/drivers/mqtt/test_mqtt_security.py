@@ -33,6 +33,20 @@ def test_d1_a_parameter_that_is_not_one_topic_level_is_refused_before_the_broker
     assert log.count("Received PUBLISH") == 1 and "Received SUBSCRIBE" not in log
 
 
+def test_d1_topics_built_before_are_reused_only_for_the_same_values(own_broker: Mosquitto) -> None:
+    def topic(line: str) -> str:
+        args = {"line": line, "payload": {"setpoint_c": 20}, "dry_run": True}
+        return str(driver.call_tool("valve_setpoint", args)["topic"])
+
+    with driver_on(own_broker) as driver:
+        assert [topic(v) for v in ("line1", "line2", "line1")] == ["plant/line1/valve", "plant/line2/valve",
+                                                                    "plant/line1/valve"]
+        for _ in range(2):  # a refused value is never remembered as a topic
+            with pytest.raises(InvalidInputError):
+                topic("line1/+")
+        assert [topic(f"l{n}") for n in range(300)][-1] == "plant/l299/valve"  # past the bound: still right
+
+
 def test_d1_a_70_kb_topic_is_refused_for_publish_and_subscribe(own_broker: Mosquitto) -> None:
     with driver_on(own_broker) as driver:
         with pytest.raises(InvalidInputError, match="MQTT allows 65535"):
