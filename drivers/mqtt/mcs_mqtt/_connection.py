@@ -291,6 +291,8 @@ class Connection:
 
     def _settle(self, info: mqtt.MQTTMessageInfo, topic: str, waited: float) -> None:
         if info.mid in self._done or info.is_published():
+            if not self._failed:  # the common case: no refusal recorded (it is, before the ack is visible)
+                return
             with self._lock:
                 failure = self._failed.pop(info.mid, None)
             if failure is not None:
@@ -493,16 +495,18 @@ class Connection:
                         properties: Any) -> None:
         # paho marks the message published right after this returns. MQTT 5 brokers may
         # answer "no matching subscribers" (0x10): still a success.
-        with self._lock:
-            if reason.is_failure:
+        if reason.is_failure:
+            with self._lock:  # callers pop refusals under this lock
                 self._failed[mid] = str(reason)
                 if len(self._failed) > 1024:
                     self._failed.pop(next(iter(self._failed)))
-            # Recent acknowledgements, for waiters woken before paho flags the message (it does
-            # right after this callback). Far fewer than the 65,535 message ids: no stale match.
-            self._done[mid] = None
-            if len(self._done) > 4096:
-                self._done.pop(next(iter(self._done)))
+        # Recent acknowledgements, for waiters woken before paho flags the message (it does
+        # right after this callback). Far fewer than the 65,535 message ids: no stale match.
+        # Only this thread changes it (callers only look), so it takes no lock.
+        done = self._done
+        done[mid] = None
+        if len(done) > 4096:
+            done.pop(next(iter(done)))
         self._acked.fire_soon()
 
     def _handle_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
