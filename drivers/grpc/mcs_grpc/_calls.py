@@ -42,6 +42,11 @@ class Method:
     response_cls: Any
     idempotent: bool
     wrapped: bool = False  # the request is given under REQUEST (not an object in JSON)
+    #: ``arguments -> request`` without ``json_format`` for a flat request, or ``None``
+    #: (``_messages.direct_builder``); it declines what it does not take as it is.
+    direct_build: Callable[[Any], Any] | None = None
+    #: ``response -> JSON`` without ``json_format`` for a flat response, or ``None``.
+    direct_json: Callable[[Any], Any] | None = None
 
     @property
     def name(self) -> str:
@@ -64,6 +69,10 @@ class Method:
     def _one(self, value: Any, pool: Any) -> Any:
         if self.wrapped:
             value = value.get(REQUEST) if isinstance(value, dict) else value
+        elif self.direct_build is not None:
+            message = self.direct_build(value)
+            if message is not None:
+                return message
         return to_message(value, self.request_cls, pool, self.tool)
 
     def multicallable(self, channel: Any) -> Any:
@@ -263,7 +272,7 @@ class Caller:
             )
         except grpc.RpcError as error:
             raise self._failed(error, method, invocation, connection=self.sync) from None
-        return self.to_json(response)
+        return (method.direct_json or self.to_json)(response)
 
     def stream(self, method: Method, invocation: Invocation) -> Iterator[Any]:
         """The messages of a server stream as JSON, ending with a :class:`Cut` when cut."""
@@ -273,7 +282,7 @@ class Caller:
             iter(request) if method.client_streaming else request,
             timeout=timeout, metadata=self.metadata.current(), wait_for_ready=self.wait_for_ready,
         )
-        budget = _Budget(self.bounds, self.to_json)
+        budget = _Budget(self.bounds, method.direct_json or self.to_json)
         try:
             for message in call:
                 items = budget.items(message)
@@ -319,7 +328,7 @@ class Caller:
             )
         except grpc.RpcError as error:
             raise self._failed(error, method, invocation, connection=connection) from None
-        return self.to_json(response)
+        return (method.direct_json or self.to_json)(response)
 
     async def astream(self, method: Method, invocation: Invocation) -> AsyncIterator[Any]:
         request = method.build(invocation.arguments, self.pool)
@@ -330,7 +339,7 @@ class Caller:
             _aiter(request) if method.client_streaming else request,
             timeout=timeout, metadata=metadata, wait_for_ready=self.wait_for_ready,
         )
-        budget = _Budget(self.bounds, self.to_json)
+        budget = _Budget(self.bounds, method.direct_json or self.to_json)
         try:
             async for message in call:
                 items = budget.items(message)

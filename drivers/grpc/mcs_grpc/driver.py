@@ -21,7 +21,7 @@ from mcs_grpc import _catalog
 from mcs_grpc._calls import MESSAGES, REQUEST, Caller, Cut, Method, StreamBounds
 from mcs_grpc._catalog import Catalog, choose_methods, idempotency_level
 from mcs_grpc._channel import ChannelSettings, MetadataProvider, MetadataSource, RetryPolicy
-from mcs_grpc._messages import Normalizer, to_json_function
+from mcs_grpc._messages import Normalizer, direct_builder, direct_reader, to_json_function
 from mcs_grpc._schema import OBJECT_WELL_KNOWN, WELL_KNOWN, SchemaBuilder
 
 __version__ = "0.1.0"
@@ -201,15 +201,19 @@ class GrpcDriver(ToolDriver):
         names = unique_tool_names(f"{m.containing_service.name}_{m.name}" for m in chosen)
         for tool_name, descriptor in zip(names, chosen, strict=True):
             level = idempotency_level(descriptor)
+            request_cls = self.catalog.message_class(descriptor.input_type)
+            response_cls = self.catalog.message_class(descriptor.output_type)
             method = Method(
                 tool=tool_name,
                 path=f"/{descriptor.containing_service.full_name}/{descriptor.name}",
                 descriptor=descriptor,
-                request_cls=self.catalog.message_class(descriptor.input_type),
-                response_cls=self.catalog.message_class(descriptor.output_type),
+                request_cls=request_cls,
+                response_cls=response_cls,
                 idempotent=level in (_NO_SIDE_EFFECTS, _IDEMPOTENT) or _matches(marked, descriptor),
                 wrapped=descriptor.input_type.full_name in WELL_KNOWN
                 and descriptor.input_type.full_name not in OBJECT_WELL_KNOWN,
+                direct_build=direct_builder(request_cls),
+                direct_json=direct_reader(response_cls, include_defaults),
             )
             self._methods[tool_name] = method
             self._op_tools.append(self._tool(method, level))
@@ -326,7 +330,9 @@ class GrpcDriver(ToolDriver):
         if validator is not None:
             return validator
         method = self._methods.get(tool.unprefixed_name)
-        if method is None or method.wrapped:
+        if method is None or method.wrapped or (
+            not method.client_streaming and self._normalizer.changes_nothing(method.descriptor.input_type)
+        ):
             return super()._validator(tool)
         validator = _NormalizingValidator(tool.input_schema, tool.name, self._normalize_for(method))
         self._validators[tool.name] = validator
