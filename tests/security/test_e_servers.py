@@ -278,6 +278,8 @@ def files_server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFacto
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
     driver = MCPFileDriver(path)
+    driver.description_mode = "discovery"  # call_tool too: one more route to every tool
+    driver.refresh_tools()
     with serve_driver(driver, auth=auth) as url:
         yield url, log
     driver.close()
@@ -290,7 +292,13 @@ def files_server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFacto
     _jsonrpc("tools/call", {"name": "resource_template_secret", "arguments": {"id": "42"}}),
     [_jsonrpc("resources/read", {"uri": "files://readme"}, 1),
      _jsonrpc("resources/read", {"uri": "files://secret/42"}, 2)],
-], ids=["template-secret", "template-empty-variable", "tool", "template-as-tool", "batch"])
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": "wipe", "arguments": {}}}),
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": " wipe ", "arguments": {}}}),
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": "wipe", "arguments": "{}"}}),
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": "resource_template_secret",
+                                                               "arguments": {"id": "42"}}}),
+], ids=["template-secret", "template-empty-variable", "tool", "template-as-tool", "batch", "call-tool",
+        "call-tool-padded-name", "call-tool-string-arguments", "call-tool-template-as-tool"])
 def test_e4_every_route_to_a_scoped_resource_or_tool_needs_its_scope(
         files_server: tuple[str, Path], auth_server: AuthServer, request_body: Any) -> None:
     url, log = files_server
