@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hostile_mcp_server import serving
+from hostile_mcp_server import READS, serving
 from mcs_mcp.client_driver import MCPDriver
 from mcs_rest import RestDriver
 from pydantic import BaseModel, SecretStr
@@ -97,22 +97,60 @@ def approved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("changed", "search", "changed", "search"),
     ("poison-param", "search", "suspicious", "search"),
     ("poison-prompt", "summary", "suspicious", "prompt_summary"),
-    ("poison-resource", "notes://readme", "suspicious", "read_resource"),
+    ("poison-resource", "notes://readme", "suspicious", None),
 ])
 def test_f2_a_changed_or_poisoned_definition_is_held_until_accepted(
-        approved: Path, tmp_path: Path, variant: str, held: str, reason: str, gone: str) -> None:
+        approved: Path, tmp_path: Path, variant: str, held: str, reason: str, gone: str | None) -> None:
     pins = tmp_path / "pins.json"
     shutil.copy(approved, pins)
     with serving(variant) as url, _bridge(url, pins) as driver:
-        assert driver.get_tool(gone) is None  # not described, not callable
         [hold] = driver.held_tools()
         assert (hold.name, hold.reason) == (held, reason)
-        with pytest.raises(ToolNotFoundError):
-            driver.call_tool(gone, {"name": "x"} if gone == "delete_item" else {"query": "x"})
+        if gone is None:  # a resource: read_resource stays for the template, the held URI is not offered
+            READS.clear()
+            with pytest.raises(InvalidInputError, match="notes://readme"):
+                driver.call_tool("read_resource", {"uri": "notes://readme"})
+            assert READS == []
+        else:
+            assert driver.get_tool(gone) is None  # not described, not callable
+            with pytest.raises(ToolNotFoundError):
+                driver.call_tool(gone, {"name": "x"} if gone == "delete_item" else {"query": "x"})
         if reason == "suspicious":
             assert "<IMPORTANT>" in hold.detail or "<system>" in hold.detail or "U+200B" in hold.detail
         driver.accept(held)
-        assert driver.get_tool(gone) is not None
+        if gone is None:
+            assert driver.call_tool("read_resource", {"uri": "notes://readme"}) == "read me"
+        else:
+            assert driver.get_tool(gone) is not None
+
+
+def test_f2_a_poisoned_resource_template_is_held_and_no_uri_of_it_is_read(approved: Path, tmp_path: Path) -> None:
+    pins = tmp_path / "pins.json"
+    shutil.copy(approved, pins)
+    with serving("poison-template") as url, _bridge(url, pins) as driver:
+        [hold] = driver.held_tools()
+        assert (hold.name, hold.reason) == ("notes://item/{id}", "suspicious") and "<IMPORTANT>" in hold.detail
+        READS.clear()
+        assert "notes://item/" not in json.dumps(driver.get_tool("read_resource").to_dict())  # not offered
+        with pytest.raises(InvalidInputError, match="notes://item/7"):
+            driver.call_tool("read_resource", {"uri": "notes://item/7"})
+        assert driver.call_tool("read_resource", {"uri": "notes://readme"}) == "read me"  # still reviewed
+        assert READS == ["notes://readme"]
+        driver.accept("notes://item/{id}")
+        assert driver.call_tool("read_resource", {"uri": "notes://item/7"}) == "note 7"
+
+
+@pytest.mark.parametrize("uri", ["file:///etc/passwd", "notes://other", "notes://item/7/../../readme",
+                                 "notes://readme#x", "NOTES://readme"])
+def test_f2_a_uri_outside_the_reviewed_resources_and_templates_is_not_read(approved: Path, tmp_path: Path,
+                                                                           uri: str) -> None:
+    pins = tmp_path / "pins.json"
+    shutil.copy(approved, pins)
+    with serving() as url, _bridge(url, pins) as driver:
+        READS.clear()
+        with pytest.raises(InvalidInputError, match="not a resource of MCP server"):
+            driver.call_tool("read_resource", {"uri": uri})
+    assert READS == []
 
 
 def test_f2_a_tool_shadowing_another_servers_tool_is_held(tmp_path: Path) -> None:
