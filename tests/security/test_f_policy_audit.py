@@ -258,13 +258,25 @@ def test_f3_one_terminal_record_per_call_and_no_secret_anywhere(caplog: pytest.L
     assert "/srv/app/db.py" not in answers["crash"].text and "failed unexpectedly (RuntimeError)" in answers["crash"].text
 
 
-def test_f3_a_failing_audit_hook_fails_write_tools_closed() -> None:
+@pytest.mark.parametrize("path", ["execute", "http"])
+def test_f3_a_failing_audit_hook_fails_write_tools_closed(path: str) -> None:
+    import uvicorn
+
     records: list[dict[str, Any]] = []
     server = _audited_server(records, fail_audit=True)
     server.controls.hook_failure = "refuse_writes"
-    outcome = server.execute("login", {"user": "ann", "password": "pw-123456"})
+    if path == "execute":
+        outcome = server.execute("login", {"user": "crash", "password": "pw-123456"})
+        assert outcome.error is not None
+        code, message = outcome.error.code.value, outcome.error.message
+    else:  # the transports' async path (McpServer.aexecute)
+        config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
+        with uvicorn_on_loopback(config, timeout=10) as url:
+            answer = httpx.post(url + "/mcp/execute", timeout=10,
+                                json={"tool": "login", "arguments": {"user": "crash", "password": "pw-123456"}})
+        code, message = answer.json()["error"], answer.json()["message"]
     server.close()
-    assert outcome.error is not None and "audit hook failed" in outcome.error.message
+    assert code == "EXECUTION_ERROR" and "audit hook failed" in message  # not the crash: nothing ran
     assert [r["phase"] for r in records] == ["error"]
 
 
