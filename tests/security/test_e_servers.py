@@ -389,7 +389,8 @@ def test_e7_malformed_and_oversized_input_gets_4xx_or_a_jsonrpc_error_never_a_cr
     assert status < 500 and (status >= 400 or name == "unknown-method"), status
     purl, _ = protected
     token = auth_server.token(audience=purl)
-    assert _status_without_a_crash(purl, body, {**extra, "Authorization": f"Bearer {token}"}) < 500
+    pstatus = _status_without_a_crash(purl, body, {**extra, "Authorization": f"Bearer {token}"})
+    assert pstatus < 500 and (pstatus >= 400 or name == "unknown-method"), pstatus  # finding 6: 4xx, not 500
     rurl, _ = rfc0001
     rstatus, answer = _raw_post(rurl + "/mcp/execute", body, {"Host": f"127.0.0.1:{httpx.URL(rurl).port}",
                                                               "Content-Type": "application/json"})
