@@ -18,7 +18,7 @@ from mcs_rest import RestDriver
 from pydantic import BaseModel, SecretStr
 from support.servers import uvicorn_on_loopback
 
-from mcs.context import AgentContext
+from mcs.context import AgentContext, PolicyDecision
 from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError, ToolNotFoundError
 from mcs.functions import FunctionDriver, tool
 from mcs.pipeline import ExecutionEvent
@@ -389,3 +389,51 @@ def test_f4_an_unknown_tool_over_mcp_is_a_jsonrpc_invalid_params_error(mcp_sampl
                           headers={"Accept": "application/json, text/event-stream",
                                    "MCP-Protocol-Version": "2025-06-18"}, timeout=10)
     assert '"code":-32602' in response.text.replace(" ", "")
+
+
+# ----------------------------------------------------------------------------- call_tool
+
+
+def test_f1_f3_g4_call_tool_is_judged_as_the_tool_it_names() -> None:
+    """Discovery mode's ``call_tool(name, arguments)`` is the named tool's call: its schema,
+    policies, rate limit, hooks (secrets redacted) and approval rules, nothing looser."""
+    from mcs.limits import RateLimit
+
+    ran: list[str] = []
+
+    @tool
+    def delete_repo(name: str) -> str:
+        """Delete a repository."""
+        ran.append(f"delete {name}")
+        return "deleted"
+
+    @tool
+    def unlock(req: Login) -> str:
+        """Unlock a vault."""
+        ran.append(f"unlock {req.user}")
+        return "open"
+
+    driver = FunctionDriver([delete_repo, unlock], name="ops", description_mode="discovery",
+                            rate_limit=RateLimit(calls=2, period=3600))
+    assert "call_tool" in {t.name for t in driver.list_tools()}
+    driver.add_policy(lambda ctx, name, args: PolicyDecision.deny("needs approval")
+                      if name == "delete_repo" else PolicyDecision.allow())
+    events: list[Any] = []
+    driver.on_execute_start(events.append)
+    driver.on_execute_error(events.append)
+
+    def via_call_tool(name: str, arguments: Any, agent: str = "bot") -> Any:
+        output = json.dumps({"tool": "call_tool", "arguments": {"name": name, "arguments": arguments}})
+        return driver.process_llm_response(output, context=AgentContext(agent_id=agent))
+
+    with pytest.raises(PolicyDeniedError, match="needs approval"):
+        via_call_tool("delete_repo", {"name": "prod"})
+    with pytest.raises(InvalidInputError, match="unexpected argument"):
+        via_call_tool("unlock", {"user": "a", "password": "hunter2-x", "sudo": True})
+    assert via_call_tool("unlock", {"user": "a", "password": "hunter2-y"}) == "open"
+    assert via_call_tool(" unlock ", '{"user": "b", "password": "hunter2-z"}') == "open"
+    with pytest.raises(PolicyDeniedError, match="2 calls in 3600 s"):  # the named tool's quota
+        via_call_tool("unlock", {"user": "c", "password": "hunter2-w"})
+    assert ran == ["unlock a", "unlock b"]
+    assert events and {e.tool for e in events} == {"unlock"}  # hooks see the named tool, never call_tool
+    assert "hunter2" not in json.dumps([dict(e.arguments) for e in events], default=str)
