@@ -411,3 +411,51 @@ def test_e7_a_client_that_disconnects_mid_body_leaves_the_servers_serving(
     assert httpx.post(mcp[0], json=_call("echo", {"text": "x"}), headers=ACCEPT, timeout=10).status_code == 200
     assert httpx.post(rfc0001[0] + "/mcp/execute", json={"tool": "note", "arguments": {"text": "y"}},
                       timeout=10).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def completing_server(auth_server: AuthServer) -> Iterator[tuple[str, list[str]]]:
+    """Functions served with OAuth: a scoped template and a scoped prompt, each with a completer
+    that records that it ran (a completer may read a database or call an API)."""
+    from mcs.function_prompts import prompt
+    from mcs.function_resources import resource
+    from mcs.functions import FunctionDriver
+
+    ran: list[str] = []
+
+    def vault_ids(value: str) -> list[str]:
+        ran.append("vault ids")
+        return ["vault-42", "vault-43"]
+
+    def incidents(value: str) -> list[str]:
+        ran.append("incidents")
+        return ["INC-secret-1"]
+
+    @resource("vault://{id}", name="vault", complete={"id": vault_ids}, meta={"required_scopes": ["admin"]})
+    def vault(id: str) -> str:
+        return f"vault {id}"
+
+    @prompt(name="postmortem", complete={"incident": incidents}, meta={"required_scopes": ["admin"]})
+    def postmortem(incident: str) -> str:
+        return f"Write the postmortem of {incident}"
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    with serve_driver(FunctionDriver([vault, postmortem], name="ops"), auth=auth) as url:
+        yield url, ran
+
+
+@pytest.mark.parametrize("ref", [{"type": "ref/resource", "uri": "vault://{id}"},
+                                 {"type": "ref/prompt", "name": "postmortem"}], ids=["template", "prompt"])
+def test_e4_completions_of_a_scoped_template_or_prompt_need_its_scope(
+        completing_server: tuple[str, list[str]], auth_server: AuthServer, ref: dict[str, str]) -> None:
+    url, ran = completing_server
+    argument = "id" if ref["type"] == "ref/resource" else "incident"
+    body = _jsonrpc("completion/complete", {"ref": ref, "argument": {"name": argument, "value": ""}})
+    ran.clear()
+    reader = auth_server.token(audience=url, scope="read")
+    refused = httpx.post(url, json=body, headers={**ACCEPT, "Authorization": f"Bearer {reader}"}, timeout=10)
+    assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+    assert ran == [] and "vault-42" not in refused.text and "INC-secret" not in refused.text
+    admin = auth_server.token(audience=url, scope="admin")
+    allowed = httpx.post(url, json=body, headers={**ACCEPT, "Authorization": f"Bearer {admin}"}, timeout=10)
+    assert allowed.status_code == 200 and ("vault-42" in allowed.text or "INC-secret-1" in allowed.text)

@@ -302,7 +302,26 @@ class DriverCatalog:
         if method == "resources/read" and isinstance(uri, str) and self.has_resources:
             resource = self.resource(uri)
             return results.required_scopes(resource) if resource is not None else ()
+        if method == "completion/complete":
+            owner = self.completion_owner(params.get("ref"))
+            return results.required_scopes(owner) if owner is not None else ()
         return ()
+
+    def completion_owner(self, ref: Any) -> Any:
+        """The prompt or resource template a ``completion/complete`` request completes for
+        (``ref/prompt`` by name, ``ref/resource`` by its URI template as listed), or ``None``:
+        the one lookup both the scope check and the completion use."""
+        if isinstance(ref, Mapping):
+            kind, name, uri = ref.get("type"), ref.get("name"), ref.get("uri")
+        else:
+            kind, name, uri = getattr(ref, "type", None), getattr(ref, "name", None), getattr(ref, "uri", None)
+        if kind == "ref/prompt" and isinstance(name, str):
+            return self.prompt(name)
+        if kind == "ref/resource" and uri is not None:
+            text = str(uri)
+            return next((t for t in self.templates()
+                         if str(results.field(t, "uri_template", "uriTemplate", default="")) == text), None)
+        return None
 
     def all_scopes(self) -> set[str]:
         scopes: set[str] = set()
@@ -693,6 +712,10 @@ def _register_completions(server: Server[Any], catalog: DriverCatalog) -> None:
                 raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {name!r}")
         else:
             kind, name = "resource", str(ref.uri)
+        owner = catalog.completion_owner(ref)
+        if owner is not None and not _permitted(owner, granted_scopes(ctx)):
+            # The HTTP layer answers 403 before this; kept for any other route in.
+            raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {name} needs")
         context = dict(params.context.arguments or {}) if params.context is not None else {}
         try:
             values = await catalog.complete(kind, name, params.argument.name, params.argument.value, context)
