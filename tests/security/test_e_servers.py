@@ -360,6 +360,43 @@ def test_e6_a_session_is_bound_to_its_user_and_is_not_authentication(auth_server
         assert httpx.post(url, json=ping, headers={**headers, **alice}, timeout=10).status_code == 404
 
 
+def test_e6_a_resumed_stream_replays_only_its_own_sessions_events(auth_server: AuthServer) -> None:
+    """With resumable sessions (an event store), a ``Last-Event-ID`` from another user's
+    session replays nothing of it: event ids were a shared counter, guessable, and streams
+    were keyed by request id alone, so Bob's reconnect received Alice's tool results."""
+    import re
+
+    from mcs_mcp.serving import MemoryEventStore
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    with serve_driver(SampleDriver(), auth=auth, stateless=False, event_store=MemoryEventStore()) as url:
+        def opened(user: str) -> dict[str, str]:
+            token = {"Authorization": f"Bearer {auth_server.token(audience=url, sub=user)}"}
+            init = _jsonrpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                           "clientInfo": {"name": user, "version": "1"}})
+            session = httpx.post(url, json=init, headers={**ACCEPT, **token}, timeout=10).headers["mcp-session-id"]
+            headers = {**ACCEPT, **token, "mcp-session-id": session, "MCP-Protocol-Version": "2025-11-25"}
+            httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10)
+            return headers
+
+        alice, bob = opened("alice"), opened("bob")
+        answer = httpx.post(url, json=_jsonrpc("tools/call", {"name": "echo", "arguments": {"text": "alice-secret-42"}},
+                                               2), headers=alice, timeout=10)
+        assert "alice-secret-42" in answer.text
+        alice_ids = re.findall(r"^id: (\S+)", answer.text, flags=re.MULTILINE)
+        assert alice_ids
+        guesses = alice_ids + [i.rsplit(".", 1)[-1] for i in alice_ids] + [str(n) for n in range(1, 10)]
+        for event_id in guesses:
+            received = b""
+            try:  # a stream the server keeps open has sent what it replays within the second
+                with httpx.stream("GET", url, headers={**bob, "Last-Event-ID": event_id}, timeout=1) as replay:
+                    for chunk in replay.iter_bytes():
+                        received += chunk
+            except httpx.ReadTimeout:
+                pass
+            assert b"alice-secret" not in received, event_id
+
+
 # ----------------------------------------------------------------------------- E7
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
