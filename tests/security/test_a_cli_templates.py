@@ -71,9 +71,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MCPDriver
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GENMCP_")}
     with open(os.devnull, "w") as quiet:
-        # 3 s: the runaway case waits it out; the flood case needs spawn, read and kill inside
-        # it on a loaded machine (1 s was missed now and then).
-        driver = MCPDriver(command=str(MCS), args=["serve", str(path), "-o", "timeout=3",
+        driver = MCPDriver(command=str(MCS), args=["serve", str(path), "-o", "timeout=1",
                                                    "-o", "max_output_bytes=65536"],
                            env=env, cwd=str(work), timeout=20, stderr=quiet)
         try:
@@ -163,9 +161,9 @@ def test_a6_a_runaway_command_is_killed_with_its_process_group_at_the_deadline(
         served: tuple[MCPDriver, Path], work: Path) -> None:
     driver, _ = served
     started = time.monotonic()
-    with pytest.raises(ToolCallError, match=r"(within|timed out after) 3 s"):
+    with pytest.raises(ToolCallError, match=r"(within|timed out after) 1 s"):
         driver.call_tool("runaway", {})
-    assert time.monotonic() - started < 7
+    assert time.monotonic() - started < 5
     assert_process_gone(int((work / "child.pid").read_text()))  # the background sleep went with its group
 
 
@@ -174,6 +172,24 @@ def test_a6_endless_output_is_capped_with_a_marker(served: tuple[MCPDriver, Path
     text = driver.call_tool("flood", {})
     assert text.startswith("y" * 1000) and "[truncated: the output exceeded 65536 bytes" in text
     assert len(text) < 65536 + 300
+
+
+async def test_a6_capped_output_ends_the_call_even_without_a_deadline(tmp_path: Path) -> None:
+    """The cap alone stops a flood: with output left unread in a full buffer, asyncio's
+    ``wait()`` never returned (a call in five hung until its deadline, or for ever)."""
+    import asyncio
+
+    data = {"mcpFileVersion": "0.1.0", "name": "flood", "version": "1",
+            "tools": [_tool("flood", "head -c 1073741824 /dev/zero | tr '\\0' y", {})]}
+    path = tmp_path / "flood.yaml"
+    path.write_text(yaml.safe_dump(data))
+    driver = MCPFileDriver(path, timeout=None, max_output_bytes=65536)
+    try:
+        for _ in range(20):
+            text = await asyncio.wait_for(driver.acall_tool("flood", {}), 10)
+            assert text.startswith("y" * 1000) and "[truncated: the output exceeded 65536 bytes" in text
+    finally:
+        driver.close()
 
 
 # ----------------------------------------------------------------------------- finding 1
