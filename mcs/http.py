@@ -15,6 +15,9 @@ and RFC-0001 drivers use them, and any other HTTP-speaking driver should:
 * :func:`read_body` / :func:`aread_body`: the body, streamed and inflated here (gzip,
   deflate) with a bound, cut at ``max_bytes`` of *decoded* content, never past the
   deadline. Send ``Accept-Encoding:`` :data:`ACCEPT_ENCODING` so nothing else comes.
+* :func:`decoded_chunks` / :func:`adecoded_chunks`: the same reader for a library that
+  reads the response itself (gql reads through httpx): wrap the raw stream, and the
+  library sees decoded bytes; past the cap :class:`BodyTooLarge` carries the head.
 * :func:`truncation_marker` (from :mod:`mcs.truncation`): the explicit marker a driver
   appends to a cut result.
 * :func:`describe_failure`: an httpx exception as a category (``timeout``, ``dns``,
@@ -37,7 +40,7 @@ import contextvars
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,9 +53,12 @@ from mcs.urls import EgressPolicy
 __all__ = [
     "ACCEPT_ENCODING",
     "Body",
+    "BodyTooLarge",
+    "adecoded_chunks",
     "aread_body",
     "async_transport",
     "bounded",
+    "decoded_chunks",
     "describe_failure",
     "pin",
     "read_body",
@@ -384,10 +390,10 @@ def _who(tool: str | None) -> str:
 
 
 class _Reader:
-    def __init__(self, response: httpx.Response, max_bytes: int, deadline: float | None, tool: str | None) -> None:
+    def __init__(self, encoding: str, max_bytes: int, deadline: float | None, tool: str | None) -> None:
         if max_bytes < 0:
             raise ValueError("max_bytes must not be negative")
-        self._inflater = _Inflater(response.headers.get("content-encoding", ""), tool)
+        self._inflater = _Inflater(encoding, tool)
         self._cap = max_bytes
         self._deadline = deadline
         self._tool = tool
@@ -404,6 +410,10 @@ class _Reader:
         if not self._truncated and self._deadline is not None and time.monotonic() >= self._deadline:
             raise self.timeout()
         return self._truncated
+
+    def last(self) -> bytes:
+        """The decoded bytes of the last chunk added."""
+        return self._chunks[-1]
 
     def timeout(self) -> ToolTimeoutError:
         return ToolTimeoutError(f"{_who(self._tool)}no complete response arrived before the deadline.", tool=self._tool)
@@ -425,7 +435,7 @@ def read_body(response: httpx.Response, *, max_bytes: int, deadline: float | Non
     if response.is_stream_consumed:  # already in memory (a mock transport): cut it as is
         data = response.content
         return Body(data[:max_bytes], len(data) > max_bytes)
-    reader = _Reader(response, max_bytes, deadline, tool)
+    reader = _Reader(response.headers.get("content-encoding", ""), max_bytes, deadline, tool)
     try:
         for raw in response.iter_raw():
             if reader.add(raw):
@@ -444,7 +454,7 @@ async def aread_body(
     if response.is_stream_consumed:
         data = response.content
         return Body(data[:max_bytes], len(data) > max_bytes)
-    reader = _Reader(response, max_bytes, deadline, tool)
+    reader = _Reader(response.headers.get("content-encoding", ""), max_bytes, deadline, tool)
     raw_chunks: AsyncIterator[bytes] = response.aiter_raw()
     try:
         async for raw in raw_chunks:
@@ -455,6 +465,58 @@ async def aread_body(
     finally:
         await response.aclose()
     return reader.body()
+
+
+class BodyTooLarge(Exception):
+    """A body read by :func:`decoded_chunks` passed its cap; ``head`` is its first ``cap``
+    decoded bytes, for a result cut with a marker."""
+
+    def __init__(self, head: bytes, cap: int) -> None:
+        super().__init__(f"the response passed {cap} bytes")
+        self.head = head
+        self.cap = cap
+
+
+def _scope_deadline(deadline: float | None) -> float | None:
+    if deadline is not None:
+        return deadline
+    scope = _SCOPE.get()
+    return None if scope is None else scope.deadline
+
+
+def decoded_chunks(
+    raw: Iterable[bytes], *, encoding: str, max_bytes: int, deadline: float | None = None, tool: str | None = None,
+) -> Iterator[bytes]:
+    """The body in ``raw`` (a response's raw, still encoded chunks) decoded chunk by chunk,
+    bounded as :func:`read_body` bounds it, for a library that reads the response itself:
+    give it a stream over these chunks and drop the ``Content-Encoding`` header.
+
+    ``encoding``: the response's ``Content-Encoding``. ``deadline``: by default, that of
+    the enclosing :func:`bounded` block.
+
+    Raises:
+        BodyTooLarge: more than ``max_bytes`` of decoded content (or a compressed
+            remainder beyond it); nothing past the cap was inflated.
+        ToolTimeoutError: the deadline passed before the body was complete.
+        ExecutionError: an unsupported or broken content encoding.
+    """
+    reader = _Reader(encoding, max_bytes, _scope_deadline(deadline), tool)
+    for chunk in raw:
+        if reader.add(chunk):
+            raise BodyTooLarge(reader.body().data, max_bytes)
+        yield reader.last()
+
+
+async def adecoded_chunks(
+    raw: AsyncIterable[bytes], *, encoding: str, max_bytes: int, deadline: float | None = None,
+    tool: str | None = None,
+) -> AsyncIterator[bytes]:
+    """The async twin of :func:`decoded_chunks`."""
+    reader = _Reader(encoding, max_bytes, _scope_deadline(deadline), tool)
+    async for chunk in raw:
+        if reader.add(chunk):
+            raise BodyTooLarge(reader.body().data, max_bytes)
+        yield reader.last()
 
 
 # ---------------------------------------------------------------------- failures

@@ -310,6 +310,7 @@ class McpServer:
         calling thread; the tool itself runs on one of the server's worker threads.
         """
         context = context or AgentContext()
+        self._share_limits()
         return observed(self.controls, tool, arguments, context,
                         lambda: self._driver.call_tool(tool, self._admitted(tool, arguments), context=context),
                         driver=self._driver)
@@ -325,9 +326,17 @@ class McpServer:
         server's worker threads under its ``timeout_ms``.
         """
         context = context or AgentContext()
+        self._share_limits()
         return await aobserved(self.controls, tool, arguments, context,
                                lambda: self._driver.acall_tool(tool, self._admitted(tool, arguments), context=context),
                                driver=self._driver)
+
+    def _share_limits(self) -> None:
+        """The rate limit and circuit breaker set on :attr:`controls` apply inside the
+        pipeline that runs the tool (it shares the policy list already; hooks stay here)."""
+        inner = self._driver.controls
+        inner.rate_limit = self.controls.rate_limit
+        inner.circuit_breaker = self.controls.circuit_breaker
 
     def _admitted(self, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         if not isinstance(arguments, Mapping):

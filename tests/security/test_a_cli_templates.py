@@ -174,6 +174,24 @@ def test_a6_endless_output_is_capped_with_a_marker(served: tuple[MCPDriver, Path
     assert len(text) < 65536 + 300
 
 
+async def test_a6_capped_output_ends_the_call_even_without_a_deadline(tmp_path: Path) -> None:
+    """The cap alone stops a flood: with output left unread in a full buffer, asyncio's
+    ``wait()`` never returned (a call in five hung until its deadline, or for ever)."""
+    import asyncio
+
+    data = {"mcpFileVersion": "0.1.0", "name": "flood", "version": "1",
+            "tools": [_tool("flood", "head -c 1073741824 /dev/zero | tr '\\0' y", {})]}
+    path = tmp_path / "flood.yaml"
+    path.write_text(yaml.safe_dump(data))
+    driver = MCPFileDriver(path, timeout=None, max_output_bytes=65536)
+    try:
+        for _ in range(20):
+            text = await asyncio.wait_for(driver.acall_tool("flood", {}), 10)
+            assert text.startswith("y" * 1000) and "[truncated: the output exceeded 65536 bytes" in text
+    finally:
+        driver.close()
+
+
 # ----------------------------------------------------------------------------- finding 1
 
 
@@ -187,11 +205,39 @@ def test_finding1_values_in_safe_positions_stay_data_through_mcs_serve(
     assert _markers(work) == []
 
 
-def test_finding1_unsafe_positions_are_refused_when_the_file_is_loaded(tmp_path: Path) -> None:
+# The review's own inputs for finding 1, each after a here-string line that the old lexer
+# misread: (the line, what the refusal names). The driver's tests hold the full table.
+FINDING1_UNSAFE_LINES = [
+    ("exec {x} F", "exec"), ("VAR=x {x} arg", "program name"), ("if true; then {x}; fi", "program name"),
+    ("for i in 1; do {x}; done", "program name"), ("! {x}", "program name"), ("time {x}", "time"),
+    ("[[ {x} -eq 5 ]]", "[[ ... ]]"), ('let "y={x}+1"', "let"), ("declare -i v={x}", "declare"),
+    ("printf -v {x} hi", "printf with -v"), ("test -v {x}", "test with -v"), ("read -r {x}", "read"),
+    ("a[{x}]=1", "array subscript"), ('bash -lc "echo {x}"', "bash"), ('sh -ec "echo {x}"', "sh"),
+    ("eval echo {x}", "eval"), ("env FOO=1 ls {x}", "env"), ("echo a | xargs rm {x}", "xargs"),
+    ("sudo ls {x}", "sudo"), ("nohup ./server --port {x} &", "nohup"),
+]
+
+
+@pytest.mark.parametrize(("line", "position"), FINDING1_UNSAFE_LINES, ids=[line for line, _ in FINDING1_UNSAFE_LINES])
+def test_finding1_unsafe_positions_are_refused_when_the_file_is_loaded(tmp_path: Path, line: str,
+                                                                       position: str) -> None:
     data = {"mcpFileVersion": "0.1.0", "name": "unsafe", "version": "1",
-            "tools": [_tool("t", "read -r g <<< Hello\nexec {x} F", {"x": STRING})]}
+            "tools": [_tool("t", "read -r g <<< Hello\n" + line, {"x": STRING})]}
     path = tmp_path / "unsafe.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigurationError) as info:
         MCPFileDriver(path)
-    assert "line 2" in str(info.value) and "exec" in str(info.value)
+    assert "line 2" in str(info.value) and position in str(info.value)
+
+
+def test_finding1_a_negative_number_is_refused_like_any_option(tmp_path: Path) -> None:
+    data = {"mcpFileVersion": "0.1.0", "name": "signals", "version": "1",
+            "tools": [_tool("signal", "kill -s TERM {pid}", {"pid": {"type": "integer"}}, ["pid"])]}
+    path = tmp_path / "signals.yaml"
+    path.write_text(yaml.safe_dump(data))
+    driver = MCPFileDriver(path)
+    try:
+        with pytest.raises(ToolCallError, match="must not start with '-'"):
+            driver.call_tool("signal", {"pid": -1})  # kill -s TERM -1 would signal every process
+    finally:
+        driver.close()

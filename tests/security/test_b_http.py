@@ -3,6 +3,7 @@ against a hostile peer on loopback; each case asserts the error and what reached
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -273,6 +274,29 @@ def test_b6_large_endless_and_compressed_bodies_stop_at_the_cap(any_http_driver:
     text = result if isinstance(result, str) else str(result)
     assert "[truncated" in text
     assert len(text) < 1_000_400
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("endpoint", ["endless", "big", "bomb-gzip", "bomb-deflate", "drip-body"])
+def test_b6_the_graphql_driver_reads_through_the_same_capped_reader(peer: HostilePeer, endpoint: str,
+                                                                   use_async: bool) -> None:
+    graphql = pytest.importorskip("mcs_graphql", reason="needs the GraphQL driver")
+    driver = graphql.GraphQLDriver(peer.url + "/" + endpoint, schema="type Query { now: String }", timeout=1.0,
+                                   retries=0, max_response_bytes=1_000_000)
+
+    def call() -> Any:
+        return asyncio.run(driver.acall_tool("now", {})) if use_async else driver.call_tool("now", {})
+
+    with driver:
+        started = time.monotonic()
+        if endpoint == "drip-body":
+            with pytest.raises(ToolTimeoutError):
+                call()
+            assert time.monotonic() - started < 1.8
+            return
+        result = call()
+    assert isinstance(result, str) and "[truncated: the response passed 1000000 bytes" in result
+    assert len(result) < 1_000_400
 
 
 _RSS_SCRIPT = """

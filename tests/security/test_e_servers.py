@@ -278,6 +278,8 @@ def files_server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFacto
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
     driver = MCPFileDriver(path)
+    driver.description_mode = "discovery"  # call_tool too: one more route to every tool
+    driver.refresh_tools()
     with serve_driver(driver, auth=auth) as url:
         yield url, log
     driver.close()
@@ -290,7 +292,13 @@ def files_server(auth_server: AuthServer, tmp_path_factory: pytest.TempPathFacto
     _jsonrpc("tools/call", {"name": "resource_template_secret", "arguments": {"id": "42"}}),
     [_jsonrpc("resources/read", {"uri": "files://readme"}, 1),
      _jsonrpc("resources/read", {"uri": "files://secret/42"}, 2)],
-], ids=["template-secret", "template-empty-variable", "tool", "template-as-tool", "batch"])
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": "wipe", "arguments": {}}}),
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": " wipe ", "arguments": {}}}),
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": "wipe", "arguments": "{}"}}),
+    _jsonrpc("tools/call", {"name": "call_tool", "arguments": {"name": "resource_template_secret",
+                                                               "arguments": {"id": "42"}}}),
+], ids=["template-secret", "template-empty-variable", "tool", "template-as-tool", "batch", "call-tool",
+        "call-tool-padded-name", "call-tool-string-arguments", "call-tool-template-as-tool"])
 def test_e4_every_route_to_a_scoped_resource_or_tool_needs_its_scope(
         files_server: tuple[str, Path], auth_server: AuthServer, request_body: Any) -> None:
     url, log = files_server
@@ -352,6 +360,43 @@ def test_e6_a_session_is_bound_to_its_user_and_is_not_authentication(auth_server
         assert httpx.post(url, json=ping, headers={**headers, **alice}, timeout=10).status_code == 404
 
 
+def test_e6_a_resumed_stream_replays_only_its_own_sessions_events(auth_server: AuthServer) -> None:
+    """With resumable sessions (an event store), a ``Last-Event-ID`` from another user's
+    session replays nothing of it: event ids were a shared counter, guessable, and streams
+    were keyed by request id alone, so Bob's reconnect received Alice's tool results."""
+    import re
+
+    from mcs_mcp.serving import MemoryEventStore
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    with serve_driver(SampleDriver(), auth=auth, stateless=False, event_store=MemoryEventStore()) as url:
+        def opened(user: str) -> dict[str, str]:
+            token = {"Authorization": f"Bearer {auth_server.token(audience=url, sub=user)}"}
+            init = _jsonrpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                           "clientInfo": {"name": user, "version": "1"}})
+            session = httpx.post(url, json=init, headers={**ACCEPT, **token}, timeout=10).headers["mcp-session-id"]
+            headers = {**ACCEPT, **token, "mcp-session-id": session, "MCP-Protocol-Version": "2025-11-25"}
+            httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10)
+            return headers
+
+        alice, bob = opened("alice"), opened("bob")
+        answer = httpx.post(url, json=_jsonrpc("tools/call", {"name": "echo", "arguments": {"text": "alice-secret-42"}},
+                                               2), headers=alice, timeout=10)
+        assert "alice-secret-42" in answer.text
+        alice_ids = re.findall(r"^id: (\S+)", answer.text, flags=re.MULTILINE)
+        assert alice_ids
+        guesses = alice_ids + [i.rsplit(".", 1)[-1] for i in alice_ids] + [str(n) for n in range(1, 10)]
+        for event_id in guesses:
+            received = b""
+            try:  # a stream the server keeps open has sent what it replays within the second
+                with httpx.stream("GET", url, headers={**bob, "Last-Event-ID": event_id}, timeout=1) as replay:
+                    for chunk in replay.iter_bytes():
+                        received += chunk
+            except httpx.ReadTimeout:
+                pass
+            assert b"alice-secret" not in received, event_id
+
+
 # ----------------------------------------------------------------------------- E7
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
@@ -381,7 +426,8 @@ def test_e7_malformed_and_oversized_input_gets_4xx_or_a_jsonrpc_error_never_a_cr
     assert status < 500 and (status >= 400 or name == "unknown-method"), status
     purl, _ = protected
     token = auth_server.token(audience=purl)
-    assert _status_without_a_crash(purl, body, {**extra, "Authorization": f"Bearer {token}"}) < 500
+    pstatus = _status_without_a_crash(purl, body, {**extra, "Authorization": f"Bearer {token}"})
+    assert pstatus < 500 and (pstatus >= 400 or name == "unknown-method"), pstatus  # finding 6: 4xx, not 500
     rurl, _ = rfc0001
     rstatus, answer = _raw_post(rurl + "/mcp/execute", body, {"Host": f"127.0.0.1:{httpx.URL(rurl).port}",
                                                               "Content-Type": "application/json"})
@@ -402,3 +448,51 @@ def test_e7_a_client_that_disconnects_mid_body_leaves_the_servers_serving(
     assert httpx.post(mcp[0], json=_call("echo", {"text": "x"}), headers=ACCEPT, timeout=10).status_code == 200
     assert httpx.post(rfc0001[0] + "/mcp/execute", json={"tool": "note", "arguments": {"text": "y"}},
                       timeout=10).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def completing_server(auth_server: AuthServer) -> Iterator[tuple[str, list[str]]]:
+    """Functions served with OAuth: a scoped template and a scoped prompt, each with a completer
+    that records that it ran (a completer may read a database or call an API)."""
+    from mcs.function_prompts import prompt
+    from mcs.function_resources import resource
+    from mcs.functions import FunctionDriver
+
+    ran: list[str] = []
+
+    def vault_ids(value: str) -> list[str]:
+        ran.append("vault ids")
+        return ["vault-42", "vault-43"]
+
+    def incidents(value: str) -> list[str]:
+        ran.append("incidents")
+        return ["INC-secret-1"]
+
+    @resource("vault://{id}", name="vault", complete={"id": vault_ids}, meta={"required_scopes": ["admin"]})
+    def vault(id: str) -> str:
+        return f"vault {id}"
+
+    @prompt(name="postmortem", complete={"incident": incidents}, meta={"required_scopes": ["admin"]})
+    def postmortem(incident: str) -> str:
+        return f"Write the postmortem of {incident}"
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    with serve_driver(FunctionDriver([vault, postmortem], name="ops"), auth=auth) as url:
+        yield url, ran
+
+
+@pytest.mark.parametrize("ref", [{"type": "ref/resource", "uri": "vault://{id}"},
+                                 {"type": "ref/prompt", "name": "postmortem"}], ids=["template", "prompt"])
+def test_e4_completions_of_a_scoped_template_or_prompt_need_its_scope(
+        completing_server: tuple[str, list[str]], auth_server: AuthServer, ref: dict[str, str]) -> None:
+    url, ran = completing_server
+    argument = "id" if ref["type"] == "ref/resource" else "incident"
+    body = _jsonrpc("completion/complete", {"ref": ref, "argument": {"name": argument, "value": ""}})
+    ran.clear()
+    reader = auth_server.token(audience=url, scope="read")
+    refused = httpx.post(url, json=body, headers={**ACCEPT, "Authorization": f"Bearer {reader}"}, timeout=10)
+    assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+    assert ran == [] and "vault-42" not in refused.text and "INC-secret" not in refused.text
+    admin = auth_server.token(audience=url, scope="admin")
+    allowed = httpx.post(url, json=body, headers={**ACCEPT, "Authorization": f"Bearer {admin}"}, timeout=10)
+    assert allowed.status_code == 200 and ("vault-42" in allowed.text or "INC-secret-1" in allowed.text)

@@ -12,13 +12,13 @@ from typing import Any
 
 import httpx
 import pytest
-from hostile_mcp_server import serving
+from hostile_mcp_server import READS, serving
 from mcs_mcp.client_driver import MCPDriver
 from mcs_rest import RestDriver
 from pydantic import BaseModel, SecretStr
 from support.servers import uvicorn_on_loopback
 
-from mcs.context import AgentContext
+from mcs.context import AgentContext, PolicyDecision
 from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError, ToolNotFoundError
 from mcs.functions import FunctionDriver, tool
 from mcs.pipeline import ExecutionEvent
@@ -97,22 +97,60 @@ def approved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("changed", "search", "changed", "search"),
     ("poison-param", "search", "suspicious", "search"),
     ("poison-prompt", "summary", "suspicious", "prompt_summary"),
-    ("poison-resource", "notes://readme", "suspicious", "read_resource"),
+    ("poison-resource", "notes://readme", "suspicious", None),
 ])
 def test_f2_a_changed_or_poisoned_definition_is_held_until_accepted(
-        approved: Path, tmp_path: Path, variant: str, held: str, reason: str, gone: str) -> None:
+        approved: Path, tmp_path: Path, variant: str, held: str, reason: str, gone: str | None) -> None:
     pins = tmp_path / "pins.json"
     shutil.copy(approved, pins)
     with serving(variant) as url, _bridge(url, pins) as driver:
-        assert driver.get_tool(gone) is None  # not described, not callable
         [hold] = driver.held_tools()
         assert (hold.name, hold.reason) == (held, reason)
-        with pytest.raises(ToolNotFoundError):
-            driver.call_tool(gone, {"name": "x"} if gone == "delete_item" else {"query": "x"})
+        if gone is None:  # a resource: read_resource stays for the template, the held URI is not offered
+            READS.clear()
+            with pytest.raises(InvalidInputError, match="notes://readme"):
+                driver.call_tool("read_resource", {"uri": "notes://readme"})
+            assert READS == []
+        else:
+            assert driver.get_tool(gone) is None  # not described, not callable
+            with pytest.raises(ToolNotFoundError):
+                driver.call_tool(gone, {"name": "x"} if gone == "delete_item" else {"query": "x"})
         if reason == "suspicious":
             assert "<IMPORTANT>" in hold.detail or "<system>" in hold.detail or "U+200B" in hold.detail
         driver.accept(held)
-        assert driver.get_tool(gone) is not None
+        if gone is None:
+            assert driver.call_tool("read_resource", {"uri": "notes://readme"}) == "read me"
+        else:
+            assert driver.get_tool(gone) is not None
+
+
+def test_f2_a_poisoned_resource_template_is_held_and_no_uri_of_it_is_read(approved: Path, tmp_path: Path) -> None:
+    pins = tmp_path / "pins.json"
+    shutil.copy(approved, pins)
+    with serving("poison-template") as url, _bridge(url, pins) as driver:
+        [hold] = driver.held_tools()
+        assert (hold.name, hold.reason) == ("notes://item/{id}", "suspicious") and "<IMPORTANT>" in hold.detail
+        READS.clear()
+        assert "notes://item/" not in json.dumps(driver.get_tool("read_resource").to_dict())  # not offered
+        with pytest.raises(InvalidInputError, match="notes://item/7"):
+            driver.call_tool("read_resource", {"uri": "notes://item/7"})
+        assert driver.call_tool("read_resource", {"uri": "notes://readme"}) == "read me"  # still reviewed
+        assert READS == ["notes://readme"]
+        driver.accept("notes://item/{id}")
+        assert driver.call_tool("read_resource", {"uri": "notes://item/7"}) == "note 7"
+
+
+@pytest.mark.parametrize("uri", ["file:///etc/passwd", "notes://other", "notes://item/7/../../readme",
+                                 "notes://readme#x", "NOTES://readme"])
+def test_f2_a_uri_outside_the_reviewed_resources_and_templates_is_not_read(approved: Path, tmp_path: Path,
+                                                                           uri: str) -> None:
+    pins = tmp_path / "pins.json"
+    shutil.copy(approved, pins)
+    with serving() as url, _bridge(url, pins) as driver:
+        READS.clear()
+        with pytest.raises(InvalidInputError, match="not a resource of MCP server"):
+            driver.call_tool("read_resource", {"uri": uri})
+    assert READS == []
 
 
 def test_f2_a_tool_shadowing_another_servers_tool_is_held(tmp_path: Path) -> None:
@@ -220,13 +258,25 @@ def test_f3_one_terminal_record_per_call_and_no_secret_anywhere(caplog: pytest.L
     assert "/srv/app/db.py" not in answers["crash"].text and "failed unexpectedly (RuntimeError)" in answers["crash"].text
 
 
-def test_f3_a_failing_audit_hook_fails_write_tools_closed() -> None:
+@pytest.mark.parametrize("path", ["execute", "http"])
+def test_f3_a_failing_audit_hook_fails_write_tools_closed(path: str) -> None:
+    import uvicorn
+
     records: list[dict[str, Any]] = []
     server = _audited_server(records, fail_audit=True)
     server.controls.hook_failure = "refuse_writes"
-    outcome = server.execute("login", {"user": "ann", "password": "pw-123456"})
+    if path == "execute":
+        outcome = server.execute("login", {"user": "crash", "password": "pw-123456"})
+        assert outcome.error is not None
+        code, message = outcome.error.code.value, outcome.error.message
+    else:  # the transports' async path (McpServer.aexecute)
+        config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
+        with uvicorn_on_loopback(config, timeout=10) as url:
+            answer = httpx.post(url + "/mcp/execute", timeout=10,
+                                json={"tool": "login", "arguments": {"user": "crash", "password": "pw-123456"}})
+        code, message = answer.json()["error"], answer.json()["message"]
     server.close()
-    assert outcome.error is not None and "audit hook failed" in outcome.error.message
+    assert code == "EXECUTION_ERROR" and "audit hook failed" in message  # not the crash: nothing ran
     assert [r["phase"] for r in records] == ["error"]
 
 
@@ -339,3 +389,51 @@ def test_f4_an_unknown_tool_over_mcp_is_a_jsonrpc_invalid_params_error(mcp_sampl
                           headers={"Accept": "application/json, text/event-stream",
                                    "MCP-Protocol-Version": "2025-06-18"}, timeout=10)
     assert '"code":-32602' in response.text.replace(" ", "")
+
+
+# ----------------------------------------------------------------------------- call_tool
+
+
+def test_f1_f3_g4_call_tool_is_judged_as_the_tool_it_names() -> None:
+    """Discovery mode's ``call_tool(name, arguments)`` is the named tool's call: its schema,
+    policies, rate limit, hooks (secrets redacted) and approval rules, nothing looser."""
+    from mcs.limits import RateLimit
+
+    ran: list[str] = []
+
+    @tool
+    def delete_repo(name: str) -> str:
+        """Delete a repository."""
+        ran.append(f"delete {name}")
+        return "deleted"
+
+    @tool
+    def unlock(req: Login) -> str:
+        """Unlock a vault."""
+        ran.append(f"unlock {req.user}")
+        return "open"
+
+    driver = FunctionDriver([delete_repo, unlock], name="ops", description_mode="discovery",
+                            rate_limit=RateLimit(calls=2, period=3600))
+    assert "call_tool" in {t.name for t in driver.list_tools()}
+    driver.add_policy(lambda ctx, name, args: PolicyDecision.deny("needs approval")
+                      if name == "delete_repo" else PolicyDecision.allow())
+    events: list[Any] = []
+    driver.on_execute_start(events.append)
+    driver.on_execute_error(events.append)
+
+    def via_call_tool(name: str, arguments: Any, agent: str = "bot") -> Any:
+        output = json.dumps({"tool": "call_tool", "arguments": {"name": name, "arguments": arguments}})
+        return driver.process_llm_response(output, context=AgentContext(agent_id=agent))
+
+    with pytest.raises(PolicyDeniedError, match="needs approval"):
+        via_call_tool("delete_repo", {"name": "prod"})
+    with pytest.raises(InvalidInputError, match="unexpected argument"):
+        via_call_tool("unlock", {"user": "a", "password": "hunter2-x", "sudo": True})
+    assert via_call_tool("unlock", {"user": "a", "password": "hunter2-y"}) == "open"
+    assert via_call_tool(" unlock ", '{"user": "b", "password": "hunter2-z"}') == "open"
+    with pytest.raises(PolicyDeniedError, match="2 calls in 3600 s"):  # the named tool's quota
+        via_call_tool("unlock", {"user": "c", "password": "hunter2-w"})
+    assert ran == ["unlock a", "unlock b"]
+    assert events and {e.tool for e in events} == {"unlock"}  # hooks see the named tool, never call_tool
+    assert "hunter2" not in json.dumps([dict(e.arguments) for e in events], default=str)

@@ -232,3 +232,53 @@ async def test_g4_excess_calls_are_refused_at_once_and_other_agents_keep_their_q
     finally:
         await driver.aclose()
 
+
+
+def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> None:
+    import httpx
+    import uvicorn
+    from pydantic import BaseModel
+    from support.servers import uvicorn_on_loopback
+
+    from mcs.server import McpServer
+
+    class Order(BaseModel):
+        item: str
+
+    class Done(BaseModel):
+        ok: bool
+
+    ran: list[str] = []
+    server = McpServer(name="g4", version="1")
+
+    @server.tool(name="order", idempotent=False)
+    def order(req: Order) -> Done:
+        ran.append(req.item)
+        if req.item == "broken":
+            raise ConnectionError("the warehouse is down")
+        return Done(ok=True)
+
+    clock = Clock()
+    server.controls.rate_limit = RateLimit(calls=3, period=60, clock=clock)
+    server.controls.circuit_breaker = CircuitBreaker(failures=2, cooldown=30, clock=clock)
+    config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
+
+    def call(item: str, agent: str) -> dict[str, Any]:
+        answer = httpx.post(url + "/mcp/execute", json={"tool": "order", "arguments": {"item": item}},
+                            headers={"X-Agent-Id": agent}, timeout=10)
+        body: dict[str, Any] = answer.json()
+        return body
+
+    try:
+        with uvicorn_on_loopback(config, timeout=10) as url:
+            assert [call("tea", "busy")["result"] for _ in range(3)] == [{"ok": True}] * 3
+            refused = call("tea", "busy")
+            assert refused["error"] == "POLICY_DENIED" and "3 calls in 60 s" in refused["message"]
+            assert call("tea", "other")["result"] == {"ok": True}  # another agent's quota is its own
+            assert ran == ["tea"] * 4
+            assert [call("broken", f"b{i}")["error"] for i in range(2)] == ["EXECUTION_ERROR"] * 2
+            open_circuit = call("tea", "fresh")
+            assert open_circuit["error"] == "EXECUTION_ERROR" and "circuit is open" in open_circuit["message"]
+            assert ran == ["tea"] * 4 + ["broken"] * 2  # the open circuit sent nothing
+    finally:
+        server.close()

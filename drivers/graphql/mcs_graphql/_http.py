@@ -4,12 +4,12 @@ What a caller can rely on:
 
 * One pooled connection (gql ``SyncClientSession``) for the sync path and one per event
   loop for the async path; a dead server gives a clear error and the next call reconnects.
-* The body is read through a bounded reader: at most ``max_response_bytes`` of *decoded*
-  content (gzip and deflate are inflated here with a bound, so a compression bomb cannot
-  fill memory). A larger answer comes back as its first bytes and a ``[truncated ...]``
-  marker instead of a parsed result.
-* Timeouts come from the call's deadline (connect, read, write and pool each get what is
-  left), and the reader stops once the deadline has passed between two chunks.
+* The body is read through the core's bounded reader (:func:`mcs.http.decoded_chunks`):
+  at most ``max_response_bytes`` of *decoded* content (gzip and deflate are inflated with
+  a bound, so a compression bomb cannot fill memory). A larger answer comes back as its
+  first bytes and a ``[truncated ...]`` marker instead of a parsed result.
+* The call's deadline covers connect, headers and body (the core's transports inside
+  :func:`mcs.http.bounded`), and the reader stops once it has passed between two chunks.
 * Retries (``retries`` times, exponential backoff with jitter, never past the deadline)
   only for queries: on a connection failure or HTTP 429/502/503/504. A mutation is sent
   once. An HTTP 401 calls the ``auth`` callable again and retries once with its headers.
@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import inspect
 import random
 import threading
 import time
-import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +49,6 @@ _DEFAULT_HEADERS = {
     "Accept-Encoding": "gzip, deflate",
     "User-Agent": "mcs-graphql/0.1",
 }
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("mcs_graphql_deadline", default=None)
 _MAX_BACKOFF = 8.0
 
 AuthHeaders = Callable[[], Mapping[str, str] | Awaitable[Mapping[str, str]]]
@@ -66,86 +63,28 @@ class Answer:
     truncated: str | None = None
 
 
-class _Truncated(Exception):
-    def __init__(self, head: bytes, cap: int) -> None:
-        super().__init__(f"the response passed {cap} bytes")
-        self.head = head
-        self.cap = cap
-
-    def text(self) -> str:
-        return self.head.decode("utf-8", errors="replace") + (
-            f"\n[truncated: the response passed {self.cap} bytes and was cut; select fewer fields "
-            "or ask for a smaller page (first/last)]"
-        )
-
-
-class _Undecodable(Exception):
-    pass
-
-
-class _Inflater:
-    """Content decoding with an output bound (httpx's own decoder has none)."""
-
-    def __init__(self, encoding: str) -> None:
-        encoding = encoding.strip().lower()
-        if encoding in ("", "identity"):
-            self._z: Any = None
-        elif encoding in ("gzip", "x-gzip"):
-            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._z = zlib.decompressobj()
-        else:
-            raise _Undecodable(f"an unsupported content-encoding {encoding!r}")
-        self.pending = False
-
-    def feed(self, data: bytes, limit: int) -> bytes:
-        if self._z is None:
-            return data
-        try:
-            out: bytes = self._z.decompress(data, limit)
-        except zlib.error:
-            raise _Undecodable("a body that could not be decompressed") from None
-        self.pending = bool(self._z.unconsumed_tail)
-        return out
-
-
-class _Reader:
-    """Counts decoded bytes against the cap and the clock against the deadline."""
-
-    def __init__(self, encoding: str, cap: int) -> None:
-        self._inflater = _Inflater(encoding)
-        self._cap = cap
-        self._parts: list[bytes] = []
-        self._total = 0
-        self._deadline = _DEADLINE.get()
-
-    def take(self, raw: bytes) -> bytes:
-        data = self._inflater.feed(raw, self._cap - self._total + 1)
-        self._total += len(data)
-        if self._total > self._cap or self._inflater.pending:
-            kept = b"".join(self._parts) + data
-            raise _Truncated(kept[: self._cap], self._cap)
-        self._parts.append(data)
-        if self._deadline is not None and time.monotonic() > self._deadline:
-            raise http.ReadTimeout("the call's deadline passed while the response was read")
-        return data
+def _truncated_text(cut: mcs_http.BodyTooLarge) -> str:
+    return cut.head.decode("utf-8", errors="replace") + (
+        f"\n[truncated: the response passed {cut.cap} bytes and was cut; select fewer fields "
+        "or ask for a smaller page (first/last)]"
+    )
 
 
 class _CappedStream(http.SyncByteStream, http.AsyncByteStream):
+    """The response body as gql reads it: decoded and bounded by the core's reader
+    (:func:`mcs.http.decoded_chunks`), under the deadline of the enclosing ``bounded`` block."""
+
     def __init__(self, inner: Any, encoding: str, cap: int) -> None:
         self._inner = inner
         self._encoding = encoding
         self._cap = cap
 
     def __iter__(self) -> Iterator[bytes]:
-        reader = _Reader(self._encoding, self._cap)
-        for raw in self._inner:
-            yield reader.take(raw)
+        yield from mcs_http.decoded_chunks(self._inner, encoding=self._encoding, max_bytes=self._cap)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        reader = _Reader(self._encoding, self._cap)
-        async for raw in self._inner:
-            yield reader.take(raw)
+        async for data in mcs_http.adecoded_chunks(self._inner, encoding=self._encoding, max_bytes=self._cap):
+            yield data
 
     def close(self) -> None:
         self._inner.close()
@@ -328,15 +267,12 @@ class HttpLink:
         attempt, refreshed = 0, False
         while True:
             extra = self._extra(deadline, self.auth_headers())
-            token = _DEADLINE.set(deadline)
             try:
                 with mcs_http.bounded(deadline):
                     result = self._sync_session().execute(request, get_execution_result=True, extra_args=extra)
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
                 outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)
-            finally:
-                _DEADLINE.reset(token)
             if isinstance(outcome, Answer):
                 return outcome
             if outcome is None:
@@ -350,7 +286,6 @@ class HttpLink:
         attempt, refreshed = 0, False
         while True:
             extra = self._extra(deadline, await self.aauth_headers())
-            token = _DEADLINE.set(deadline)
             try:
                 session = await self._async_session()
                 with mcs_http.bounded(deadline):
@@ -358,8 +293,6 @@ class HttpLink:
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
                 outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)
-            finally:
-                _DEADLINE.reset(token)
             if isinstance(outcome, Answer):
                 return outcome
             if outcome is None:
@@ -385,12 +318,12 @@ class HttpLink:
             return delay
         if isinstance(exc, TransportConnectionFailed):
             cause = exc.__cause__
-            if isinstance(cause, _Truncated):
-                return Answer(truncated=cause.text())
-            if isinstance(cause, _Undecodable):
-                raise ExecutionError(f"{tool}: the server sent {cause}.", tool=tool) from None
-            if isinstance(cause, http.TimeoutException):
+            if isinstance(cause, mcs_http.BodyTooLarge):
+                return Answer(truncated=_truncated_text(cause))
+            if isinstance(cause, http.TimeoutException | ToolTimeoutError):
                 raise ToolTimeoutError(f"{tool} did not get a complete answer from the GraphQL server in time.", tool=tool) from None
+            if isinstance(cause, ExecutionError):  # an unsupported or broken content encoding
+                raise ExecutionError(f"{tool}: {cause.message}", tool=tool) from None
             delay = self._delay(attempt, deadline) if retryable else None
             if delay is None:
                 reason = type(cause).__name__ if cause is not None else "connection failed"

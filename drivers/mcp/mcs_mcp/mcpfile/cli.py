@@ -355,10 +355,16 @@ class CliInvoker:
         finally:
             if truncated or timed_out or proc.returncode is None:
                 _kill_group(proc.pid)  # also when the task is cancelled
+            transport = getattr(proc, "_transport", None)
+            if truncated and transport is not None:
+                # Output left unread (reading pauses once the buffer is full) would keep the
+                # pipe from ending, and asyncio's wait() waits for the pipes: close it first.
+                pipe = transport.get_pipe_transport(1)
+                if pipe is not None:
+                    pipe.close()
             await proc.wait()
             # A background child may still hold the pipe open; close our end now, not at GC
             # (asyncio has no public close for a finished process).
-            transport = getattr(proc, "_transport", None)
             if transport is not None:
                 transport.close()
         return self._outcome(buffer, proc.returncode, truncated, timed_out, timeout)

@@ -52,3 +52,35 @@ class MemoryEventStore(EventStore):
             if after and stream == stream_id and message is not None:
                 await send_callback(EventMessage(message, event_id))
         return stream_id
+
+
+class SessionEventStore(EventStore):
+    """One session's view of an event store shared by every session of the server.
+
+    The SDK's transports share the store, and stream ids are only request ids (``"2"``),
+    so without this view a client reconnecting with another session's ``Last-Event-ID``
+    received that session's messages (another user's tool results), and two sessions'
+    streams with the same request id were replayed together. Here every stream and event
+    id carries the session id: a ``Last-Event-ID`` of another session replays nothing.
+    """
+
+    def __init__(self, inner: EventStore, session_id: str) -> None:
+        self._inner = inner
+        self._events = f"{session_id}."
+        self._streams = f"{session_id}/"
+
+    async def store_event(self, stream_id: StreamId, message: Any) -> EventId:
+        event_id = await self._inner.store_event(f"{self._streams}{stream_id}", message)
+        return f"{self._events}{event_id}"
+
+    async def replay_events_after(self, last_event_id: EventId, send_callback: EventCallback) -> StreamId | None:
+        if not last_event_id.startswith(self._events):
+            return None
+
+        async def send(event: EventMessage) -> None:
+            await send_callback(EventMessage(event.message, f"{self._events}{event.event_id}"))
+
+        stream_id = await self._inner.replay_events_after(last_event_id.removeprefix(self._events), send)
+        if stream_id is None or not str(stream_id).startswith(self._streams):
+            return None
+        return str(stream_id).removeprefix(self._streams)

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import EventStore
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
@@ -42,6 +43,7 @@ from mcs.server.origins import (
     is_loopback,
 )
 from mcs_mcp.serving import auth as auth_mod
+from mcs_mcp.serving.events import SessionEventStore
 from mcs_mcp.serving.options import ServeOptions
 
 
@@ -61,6 +63,22 @@ def resource_url(options: ServeOptions) -> str:
     return options.url
 
 
+class _SessionManager(StreamableHTTPSessionManager):
+    """The SDK's session manager, with each session's transport given its own view of the
+    shared event store (:class:`~mcs_mcp.serving.events.SessionEventStore`)."""
+
+    def _admit_session(self, requestor: Any) -> Any:
+        transport = super()._admit_session(requestor)
+        shared: EventStore | None = self.event_store
+        if transport is not None and shared is not None:
+            if id(getattr(transport, "_event_store", None)) != id(shared):
+                # Fail closed: a shared store replays one session's messages to another.
+                raise RuntimeError("the MCP SDK's transport no longer takes its event store as expected; "
+                                   "resumable sessions cannot be kept apart")
+            transport._event_store = SessionEventStore(shared, str(transport.mcp_session_id))
+        return transport
+
+
 def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
     """The ASGI app serving ``server`` (from :func:`build_server`) as ``options`` say."""
     allowed_hosts = default_allowed_hosts(options)
@@ -70,7 +88,7 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
         allowed_hosts=allowed_hosts or [],
         allowed_origins=allowed_origins,
     )
-    manager = StreamableHTTPSessionManager(
+    manager = _SessionManager(
         app=server,
         stateless=options.stateless,
         json_response=options.json_response,

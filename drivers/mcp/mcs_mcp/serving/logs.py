@@ -244,6 +244,7 @@ class _RequestLogs:
     min_level: int
     loop: asyncio.AbstractEventLoop
     pending: list[Any] = field(default_factory=list)
+    owner: Any = None  # the forwarder capturing; another server's forwarder leaves it alone
 
 
 _current: contextvars.ContextVar[_RequestLogs | None] = contextvars.ContextVar(
@@ -276,8 +277,8 @@ class McpLogForwarder(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         target = _current.get()
-        if target is None or record.levelno < target.min_level:
-            return
+        if target is None or target.owner is not self or record.levelno < target.min_level:
+            return  # with two servers in one process, each record goes out once
         if record.name.startswith(("mcp.", "httpx", "httpcore", "uvicorn", "sse_starlette")) or record.name == "mcp":
             return  # the transport's own chatter would recurse or leak internals
         data: dict[str, Any] = {"message": record.getMessage()}
@@ -295,7 +296,7 @@ class McpLogForwarder(logging.Handler):
     def capture(
         self, send: Callable[[str, str, Any], Any], min_level: int
     ) -> Iterator[_RequestLogs]:
-        state = _RequestLogs(send=send, min_level=min_level, loop=asyncio.get_running_loop())
+        state = _RequestLogs(send=send, min_level=min_level, loop=asyncio.get_running_loop(), owner=self)
         token = _current.set(state)
         try:
             yield state

@@ -53,7 +53,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcs import discovery
 from mcs.context import AgentContext
-from mcs.errors import ConfigurationError, ToolCallError
+from mcs.errors import ConfigurationError, ToolCallError, ToolNotFoundError
 from mcs.tools import Tool, sanitize_tool_name
 from mcs.validation import ResultValidator, compile_result_validator
 from mcs_mcp.serving import results
@@ -210,14 +210,32 @@ class DriverCatalog:
             return {name: tool for name, tool in tools.items() if not discovery.is_meta_tool(tool)}
         return meta
 
-    def target(self, tool: Tool, arguments: Mapping[str, Any] | None) -> Tool | None:
-        """The tool a call of ``tool`` runs: the named one for ``call_tool``, else ``tool``
-        (``None``: ``call_tool`` names no tool there is)."""
+    def resolve(self, tool: Tool, arguments: Mapping[str, Any] | None) -> tuple[Tool, dict[str, Any]]:
+        """The tool a call of ``tool`` runs and the arguments it gets: for ``call_tool``,
+        the named tool (read by :func:`mcs.discovery.unwrap_call`, as the driver reads it)
+        with the inner arguments; else ``tool`` itself. The one resolution both the scope
+        check and the call use, so they cannot disagree on which tool runs.
+
+        Raises:
+            ToolNotFoundError: ``call_tool`` names no tool this server serves as a tool.
+            InvalidInputError: ``call_tool``'s own arguments are malformed.
+        """
         if not discovery.is_call_tool(tool):
-            return tool
-        name = (arguments or {}).get("name")
-        found = self.tool(name) if isinstance(name, str) else None
-        return None if found is None or discovery.is_call_tool(found) else found
+            return tool, dict(arguments or {})
+        name, inner = discovery.unwrap_call(tool, arguments or {})
+        found = self.tool(name)
+        if found is None or discovery.is_call_tool(found):
+            raise ToolNotFoundError(
+                f"There is no tool named {name!r}. Use {discovery.SEARCH_TOOL} to find one.", tool=name
+            )
+        return found, inner
+
+    def target(self, tool: Tool, arguments: Mapping[str, Any] | None) -> Tool | None:
+        """The tool a call of ``tool`` runs (see :meth:`resolve`); ``None`` when it names none."""
+        try:
+            return self.resolve(tool, arguments)[0]
+        except ToolCallError:
+            return None
 
     def index(self) -> str | None:
         """The discovery index (groups and how to find tools) when the driver is in
@@ -284,7 +302,26 @@ class DriverCatalog:
         if method == "resources/read" and isinstance(uri, str) and self.has_resources:
             resource = self.resource(uri)
             return results.required_scopes(resource) if resource is not None else ()
+        if method == "completion/complete":
+            owner = self.completion_owner(params.get("ref"))
+            return results.required_scopes(owner) if owner is not None else ()
         return ()
+
+    def completion_owner(self, ref: Any) -> Any:
+        """The prompt or resource template a ``completion/complete`` request completes for
+        (``ref/prompt`` by name, ``ref/resource`` by its URI template as listed), or ``None``:
+        the one lookup both the scope check and the completion use."""
+        if isinstance(ref, Mapping):
+            kind, name, uri = ref.get("type"), ref.get("name"), ref.get("uri")
+        else:
+            kind, name, uri = getattr(ref, "type", None), getattr(ref, "name", None), getattr(ref, "uri", None)
+        if kind == "ref/prompt" and isinstance(name, str):
+            return self.prompt(name)
+        if kind == "ref/resource" and uri is not None:
+            text = str(uri)
+            return next((t for t in self.templates()
+                         if str(results.field(t, "uri_template", "uriTemplate", default="")) == text), None)
+        return None
 
     def all_scopes(self) -> set[str]:
         scopes: set[str] = set()
@@ -478,13 +515,14 @@ def build_server(
         tool = catalog.tool(name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
-        target = catalog.target(tool, params.arguments)
-        if target is not None and not _permitted(target, granted_scopes(ctx)):
-            # call_tool is checked against the tool it calls
-            return results.error_result(f"the access token lacks the scope {target.name} needs")
-        if not _permitted(tool, granted_scopes(ctx)):
+        try:
+            # call_tool runs as the tool it names, resolved here once for the scope check and the call
+            target, arguments = catalog.resolve(tool, params.arguments)
+        except ToolCallError as error:
+            return results.tool_error_result(error)
+        if not _permitted(target, granted_scopes(ctx)) or not _permitted(tool, granted_scopes(ctx)):
             # The HTTP layer answers 403 before this; kept for any other route in.
-            return results.error_result(f"the access token lacks the scope {name} needs")
+            return results.error_result(f"the access token lacks the scope {target.name} needs")
         subscribers.seen(ctx)
         context = agent_context(ctx, stateless=stateless)
         started = time.perf_counter()
@@ -499,9 +537,9 @@ def build_server(
 
         min_level = log_threshold(ctx)
         if not enable_logs or min_level is None:
-            return await _run_call(catalog, tool, params, context, started)
+            return await _run_call(catalog, target, arguments, context, started)
         with forwarder.capture(send_log, min_level) as captured:
-            outcome = await _run_call(catalog, tool, params, context, started)
+            outcome = await _run_call(catalog, target, arguments, context, started)
         await forwarder.drain(captured)
         return outcome
 
@@ -555,12 +593,12 @@ def build_server(
 async def _run_call(
     catalog: DriverCatalog,
     tool: Tool,
-    params: types.CallToolRequestParams,
+    arguments: dict[str, Any],
     context: AgentContext,
     started: float,
 ) -> types.CallToolResult:
     try:
-        value = await catalog.call(tool.name, params.arguments or {}, context)
+        value = await catalog.call(tool.name, arguments, context)
     except ToolCallError as error:
         logger.info(
             "tools/call %s by %s: %s in %.1f ms",
@@ -674,6 +712,10 @@ def _register_completions(server: Server[Any], catalog: DriverCatalog) -> None:
                 raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {name!r}")
         else:
             kind, name = "resource", str(ref.uri)
+        owner = catalog.completion_owner(ref)
+        if owner is not None and not _permitted(owner, granted_scopes(ctx)):
+            # The HTTP layer answers 403 before this; kept for any other route in.
+            raise MCPError(types.INVALID_PARAMS, f"the access token lacks the scope {name} needs")
         context = dict(params.context.arguments or {}) if params.context is not None else {}
         try:
             values = await catalog.complete(kind, name, params.argument.name, params.argument.value, context)

@@ -327,3 +327,20 @@ def test_a_driver_without_tools_cannot_be_served() -> None:
 
     with pytest.raises(ConfigurationError, match="ToolDriver"):
         build_server(Bare())
+
+
+async def test_with_two_servers_in_one_process_each_log_record_reaches_the_client_once(
+    sample_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp import Client
+
+    caplog.set_level(logging.INFO, logger="mcs.sample")
+    received: list[Any] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        received.append(params)
+
+    with serve_driver(SampleDriver()):  # a second server, its log forwarder installed too
+        async with Client(sample_url, logging_callback=on_log, log_level="info") as client:
+            assert (await client.call_tool("test_tool_with_logging", {})).is_error is False
+    assert len([p for p in received if p.logger == "mcs.sample"]) == 3
