@@ -143,11 +143,14 @@ if not TYPE_CHECKING:  # type checkers see the names imported above, so a misspe
 
     def __getattr__(name: str) -> Any:
         """Load a public name's module on first use and keep the name here (PEP 562)."""
+        import importlib.util
+
         module_name = _EXPORTS.get(name)
         if module_name is None:
-            raise AttributeError(f"module 'mcs' has no attribute {name!r}")
-        import importlib
-
+            # a submodule (`mcs.parsing`), importable as an attribute as before exports were lazy
+            if name.startswith("_") or importlib.util.find_spec(f"mcs.{name}") is None:
+                raise AttributeError(f"module 'mcs' has no attribute {name!r}")
+            return importlib.import_module(f"mcs.{name}")
         value = getattr(importlib.import_module(module_name), name)
         globals()[name] = value
         return value

@@ -41,8 +41,6 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import yaml
-
 from mcs.errors import ConfigurationError
 from mcs.native import map_subschemas
 from mcs.tools import Tool
@@ -296,6 +294,8 @@ class PromptTemplate:
             end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
         except StopIteration:
             raise TemplateError(f"{where}: the front matter has no closing '---' line") from None
+        import yaml  # on first use: `import mcs` stays light
+
         try:
             meta = yaml.safe_load("".join(lines[1:end]))
         except yaml.YAMLError as exc:

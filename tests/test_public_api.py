@@ -108,3 +108,9 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
         mcs.NoSuchThing  # noqa: B018
     assert not hasattr(mcs.driver, "NoSuchThing")
+
+
+def test_a_submodule_is_reachable_as_an_attribute_of_mcs_in_a_fresh_process() -> None:
+    code = "import mcs; print(mcs.parsing.parse_tool_calls.__name__, mcs.prompts.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["parse_tool_calls", "mcs.prompts"]

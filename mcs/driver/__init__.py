@@ -39,7 +39,7 @@ from collections.abc import (
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from mcs import discovery, pipeline
+from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext
 from mcs.driver import _identity
 from mcs.errors import InvalidInputError, ToolCallError, ToolNotFoundError
@@ -49,10 +49,9 @@ from mcs.redaction import SecretMask
 from mcs.tools import Tool, ToolCall
 
 # Imported where first used, so that importing a driver stays cheap: the parser (on the first
-# model output), the JSON Schema validators (on the first call), the prompt templates and
-# YAML (on the first description), asyncio (on the first async call).
+# model output), the JSON Schema validators (on the first call), YAML (with the first prompt
+# template), asyncio (on the first async call).
 if TYPE_CHECKING:
-    from mcs import prompts
     from mcs.driver._meta import DriverMeta as DriverMeta
     from mcs.validation import ArgumentValidator, ResultValidator
 
