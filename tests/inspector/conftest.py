@@ -42,6 +42,8 @@ def browser() -> Iterator[Any]:
     if executable is None:
         pytest.skip("Chromium is not installed: apt-get install chromium, or set MCS_CHROMIUM to a Chromium "
                     "binary (make test installs it when it can)")
+    # expect() waits 5 s by default; calls behind the page reach real servers on a shared machine
+    playwright_api.expect.set_options(timeout=20_000)
     with playwright_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
