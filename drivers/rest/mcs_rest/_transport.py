@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import random
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -195,6 +197,53 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+# ---------------------------------------------------------------------- building requests
+#
+# httpx.Request("GET", url) parses and validates the whole URL on every call, which is
+# most of what building a request costs. The base URL is parsed once; each request joins
+# its path (built from encoded values, SECURITY.md B1) and query to that parse, when the
+# path is one httpx would send unchanged: only characters its path encoding leaves as
+# they are, whole %XX escapes, no dot segment. Anything else takes httpx's own parse.
+
+_KEPT_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*")
+_PROBE_PATH = "/a%2F~b/c;d=e,f.g"
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_base(base: str) -> tuple[Any, str] | None:
+    """httpx's parse of ``base`` and its Host header value, or ``None`` when requests to it
+    must be parsed whole (a query or fragment in it, or an httpx whose URL internals differ:
+    the join is checked against httpx's own parse here)."""
+    try:
+        url = httpx.URL(base)
+        reference = url._uri_reference
+        if reference.query is not None or reference.fragment is not None:
+            return None
+        if str(_joined(reference, _PROBE_PATH, "q=1")) != str(httpx.URL(base + _PROBE_PATH + "?q=1")):
+            return None
+    except (AttributeError, TypeError, ValueError, httpx.InvalidURL):
+        return None
+    return reference, url.netloc.decode("ascii")
+
+
+def _joined(reference: Any, path: str, query: str | None) -> httpx.URL:
+    url = httpx.URL.__new__(httpx.URL)
+    url._uri_reference = reference._replace(path=reference.path + path, query=query)
+    return url
+
+
+def _direct_url(built: Built, query: list[tuple[str, str]]) -> tuple[httpx.URL, str] | None:
+    """The request URL joined to the parsed base, and its Host value; ``None``: parse it whole."""
+    if not built.base or not built.url.startswith(built.base):
+        return None
+    parsed = _parsed_base(built.base)
+    path = built.url[len(built.base):]
+    if parsed is None or not path.startswith("/") or "/." in path or not _KEPT_PATH.fullmatch(path):
+        return None
+    reference, host = parsed
+    return _joined(reference, path, str(httpx.QueryParams(query)) if query else None), host
+
+
 @dataclass
 class _Plan:
     """Everything needed to (re)build the request for each attempt and redirect."""
@@ -227,6 +276,22 @@ class _Plan:
         else:
             left = max(0.001, self.deadline - time.monotonic())
             extensions = {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
+        direct = None if built.files is not None or built.data is not None else _direct_url(built, query)
+        if direct is not None:
+            url, host = direct
+            content = built.content
+            if content is not None:
+                headers.append(("Content-Length", str(len(content))))
+            elif built.method in ("POST", "PUT", "PATCH"):
+                headers.append(("Content-Length", "0"))
+            # With ``stream=``, httpx adds no header of its own: Host and Content-Length
+            # are set here as its own encoding would.
+            request = httpx.Request(
+                built.method, url, headers=[("Host", host), *headers],
+                stream=httpx.ByteStream(content or b""), extensions=extensions,
+            )
+            request.read()
+            return request
         params: Any = query or None
         files: Any = built.files
         return httpx.Request(
