@@ -98,6 +98,8 @@ def _checked(text: str, param: Param, tool: str) -> str:
 
 def _path_value(param: Param, value: Any, tool: str) -> str:
     style, explode = param.style or "simple", param.explode
+    if style == "simple" and type(value) is int:  # the common id: digits need no encoding or check
+        return str(value)
     if isinstance(value, Mapping):
         pairs = [(str(k), _checked(_scalar(v), param, tool)) for k, v in value.items()]
         if explode:

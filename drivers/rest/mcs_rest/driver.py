@@ -498,12 +498,12 @@ class RestDriver(ToolDriver):
     # ------------------------------------------------------------------ clients
 
     def _sync_client(self) -> httpx.Client:
-        import httpx
-
-        from mcs import http as mcs_http
-
         client = self._client
         if client is None:
+            import httpx
+
+            from mcs import http as mcs_http
+
             with self._lock:
                 if self._client is None:
                     transport = self._given_transport or mcs_http.transport(verify=self._verify)
