@@ -226,6 +226,12 @@ def _parsed_base(base: str) -> tuple[Any, str] | None:
     return reference, url.netloc.decode("ascii")
 
 
+@functools.lru_cache(maxsize=64)
+def _fixed_headers(host: str, configured: tuple[tuple[str, str], ...]) -> httpx.Headers:
+    """Host, the defaults and the configured headers, normalised once (each request copies them)."""
+    return httpx.Headers([("Host", host), *_DEFAULT_HEADERS, *configured])
+
+
 def _joined(reference: Any, path: str, query: str | None) -> httpx.URL:
     url = httpx.URL.__new__(httpx.URL)
     url._uri_reference = reference._replace(path=reference.path + path, query=query)
@@ -260,7 +266,7 @@ class _Plan:
     def request(self, applied: list[Applied]) -> httpx.Request:
         """The request to send: built directly (no client defaults, no cookie jar)."""
         built = self.built
-        headers = [*_DEFAULT_HEADERS, *self.options.headers, *built.headers]
+        headers = list(built.headers)  # beyond the defaults and the configured ones
         query = built.query
         cookies = built.cookies
         if applied:
@@ -287,11 +293,13 @@ class _Plan:
             # With ``stream=``, httpx adds no header of its own: Host and Content-Length
             # are set here as its own encoding would.
             request = httpx.Request(
-                built.method, url, headers=[("Host", host), *headers],
-                stream=httpx.ByteStream(content or b""), extensions=extensions,
+                built.method, url, stream=httpx.ByteStream(content or b""), extensions=extensions,
+                headers=[("Host", host), *_DEFAULT_HEADERS, *self.options.headers, *headers] if headers
+                else _fixed_headers(host, self.options.headers),
             )
             request.read()
             return request
+        headers[:0] = [*_DEFAULT_HEADERS, *self.options.headers]
         params: Any = query or None
         files: Any = built.files
         return httpx.Request(
