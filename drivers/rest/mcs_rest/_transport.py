@@ -247,7 +247,8 @@ def _direct_url(built: Built, query: list[tuple[str, str]]) -> tuple[httpx.URL, 
     if parsed is None or not path.startswith("/") or "/." in path or not _KEPT_PATH.fullmatch(path):
         return None
     reference, host = parsed
-    return _joined(reference, path, str(httpx.QueryParams(query)) if query else None), host
+    pairs: Any = query  # httpx types the values more widely than list invariance allows
+    return _joined(reference, path, str(httpx.QueryParams(pairs)) if query else None), host
 
 
 @dataclass
