@@ -12,6 +12,7 @@ request anywhere else:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,7 +48,11 @@ class HttpOptions:
 
 @dataclass(slots=True)
 class Built:
-    """A request before credentials: method, full URL, query pairs, headers, body."""
+    """A request before credentials: method, full URL, query pairs, headers, body.
+
+    ``base`` is the base URL ``url`` starts with (``""`` when not known): the transport
+    joins the rest to httpx's parse of it instead of parsing ``url`` whole.
+    """
 
     method: str
     url: str
@@ -57,6 +62,14 @@ class Built:
     content: bytes | None = None
     data: dict[str, Any] | None = None
     files: list[tuple[str, tuple[str | None, bytes, str]]] | None = None
+    base: str = ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _template(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``path`` split once into its literal pieces and the variable names between them."""
+    pieces = _PATH_VARIABLE.split(path)
+    return tuple(pieces[0::2]), tuple(pieces[1::2])
 
 
 def _scalar(value: Any) -> str:
@@ -85,6 +98,8 @@ def _checked(text: str, param: Param, tool: str) -> str:
 
 def _path_value(param: Param, value: Any, tool: str) -> str:
     style, explode = param.style or "simple", param.explode
+    if style == "simple" and type(value) is int:  # the common id: digits need no encoding or check
+        return str(value)
     if isinstance(value, Mapping):
         pairs = [(str(k), _checked(_scalar(v), param, tool)) for k, v in value.items()]
         if explode:
@@ -207,13 +222,15 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
         else:
             whole_body, has_whole = value, True
 
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in path_values:
+    literals, names = _template(op.path)
+    parts = [base_url, literals[0]]
+    for name, literal in zip(names, literals[1:], strict=True):
+        value = path_values.get(name)
+        if value is None:
             raise InvalidInputError(f"{tool} needs the path argument {name!r}.", tool=tool, details={"fields": [name]})
-        return path_values[name]
-
-    built.url = base_url + _PATH_VARIABLE.sub(substitute, op.path)
+        parts += (value, literal)
+    built.url = "".join(parts)
+    built.base = base_url
     body = op.body
     if body is not None and (has_whole or body_fields or body.required):
         # A required body is sent even when every field of it was left out: `{}` (or the

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import random
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -195,6 +197,60 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+# ---------------------------------------------------------------------- building requests
+#
+# httpx.Request("GET", url) parses and validates the whole URL on every call, which is
+# most of what building a request costs. The base URL is parsed once; each request joins
+# its path (built from encoded values, SECURITY.md B1) and query to that parse, when the
+# path is one httpx would send unchanged: only characters its path encoding leaves as
+# they are, whole %XX escapes, no dot segment. Anything else takes httpx's own parse.
+
+_KEPT_PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*")
+_PROBE_PATH = "/a%2F~b/c;d=e,f.g"
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_base(base: str) -> tuple[Any, str] | None:
+    """httpx's parse of ``base`` and its Host header value, or ``None`` when requests to it
+    must be parsed whole (a query or fragment in it, or an httpx whose URL internals differ:
+    the join is checked against httpx's own parse here)."""
+    try:
+        url = httpx.URL(base)
+        reference = url._uri_reference
+        if reference.query is not None or reference.fragment is not None:
+            return None
+        if str(_joined(reference, _PROBE_PATH, "q=1")) != str(httpx.URL(base + _PROBE_PATH + "?q=1")):
+            return None
+    except (AttributeError, TypeError, ValueError, httpx.InvalidURL):
+        return None
+    return reference, url.netloc.decode("ascii")
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_headers(host: str, configured: tuple[tuple[str, str], ...]) -> httpx.Headers:
+    """Host, the defaults and the configured headers, normalised once (each request copies them)."""
+    return httpx.Headers([("Host", host), *_DEFAULT_HEADERS, *configured])
+
+
+def _joined(reference: Any, path: str, query: str | None) -> httpx.URL:
+    url = httpx.URL.__new__(httpx.URL)
+    url._uri_reference = reference._replace(path=reference.path + path, query=query)
+    return url
+
+
+def _direct_url(built: Built, query: list[tuple[str, str]]) -> tuple[httpx.URL, str] | None:
+    """The request URL joined to the parsed base, and its Host value; ``None``: parse it whole."""
+    if not built.base or not built.url.startswith(built.base):
+        return None
+    parsed = _parsed_base(built.base)
+    path = built.url[len(built.base):]
+    if parsed is None or not path.startswith("/") or "/." in path or not _KEPT_PATH.fullmatch(path):
+        return None
+    reference, host = parsed
+    pairs: Any = query  # httpx types the values more widely than list invariance allows
+    return _joined(reference, path, str(httpx.QueryParams(pairs)) if query else None), host
+
+
 @dataclass
 class _Plan:
     """Everything needed to (re)build the request for each attempt and redirect."""
@@ -211,7 +267,7 @@ class _Plan:
     def request(self, applied: list[Applied]) -> httpx.Request:
         """The request to send: built directly (no client defaults, no cookie jar)."""
         built = self.built
-        headers = [*_DEFAULT_HEADERS, *self.options.headers, *built.headers]
+        headers = list(built.headers)  # beyond the defaults and the configured ones
         query = built.query
         cookies = built.cookies
         if applied:
@@ -227,6 +283,24 @@ class _Plan:
         else:
             left = max(0.001, self.deadline - time.monotonic())
             extensions = {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
+        direct = None if built.files is not None or built.data is not None else _direct_url(built, query)
+        if direct is not None:
+            url, host = direct
+            content = built.content
+            if content is not None:
+                headers.append(("Content-Length", str(len(content))))
+            elif built.method in ("POST", "PUT", "PATCH"):
+                headers.append(("Content-Length", "0"))
+            # With ``stream=``, httpx adds no header of its own: Host and Content-Length
+            # are set here as its own encoding would.
+            request = httpx.Request(
+                built.method, url, stream=httpx.ByteStream(content or b""), extensions=extensions,
+                headers=[("Host", host), *_DEFAULT_HEADERS, *self.options.headers, *headers] if headers
+                else _fixed_headers(host, self.options.headers),
+            )
+            request.read()
+            return request
+        headers[:0] = [*_DEFAULT_HEADERS, *self.options.headers]
         params: Any = query or None
         files: Any = built.files
         return httpx.Request(

@@ -13,7 +13,7 @@ import uuid
 import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -238,6 +238,7 @@ class RestDriver(ToolDriver):
         self._closers: dict[int, AsyncIterator[None]] = {}
         self._lock = threading.RLock()
         self._contract: ResponseContract | SwaggerBodies | None = None  # built on the first answer to check
+        self._call_plans: dict[str, _CallPlan] = {}  # per operation, on its first call
 
     def auth_options(self) -> list[AuthOption]:
         """The spec's security schemes, each with the ``auth`` entry that sets it."""
@@ -350,25 +351,39 @@ class RestDriver(ToolDriver):
             return urljoin(location, path or "/").rstrip("/")
         return None
 
+    def _call_plan(self, op: Operation) -> _CallPlan:
+        """What every call of ``op`` shares, worked out on its first call."""
+        plan = self._call_plans.get(op.name)
+        if plan is None:
+            from mcs_rest._transport import sensitive_names  # httpx loads on the first call
+
+            schemes = _auth.choose(op.security, self._schemes)
+            plan = _CallPlan(
+                base_url=self.base_url_for(op), schemes=schemes, sensitive=sensitive_names(schemes, self.http),
+                retryable=op.idempotent or any(k.lower() == "idempotency-key" for k, _ in self.http.headers),
+                key_header=self.http.idempotency_header if op.method in ("POST", "PATCH") else None,
+            )
+            self._call_plans[op.name] = plan
+        return plan
+
     def _plan(self, invocation: Invocation) -> tuple[Operation, Plan]:
-        from mcs_rest._transport import Plan, sensitive_names  # httpx loads on the first call
+        from mcs_rest._transport import Plan
 
         tool = invocation.tool
         op = self._operations[tool.unprefixed_name]
-        built = build(op, invocation.arguments, self.base_url_for(op))
-        retryable = op.idempotent
-        key_header = self.http.idempotency_header
-        if key_header and op.method in ("POST", "PATCH"):
+        shared = self._call_plan(op)
+        built = build(op, invocation.arguments, shared.base_url)
+        retryable = shared.retryable
+        key_header = shared.key_header
+        if key_header:
             if not any(k.lower() == key_header.lower() for k, _ in built.headers):
                 built.headers.append((key_header, uuid.uuid4().hex))
             retryable = True
-        elif any(k.lower() == "idempotency-key" for k, _ in (*built.headers, *self.http.headers)):
+        elif not retryable and any(k.lower() == "idempotency-key" for k, _ in built.headers):
             retryable = True
-        schemes = _auth.choose(op.security, self._schemes)
         return op, Plan(
-            built=built, schemes=schemes, options=self.http, tool=tool.name, path=op.path,
-            deadline=None if invocation.deadline is None else invocation.deadline,
-            retryable=retryable, sensitive=sensitive_names(schemes, self.http),
+            built=built, schemes=shared.schemes, options=self.http, tool=tool.name, path=op.path,
+            deadline=invocation.deadline, retryable=retryable, sensitive=shared.sensitive,
         )
 
     def _finish(self, op: Operation, response: Response, tool: str) -> Any:
@@ -483,12 +498,12 @@ class RestDriver(ToolDriver):
     # ------------------------------------------------------------------ clients
 
     def _sync_client(self) -> httpx.Client:
-        import httpx
-
-        from mcs import http as mcs_http
-
         client = self._client
         if client is None:
+            import httpx
+
+            from mcs import http as mcs_http
+
             with self._lock:
                 if self._client is None:
                     transport = self._given_transport or mcs_http.transport(verify=self._verify)
@@ -556,6 +571,17 @@ async def _close_at_shutdown(client: httpx.AsyncClient) -> AsyncIterator[None]:
         yield
     finally:
         await client.aclose()
+
+
+@dataclass(frozen=True, slots=True)
+class _CallPlan:
+    """The parts of a request that depend on the operation and the options only."""
+
+    base_url: str
+    schemes: list[_auth.Scheme]
+    sensitive: frozenset[str]
+    retryable: bool
+    key_header: str | None
 
 
 def _rejects_refs(model_name: str | None) -> bool:
