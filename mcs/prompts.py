@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import heapq
 import json
 import re
 import threading
@@ -828,6 +829,167 @@ def _render_typescript(tools: Sequence[Tool]) -> str:
     return "\n".join(blocks)
 
 
+# --------------------------------------------------------------------------- depth limit
+
+#: Inline descriptions show this many levels of nested fields (an argument's fields are
+#: level 2); deeper objects become :data:`DEPTH_MARKER` (``describe_tool`` has them whole).
+INLINE_MAX_DEPTH = 2
+DEPTH_MARKER = "fields left out: describe_tool(name) gives the full schema"
+_DEF_PREFIXES = ("#/$defs/", "#/definitions/")
+_SAME_LEVEL = ("items", "not", "if", "then", "else", "contains", "additionalItems", "unevaluatedItems")
+
+
+def _ref_name(node: Mapping[str, Any]) -> str | None:
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        for prefix in _DEF_PREFIXES:
+            if ref.startswith(prefix):
+                return ref[len(prefix):]
+    return None
+
+
+class _DepthCut:
+    """Cuts the schemas of a set of tools at ``depth`` levels of fields, following
+    ``$ref``\\ s: a definition is cut at the shallowest level any tool reaches it from."""
+
+    def __init__(self, defs: Mapping[str, Any], depth: int) -> None:
+        self.defs = defs
+        self.depth = depth
+        self.cut_any = False
+        self._fields: dict[str, bool] = {}
+
+    def has_fields(self, node: Any, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``node`` (through references) describes an object's fields."""
+        if not isinstance(node, Mapping):
+            return False
+        name = _ref_name(node)
+        if name is not None:
+            if name in seen:
+                return True
+            known = self._fields.get(name)
+            if known is None:
+                known = self.has_fields(self.defs.get(name), seen | {name})
+                self._fields[name] = known
+            return known
+        if node.get("properties") or node.get("patternProperties") or isinstance(node.get("additionalProperties"), Mapping):
+            return True
+        for key in ("items", "not"):
+            if self.has_fields(node.get(key), seen):
+                return True
+        return any(self.has_fields(option, seen) for key in ("anyOf", "oneOf", "allOf", "prefixItems")
+                   for option in node.get(key) or () if isinstance(node.get(key), list))
+
+    def cut(self, node: Any, level: int, refs: dict[str, int]) -> Any:
+        """``node`` (a value at ``level``; its fields are at ``level + 1``) cut past the
+        depth; each definition it still refers to goes into ``refs`` with its level."""
+        if not isinstance(node, Mapping):
+            return node
+        if level > self.depth and self.has_fields(node):
+            self.cut_any = True
+            kind = node.get("type")
+            return {"type": kind if isinstance(kind, str) and kind in ("object", "array") else "object",
+                    "description": DEPTH_MARKER}
+        name = _ref_name(node)
+        if name is not None:
+            if refs.get(name, level + 1) > level:
+                refs[name] = level
+            return node
+        out = dict(node)
+        for key in ("properties", "patternProperties"):
+            value = out.get(key)
+            if isinstance(value, Mapping):
+                out[key] = {k: self.cut(v, level + 1, refs) for k, v in value.items()}
+        if isinstance(out.get("additionalProperties"), Mapping):
+            out["additionalProperties"] = self.cut(out["additionalProperties"], level + 1, refs)
+        for key in _SAME_LEVEL:
+            if isinstance(out.get(key), Mapping):
+                out[key] = self.cut(out[key], level, refs)
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            if isinstance(out.get(key), list):
+                out[key] = [self.cut(v, level, refs) for v in out[key]]
+        return out
+
+
+def limit_depth(tools: Sequence[Tool], depth: int = INLINE_MAX_DEPTH) -> tuple[list[Tool], bool]:
+    """The tools with their schemas cut past ``depth`` levels of nested fields, and
+    whether anything was cut.
+
+    Each object deeper than ``depth`` (through ``$ref``\\ s too) becomes ``{"type":
+    "object", "description": DEPTH_MARKER}``; a definition no longer reached is dropped.
+    The names, types, enums, defaults and ``required`` lists of the first ``depth`` levels
+    stay, and so do references to definitions without fields (enums, strings). Only the
+    description a model reads shrinks: ``Tool.input_schema`` (validation) and
+    ``describe_tool`` keep the whole schema.
+    """
+    defs: dict[str, Any] = {}
+    alone: list[int] = []
+    for index, tool in enumerate(tools):
+        clash = False
+        for key in _DEFS_KEYS:
+            own = tool.input_schema.get(key)
+            if isinstance(own, Mapping):
+                for name, body in own.items():
+                    first = defs.setdefault(name, body)
+                    clash = clash or (first is not body and first != body)
+        if clash:
+            alone.append(index)
+    if alone and len(tools) > 1:  # a definition name two tools define differently: those tools alone
+        skip = set(alone)
+        done, cut_any = limit_depth([t for i, t in enumerate(tools) if i not in skip], depth)
+        kept = iter(done)
+        out: list[Tool] = []
+        for i, tool in enumerate(tools):
+            if i in skip:
+                (one,), changed = limit_depth([tool], depth)
+                out.append(one)
+                cut_any = cut_any or changed
+            else:
+                out.append(next(kept))
+        return out, cut_any
+    cutter = _DepthCut(defs, depth)
+    roots: list[tuple[Any, dict[str, int]]] = []
+    levels: dict[str, int] = {}
+    for tool in tools:
+        refs: dict[str, int] = {}
+        root = {k: v for k, v in tool.input_schema.items() if k not in _DEFS_KEYS}
+        roots.append((cutter.cut(root, 0, refs), refs))
+        for name, level in refs.items():
+            levels[name] = min(level, levels.get(name, level))
+    # Definitions, shallowest first: each is cut at the least level it is reached from.
+    bodies: dict[str, tuple[Any, dict[str, int]]] = {}
+    queue = sorted((level, name) for name, level in levels.items())
+    while queue:
+        level, name = heapq.heappop(queue)
+        if name in bodies or name not in defs:
+            continue
+        refs = {}
+        bodies[name] = (cutter.cut(defs[name], level, refs), refs)
+        for inner, at in refs.items():
+            if at < levels.get(inner, at + 1):
+                levels[inner] = at
+                heapq.heappush(queue, (at, inner))
+    if not cutter.cut_any:
+        return list(tools), False
+    out = []
+    for tool, (root, refs) in zip(tools, roots, strict=True):
+        reach: set[str] = set()
+        stack = [name for name in refs if name in bodies]
+        while stack:
+            name = stack.pop()
+            if name not in reach:
+                reach.add(name)
+                stack.extend(n for n in bodies[name][1] if n in bodies and n not in reach)
+        schema = dict(root)
+        for key in _DEFS_KEYS:
+            own = tool.input_schema.get(key)
+            if isinstance(own, Mapping):
+                kept_defs = {name: bodies[name][0] for name in own if name in reach}
+                if kept_defs:
+                    schema[key] = kept_defs
+        out.append(replace(tool, input_schema=schema))
+    return out, True
+
+
 _RENDERERS = {"json": _render_json, "openai": _render_openai, "typescript": _render_typescript}
 
 
@@ -837,6 +999,7 @@ def render_function_description(
     model_name: str | None = None,
     registry: PromptRegistry | None = None,
     style: DescriptionStyle | None = None,
+    max_depth: int | None = INLINE_MAX_DEPTH,
 ) -> str:
     """The tools rendered for ``model_name``, in the style its template asks for.
 
@@ -844,14 +1007,18 @@ def render_function_description(
     description, constraints and required flag; generated noise (``title``,
     ``additionalProperties: false``) is dropped. ``style`` forces a style; otherwise the
     template :meth:`PromptRegistry.select` picks for the model decides (``registry``,
-    else :func:`default_registry`).
+    else :func:`default_registry`). Nested fields deeper than ``max_depth`` levels are cut
+    (:func:`limit_depth`, a pointer to ``describe_tool`` in their place); ``None`` keeps all.
     """
     if style is None:
         style = (registry or default_registry()).select(model_name).description_style
     renderer = _RENDERERS.get(style)
     if renderer is None:
         raise ValueError(f"unknown description style {style!r}; expected one of {', '.join(DESCRIPTION_STYLES)}")
-    return renderer(list(tools))
+    listed = list(tools)
+    if max_depth is not None:
+        listed, _ = limit_depth(listed, max_depth)
+    return renderer(listed)
 
 
 NO_TOOLS_DESCRIPTION = "No tools are available."

@@ -62,6 +62,10 @@ DEFAULT_MAX_CALLS_PER_RESPONSE = 32
 KNOWN_CAPABILITIES = frozenset(
     {"healthcheck", "cache", "status", "stream", "prompts", "resources", "completions", "list_changed"}
 )
+#: ``Tool.meta`` key of the ``describe_tool`` an inline description with cut schemas points
+#: to: callable, not in :meth:`ToolDriver.list_tools` (listed tools carry whole schemas).
+_UNLISTED = "mcs_inline_describe"
+
 _CAPABILITY_METHODS = {
     "healthcheck": "healthcheck",
     "cache": "warmup",
@@ -344,7 +348,12 @@ class ToolDriver(MCSDriver):
 
     def list_tools(self) -> tuple[Tool, ...]:
         """Every tool of this driver (with the prefix applied), in a stable order."""
-        return tuple(self._tool_map().values())
+        tools = self._tool_map()
+        listed = getattr(self, "_mcs_listed_tools", None)
+        if listed is None or listed[0] is not tools:
+            listed = (tools, tuple(t for t in tools.values() if not t.meta.get(_UNLISTED)))
+            self._mcs_listed_tools = listed
+        return listed[1]
 
     def refresh_tools(self) -> None:
         """Forget cached tools, aliases and validators (after the spec changed)."""
@@ -419,6 +428,12 @@ class ToolDriver(MCSDriver):
     def _builtin_tools(self, tools: Mapping[str, Tool]) -> list[Tool]:
         """Meta-tools added by the base class (discovery mode's search and describe)."""
         if self._resolved_mode(tools) != "discovery":
+            # Inline descriptions cut deep schemas with a pointer to describe_tool: offer it.
+            own = [t for t in tools.values() if not discovery.is_meta_tool(t)]
+            # It is callable from the model's text, but not listed: listed tools carry whole schemas.
+            if self.custom_tool_description is None and prompts.limit_depth(own)[1]:
+                describe = discovery.meta_tools(self.prefix)[1]
+                return [replace(describe, meta={**describe.meta, _UNLISTED: True})]
             return []
         return [*discovery.meta_tools(self.prefix), discovery.call_meta_tool(self.prefix)]
 
@@ -448,8 +463,9 @@ class ToolDriver(MCSDriver):
             return prompts.NO_TOOLS_DESCRIPTION
         if self._resolved_mode(self._tool_map()) == "discovery":
             return discovery.render_description(own, discovery.meta_tools(self.prefix), model_name=model_name)
+        describe = [t for t in self._tool_map().values() if discovery.is_meta_tool(t)]
         return prompts.render_function_description(
-            own, model_name=model_name, registry=self.prompt_templates
+            [*own, *describe], model_name=model_name, registry=self.prompt_templates
         )
 
     def get_driver_system_message(self, model_name: str | None = None) -> str:

@@ -265,7 +265,8 @@ class RestDriver(ToolDriver):
         own = [t for t in tools.values() if not discovery.is_meta_tool(t)]
         if self._resolved_mode(tools) == "discovery":
             return discovery.render_description(own, discovery.meta_tools(self.prefix), model_name=model_name)
-        return prompts.render_function_description([inline_refs(t) for t in own], model_name=model_name)
+        describe = [t for t in tools.values() if discovery.is_meta_tool(t)]  # offered when a schema is cut
+        return prompts.render_function_description([*(inline_refs(t) for t in own), *describe], model_name=model_name)
 
     def shaped_tools(self, model_name: str | None) -> list[Tool]:
         """The tools as a client for ``model_name`` should receive them (refs inlined if needed)."""
