@@ -26,10 +26,21 @@ from typing import Any, Literal
 
 from mcs.errors import SessionUnavailableError
 
+_ID_BATCH = 256
+# Request ids drawn ahead from os.urandom in one read (one system call per _ID_BATCH ids);
+# list.pop is atomic, so two threads never get the same id. A forked child draws its own.
+_spare_ids: list[str] = []
+os.register_at_fork(after_in_child=_spare_ids.clear)
+
 
 def _new_request_id() -> str:
     """32 random hex digits, the form of ``uuid.uuid4().hex`` (without building a UUID)."""
-    return os.urandom(16).hex()
+    try:
+        return _spare_ids.pop()
+    except IndexError:
+        batch = os.urandom(16 * _ID_BATCH).hex()
+        _spare_ids.extend(batch[start : start + 32] for start in range(32, len(batch), 32))
+        return batch[:32]
 
 
 _NO_METADATA: Mapping[str, str] = MappingProxyType({})

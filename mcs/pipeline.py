@@ -159,6 +159,13 @@ class Controls:
             hook_failure=self.hook_failure if self.hook_failure != "continue" else inner.hook_failure,
         )
 
+    def is_empty(self) -> bool:
+        """Whether there is nothing to run around a call: no policy, hook or limit."""
+        return not (
+            self.policies or self.start_hooks or self.end_hooks or self.error_hooks
+            or self.rate_limit is not None or self.circuit_breaker is not None
+        )
+
     def check_policies(self, tool: str, arguments: Mapping[str, Any], context: AgentContext) -> None:
         """Raise :class:`PolicyDeniedError` at the first denial; a policy that breaks denies."""
         if not self.policies:
@@ -367,6 +374,8 @@ def run_sync(
     check_output: Callable[[Any], None] | None = None,
 ) -> Any:
     """Run an admitted call: policies, hooks, deadline, error mapping. Returns the raw result."""
+    if controls.is_empty():
+        return _run_bare(invocation, call, enforces_deadline, check_output)
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
@@ -394,6 +403,34 @@ def run_sync(
         _finish(controls, admitted, invocation, started, error=error)
         raise error from (None if error is exc else exc)
     _finish(controls, admitted, invocation, started, result=result)
+    return result
+
+
+def _run_bare(
+    invocation: Invocation, call: Callable[[Invocation], Any], enforces_deadline: bool,
+    check_output: Callable[[Any], None] | None,
+) -> Any:
+    """:func:`run_sync` when no policy, hook or limit is set: nothing to admit or report,
+    the same deadline and the same error mapping."""
+    try:
+        if enforces_deadline or invocation.deadline is None:
+            result = call(invocation)
+        else:
+            future = _pool().submit(call, invocation)
+            try:
+                result = future.result(timeout=invocation.remaining())
+            except concurrent.futures.TimeoutError:
+                future.cancel()
+                tool = invocation.tool.name
+                raise ToolTimeoutError(
+                    f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",
+                    tool=tool,
+                ) from None
+        if check_output is not None:
+            check_output(result)
+    except Exception as exc:
+        error = map_exception(exc, invocation.tool.name, invocation.secrets())
+        raise error from (None if error is exc else exc)
     return result
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
+import warnings
 
 import pytest
 
@@ -15,6 +18,39 @@ def test_defaults_identify_an_anonymous_agent_with_a_fresh_request_id() -> None:
     assert first.model is None
     assert len(first.request_id) == 32
     assert first.request_id != second.request_id
+
+
+def test_request_ids_stay_unique_across_threads_and_batches() -> None:
+    ids: list[str] = []
+
+    def draw() -> None:
+        ids.extend(AgentContext().request_id for _ in range(700))  # several batches of drawn ids
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(ids)) == len(ids) == 2800
+    assert all(len(id_) == 32 and int(id_, 16) >= 0 for id_ in ids)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_draws_request_ids_of_its_own() -> None:
+    AgentContext()  # the parent holds ids drawn ahead
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # "multi-threaded process": the child only writes and leaves
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: report its next id and leave at once
+        os.write(write, AgentContext().request_id.encode())
+        os._exit(0)
+    os.close(write)
+    child_id = os.read(read, 64).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert len(child_id) == 32
+    assert child_id != AgentContext().request_id
 
 
 def test_context_fields_cannot_be_reassigned() -> None:

@@ -362,6 +362,23 @@ def test_a_driver_listing_a_name_twice_is_refused() -> None:
         Twice().list_tools()
 
 
+def test_upstream_of_is_asked_once_per_tool_until_the_tools_are_refreshed() -> None:
+    asked: list[str] = []
+
+    class Routed(Ledger):
+        def upstream_of(self, tool: Tool) -> str:
+            asked.append(tool.name)
+            return f"bank-{len(asked)}"
+
+    driver = Routed()
+    first = driver.prepare(parse_tool_calls('{"tool": "balance", "arguments": {"account": "alice"}}')[0])
+    again = driver.prepare(parse_tool_calls('{"tool": "balance", "arguments": {"account": "bob"}}')[0])
+    assert (first.upstream, again.upstream, asked) == ("bank-1", "bank-1", ["balance"])
+    driver.refresh_tools()
+    fresh = driver.prepare(parse_tool_calls('{"tool": "balance", "arguments": {"account": "alice"}}')[0])
+    assert (fresh.upstream, asked) == ("bank-2", ["balance", "balance"])
+
+
 def test_refresh_tools_reads_the_list_again() -> None:
     class Growing(Ledger):
         extra: tuple[Tool, ...] = ()

@@ -271,6 +271,7 @@ class ToolDriver(MCSDriver):
         self._names: dict[str, Mapping[str, Any]] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
+        self._upstreams: dict[str, str] = {}
         self._change_listeners: list[ChangeListener] = []
 
     @property
@@ -362,6 +363,7 @@ class ToolDriver(MCSDriver):
         self._names = None
         self._validators.clear()
         self._output_validators.clear()
+        self._upstreams.clear()
 
     def get_tool(self, name: str) -> Tool | None:
         """The tool a call names, through exact names and unambiguous aliases, else ``None``.
@@ -505,8 +507,10 @@ class ToolDriver(MCSDriver):
     def _output_check(self, tool: Tool) -> Callable[[Any], None] | None:
         """The result check of ``tool``: its output schema with ``validate_output``, and
         always the ``returns`` schema of an interface method (the interface's guarantee)."""
+        if tool.output_schema is None:
+            return None
         interface = tool.meta.get("interface")
-        if tool.output_schema is None or not (self.validate_output or interface):
+        if not (self.validate_output or interface):
             return None
         validator = self._output_validators.get(tool.name)
         if validator is None:
@@ -541,15 +545,18 @@ class ToolDriver(MCSDriver):
             tool = target
         validator = self._validator(tool)
         arguments = validator.validate(arguments)
-        deadline = time.monotonic() + self.timeout if self.timeout is not None else None
+        timeout = self.timeout
+        upstream = self._upstreams.get(tool.name)
+        if upstream is None:
+            upstream = self._upstreams[tool.name] = self.upstream_of(tool)
         return Invocation(
-            tool=tool,
-            arguments=arguments,
-            context=context or AgentContext(),
-            deadline=deadline,
-            timeout=self.timeout,
-            secret_mask=validator.secret_mask,
-            upstream=self.upstream_of(tool),
+            tool,
+            arguments,
+            context or AgentContext(),
+            time.monotonic() + timeout if timeout is not None else None,
+            timeout,
+            validator.secret_mask,
+            upstream,
         )
 
     def secret_mask_of(self, name: str) -> SecretMask | None:
@@ -562,7 +569,8 @@ class ToolDriver(MCSDriver):
         """The upstream system a call of ``tool`` goes to, for the circuit breaker.
 
         The default, ``""``, treats the driver's endpoint as one upstream; a driver that
-        reaches several (one per MCP server, say) names each.
+        reaches several (one per MCP server, say) names each. Asked once per tool, then
+        remembered until :meth:`refresh_tools`.
         """
         return ""
 
@@ -582,22 +590,20 @@ class ToolDriver(MCSDriver):
     def _prepare_all(
         self, llm_response: Any, context: AgentContext | None
     ) -> list[_Prepared] | None:
-        from mcs.parsing import parse_tool_calls
-
-        calls = parse_tool_calls(llm_response, known_names=self._known_names())
+        calls = _parse_tool_calls(llm_response, self._known_names())
         if not calls:
             return None
-        resolved = [(call, self.get_tool(call.name)) for call in calls]
-        mine = [(call, tool) for call, tool in resolved if tool is not None]
+        get_tool = self.get_tool
+        mine = [call for call in calls if get_tool(call.name) is not None]
         if len(mine) != len(calls) and self.on_unknown_tool == "error":
-            unknown = next(call for call, tool in resolved if tool is None)
+            unknown = next(call for call in calls if get_tool(call.name) is None)
             raise ToolNotFoundError(_unknown_tool_message(unknown.name, self._tool_map()), tool=unknown.name)
         if not mine:
             return None
         self._check_call_count(len(mine))
         base = context or AgentContext()
         prepared: list[_Prepared] = []
-        for index, (call, _) in enumerate(mine):
+        for index, call in enumerate(mine):
             ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
             invocation = self.prepare(call, ctx)
             prepared.append(_Prepared(call, invocation, self._handler(invocation.tool)))
@@ -696,8 +702,9 @@ class ToolDriver(MCSDriver):
         prepared = self._prepare_all(llm_response, context)
         if prepared is None:
             return llm_response
-        results = [self._run(p.invocation, p.handler) for p in prepared]
-        return results[0] if len(results) == 1 else results
+        if len(prepared) == 1:
+            return self._run(prepared[0].invocation, prepared[0].handler)
+        return [self._run(p.invocation, p.handler) for p in prepared]
 
     async def aprocess_llm_response(
         self, llm_response: Any, *, context: AgentContext | None = None
@@ -759,10 +766,8 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, context: AgentContext | None
     ) -> Iterator[tuple[ToolCall, AgentContext]]:
         """The calls this driver answers for (all of them in error mode), each with its context."""
-        from mcs.parsing import parse_tool_calls
-
         base = context or AgentContext()
-        for index, call in enumerate(parse_tool_calls(llm_response, known_names=self._known_names())):
+        for index, call in enumerate(_parse_tool_calls(llm_response, self._known_names())):
             if self.get_tool(call.name) is None and self.on_unknown_tool == "passthrough":
                 continue
             yield call, base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
@@ -831,6 +836,20 @@ class ToolDriver(MCSDriver):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+_parser: Callable[..., list[ToolCall]] | None = None
+
+
+def _parse_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> list[ToolCall]:
+    """:func:`mcs.parsing.parse_tool_calls`, imported on the first model output (then kept:
+    an import statement on every call costs more than the parse of a canonical call)."""
+    global _parser
+    if _parser is None:
+        from mcs.parsing import parse_tool_calls
+
+        _parser = parse_tool_calls
+    return _parser(llm_response, known_names=known_names)
 
 
 def _with_prefix(tool: Tool, prefix: str) -> Tool:

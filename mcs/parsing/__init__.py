@@ -63,9 +63,13 @@ class _Names:
     __slots__ = ("_by_key", "known", "schemas")
 
     def __init__(self, known: Collection[str] | Mapping[str, Any] | None) -> None:
-        self.known: Collection[str] | None = None
         self._by_key: dict[str, str] | None = None
-        self.schemas: Mapping[str, Any] = known if isinstance(known, (dict, Mapping)) else {}
+        if type(known) is dict:  # what drivers pass: each name with its schema
+            self.known: Collection[str] | None = known
+            self.schemas: Mapping[str, Any] = known
+            return
+        self.known = None
+        self.schemas = known if isinstance(known, Mapping) else {}
         if isinstance(known, str):  # one name passed bare
             known = (known,)
         if known is not None:
@@ -111,6 +115,11 @@ class _Names:
             if (call.confidence == EXPLICIT or self.resolve(call.name) is not None) and self._bound(call)
         ]
 
+    def finish_explicit(self, call: Found) -> list[ToolCall]:
+        """:meth:`finish` of one explicit call without positional arguments (which
+        :meth:`keep` always keeps): the canonical call's shorter way."""
+        return [ToolCall(self.resolve(call.name) or call.name, call.arguments, call.id)]
+
     def finish(self, found: list[Found]) -> list[ToolCall]:
         calls = []
         for call in self.keep(found):
@@ -141,26 +150,29 @@ def _canonical_text(text: str) -> Found | None:
     to fill in such as ``<repo name>``) to it. pydantic's JSON reader (Rust) decodes such
     a call in a third of the time of ``json.loads``.
     """
-    if len(text) > MAX_INPUT_CHARS or not text.lstrip().startswith("{") or "\\_" in text or "</think>" in text:
+    if len(text) > MAX_INPUT_CHARS or (text[:1] != "{" and not text.lstrip().startswith("{")) or "\\_" in text:
+        return None
+    angled = "<" in text  # looked for once: both the think tag and most placeholders have one
+    if angled and "</think>" in text:
         return None
     try:
         value = pydantic_core.from_json(text)
     except (ValueError, TypeError):  # TypeError: an unpaired surrogate cannot be read as UTF-8
         return None
     call = canonical_call(value) if type(value) is dict else None
-    if call is not None and ("<" in text or "?" in text) and has_placeholder(call.arguments):
+    if call is not None and (angled or "?" in text) and has_placeholder(call.arguments):
         return None
     return call
 
 
 def _parse(response: Any, names: _Names) -> list[ToolCall]:
-    data = _as_data(response)
+    data = response if type(response) is str else _as_data(response)
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data[:MAX_INPUT_CHARS]).decode("utf-8", "replace")
     if isinstance(data, str):
         fast = _canonical_text(data)
         if fast is not None:
-            return names.finish([fast])
+            return names.finish_explicit(fast)
         return names.finish(read_text(data[:MAX_INPUT_CHARS], names.keep))
     if not isinstance(data, (dict, list)):
         return []

@@ -323,7 +323,10 @@ def canonical_call(item: dict[str, Any]) -> Found | None:
     arguments = item["arguments"]
     if type(name) is not str or type(arguments) is not dict:
         return None
-    return _call(name, arguments, None)
+    clean = clean_name(name)  # what _call does, less decoding arguments that are an object already
+    if clean is None or clean.lower() in _NOT_CALLS or looks_like_schema(arguments):
+        return None
+    return Found(clean, arguments)
 
 
 def from_data(data: Any, *, deep: bool = False) -> tuple[list[Found], list[str]]:
