@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import email.utils
 import ssl
 import time
 import zlib
@@ -62,6 +63,7 @@ __all__ = [
     "describe_failure",
     "pin",
     "read_body",
+    "retry_after",
     "transport",
     "truncation_marker",
 ]
@@ -520,6 +522,21 @@ async def adecoded_chunks(
 
 
 # ---------------------------------------------------------------------- failures
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """The seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP date,
+    never negative), or ``None`` when it is absent or unreadable."""
+    raw = (headers.get("retry-after") or "").strip()
+    if not raw:
+        return None
+    if raw.isdigit():
+        return float(raw)
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def describe_failure(exc: httpx.HTTPError) -> tuple[str, str, bool]:

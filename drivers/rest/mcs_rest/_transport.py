@@ -22,7 +22,6 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import random
 import re
@@ -42,6 +41,7 @@ from mcs.http import (
     describe_failure,
     pin,
     read_body,
+    retry_after,
     truncation_marker,
 )
 from mcs_rest._auth import Applied, Scheme, apply
@@ -165,7 +165,7 @@ def error_for(response: Response, method: str, path: str, tool: str) -> Executio
     reason = httpx.codes.get_reason_phrase(status)
     details: dict[str, Any] = {"status": status, "body": excerpt, "category": "upstream" if status >= 500 else "request",
                                "retryable": status in (408, 429) or status >= 500}
-    after = _retry_after(response.headers) if isinstance(response.headers, httpx.Headers) else None
+    after = retry_after(response.headers) if isinstance(response.headers, httpx.Headers) else None
     if after is not None:
         details["retry_after"] = after
     return ExecutionError(
@@ -181,20 +181,6 @@ def error_for(response: Response, method: str, path: str, tool: str) -> Executio
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     port = url.port or {"http": 80, "https": 443}.get(url.scheme)
     return (url.scheme, url.host, port)
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    raw = raw.strip()
-    if raw.isdigit():
-        return float(raw)
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 # ---------------------------------------------------------------------- building requests
@@ -392,7 +378,7 @@ class _Plan:
             return None
         delay: float = min(self.options.max_backoff, self.options.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
         if response is not None:
-            after = _retry_after(response.headers)
+            after = retry_after(response.headers)
             if after is not None:
                 delay = max(delay, after)
         if self.deadline is not None and time.monotonic() + delay >= self.deadline:

@@ -21,7 +21,6 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import re
 import time
@@ -129,19 +128,6 @@ def _check_status(response: Response, tool: str) -> None:
     )
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
-    raw = (headers.get("retry-after") or "").strip()
-    if not raw:
-        return None
-    if raw.isdigit():
-        return float(raw)
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 class _Attempts:
     """The retry decisions for one call."""
 
@@ -177,7 +163,7 @@ class _Attempts:
 
     def after_status(self, response: httpx.Response) -> float | None:
         if response.status_code in RETRY_STATUSES and self.state.retryable:
-            delay: float | None = self._delay(_retry_after(response.headers))
+            delay: float | None = self._delay(mcs_http.retry_after(response.headers))
             return delay
         return None
 

@@ -33,7 +33,6 @@ addresses it checked.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
 import re
@@ -48,7 +47,15 @@ from urllib.parse import quote, urlencode, urljoin
 import httpx
 
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
-from mcs.http import ACCEPT_ENCODING, aread_body, bounded, describe_failure, pin, read_body
+from mcs.http import (
+    ACCEPT_ENCODING,
+    aread_body,
+    bounded,
+    describe_failure,
+    pin,
+    read_body,
+    retry_after,
+)
 from mcs.urls import EgressPolicy, encode_path_segment
 from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
 from mcs_mcp.mcpfile.templates import (
@@ -272,7 +279,7 @@ class HttpInvoker:
             return self._result(response, raw, truncated)
         except ExecutionError as error:
             if response.status_code in RETRY_STATUSES and self.method in IDEMPOTENT_METHODS:
-                raise _Retry(error, _retry_after(response.headers)) from None
+                raise _Retry(error, retry_after(response.headers)) from None
             raise
 
     @contextmanager
@@ -501,19 +508,6 @@ class _Retry(Exception):
         super().__init__(error.message)
         self.error = error
         self.after = after
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    raw = (headers.get("retry-after") or "").strip()
-    if not raw:
-        return None
-    if raw.isdigit():
-        return float(raw)
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _transport_error(tool: str, exc: httpx.HTTPError) -> ExecutionError:
