@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mcs._schema_refs import variants as schema_variants
+
 __all__ = ["REDACTED", "SecretMask", "redact", "scrub", "secret_mask", "secret_values"]
 
 REDACTED = "[redacted]"
 #: Shorter secret values are not scrubbed from free text (they would mangle it).
 MIN_SCRUBBED_LENGTH = 4
 _MAX_DEPTH = 12
-_MAX_REF_HOPS = 16
 
 #: Where the secrets of a schema are: ``True`` for a secret value, a nested mask for an
 #: object's properties (``"*"`` for array items).
@@ -36,36 +37,10 @@ def _is_secret(schema: Mapping[str, Any]) -> bool:
     )
 
 
-def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
-    for _ in range(_MAX_REF_HOPS):
-        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            return schema
-        node: Any = root
-        for part in ref[2:].split("/"):
-            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, Mapping) else None
-        schema = node
-    return None
-
-
-def _variants(schema: Any, root: Mapping[str, Any], depth: int) -> list[Mapping[str, Any]]:
-    schema = _resolve(schema, root)
-    if not isinstance(schema, Mapping):
-        return []
-    found = [schema]
-    if depth < 4:
-        for key in ("anyOf", "oneOf", "allOf"):
-            options = schema.get(key)
-            if isinstance(options, list):
-                for option in options:
-                    found.extend(_variants(option, root, depth + 1))
-    return found
-
-
 def _mask(schema: Any, root: Mapping[str, Any], depth: int) -> SecretMask | bool | None:
     if depth > _MAX_DEPTH:
         return None
-    variants = _variants(schema, root, 0)
+    variants = schema_variants(schema, root)
     if any(_is_secret(v) for v in variants):
         return True
     mask: dict[str, Any] = {}

@@ -24,6 +24,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from mcs._schema_refs import variants
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
 from mcs.redaction import SecretMask, scrub, secret_mask, secret_values
 
@@ -48,39 +49,9 @@ def _without_patterns(node: Any) -> Any:
     return node
 
 
-_MAX_REF_HOPS = 16
-_MAX_OPTION_DEPTH = 4
-
-
-def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
-    """Follow local references (``#/$defs/Inner``) to the schema they name."""
-    for _ in range(_MAX_REF_HOPS):
-        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            return schema
-        node: Any = root
-        for part in ref[2:].split("/"):
-            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, Mapping) else None
-        schema = node
-    return None
-
-
-def _variants(schema: Any, root: Mapping[str, Any], depth: int = 0) -> list[Mapping[str, Any]]:
-    """``schema`` and its ``anyOf``/``oneOf``/``allOf`` options, references followed."""
-    schema = _resolve(schema, root)
-    if not isinstance(schema, Mapping):
-        return []
-    found = [schema]
-    if depth < _MAX_OPTION_DEPTH:
-        for key in ("anyOf", "oneOf", "allOf"):
-            for option in schema.get(key, ()) or ():
-                found.extend(_variants(option, root, depth + 1))
-    return found
-
-
 def _types_of(schema: Any, root: Mapping[str, Any]) -> set[str]:
     types: set[str] = set()
-    for variant in _variants(schema, root):
+    for variant in variants(schema, root):
         declared = variant.get("type")
         if isinstance(declared, str):
             types.add(declared)
@@ -91,7 +62,7 @@ def _types_of(schema: Any, root: Mapping[str, Any]) -> set[str]:
 
 def _member(schema: Any, root: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     """The first ``properties`` or ``items`` among the schema's variants."""
-    for variant in _variants(schema, root):
+    for variant in variants(schema, root):
         found = variant.get(key)
         if isinstance(found, Mapping):
             return found
