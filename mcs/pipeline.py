@@ -380,21 +380,7 @@ def run_sync(
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
     try:
-        remaining = invocation.remaining()
-        if remaining is None or enforces_deadline:
-            result = call(invocation)
-        else:
-            future = _pool().submit(call, invocation)
-            try:
-                result = future.result(timeout=remaining)
-            except concurrent.futures.TimeoutError:
-                future.cancel()
-                raise ToolTimeoutError(
-                    f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",
-                    tool=tool,
-                ) from None
-        if check_output is not None:
-            check_output(result)
+        result = _call_within_deadline(invocation, call, enforces_deadline, check_output)
     except BaseException as exc:
         if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: report, never swallow
             _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
@@ -413,24 +399,34 @@ def _run_bare(
     """:func:`run_sync` when no policy, hook or limit is set: nothing to admit or report,
     the same deadline and the same error mapping."""
     try:
-        if enforces_deadline or invocation.deadline is None:
-            result = call(invocation)
-        else:
-            future = _pool().submit(call, invocation)
-            try:
-                result = future.result(timeout=invocation.remaining())
-            except concurrent.futures.TimeoutError:
-                future.cancel()
-                tool = invocation.tool.name
-                raise ToolTimeoutError(
-                    f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",
-                    tool=tool,
-                ) from None
-        if check_output is not None:
-            check_output(result)
+        return _call_within_deadline(invocation, call, enforces_deadline, check_output)
     except Exception as exc:
         error = map_exception(exc, invocation.tool.name, invocation.secrets())
         raise error from (None if error is exc else exc)
+
+
+def _call_within_deadline(
+    invocation: Invocation, call: Callable[[Invocation], Any], enforces_deadline: bool,
+    check_output: Callable[[Any], None] | None,
+) -> Any:
+    """``call(invocation)`` inline when there is no deadline or the driver enforces it,
+    else on a worker thread abandoned at the deadline (``TIMEOUT``); then the output check."""
+    remaining = invocation.remaining()
+    if remaining is None or enforces_deadline:
+        result = call(invocation)
+    else:
+        future = _pool().submit(call, invocation)
+        try:
+            result = future.result(timeout=remaining)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            tool = invocation.tool.name
+            raise ToolTimeoutError(
+                f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",
+                tool=tool,
+            ) from None
+    if check_output is not None:
+        check_output(result)
     return result
 
 
