@@ -287,9 +287,17 @@ export class InterfacesPage {
     this.app = app;
     this.body = document.getElementById("interfaces-body");
     this.loaded = false;
+    this.loading = null;
   }
 
-  async show() {
+  show() {
+    // One load at a time: the page is routed again while the first load is on its way, and a
+    // second fill would replace the controls a keyboard user has already focused.
+    if (!this.loading) this.loading = this.load().finally(() => { this.loading = null; });
+    return this.loading;
+  }
+
+  async load() {
     if (this.loaded) return;
     fill(this.body, h("p", {class: "muted", role: "status"}, "Reading the interfaces and checking them…"));
     try {
