@@ -603,7 +603,10 @@ class ToolDriver(MCSDriver):
                 if self.on_unknown_tool == "error":
                     raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
                 return None
-            invocation = self._prepare_resolved(tool, call.arguments, context)
+            if type(self).prepare is ToolDriver.prepare:
+                invocation = self._prepare_resolved(tool, call.arguments, context)
+            else:  # a subclass's own prepare() decides, as for every other call
+                invocation = self.prepare(call, context)
             return [_Prepared(call, invocation, self._handler(invocation.tool))]
         get_tool = self.get_tool
         mine = [call for call in calls if get_tool(call.name) is not None]
