@@ -215,6 +215,22 @@ class AgentContext:
         return await self.session.list_roots()
 
 
+_set_field = object.__setattr__
+
+
+def default_context() -> AgentContext:
+    """``AgentContext()`` (an anonymous agent, a new request id, no metadata, no session),
+    built without the frozen dataclass's per-field machinery: the pipeline makes one for
+    every call that comes without a context."""
+    context: AgentContext = object.__new__(AgentContext)
+    _set_field(context, "agent_id", "anonymous")
+    _set_field(context, "model", None)
+    _set_field(context, "request_id", _new_request_id())
+    _set_field(context, "metadata", _NO_METADATA)
+    _set_field(context, "session", NO_SESSION)
+    return context
+
+
 def is_context_annotation(annotation: Any) -> bool:
     """Whether a parameter annotated ``annotation`` receives the caller's :class:`AgentContext`.
 

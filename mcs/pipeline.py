@@ -411,10 +411,10 @@ def _call_within_deadline(
 ) -> Any:
     """``call(invocation)`` inline when there is no deadline or the driver enforces it,
     else on a worker thread abandoned at the deadline (``TIMEOUT``); then the output check."""
-    remaining = invocation.remaining()
-    if remaining is None or enforces_deadline:
+    if enforces_deadline or invocation.deadline is None:
         result = call(invocation)
     else:
+        remaining = max(0.0, invocation.deadline - time.monotonic())  # Invocation.remaining()
         future = _pool().submit(call, invocation)
         try:
             result = future.result(timeout=remaining)

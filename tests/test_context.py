@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from mcs.context import AgentContext, PolicyDecision
+from mcs.context import NO_SESSION, AgentContext, PolicyDecision, default_context
 
 
 def test_defaults_identify_an_anonymous_agent_with_a_fresh_request_id() -> None:
@@ -18,6 +18,14 @@ def test_defaults_identify_an_anonymous_agent_with_a_fresh_request_id() -> None:
     assert first.model is None
     assert len(first.request_id) == 32
     assert first.request_id != second.request_id
+
+
+def test_the_pipelines_default_context_is_a_bare_agent_context_with_its_own_request_id() -> None:
+    made, bare = default_context(), AgentContext()
+    assert made == AgentContext(request_id=made.request_id) and made.request_id != bare.request_id
+    assert made.session is NO_SESSION and dict(made.metadata) == {}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.agent_id = "someone"  # type: ignore[misc]
 
 
 def test_request_ids_stay_unique_across_threads_and_batches() -> None:

@@ -231,6 +231,24 @@ def test_prepare_resolves_and_validates_without_running(ledger: Ledger) -> None:
         ledger.prepare(ToolCall("nope", {}))
 
 
+def test_a_subclass_that_prepares_calls_itself_prepares_a_single_call_from_the_model_too() -> None:
+    from mcs.tools import ToolCall
+
+    class Tagged(Ledger):
+        def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
+            if call.arguments.get("account") == "mallory":
+                raise InvalidInputError("mallory is not served here", tool=call.name)
+            return super().prepare(call, AgentContext(agent_id="tagged"))
+
+    seen: list[str] = []
+    tagged = Tagged()
+    tagged.add_policy(lambda ctx, tool, args: seen.append(ctx.agent_id) or PolicyDecision.allow())
+    assert tagged.process_llm_response(call("credit", account="alice", amount=1)) == 11
+    with pytest.raises(InvalidInputError, match="mallory"):
+        tagged.process_llm_response(call("credit", account="mallory", amount=1))
+    assert seen == ["tagged"] and tagged.calls == [("credit", {"account": "alice", "amount": 1})]
+
+
 def test_a_policy_on_the_driver_denies_before_the_driver_runs(ledger: Ledger) -> None:
     @ledger.add_policy
     def no_credit(ctx: AgentContext, tool: str, args: Any) -> PolicyDecision:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from mcs import discovery, pipeline, prompts
-from mcs.context import AgentContext
+from mcs.context import AgentContext, default_context
 from mcs.driver import _identity
 from mcs.errors import InvalidInputError, ToolCallError, ToolNotFoundError
 from mcs.limits import CircuitBreaker, RateLimit
@@ -534,7 +534,10 @@ class ToolDriver(MCSDriver):
         tool = self.get_tool(call.name)
         if tool is None:
             raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
-        arguments = call.arguments
+        return self._prepare_resolved(tool, call.arguments, context)
+
+    def _prepare_resolved(self, tool: Tool, arguments: Any, context: AgentContext | None) -> Invocation:
+        """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per call)."""
         if discovery.is_call_tool(tool):
             # call_tool(name, arguments) is the named tool's call, addressed another way:
             # everything below (validation, policies, hooks) sees that tool.
@@ -552,7 +555,7 @@ class ToolDriver(MCSDriver):
         return Invocation(
             tool,
             arguments,
-            context or AgentContext(),
+            context or default_context(),
             time.monotonic() + timeout if timeout is not None else None,
             timeout,
             validator.secret_mask,
@@ -593,6 +596,18 @@ class ToolDriver(MCSDriver):
         calls = _parse_tool_calls(llm_response, self._known_names())
         if not calls:
             return None
+        if len(calls) == 1:  # the common case: one call, its name resolved once
+            call = calls[0]
+            tool = self.get_tool(call.name)
+            if tool is None:
+                if self.on_unknown_tool == "error":
+                    raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
+                return None
+            if type(self).prepare is ToolDriver.prepare:
+                invocation = self._prepare_resolved(tool, call.arguments, context)
+            else:  # a subclass's own prepare() decides, as for every other call
+                invocation = self.prepare(call, context)
+            return [_Prepared(call, invocation, self._handler(invocation.tool))]
         get_tool = self.get_tool
         mine = [call for call in calls if get_tool(call.name) is not None]
         if len(mine) != len(calls) and self.on_unknown_tool == "error":
@@ -601,7 +616,7 @@ class ToolDriver(MCSDriver):
         if not mine:
             return None
         self._check_call_count(len(mine))
-        base = context or AgentContext()
+        base = context or default_context()
         prepared: list[_Prepared] = []
         for index, call in enumerate(mine):
             ctx = base if index == 0 else base.with_request_id(f"{base.request_id}.{index}")
@@ -766,7 +781,7 @@ class ToolDriver(MCSDriver):
         self, llm_response: Any, context: AgentContext | None
     ) -> Iterator[tuple[ToolCall, AgentContext]]:
         """The calls this driver answers for (all of them in error mode), each with its context."""
-        base = context or AgentContext()
+        base = context or default_context()
         for index, call in enumerate(_parse_tool_calls(llm_response, self._known_names())):
             if self.get_tool(call.name) is None and self.on_unknown_tool == "passthrough":
                 continue

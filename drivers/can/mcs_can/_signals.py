@@ -140,6 +140,27 @@ class SignalSpec:
         return schema
 
 
+@dataclass(frozen=True, slots=True)
+class SendPlan:
+    """What every send of one message reuses, worked out once (on its first send).
+
+    ``fixed``: the message is not multiplexed, so every send carries exactly ``names``.
+    ``initials``: the DBC's initial values, for the signals a call leaves out.
+    ``strict``: cantools' strict check must run on every encode. It is redundant, and
+    skipped, only when the driver has already proven what it checks: the message is not
+    multiplexed (every send carries exactly its signals, so cantools' "required" and
+    "not required" checks cannot fail), the tool's validated schema enforces each given
+    value's DBC range and choice names (a range narrowed by configured limits, never
+    widened; cantools even lets a value past its range by a millionth of the scale), and
+    cantools itself accepted every initial value once, here.
+    """
+
+    fixed: bool
+    names: frozenset[str]
+    initials: Mapping[str, Any]
+    strict: bool
+
+
 class MessageSpec:
     """One message of the database as the driver sends and decodes it."""
 
@@ -161,6 +182,31 @@ class MessageSpec:
         self.controls = Controls.for_signals(self.signals)
         #: Signals with configured limits (set by the driver).
         self.limited: tuple[str, ...] = ()
+        self._plan: SendPlan | None = None
+
+    @property
+    def plan(self) -> SendPlan:
+        """The message's :class:`SendPlan`, made on first use."""
+        if self._plan is None:
+            initials = {name: s.initial for name, s in self.signals.items() if s.initial is not None}
+            fixed = not self.mux_ids
+            self._plan = SendPlan(fixed, frozenset(self.signals), initials,
+                                  strict=not fixed or not self._initials_encodable(initials))
+        return self._plan
+
+    def _initials_encodable(self, initials: Mapping[str, Any]) -> bool:
+        """Whether cantools' strict check accepts every DBC initial value: asked of cantools
+        itself, with each signal that has no initial value at a value its check accepts
+        (the minimum, or 0 for a signal without one)."""
+        values = dict(initials)
+        for signal in self.message.signals:
+            if signal.name not in values:
+                values[signal.name] = signal.minimum if signal.minimum is not None else 0
+        try:
+            self.message.assert_signals_encodable(values, scaling=True)
+        except Exception:
+            return False
+        return True
 
     @property
     def multiplexed(self) -> bool:
@@ -223,6 +269,15 @@ class MessageSpec:
             InvalidInputError: a signal outside the selected multiplexer branch, or a
                 selected signal without a value and without a DBC initial value.
         """
+        plan = self.plan
+        if plan.fixed:  # not multiplexed: every signal, given or initial (the general path names what is missing)
+            fixed = dict(plan.initials)
+            names = plan.names
+            for name, value in arguments.items():
+                if name in names:
+                    fixed[name] = value
+            if len(fixed) == len(names):
+                return fixed
         given = {name: value for name, value in arguments.items() if name in self.signals}
         active = self.active(given)
         stray = sorted(set(given) - set(active))

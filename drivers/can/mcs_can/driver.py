@@ -167,6 +167,13 @@ class CanDriver(ToolDriver):
         self._allowed_keys: dict[FrameKey, list[AllowedFrame]] = {}
         for entry in self.allowed:
             self._allowed_keys.setdefault((entry.arbitration_id, entry.is_extended_id), []).append(entry)
+        # The allow-list as sets, for the last gate before the bus: (id, extended, length) of the
+        # entries with a length, (id, extended) of those without (AllowedFrame.admits, in one lookup).
+        self._admitted_frames = frozenset(
+            (e.arbitration_id, e.is_extended_id, e.dlc) for e in self.allowed if e.dlc is not None)
+        self._admitted_any_length = frozenset(
+            (e.arbitration_id, e.is_extended_id) for e in self.allowed if e.dlc is None)
+        self._frame_heads: dict[tuple[int, bool, bool, bool, int], dict[str, Any]] = {}
         for key, message_name in self._by_key.items():
             reason = self.database.unchecked.get(message_name)
             if reason is not None and key in self._allowed_keys:
@@ -453,7 +460,8 @@ class CanDriver(ToolDriver):
             raise PolicyDeniedError(_NOT_ARMED, tool=tool, details={"armed": False})
         values = spec.values_for(arguments, tool)
         try:
-            data = spec.message.encode(values, scaling=True, padding=False, strict=True)
+            # strict=False only where the validated schema already proved what the strict check checks (SendPlan).
+            data = spec.message.encode(values, scaling=True, padding=False, strict=spec.plan.strict)
         except Exception as exc:
             raise InvalidInputError(
                 f"{spec.name} cannot be encoded: {' '.join(str(exc).split())}", tool=tool,
@@ -470,7 +478,7 @@ class CanDriver(ToolDriver):
         with self._tx_lock:
             self._check_frame(frame, tool)
             pending = self._state.check(spec.name, limited, tool) if limited else {}
-            described = describe_frame(frame)
+            described = self._describe(frame)
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
                 result: dict[str, Any] = {"dry_run": True, "sent": False, "message": spec.name,
@@ -520,14 +528,23 @@ class CanDriver(ToolDriver):
         if frame.is_fd and not self.fd:
             raise PolicyDeniedError("Refused: this bus is not configured for CAN FD frames.", tool=tool,
                                     details={"frame": describe_frame(frame)})
-        entries = self._allowed_keys.get((frame.arbitration_id, frame.is_extended_id), ())
-        if not any(entry.admits(frame) for entry in entries):
+        key = (frame.arbitration_id, frame.is_extended_id)
+        if (*key, frame.dlc) not in self._admitted_frames and key not in self._admitted_any_length:
             kind = "extended" if frame.is_extended_id else "standard"
             raise PolicyDeniedError(
                 f"Refused: frame 0x{frame.arbitration_id:X} ({kind} id, {frame.dlc} bytes) is not on the transmit "
                 "allow-list; only the operator's configuration can add it.",
                 tool=tool, details={"frame": describe_frame(frame), "allowed": False},
             )
+
+    def _describe(self, frame: can.Message) -> dict[str, Any]:
+        """:func:`describe_frame`, with the part that depends only on the id, flags and length
+        built once per kind of frame (a database has a few hundred at most)."""
+        key = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc)
+        head = self._frame_heads.get(key)
+        if head is None:
+            head = self._frame_heads[key] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
+        return {**head, "data_hex": bytes(frame.data).hex()}
 
     def _transmit(self, frame: can.Message, invocation: Invocation) -> None:
         self._link.ensure()
