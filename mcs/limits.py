@@ -2,7 +2,7 @@
 concurrency limits per agent (SECURITY.md G2 and G4).
 
 Both are admission decisions, taken after the policies and before anything runs: a
-refused call fires no hook and reaches no driver. Give them to a driver as constructor
+refused call reaches no driver and fires only the error hooks (with its error). Give them to a driver as constructor
 options (``ToolDriver(circuit_breaker=..., rate_limit=...)``) or set them on
 :class:`~mcs.pipeline.Controls`.
 

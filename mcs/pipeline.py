@@ -13,6 +13,9 @@
 Guarantees a caller can rely on:
 
 * Policies run before any side effect; a denied call never reaches the driver.
+* A call refused by a policy, the circuit breaker or the rate limit fires the
+  ``on_execute_error`` hooks once with its error, and no ``on_execute_start`` hook: an
+  audit log on the end and error hooks sees every admitted or refused call exactly once.
 * Once ``on_execute_start`` fired, exactly one of ``on_execute_end`` /
   ``on_execute_error`` fires, also when the call is cancelled or interrupted (the
   ``CancelledError`` or ``KeyboardInterrupt`` then propagates unchanged).
@@ -300,32 +303,37 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
     """Check the policies, the circuit breaker and the rate limit, then fire the start
     hooks.
 
+    A refused call fires the error hooks once, with its error, and never the start hooks:
+    an audit log on the end and error hooks records every call exactly once, refusals
+    included (SECURITY.md F3), and nothing reads a refused call as started.
+
     Raises:
-        PolicyDeniedError: a policy or the rate limit refused the call (no hook has fired).
+        PolicyDeniedError: a policy or the rate limit refused the call.
         ExecutionError: the upstream's circuit is open; or a start hook failed and
-            ``controls.hook_failure`` refuses the call (its error hooks have fired).
+            ``controls.hook_failure`` refuses the call.
     """
     tool = invocation.tool.name
-    controls.check_policies(tool, invocation.arguments, invocation.context)
-    probe = False
-    if controls.circuit_breaker is not None:
-        probe = controls.circuit_breaker.admit(invocation.upstream, tool)
-    release = None
-    if controls.rate_limit is not None:
-        try:
-            release = controls.rate_limit.acquire(invocation.context.agent_id, tool)
-        except PolicyDeniedError:
-            if probe and controls.circuit_breaker is not None:
-                controls.circuit_breaker.record(invocation.upstream, None, probe=True)
-            raise
-    if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
+    hooked = bool(controls.start_hooks or controls.end_hooks or controls.error_hooks)
+    try:
+        controls.check_policies(tool, invocation.arguments, invocation.context)
+        probe = False
+        if controls.circuit_breaker is not None:
+            probe = controls.circuit_breaker.admit(invocation.upstream, tool)
+        release = None
+        if controls.rate_limit is not None:
+            try:
+                release = controls.rate_limit.acquire(invocation.context.agent_id, tool)
+            except PolicyDeniedError:
+                if probe and controls.circuit_breaker is not None:
+                    controls.circuit_breaker.record(invocation.upstream, None, probe=True)
+                raise
+    except ToolCallError as denial:
+        if controls.error_hooks:
+            controls.fire(controls.error_hooks, replace(_event_of(invocation), duration_ms=0.0, error=denial))
+        raise
+    if not hooked:
         return _Admitted(None, release, probe)
-    event = ExecutionEvent(
-        tool=tool,
-        arguments=redact(private_arguments(invocation.arguments), invocation.secret_mask),
-        context=invocation.context,
-        started_at=time.time(),
-    )
+    event = _event_of(invocation)
     admitted = _Admitted(event, release, probe)
     if not controls.fire(controls.start_hooks, event) and controls.refuses_after_hook_failure(invocation.tool):
         refusal = ExecutionError(
@@ -335,6 +343,16 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
         _finish(controls, admitted, invocation, time.perf_counter(), error=refusal, counts=False)
         raise refusal
     return admitted
+
+
+def _event_of(invocation: Invocation) -> ExecutionEvent:
+    """The hooks' view of a call about to run: redacted private arguments, the start time."""
+    return ExecutionEvent(
+        tool=invocation.tool.name,
+        arguments=redact(private_arguments(invocation.arguments), invocation.secret_mask),
+        context=invocation.context,
+        started_at=time.time(),
+    )
 
 
 def _finish(

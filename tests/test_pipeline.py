@@ -85,7 +85,7 @@ def test_every_policy_must_allow_before_the_tool_runs() -> None:
     assert journal.entries == ["policy:a", "policy:b", "hook:start", "tool", "hook:end"]
 
 
-def test_the_first_denial_stops_the_call_before_any_hook_or_side_effect() -> None:
+def test_the_first_denial_stops_the_call_before_any_side_effect_and_only_the_error_hook_sees_it() -> None:
     journal = Journal()
     controls = journal.controls()
     controls.add_policy(journal.policy("a", PolicyDecision.allow()))
@@ -96,7 +96,9 @@ def test_the_first_denial_stops_the_call_before_any_hook_or_side_effect() -> Non
     assert info.value.code is ErrorCode.POLICY_DENIED
     assert "transfers above 0 need approval" in info.value.message
     assert info.value.tool == "transfer"
-    assert journal.entries == ["policy:a", "policy:b"]
+    assert journal.entries == ["policy:a", "policy:b", "hook:error"]
+    (refused,) = journal.events
+    assert refused.error is info.value and refused.tool == "transfer" and refused.duration_ms == 0.0
 
 
 def test_policies_receive_context_tool_and_a_private_dict_of_the_arguments() -> None:
@@ -151,7 +153,7 @@ async def test_policies_run_on_the_async_path_too() -> None:
 
     with pytest.raises(PolicyDeniedError, match="closed"):
         await run_async(invocation(), call, controls=controls)
-    assert journal.entries == ["policy:no"]
+    assert journal.entries == ["policy:no", "hook:error"]
 
 
 def test_outer_controls_run_before_inner_ones() -> None:

@@ -139,14 +139,18 @@ def test_the_pipelines_limits_answer_the_pages_calls_as_they_answer_a_model() ->
         assert client.post("api/call", json={"tool": "add", "arguments": {"a": 1, "b": 1}}).json()["result"] == 2
         limited = client.post("api/call", json={"tool": "add", "arguments": {"a": 1, "b": 1}}).json()
         assert (limited["ok"], limited["error"]) == (False, "POLICY_DENIED")
-        assert "rate limit: 'mcs-inspect' made 1 calls" in limited["message"] and limited["events"] == []
+        assert "rate limit: 'mcs-inspect' made 1 calls" in limited["message"]
+        # the refusal reaches the error hooks (an audit log records it), never the start hooks
+        assert [(e["kind"], e["name"], e["outcome"]) for e in limited["events"]] == [
+            ("hook", "on_execute_error", "POLICY_DENIED")]
 
 
 def test_a_call_shows_the_error_the_model_reads_and_the_policy_and_hook_events(notes: httpx.Client) -> None:
     denied = notes.post("api/call", json={"tool": "delete_note", "arguments": {"title": "secret plan"}, "confirmed": True}).json()
     assert (denied["ok"], denied["error"]) == (False, "POLICY_DENIED")
     assert "secret notes stay" in denied["message"]
-    assert [(e["kind"], e["name"], e["outcome"]) for e in denied["events"]] == [("policy", "_math.<locals>.no_secret_notes", "deny")]
+    assert [(e["kind"], e["name"], e["outcome"]) for e in denied["events"]] == [
+        ("policy", "_math.<locals>.no_secret_notes", "deny"), ("hook", "on_execute_error", "POLICY_DENIED")]
     done = notes.post("api/call", json={"tool": "delete_note", "arguments": {"title": "groceries"}, "confirmed": True}).json()
     assert done["result"] == "deleted groceries" and done["duration_ms"] >= 0
     kinds = [(e["kind"], e["name"]) for e in done["events"]]

@@ -4,6 +4,7 @@ real peers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from collections.abc import Iterator
@@ -258,6 +259,38 @@ def test_f3_one_terminal_record_per_call_and_no_secret_anywhere(caplog: pytest.L
     assert "/srv/app/db.py" not in answers["crash"].text and "failed unexpectedly (RuntimeError)" in answers["crash"].text
 
 
+def test_f3_a_driver_records_every_call_once_refusals_included() -> None:
+    from mcs.limits import CircuitBreaker, RateLimit
+
+    @tool
+    def move(robot: str, metres: float) -> str:
+        """Move a robot."""
+        if robot == "jammed":
+            raise RuntimeError("motor stalled")
+        return "moved"
+
+    driver = FunctionDriver([move], rate_limit=RateLimit(calls=2, period=3600),
+                            circuit_breaker=CircuitBreaker(failures=1, cooldown=3600))
+    driver.add_policy(lambda ctx, name, args: PolicyDecision.deny("not near people")
+                      if args["robot"] == "arm-7" else PolicyDecision.allow())
+    terminal: list[tuple[str, str | None]] = []
+    driver.on_execute_end(lambda event: terminal.append((event.context.request_id, None)))
+    driver.on_execute_error(lambda event: terminal.append(
+        (event.context.request_id, event.error.code.value if event.error else "missing")))
+
+    def call(request_id: str, robot: str, agent: str) -> None:
+        output = json.dumps({"tool": "move", "arguments": {"robot": robot, "metres": 1}})
+        with contextlib.suppress(PolicyDeniedError, ExecutionError):  # the hooks are what is looked at
+            driver.process_llm_response(output, context=AgentContext(agent_id=agent, request_id=request_id))
+
+    for request_id, robot, agent in [("ok", "arm-1", "bot"), ("denied", "arm-7", "bot"), ("ok-2", "arm-2", "bot"),
+                                     ("rate-limited", "arm-1", "bot"), ("fails", "jammed", "ops"),
+                                     ("circuit-open", "arm-1", "ops")]:
+        call(request_id, robot, agent)
+    assert terminal == [("ok", None), ("denied", "POLICY_DENIED"), ("ok-2", None), ("rate-limited", "POLICY_DENIED"),
+                        ("fails", "EXECUTION_ERROR"), ("circuit-open", "EXECUTION_ERROR")]
+
+
 @pytest.mark.parametrize("path", ["execute", "http"])
 def test_f3_a_failing_audit_hook_fails_write_tools_closed(path: str) -> None:
     import uvicorn
@@ -435,5 +468,7 @@ def test_f1_f3_g4_call_tool_is_judged_as_the_tool_it_names() -> None:
     with pytest.raises(PolicyDeniedError, match="2 calls in 3600 s"):  # the named tool's quota
         via_call_tool("unlock", {"user": "c", "password": "hunter2-w"})
     assert ran == ["unlock a", "unlock b"]
-    assert events and {e.tool for e in events} == {"unlock"}  # hooks see the named tool, never call_tool
+    # hooks see the named tool, never call_tool; a refusal is recorded once, by the error hook
+    assert [(e.tool, e.error.code.value if e.error else None) for e in events] == [
+        ("delete_repo", "POLICY_DENIED"), ("unlock", None), ("unlock", None), ("unlock", "POLICY_DENIED")]
     assert "hunter2" not in json.dumps([dict(e.arguments) for e in events], default=str)
