@@ -94,16 +94,27 @@ class _Scope:
 _SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("mcs_http_scope", default=None)
 
 
-@contextlib.contextmanager
-def bounded(deadline: float | None, egress: EgressPolicy | None = None) -> Iterator[None]:
+class _Bounded:
+    """The block :func:`bounded` returns: a plain context manager (a generator-based one
+    costs several times more, on every call of every HTTP-speaking driver)."""
+
+    __slots__ = ("_scope", "_token")
+
+    def __init__(self, scope: _Scope) -> None:
+        self._scope = scope
+
+    def __enter__(self) -> None:
+        self._token = _SCOPE.set(self._scope)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _SCOPE.reset(self._token)
+
+
+def bounded(deadline: float | None, egress: EgressPolicy | None = None) -> contextlib.AbstractContextManager[None]:
     """Inside this block, transports from this module honour ``deadline`` (a
     ``time.monotonic()`` instant) on every socket operation, and with ``egress`` connect
     only to destinations the policy allows, at the addresses it checked."""
-    token = _SCOPE.set(_Scope(deadline, egress))
-    try:
-        yield
-    finally:
-        _SCOPE.reset(token)
+    return _Bounded(_Scope(deadline, egress))
 
 
 def pin(url: httpx.URL, policy: EgressPolicy) -> None:
@@ -355,10 +366,15 @@ class _Inflater:
     """Content decoding with an output bound (httpx's own decoders have none)."""
 
     def __init__(self, encoding: str, tool: str | None) -> None:
+        self._raw_deflate_tried = False
+        self.pending = False
+        if not encoding:  # identity, the common case: nothing to work out
+            self._z: Any = None
+            return
         codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
         codings = [c for c in codings if c != "identity"]
         if not codings:
-            self._z: Any = None
+            self._z = None
         elif codings == ["gzip"] or codings == ["x-gzip"]:
             self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif codings == ["deflate"]:
@@ -368,8 +384,6 @@ class _Inflater:
                 f"{_who(tool)}the server answered with the content-encoding {encoding!r}, which is not "
                 f"accepted (only {ACCEPT_ENCODING}).", tool=tool,
             )
-        self._raw_deflate_tried = False
-        self.pending = False
 
     def feed(self, data: bytes, limit: int, tool: str | None) -> bytes:
         if self._z is None:
