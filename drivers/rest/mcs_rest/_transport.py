@@ -219,8 +219,11 @@ def _fixed_headers(host: str, configured: tuple[tuple[str, str], ...]) -> httpx.
 
 
 def _joined(reference: Any, path: str, query: str | None) -> httpx.URL:
+    # Positional, not ``_replace`` (a third of the cost); ``_parsed_base``'s probe checks
+    # the field order against httpx's own parse.
+    scheme, userinfo, host, port, base_path, _, fragment = reference
     url = httpx.URL.__new__(httpx.URL)
-    url._uri_reference = reference._replace(path=reference.path + path, query=query)
+    url._uri_reference = type(reference)(scheme, userinfo, host, port, base_path + path, query, fragment)
     return url
 
 
