@@ -39,6 +39,7 @@ from mcs.http import (
     aread_body,
     bounded,
     describe_failure,
+    header_values,
     pin,
     read_body,
     retry_after,
@@ -99,8 +100,7 @@ def _marker(cap: int) -> str:
     return truncation_marker(cap)
 
 
-def _decode(status: int, headers: httpx.Headers, body: bytes, truncated: bool, cap: int) -> Response:
-    content_type = headers.get("content-type", "")
+def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes, truncated: bool, cap: int) -> Response:
     media = _media(content_type)
     value: Any
     if not body:
@@ -127,13 +127,15 @@ def _decode(status: int, headers: httpx.Headers, body: bytes, truncated: bool, c
 
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
     """The decoded :class:`Response`, read by the core's bounded reader (:mod:`mcs.http`)."""
-    body = read_body(response, max_bytes=cap, deadline=deadline, tool=tool)
-    return _decode(response.status_code, response.headers, body.data, body.truncated, cap)
+    content_type, encoding = header_values(response.headers, "content-type", "content-encoding")
+    body = read_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    return _decode(response.status_code, response.headers, content_type, body.data, body.truncated, cap)
 
 
 async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
-    body = await aread_body(response, max_bytes=cap, deadline=deadline, tool=tool)
-    return _decode(response.status_code, response.headers, body.data, body.truncated, cap)
+    content_type, encoding = header_values(response.headers, "content-type", "content-encoding")
+    body = await aread_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    return _decode(response.status_code, response.headers, content_type, body.data, body.truncated, cap)
 
 
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
