@@ -20,6 +20,7 @@ and RFC-0001 drivers use them, and any other HTTP-speaking driver should:
   library sees decoded bytes; past the cap :class:`BodyTooLarge` carries the head.
 * :func:`truncation_marker` (from :mod:`mcs.truncation`): the explicit marker a driver
   appends to a cut result.
+* :func:`header_values`: headers' values in one pass (every response needs two or three).
 * :func:`describe_failure`: an httpx exception as a category (``timeout``, ``dns``,
   ``tls``, ``connect``, ``protocol``, ``network``), a sentence for the model without
   addresses or internals, and whether retrying may help.
@@ -61,6 +62,7 @@ __all__ = [
     "bounded",
     "decoded_chunks",
     "describe_failure",
+    "header_values",
     "pin",
     "read_body",
     "retry_after",
@@ -94,16 +96,27 @@ class _Scope:
 _SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("mcs_http_scope", default=None)
 
 
-@contextlib.contextmanager
-def bounded(deadline: float | None, egress: EgressPolicy | None = None) -> Iterator[None]:
+class _Bounded:
+    """The block :func:`bounded` returns: a plain context manager (a generator-based one
+    costs several times more, on every call of every HTTP-speaking driver)."""
+
+    __slots__ = ("_scope", "_token")
+
+    def __init__(self, scope: _Scope) -> None:
+        self._scope = scope
+
+    def __enter__(self) -> None:
+        self._token = _SCOPE.set(self._scope)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _SCOPE.reset(self._token)
+
+
+def bounded(deadline: float | None, egress: EgressPolicy | None = None) -> contextlib.AbstractContextManager[None]:
     """Inside this block, transports from this module honour ``deadline`` (a
     ``time.monotonic()`` instant) on every socket operation, and with ``egress`` connect
     only to destinations the policy allows, at the addresses it checked."""
-    token = _SCOPE.set(_Scope(deadline, egress))
-    try:
-        yield
-    finally:
-        _SCOPE.reset(token)
+    return _Bounded(_Scope(deadline, egress))
 
 
 def pin(url: httpx.URL, policy: EgressPolicy) -> None:
@@ -355,10 +368,15 @@ class _Inflater:
     """Content decoding with an output bound (httpx's own decoders have none)."""
 
     def __init__(self, encoding: str, tool: str | None) -> None:
+        self._raw_deflate_tried = False
+        self.pending = False
+        if not encoding:  # identity, the common case: nothing to work out
+            self._z: Any = None
+            return
         codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
         codings = [c for c in codings if c != "identity"]
         if not codings:
-            self._z: Any = None
+            self._z = None
         elif codings == ["gzip"] or codings == ["x-gzip"]:
             self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif codings == ["deflate"]:
@@ -368,8 +386,6 @@ class _Inflater:
                 f"{_who(tool)}the server answered with the content-encoding {encoding!r}, which is not "
                 f"accepted (only {ACCEPT_ENCODING}).", tool=tool,
             )
-        self._raw_deflate_tried = False
-        self.pending = False
 
     def feed(self, data: bytes, limit: int, tool: str | None) -> bytes:
         if self._z is None:
@@ -424,11 +440,39 @@ class _Reader:
         return Body(b"".join(self._chunks)[: self._cap], self._truncated)
 
 
-def read_body(response: httpx.Response, *, max_bytes: int, deadline: float | None, tool: str | None = None) -> Body:
+def header_values(headers: httpx.Headers, *names: str) -> list[str]:
+    """The values of the headers ``names`` (lower case), each as ``headers.get(name, "")``
+    gives it (several lines joined with ``", "``), read in one pass over the raw fields.
+    ``Headers.get`` first decodes every field of the response and raises and catches an
+    exception for an absent one: on a small answer that costs more than reading its body."""
+    wanted = [name.encode("ascii") for name in names]
+    found: list[list[bytes]] = [[] for _ in names]
+    for key, value in headers.raw:
+        key = key.lower()
+        if key in wanted:
+            found[wanted.index(key)].append(value)
+    values = []
+    for lines in found:
+        value = lines[0] if len(lines) == 1 else b", ".join(lines)
+        # httpx decodes with the encoding all fields of the response fit; for ASCII, any.
+        values.append(value.decode("ascii") if value.isascii() else value.decode(headers.encoding))
+    return values
+
+
+def _encoding(response: httpx.Response, given: str | None) -> str:
+    return given if given is not None else header_values(response.headers, "content-encoding")[0]
+
+
+def read_body(
+    response: httpx.Response, *, max_bytes: int, deadline: float | None, tool: str | None = None,
+    encoding: str | None = None,
+) -> Body:
     """Read ``response``'s body (sent with ``stream=True``), bounded; closes the response.
 
     At most ``max_bytes`` of decoded content is kept (``Body.truncated`` tells it was
     cut); compressed input is inflated only that far. Reading stops at ``deadline``.
+    ``encoding``: the response's ``Content-Encoding`` when the caller has read it already
+    (see :func:`header_values`); by default it is read here.
 
     Raises:
         ToolTimeoutError: the deadline passed before the body was complete.
@@ -437,7 +481,7 @@ def read_body(response: httpx.Response, *, max_bytes: int, deadline: float | Non
     if response.is_stream_consumed:  # already in memory (a mock transport): cut it as is
         data = response.content
         return Body(data[:max_bytes], len(data) > max_bytes)
-    reader = _Reader(response.headers.get("content-encoding", ""), max_bytes, deadline, tool)
+    reader = _Reader(_encoding(response, encoding), max_bytes, deadline, tool)
     try:
         for raw in response.iter_raw():
             if reader.add(raw):
@@ -450,13 +494,14 @@ def read_body(response: httpx.Response, *, max_bytes: int, deadline: float | Non
 
 
 async def aread_body(
-    response: httpx.Response, *, max_bytes: int, deadline: float | None, tool: str | None = None
+    response: httpx.Response, *, max_bytes: int, deadline: float | None, tool: str | None = None,
+    encoding: str | None = None,
 ) -> Body:
     """The async twin of :func:`read_body`."""
     if response.is_stream_consumed:
         data = response.content
         return Body(data[:max_bytes], len(data) > max_bytes)
-    reader = _Reader(response.headers.get("content-encoding", ""), max_bytes, deadline, tool)
+    reader = _Reader(_encoding(response, encoding), max_bytes, deadline, tool)
     raw_chunks: AsyncIterator[bytes] = response.aiter_raw()
     try:
         async for raw in raw_chunks:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from mcs.http import retry_after
+from mcs.http import header_values, retry_after
 
 
 def test_retry_after_reads_seconds_and_http_dates_and_ignores_the_rest() -> None:
@@ -15,3 +15,14 @@ def test_retry_after_reads_seconds_and_http_dates_and_ignores_the_rest() -> None
     assert retry_after(httpx.Headers({"Retry-After": "soon"})) is None
     assert retry_after(httpx.Headers({"Retry-After": "  "})) is None
     assert retry_after(httpx.Headers()) is None
+
+
+def test_header_values_read_as_headers_get_does_in_one_pass() -> None:
+    headers = httpx.Headers([
+        (b"Content-Type", b"application/json"), (b"X-Note", "caf\u00e9".encode()),
+        (b"content-encoding", b"gzip"), (b"Content-Encoding", b"deflate"),
+    ])
+    names = ("content-type", "content-encoding", "x-note", "location")
+    assert header_values(headers, *names) == [headers.get(name, "") for name in names]
+    assert header_values(headers, "content-encoding", "location") == ["gzip, deflate", ""]
+    assert header_values(httpx.Headers([(b"X-Latin", b"\xe9t\xe9")]), "x-latin") == ["\u00e9t\u00e9"]
