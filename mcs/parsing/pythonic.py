@@ -296,6 +296,10 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
     if close is None:
         return None
     source = text[start : close + 1]
+    plain = _plain_calls(source)  # what `ast` would read, without its parser (see `_plain_calls`)
+    if plain is not None and len(plain) == 1:
+        plain[0].confidence = WEAK
+        return plain[0], close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
         found = call_from_node(tree.body, WEAK)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from itertools import islice
 from typing import Any, Final
 
@@ -511,6 +512,8 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
     items.extend((group[0][1], group) for group in _groups(text, spans))
     items.sort(key=lambda item: item[0])
     floor = 0
+    bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
+    numbers = {bound: number for number, bound in enumerate(bounds)}
     for _, item in items:
         if isinstance(item, tuple):  # a fence
             start, body_start, body_end, end = item
@@ -527,17 +530,23 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
             continue
         group = item
         start, end = group[0][1], group[-1][2]
+        group_floor, floor = floor, end
+        # The checks are pure, so the cheapest go first: a call the caller would not keep
+        # (an unknown name in a program the model pasted) needs no look at its lines, and
+        # the framing (the dearest) only matters for a group with a call left standing.
+        standing = [
+            span for span in group
+            if _keepable(span[0], keep)
+            and layout.standalone(bounds, numbers[span[1], span[2]], explicit=span[3])
+            and not layout.in_code(span[1], span[2])
+        ]
+        if not standing:
+            continue
         every = [call for calls, _, _, _ in group for call in calls]
         explicit = all(span[3] for span in group)
-        framed = layout.framed_out(start, end, explicit=explicit, names=_names(every), floor=floor)
-        floor = end
-        if framed:
+        if layout.framed_out(start, end, explicit=explicit, names=_names(every), floor=group_floor):
             continue
-        bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
-        for calls, span_start, span_end, is_explicit in group:
-            number = bounds.index((span_start, span_end))
-            if not layout.standalone(bounds, number, explicit=is_explicit) or layout.in_code(span_start, span_end):
-                continue
+        for calls, span_start, _, _ in standing:
             kept = keep(calls)
             if kept:
                 blocks.append((span_start, text.rfind("\n\n", 0, span_start), kept))
@@ -560,6 +569,18 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
             this_block.add(key)
             found.append(call)
     return found
+
+
+def _keepable(calls: list[Found], keep: Keep) -> bool:
+    """Whether ``keep`` would keep any of ``calls``, asked without changing them: ``keep``
+    only changes a call when it names its positional arguments, so such calls are asked
+    about as copies, and a failure answers "maybe" (``keep`` itself decides later)."""
+    if not any(call.positional for call in calls):
+        return bool(keep(calls))
+    try:
+        return bool(keep([replace(call) for call in calls]))
+    except Exception:  # the real call to keep, later, fails (or not) as it always did
+        return True
 
 
 _SEPARATION: Final = re.compile(r"(?:[\s,;\[\](){}`'\"*+\u2022-]|\d{1,3}[.)])*")
