@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from itertools import islice
 from typing import Any, Final
 
@@ -418,10 +417,11 @@ def _scan_spans(
     """
     spans: list[tuple[list[Found], int, int, bool]] = []
     index = BracketIndex(text)
+    backwards = text[::-1]
     position = 0
     previous_end = 0
     for _ in range(MAX_CANDIDATES):
-        candidate = _candidate(text, position)
+        candidate = _candidate(text, position, backwards)
         if candidate is None:
             break
         start, paren = candidate
@@ -453,14 +453,20 @@ def _scan_spans(
 
 
 _OPENING: Final = re.compile(r"[\[{(]")
-_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+# The characters a name may hold (`\w` is every `str.isalnum` character and `_`), matched
+# on the reversed text: how far a name reaches back from a `(`.
+_NAME_BACKWARDS: Final = re.compile(r"[\w.\-]*")
 
 
-def _candidate(text: str, position: int) -> tuple[int, int] | None:
+def _candidate(text: str, position: int, backwards: str | None = None) -> tuple[int, int] | None:
     """The next place a call may start at or after ``position``: ``(start, -1)`` for a
     ``{`` or ``[``, ``(name_start, paren)`` for ``name(``. Searching for the brackets and
-    looking back for the name is far faster than a regex for ``name(`` over prose."""
+    looking back for the name is far faster than a regex for ``name(`` over prose.
+    ``backwards`` is ``text[::-1]`` when the caller looks at many candidates."""
     search = _OPENING.search
+    if backwards is None:
+        backwards = text[::-1]
+    length = len(text)
     while True:
         found = search(text, position)
         if found is None:
@@ -468,9 +474,8 @@ def _candidate(text: str, position: int) -> tuple[int, int] | None:
         at = found.start()
         if text[at] != "(":
             return at, -1
-        start = at
-        while start > 0 and (text[start - 1] in _NAME_CHARS or text[start - 1].isalnum()):
-            start -= 1
+        # text[at - 1] is backwards[length - at]: the name is read from its last character
+        start = length - _NAME_BACKWARDS.match(backwards, length - at).end()
         if start < at and CALL_START.fullmatch(text, start, at + 1):
             return start, at
         position = at + 1
@@ -572,15 +577,10 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
 
 
 def _keepable(calls: list[Found], keep: Keep) -> bool:
-    """Whether ``keep`` would keep any of ``calls``, asked without changing them: ``keep``
-    only changes a call when it names its positional arguments, so such calls are asked
-    about as copies, and a failure answers "maybe" (``keep`` itself decides later)."""
-    if not any(call.positional for call in calls):
-        return bool(keep(calls))
-    try:
-        return bool(keep([replace(call) for call in calls]))
-    except Exception:  # the real call to keep, later, fails (or not) as it always did
-        return True
+    """Whether ``keep`` may keep any of ``calls``: asked by name alone, on stand-ins.
+    ``keep`` changes a call only when it names its positional arguments, and a call whose
+    name it refuses is refused whatever its arguments, so ``False`` is exact."""
+    return bool(keep([Found(call.name, {}, None, call.confidence) for call in calls]))
 
 
 _SEPARATION: Final = re.compile(r"(?:[\s,;\[\](){}`'\"*+\u2022-]|\d{1,3}[.)])*")
