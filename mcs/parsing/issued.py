@@ -111,6 +111,9 @@ def _mask_inline_code(line: str) -> str:
 
 _REACH: Final = 2000  # how far around a call its paragraph is looked for
 _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
+# The marker alone, led by one character class so the search skips ahead; the blanks
+# before it are added back by hand (see `_without_list_marker`).
+_MARKER_ITSELF: Final = re.compile(r"[-*+\u2022\d](?:(?<=[-*+\u2022])|(?<=\d)\d{0,2}[.)])[ \t]+")
 _LABEL: Final = re.compile(r"[^\n:`{}\[\]()\u0000]{1,80}?:(?=[ \t]|$)")
 _TAG: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
 
@@ -347,7 +350,7 @@ class Layout:
             cursor = max(cursor, other_end)
             after_call = True
         pieces.append(_after_call(text[cursor:last]) if after_call else text[cursor:last])
-        residue = _TAG.sub(" ", _LIST_MARKER.sub(" ", " \u0000 ".join(pieces), count=1)).lstrip()
+        residue = _TAG.sub(" ", _without_list_marker(" \u0000 ".join(pieces))).lstrip()
         label = _LABEL.match(residue)
         if label is not None:
             residue = residue[label.end() :]
@@ -391,7 +394,7 @@ class Layout:
         if after > first:
             piece = text[after:position]
         else:
-            piece = _TAG.sub(" ", _LIST_MARKER.sub(" ", text[first:position], count=1)).lstrip()
+            piece = _TAG.sub(" ", _without_list_marker(text[first:position])).lstrip()
             label = _LABEL.match(piece)
             if label is not None:
                 piece = piece[label.end() :]
@@ -527,6 +530,18 @@ _DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # Left after quoted text is removed: an assignment, or a quote the call sits inside.
 _STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
 _PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
+
+
+def _without_list_marker(line: str) -> str:
+    """``_LIST_MARKER.sub(" ", line, count=1)``, several times faster: the first marker
+    is the leftmost match, which starts at the blanks right before it."""
+    found = _MARKER_ITSELF.search(line)
+    if found is None:
+        return line
+    start = found.start()
+    while start > 0 and line[start - 1] in " \t":
+        start -= 1
+    return f"{line[:start]} {line[found.end():]}"
 
 
 def _span_start(span: tuple[int, int]) -> int:
