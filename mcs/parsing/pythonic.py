@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from bisect import bisect_right
 from keyword import iskeyword
 from typing import Any, Final
 
@@ -54,11 +55,47 @@ _NAME_THEN_KEYWORDS: Final = re.compile(
 
 
 _HYPHEN_HINT: Final = re.compile(r"[A-Za-z_\d]-[A-Za-z_][\w.]*\s*\(")
+# The two sides of `_HYPHEN_NAME` apart, for `_rename_hyphenated`: a quoted string (the
+# same strings, written so a search skips ahead), a hyphen inside a name, the whole name.
+_QUOTED_STRING: Final = re.compile(r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'" r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_INNER_HYPHEN: Final = re.compile(r"-(?<=\w-)(?=[A-Za-z_])")
+_HYPHENATED_CALL: Final = re.compile(r"(?<![\w.\-])[A-Za-z_]\w*(?:\.\w+)*(?:-[A-Za-z_]\w*)+(?:\.\w+)*(?=\s*\()")
+_NAME_RUN: Final = re.compile(r"[\w.\-]*")
+
+
+def _rename_hyphenated(source: str) -> str:
+    """``_HYPHEN_NAME.sub`` (hyphenated names in call position, outside quotes, renamed),
+    found from the hyphens instead of trying a name at every position of the text.
+
+    A name holds no quote, so the quoted strings that hide names are the ones a search
+    for quoted strings alone finds; a name starts where its run of name characters does.
+    """
+    renamed: list[str] = []
+    quotes: list[tuple[int, int]] | None = None
+    backwards = source[::-1]
+    length = len(source)
+    cursor = 0
+    for hyphen in _INNER_HYPHEN.finditer(source):
+        if hyphen.start() < cursor:
+            continue  # in the name just renamed
+        start = length - _NAME_RUN.match(backwards, length - hyphen.start()).end()
+        name = _HYPHENATED_CALL.match(source, start) if start >= cursor else None
+        if name is None:
+            continue
+        if quotes is None:
+            quotes = [(found.start(), found.end()) for found in _QUOTED_STRING.finditer(source)]
+        number = bisect_right(quotes, (start, length)) - 1
+        if number >= 0 and quotes[number][1] > start:
+            continue  # inside a quoted string
+        renamed.append(source[cursor:start])
+        renamed.append(name.group().replace("-", _HYPHEN))
+        cursor = name.end()
+    return "".join(renamed) + source[cursor:] if renamed else source
 
 
 def _parse(source: str, mode: str) -> ast.AST | None:
     if "-" in source and _HYPHEN_HINT.search(source) and _HYPHEN not in source:
-        source = _HYPHEN_NAME.sub(lambda m: m.group(1) or m.group(2).replace("-", _HYPHEN), source)
+        source = _rename_hyphenated(source)
     if ("](" in source or "] (" in source) and _LISTED_NAME.search(source):
         source = _LISTED_NAME.sub(r"\2", source)
     return quiet_parse(source, mode)
