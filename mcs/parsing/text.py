@@ -613,7 +613,8 @@ def _fence_calls(
         return [call for call in keep(whole) if "<" not in body or not has_placeholder(call.arguments)]
     if stripped[0] not in "{<" and layout.holds_program(fence):
         return []
-    return read_text(body, keep, depth + 1)
+    # `parse_whole` already said `stripped` is not pythonic calls: the reader below need not ask again
+    return read_text(body, keep, depth + 1, not_pythonic=stripped if stripped[0] not in "{<" else None)
 
 
 _PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
@@ -691,19 +692,20 @@ def _normalise_tokens(text: str) -> str:
     return _FULLWIDTH_TOKEN.sub(lambda m: "<|" + m.group(1).replace("\u2581", "_") + "|>", text)
 
 
-def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
+def read_text(text: str, keep: Keep, depth: int = 0, not_pythonic: str | None = None) -> list[Found]:
     """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any.
 
     A call whose arguments are placeholders to fill in (``<city_name>``) is a template,
-    not a call, and is left out.
+    not a call, and is left out. ``not_pythonic`` is a text the caller already found is
+    not pythonic calls (a fence's body): it is not read as such again.
     """
-    calls = _read_text(text, keep, depth)
+    calls = _read_text(text, keep, depth, not_pythonic)
     if "<" in text or "?" in text:  # no placeholder can be written without one of these
         calls = [call for call in calls if not has_placeholder(call.arguments)]
     return calls
 
 
-def _read_text(text: str, keep: Keep, depth: int) -> list[Found]:
+def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = None) -> list[Found]:
     if depth > MAX_DEPTH:
         return []
     thought_end = text.rfind("</think>")
@@ -726,7 +728,7 @@ def _read_text(text: str, keep: Keep, depth: int) -> list[Found]:
             calls = keep(calls)
             if calls:
                 return calls
-    if first == "[" or first.isalpha() or first == "_":
+    if (first == "[" or first.isalpha() or first == "_") and stripped != not_pythonic:
         calls = keep(parse_whole(stripped) or [])
         if calls:
             return calls
