@@ -261,6 +261,68 @@ def _plain_calls(source: str) -> list[Found] | None:
     return calls
 
 
+# One call as `call_at` reads it: literal values by position, then literal keywords.
+_ONE_CALL: Final = (
+    rf"{_IDENT}(?:\.{_IDENT})*\({_GAP}(?:(?:{_VALUE}(?:{_GAP},{_GAP}{_VALUE})*(?:{_GAP},{_GAP}{_ARG})*"
+    rf"|{_ARG}(?:{_GAP},{_GAP}{_ARG})*){_GAP},?)?{_GAP}\)"
+)
+
+
+@functools.cache
+def _one_call_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The grammar of one call with positional values, and one value (compiled at first use)."""
+    return re.compile(_ONE_CALL), re.compile(_VALUE)
+
+
+def plain_call(source: str) -> Found | None:
+    """The call ``source`` is when it is one call with plain literal arguments, by
+    position then by keyword (``f('a', 2, key=[1])``), read without ``ast``; else ``None``.
+
+    What :func:`call_from_node` makes of ``ast``'s reading of the same source: a value
+    given by position is kept as the node ``ast`` would give (a constant, or a list of
+    constants), named later from the tool's schema.
+    """
+    grammar, one_value = _one_call_patterns()
+    if grammar.fullmatch(source) is None:
+        return None
+    _, one_call, one_arg, one_scalar = _plain_patterns()
+    call = one_call.match(source)
+    if call is None or any(iskeyword(part) for part in call.group(1).split(".")):
+        return None  # `import.f(...)`: Python refuses it; let ast say so
+    arguments: dict[str, Any] = {}
+    positional: list[ast.expr] = []
+    position = _skip(source, call.end())
+    try:
+        while source[position] != ")":
+            arg = one_arg.match(source, position)
+            if arg is not None:
+                name, raw = arg.group(1), arg.group(2)
+                if iskeyword(name) or name in arguments:
+                    return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
+                if raw[0] == "[":
+                    arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
+                else:
+                    arguments[name] = _plain_scalar(raw)
+                position = _skip(source, arg.end(), ",")
+                continue
+            value = one_value.match(source, position)
+            if value is None or arguments:  # the grammar puts every value before the keywords
+                return None
+            raw = value.group(0)
+            if raw[0] == "[":
+                items: list[ast.expr] = [ast.Constant(_plain_scalar(m.group(0))) for m in one_scalar.finditer(raw, 1)]
+                positional.append(ast.List(elts=items, ctx=ast.Load()))
+            else:
+                positional.append(ast.Constant(_plain_scalar(raw)))
+            position = _skip(source, value.end(), ",")
+    except ValueError:  # a number too long for `int`: let ast say what it makes of it
+        return None
+    name = clean_name(call.group(1))
+    if name is None:
+        return None
+    return Found(name, arguments, None, EXPLICIT, tuple(positional))
+
+
 def _skip(source: str, position: int, separator: str = "") -> int:
     """The position after blanks (and one ``separator`` with its blanks) from ``position``."""
     length = len(source)
@@ -333,10 +395,10 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
     if close is None:
         return None
     source = text[start : close + 1]
-    plain = _plain_calls(source)  # what `ast` would read, without its parser (see `_plain_calls`)
-    if plain is not None and len(plain) == 1:
-        plain[0].confidence = WEAK
-        return plain[0], close + 1
+    plain = plain_call(source)  # what `ast` would read, without its parser
+    if plain is not None:
+        plain.confidence = WEAK
+        return plain, close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
         found = call_from_node(tree.body, WEAK)
