@@ -664,11 +664,32 @@ def _call_key(call: Found) -> str:
 _NAME_BEFORE_JSON: Final = re.compile(r"(?:(?<![\w.\-])|(?<=[^\w\s]\.))([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
 
 
+# A newline that blanks lead to a `{`: every `_NAME_BEFORE_JSON` match ends at one.
+_NEWLINE_BEFORE_BRACE: Final = re.compile(r"\n(?=\s*\{)")
+_BLANKS: Final = re.compile(r"\s*")
+
+
+def _names_before_json(text: str) -> Iterator[re.Match[str]]:
+    """``_NAME_BEFORE_JSON.finditer(text)``, looked for only on the lines that end where
+    blanks lead to a ``{`` (a name ends its line), instead of at every position."""
+    resume = 0  # where the whole-text search would go on from
+    for newline in _NEWLINE_BEFORE_BRACE.finditer(text):
+        at = newline.start()
+        low = max(resume, text.rfind("\n", 0, at) + 1)
+        if low > at:
+            continue  # this newline was inside the last match's blanks
+        brace = _BLANKS.match(text, at + 1).end()
+        named = _NAME_BEFORE_JSON.search(text, low, brace + 1)
+        if named is not None and named.start() < at:
+            resume = named.end()
+            yield named
+
+
 def _glm_bare(text: str) -> list[Found]:
     """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess)."""
     found: list[Found] = []
     index = BracketIndex(text)
-    for named in islice(_NAME_BEFORE_JSON.finditer(text), MAX_CANDIDATES):
+    for named in islice(_names_before_json(text), MAX_CANDIDATES):
         parsed = _args_after(text, named.end(), index)
         name = clean_name(named.group(1))
         if parsed is not None and name is not None:
