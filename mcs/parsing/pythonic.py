@@ -20,7 +20,7 @@ from bisect import bisect_right
 from keyword import iskeyword
 from typing import Any, Final
 
-from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name
+from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name, run_end
 from mcs.parsing.jsonspans import (
     MISSING,
     BracketIndex,
@@ -60,7 +60,9 @@ _HYPHEN_HINT: Final = re.compile(r"[A-Za-z_\d]-[A-Za-z_][\w.]*\s*\(")
 _QUOTED_STRING: Final = re.compile(r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'" r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 _INNER_HYPHEN: Final = re.compile(r"-(?<=\w-)(?=[A-Za-z_])")
 _HYPHENATED_CALL: Final = re.compile(r"(?<![\w.\-])[A-Za-z_]\w*(?:\.\w+)*(?:-[A-Za-z_]\w*)+(?:\.\w+)*(?=\s*\()")
-_NAME_RUN: Final = re.compile(r"[\w.\-]*")
+# The characters a name may hold (`\w` is `_` and every `str.isalnum` character); matched
+# on a reversed text, how far a name reaches back from the character after it.
+NAME_RUN: Final = re.compile(r"[\w.\-]*")
 
 
 def _rename_hyphenated(source: str) -> str:
@@ -78,7 +80,7 @@ def _rename_hyphenated(source: str) -> str:
     for hyphen in _INNER_HYPHEN.finditer(source):
         if hyphen.start() < cursor:
             continue  # in the name just renamed
-        start = length - _NAME_RUN.match(backwards, length - hyphen.start()).end()
+        start = length - run_end(NAME_RUN, backwards, length - hyphen.start())
         name = _HYPHENATED_CALL.match(source, start) if start >= cursor else None
         if name is None:
             continue
@@ -440,4 +442,4 @@ def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:
     return None if name is None else Found(name, arguments, None, confidence)
 
 
-__all__ = ["CALL_START", "call_at", "call_from_node", "lenient_call", "parse_whole"]
+__all__ = ["CALL_START", "NAME_RUN", "call_at", "call_from_node", "lenient_call", "parse_whole"]

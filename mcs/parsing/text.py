@@ -41,6 +41,7 @@ from mcs.parsing._common import (
     clean_name,
     coerce_arguments,
     looks_like_schema,
+    run_end,
     unescape_markdown,
 )
 from mcs.parsing.issued import Layout, has_placeholder
@@ -51,7 +52,7 @@ from mcs.parsing.jsonspans import (
     decode_at,
     loads_lenient,
 )
-from mcs.parsing.pythonic import CALL_START, call_at, parse_whole
+from mcs.parsing.pythonic import CALL_START, NAME_RUN, call_at, parse_whole
 from mcs.parsing.structured import from_data
 
 Keep = Callable[[list[Found]], list[Found]]
@@ -453,11 +454,6 @@ def _scan_spans(
 
 
 _OPENING: Final = re.compile(r"[\[{(]")
-# The characters a name may hold (`\w` is every `str.isalnum` character and `_`), matched
-# on the reversed text: how far a name reaches back from a `(`.
-_NAME_BACKWARDS: Final = re.compile(r"[\w.\-]*")
-
-
 def _candidate(text: str, position: int, backwards: str | None = None) -> tuple[int, int] | None:
     """The next place a call may start at or after ``position``: ``(start, -1)`` for a
     ``{`` or ``[``, ``(name_start, paren)`` for ``name(``. Searching for the brackets and
@@ -475,7 +471,7 @@ def _candidate(text: str, position: int, backwards: str | None = None) -> tuple[
         if text[at] != "(":
             return at, -1
         # text[at - 1] is backwards[length - at]: the name is read from its last character
-        start = length - _NAME_BACKWARDS.match(backwards, length - at).end()
+        start = length - run_end(NAME_RUN, backwards, length - at)
         if start < at and CALL_START.fullmatch(text, start, at + 1):
             return start, at
         position = at + 1
@@ -678,7 +674,7 @@ def _names_before_json(text: str) -> Iterator[re.Match[str]]:
         low = max(resume, text.rfind("\n", 0, at) + 1)
         if low > at:
             continue  # this newline was inside the last match's blanks
-        brace = _BLANKS.match(text, at + 1).end()
+        brace = run_end(_BLANKS, text, at + 1)
         named = _NAME_BEFORE_JSON.search(text, low, brace + 1)
         if named is not None and named.start() < at:
             resume = named.end()

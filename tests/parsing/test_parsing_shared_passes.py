@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from mcs.parsing import parse_tool_calls
 from mcs.parsing.issued import _CODE_LINE, _LIST_MARKER, Layout, _without_list_marker
 from mcs.parsing.jsonspans import tolerant_value
-from mcs.parsing.pythonic import _HYPHEN, _HYPHEN_NAME, _parse, _rename_hyphenated, call_from_node, plain_call
+from mcs.parsing.pythonic import (
+    _HYPHEN,
+    _HYPHEN_NAME,
+    _parse,
+    _rename_hyphenated,
+    call_from_node,
+    plain_call,
+)
 from mcs.parsing.text import _NAME_BEFORE_JSON, _candidate, _names_before_json
 from mcs.tools import ToolCall
 
