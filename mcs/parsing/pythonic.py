@@ -337,13 +337,19 @@ def _skip(source: str, position: int, separator: str = "") -> int:
     return position
 
 
+# What pythonic calls cannot start with: Python refuses these first characters, or reads
+# what follows as an operation on a value (`-f(x)`, `@decorator`, `1(x)`), never as calls;
+# JavaScript comments, HTML and shell prompts end here without being parsed.
+_NEVER_FIRST: Final = frozenset("/%&|^<>=!$?`)]},:;.*@-+~0123456789")
+
+
 def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     """The calls when all of ``text`` is pythonic calls (see the module docstring).
 
     ``None`` when any part of it is something else.
     """
     source = text.strip().rstrip(";").strip()
-    if not source or _depth > 2:
+    if not source or _depth > 2 or source[0] in _NEVER_FIRST:
         return None
     plain = _plain_calls(source)
     return plain if plain is not None else _parsed_whole(source, _depth)

@@ -22,7 +22,9 @@ from mcs.parsing.jsonspans import tolerant_value
 from mcs.parsing.pythonic import (
     _HYPHEN,
     _HYPHEN_NAME,
+    _NEVER_FIRST,
     _parse,
+    _parsed_whole,
     _rename_hyphenated,
     call_from_node,
     plain_call,
@@ -128,6 +130,19 @@ def test_a_call_with_plain_values_by_position_reads_as_ast_reads_it(positional: 
                                     "f(class=1)", "import.f(1)", "f(1" + "0" * 5000 + ")", "f(007)"])
 def test_calls_the_plain_reader_leaves_to_ast(source: str) -> None:
     assert plain_call(source) is None
+
+
+_CALL_PIECES = st.lists(st.sampled_from(["f(a=1)", "g(1)", "[f(x=1)]", "x", " ", "\n", ",", "(", ")", "'s'", "-", "*",
+                                         "@d", "1", ".", "~", "//c", "print(f(a=1))", "return f(a=1)",
+                                         "{'f': f(a=1)}"]), max_size=5).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(_NEVER_FIRST)), _CALL_PIECES)
+def test_what_pythonic_calls_never_start_with_is_never_read_as_calls(first: str, rest: str) -> None:
+    source = (first + rest).strip().rstrip(";").strip()
+    if source[:1] == first:
+        assert _parsed_whole(source, 0) is None
 
 
 @settings(max_examples=300, deadline=None)
