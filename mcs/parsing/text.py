@@ -660,25 +660,32 @@ def _call_key(call: Found) -> str:
 _NAME_BEFORE_JSON: Final = re.compile(r"(?:(?<![\w.\-])|(?<=[^\w\s]\.))([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
 
 
-# A newline that blanks lead to a `{`: every `_NAME_BEFORE_JSON` match ends at one.
-_NEWLINE_BEFORE_BRACE: Final = re.compile(r"\n(?=\s*\{)")
 _BLANKS: Final = re.compile(r"\s*")
 
 
 def _names_before_json(text: str) -> Iterator[re.Match[str]]:
-    """``_NAME_BEFORE_JSON.finditer(text)``, looked for only on the lines that end where
-    blanks lead to a ``{`` (a name ends its line), instead of at every position."""
+    """``_NAME_BEFORE_JSON.finditer(text)``, looked for only on the lines whose name could
+    lead to a ``{``: a match's name ends its line, and only blanks lie between its newline
+    and the brace, so the newline is the first of the blanks right before a ``{``. Each
+    run of blanks is read once (a search from every newline would read a long run of
+    empty lines once per line)."""
+    backwards: str | None = None
+    length = len(text)
     resume = 0  # where the whole-text search would go on from
-    for newline in _NEWLINE_BEFORE_BRACE.finditer(text):
-        at = newline.start()
-        low = max(resume, text.rfind("\n", 0, at) + 1)
-        if low > at:
-            continue  # this newline was inside the last match's blanks
-        brace = run_end(_BLANKS, text, at + 1)
-        named = _NAME_BEFORE_JSON.search(text, low, brace + 1)
-        if named is not None and named.start() < at:
-            resume = named.end()
-            yield named
+    brace = text.find("{")
+    while brace != -1:
+        newline = -1
+        if brace and text[brace - 1].isspace():  # `\s` is `str.isspace`
+            if backwards is None:
+                backwards = text[::-1]
+            newline = text.find("\n", length - run_end(_BLANKS, backwards, length - brace), brace)
+        if newline != -1:
+            low = max(resume, text.rfind("\n", 0, newline) + 1)
+            named = _NAME_BEFORE_JSON.search(text, low, brace + 1) if low <= newline else None
+            if named is not None and named.start() < newline:
+                resume = named.end()
+                yield named
+        brace = text.find("{", brace + 1)
 
 
 def _glm_bare(text: str) -> list[Found]:

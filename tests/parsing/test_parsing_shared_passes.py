@@ -37,7 +37,7 @@ _LINE_TEXT = st.text(st.sampled_from(list("ab1é-*+•.) \t:x")), max_size=40)
 _CODE_TEXT = st.lists(st.sampled_from(["def ", "import x", "x = 1", "if a:", "  ", "\n", "\n\n", "y", "=", "==", "[i]",
                                        "return", " ", "f(", ")", "#", "else:"]), max_size=16).map("".join)
 _NAME_TEXT = st.text(st.sampled_from(list("ab_.-'\"\\( )\n1é")), max_size=40)
-_GLM_TEXT = st.text(st.sampled_from(list("ab_.-}{ \n\t\r,x")), max_size=40)
+_GLM_TEXT = st.text(st.sampled_from(list("ab_.-}{ \n\t\r,x\x0b\u00a0")), max_size=40)
 
 
 @settings(max_examples=300, deadline=None)
@@ -202,6 +202,11 @@ def test_a_tagged_call_after_fifty_kilobytes_of_prose_and_programs_is_found() ->
 
 def test_thousands_of_unclosed_brackets_around_a_call_leave_the_call() -> None:
     text = "( [ { " * 3000 + "\n\n<tool_call>\n" + '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+
+
+def test_a_call_before_thousands_of_empty_lines_is_the_one_call() -> None:
+    text = "```python\n[get_weather(city='Paris')]\n```\n" + "\n" * 20_000 + "###\n" + "\n" * 20_000 + "{"
     assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
 
 
