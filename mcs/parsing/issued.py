@@ -30,6 +30,7 @@ import ast
 import re
 import textwrap
 from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import Final
 
 from mcs.parsing.jsonspans import quiet_parse
@@ -268,13 +269,9 @@ class Layout:
 
     def _starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            find = self.text.find
-            position = find("\n")
-            while position != -1:
-                starts.append(position + 1)
-                position = find("\n", position + 1)
-            self._line_starts = starts
+            # line n starts after the n lines before it and their n newlines
+            lengths = accumulate(map(len, self.text.split("\n")), initial=0)
+            self._line_starts = [length + number for number, length in enumerate(lengths)][:-1]
         return self._line_starts
 
     def line_start(self, position: int) -> int:
@@ -488,8 +485,7 @@ class Layout:
         position = line_start
         paragraph = ""
         for _ in range(4):  # a few wrapper-only paragraphs may sit between
-            while position > floor and text[position - 1] in "\n \t\r":
-                position -= 1  # blank lines between the paragraph and the call
+            position = _before_blanks(text, position, floor)  # blank lines between the paragraph and the call
             if position <= floor or self._fence_ending_at(position) is not None:
                 break  # nothing before, or code: it leads nowhere
             lowest = max(floor, position - _REACH)
@@ -530,6 +526,18 @@ _DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # Left after quoted text is removed: an assignment, or a quote the call sits inside.
 _STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
 _PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
+
+
+def _before_blanks(text: str, position: int, floor: int) -> int:
+    """Where the run of blanks (newlines, spaces, tabs) ending at ``position`` starts, never
+    below ``floor``; read a window at a time, so a long run costs no Python loop per character."""
+    while position > floor:
+        low = max(floor, position - 256)
+        kept = text[low:position].rstrip("\n \t\r")
+        if kept:
+            return low + len(kept)
+        position = low
+    return position
 
 
 def _without_list_marker(line: str) -> str:

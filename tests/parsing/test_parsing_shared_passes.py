@@ -17,7 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcs.parsing import parse_tool_calls
-from mcs.parsing.issued import _CODE_LINE, _LIST_MARKER, Layout, _without_list_marker
+from mcs.parsing.issued import (
+    _CODE_LINE,
+    _LIST_MARKER,
+    Layout,
+    _before_blanks,
+    _without_list_marker,
+)
 from mcs.parsing.jsonspans import tolerant_value
 from mcs.parsing.pythonic import (
     _HYPHEN,
@@ -89,6 +95,23 @@ def test_code_lines_from_the_index_are_what_a_search_of_the_slice_finds(text: st
     paragraph_start = lowest if before == -1 else before + 2
     expected = paragraph_start < first and _CODE_LINE.search(text, paragraph_start, first) is not None
     assert layout._code_before(first) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(list("a\n \t\r")), max_size=600), st.integers(0, 600), st.integers(0, 600))
+def test_blanks_before_a_position_end_where_a_walk_back_ends(text: str, position: int, floor: int) -> None:
+    position = min(position, len(text))
+    floor = min(floor, position)
+    walked = position
+    while walked > floor and text[walked - 1] in "\n \t\r":
+        walked -= 1
+    assert _before_blanks(text, position, floor) == walked
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(list("ab\n ")), max_size=60))
+def test_line_starts_are_the_positions_after_each_newline(text: str) -> None:
+    assert Layout(text)._starts() == [0] + [number + 1 for number, char in enumerate(text) if char == "\n"]
 
 
 def _through_ast(source: str) -> object:
