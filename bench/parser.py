@@ -14,7 +14,8 @@ reason, in ``bench/data/bfcl_no_call.tsv`` and left out of the rate ("issued"); 
 over every output that contains the name is printed beside it. Goal: >= 99% per model
 (issued). Parse time is reported for raw text and for already-decoded structured
 outputs (BFCL's FC dumps) apart, as they cost very differently; goals on raw text
-(item 7): median <= 20 µs, p99 <= 500 µs.
+(item 7): median <= 20 µs, p99 <= 500 µs; ``--slowest`` lists the raw texts past p99 with
+their time and length.
 
 Two alternatives are measured in the same run, both ending in the canonical
 ``{"name"|"tool", "arguments"|"parameters"}`` lookup: ``json.loads`` on the whole output
@@ -195,6 +196,7 @@ def run(records: list[Record], repeat: int = REPEAT) -> dict[str, Any]:
 
     no_call = no_call_outputs()
     raw_times: list[float] = []
+    raw_records: list[Record] = []
     for record in records:
         model = stats.setdefault(record.model, ModelStats())
         model.total += 1
@@ -202,6 +204,7 @@ def run(records: list[Record], repeat: int = REPEAT) -> dict[str, Any]:
         times.append(_time_one(parse_tool_calls, record, repeat))
         if isinstance(record.result, str):
             raw_times.append(times[-1])
+            raw_records.append(record)
         naive_times.append(_time_one(naive, record, repeat))
         greedy_times.append(_time_one(greedy, record, repeat))
         if not _contains(record):
@@ -218,8 +221,8 @@ def run(records: list[Record], repeat: int = REPEAT) -> dict[str, Any]:
             model.naive_hits += 1
         if _hit(naive_parse(record.result, greedy=True), record.expected):
             model.greedy_hits += 1
-    return {"stats": stats, "times": times, "raw_times": raw_times, "naive_times": naive_times,
-            "greedy_times": greedy_times}
+    return {"stats": stats, "times": times, "raw_times": raw_times, "raw_records": raw_records,
+            "naive_times": naive_times, "greedy_times": greedy_times}
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -279,6 +282,11 @@ def main() -> None:
     median, p99 = statistics.median(raw_times), _quantile(raw_times, 0.99)
     print(f"  raw text: median {median:.1f} µs {check('parser median on raw text, µs', median, 20.0, unit='µs', item='7')}, "
           f"p99 {p99:.0f} µs {check('parser p99 on raw text, µs', p99, 500.0, unit='µs', item='7')}")
+    if "--slowest" in sys.argv:  # the raw texts past p99: what the tail is made of
+        slowest = sorted(zip(raw_times, outcome["raw_records"], strict=True), key=lambda item: -item[0])
+        print(f"slowest 1% of raw text ({len(raw_times) // 100}): µs, characters, model, id")
+        for spent, record in slowest[: len(raw_times) // 100]:
+            print(f"  {spent:8.0f} {len(record.raw):7d}  {record.model}  {record.ident}")
     if "-v" in sys.argv:
         for model, item in sorted(stats.items()):
             if item.misses:

@@ -56,6 +56,13 @@ def unescape_markdown(text: str) -> str:
     return _MARKDOWN_UNDERSCORE.sub("_", text) if "\\_" in text else text
 
 
+def run_end(run: re.Pattern[str], text: str, position: int) -> int:
+    """Where the run ``run`` (a pattern that may match nothing, such as ``[\\w.]*``)
+    starting at ``position`` ends."""
+    found = run.match(text, position)
+    return position if found is None else found.end()
+
+
 def clean_name(value: Any) -> str | None:
     """A usable tool name from ``value``, or ``None`` when it cannot be one."""
     if not isinstance(value, str):

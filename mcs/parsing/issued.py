@@ -29,7 +29,8 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import Final
 
 from mcs.parsing.jsonspans import quiet_parse
@@ -111,6 +112,9 @@ def _mask_inline_code(line: str) -> str:
 
 _REACH: Final = 2000  # how far around a call its paragraph is looked for
 _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
+# The marker alone, led by one character class so the search skips ahead; the blanks
+# before it are added back by hand (see `_without_list_marker`).
+_MARKER_ITSELF: Final = re.compile(r"[-*+\u2022\d](?:(?<=[-*+\u2022])|(?<=\d)\d{0,2}[.)])[ \t]+")
 _LABEL: Final = re.compile(r"[^\n:`{}\[\]()\u0000]{1,80}?:(?=[ \t]|$)")
 _TAG: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
 
@@ -185,12 +189,15 @@ _NOT_PROVIDED: Final = re.compile(
 )
 _THIS_CALL: Final = re.compile(r"\b(?:this|that|the above|such an?|the same) (?:function|call|tool)\b")
 
-_CODE_LINE: Final = re.compile(
-    r"^[ \t]*(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
+_CODE_LINE_BODY: Final = (
+    r"[ \t]*(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
     r"(?:if|elif|for|while|with|try|except|else)\b[^\n]*:[ \t]*$|"
-    r"[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*[-+*/]?=(?!=))",
-    re.MULTILINE,
+    r"[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*[-+*/]?=(?!=))"
 )
+_CODE_LINE: Final = re.compile("^" + _CODE_LINE_BODY, re.MULTILINE)
+# The same lines found from the newline before them: a literal first character lets the
+# search skip ahead, where `^` is tried at every position. No part reads past a line's end.
+_CODE_LINE_AFTER_NEWLINE: Final = re.compile("\n" + _CODE_LINE_BODY, re.MULTILINE)
 # An argument the model left for someone to fill in: `<team_name>`, `<insert season here>`, `?`.
 _PLACEHOLDER: Final = re.compile(
     r"<(?!(?:a|b|i|p|br|hr|em|li|ol|ul|tr|td|th|div|img|pre|code|span|strong|table|input|button|label)\b)"
@@ -236,7 +243,7 @@ class Layout:
     length, so positions are shared; everything is computed once, lazily.
     """
 
-    __slots__ = ("_fences", "_line_starts", "_masked", "_programs", "original")
+    __slots__ = ("_code_lines", "_fences", "_line_starts", "_masked", "_programs", "original")
 
     def __init__(self, original: str) -> None:
         self.original = original
@@ -244,6 +251,7 @@ class Layout:
         self._line_starts: list[int] | None = None
         self._fences: list[tuple[int, int, int, int]] | None = None
         self._programs: dict[int, bool] = {}
+        self._code_lines: list[int] | None = None
 
     @property
     def text(self) -> str:
@@ -261,13 +269,9 @@ class Layout:
 
     def _starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            find = self.text.find
-            position = find("\n")
-            while position != -1:
-                starts.append(position + 1)
-                position = find("\n", position + 1)
-            self._line_starts = starts
+            # line n starts after the n lines before it and their n newlines
+            lengths = accumulate(map(len, self.text.split("\n")), initial=0)
+            self._line_starts = [length + number for number, length in enumerate(lengths)][:-1]
         return self._line_starts
 
     def line_start(self, position: int) -> int:
@@ -315,8 +319,10 @@ class Layout:
         last = self.line_end(max(start, end - 1))
         if start - first > _REACH or last - end > _REACH:
             return False  # a call inside a very long line is part of something else
+        # Spans are in order and do not overlap: those on these lines are found by bisection.
+        nearby = spans[bisect_right(spans, first, key=_span_end) : bisect_left(spans, last, key=_span_start)]
         if explicit and self._after_sentence(first, start) and not any(
-            first <= other_start < last for number, (other_start, _) in enumerate(spans) if number != index
+            first <= other_start for other_start, _ in nearby if other_start != start
         ):
             rest = text[end:last]
             if not _has_words(rest) and not _STRAY.search(rest):
@@ -335,15 +341,13 @@ class Layout:
         pieces = []
         cursor = first
         after_call = False
-        for other_start, other_end in spans:
-            if other_end <= first or other_start >= last:
-                continue
+        for other_start, other_end in nearby:
             if other_start > cursor:
                 pieces.append(_after_call(text[cursor:other_start]) if after_call else text[cursor:other_start])
             cursor = max(cursor, other_end)
             after_call = True
         pieces.append(_after_call(text[cursor:last]) if after_call else text[cursor:last])
-        residue = _TAG.sub(" ", _LIST_MARKER.sub(" ", " \u0000 ".join(pieces), count=1)).lstrip()
+        residue = _TAG.sub(" ", _without_list_marker(" \u0000 ".join(pieces))).lstrip()
         label = _LABEL.match(residue)
         if label is not None:
             residue = residue[label.end() :]
@@ -366,8 +370,7 @@ class Layout:
         # Code after the call counts unless the call opens the response (what follows
         # is then commentary, often a model rambling on).
         opens = not text[:first].strip()
-        around = text[paragraph_start:first] + ("" if opens else "\n" + text[last:paragraph_end])
-        if _CODE_LINE.search(around):
+        if self._code_in(paragraph_start, first) or (not opens and self._code_in(last, paragraph_end)):
             return True
         indent = len(text[first:start]) - len(text[first:start].lstrip(" \t"))
         if indent:
@@ -388,7 +391,7 @@ class Layout:
         if after > first:
             piece = text[after:position]
         else:
-            piece = _TAG.sub(" ", _LIST_MARKER.sub(" ", text[first:position], count=1)).lstrip()
+            piece = _TAG.sub(" ", _without_list_marker(text[first:position])).lstrip()
             label = _LABEL.match(piece)
             if label is not None:
                 piece = piece[label.end() :]
@@ -410,7 +413,35 @@ class Layout:
         lowest = max(0, first - _REACH)
         before = text.rfind("\n\n", lowest, first)
         paragraph_start = lowest if before == -1 else before + 2
-        return paragraph_start < first and _CODE_LINE.search(text, paragraph_start, first) is not None
+        # Only whole lines count here (a search from `paragraph_start` anchors `^` at line starts).
+        return paragraph_start < first and self._code_line_between(paragraph_start, first)
+
+    def _code_line_between(self, low: int, high: int) -> bool:
+        """Whether a line that starts in ``[low, high)`` is a line of code (:data:`_CODE_LINE`)."""
+        if self._code_lines is None:  # every line is looked at once, however many calls ask
+            # In "\n" + text, the newline found at i opens the line that starts at i in text.
+            self._code_lines = [found.start() for found in _CODE_LINE_AFTER_NEWLINE.finditer("\n" + self.text)]
+        lines = self._code_lines
+        number = bisect_left(lines, low)
+        return number < len(lines) and lines[number] < high
+
+    def _code_in(self, low: int, high: int) -> bool:
+        """``_CODE_LINE.search(text[low:high])``: whether that slice, read on its own, holds
+        a line of code. Whole lines come from the index of code lines (the pattern never
+        reads past a line's end); only a line the slice cuts at either end is matched here."""
+        text = self.text
+        if low > 0 and low < high and text[low - 1] != "\n":  # the slice starts inside a line
+            newline = text.find("\n", low, high)
+            head_end = high if newline == -1 else newline + 1
+            if _CODE_LINE.match(text[low:head_end]):
+                return True
+            low = head_end
+        if low < high < len(text) and text[high] != "\n":  # the slice ends inside a line
+            tail = max(low, text.rfind("\n", low, high) + 1)
+            if _CODE_LINE.match(text[tail:high]):
+                return True
+            high = tail
+        return low < high and self._code_line_between(low, high)
 
     # -------------------------------------------------------------- framing
 
@@ -454,8 +485,7 @@ class Layout:
         position = line_start
         paragraph = ""
         for _ in range(4):  # a few wrapper-only paragraphs may sit between
-            while position > floor and text[position - 1] in "\n \t\r":
-                position -= 1  # blank lines between the paragraph and the call
+            position = _before_blanks(text, position, floor)  # blank lines between the paragraph and the call
             if position <= floor or self._fence_ending_at(position) is not None:
                 break  # nothing before, or code: it leads nowhere
             lowest = max(floor, position - _REACH)
@@ -496,6 +526,38 @@ _DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # Left after quoted text is removed: an assignment, or a quote the call sits inside.
 _STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
 _PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
+
+
+def _before_blanks(text: str, position: int, floor: int) -> int:
+    """Where the run of blanks (newlines, spaces, tabs) ending at ``position`` starts, never
+    below ``floor``; read a window at a time, so a long run costs no Python loop per character."""
+    while position > floor:
+        low = max(floor, position - 256)
+        kept = text[low:position].rstrip("\n \t\r")
+        if kept:
+            return low + len(kept)
+        position = low
+    return position
+
+
+def _without_list_marker(line: str) -> str:
+    """``_LIST_MARKER.sub(" ", line, count=1)``, several times faster: the first marker
+    is the leftmost match, which starts at the blanks right before it."""
+    found = _MARKER_ITSELF.search(line)
+    if found is None:
+        return line
+    start = found.start()
+    while start > 0 and line[start - 1] in " \t":
+        start -= 1
+    return f"{line[:start]} {line[found.end():]}"
+
+
+def _span_start(span: tuple[int, int]) -> int:
+    return span[0]
+
+
+def _span_end(span: tuple[int, int]) -> int:
+    return span[1]
 
 
 def _after_call(piece: str) -> str:

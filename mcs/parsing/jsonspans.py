@@ -223,17 +223,22 @@ def python_literal(text: str) -> Any:
     object (or a list of objects), a part that is an expression rather than a literal
     (``2 * pi``) is kept as its source text.
     """
+    unparsable = False
     try:
         value = normalise_literal(_quiet_literal_eval(text))
         if value is not MISSING:
             return value
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+    except SyntaxError:
+        unparsable = True
+    except (ValueError, TypeError, MemoryError, RecursionError):
         pass  # `...` or an expression inside: kept as text below
     source = text
     if "//" in source:
         source = _COMMENT.sub(lambda m: m.group(1) or "", source)
     if ("true" in source or "false" in source or "null" in source) and _JSON_WORDS.search(source):
         source = _JSON_WORDS.sub(lambda m: m.group(1) or _PY_WORDS[m.group(2)], source)
+    if unparsable and source is text and text[:1] not in " \t":
+        return MISSING  # the same source, which Python just refused to parse
     tree = quiet_parse(source, "eval")
     if not isinstance(tree, ast.Expression):
         return MISSING

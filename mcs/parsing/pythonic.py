@@ -16,10 +16,11 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from bisect import bisect_right
 from keyword import iskeyword
 from typing import Any, Final
 
-from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name
+from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name, run_end
 from mcs.parsing.jsonspans import (
     MISSING,
     BracketIndex,
@@ -54,11 +55,49 @@ _NAME_THEN_KEYWORDS: Final = re.compile(
 
 
 _HYPHEN_HINT: Final = re.compile(r"[A-Za-z_\d]-[A-Za-z_][\w.]*\s*\(")
+# The two sides of `_HYPHEN_NAME` apart, for `_rename_hyphenated`: a quoted string (the
+# same strings, written so a search skips ahead), a hyphen inside a name, the whole name.
+_QUOTED_STRING: Final = re.compile(r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'" r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_INNER_HYPHEN: Final = re.compile(r"-(?<=\w-)(?=[A-Za-z_])")
+_HYPHENATED_CALL: Final = re.compile(r"(?<![\w.\-])[A-Za-z_]\w*(?:\.\w+)*(?:-[A-Za-z_]\w*)+(?:\.\w+)*(?=\s*\()")
+# The characters a name may hold (`\w` is `_` and every `str.isalnum` character); matched
+# on a reversed text, how far a name reaches back from the character after it.
+NAME_RUN: Final = re.compile(r"[\w.\-]*")
+
+
+def _rename_hyphenated(source: str) -> str:
+    """``_HYPHEN_NAME.sub`` (hyphenated names in call position, outside quotes, renamed),
+    found from the hyphens instead of trying a name at every position of the text.
+
+    A name holds no quote, so the quoted strings that hide names are the ones a search
+    for quoted strings alone finds; a name starts where its run of name characters does.
+    """
+    renamed: list[str] = []
+    quotes: list[tuple[int, int]] | None = None
+    backwards = source[::-1]
+    length = len(source)
+    cursor = 0
+    for hyphen in _INNER_HYPHEN.finditer(source):
+        if hyphen.start() < cursor:
+            continue  # in the name just renamed
+        start = length - run_end(NAME_RUN, backwards, length - hyphen.start())
+        name = _HYPHENATED_CALL.match(source, start) if start >= cursor else None
+        if name is None:
+            continue
+        if quotes is None:
+            quotes = [(found.start(), found.end()) for found in _QUOTED_STRING.finditer(source)]
+        number = bisect_right(quotes, (start, length)) - 1
+        if number >= 0 and quotes[number][1] > start:
+            continue  # inside a quoted string
+        renamed.append(source[cursor:start])
+        renamed.append(name.group().replace("-", _HYPHEN))
+        cursor = name.end()
+    return "".join(renamed) + source[cursor:] if renamed else source
 
 
 def _parse(source: str, mode: str) -> ast.AST | None:
     if "-" in source and _HYPHEN_HINT.search(source) and _HYPHEN not in source:
-        source = _HYPHEN_NAME.sub(lambda m: m.group(1) or m.group(2).replace("-", _HYPHEN), source)
+        source = _rename_hyphenated(source)
     if ("](" in source or "] (" in source) and _LISTED_NAME.search(source):
         source = _LISTED_NAME.sub(r"\2", source)
     return quiet_parse(source, mode)
@@ -224,6 +263,68 @@ def _plain_calls(source: str) -> list[Found] | None:
     return calls
 
 
+# One call as `call_at` reads it: literal values by position, then literal keywords.
+_ONE_CALL: Final = (
+    rf"{_IDENT}(?:\.{_IDENT})*\({_GAP}(?:(?:{_VALUE}(?:{_GAP},{_GAP}{_VALUE})*(?:{_GAP},{_GAP}{_ARG})*"
+    rf"|{_ARG}(?:{_GAP},{_GAP}{_ARG})*){_GAP},?)?{_GAP}\)"
+)
+
+
+@functools.cache
+def _one_call_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The grammar of one call with positional values, and one value (compiled at first use)."""
+    return re.compile(_ONE_CALL), re.compile(_VALUE)
+
+
+def plain_call(source: str) -> Found | None:
+    """The call ``source`` is when it is one call with plain literal arguments, by
+    position then by keyword (``f('a', 2, key=[1])``), read without ``ast``; else ``None``.
+
+    What :func:`call_from_node` makes of ``ast``'s reading of the same source: a value
+    given by position is kept as the node ``ast`` would give (a constant, or a list of
+    constants), named later from the tool's schema.
+    """
+    grammar, one_value = _one_call_patterns()
+    if grammar.fullmatch(source) is None:
+        return None
+    _, one_call, one_arg, one_scalar = _plain_patterns()
+    call = one_call.match(source)
+    if call is None or any(iskeyword(part) for part in call.group(1).split(".")):
+        return None  # `import.f(...)`: Python refuses it; let ast say so
+    arguments: dict[str, Any] = {}
+    positional: list[ast.expr] = []
+    position = _skip(source, call.end())
+    try:
+        while source[position] != ")":
+            arg = one_arg.match(source, position)
+            if arg is not None:
+                name, raw = arg.group(1), arg.group(2)
+                if iskeyword(name) or name in arguments:
+                    return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
+                if raw[0] == "[":
+                    arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
+                else:
+                    arguments[name] = _plain_scalar(raw)
+                position = _skip(source, arg.end(), ",")
+                continue
+            value = one_value.match(source, position)
+            if value is None or arguments:  # the grammar puts every value before the keywords
+                return None
+            raw = value.group(0)
+            if raw[0] == "[":
+                items: list[ast.expr] = [ast.Constant(_plain_scalar(m.group(0))) for m in one_scalar.finditer(raw, 1)]
+                positional.append(ast.List(elts=items, ctx=ast.Load()))
+            else:
+                positional.append(ast.Constant(_plain_scalar(raw)))
+            position = _skip(source, value.end(), ",")
+    except ValueError:  # a number too long for `int`: let ast say what it makes of it
+        return None
+    name = clean_name(call.group(1))
+    if name is None:
+        return None
+    return Found(name, arguments, None, EXPLICIT, tuple(positional))
+
+
 def _skip(source: str, position: int, separator: str = "") -> int:
     """The position after blanks (and one ``separator`` with its blanks) from ``position``."""
     length = len(source)
@@ -236,13 +337,19 @@ def _skip(source: str, position: int, separator: str = "") -> int:
     return position
 
 
+# What pythonic calls cannot start with: Python refuses these first characters, or reads
+# what follows as an operation on a value (`-f(x)`, `@decorator`, `1(x)`), never as calls;
+# JavaScript comments, HTML and shell prompts end here without being parsed.
+_NEVER_FIRST: Final = frozenset("/%&|^<>=!$?`)]},:;.*@-+~0123456789")
+
+
 def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     """The calls when all of ``text`` is pythonic calls (see the module docstring).
 
     ``None`` when any part of it is something else.
     """
     source = text.strip().rstrip(";").strip()
-    if not source or _depth > 2:
+    if not source or _depth > 2 or source[0] in _NEVER_FIRST:
         return None
     plain = _plain_calls(source)
     return plain if plain is not None else _parsed_whole(source, _depth)
@@ -296,6 +403,10 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
     if close is None:
         return None
     source = text[start : close + 1]
+    plain = plain_call(source)  # what `ast` would read, without its parser
+    if plain is not None:
+        plain.confidence = WEAK
+        return plain, close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
         found = call_from_node(tree.body, WEAK)
@@ -337,4 +448,4 @@ def lenient_call(source: str, confidence: int = EXPLICIT) -> Found | None:
     return None if name is None else Found(name, arguments, None, confidence)
 
 
-__all__ = ["CALL_START", "call_at", "call_from_node", "lenient_call", "parse_whole"]
+__all__ = ["CALL_START", "NAME_RUN", "call_at", "call_from_node", "lenient_call", "parse_whole"]

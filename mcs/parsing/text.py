@@ -41,6 +41,7 @@ from mcs.parsing._common import (
     clean_name,
     coerce_arguments,
     looks_like_schema,
+    run_end,
     unescape_markdown,
 )
 from mcs.parsing.issued import Layout, has_placeholder
@@ -51,7 +52,7 @@ from mcs.parsing.jsonspans import (
     decode_at,
     loads_lenient,
 )
-from mcs.parsing.pythonic import CALL_START, call_at, parse_whole
+from mcs.parsing.pythonic import CALL_START, NAME_RUN, call_at, parse_whole
 from mcs.parsing.structured import from_data
 
 Keep = Callable[[list[Found]], list[Found]]
@@ -417,10 +418,11 @@ def _scan_spans(
     """
     spans: list[tuple[list[Found], int, int, bool]] = []
     index = BracketIndex(text)
+    backwards = text[::-1]
     position = 0
     previous_end = 0
     for _ in range(MAX_CANDIDATES):
-        candidate = _candidate(text, position)
+        candidate = _candidate(text, position, backwards)
         if candidate is None:
             break
         start, paren = candidate
@@ -452,14 +454,15 @@ def _scan_spans(
 
 
 _OPENING: Final = re.compile(r"[\[{(]")
-_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-
-
-def _candidate(text: str, position: int) -> tuple[int, int] | None:
+def _candidate(text: str, position: int, backwards: str | None = None) -> tuple[int, int] | None:
     """The next place a call may start at or after ``position``: ``(start, -1)`` for a
     ``{`` or ``[``, ``(name_start, paren)`` for ``name(``. Searching for the brackets and
-    looking back for the name is far faster than a regex for ``name(`` over prose."""
+    looking back for the name is far faster than a regex for ``name(`` over prose.
+    ``backwards`` is ``text[::-1]`` when the caller looks at many candidates."""
     search = _OPENING.search
+    if backwards is None:
+        backwards = text[::-1]
+    length = len(text)
     while True:
         found = search(text, position)
         if found is None:
@@ -467,9 +470,8 @@ def _candidate(text: str, position: int) -> tuple[int, int] | None:
         at = found.start()
         if text[at] != "(":
             return at, -1
-        start = at
-        while start > 0 and (text[start - 1] in _NAME_CHARS or text[start - 1].isalnum()):
-            start -= 1
+        # text[at - 1] is backwards[length - at]: the name is read from its last character
+        start = length - run_end(NAME_RUN, backwards, length - at)
         if start < at and CALL_START.fullmatch(text, start, at + 1):
             return start, at
         position = at + 1
@@ -511,6 +513,8 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
     items.extend((group[0][1], group) for group in _groups(text, spans))
     items.sort(key=lambda item: item[0])
     floor = 0
+    bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
+    numbers = {bound: number for number, bound in enumerate(bounds)}
     for _, item in items:
         if isinstance(item, tuple):  # a fence
             start, body_start, body_end, end = item
@@ -527,17 +531,23 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
             continue
         group = item
         start, end = group[0][1], group[-1][2]
+        group_floor, floor = floor, end
+        # The checks are pure, so the cheapest go first: a call the caller would not keep
+        # (an unknown name in a program the model pasted) needs no look at its lines, and
+        # the framing (the dearest) only matters for a group with a call left standing.
+        standing = [
+            span for span in group
+            if _keepable(span[0], keep)
+            and layout.standalone(bounds, numbers[span[1], span[2]], explicit=span[3])
+            and not layout.in_code(span[1], span[2])
+        ]
+        if not standing:
+            continue
         every = [call for calls, _, _, _ in group for call in calls]
         explicit = all(span[3] for span in group)
-        framed = layout.framed_out(start, end, explicit=explicit, names=_names(every), floor=floor)
-        floor = end
-        if framed:
+        if layout.framed_out(start, end, explicit=explicit, names=_names(every), floor=group_floor):
             continue
-        bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
-        for calls, span_start, span_end, is_explicit in group:
-            number = bounds.index((span_start, span_end))
-            if not layout.standalone(bounds, number, explicit=is_explicit) or layout.in_code(span_start, span_end):
-                continue
+        for calls, span_start, _, _ in standing:
             kept = keep(calls)
             if kept:
                 blocks.append((span_start, text.rfind("\n\n", 0, span_start), kept))
@@ -560,6 +570,13 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
             this_block.add(key)
             found.append(call)
     return found
+
+
+def _keepable(calls: list[Found], keep: Keep) -> bool:
+    """Whether ``keep`` may keep any of ``calls``: asked by name alone, on stand-ins.
+    ``keep`` changes a call only when it names its positional arguments, and a call whose
+    name it refuses is refused whatever its arguments, so ``False`` is exact."""
+    return bool(keep([Found(call.name, {}, None, call.confidence) for call in calls]))
 
 
 _SEPARATION: Final = re.compile(r"(?:[\s,;\[\](){}`'\"*+\u2022-]|\d{1,3}[.)])*")
@@ -592,7 +609,8 @@ def _fence_calls(
         return [call for call in keep(whole) if "<" not in body or not has_placeholder(call.arguments)]
     if stripped[0] not in "{<" and layout.holds_program(fence):
         return []
-    return read_text(body, keep, depth + 1)
+    # `parse_whole` already said `stripped` is not pythonic calls: the reader below need not ask again
+    return read_text(body, keep, depth + 1, not_pythonic=stripped if stripped[0] not in "{<" else None)
 
 
 _PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
@@ -642,11 +660,39 @@ def _call_key(call: Found) -> str:
 _NAME_BEFORE_JSON: Final = re.compile(r"(?:(?<![\w.\-])|(?<=[^\w\s]\.))([A-Za-z_][\w.\-]*)[ \t]*\r?\n\s*(?=\{)")
 
 
+_BLANKS: Final = re.compile(r"\s*")
+
+
+def _names_before_json(text: str) -> Iterator[re.Match[str]]:
+    """``_NAME_BEFORE_JSON.finditer(text)``, looked for only on the lines whose name could
+    lead to a ``{``: a match's name ends its line, and only blanks lie between its newline
+    and the brace, so the newline is the first of the blanks right before a ``{``. Each
+    run of blanks is read once (a search from every newline would read a long run of
+    empty lines once per line)."""
+    backwards: str | None = None
+    length = len(text)
+    resume = 0  # where the whole-text search would go on from
+    brace = text.find("{")
+    while brace != -1:
+        newline = -1
+        if brace and text[brace - 1].isspace():  # `\s` is `str.isspace`
+            if backwards is None:
+                backwards = text[::-1]
+            newline = text.find("\n", length - run_end(_BLANKS, backwards, length - brace), brace)
+        if newline != -1:
+            low = max(resume, text.rfind("\n", 0, newline) + 1)
+            named = _NAME_BEFORE_JSON.search(text, low, brace + 1) if low <= newline else None
+            if named is not None and named.start() < newline:
+                resume = named.end()
+                yield named
+        brace = text.find("{", brace + 1)
+
+
 def _glm_bare(text: str) -> list[Found]:
     """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess)."""
     found: list[Found] = []
     index = BracketIndex(text)
-    for named in islice(_NAME_BEFORE_JSON.finditer(text), MAX_CANDIDATES):
+    for named in islice(_names_before_json(text), MAX_CANDIDATES):
         parsed = _args_after(text, named.end(), index)
         name = clean_name(named.group(1))
         if parsed is not None and name is not None:
@@ -670,19 +716,20 @@ def _normalise_tokens(text: str) -> str:
     return _FULLWIDTH_TOKEN.sub(lambda m: "<|" + m.group(1).replace("\u2581", "_") + "|>", text)
 
 
-def read_text(text: str, keep: Keep, depth: int = 0) -> list[Found]:
+def read_text(text: str, keep: Keep, depth: int = 0, not_pythonic: str | None = None) -> list[Found]:
     """The calls in ``text`` that ``keep`` keeps, from the first strategy that yields any.
 
     A call whose arguments are placeholders to fill in (``<city_name>``) is a template,
-    not a call, and is left out.
+    not a call, and is left out. ``not_pythonic`` is a text the caller already found is
+    not pythonic calls (a fence's body): it is not read as such again.
     """
-    calls = _read_text(text, keep, depth)
+    calls = _read_text(text, keep, depth, not_pythonic)
     if "<" in text or "?" in text:  # no placeholder can be written without one of these
         calls = [call for call in calls if not has_placeholder(call.arguments)]
     return calls
 
 
-def _read_text(text: str, keep: Keep, depth: int) -> list[Found]:
+def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = None) -> list[Found]:
     if depth > MAX_DEPTH:
         return []
     thought_end = text.rfind("</think>")
@@ -705,7 +752,7 @@ def _read_text(text: str, keep: Keep, depth: int) -> list[Found]:
             calls = keep(calls)
             if calls:
                 return calls
-    if first == "[" or first.isalpha() or first == "_":
+    if (first == "[" or first.isalpha() or first == "_") and stripped != not_pythonic:
         calls = keep(parse_whole(stripped) or [])
         if calls:
             return calls

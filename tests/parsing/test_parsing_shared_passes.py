@@ -1,0 +1,238 @@
+"""The faster readings of long texts give exactly what the plain readings give.
+
+Each shortcut the parser takes on long texts (an index built once, a search led by a
+literal, a read without ``ast``) is checked here against the expression it replaces, on
+generated texts and on hand-picked edge cases; then whole responses of 50 KB with many
+brackets, quotes and code fences are parsed to the calls they hold. Speed is never
+asserted.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcs.parsing import parse_tool_calls
+from mcs.parsing.issued import (
+    _CODE_LINE,
+    _LIST_MARKER,
+    Layout,
+    _before_blanks,
+    _without_list_marker,
+)
+from mcs.parsing.jsonspans import tolerant_value
+from mcs.parsing.pythonic import (
+    _HYPHEN,
+    _HYPHEN_NAME,
+    _NEVER_FIRST,
+    _parse,
+    _parsed_whole,
+    _rename_hyphenated,
+    call_from_node,
+    plain_call,
+)
+from mcs.parsing.text import _NAME_BEFORE_JSON, _candidate, _names_before_json
+from mcs.tools import ToolCall
+
+# Texts made of the characters each reading cares about, so generated cases hit them.
+_LINE_TEXT = st.text(st.sampled_from(list("ab1é-*+•.) \t:x")), max_size=40)
+_CODE_TEXT = st.lists(st.sampled_from(["def ", "import x", "x = 1", "if a:", "  ", "\n", "\n\n", "y", "=", "==", "[i]",
+                                       "return", " ", "f(", ")", "#", "else:"]), max_size=16).map("".join)
+_NAME_TEXT = st.text(st.sampled_from(list("ab_.-'\"\\( )\n1é")), max_size=40)
+_GLM_TEXT = st.text(st.sampled_from(list("ab_.-}{ \n\t\r,x\x0b\u00a0")), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINE_TEXT)
+def test_list_marker_dropped_from_the_marker_is_the_regex_substitution(line: str) -> None:
+    assert _without_list_marker(line) == _LIST_MARKER.sub(" ", line, count=1)
+
+
+@pytest.mark.parametrize("line", ["1234. a", "  - a", "a -  b", "\t\t12) x", "-\t", "x 1.", "•  y", " 99999) z",
+                                  "a  1. b 2. c", "٣. arabic-indic digit", ""])
+def test_list_marker_edge_cases_read_as_the_regex_reads_them(line: str) -> None:
+    assert _without_list_marker(line) == _LIST_MARKER.sub(" ", line, count=1)
+
+
+def _regex_rename(source: str) -> str:
+    return _HYPHEN_NAME.sub(lambda m: m.group(1) or m.group(2).replace("-", _HYPHEN), source)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NAME_TEXT)
+def test_hyphenated_names_found_from_their_hyphens_are_the_regex_matches(source: str) -> None:
+    assert _rename_hyphenated(source) == _regex_rename(source)
+
+
+@pytest.mark.parametrize("source", [
+    "get-co-ordinate(x=1)", "'get-x(1)' and get-y(2)", "a.b-c.d (1)", "x-1(2)", "café-x(1)", "-a(1)",
+    "\"it\\\"s a-b(\" c-d(1)", "a-b-c\n(1)", "f(a='x-y(')", "a--b(1)",
+])
+def test_hyphenated_name_edge_cases_read_as_the_regex_reads_them(source: str) -> None:
+    assert _rename_hyphenated(source) == _regex_rename(source)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_GLM_TEXT)
+def test_glm_names_looked_for_on_brace_lines_are_the_regex_matches(text: str) -> None:
+    expected = [(m.start(), m.end(), m.group(1)) for m in _NAME_BEFORE_JSON.finditer(text)]
+    assert [(m.start(), m.end(), m.group(1)) for m in _names_before_json(text)] == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(_CODE_TEXT, st.integers(0, 40), st.integers(0, 40))
+def test_code_lines_from_the_index_are_what_a_search_of_the_slice_finds(text: str, low: int, high: int) -> None:
+    layout = Layout(text)
+    low, high = min(low, len(text)), min(high, len(text))
+    assert layout._code_in(low, high) == (low < high and _CODE_LINE.search(text[low:high]) is not None)
+    first = text.rfind("\n", 0, high) + 1
+    lowest = max(0, first - 2000)
+    before = text.rfind("\n\n", lowest, first)
+    paragraph_start = lowest if before == -1 else before + 2
+    expected = paragraph_start < first and _CODE_LINE.search(text, paragraph_start, first) is not None
+    assert layout._code_before(first) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(list("a\n \t\r")), max_size=600), st.integers(0, 600), st.integers(0, 600))
+def test_blanks_before_a_position_end_where_a_walk_back_ends(text: str, position: int, floor: int) -> None:
+    position = min(position, len(text))
+    floor = min(floor, position)
+    walked = position
+    while walked > floor and text[walked - 1] in "\n \t\r":
+        walked -= 1
+    assert _before_blanks(text, position, floor) == walked
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(list("ab\n ")), max_size=60))
+def test_line_starts_are_the_positions_after_each_newline(text: str) -> None:
+    assert Layout(text)._starts() == [0] + [number + 1 for number, char in enumerate(text) if char == "\n"]
+
+
+def _through_ast(source: str) -> object:
+    tree = _parse(source, "eval")
+    found = call_from_node(tree.body) if isinstance(tree, ast.Expression) else None
+    if found is None:
+        return None
+    shown = [tolerant_value(value) if isinstance(value, ast.expr) else value for value in found.positional]
+    return found.name, repr(found.arguments), repr(shown)
+
+
+def _through_plain(source: str) -> object:
+    found = plain_call(source)
+    if found is None:
+        return None
+    shown = [tolerant_value(value) for value in found.positional]
+    return found.name, repr(found.arguments), repr(shown)
+
+
+_SCALARS = st.one_of(
+    st.integers(-10**12, 10**12).map(str),
+    st.sampled_from(["1.5", "-0.0", "1e3", "'a'", '"b c"', "True", "none", "null", "false"]),
+)
+_VALUES = st.one_of(_SCALARS, st.lists(_SCALARS, max_size=3).map(lambda items: "[" + ", ".join(items) + "]"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_VALUES, max_size=3), st.lists(st.tuples(st.sampled_from(["a", "b", "key"]), _VALUES), max_size=3))
+def test_a_call_with_plain_values_by_position_reads_as_ast_reads_it(positional: list[str],
+                                                                    keywords: list[tuple[str, str]]) -> None:
+    source = "tools.f(" + ", ".join(positional + [f"{key}={value}" for key, value in keywords]) + ")"
+    fast = _through_plain(source)
+    assert fast is None or fast == _through_ast(source)
+    if len({key for key, _ in keywords}) == len(keywords):
+        assert fast is not None  # the plain reader takes every such call without repeated keywords
+
+
+@pytest.mark.parametrize("source", ["f(a=1, 2)", "f(*a)", "f(x)", "f(1 if 2 else 3)", "print(f(1))", "f({'a': 1})",
+                                    "f(class=1)", "import.f(1)", "f(1" + "0" * 5000 + ")", "f(007)"])
+def test_calls_the_plain_reader_leaves_to_ast(source: str) -> None:
+    assert plain_call(source) is None
+
+
+_CALL_PIECES = st.lists(st.sampled_from(["f(a=1)", "g(1)", "[f(x=1)]", "x", " ", "\n", ",", "(", ")", "'s'", "-", "*",
+                                         "@d", "1", ".", "~", "//c", "print(f(a=1))", "return f(a=1)",
+                                         "{'f': f(a=1)}"]), max_size=5).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(_NEVER_FIRST)), _CALL_PIECES)
+def test_what_pythonic_calls_never_start_with_is_never_read_as_calls(first: str, rest: str) -> None:
+    source = (first + rest).strip().rstrip(";").strip()
+    if source[:1] == first:
+        assert _parsed_whole(source, 0) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(_NAME_TEXT)
+def test_the_name_before_a_parenthesis_reaches_back_over_name_characters(text: str) -> None:
+    position = 0
+    while (found := _candidate(text, position)) is not None:
+        start, paren = found
+        if paren == -1:
+            position = start + 1
+            continue
+        assert re.fullmatch(r"[\w.\-]+", text[start:paren])
+        assert start == 0 or not re.fullmatch(r"[\w.\-]", text[start - 1])
+        position = paren + 1
+
+
+# ------------------------------------------------------------------ long responses
+
+_KNOWN = {"get_weather": {"type": "object", "properties": {"city": {"type": "string"}}}}
+_CALL = ToolCall(name="get_weather", arguments={"city": "Paris"})
+
+
+def _filler(size: int) -> str:
+    """About ``size`` characters of what models paste after an answer: prose with
+    brackets and quotes, Python and JavaScript programs, JSON that is not a call,
+    unclosed brackets and stray fences."""
+    pieces = [
+        "The function (as described in [1]) returns {\"temp\": 21} when it's sunny; see `config(a=1)` "
+        "or the 'settings' page (section {2}).\n\n",
+        "```python\nimport os\n\ndef load(path):\n    with open(path) as f:\n        return f.read()\n\n"
+        "result = load('data.txt')\nprint(result)\n```\n\n",
+        "```javascript\n// chat client\nvar source = new EventSource('http://localhost/chat');\n"
+        "source.onmessage = function(event) {\n  document.querySelector('#log').textContent += event.data;\n};\n```\n\n",
+        "### Instruction:\nHow would you sort a list (ascending, or [descending])? Use sorted(items, key=len) "
+        "and compare {'a': 1, 'b': [2, 3]} with [x for x in range(3)].\n\n",
+        "Unclosed: ( [ { and an open mark: \"it is\n\n",
+    ]
+    out: list[str] = []
+    while sum(map(len, out)) < size:
+        out.append(pieces[len(out) % len(pieces)])
+    return "".join(out)
+
+
+def test_a_fenced_call_before_fifty_kilobytes_of_prose_and_programs_is_the_one_call() -> None:
+    text = "```python\n[get_weather(city='Paris')]\n```\n\n" + _filler(50_000)
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+
+
+def test_fifty_kilobytes_of_prose_and_programs_hold_no_call() -> None:
+    assert parse_tool_calls(_filler(50_000), known_names=_KNOWN) == []
+
+
+def test_a_tagged_call_after_fifty_kilobytes_of_prose_and_programs_is_found() -> None:
+    text = _filler(50_000) + '\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+
+
+def test_thousands_of_unclosed_brackets_around_a_call_leave_the_call() -> None:
+    text = "( [ { " * 3000 + "\n\n<tool_call>\n" + '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+
+
+def test_a_call_before_thousands_of_empty_lines_is_the_one_call() -> None:
+    text = "```python\n[get_weather(city='Paris')]\n```\n" + "\n" * 20_000 + "###\n" + "\n" * 20_000 + "{"
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+
+
+def test_one_long_line_of_calls_in_prose_keeps_the_calls_it_always_kept() -> None:
+    line = "We call " + ", ".join(f"get_weather(city='C{n}')" for n in range(300)) + " in a sentence."
+    assert parse_tool_calls("```python\n[get_weather(city='Paris')]\n```\n\n" + line, known_names=_KNOWN) == [_CALL]
