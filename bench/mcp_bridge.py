@@ -10,7 +10,8 @@ each round's p50 ratio (paired, so machine load cancels). Goals (item 10): at mo
 the SDK for ``call_tool`` and ``acall_tool``, 1.08x for ``process_llm_response`` (the
 canonical MCS call parsed first).
 
-Run alone: ``python -m bench mcp_bridge`` (server mode: ``python bench/mcp_bridge.py --serve``).
+Run alone: ``python -m bench mcp_bridge`` (server mode: ``python -m bench.mcp_bridge --serve``, from the
+repository's root: run as a script, the folder's own ``inspect.py`` would shadow the standard library's).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve()
+ROOT = Path(__file__).resolve().parents[1]
+SERVE = ["-m", "bench.mcp_bridge", "--serve"]
 # Item 10: the bridge's p50 over the SDK's on the same session (call_tool, and with parsing).
 GOALS = {"sync": 1.05, "parse": 1.08, "async": 1.05}
 ROUNDS = 40
@@ -163,9 +165,9 @@ def main() -> None:
     # Imported here: server mode runs this file as a script, without the bench package.
     from bench._support import free_port, server_process
 
-    bench_transport("stdio", {"command": sys.executable, "args": [str(HERE), "--serve"]})
+    bench_transport("stdio", {"command": sys.executable, "args": SERVE, "cwd": str(ROOT)})
     port = free_port()
-    with server_process([sys.executable, HERE, "--serve", "--http", str(port)], port):
+    with server_process([sys.executable, *SERVE, "--http", str(port)], port, cwd=ROOT):
         bench_transport("streamable HTTP", {"url": f"http://127.0.0.1:{port}/mcp"})
 
 
