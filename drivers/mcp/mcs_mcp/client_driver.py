@@ -57,7 +57,7 @@ from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, Server
 from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.oauth import MemoryTokenStorage, authorization_code_provider
 from mcs_mcp.client.pinning import HeldTool, PinStore
-from mcs_mcp.client.results import prompt_result, resource_result, tool_result
+from mcs_mcp.client.results import prompt_result, resource_result, tool_result, wraps_result
 from mcs_mcp.interfaces import wire
 
 logger = logging.getLogger("mcs_mcp.client")
@@ -73,6 +73,7 @@ class _Route:
     server: str
     kind: str  # "tool" | "prompt" | "resource"
     target: str
+    wrapped: bool = False  # a tool's output schema is the SDKs' {"result": ...} wrapper
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +418,7 @@ class MCPDriver(ToolDriver):
             if exposed in owners:
                 continue
             owners[exposed] = f"{server}:{item['name']}"
-            self._routes[exposed] = _Route(server, "tool", item["name"])
+            self._routes[exposed] = _Route(server, "tool", item["name"], wraps_result(item.get("outputSchema")))
             out.append(_tool(exposed, server, item))
         out.extend(self._prompt_tools(server, listing, owners))
         resources = self._reviewed_resources(server, listing.resources)
@@ -626,7 +627,7 @@ class MCPDriver(ToolDriver):
                 route.target, invocation.arguments, read_timeout_seconds=timeout,
                 progress_callback=self._progress_sink(route.server, invocation.context),
             )
-            value = tool_result(result, invocation.tool.name, invocation.tool.output_schema)
+            value = tool_result(result, invocation.tool.name, wrapped=route.wrapped)
         else:
             async with asyncio.timeout(timeout):
                 if route.kind == "prompt":
