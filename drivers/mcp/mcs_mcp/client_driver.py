@@ -40,12 +40,13 @@ import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import IO, Any, ClassVar
 
 from mcs import prompts
+from mcs.context import AgentContext, Session
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
 from mcs.pipeline import Invocation
@@ -56,7 +57,7 @@ from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, Server
 from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.oauth import MemoryTokenStorage, authorization_code_provider
 from mcs_mcp.client.pinning import HeldTool, PinStore
-from mcs_mcp.client.results import prompt_result, resource_result, tool_result
+from mcs_mcp.client.results import prompt_result, resource_result, tool_result, wraps_result
 from mcs_mcp.interfaces import wire
 
 logger = logging.getLogger("mcs_mcp.client")
@@ -72,6 +73,7 @@ class _Route:
     server: str
     kind: str  # "tool" | "prompt" | "resource"
     target: str
+    wrapped: bool = False  # a tool's output schema is the SDKs' {"result": ...} wrapper
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,7 +418,7 @@ class MCPDriver(ToolDriver):
             if exposed in owners:
                 continue
             owners[exposed] = f"{server}:{item['name']}"
-            self._routes[exposed] = _Route(server, "tool", item["name"])
+            self._routes[exposed] = _Route(server, "tool", item["name"], wraps_result(item.get("outputSchema")))
             out.append(_tool(exposed, server, item))
         out.extend(self._prompt_tools(server, listing, owners))
         resources = self._reviewed_resources(server, listing.resources)
@@ -592,28 +594,40 @@ class MCPDriver(ToolDriver):
         2.x): when it is not there, the session lists the tools itself, as before.
         """
         listing = self._listings.get(server)
+        if listing is None or listing.via != "list_interfaces":  # the common case: nothing to tell
+            return
         schemas = getattr(getattr(client, "session", None), "_tool_output_schemas", None)
-        if listing is None or listing.via != "list_interfaces" or not isinstance(schemas, dict):
+        if not isinstance(schemas, dict):
             return
         for tool in listing.tools:
             schemas.setdefault(tool["name"], None if tool.get("_interface") else tool.get("outputSchema"))
 
+    def _progress_sink(self, server: str, context: AgentContext) -> Callable[..., Awaitable[None]] | None:
+        """Where the server's progress for one call goes: ``on_progress`` and the calling
+        context's session. ``None`` when neither listens: the request then asks for no
+        progress (no ``progressToken``), since every notification would be dropped."""
+        handlers = self.connections[server].handlers
+        observed = handlers is not None and handlers.on_progress is not None
+        relayed = type(context.session).report_progress is not Session.report_progress
+        if not (observed or relayed):
+            return None
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if handlers is not None:
+                await handlers.progress(done, total, message)
+            with contextlib.suppress(Exception):  # the caller's client may be gone
+                await context.report_progress(done, total, message)
+
+        return progress
+
     async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, timeout: float | None) -> Any:
         if route.kind == "tool":
             self._prime_output_schemas(client, route.server)
-            handlers = self.connections[route.server].handlers
-            context = invocation.context
-
-            async def progress(done: float, total: float | None, message: str | None) -> None:
-                if handlers is not None:
-                    await handlers.progress(done, total, message)
-                with contextlib.suppress(Exception):  # the caller's client may be gone
-                    await context.report_progress(done, total, message)
-
             result = await client.call_tool(
-                route.target, invocation.arguments, read_timeout_seconds=timeout, progress_callback=progress
+                route.target, invocation.arguments, read_timeout_seconds=timeout,
+                progress_callback=self._progress_sink(route.server, invocation.context),
             )
-            value = tool_result(result, invocation.tool.name, invocation.tool.output_schema)
+            value = tool_result(result, invocation.tool.name, wrapped=route.wrapped)
         else:
             async with asyncio.timeout(timeout):
                 if route.kind == "prompt":

@@ -34,6 +34,21 @@ def kind_of(content_type: str) -> Kind:
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# The C encoder _JSON.encode builds anew for every value, built once with the same settings
+# (it keeps no state between values). Without circular-reference markers, a cycle ends in
+# RecursionError instead of ValueError; both are refused alike below.
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the _json accelerator
+_C_ENCODER: Any = (
+    None if _MAKE_ENCODER is None
+    else _MAKE_ENCODER(None, _JSON.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+)
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as compact JSON text (NaN and infinity refused with ValueError)."""
+    if _C_ENCODER is None:
+        return _JSON.encode(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +64,8 @@ class Codec:
         kind = self.kind
         if kind == "json":
             try:
-                return _JSON.encode(value).encode("utf-8")
-            except ValueError as exc:  # NaN or infinity: not JSON
+                return _json_text(value).encode("utf-8")
+            except (ValueError, RecursionError) as exc:  # NaN or infinity, a cycle: not JSON
                 raise InvalidInputError(f"payload is not valid JSON: {exc}", tool=tool,
                                         details={"field": "payload"}) from None
         if kind == "text":

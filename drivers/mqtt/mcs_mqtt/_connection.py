@@ -280,11 +280,16 @@ class Connection:
     def _send(self, client: mqtt.Client, topic: str, payload: bytes, qos: int, retain: bool,
               properties: Properties | None) -> mqtt.MQTTMessageInfo:
         info = client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            self._check_queued(info, topic, qos)
+        return info
+
+    def _check_queued(self, info: mqtt.MQTTMessageInfo, topic: str, qos: int) -> None:
+        """After a publish paho did not send at once: raises unless paho queued it for the reconnect."""
         if info.rc == mqtt.MQTT_ERR_NO_CONN and qos == 0:  # QoS 0 is never queued: it is gone
             raise self._outage_error(0.0)
         if info.rc != mqtt.MQTT_ERR_SUCCESS and info.rc != mqtt.MQTT_ERR_NO_CONN:
             raise ExecutionError(f"paho refused to publish to {topic!r}: {mqtt.error_string(info.rc)}.")
-        return info
 
     def _acknowledged(self, info: mqtt.MQTTMessageInfo) -> Callable[[], bool]:
         return lambda: info.mid in self._done or info.is_published()
@@ -330,11 +335,14 @@ class Connection:
                 deadline: float | None) -> int:
         """Publish and wait for the acknowledgement; returns the message id."""
         started = time.monotonic()
-        client = self.ensure(deadline)
-        info = self._send(client, topic, payload, qos, retain, properties)
+        client = self._client
+        if client is None or not self._connected:
+            client = self.ensure(deadline)
+        info = client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
         if info.rc == mqtt.MQTT_ERR_SUCCESS:  # the common case: paho's own wait, nothing in between
             info.wait_for_publish(_left(deadline))
-        else:  # queued by paho while the connection dropped: sent when it comes back
+        else:  # refused by paho, or queued while the connection dropped: sent when it comes back
+            self._check_queued(info, topic, qos)
             self._acked.wait(self._acknowledged(info), started + 30.0 if deadline is None else deadline - _MARGIN)
         self._settle(info, topic, time.monotonic() - started)
         return info.mid

@@ -56,29 +56,35 @@ class Plan:
     validators: list[Any] = field(default_factory=list)
     mixed: bool = False  # messages of different content types: the payload picks one
     topics: dict[tuple[Any, ...], str] = field(default_factory=dict)  # checked publish topics, by parameters
+    codec: Codec = field(init=False)  # the first message's content type (JSON without messages)
 
-    @property
-    def codec(self) -> Codec:
-        return _codec(self.messages[0].content_type if self.messages else "application/json")
+    def __post_init__(self) -> None:
+        self.codec = _codec(self.messages[0].content_type if self.messages else "application/json")
+
+    def _parameter_source(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Where the channel parameters are: the arguments, or their ``parameters`` object."""
+        if not self.nested:
+            return arguments
+        nested = arguments.get("parameters")
+        return nested if isinstance(nested, Mapping) else {}
 
     def parameters(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        source = self._parameter_source(arguments)
         if self.nested:
-            nested = arguments.get("parameters")
-            return dict(nested) if isinstance(nested, Mapping) else {}
+            return dict(source)
         names = self.template.names if self.template is not None else ()
-        return {name: arguments[name] for name in names if name in arguments}
+        return {name: source[name] for name in names if name in source}
 
     def publish_topic(self, arguments: Mapping[str, Any], tool: str) -> str:
         """The concrete topic a publish goes to, every parameter and the topic checked
         (``INVALID_INPUT`` otherwise). Topics already built from the same text values are
         reused (up to ``_TOPIC_CACHE`` of them): the checks depend on nothing else."""
         assert self.template is not None
-        values = self.parameters(arguments)
-        key = tuple(map(values.get, self.template.names))
+        key = tuple(map(self._parameter_source(arguments).get, self.template.names))
         topic = self.topics.get(key)
         if topic is not None:
             return topic
-        topic = self.template.topic(values, tool)
+        topic = self.template.topic(self.parameters(arguments), tool)
         check_publish_topic(topic, tool)
         if all(type(value) is str for value in key):  # True and 1 are equal keys but different topics
             if len(self.topics) >= _TOPIC_CACHE:

@@ -184,6 +184,7 @@ class MqttDriver(ToolDriver):
             prefix=self.prefix,
         )
         self._connection: Connection | None = None
+        self._publish_properties: dict[str, Properties] = {}
         self._histories: dict[str, History] = {}
         self._subscribing: dict[str, threading.Lock] = {}
         self._watchers: dict[int, tuple[str, Callable[[Received], None]]] = {}
@@ -302,12 +303,17 @@ class MqttDriver(ToolDriver):
         return topic, data, codec, shown
 
     def _properties(self, codec: Codec) -> Properties | None:
+        """The MQTT 5 publish properties of ``codec``'s messages (``None`` on 3.1.1): built
+        once per content type and shared by every publish, since nothing changes them after."""
         if self.broker is None or self.broker.protocol != "5":
             return None
-        properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-        properties.ContentType = codec.content_type
-        if codec.kind != "binary":
-            properties.PayloadFormatIndicator = 1
+        properties = self._publish_properties.get(codec.content_type)
+        if properties is None:
+            properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+            properties.ContentType = codec.content_type
+            if codec.kind != "binary":
+                properties.PayloadFormatIndicator = 1
+            properties = self._publish_properties.setdefault(codec.content_type, properties)
         return properties
 
     def _published(self, plan: Plan, topic: str, data: bytes, mid: int) -> dict[str, Any]:

@@ -81,6 +81,17 @@ def test_mqtt5_publishes_carry_the_content_type(connect: Any, observe: Any) -> N
     assert message.properties.PayloadFormatIndicator == 1
 
 
+def test_mqtt5_publishes_of_two_content_types_each_keep_their_own_on_every_publish(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/#", protocol=mqtt.MQTTv5)
+    driver = connect(protocol="5", rate_limit=None)
+    for n in range(2):
+        driver.call_tool("setLabel", {"lightId": lid, "payload": f"hall {n}"})
+        driver.call_tool("sendCommand", {"lightId": lid, "payload": {"command": "on"}})
+    kinds = [(m.topic.rsplit("/", 1)[-1], m.properties.ContentType) for m in seen.wait_for(4)]
+    assert kinds == [("label", "text/plain"), ("command", "application/json")] * 2
+
+
 def test_the_async_path_publishes_concurrently_on_the_one_connection(connect: Any, observe: Any) -> None:
     lid = light()
     seen = observe(f"lights/{lid}/command")

@@ -343,9 +343,6 @@ class Connection:
             ServerError: the server answered with a JSON-RPC error.
             TimeoutError: ``timeout`` seconds passed.
         """
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import REQUEST_TIMEOUT
-
         client = self._client if self._client is not None and self.gone_reason is None else await self.open()
         task = asyncio.current_task()
         assert task is not None
@@ -363,16 +360,22 @@ class Connection:
             raise
         except TimeoutError:
             raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
-        except MCPError as exc:
+        except (OSError, EOFError) as exc:
+            self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
+            raise ServerGone(self.gone_reason or "") from None
+        except Exception as exc:
+            # Imported here, off the per-call path: only a failed request needs the SDK's error type.
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import REQUEST_TIMEOUT
+
+            if not isinstance(exc, MCPError):
+                raise
             if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
                 raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
             if exc.code == -32000 and "closed" in exc.message.lower():
                 self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
                 raise ServerGone(self.gone_reason or "") from None
             raise ServerError(exc.code, exc.message) from None
-        except (OSError, EOFError) as exc:
-            self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
-            raise ServerGone(self.gone_reason or "") from None
         finally:
             self._inflight.discard(task)
 

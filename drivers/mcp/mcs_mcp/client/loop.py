@@ -63,10 +63,26 @@ class DrivenLoop:
             return self._helpers.submit(self._drive, work).result()
         return self._drive(work)
 
+    async def _then_stop(self, work: Coroutine[Any, Any, T]) -> T:
+        try:
+            return await work
+        finally:
+            self.loop.stop()
+
+    def _run_here(self, work: Coroutine[Any, Any, T]) -> T:
+        """``run_until_complete(work)``, one loop iteration shorter: the coroutine stops the
+        loop as it ends, instead of a done-callback doing it one iteration later. The
+        sessions' own tasks still run whenever the loop runs; what they have left when
+        this call ends runs at the start of the next one."""
+        task = self.loop.create_task(self._then_stop(work))
+        while not task.done():  # a stop requested by anything else does not end this call
+            self.loop.run_forever()
+        return task.result()
+
     def _drive(self, work: Coroutine[Any, Any, T]) -> T:
         if self._lock.acquire(blocking=False):
             try:
-                return self.loop.run_until_complete(work)
+                return self._run_here(work)
             finally:
                 self._lock.release()
         future = asyncio.run_coroutine_threadsafe(work, self.loop)

@@ -36,12 +36,15 @@ def wraps_result(output_schema: Mapping[str, Any] | None) -> bool:
     )
 
 
-def tool_result(result: Any, tool: str, output_schema: Mapping[str, Any] | None = None) -> Any:
+def tool_result(
+    result: Any, tool: str, output_schema: Mapping[str, Any] | None = None, *, wrapped: bool | None = None
+) -> Any:
     """A ``CallToolResult`` as a value: the structured content when the server sent one,
     else the text (one string, or a list for several text blocks), else the blocks as dicts.
 
     Structured content under the SDKs' ``{"result": value}`` wrapper (``output_schema``
-    is that wrapper, see :func:`wraps_result`) is unwrapped: a tool returning a ``str``
+    is that wrapper, see :func:`wraps_result`; ``wrapped`` is its answer worked out once
+    per tool, when the caller has it) is unwrapped: a tool returning a ``str``
     gives the ``str``, one returning a ``dict`` the ``dict``. Text is never decoded: a
     server without structured output that returns a dict as JSON text gives that text.
 
@@ -55,7 +58,9 @@ def tool_result(result: Any, tool: str, output_schema: Mapping[str, Any] | None 
         raise ExecutionError(text, tool=tool, details={"source": "mcp_server"})
     structured = result.structured_content
     if structured is not None:
-        if wraps_result(output_schema) and isinstance(structured, Mapping) and list(structured) == ["result"]:
+        if wrapped is None:
+            wrapped = wraps_result(output_schema)
+        if wrapped and isinstance(structured, Mapping) and list(structured) == ["result"]:
             return structured["result"]
         return structured
     blocks = list(result.content or [])

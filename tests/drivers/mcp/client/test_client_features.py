@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
 from mcs_mcp.client import FileTokenStorage, MemoryTokenStorage, browser_authorize
 from mcs_mcp.client_driver import MCPDriver
@@ -144,6 +145,41 @@ def test_logs_and_progress_reach_the_callbacks_the_logger_and_the_callers_contex
     assert ("warning", "upstream.tools", {"message": "halfway there"}) in logs
     assert progress == [(1, 2, "step 1"), (2, 2, "step 2")] == caller.progress
     assert any("halfway there" in record.getMessage() for record in caplog.records)
+
+
+class _RecordingAuth(httpx2.Auth):
+    """Adds nothing to the requests; keeps the JSON-RPC bodies the bridge sends."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+
+    def auth_flow(self, request: httpx2.Request) -> Iterator[httpx2.Request]:
+        if request.method == "POST" and request.content:
+            self.bodies.append(json.loads(request.content))
+        yield request
+
+
+def _tool_calls(auth: _RecordingAuth) -> list[dict[str, Any]]:
+    return [body["params"] for body in auth.bodies if body.get("method") == "tools/call"]
+
+
+def test_a_call_nobody_listens_to_asks_for_no_progress_and_one_with_a_listener_does(url: str) -> None:
+    auth = _RecordingAuth()
+    with MCPDriver(url=url, auth=auth) as driver:
+        assert driver.call_tool("slow", {}) == "done"  # nobody listens: no progress token sent
+        caller = Recorder()
+        assert driver.call_tool("slow", {}, context=mcs.AgentContext(session=caller)) == "done"
+    first, second = _tool_calls(auth)
+    assert "progressToken" not in first.get("_meta", {})
+    assert "progressToken" in second["_meta"]
+    assert caller.progress == [(1, 2, "step 1"), (2, 2, "step 2")]
+
+
+def test_progress_reaches_on_progress_without_a_listening_caller(url: str) -> None:
+    progress: list[tuple[float, float | None, str | None]] = []
+    with MCPDriver(url=url, on_progress=lambda done, total, message: progress.append((done, total, message))) as driver:
+        assert driver.call_tool("slow", {}) == "done"
+    assert progress == [(1, 2, "step 1"), (2, 2, "step 2")]
 
 
 def test_resource_templates_are_readable_through_the_bridge(url: str) -> None:
