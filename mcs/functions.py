@@ -63,6 +63,7 @@ def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
 _UNCHANGED: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), float: (float,), bool: (bool,)}
 _IMMUTABLE_DEFAULTS = (str, int, float, bool, type(None))
 _REQUIRED = object()
+_NEVER_AWAITABLE = frozenset({str, int, float, bool, dict, list, tuple, bytes})
 
 #: One field of a :func:`_passthrough_plan`: its name, the exact types its value may have,
 #: the exact types of a list's items (``None``: not a list) and its default (``_REQUIRED``).
@@ -232,7 +233,7 @@ class FunctionTool(Generic[P, R]):
     def invoke(self, arguments: dict[str, Any], context: AgentContext) -> Any:
         """Call the function with validated ``arguments`` (and ``context`` if declared)."""
         result = self.func(**self._arguments(arguments, context))  # type: ignore[call-arg]
-        if not inspect.isawaitable(result):
+        if result is None or type(result) in _NEVER_AWAITABLE or not inspect.isawaitable(result):
             return result
         try:
             asyncio.get_running_loop()
@@ -330,6 +331,7 @@ class FunctionDriver(ToolDriver):
             prefix=self.prefix,
         )
         self._functions: dict[str, FunctionTool[Any, Any]] = {}
+        self._function_of_tool: dict[str, FunctionTool[Any, Any]] = {}
         self._prompts: dict[str, FunctionPrompt] = {}
         self._resources: dict[str, FunctionResource] = {}
         for func in functions:
@@ -370,8 +372,18 @@ class FunctionDriver(ToolDriver):
     def _list_tools(self) -> Iterable[Tool]:
         return [f.tool for f in self._functions.values()]
 
+    def refresh_tools(self) -> None:
+        super().refresh_tools()
+        self._function_of_tool.clear()
+
     def _function(self, invocation: Invocation) -> FunctionTool[Any, Any]:
-        return self._functions[invocation.tool.unprefixed_name]
+        """The function behind the invocation's tool, by its (possibly prefixed) name: two
+        calls per invocation ask, so the answer is kept until :meth:`refresh_tools`."""
+        tool = invocation.tool
+        function = self._function_of_tool.get(tool.name)
+        if function is None:
+            function = self._function_of_tool[tool.name] = self._functions[tool.unprefixed_name]
+        return function
 
     def _runs_inline(self, invocation: Invocation) -> bool:
         return not self.thread_deadline and not self._function(invocation).is_async

@@ -392,8 +392,12 @@ def run_sync(
     check_output: Callable[[Any], None] | None = None,
 ) -> Any:
     """Run an admitted call: policies, hooks, deadline, error mapping. Returns the raw result."""
-    if controls.is_empty():
-        return _run_bare(invocation, call, enforces_deadline, check_output)
+    if controls.is_empty():  # nothing to admit or report: the same deadline and error mapping
+        try:
+            return _call_within_deadline(invocation, call, enforces_deadline, check_output)
+        except Exception as exc:
+            error = map_exception(exc, invocation.tool.name, invocation.secrets())
+            raise error from (None if error is exc else exc)
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
@@ -408,19 +412,6 @@ def run_sync(
         raise error from (None if error is exc else exc)
     _finish(controls, admitted, invocation, started, result=result)
     return result
-
-
-def _run_bare(
-    invocation: Invocation, call: Callable[[Invocation], Any], enforces_deadline: bool,
-    check_output: Callable[[Any], None] | None,
-) -> Any:
-    """:func:`run_sync` when no policy, hook or limit is set: nothing to admit or report,
-    the same deadline and the same error mapping."""
-    try:
-        return _call_within_deadline(invocation, call, enforces_deadline, check_output)
-    except Exception as exc:
-        error = map_exception(exc, invocation.tool.name, invocation.secrets())
-        raise error from (None if error is exc else exc)
 
 
 def _call_within_deadline(
