@@ -113,6 +113,33 @@ class Invocation:
         return max(0.0, self.deadline - time.monotonic())
 
 
+_new_object = object.__new__
+(
+    _set_tool, _set_arguments, _set_context, _set_deadline, _set_timeout, _set_secret_mask, _set_upstream,
+) = (Invocation.__dict__[name].__set__ for name in (
+    "tool", "arguments", "context", "deadline", "timeout", "secret_mask", "upstream",
+))
+
+
+def new_invocation(
+    tool: Tool, arguments: dict[str, Any], context: AgentContext, deadline: float | None,
+    timeout: float | None, secret_mask: SecretMask | None, upstream: str,
+) -> Invocation:
+    """``Invocation(tool, arguments, ...)`` with every field given, built without the
+    frozen dataclass's ``__init__`` (one ``object.__setattr__`` call per field): the
+    driver makes one for every call. The object is the same: nothing runs in
+    ``__init__`` but the assignments, and the fields are slots."""
+    invocation: Invocation = _new_object(Invocation)
+    _set_tool(invocation, tool)
+    _set_arguments(invocation, arguments)
+    _set_context(invocation, context)
+    _set_deadline(invocation, deadline)
+    _set_timeout(invocation, timeout)
+    _set_secret_mask(invocation, secret_mask)
+    _set_upstream(invocation, upstream)
+    return invocation
+
+
 @dataclass
 class Controls:
     """Policies, hooks and limits; a driver and a toolbox each own one and can be combined.

@@ -449,3 +449,17 @@ def test_every_error_is_a_tool_call_error_with_a_message() -> None:
     for exc in (OSError("disk"), ValueError(""), TimeoutError()):
         mapped = map_exception(exc, "t")
         assert isinstance(mapped, ToolCallError) and mapped.message
+
+
+def test_new_invocation_builds_the_same_frozen_invocation_as_its_constructor() -> None:
+    import dataclasses
+
+    from mcs.pipeline import new_invocation
+
+    values = (Tool(name="t", description="", input_schema={"type": "object"}), {"a": 1},
+              AgentContext(agent_id="x"), 12.5, 3.0, {"a": True}, "upstream")
+    built = new_invocation(*values)  # type: ignore[arg-type]
+    assert built == Invocation(*values)  # type: ignore[arg-type]
+    assert [getattr(built, f.name) for f in dataclasses.fields(Invocation)] == list(values)  # every field set
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.deadline = 0.0  # type: ignore[misc]

@@ -290,7 +290,7 @@ class ToolDriver(MCSDriver):
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
         self._upstreams: dict[str, str] = {}
-        self._plans: dict[str, _ToolPlan] = {}
+        self._core_tool_plans: dict[str, _ToolPlan] = {}
         self._change_listeners: list[ChangeListener] = []
 
     @property
@@ -383,7 +383,7 @@ class ToolDriver(MCSDriver):
         self._validators.clear()
         self._output_validators.clear()
         self._upstreams.clear()
-        self._plans.clear()
+        self._core_tool_plans.clear()
 
     def get_tool(self, name: str) -> Tool | None:
         """The tool a call names, through exact names and unambiguous aliases, else ``None``.
@@ -560,23 +560,23 @@ class ToolDriver(MCSDriver):
         """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per call)."""
         return self._prepare_planned(tool, arguments, context)[0]
 
-    def _plan(self, tool: Tool) -> _ToolPlan:
+    def _core_tool_plan(self, tool: Tool) -> _ToolPlan:
         """The :class:`_ToolPlan` of ``tool``, made on its first call."""
-        plan = self._plans.get(tool.name)
+        plan = self._core_tool_plans.get(tool.name)
         if plan is None or plan.tool is not tool:
             upstream = self._upstreams.get(tool.name)
             if upstream is None:
                 upstream = self._upstreams[tool.name] = self.upstream_of(tool)
             unwraps = discovery.is_call_tool(tool)  # its validator goes unused: the named tool's checks
             plan = _ToolPlan(tool, self._validator(tool), upstream, self._handler(tool), unwraps)
-            self._plans[tool.name] = plan
+            self._core_tool_plans[tool.name] = plan
         return plan
 
     def _prepare_planned(
         self, tool: Tool, arguments: Any, context: AgentContext | None
     ) -> tuple[Invocation, _ToolPlan]:
         """:meth:`_prepare_resolved`, with the plan of the tool that will run."""
-        plan = self._plan(tool)
+        plan = self._core_tool_plan(tool)
         if plan.unwraps:
             # call_tool(name, arguments) is the named tool's call, addressed another way:
             # everything below (validation, policies, hooks) sees that tool.
@@ -585,11 +585,11 @@ class ToolDriver(MCSDriver):
             if target is None or discovery.is_call_tool(target):
                 raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
             tool = target
-            plan = self._plan(tool)
+            plan = self._core_tool_plan(tool)
         validator = plan.validator
         arguments = validator.validate(arguments)
         timeout = self.timeout
-        return Invocation(
+        return pipeline.new_invocation(
             tool,
             arguments,
             context or default_context(),
@@ -666,6 +666,12 @@ class ToolDriver(MCSDriver):
         context: AgentContext | None = None,
     ) -> Any:
         """Run one tool by name through the whole pipeline; returns the raw result."""
+        if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
+            tool = self.get_tool(name)
+            if tool is None:
+                raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
+            invocation, plan = self._prepare_planned(tool, dict(arguments or {}), context)
+            return self._run(invocation, plan.handler)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
         return self._run(invocation, self._handler(invocation.tool))
 
