@@ -81,6 +81,28 @@ class ExecutionEvent:
 
 
 Hook = Callable[[ExecutionEvent], object]
+
+(
+    _set_event_tool, _set_event_arguments, _set_event_context, _set_event_started_at, _set_event_duration_ms,
+    _set_event_result, _set_event_error,
+) = (ExecutionEvent.__dict__[name].__set__ for name in (
+    "tool", "arguments", "context", "started_at", "duration_ms", "result", "error",
+))
+
+
+def _event_with(event: ExecutionEvent, arguments: dict[str, Any]) -> ExecutionEvent:
+    """``dataclasses.replace(event, arguments=arguments)`` (a hook's own copy of the event)
+    for the cost of setting its fields: ``replace`` inspects the dataclass's fields on
+    every call, and every hook of every call asks for a copy."""
+    copied: ExecutionEvent = object.__new__(ExecutionEvent)
+    _set_event_tool(copied, event.tool)
+    _set_event_arguments(copied, arguments)
+    _set_event_context(copied, event.context)
+    _set_event_started_at(copied, event.started_at)
+    _set_event_duration_ms(copied, event.duration_ms)
+    _set_event_result(copied, event.result)
+    _set_event_error(copied, event.error)
+    return copied
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -225,7 +247,7 @@ class Controls:
         ok = True
         for hook in hooks:
             try:
-                hook(replace(event, arguments=private_arguments(event.arguments)))
+                hook(_event_with(event, private_arguments(event.arguments)))
             except Exception:
                 ok = False
                 phase = "start" if event.duration_ms is None else "error" if event.error is not None else "end"
@@ -245,10 +267,16 @@ class Controls:
 _SCALARS = (str, int, float, bool, type(None))
 
 
+_SCALAR_TYPES = frozenset(_SCALARS)
+
+
 def private_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """A ``dict`` copy of ``arguments`` nothing can change the original through: flat
     arguments (the common case) are copied shallowly, nested ones deeply."""
-    if all(isinstance(value, _SCALARS) for value in arguments.values()):
+    for value in arguments.values():
+        if type(value) not in _SCALAR_TYPES and not isinstance(value, _SCALARS):
+            break
+    else:
         return dict(arguments)
     copied: dict[str, Any] = _private_copy(dict(arguments))
     return copied

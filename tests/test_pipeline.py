@@ -463,3 +463,17 @@ def test_new_invocation_builds_the_same_frozen_invocation_as_its_constructor() -
     assert [getattr(built, f.name) for f in dataclasses.fields(Invocation)] == list(values)  # every field set
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.deadline = 0.0  # type: ignore[misc]
+
+
+def test_a_hooks_copy_of_an_event_differs_from_it_in_the_arguments_only() -> None:
+    import dataclasses
+
+    from mcs.pipeline import _event_with
+
+    error = ExecutionError("boom", tool="t")
+    event = ExecutionEvent("t", {"a": 1}, AgentContext(agent_id="x"), 1.5, 2.5, {"r": 1}, error)
+    copied = _event_with(event, {"a": 2})
+    assert copied == dataclasses.replace(event, arguments={"a": 2})
+    assert [getattr(copied, f.name) for f in dataclasses.fields(ExecutionEvent)] == [
+        "t", {"a": 2}, event.context, 1.5, 2.5, {"r": 1}, error,
+    ]  # every field set, so a field added later cannot be left out unnoticed
