@@ -12,11 +12,20 @@ measured in the same run, and reports what MCS adds on top of it.
 * ``thread_deadline=True``, the opt-in that runs each sync tool on a worker thread so that
   the timeout can abandon it, for what that hand-off costs (shown, not judged: it is the
   price of an opt-in).
+* Cold and warm (no goal: it shows where the per-call cost goes between network round
+  trips): ``FunctionDriver([record]).process_llm_response`` of a call with five arguments,
+  timed call by call. *Warm* runs the calls back to back; *cold* first evicts the caches
+  the way the rest of a program does between two round trips (it writes one byte per
+  cache line over 8 MB and runs about 100 µs of unrelated Python), then times the call
+  alone. The direct call ``record.func(...)`` is measured the same way, so each row is
+  over the direct call at the same temperature.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,9 +44,66 @@ OPENAI_MESSAGE = {
 }
 
 
+COLD_ROUNDS = 1500
+RECORD_ARGUMENTS = {"name": "ada", "count": 3, "ratio": 0.5, "active": True, "tags": ["x", "y"]}
+RECORD_TEXT = json.dumps({"tool": "record", "arguments": RECORD_ARGUMENTS})
+_SCRATCH = bytearray(8 * 1024 * 1024)
+_LINE = 64
+_ONE_PER_LINE = b"\x01" * (len(_SCRATCH) // _LINE)
+_UNRELATED = {"id": 1, "items": [{"k": str(i), "v": i * 1.5} for i in range(40)]}
+
+
 @tool
 def noop(a: int, b: str = "x") -> None:
     """Do nothing."""
+
+
+@tool
+def record(name: str, count: int, ratio: float, active: bool, tags: list[str]) -> None:
+    """Do nothing with five arguments."""
+
+
+def _evict() -> None:
+    """What the rest of a program does between two round trips, roughly: touch 8 MB (more
+    than the last-level cache holds) and run unrelated Python that allocates."""
+    _SCRATCH[::_LINE] = _ONE_PER_LINE
+    json.loads(json.dumps(_UNRELATED))
+    sorted(str(i) for i in range(300))
+
+
+def _per_call_us(run: Callable[[], Any], rounds: int, *, cold: bool) -> float:
+    """The median time of ``run()`` alone, in µs; with ``cold``, after :func:`_evict` each time."""
+    for _ in range(50):
+        run()
+    samples = []
+    clock = time.perf_counter_ns
+    for _ in range(rounds):
+        if cold:
+            _evict()
+        started = clock()
+        run()
+        samples.append(clock() - started)
+    return statistics.median(samples) / 1000.0
+
+
+def measure_temperatures() -> dict[str, tuple[float, float]]:
+    """``{row: (warm µs, cold µs)}`` for the direct call and ``process_llm_response``
+    of the five-argument call, lower median of two passes each."""
+    context = AgentContext(agent_id="bench")
+    driver = FunctionDriver([record])
+    rows: dict[str, Callable[[], Any]] = {
+        "direct call": lambda: record.func(**RECORD_ARGUMENTS),
+        "process_llm_response(text)": lambda: driver.process_llm_response(RECORD_TEXT, context=context),
+        "call_tool": lambda: driver.call_tool("record", RECORD_ARGUMENTS, context=context),
+    }
+    results: dict[str, tuple[float, float]] = {}
+    for _ in range(2):
+        for label, run in rows.items():
+            warm = _per_call_us(run, COLD_ROUNDS, cold=False)
+            cold = _per_call_us(run, COLD_ROUNDS, cold=True)
+            previous = results.get(label, (warm, cold))
+            results[label] = (min(previous[0], warm), min(previous[1], cold))
+    return results
 
 
 def _with_controls(driver: FunctionDriver) -> FunctionDriver:
@@ -101,6 +167,15 @@ def main() -> None:
           f"{hop:.2f} µs")
     print(f"({ROUNDS} rounds per row after {WARMUP} warm-up calls, lower median of two passes; "
           "every row over the same direct call)")
+    print()
+    temperatures = measure_temperatures()
+    direct_warm, direct_cold = temperatures.pop("direct call")
+    print(f"{'five arguments, per call (no goal)':<52} {'warm µs':>8} {'over':>7} {'cold µs':>8} {'over':>7}")
+    print(f"{'direct call record(...)':<52} {direct_warm:>8.2f} {'-':>7} {direct_cold:>8.2f} {'-':>7}")
+    for label, (warm, cold) in temperatures.items():
+        print(f"{label:<52} {warm:>8.2f} {warm - direct_warm:>7.2f} {cold:>8.2f} {cold - direct_cold:>7.2f}")
+    print(f"(cold: 8 MB touched and ~100 µs of unrelated Python before each timed call; {COLD_ROUNDS} "
+          "calls per row, lower median of two passes)")
 
 
 if __name__ == "__main__":

@@ -27,11 +27,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import types
+import typing
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
+from typing import Any, Generic, ParamSpec, TypeVar, get_args, get_origin, get_type_hints, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from pydantic_core import PydanticUndefined
 
 from mcs import prompts
 from mcs.content import returns_content
@@ -53,6 +56,55 @@ def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.pop("title", None)
     return schema
+
+
+#: Annotations whose values pydantic hands over unchanged when their type is exactly one
+#: of these (lax mode converts other types: an int for a float becomes a float).
+_UNCHANGED: dict[Any, tuple[type, ...]] = {str: (str,), int: (int,), float: (float,), bool: (bool,)}
+_IMMUTABLE_DEFAULTS = (str, int, float, bool, type(None))
+_REQUIRED = object()
+_NEVER_AWAITABLE = frozenset({str, int, float, bool, dict, list, tuple, bytes})
+
+#: One field of a :func:`_passthrough_plan`: its name, the exact types its value may have,
+#: the exact types of a list's items (``None``: not a list) and its default (``_REQUIRED``).
+_PlainField = tuple[str, tuple[type, ...], "tuple[type, ...] | None", Any]
+
+
+def _passthrough_plan(model: type[BaseModel]) -> tuple[_PlainField, ...] | None:
+    """How to build a function's keyword arguments without pydantic when its model would
+    hand the (already schema-validated) values over unchanged, else ``None``.
+
+    Only plain fields qualify: ``str``, ``int``, ``float``, ``bool``, each optionally
+    ``| None`` or as ``list[...]``, with no alias, constraint or factory and an immutable
+    default. For a value of exactly such a type pydantic's result equals the value itself
+    (a list is copied, as pydantic does); any other value goes through pydantic as before.
+    """
+    if model.model_config:
+        return None
+    plan: list[_PlainField] = []
+    for name, info in model.model_fields.items():
+        if info.alias or info.validation_alias or info.metadata or info.default_factory is not None:
+            return None
+        default = info.default
+        if default is PydanticUndefined:
+            default = _REQUIRED
+        elif type(default) not in _IMMUTABLE_DEFAULTS:
+            return None
+        annotation, items = info.annotation, None
+        origin, args = get_origin(annotation), get_args(annotation)
+        if annotation in _UNCHANGED:
+            kinds = _UNCHANGED[annotation]
+        elif origin in (types.UnionType, typing.Union) and len(args) == 2 and type(None) in args:
+            inner = args[0] if args[1] is type(None) else args[1]
+            if inner not in _UNCHANGED:
+                return None
+            kinds = (*_UNCHANGED[inner], type(None))
+        elif origin is list and len(args) == 1 and args[0] in _UNCHANGED:
+            kinds, items = (list,), _UNCHANGED[args[0]]
+        else:
+            return None
+        plan.append((name, kinds, items, default))
+    return tuple(plan)
 
 
 class FunctionTool(Generic[P, R]):
@@ -102,6 +154,7 @@ class FunctionTool(Generic[P, R]):
         if input_schema is not None and input_schema.get("type", "object") != "object":
             raise ConfigurationError(f"tool function {func.__name__!r}: input_schema must describe an object")
         self._fields = tuple(self.input_model.model_fields)
+        self._plain = None if self._raw_schema or self._model_param else _passthrough_plan(self.input_model)
         output = hints.get("return")
         self._output_adapter: TypeAdapter[Any] | None = (
             TypeAdapter(output) if output not in (None, type(None), Any) and not returns_content(output) else None
@@ -135,6 +188,12 @@ class FunctionTool(Generic[P, R]):
             if self._context_param is not None:
                 raw[self._context_param] = context
             return raw
+        if self._plain is not None:
+            plain = self._plain_arguments(self._plain, arguments)
+            if plain is not None:
+                if self._context_param is not None:
+                    plain[self._context_param] = context
+                return plain
         try:
             model = self.input_model.model_validate(arguments)
         except ValidationError as exc:
@@ -150,10 +209,31 @@ class FunctionTool(Generic[P, R]):
             kwargs[self._context_param] = context
         return kwargs
 
+    @staticmethod
+    def _plain_arguments(plan: tuple[_PlainField, ...], arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The keyword arguments pydantic would build, when every value is of a type it
+        keeps unchanged (see :func:`_passthrough_plan`), else ``None``."""
+        kwargs: dict[str, Any] = {}
+        for name, kinds, items, default in plan:
+            value = arguments.get(name, _REQUIRED)
+            if value is _REQUIRED:
+                if default is _REQUIRED:
+                    return None  # pydantic words the error
+                value = default
+            elif type(value) not in kinds:
+                return None
+            elif items is not None:
+                for item in value:
+                    if type(item) not in items:
+                        return None
+                value = list(value)
+            kwargs[name] = value
+        return kwargs
+
     def invoke(self, arguments: dict[str, Any], context: AgentContext) -> Any:
         """Call the function with validated ``arguments`` (and ``context`` if declared)."""
         result = self.func(**self._arguments(arguments, context))  # type: ignore[call-arg]
-        if not inspect.isawaitable(result):
+        if result is None or type(result) in _NEVER_AWAITABLE or not inspect.isawaitable(result):
             return result
         try:
             asyncio.get_running_loop()
@@ -251,6 +331,7 @@ class FunctionDriver(ToolDriver):
             prefix=self.prefix,
         )
         self._functions: dict[str, FunctionTool[Any, Any]] = {}
+        self._function_of_tool: dict[str, FunctionTool[Any, Any]] = {}
         self._prompts: dict[str, FunctionPrompt] = {}
         self._resources: dict[str, FunctionResource] = {}
         for func in functions:
@@ -291,8 +372,18 @@ class FunctionDriver(ToolDriver):
     def _list_tools(self) -> Iterable[Tool]:
         return [f.tool for f in self._functions.values()]
 
+    def refresh_tools(self) -> None:
+        super().refresh_tools()
+        self._function_of_tool.clear()
+
     def _function(self, invocation: Invocation) -> FunctionTool[Any, Any]:
-        return self._functions[invocation.tool.unprefixed_name]
+        """The function behind the invocation's tool, by its (possibly prefixed) name: two
+        calls per invocation ask, so the answer is kept until :meth:`refresh_tools`."""
+        tool = invocation.tool
+        function = self._function_of_tool.get(tool.name)
+        if function is None:
+            function = self._function_of_tool[tool.name] = self._functions[tool.unprefixed_name]
+        return function
 
     def _runs_inline(self, invocation: Invocation) -> bool:
         return not self.thread_deadline and not self._function(invocation).is_async

@@ -81,6 +81,28 @@ class ExecutionEvent:
 
 
 Hook = Callable[[ExecutionEvent], object]
+
+(
+    _set_event_tool, _set_event_arguments, _set_event_context, _set_event_started_at, _set_event_duration_ms,
+    _set_event_result, _set_event_error,
+) = (ExecutionEvent.__dict__[name].__set__ for name in (
+    "tool", "arguments", "context", "started_at", "duration_ms", "result", "error",
+))
+
+
+def _event_with(event: ExecutionEvent, arguments: dict[str, Any]) -> ExecutionEvent:
+    """``dataclasses.replace(event, arguments=arguments)`` (a hook's own copy of the event)
+    for the cost of setting its fields: ``replace`` inspects the dataclass's fields on
+    every call, and every hook of every call asks for a copy."""
+    copied: ExecutionEvent = object.__new__(ExecutionEvent)
+    _set_event_tool(copied, event.tool)
+    _set_event_arguments(copied, arguments)
+    _set_event_context(copied, event.context)
+    _set_event_started_at(copied, event.started_at)
+    _set_event_duration_ms(copied, event.duration_ms)
+    _set_event_result(copied, event.result)
+    _set_event_error(copied, event.error)
+    return copied
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -111,6 +133,33 @@ class Invocation:
         if self.deadline is None:
             return None
         return max(0.0, self.deadline - time.monotonic())
+
+
+_new_object = object.__new__
+(
+    _set_tool, _set_arguments, _set_context, _set_deadline, _set_timeout, _set_secret_mask, _set_upstream,
+) = (Invocation.__dict__[name].__set__ for name in (
+    "tool", "arguments", "context", "deadline", "timeout", "secret_mask", "upstream",
+))
+
+
+def new_invocation(
+    tool: Tool, arguments: dict[str, Any], context: AgentContext, deadline: float | None,
+    timeout: float | None, secret_mask: SecretMask | None, upstream: str,
+) -> Invocation:
+    """``Invocation(tool, arguments, ...)`` with every field given, built without the
+    frozen dataclass's ``__init__`` (one ``object.__setattr__`` call per field): the
+    driver makes one for every call. The object is the same: nothing runs in
+    ``__init__`` but the assignments, and the fields are slots."""
+    invocation: Invocation = _new_object(Invocation)
+    _set_tool(invocation, tool)
+    _set_arguments(invocation, arguments)
+    _set_context(invocation, context)
+    _set_deadline(invocation, deadline)
+    _set_timeout(invocation, timeout)
+    _set_secret_mask(invocation, secret_mask)
+    _set_upstream(invocation, upstream)
+    return invocation
 
 
 @dataclass
@@ -198,7 +247,7 @@ class Controls:
         ok = True
         for hook in hooks:
             try:
-                hook(replace(event, arguments=private_arguments(event.arguments)))
+                hook(_event_with(event, private_arguments(event.arguments)))
             except Exception:
                 ok = False
                 phase = "start" if event.duration_ms is None else "error" if event.error is not None else "end"
@@ -218,10 +267,16 @@ class Controls:
 _SCALARS = (str, int, float, bool, type(None))
 
 
+_SCALAR_TYPES = frozenset(_SCALARS)
+
+
 def private_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """A ``dict`` copy of ``arguments`` nothing can change the original through: flat
     arguments (the common case) are copied shallowly, nested ones deeply."""
-    if all(isinstance(value, _SCALARS) for value in arguments.values()):
+    for value in arguments.values():
+        if type(value) not in _SCALAR_TYPES and not isinstance(value, _SCALARS):
+            break
+    else:
         return dict(arguments)
     copied: dict[str, Any] = _private_copy(dict(arguments))
     return copied
@@ -392,8 +447,12 @@ def run_sync(
     check_output: Callable[[Any], None] | None = None,
 ) -> Any:
     """Run an admitted call: policies, hooks, deadline, error mapping. Returns the raw result."""
-    if controls.is_empty():
-        return _run_bare(invocation, call, enforces_deadline, check_output)
+    if controls.is_empty():  # nothing to admit or report: the same deadline and error mapping
+        try:
+            return _call_within_deadline(invocation, call, enforces_deadline, check_output)
+        except Exception as exc:
+            error = map_exception(exc, invocation.tool.name, invocation.secrets())
+            raise error from (None if error is exc else exc)
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
@@ -408,19 +467,6 @@ def run_sync(
         raise error from (None if error is exc else exc)
     _finish(controls, admitted, invocation, started, result=result)
     return result
-
-
-def _run_bare(
-    invocation: Invocation, call: Callable[[Invocation], Any], enforces_deadline: bool,
-    check_output: Callable[[Any], None] | None,
-) -> Any:
-    """:func:`run_sync` when no policy, hook or limit is set: nothing to admit or report,
-    the same deadline and the same error mapping."""
-    try:
-        return _call_within_deadline(invocation, call, enforces_deadline, check_output)
-    except Exception as exc:
-        error = map_exception(exc, invocation.tool.name, invocation.secrets())
-        raise error from (None if error is exc else exc)
 
 
 def _call_within_deadline(

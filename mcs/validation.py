@@ -145,28 +145,58 @@ def _is_text(text: str) -> bool:
     return True
 
 
+def _all_text(value: Any) -> bool:
+    """Whether every string and key in ``value`` is valid Unicode text: the check of
+    :func:`_bad_text_at` for JSON-shaped data (the common case) with one call per nested
+    object or array instead of one per value, and no path built. Anything else (a ``str``
+    subclass, a tuple...) is left to :func:`_bad_text_at`'s full walk."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if not (type(key) is str and key.isascii()) and isinstance(key, str) and not _is_text(key):
+                return False
+            kind = type(item)
+            if kind is str:
+                if not item.isascii() and not _is_text(item):
+                    return False
+            elif not (kind is int or kind is float or kind is bool or item is None or _all_text(item)):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            kind = type(item)
+            if kind is str:
+                if not item.isascii() and not _is_text(item):
+                    return False
+            elif not (kind is int or kind is float or kind is bool or item is None or _all_text(item)):
+                return False
+        return True
+    if kind is str:
+        return value.isascii() or _is_text(value)
+    return kind is int or kind is float or kind is bool or value is None or _walk_bad_text(value) is None
+
+
 def _bad_text_at(value: Any) -> list[Any] | None:
     """The path of the first string or key that is not valid Unicode text, else ``None``."""
-    if type(value) is dict:  # the common case, a flat object of ASCII text and numbers: one pass
-        for key, item in value.items():
-            kind = type(item)
-            plain = (kind is str and item.isascii()) or kind is int or kind is float or kind is bool or item is None
-            if not plain or (type(key) is str and not key.isascii() and not _is_text(key)):
-                break
-        else:
-            return None
+    if _all_text(value):  # valid text everywhere, the common case: no path to build
+        return None
+    return _walk_bad_text(value)
+
+
+def _walk_bad_text(value: Any) -> list[Any] | None:
+    """:func:`_bad_text_at` value by value, building the path of the first bad text."""
     if isinstance(value, str):
         return None if _is_text(value) else []
     if isinstance(value, dict):
         for key, item in value.items():
             if isinstance(key, str) and not _is_text(key):
                 return [key]
-            inner = _bad_text_at(item)
+            inner = _walk_bad_text(item)
             if inner is not None:
                 return [key, *inner]
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            inner = _bad_text_at(item)
+            inner = _walk_bad_text(item)
             if inner is not None:
                 return [index, *inner]
     return None
@@ -236,7 +266,7 @@ class ArgumentValidator:
                 f"The arguments of {self._tool} must be a JSON object, got {_describe(arguments)}.",
                 tool=self._tool,
             )
-        bad_text = _bad_text_at(arguments)
+        bad_text = None if _all_text(arguments) else _walk_bad_text(arguments)  # _bad_text_at, inlined
         if bad_text is not None:
             where = _printable(bad_text)
             raise InvalidInputError(

@@ -7,7 +7,9 @@ import threading
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field, ValidationError
 
 from mcs import AgentContext, FunctionDriver, FunctionTool, tool
 from mcs.errors import (
@@ -326,3 +328,41 @@ def test_known_names_are_computed_once_and_renewed_when_a_function_is_added() ->
     driver.add(double)
     assert "double" in driver._known_names()
     assert driver.process_llm_response('double\n{"x": 4}') == 8  # a guessed name: only known names count
+
+
+def _plain(name: str, count: int, ratio: float, tags: list[str], flag: bool | None = None, unit: str = "m") -> None:
+    """Plain fields: handed over without pydantic when their values already fit exactly."""
+
+
+_ANY_JSON = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4) | st.lists(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3), max_size=3
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["name", "count", "ratio", "tags", "flag", "unit"]), _ANY_JSON))
+def test_plain_arguments_reach_the_function_exactly_as_pydantic_hands_them(arguments: dict[str, Any]) -> None:
+    function = FunctionTool(_plain)
+    assert function._plain is not None  # the fast path is the one under test
+    context = AgentContext()
+    try:
+        model = function.input_model.model_validate(arguments)
+    except ValidationError:
+        with pytest.raises(InvalidInputError):
+            function._arguments(arguments, context)
+        return
+    expected = {field: getattr(model, field) for field in function.input_model.model_fields}
+    given_to_function = function._arguments(arguments, context)
+    assert repr(given_to_function) == repr(expected)  # repr tells 3 from 3.0 and True from 1
+
+
+def test_a_list_argument_reaches_the_function_as_its_own_copy() -> None:
+    sent = ["a", "b"]
+
+    @tool
+    def append(tags: list[str]) -> list[str]:
+        tags.append("c")
+        return tags
+
+    assert FunctionDriver([append]).call_tool("append", {"tags": sent}) == ["a", "b", "c"]
+    assert sent == ["a", "b"]

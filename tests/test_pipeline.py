@@ -449,3 +449,31 @@ def test_every_error_is_a_tool_call_error_with_a_message() -> None:
     for exc in (OSError("disk"), ValueError(""), TimeoutError()):
         mapped = map_exception(exc, "t")
         assert isinstance(mapped, ToolCallError) and mapped.message
+
+
+def test_new_invocation_builds_the_same_frozen_invocation_as_its_constructor() -> None:
+    import dataclasses
+
+    from mcs.pipeline import new_invocation
+
+    values = (Tool(name="t", description="", input_schema={"type": "object"}), {"a": 1},
+              AgentContext(agent_id="x"), 12.5, 3.0, {"a": True}, "upstream")
+    built = new_invocation(*values)  # type: ignore[arg-type]
+    assert built == Invocation(*values)  # type: ignore[arg-type]
+    assert [getattr(built, f.name) for f in dataclasses.fields(Invocation)] == list(values)  # every field set
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.deadline = 0.0  # type: ignore[misc]
+
+
+def test_a_hooks_copy_of_an_event_differs_from_it_in_the_arguments_only() -> None:
+    import dataclasses
+
+    from mcs.pipeline import _event_with
+
+    error = ExecutionError("boom", tool="t")
+    event = ExecutionEvent("t", {"a": 1}, AgentContext(agent_id="x"), 1.5, 2.5, {"r": 1}, error)
+    copied = _event_with(event, {"a": 2})
+    assert copied == dataclasses.replace(event, arguments={"a": 2})
+    assert [getattr(copied, f.name) for f in dataclasses.fields(ExecutionEvent)] == [
+        "t", {"a": 2}, event.context, 1.5, 2.5, {"r": 1}, error,
+    ]  # every field set, so a field added later cannot be left out unnoticed

@@ -200,6 +200,7 @@ LONE_SURROGATE = json.loads('"\\ud800abc"')
         ({"count": 1, "name": LONE_SURROGATE}, "name"),
         ({"count": 1, "tags": ["ok", LONE_SURROGATE]}, "tags[1]"),
         ({"count": 1, "filter": {LONE_SURROGATE: 1}}, "filter.\\ud800abc"),
+        ({"count": 1, "filter": {"café": [1, {"deep": ["ok", LONE_SURROGATE]}]}}, "filter.café[1].deep[1]"),
     ],
 )
 def test_text_that_is_not_unicode_is_refused_with_a_printable_message(
@@ -208,6 +209,27 @@ def test_text_that_is_not_unicode_is_refused_with_a_printable_message(
     error = _refusal(validator, arguments)
     assert f"argument '{field}' is not valid Unicode text" in error.message
     error.message.encode("utf-8")  # the message itself can always be sent back
+
+
+TEXT = st.text(alphabet=st.characters(categories=["Cs", "Ll", "Lo", "Nd"]), max_size=6)
+TEXT_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(TEXT, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT_VALUES)
+def test_bad_text_is_found_exactly_when_the_value_is_not_utf8_json(value: Any) -> None:
+    from mcs.validation import _bad_text_at
+
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        encodable = True
+    except UnicodeEncodeError:
+        encodable = False
+    assert (_bad_text_at(value) is None) == encodable
 
 
 def test_non_ascii_text_is_fine(validator: Any) -> None:

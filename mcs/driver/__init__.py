@@ -176,6 +176,24 @@ DescriptionMode = Literal["auto", "inline", "discovery"]
 UnknownToolMode = Literal["passthrough", "error"]
 
 
+class _ToolPlan:
+    """What every call of one tool needs and no call changes, worked out on its first call
+    and kept until :meth:`ToolDriver.refresh_tools`: one dictionary lookup per call
+    instead of one method call for each part."""
+
+    __slots__ = ("handler", "tool", "unwraps", "upstream", "validator")
+
+    def __init__(
+        self, tool: Tool, validator: ArgumentValidator, upstream: str,
+        handler: Callable[[Invocation], Any] | None, unwraps: bool,
+    ) -> None:
+        self.tool = tool
+        self.validator = validator
+        self.upstream = upstream
+        self.handler = handler
+        self.unwraps = unwraps  # discovery's call_tool: the call names the tool to run
+
+
 @dataclass(frozen=True, slots=True)
 class _Prepared:
     call: ToolCall
@@ -272,6 +290,7 @@ class ToolDriver(MCSDriver):
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
         self._upstreams: dict[str, str] = {}
+        self._core_tool_plans: dict[str, _ToolPlan] = {}
         self._change_listeners: list[ChangeListener] = []
 
     @property
@@ -364,6 +383,7 @@ class ToolDriver(MCSDriver):
         self._validators.clear()
         self._output_validators.clear()
         self._upstreams.clear()
+        self._core_tool_plans.clear()
 
     def get_tool(self, name: str) -> Tool | None:
         """The tool a call names, through exact names and unambiguous aliases, else ``None``.
@@ -538,7 +558,26 @@ class ToolDriver(MCSDriver):
 
     def _prepare_resolved(self, tool: Tool, arguments: Any, context: AgentContext | None) -> Invocation:
         """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per call)."""
-        if discovery.is_call_tool(tool):
+        return self._prepare_planned(tool, arguments, context)[0]
+
+    def _core_tool_plan(self, tool: Tool) -> _ToolPlan:
+        """The :class:`_ToolPlan` of ``tool``, made on its first call."""
+        plan = self._core_tool_plans.get(tool.name)
+        if plan is None or plan.tool is not tool:
+            upstream = self._upstreams.get(tool.name)
+            if upstream is None:
+                upstream = self._upstreams[tool.name] = self.upstream_of(tool)
+            unwraps = discovery.is_call_tool(tool)  # its validator goes unused: the named tool's checks
+            plan = _ToolPlan(tool, self._validator(tool), upstream, self._handler(tool), unwraps)
+            self._core_tool_plans[tool.name] = plan
+        return plan
+
+    def _prepare_planned(
+        self, tool: Tool, arguments: Any, context: AgentContext | None
+    ) -> tuple[Invocation, _ToolPlan]:
+        """:meth:`_prepare_resolved`, with the plan of the tool that will run."""
+        plan = self._core_tool_plan(tool)
+        if plan.unwraps:
             # call_tool(name, arguments) is the named tool's call, addressed another way:
             # everything below (validation, policies, hooks) sees that tool.
             name, arguments = discovery.unwrap_call(tool, arguments)
@@ -546,21 +585,19 @@ class ToolDriver(MCSDriver):
             if target is None or discovery.is_call_tool(target):
                 raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
             tool = target
-        validator = self._validator(tool)
+            plan = self._core_tool_plan(tool)
+        validator = plan.validator
         arguments = validator.validate(arguments)
         timeout = self.timeout
-        upstream = self._upstreams.get(tool.name)
-        if upstream is None:
-            upstream = self._upstreams[tool.name] = self.upstream_of(tool)
-        return Invocation(
+        return pipeline.new_invocation(
             tool,
             arguments,
             context or default_context(),
             time.monotonic() + timeout if timeout is not None else None,
             timeout,
             validator.secret_mask,
-            upstream,
-        )
+            plan.upstream,
+        ), plan
 
     def secret_mask_of(self, name: str) -> SecretMask | None:
         """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such
@@ -604,9 +641,9 @@ class ToolDriver(MCSDriver):
                     raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
                 return None
             if type(self).prepare is ToolDriver.prepare:
-                invocation = self._prepare_resolved(tool, call.arguments, context)
-            else:  # a subclass's own prepare() decides, as for every other call
-                invocation = self.prepare(call, context)
+                invocation, plan = self._prepare_planned(tool, call.arguments, context)
+                return [_Prepared(call, invocation, plan.handler)]
+            invocation = self.prepare(call, context)  # a subclass's own prepare() decides
             return [_Prepared(call, invocation, self._handler(invocation.tool))]
         get_tool = self.get_tool
         mine = [call for call in calls if get_tool(call.name) is not None]
@@ -629,6 +666,12 @@ class ToolDriver(MCSDriver):
         context: AgentContext | None = None,
     ) -> Any:
         """Run one tool by name through the whole pipeline; returns the raw result."""
+        if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
+            tool = self.get_tool(name)
+            if tool is None:
+                raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
+            invocation, plan = self._prepare_planned(tool, dict(arguments or {}), context)
+            return self._run(invocation, plan.handler)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
         return self._run(invocation, self._handler(invocation.tool))
 
@@ -690,7 +733,7 @@ class ToolDriver(MCSDriver):
             handler or self._call_tool,
             controls=self.controls if controls is None else controls,
             enforces_deadline=handler is not None or self._runs_inline(invocation),
-            check_output=self._output_check(invocation.tool),
+            check_output=None if invocation.tool.output_schema is None else self._output_check(invocation.tool),
         )
 
     async def _arun(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
