@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from graphql_paths import GITHUB, corpus_path
 from graphql_server import Running, serve
 from mcs_graphql import GraphQLDriver
-
-HERE = Path(__file__).parent
-OPERATIONS = HERE / "operations"
 
 
 @pytest.fixture(scope="session")

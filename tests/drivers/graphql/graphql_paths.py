@@ -1,4 +1,5 @@
-"""The shared corpus path for module-scoped fixtures (the core's ``corpus`` fixture is per test)."""
+"""Paths the GraphQL tests share: the operation documents beside them, and the shared corpus
+for module-scoped fixtures (the core's ``corpus`` fixture is per test)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 GITHUB = "github_schema_2024-04-16.graphql"
+OPERATIONS = Path(__file__).parent / "operations"
 CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
 
 

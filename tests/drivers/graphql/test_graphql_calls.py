@@ -11,7 +11,7 @@ from contextlib import closing
 
 import pytest
 import uvicorn
-from conftest import OPERATIONS
+from graphql_paths import OPERATIONS
 from graphql_server import Running, State, build_app
 from mcs_graphql import GraphQLDriver
 from support.servers import free_port, running_uvicorn

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from conftest import OPERATIONS
+from graphql_paths import OPERATIONS
 from graphql_server import Running
 from mcs_graphql import GraphQLDriver
 

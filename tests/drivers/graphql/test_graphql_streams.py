@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from conftest import OPERATIONS
+from graphql_paths import OPERATIONS
 from graphql_server import SDL, Running
 from mcs_graphql import GraphQLDriver
 from support.servers import free_port

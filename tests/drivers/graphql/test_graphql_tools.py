@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import OPERATIONS
 from graphql import parse, validate
+from graphql_paths import OPERATIONS
 from graphql_server import SDL
 from mcs_graphql import GraphQLDriver
 

@@ -17,11 +17,9 @@ from mqtt_broker import (
     mosquitto_binary,
     running_mosquitto,
 )
+from mqtt_specs import LIGHTS, USERS
 
 HERE = Path(__file__).resolve().parent
-LIGHTS = HERE / "specs" / "lights.yaml"
-PLANT = HERE / "specs" / "plant.yaml"
-USERS = {"operator": "s3cret-pass"}
 
 
 # paho-mqtt leaves the TLS socket of a failed handshake for the garbage collector to close

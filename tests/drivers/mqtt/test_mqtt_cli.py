@@ -11,11 +11,11 @@ from pathlib import Path
 
 import httpx2
 import mcp_types as types
-from conftest import LIGHTS
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mqtt_broker import Mosquitto, Observer
+from mqtt_specs import LIGHTS
 from support.servers import free_port, server_process
 
 import mcs

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIGHTS, PLANT, USERS
 from mcs_mqtt import MqttDriver
 from mqtt_broker import Certificates, Mosquitto, Observer, publish_raw
+from mqtt_specs import LIGHTS, PLANT, USERS
 from support.servers import free_port
 
 from mcs.errors import ExecutionError

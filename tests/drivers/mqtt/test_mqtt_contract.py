@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import LIGHTS
 from mcs_mqtt import MqttDriver
 from mqtt_broker import Mosquitto, publish_raw
+from mqtt_specs import LIGHTS
 
 from mcs.testing import DriverContractTests
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import LIGHTS, PLANT
 from mcs_mqtt import MqttDriver, SpecError
+from mqtt_specs import LIGHTS, PLANT
 
 from mcs.errors import ConfigurationError
 from mcs.tools import TOOL_NAME_PATTERN

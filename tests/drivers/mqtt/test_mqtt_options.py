@@ -8,10 +8,10 @@ import time
 from typing import Any
 
 import pytest
-from conftest import LIGHTS, PLANT
 from mcs_mqtt import MqttDriver
 from mcs_mqtt._limits import Rate
 from mqtt_broker import Mosquitto, Observer
+from mqtt_specs import LIGHTS, PLANT
 
 from mcs.errors import ConfigurationError
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from conftest import PLANT
+from mqtt_specs import PLANT
 
 from mcs.errors import InvalidInputError
 

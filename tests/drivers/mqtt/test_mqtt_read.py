@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import LIGHTS, PLANT
 from mcs_mqtt import MqttDriver
 from mqtt_broker import Mosquitto, publish_raw
+from mqtt_specs import LIGHTS, PLANT
 
 from mcs.errors import ToolTimeoutError
 

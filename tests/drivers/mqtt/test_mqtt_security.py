@@ -7,9 +7,9 @@ import uuid
 from typing import Any
 
 import pytest
-from conftest import LIGHTS, PLANT
 from mcs_mqtt import MqttDriver
 from mqtt_broker import Mosquitto
+from mqtt_specs import LIGHTS, PLANT
 
 from mcs.errors import ErrorCode, InvalidInputError, PolicyDeniedError, ToolCallError
 

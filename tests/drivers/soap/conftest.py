@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from mcs_soap import clear_wsdl_cache
-from mcs_soap.peer import SoapPeer, serve
-from soap_world import WORLD_WSDL, world_peer
-
-
-class World:
-    """The running peer, its base URL and a local copy of its WSDL pointing at it."""
-
-    def __init__(self, peer: SoapPeer, url: str, wsdl: Path) -> None:
-        self.peer = peer
-        self.url = url
-        self.wsdl = wsdl
+from mcs_soap.peer import serve
+from soap_world import WORLD_WSDL, World, world_peer
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,15 @@ COUNTRIES = {
 }
 
 
+class World:
+    """The running peer, its base URL and a local copy of its WSDL pointing at it."""
+
+    def __init__(self, peer: SoapPeer, url: str, wsdl: Path) -> None:
+        self.peer = peer
+        self.url = url
+        self.wsdl = wsdl
+
+
 def q(name: str) -> str:
     return f"{{{NS}}}{name}"
 

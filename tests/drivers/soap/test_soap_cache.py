@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import World
 from mcs_soap import SoapDriver, clear_wsdl_cache
+from soap_world import World
 
 from mcs.errors import ConfigurationError
 

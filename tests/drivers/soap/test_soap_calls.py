@@ -8,11 +8,10 @@ import json
 import threading
 
 import pytest
-from conftest import World
 from lxml import etree
 from mcs_soap import SoapDriver
 from mcs_soap.peer import PeerFault
-from soap_world import NS
+from soap_world import NS, World
 
 from mcs.errors import ExecutionError, InvalidInputError, ToolTimeoutError
 

@@ -6,7 +6,7 @@ import json
 import sys
 
 import pytest
-from conftest import World
+from soap_world import World
 
 from mcs.cli import main
 

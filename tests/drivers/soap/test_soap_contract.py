@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import World
 from mcs_soap import SoapDriver
+from soap_world import World
 
 testing = pytest.importorskip("mcs.testing", reason="the core's contract suite (mcs.testing) is not installed")
 

@@ -10,8 +10,8 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from conftest import World
 from mcs_soap import SoapDriver
+from soap_world import World
 
 from mcs import discovery
 

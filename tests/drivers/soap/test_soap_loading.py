@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import World
 from mcs_soap import SoapDriver, WsdlError
-from soap_world import CORPUS
+from soap_world import CORPUS, World
 
 from mcs import discovery
 from mcs.errors import ConfigurationError

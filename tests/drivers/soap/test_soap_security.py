@@ -7,10 +7,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import World
 from mcs_soap import SoapDriver, WsdlError
 from mcs_soap.peer import SoapPeer, serve
-from soap_world import WORLD_WSDL
+from soap_world import WORLD_WSDL, World
 from support.hostile import HostilePeer
 
 from mcs.errors import ExecutionError, InvalidInputError
