@@ -152,28 +152,24 @@ def _all_text(value: Any) -> bool:
     subclass, a tuple...) is left to :func:`_bad_text_at`'s full walk."""
     kind = type(value)
     if kind is dict:
-        for key, item in value.items():
+        for key in value:
             if not (type(key) is str and key.isascii()) and isinstance(key, str) and not _is_text(key):
                 return False
-            kind = type(item)
-            if kind is str:
-                if not item.isascii() and not _is_text(item):
-                    return False
-            elif not (kind is int or kind is float or kind is bool or item is None or _all_text(item)):
-                return False
-        return True
-    if kind is list:
-        for item in value:
-            kind = type(item)
-            if kind is str:
-                if not item.isascii() and not _is_text(item):
-                    return False
-            elif not (kind is int or kind is float or kind is bool or item is None or _all_text(item)):
-                return False
-        return True
-    if kind is str:
+        items = value.values()
+    elif kind is list:
+        items = value
+    elif kind is str:
         return value.isascii() or _is_text(value)
-    return kind is int or kind is float or kind is bool or value is None or _walk_bad_text(value) is None
+    else:
+        return kind is int or kind is float or kind is bool or value is None or _walk_bad_text(value) is None
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _is_text(item):
+                return False
+        elif not (kind is int or kind is float or kind is bool or item is None or _all_text(item)):
+            return False
+    return True
 
 
 def _bad_text_at(value: Any) -> list[Any] | None:

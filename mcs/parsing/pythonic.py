@@ -226,6 +226,19 @@ def _plain_scalar(text: str) -> Any:
     return float(text) if any(c in text for c in ".eE") else int(text)
 
 
+def _take_keyword(arg: re.Match[str], one_scalar: re.Pattern[str], arguments: dict[str, Any]) -> bool:
+    """Add the literal keyword argument ``arg`` matched to ``arguments``; ``False`` when
+    Python refuses it (``class=1``, ``a=1, a=2``), so that ast says what it makes of it."""
+    name, raw = arg.group(1), arg.group(2)
+    if iskeyword(name) or name in arguments:
+        return False
+    if raw[0] == "[":
+        arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
+    else:
+        arguments[name] = _plain_scalar(raw)
+    return True
+
+
 def _plain_calls(source: str) -> list[Found] | None:
     """The calls of ``source`` when it is plain pythonic calls (see above), else ``None``."""
     grammar, one_call, one_arg, one_scalar = _plain_patterns()
@@ -245,15 +258,8 @@ def _plain_calls(source: str) -> list[Found] | None:
         position = _skip(source, call.end())
         while source[position] != ")":
             arg = one_arg.match(source, position)
-            if arg is None:
+            if arg is None or not _take_keyword(arg, one_scalar, arguments):
                 return None
-            name, raw = arg.group(1), arg.group(2)
-            if iskeyword(name) or name in arguments:
-                return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
-            if raw[0] == "[":
-                arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
-            else:
-                arguments[name] = _plain_scalar(raw)
             position = _skip(source, arg.end(), ",")
         name = clean_name(call.group(1))
         if name is None:
@@ -298,13 +304,8 @@ def plain_call(source: str) -> Found | None:
         while source[position] != ")":
             arg = one_arg.match(source, position)
             if arg is not None:
-                name, raw = arg.group(1), arg.group(2)
-                if iskeyword(name) or name in arguments:
-                    return None  # Python refuses `class=1` and `a=1, a=2`: let ast say so
-                if raw[0] == "[":
-                    arguments[name] = [_plain_scalar(m.group(0)) for m in one_scalar.finditer(raw, 1)]
-                else:
-                    arguments[name] = _plain_scalar(raw)
+                if not _take_keyword(arg, one_scalar, arguments):
+                    return None
                 position = _skip(source, arg.end(), ",")
                 continue
             value = one_value.match(source, position)
