@@ -45,7 +45,7 @@ import copy
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from mcs.context import AgentContext, PolicyDecision
@@ -384,7 +384,7 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
                 raise
     except ToolCallError as denial:
         if controls.error_hooks:
-            controls.fire(controls.error_hooks, replace(_event_of(invocation), duration_ms=0.0, error=denial))
+            controls.fire(controls.error_hooks, _event_of(invocation, refused_by=denial))
         raise
     if not hooked:
         return _Admitted(None, release, probe)
@@ -400,13 +400,16 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
     return admitted
 
 
-def _event_of(invocation: Invocation) -> ExecutionEvent:
-    """The hooks' view of a call about to run: redacted private arguments, the start time."""
+def _event_of(invocation: Invocation, refused_by: ToolCallError | None = None) -> ExecutionEvent:
+    """The hooks' view of a call about to run (redacted private arguments, the start time),
+    or of a call ``refused_by`` an admission check (no time taken, its error)."""
     return ExecutionEvent(
         tool=invocation.tool.name,
         arguments=redact(private_arguments(invocation.arguments), invocation.secret_mask),
         context=invocation.context,
         started_at=time.time(),
+        duration_ms=None if refused_by is None else 0.0,
+        error=refused_by,
     )
 
 
@@ -478,10 +481,9 @@ def _call_within_deadline(
     if enforces_deadline or invocation.deadline is None:
         result = call(invocation)
     else:
-        remaining = max(0.0, invocation.deadline - time.monotonic())  # Invocation.remaining()
         future = _pool().submit(call, invocation)
         try:
-            result = future.result(timeout=remaining)
+            result = future.result(timeout=invocation.remaining())
         except concurrent.futures.TimeoutError:
             future.cancel()
             tool = invocation.tool.name

@@ -262,7 +262,7 @@ class ArgumentValidator:
                 f"The arguments of {self._tool} must be a JSON object, got {_describe(arguments)}.",
                 tool=self._tool,
             )
-        bad_text = None if _all_text(arguments) else _walk_bad_text(arguments)  # _bad_text_at, inlined
+        bad_text = _bad_text_at(arguments)
         if bad_text is not None:
             where = _printable(bad_text)
             raise InvalidInputError(

@@ -289,7 +289,6 @@ class ToolDriver(MCSDriver):
         self._names: dict[str, Mapping[str, Any]] | None = None
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
-        self._upstreams: dict[str, str] = {}
         self._core_tool_plans: dict[str, _ToolPlan] = {}
         self._change_listeners: list[ChangeListener] = []
 
@@ -382,7 +381,6 @@ class ToolDriver(MCSDriver):
         self._names = None
         self._validators.clear()
         self._output_validators.clear()
-        self._upstreams.clear()
         self._core_tool_plans.clear()
 
     def get_tool(self, name: str) -> Tool | None:
@@ -551,31 +549,29 @@ class ToolDriver(MCSDriver):
             ToolNotFoundError: no tool of this driver has that name.
             InvalidInputError: the arguments do not fit the tool's schema.
         """
-        tool = self.get_tool(call.name)
-        if tool is None:
-            raise ToolNotFoundError(_unknown_tool_message(call.name, self._tool_map()), tool=call.name)
-        return self._prepare_resolved(tool, call.arguments, context)
+        return self._prepare_planned(self._resolve(call.name), call.arguments, context)[0]
 
-    def _prepare_resolved(self, tool: Tool, arguments: Any, context: AgentContext | None) -> Invocation:
-        """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per call)."""
-        return self._prepare_planned(tool, arguments, context)[0]
+    def _resolve(self, name: str) -> Tool:
+        """The tool ``name`` resolves to (:meth:`get_tool`); ``TOOL_NOT_FOUND`` when none does."""
+        tool = self.get_tool(name)
+        if tool is None:
+            raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
+        return tool
 
     def _core_tool_plan(self, tool: Tool) -> _ToolPlan:
         """The :class:`_ToolPlan` of ``tool``, made on its first call."""
         plan = self._core_tool_plans.get(tool.name)
         if plan is None or plan.tool is not tool:
-            upstream = self._upstreams.get(tool.name)
-            if upstream is None:
-                upstream = self._upstreams[tool.name] = self.upstream_of(tool)
             unwraps = discovery.is_call_tool(tool)  # its validator goes unused: the named tool's checks
-            plan = _ToolPlan(tool, self._validator(tool), upstream, self._handler(tool), unwraps)
+            plan = _ToolPlan(tool, self._validator(tool), self.upstream_of(tool), self._handler(tool), unwraps)
             self._core_tool_plans[tool.name] = plan
         return plan
 
     def _prepare_planned(
         self, tool: Tool, arguments: Any, context: AgentContext | None
     ) -> tuple[Invocation, _ToolPlan]:
-        """:meth:`_prepare_resolved`, with the plan of the tool that will run."""
+        """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per
+        call), with the plan of the tool that will run."""
         plan = self._core_tool_plan(tool)
         if plan.unwraps:
             # call_tool(name, arguments) is the named tool's call, addressed another way:
@@ -667,10 +663,7 @@ class ToolDriver(MCSDriver):
     ) -> Any:
         """Run one tool by name through the whole pipeline; returns the raw result."""
         if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
-            tool = self.get_tool(name)
-            if tool is None:
-                raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
-            invocation, plan = self._prepare_planned(tool, dict(arguments or {}), context)
+            invocation, plan = self._prepare_planned(self._resolve(name), dict(arguments or {}), context)
             return self._run(invocation, plan.handler)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
         return self._run(invocation, self._handler(invocation.tool))

@@ -338,11 +338,10 @@ class Connection:
         client = self._client
         if client is None or not self._connected:
             client = self.ensure(deadline)
-        info = client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+        info = self._send(client, topic, payload, qos, retain, properties)
         if info.rc == mqtt.MQTT_ERR_SUCCESS:  # the common case: paho's own wait, nothing in between
             info.wait_for_publish(_left(deadline))
-        else:  # refused by paho, or queued while the connection dropped: sent when it comes back
-            self._check_queued(info, topic, qos)
+        else:  # queued by paho while the connection dropped: sent when it comes back
             self._acked.wait(self._acknowledged(info), started + 30.0 if deadline is None else deadline - _MARGIN)
         self._settle(info, topic, time.monotonic() - started)
         return info.mid
