@@ -183,14 +183,20 @@ class RateLimiter:
         self._tokens = float(burst)
         self._clock = clock
         self._stamp = clock()
+        # free_rate, kept up to date by reserve() and release() (the only writers of
+        # ``reserved``) instead of summed on every one-shot send.
+        self._free = rate
 
     @property
     def free_rate(self) -> float | None:
-        return None if self.rate is None else max(0.0, self.rate - sum(self.reserved.values()))
+        return self._free
+
+    def _reserved_changed(self) -> None:
+        self._free = None if self.rate is None else max(0.0, self.rate - sum(self.reserved.values()))
 
     def _refill(self) -> None:
         now = self._clock()
-        free = self.free_rate
+        free = self._free
         if free is not None:
             self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * free)
         self._stamp = now
@@ -238,6 +244,7 @@ class RateLimiter:
     def reserve(self, key: str, period_ms: float) -> None:
         self._refill()
         self.reserved[key] = 1000.0 / period_ms
+        self._reserved_changed()
 
     def release(self, key: str | None = None) -> None:
         self._refill()
@@ -245,6 +252,7 @@ class RateLimiter:
             self.reserved.clear()
         else:
             self.reserved.pop(key, None)
+        self._reserved_changed()
 
 
 @dataclass(slots=True)

@@ -544,12 +544,14 @@ class CanDriver(ToolDriver):
         head = self._frame_heads.get(key)
         if head is None:
             head = self._frame_heads[key] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
-        return {**head, "data_hex": bytes(frame.data).hex()}
+        return {**head, "data_hex": frame.data.hex()}  # a bytearray: describe_frame's bytes(...).hex() without the copy
 
     def _transmit(self, frame: can.Message, invocation: Invocation) -> None:
-        self._link.ensure()
+        link = self._link
+        if link.receiver.failure is not None:  # what ensure() looks at first: reopen a failed bus
+            link.ensure()
         try:
-            self._link.bus.send(frame, timeout=invocation.remaining())
+            link.bus.send(frame, timeout=invocation.remaining())
         except can.CanError as exc:
             self._audit("send_failed", invocation, frame=describe_frame(frame), error=str(exc))
             self.disarm(reason=f"send failed: {exc}")

@@ -122,3 +122,34 @@ def test_every_value_the_schema_admits_at_its_edges_passes_the_strict_check_it_r
         assert checked > 0
     finally:
         driver.close()
+
+
+def test_a_send_that_gives_every_signal_sends_the_frame_the_general_path_builds(make_driver, sniffer) -> None:
+    driver = make_driver(_with_initial(2), allow_send=["Command"], watchdog_timeout=None)
+    driver.arm()
+    assert call(driver, "send_Command", Speed=10, Level=2)["frame"]["data_hex"] == "0a02"  # every signal given
+    assert call(driver, "send_Command", Speed=10)["frame"]["data_hex"] == "0a02"  # Level from its initial value
+    dry = call(driver, "send_Command", Speed=10, Level=2, dry_run=True)  # a control beside the signals
+    assert dry["frame"]["data_hex"] == "0a02" and dry["sent"] is False
+    assert [bytes(f.data) for f in drain(sniffer)] == [bytes([10, 2])] * 2
+
+
+def test_the_one_shot_budget_follows_the_periodic_reservations_as_they_start_and_stop() -> None:
+    from mcs_can._safety import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(50, 1, clock=lambda: now[0])
+    limiter.check_one("send")
+    limiter.take_one()
+    limiter.reserve("Cruise", 25.0)  # 40 of 50 frames/s: 10 left for one-shot sends
+    assert limiter.free_rate == 10.0
+    now[0] += 0.05  # half a frame at 10 frames/s
+    with pytest.raises(PolicyDeniedError, match=r"retry after 0\.050 s"):
+        limiter.check_one("send")
+    limiter.release("Cruise")
+    assert limiter.free_rate == 50.0
+    now[0] += 0.01  # half a frame more at 50 frames/s: a whole one now
+    limiter.check_one("send")
+    limiter.reserve("Cruise", 20.0)
+    limiter.release()
+    assert limiter.free_rate == 50.0 and limiter.reserved == {}
