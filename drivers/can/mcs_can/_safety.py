@@ -201,8 +201,19 @@ class RateLimiter:
             self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * free)
         self._stamp = now
 
-    def check_one(self, tool: str) -> None:
-        """Refuse a one-shot frame beyond the budget.
+    def _refusal(self, tool: str) -> PolicyDeniedError:
+        free = self.free_rate or 0.0
+        wait = (1.0 - self._tokens) / free if free > 0 else None
+        hint = f"retry after {wait:.3f} s" if wait is not None else "periodic sends use the whole budget"
+        return PolicyDeniedError(
+            f"Refused by the transmit rate limit ({self.rate:g} frames/s, bursts of {self.burst}): {hint}.",
+            tool=tool, details={"retry_after_s": wait, "rate_limit": self.rate},
+        )
+
+    def spend_one(self, tool: str) -> None:
+        """Take the token of one one-shot frame, or refuse it beyond the budget. The caller
+        holds the transmit lock around this and the send, so nothing sees the token gone
+        before the frame is; :meth:`refund_one` gives it back when the frame could not be sent.
 
         Raises:
             PolicyDeniedError: with ``details["retry_after_s"]``.
@@ -211,17 +222,12 @@ class RateLimiter:
             return
         self._refill()
         if self._tokens < 1.0:
-            free = self.free_rate or 0.0
-            wait = (1.0 - self._tokens) / free if free > 0 else None
-            hint = f"retry after {wait:.3f} s" if wait is not None else "periodic sends use the whole budget"
-            raise PolicyDeniedError(
-                f"Refused by the transmit rate limit ({self.rate:g} frames/s, bursts of {self.burst}): {hint}.",
-                tool=tool, details={"retry_after_s": wait, "rate_limit": self.rate},
-            )
+            raise self._refusal(tool)
+        self._tokens -= 1.0
 
-    def take_one(self) -> None:
+    def refund_one(self) -> None:
         if self.rate is not None:
-            self._tokens -= 1.0
+            self._tokens = min(float(self.burst), self._tokens + 1.0)
 
     def check_periodic(self, key: str, period_ms: float, tool: str) -> None:
         """Refuse a periodic send whose rate does not fit beside the ones running.
