@@ -574,7 +574,9 @@ class ToolDriver(MCSDriver):
     ) -> tuple[Invocation, _ToolPlan]:
         """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per
         call), with the plan of the tool that will run."""
-        plan = self._core_tool_plan(tool)
+        plan = self._core_tool_plans.get(tool.name)
+        if plan is None or plan.tool is not tool:  # _core_tool_plan's own lookup, done here first
+            plan = self._core_tool_plan(tool)
         if plan.unwraps:
             # call_tool(name, arguments) is the named tool's call, addressed another way:
             # everything below (validation, policies, hooks) sees that tool.
