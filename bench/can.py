@@ -9,6 +9,8 @@
    (7 signals: choices by name, scaled values) against cantools' ``encode_message`` plus
    python-can's ``send`` of the same frame, each on its own virtual bus with one sniffer.
    Ratio of medians, interleaved. Bar: <= 1.2. ``call_tool`` (no parsing) is shown beside it.
+   2b. The floor: the same checks written inline for this one message, without the pipeline,
+   against the same direct send in a loop of their own (no goal; see ``bench_floor``).
 
 Run: ``python -m bench can`` (``make bench``).
 """
@@ -156,12 +158,112 @@ def bench_send(calls: int = CALLS) -> None:
           f"; call_tool ratio {medians['call_tool'] / medians['direct']:.2f} ({calls} calls each, interleaved)")
 
 
+def bench_floor(calls: int = CALLS) -> None:
+    """The cheapest code that does what ``process_llm_response`` does for this call, written
+    inline for this one message: read the JSON, check the call's shape and name, the Unicode
+    and schema checks (jsonschema_rs on the schema without its number bounds, the bounds in
+    Python, as the driver's validator does), armed, allow-list, the transmit rate budget under
+    the transmit lock, encode (without cantools' strict re-check, as the driver does),
+    ``can.Message``, send with the deadline as timeout, and the frame described. No pipeline
+    (context, invocation, hooks), no audit, no repair. What any driver doing the same checks
+    costs at least; interleaved with the direct run, apart from part 2's loop."""
+    import threading
+
+    import can
+    import cantools
+    import pydantic_core
+    from mcs_can import CanDriver
+
+    from mcs.validation import _all_text, _bounds_plan, compile_validator
+
+    print(f"\n-- 2b. the floor: the same checks inlined, no pipeline ({calls} calls each, interleaved)")
+    db = cantools.database.load_file(str(FORD))
+    message = db.get_message_by_name(MESSAGE)
+    tool_name = f"send_{MESSAGE}"
+    response = json.dumps({"tool": tool_name, "arguments": SIGNALS})
+    floor_channel, bare_channel = f"mcs-floor-{os.getpid()}-ours", f"mcs-floor-{os.getpid()}-bare"
+    with CanDriver(FORD, fd=True, allow_send=[MESSAGE], channel="mcs-floor-schema", watchdog_timeout=None) as schema_of:
+        tool = schema_of.get_tool(tool_name)
+        assert tool is not None
+        bounds, unbounded = _bounds_plan(compile_validator(tool.input_schema, tool=tool_name).schema)
+    assert bounds is not None and unbounded is not None
+    floor_bus = can.Bus(interface="virtual", channel=floor_channel)
+    bare = can.Bus(interface="virtual", channel=bare_channel)
+    sniffers = [can.Bus(interface="virtual", channel=c) for c in (floor_channel, bare_channel)]
+    allowed = {(message.frame_id, bool(message.is_extended_frame), message.length)}
+    lock = threading.RLock()
+    budget = {"tokens": 1e6, "stamp": time.monotonic()}
+    head = {"arbitration_id": message.frame_id, "id_hex": f"0x{message.frame_id:03X}", "is_extended_id": False,
+            "is_fd": message.is_fd, "bitrate_switch": message.is_fd, "dlc": message.length}
+
+    def floor() -> dict[str, Any]:
+        value = pydantic_core.from_json(response)
+        if type(value) is not dict or len(value) != 2 or value.get("tool") != tool_name:
+            raise ValueError("not a call of this tool")
+        arguments = value["arguments"]
+        if type(arguments) is not dict or not _all_text(arguments):
+            raise ValueError("bad arguments")
+        for name, low, high in bounds:
+            number = arguments.get(name)
+            if type(number) in (float, int) and ((low is not None and number < low) or (high is not None and number > high)):
+                raise ValueError(f"{name} out of range")
+        if not unbounded.is_valid(arguments):
+            raise ValueError("arguments do not fit the schema")
+        deadline = time.monotonic() + 30.0
+        data = message.encode(arguments, scaling=True, padding=False, strict=False)
+        frame = can.Message(arbitration_id=message.frame_id, is_extended_id=False, is_fd=message.is_fd,
+                            bitrate_switch=message.is_fd, data=data, check=False)
+        with lock:
+            if (frame.arbitration_id, frame.is_extended_id, frame.dlc) not in allowed:
+                raise PermissionError("not on the allow-list")
+            now = time.monotonic()
+            budget["tokens"] = min(1e6, budget["tokens"] + (now - budget["stamp"]) * 1e6)
+            budget["stamp"] = now
+            if budget["tokens"] < 1.0:
+                raise PermissionError("rate limit")
+            floor_bus.send(frame, timeout=max(0.0, deadline - time.monotonic()))
+            budget["tokens"] -= 1.0
+        return {"sent": True, "message": MESSAGE, "frame": {**head, "data_hex": frame.data.hex()}}
+
+    def direct() -> None:
+        data = db.encode_message(MESSAGE, SIGNALS)
+        bare.send(can.Message(arbitration_id=message.frame_id, is_extended_id=message.is_extended_frame,
+                              is_fd=message.is_fd, bitrate_switch=message.is_fd, data=data))
+
+    try:
+        floor()
+        direct()
+        sent = [bytes(s.recv(1).data) for s in sniffers]  # type: ignore[union-attr]
+        assert sent[0] == sent[1], "the floor and cantools encoded different frames"
+        timings: dict[str, list[float]] = {"floor": [], "direct": []}
+        runners = {"floor": floor, "direct": direct}
+        for index in range(calls + 200):
+            for name, run in runners.items():
+                started = time.perf_counter()
+                run()
+                if index >= 200:
+                    timings[name].append(time.perf_counter() - started)
+            if index % 100 == 0:
+                for sniffer in sniffers:
+                    while sniffer.recv(0) is not None:
+                        pass
+    finally:
+        for bus in (floor_bus, bare, *sniffers):
+            bus.shutdown()
+    medians = {name: statistics.median(values) * 1e6 for name, values in timings.items()}
+    print(f"   median floor (same checks inlined)   {medians['floor']:8.1f} us")
+    print(f"   median encode_message + bus.send     {medians['direct']:8.1f} us")
+    print(f"   ratio {medians['floor'] / medians['direct']:.2f}  (no goal: what part 2's bar leaves for parsing, "
+          "checks and the pipeline)")
+
+
 def main() -> None:
     if not FORD.is_file():
         print("bench/can.py: ../shared/corpus/dbc is not here; nothing to measure")
         return
     bench_load()
     bench_send()
+    bench_floor()
 
 
 if __name__ == "__main__":

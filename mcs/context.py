@@ -215,19 +215,23 @@ class AgentContext:
         return await self.session.list_roots()
 
 
-_set_field = object.__setattr__
+_new_object = object.__new__
+(_set_agent_id, _set_model, _set_request_id, _set_metadata, _set_session) = (
+    AgentContext.__dict__[name].__set__ for name in ("agent_id", "model", "request_id", "metadata", "session")
+)
 
 
 def default_context() -> AgentContext:
     """``AgentContext()`` (an anonymous agent, a new request id, no metadata, no session),
-    built without the frozen dataclass's per-field machinery: the pipeline makes one for
-    every call that comes without a context."""
-    context: AgentContext = object.__new__(AgentContext)
-    _set_field(context, "agent_id", "anonymous")
-    _set_field(context, "model", None)
-    _set_field(context, "request_id", _new_request_id())
-    _set_field(context, "metadata", _NO_METADATA)
-    _set_field(context, "session", NO_SESSION)
+    built without the frozen dataclass's per-field machinery (each slot set through its
+    descriptor, not looked up by name): the pipeline makes one for every call that comes
+    without a context."""
+    context: AgentContext = _new_object(AgentContext)
+    _set_agent_id(context, "anonymous")
+    _set_model(context, None)
+    _set_request_id(context, _new_request_id())
+    _set_metadata(context, _NO_METADATA)
+    _set_session(context, NO_SESSION)
     return context
 
 

@@ -37,7 +37,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext, default_context
@@ -194,8 +194,10 @@ class _ToolPlan:
         self.unwraps = unwraps  # discovery's call_tool: the call names the tool to run
 
 
-@dataclass(frozen=True, slots=True)
-class _Prepared:
+class _Prepared(NamedTuple):
+    """One call of a model output, admitted and ready to run (a tuple: built for every call,
+    it costs a third of a frozen dataclass)."""
+
     call: ToolCall
     invocation: Invocation
     handler: Callable[[Invocation], Any] | None  # None: the driver's own _call_tool
@@ -572,7 +574,9 @@ class ToolDriver(MCSDriver):
     ) -> tuple[Invocation, _ToolPlan]:
         """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per
         call), with the plan of the tool that will run."""
-        plan = self._core_tool_plan(tool)
+        plan = self._core_tool_plans.get(tool.name)
+        if plan is None or plan.tool is not tool:  # _core_tool_plan's own lookup, done here first
+            plan = self._core_tool_plan(tool)
         if plan.unwraps:
             # call_tool(name, arguments) is the named tool's call, addressed another way:
             # everything below (validation, policies, hooks) sees that tool.

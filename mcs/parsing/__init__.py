@@ -35,9 +35,16 @@ from typing import Any, Final
 
 import pydantic_core
 
-from mcs.parsing._common import EXPLICIT, GUESSED, Found, bind_positional
+from mcs.parsing._common import (
+    EXPLICIT,
+    GUESSED,
+    MAX_NAME_LENGTH,
+    Found,
+    bind_positional,
+    looks_like_schema,
+)
 from mcs.parsing.issued import has_placeholder
-from mcs.parsing.structured import canonical_call, from_data
+from mcs.parsing.structured import _NOT_CALLS, canonical_call, from_data
 from mcs.parsing.text import read_text
 from mcs.tools import ToolCall
 
@@ -165,6 +172,46 @@ def _canonical_text(text: str) -> Found | None:
     return call
 
 
+_CANONICAL_STARTS: Final = ('{"tool":', '{"name":')
+_new_object = object.__new__
+_set_call_name, _set_call_arguments, _set_call_id = (
+    ToolCall.__dict__[field].__set__ for field in ("name", "arguments", "id")
+)
+
+
+def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
+    """The call when ``text`` is exactly one canonical MCS call whose name is, as written,
+    one of ``known`` (a dict of names, as drivers pass them), and nothing in the text can
+    be a placeholder or a think tag (no ``<``, no ``?``); ``None`` leaves the text to
+    :func:`_parse`.
+
+    What :func:`_parse` returns for such a text (:func:`_canonical_text`,
+    :func:`canonical_call`, :meth:`_Names.finish_explicit`) in one frame: a name that is
+    an identifier needs no cleaning, a known name resolves to itself, and without ``<``
+    or ``?`` the placeholder check has nothing to look at. The :class:`ToolCall` is built
+    without the frozen dataclass's ``__init__`` (the same object: its fields are slots).
+    """
+    if type(known) is not dict or not text.startswith(_CANONICAL_STARTS) or len(text) > MAX_INPUT_CHARS \
+            or "\\_" in text or "<" in text or "?" in text:
+        return None  # (the name first, as models and json.dumps write it: other JSON is not read twice)
+    try:
+        value = pydantic_core.from_json(text)
+    except (ValueError, TypeError):
+        return None
+    if type(value) is not dict or len(value) != 2 or "arguments" not in value:
+        return None
+    name = value.get("tool", value.get("name"))
+    arguments = value["arguments"]
+    if type(name) is not str or type(arguments) is not dict or name not in known or not name.isidentifier() \
+            or len(name) > MAX_NAME_LENGTH or name.lower() in _NOT_CALLS or looks_like_schema(arguments):
+        return None
+    call: ToolCall = _new_object(ToolCall)
+    _set_call_name(call, name)
+    _set_call_arguments(call, arguments)
+    _set_call_id(call, None)
+    return call
+
+
 def _parse(response: Any, names: _Names) -> list[ToolCall]:
     data = response if type(response) is str else _as_data(response)
     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -199,6 +246,10 @@ def parse_tool_calls(
     format has one. Never raises.
     """
     try:
+        if type(llm_response) is str:
+            call = _known_canonical_call(llm_response, known_names)
+            if call is not None:
+                return [call]
         return _parse(llm_response, _Names(known_names))
     except Exception:  # the contract is "never raises": a parser bug must not crash an agent
         return []

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcs import parse_tool_calls
-from mcs.parsing import _canonical_text, _Names
+from mcs.parsing import _canonical_text, _known_canonical_call, _Names
 from mcs.parsing.text import read_text
 
 
@@ -69,3 +69,60 @@ def test_any_canonical_call_reads_the_same_both_ways(name: str, arguments: dict[
     text = json.dumps({key: name, "arguments": arguments})
     for known in (None, frozenset({"add", "a.b"})):
         assert parse_tool_calls(text, known_names=known) == _full_reader(text, known)
+
+
+# What drivers pass: each known name with its input schema (a dict), for the one-frame path.
+KNOWN_SCHEMAS: dict[str, Any] = {
+    "add": {"type": "object", "properties": {"a": {"type": "integer"}}}, "get": {}, "a.b": {},
+    "final_answer": {}, "Final_Answer": {}, "y" * 300: {}, "calc_area": {},
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tool": "add", "arguments": {"a": 1, "b": 2}}',
+        '{"name": "add", "arguments": {"a": 1}}',
+        '{"tool": "get", "arguments": {}}',
+        '{"tool": "unknown", "arguments": {"a": 1}}',
+        '{"tool": "final_answer", "arguments": {"text": "done"}}',
+        '{"tool": "Final_Answer", "arguments": {"text": "done"}}',
+        '{"tool": "a.b", "arguments": {"x": 1}}',
+        '{"tool": "' + "y" * 300 + '", "arguments": {}}',
+        '{"tool": "add", "arguments": {"type": "object", "properties": {"a": {}}}}',
+        '{"tool": "add", "arguments": {"q": "why?"}}',
+        '{"tool": "add", "arguments": {"repo": "<repo name>"}}',
+        '{"tool": "add", "arguments": {"note": "</think>"}}',
+        '{"tool": "calc\\\\_area", "arguments": {"w": 2}}',
+        '{"tool": "add", "arguments": {"a": NaN}}',
+        '{"tool": "add", "arguments": {"a": "\\ud800"}}',
+        '{"tool": "add", "arguments": {"a": 1}, "id": "c1"}',
+        '{"tool": "add", "arguments": "{\\"a\\": 1}"}',
+        '{"tool": "add", "name": "get", "arguments": {}}',
+        ' {"tool": "add", "arguments": {"a": 1}}',
+        '{"tool": "add", "arguments": {"a": 1}} trailing',
+    ],
+)
+def test_a_drivers_known_names_with_schemas_read_as_the_full_reader_reads_them(text: str) -> None:
+    assert repr(parse_tool_calls(text, known_names=KNOWN_SCHEMAS)) == repr(_full_reader(text, KNOWN_SCHEMAS))
+
+
+def test_the_one_frame_path_takes_only_known_names_in_texts_without_placeholder_marks() -> None:
+    assert _known_canonical_call('{"tool": "add", "arguments": {"a": 1}}', KNOWN_SCHEMAS) is not None
+    for text in ('{"tool": "unknown", "arguments": {}}', '{"tool": "add", "arguments": {"q": "why?"}}',
+                 '{"tool": "add", "arguments": {"q": "a<b"}}', '{"tool": "final_answer", "arguments": {}}'):
+        assert _known_canonical_call(text, KNOWN_SCHEMAS) is None
+    assert _known_canonical_call('{"tool": "add", "arguments": {}}', frozenset({"add"})) is None
+
+
+known_names = st.sampled_from(["add", "get", "a.b", "final_answer", "Final_Answer", "y" * 300, "nope", "calc_area"])
+texts = st.text(alphabet=st.sampled_from(list("ab?<>_\\ \"")), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=known_names, arguments=st.dictionaries(st.text(max_size=10) | texts, values | texts, max_size=4),
+       key=st.sampled_from(["tool", "name"]))
+def test_any_canonical_call_of_a_known_name_reads_the_same_both_ways(name: str, arguments: dict[str, Any],
+                                                                     key: str) -> None:
+    text = json.dumps({key: name, "arguments": arguments})
+    assert parse_tool_calls(text, known_names=KNOWN_SCHEMAS) == _full_reader(text, KNOWN_SCHEMAS)

@@ -183,20 +183,37 @@ class RateLimiter:
         self._tokens = float(burst)
         self._clock = clock
         self._stamp = clock()
+        # free_rate, kept up to date by reserve() and release() (the only writers of
+        # ``reserved``) instead of summed on every one-shot send.
+        self._free = rate
 
     @property
     def free_rate(self) -> float | None:
-        return None if self.rate is None else max(0.0, self.rate - sum(self.reserved.values()))
+        return self._free
+
+    def _reserved_changed(self) -> None:
+        self._free = None if self.rate is None else max(0.0, self.rate - sum(self.reserved.values()))
 
     def _refill(self) -> None:
         now = self._clock()
-        free = self.free_rate
+        free = self._free
         if free is not None:
             self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * free)
         self._stamp = now
 
-    def check_one(self, tool: str) -> None:
-        """Refuse a one-shot frame beyond the budget.
+    def _refusal(self, tool: str) -> PolicyDeniedError:
+        free = self.free_rate or 0.0
+        wait = (1.0 - self._tokens) / free if free > 0 else None
+        hint = f"retry after {wait:.3f} s" if wait is not None else "periodic sends use the whole budget"
+        return PolicyDeniedError(
+            f"Refused by the transmit rate limit ({self.rate:g} frames/s, bursts of {self.burst}): {hint}.",
+            tool=tool, details={"retry_after_s": wait, "rate_limit": self.rate},
+        )
+
+    def spend_one(self, tool: str) -> None:
+        """Take the token of one one-shot frame, or refuse it beyond the budget. The caller
+        holds the transmit lock around this and the send, so nothing sees the token gone
+        before the frame is; :meth:`refund_one` gives it back when the frame could not be sent.
 
         Raises:
             PolicyDeniedError: with ``details["retry_after_s"]``.
@@ -205,17 +222,12 @@ class RateLimiter:
             return
         self._refill()
         if self._tokens < 1.0:
-            free = self.free_rate or 0.0
-            wait = (1.0 - self._tokens) / free if free > 0 else None
-            hint = f"retry after {wait:.3f} s" if wait is not None else "periodic sends use the whole budget"
-            raise PolicyDeniedError(
-                f"Refused by the transmit rate limit ({self.rate:g} frames/s, bursts of {self.burst}): {hint}.",
-                tool=tool, details={"retry_after_s": wait, "rate_limit": self.rate},
-            )
+            raise self._refusal(tool)
+        self._tokens -= 1.0
 
-    def take_one(self) -> None:
+    def refund_one(self) -> None:
         if self.rate is not None:
-            self._tokens -= 1.0
+            self._tokens = min(float(self.burst), self._tokens + 1.0)
 
     def check_periodic(self, key: str, period_ms: float, tool: str) -> None:
         """Refuse a periodic send whose rate does not fit beside the ones running.
@@ -238,6 +250,7 @@ class RateLimiter:
     def reserve(self, key: str, period_ms: float) -> None:
         self._refill()
         self.reserved[key] = 1000.0 / period_ms
+        self._reserved_changed()
 
     def release(self, key: str | None = None) -> None:
         self._refill()
@@ -245,6 +258,7 @@ class RateLimiter:
             self.reserved.clear()
         else:
             self.reserved.pop(key, None)
+        self._reserved_changed()
 
 
 @dataclass(slots=True)

@@ -271,8 +271,10 @@ class MessageSpec:
         """
         plan = self.plan
         if plan.fixed:  # not multiplexed: every signal, given or initial (the general path names what is missing)
-            fixed = dict(plan.initials)
             names = plan.names
+            if len(arguments) == len(names) and names.issuperset(arguments):
+                return dict(arguments)  # exactly every signal given: no initial value to add, nothing to drop
+            fixed = dict(plan.initials)
             for name, value in arguments.items():
                 if name in names:
                     fixed[name] = value

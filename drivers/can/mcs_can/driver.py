@@ -173,7 +173,8 @@ class CanDriver(ToolDriver):
             (e.arbitration_id, e.is_extended_id, e.dlc) for e in self.allowed if e.dlc is not None)
         self._admitted_any_length = frozenset(
             (e.arbitration_id, e.is_extended_id) for e in self.allowed if e.dlc is None)
-        self._frame_heads: dict[tuple[int, bool, bool, bool, int], dict[str, Any]] = {}
+        #: The description heads of the kinds of frame the last gate admitted (:meth:`_admitted_description`).
+        self._admitted_heads: dict[tuple[int, bool, bool, bool, int, bool], dict[str, Any]] = {}
         for key, message_name in self._by_key.items():
             reason = self.database.unchecked.get(message_name)
             if reason is not None and key in self._allowed_keys:
@@ -476,9 +477,8 @@ class CanDriver(ToolDriver):
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
         with self._tx_lock:
-            self._check_frame(frame, tool)
+            described = self._admitted_description(frame, tool)
             pending = self._state.check(spec.name, limited, tool) if limited else {}
-            described = self._describe(frame)
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
                 result: dict[str, Any] = {"dry_run": True, "sent": False, "message": spec.name,
@@ -503,16 +503,21 @@ class CanDriver(ToolDriver):
             if token is not None:
                 self._approvals.check(str(token), digest, tool)
             if period is None:
-                self._rate.check_one(tool)
-                self._transmit(frame, invocation)
-                self._rate.take_one()
+                self._rate.spend_one(tool)
+                try:
+                    self._transmit(frame, invocation)
+                except BaseException:
+                    self._rate.refund_one()  # the frame did not go: its token is not spent
+                    raise
             else:
                 self._start_periodic(spec, frame, float(period), tool)
             if token is not None:
                 self._approvals.spend(str(token))
             if pending:
                 self._state.commit(pending)
-        self._audit("sent" if period is None else "periodic_started", invocation, frame=described, period_ms=period)
+        if audit_log.isEnabledFor(logging.INFO):  # what _audit asks first, without the call when nobody listens
+            self._audit("sent" if period is None else "periodic_started", invocation, frame=described,
+                        period_ms=period)
         out: dict[str, Any] = {"sent": True, "message": spec.name, "frame": described}
         if period is not None:
             out["period_ms"] = period
@@ -537,19 +542,25 @@ class CanDriver(ToolDriver):
                 tool=tool, details={"frame": describe_frame(frame), "allowed": False},
             )
 
-    def _describe(self, frame: can.Message) -> dict[str, Any]:
-        """:func:`describe_frame`, with the part that depends only on the id, flags and length
-        built once per kind of frame (a database has a few hundred at most)."""
-        key = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc)
-        head = self._frame_heads.get(key)
+    def _admitted_description(self, frame: can.Message, tool: str) -> dict[str, Any]:
+        """:meth:`_check_frame`, then :func:`describe_frame`, with both done once per kind of
+        frame (a database has a few hundred at most): the gate looks only at the id, its kind,
+        FD and length and at what the driver was built with (the allow-list, ``fd``, both in
+        the key or fixed), never at the bytes, so a kind of frame it admitted once it admits
+        again; the head of its description is kept with that verdict."""
+        key = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd)
+        head = self._admitted_heads.get(key)
         if head is None:
-            head = self._frame_heads[key] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
-        return {**head, "data_hex": bytes(frame.data).hex()}
+            self._check_frame(frame, tool)
+            head = self._admitted_heads[key] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
+        return {**head, "data_hex": frame.data.hex()}  # a bytearray: describe_frame's bytes(...).hex() without the copy
 
     def _transmit(self, frame: can.Message, invocation: Invocation) -> None:
-        self._link.ensure()
+        link = self._link
+        if link.receiver.failure is not None:  # what ensure() looks at first: reopen a failed bus
+            link.ensure()
         try:
-            self._link.bus.send(frame, timeout=invocation.remaining())
+            link.bus.send(frame, timeout=invocation.remaining())
         except can.CanError as exc:
             self._audit("send_failed", invocation, frame=describe_frame(frame), error=str(exc))
             self.disarm(reason=f"send failed: {exc}")

@@ -122,3 +122,50 @@ def test_every_value_the_schema_admits_at_its_edges_passes_the_strict_check_it_r
         assert checked > 0
     finally:
         driver.close()
+
+
+def test_a_send_that_gives_every_signal_sends_the_frame_the_general_path_builds(make_driver, sniffer) -> None:
+    driver = make_driver(_with_initial(2), allow_send=["Command"], watchdog_timeout=None)
+    driver.arm()
+    assert call(driver, "send_Command", Speed=10, Level=2)["frame"]["data_hex"] == "0a02"  # every signal given
+    assert call(driver, "send_Command", Speed=10)["frame"]["data_hex"] == "0a02"  # Level from its initial value
+    dry = call(driver, "send_Command", Speed=10, Level=2, dry_run=True)  # a control beside the signals
+    assert dry["frame"]["data_hex"] == "0a02" and dry["sent"] is False
+    assert [bytes(f.data) for f in drain(sniffer)] == [bytes([10, 2])] * 2
+
+
+def test_the_one_shot_budget_follows_the_periodic_reservations_as_they_start_and_stop() -> None:
+    from mcs_can._safety import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(50, 1, clock=lambda: now[0])
+    limiter.spend_one("send")
+    limiter.reserve("Cruise", 25.0)  # 40 of 50 frames/s: 10 left for one-shot sends
+    assert limiter.free_rate == 10.0
+    now[0] += 0.05  # half a frame at 10 frames/s
+    with pytest.raises(PolicyDeniedError, match=r"retry after 0\.050 s"):
+        limiter.spend_one("send")
+    limiter.release("Cruise")
+    assert limiter.free_rate == 50.0
+    now[0] += 0.01  # half a frame more at 50 frames/s: a whole one now
+    limiter.spend_one("send")
+    limiter.refund_one()  # a frame the bus did not take
+    limiter.spend_one("send")
+    limiter.reserve("Cruise", 20.0)
+    limiter.release()
+    assert limiter.free_rate == 50.0 and limiter.reserved == {}
+
+
+def test_the_last_gate_refuses_a_kind_of_frame_every_time_and_describes_each_admitted_frame_by_its_own_bytes(
+    make_driver, sniffer,
+) -> None:
+    everything = make_driver(allow_send=["CruiseCommand"], send_tools="all", watchdog_timeout=None)
+    everything.arm()
+    for _ in range(3):  # a refusal is never remembered as a pass
+        with pytest.raises(PolicyDeniedError, match="allow-list"):
+            call(everything, "send_SteeringTorque", Torque=1)
+    first = call(everything, "send_CruiseCommand", **CRUISE)["frame"]
+    second = call(everything, "send_CruiseCommand", **{**CRUISE, "TargetSpeed": 81})["frame"]
+    assert first["data_hex"] != second["data_hex"]
+    assert {k: v for k, v in first.items() if k != "data_hex"} == {k: v for k, v in second.items() if k != "data_hex"}
+    assert [bytes(f.data).hex() for f in drain(sniffer)] == [first["data_hex"], second["data_hex"]]
