@@ -386,16 +386,23 @@ class Layout:
         if position - first > _REACH:
             return False
         text = self.text
-        if not text[max(first, after) : position].strip(" \t[({`'\""):
+        piece = text[max(first, after) : position]
+        if not piece.strip(" \t[({`'\""):
             return True
-        if after > first:
-            piece = text[after:position]
-        else:
-            piece = _TAG.sub(" ", _without_list_marker(text[first:position])).lstrip()
-            label = _LABEL.match(piece)
-            if label is not None:
-                piece = piece[label.end() :]
-        piece = _QUOTED.sub(" ", piece).rstrip(" \t[({`'\"")
+        # Most candidates sit in a sentence: each pattern below is only tried when the
+        # character it needs is there (a tag needs `<` or `[`, a label `:`, a quote a quote).
+        if after <= first:
+            piece = _without_list_marker(piece)
+            if "<" in piece or "[" in piece:
+                piece = _TAG.sub(" ", piece)
+            piece = piece.lstrip()
+            if ":" in piece:
+                label = _LABEL.match(piece)
+                if label is not None:
+                    piece = piece[label.end() :]
+        if "'" in piece or '"' in piece:
+            piece = _QUOTED.sub(" ", piece)
+        piece = piece.rstrip(" \t[({`'\"")
         if _has_words(piece) or _STRAY.search(piece):
             if text[position] == "{" and after <= first and self._after_sentence(first, position):
                 return not self._code_before(first)  # "Sure! {"name": ...}" (see standalone)
