@@ -358,7 +358,18 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
 
 def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
     """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves."""
-    tree = _parse(source, "eval")
+    module = None
+    if "\n" in source or ";" in source:
+        # Read as statements first: what parses as one expression parses as a module of
+        # exactly that one expression statement, so any other module (a program, or a
+        # failed parse) says the expression parse fails without paying for it (a failed
+        # parse costs Python a second pass for its error message). The module is needed
+        # below anyway.
+        module = _parse(source, "exec")
+        single = isinstance(module, ast.Module) and len(module.body) == 1 and isinstance(module.body[0], ast.Expr)
+        tree = _parse(source, "eval") if single else None
+    else:
+        tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
         return _calls_in(tree.body, _depth)
     quoted = _QUOTED_CALLS.fullmatch(source)
@@ -384,7 +395,7 @@ def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
             source = source[1:-1]
         found = lenient_call(source)
         return None if found is None else [found]
-    module = _parse(source, "exec")  # `f(a=1); g(b=2)` or one call per line; parsed only
+    # `f(a=1); g(b=2)` or one call per line (the source has `;` or a newline: parsed above)
     if not isinstance(module, ast.Module) or not module.body:
         return None
     calls = []
