@@ -20,6 +20,7 @@ import json
 import re
 import warnings
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any, Final
 
 MAX_CANDIDATES: Final = 256
@@ -94,20 +95,24 @@ class BracketIndex:
         text = self.text
         pairs: dict[int, int] = {}
         stack: list[tuple[str, int]] = []
-        search = _TOKENS.search
-        pos = 0
-        for _ in range(MAX_BRACKET_TOKENS):
-            found = search(text, pos)
-            if found is None:
-                break
+        pos = 0  # tokens before it sit in a string just read
+        budget = MAX_BRACKET_TOKENS
+        for found in _TOKENS.finditer(text):
             index = found.start()
+            if index < pos:
+                continue
+            budget -= 1
+            if budget < 0:
+                break
             char = text[index]
-            pos = index + 1
             if char in _OPENERS:
                 stack.append((char, index))
             elif char in _CLOSER_TO_OPENER:
                 want = _CLOSER_TO_OPENER[char]
-                for depth in range(len(stack) - 1, -1, -1):
+                if stack and stack[-1][0] == want:  # the usual case: the innermost opener
+                    pairs[stack.pop()[1]] = index
+                    continue
+                for depth in range(len(stack) - 2, -1, -1):
                     if stack[depth][0] == want:
                         pairs[stack[depth][1]] = index
                         del stack[depth:]
@@ -124,11 +129,9 @@ class BracketIndex:
 
 
 def _quiet_literal_eval(text: str) -> Any:
-    if "\\" in text:  # "\d" and friends warn (an error under -W error); the value is still right
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.literal_eval(text)
-    return ast.literal_eval(text)
+    """``ast.literal_eval(text)``, whose first step is ``ast.parse(text.lstrip(" \\t"),
+    mode="eval")``: that parse goes through :func:`_parsed` (shared within a text)."""
+    return ast.literal_eval(_parsed(text.lstrip(" \t"), "eval"))
 
 
 def normalise_literal(value: Any, depth: int = 0) -> Any:
@@ -162,14 +165,46 @@ def normalise_literal(value: Any, depth: int = 0) -> Any:
     return MISSING
 
 
-def quiet_parse(source: str, mode: str) -> ast.AST | None:
-    """``ast.parse`` (parsing only, nothing runs); ``None`` on any failure."""
+# What each source parsed to in each mode (the tree, or the class of the error the parse
+# raised), while one text is read: a text's checks ask for the same slice more than once
+# (a span decoded as a literal and then as an expression, a fence body by two checks).
+# Parsing is a pure function of (source, mode) and the trees are only read, never changed,
+# so a repeated parse returns what it returned the first time. The memo lives only while
+# one text is read: the reader sets a fresh dict and resets the variable when it is done,
+# so nothing is kept from one call to the next (and each thread or task has its own).
+PARSE_MEMO: Final[ContextVar[dict[tuple[str, str], Any] | None]] = ContextVar("mcs_parse_memo", default=None)
+
+
+def _parsed(source: str, mode: str) -> ast.AST:
+    """``ast.parse(source, mode=mode)`` (parsing only, nothing runs), its warnings silenced;
+    raises what the parse raised (its class). While :data:`PARSE_MEMO` holds a dict, once per source."""
+    memo = PARSE_MEMO.get()
+    if memo is not None:
+        known = memo.get((source, mode))
+        if known is not None:
+            if isinstance(known, type):
+                raise known
+            return known  # type: ignore[no-any-return]
     try:
         if "\\" in source:  # invalid escapes warn; under -W error that would lose the value
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return ast.parse(source, mode=mode)
-        return ast.parse(source, mode=mode)
+                tree = ast.parse(source, mode=mode)
+        else:
+            tree = ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as error:
+        if memo is not None:
+            memo[(source, mode)] = type(error)
+        raise
+    if memo is not None:
+        memo[(source, mode)] = tree
+    return tree
+
+
+def quiet_parse(source: str, mode: str) -> ast.AST | None:
+    """``ast.parse`` (parsing only, nothing runs); ``None`` on any failure."""
+    try:
+        return _parsed(source, mode)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 
