@@ -20,7 +20,6 @@ import json
 import re
 import warnings
 from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import Any, Final
 
 MAX_CANDIDATES: Final = 256
@@ -166,25 +165,41 @@ def normalise_literal(value: Any, depth: int = 0) -> Any:
 
 
 # What each source parsed to in each mode (the tree, or the class of the error the parse
-# raised), while one text is read: a text's checks ask for the same slice more than once
-# (a span decoded as a literal and then as an expression, a fence body by two checks).
+# raised) while a response is read: its checks ask for the same slice more than once (a
+# span decoded as a literal and then as an expression, a fence body by two checks).
 # Parsing is a pure function of (source, mode) and the trees are only read, never changed,
-# so a repeated parse returns what it returned the first time. The memo lives only while
-# one text is read: the reader sets a fresh dict and resets the variable when it is done,
-# so nothing is kept from one call to the next (and each thread or task has its own).
-PARSE_MEMO: Final[ContextVar[dict[tuple[str, str], Any] | None]] = ContextVar("mcs_parse_memo", default=None)
+# so a repeated parse returns what it returned the first time, whichever text asked first.
+# `parse_tool_calls` empties it when a response is read (`forget_parses`): nothing is kept
+# from one response to the next (with threads, until one of the responses read at once is
+# done). Only short sources are kept, up to a total, so a hostile text cannot make it hold
+# many large trees: past the total, sources are parsed as before.
+PARSES: Final[dict[tuple[str, str], Any]] = {}
+_KEPT_CHARS: Final = 64_000  # sources kept at once, in characters (each at most a quarter)
+_kept = [0]  # characters of the sources kept now
+
+
+def forget_parses() -> None:
+    """Drop what :func:`quiet_parse` remembers (called when a response has been read)."""
+    if PARSES:
+        PARSES.clear()
+        _kept[0] = 0
+
+
+def _remember(source: str, mode: str, outcome: Any) -> None:
+    size = len(source)
+    if size <= _KEPT_CHARS // 4 and _kept[0] + size <= _KEPT_CHARS:
+        PARSES[(source, mode)] = outcome
+        _kept[0] += size
 
 
 def _parsed(source: str, mode: str) -> ast.AST:
     """``ast.parse(source, mode=mode)`` (parsing only, nothing runs), its warnings silenced;
-    raises what the parse raised (its class). While :data:`PARSE_MEMO` holds a dict, once per source."""
-    memo = PARSE_MEMO.get()
-    if memo is not None:
-        known = memo.get((source, mode))
-        if known is not None:
-            if isinstance(known, type):
-                raise known
-            return known  # type: ignore[no-any-return]
+    raises what the parse raised (its class). Once per source until :func:`forget_parses`."""
+    known = PARSES.get((source, mode))
+    if known is not None:
+        if isinstance(known, type):
+            raise known
+        return known  # type: ignore[no-any-return]
     try:
         if "\\" in source:  # invalid escapes warn; under -W error that would lose the value
             with warnings.catch_warnings():
@@ -193,11 +208,9 @@ def _parsed(source: str, mode: str) -> ast.AST:
         else:
             tree = ast.parse(source, mode=mode)
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as error:
-        if memo is not None:
-            memo[(source, mode)] = type(error)
+        _remember(source, mode, type(error))
         raise
-    if memo is not None:
-        memo[(source, mode)] = tree
+    _remember(source, mode, tree)
     return tree
 
 

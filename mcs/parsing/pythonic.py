@@ -356,6 +356,15 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     return plain if plain is not None else _parsed_whole(source, _depth)
 
 
+def _statement_only(value: ast.expr) -> bool:
+    """Whether an expression statement's value may be one that only a statement allows
+    (``*a, b``, ``yield x``): the two grammars differ only there (and in ``;``), so for
+    any other value the expression parse of the same source is this value."""
+    if isinstance(value, ast.Tuple):
+        return any(isinstance(element, ast.Starred) for element in value.elts)
+    return isinstance(value, (ast.Starred, ast.Yield, ast.YieldFrom))
+
+
 def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
     """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves."""
     module = None
@@ -366,8 +375,14 @@ def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
         # parse costs Python a second pass for its error message). The module is needed
         # below anyway.
         module = _parse(source, "exec")
-        single = isinstance(module, ast.Module) and len(module.body) == 1 and isinstance(module.body[0], ast.Expr)
-        tree = _parse(source, "eval") if single else None
+        only = module.body[0] if isinstance(module, ast.Module) and len(module.body) == 1 else None
+        if isinstance(only, ast.Expr):
+            if ";" in source or _statement_only(only.value):
+                tree = _parse(source, "eval")
+            else:  # the expression parse would give this very expression
+                return _calls_in(only.value, _depth)
+        else:
+            tree = None
     else:
         tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):

@@ -48,7 +48,6 @@ from mcs.parsing.issued import Layout, has_placeholder
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
-    PARSE_MEMO,
     BracketIndex,
     decode_at,
     loads_lenient,
@@ -724,14 +723,7 @@ def read_text(text: str, keep: Keep, depth: int = 0, not_pythonic: str | None = 
     not a call, and is left out. ``not_pythonic`` is a text the caller already found is
     not pythonic calls (a fence's body): it is not read as such again.
     """
-    if depth:
-        calls = _read_text(text, keep, depth, not_pythonic)
-    else:
-        memo = PARSE_MEMO.set({})  # a slice several checks read is parsed once per text
-        try:
-            calls = _read_text(text, keep, depth, not_pythonic)
-        finally:
-            PARSE_MEMO.reset(memo)
+    calls = _read_text(text, keep, depth, not_pythonic)
     if "<" in text or "?" in text:  # no placeholder can be written without one of these
         calls = [call for call in calls if not has_placeholder(call.arguments)]
     return calls

@@ -32,9 +32,10 @@ from mcs.parsing.jsonspans import (
     _OPENERS,
     _STRING_LEAD,
     _WHITESPACE,
-    PARSE_MEMO,
+    PARSES,
     BracketIndex,
     _string_end,
+    forget_parses,
     quiet_parse,
     tolerant_value,
 )
@@ -45,6 +46,7 @@ from mcs.parsing.pythonic import (
     _parse,
     _parsed_whole,
     _rename_hyphenated,
+    _statement_only,
     call_from_node,
     plain_call,
 )
@@ -257,6 +259,7 @@ def test_one_long_line_of_calls_in_prose_keeps_the_calls_it_always_kept() -> Non
 _SOURCE = st.lists(st.sampled_from([
     "x = 1", "f(a=1)", "\n", "    ", "\t", "\\\n", "\\", '"""', "'a'", "#c", "if a:", "def g():", "return 1",
     "[1, 2]", "(", ")", ";", " \n", "\r\n", "\x0c", "\u00a0", "import os", "print(1)", "*a", "yield x", ",",
+    "(yield)", "await g", "lambda: 1", "x := 1", "a if b else c", "**k", "=",
 ]), max_size=10).map("".join)
 
 
@@ -273,9 +276,16 @@ def _parsed_or_none(source: str, mode: str) -> ast.AST | None:
 @given(_SOURCE)
 def test_what_parses_as_an_expression_parses_as_one_expression_statement(source: str) -> None:
     # `_parsed_whole` skips the expression parse when the statement parse says otherwise.
-    if isinstance(_parsed_or_none(source, "eval"), ast.Expression):
-        module = _parsed_or_none(source, "exec")
+    expression = _parsed_or_none(source, "eval")
+    module = _parsed_or_none(source, "exec")
+    if isinstance(expression, ast.Expression):
         assert isinstance(module, ast.Module) and len(module.body) == 1 and isinstance(module.body[0], ast.Expr)
+    if (  # and the other way: that statement's value is what the expression parse gives
+        ";" not in source and isinstance(module, ast.Module) and len(module.body) == 1
+        and isinstance(module.body[0], ast.Expr) and not _statement_only(module.body[0].value)
+    ):
+        assert isinstance(expression, ast.Expression)
+        assert ast.dump(expression.body) == ast.dump(module.body[0].value)
 
 
 def _program_by_dedent(body: str) -> bool:
@@ -344,7 +354,21 @@ def test_brackets_pair_as_a_search_from_each_token_pairs_them(text: str) -> None
 def test_no_parse_is_kept_from_one_response_to_the_next() -> None:
     text = "```python\nimport os\nx = f(a=1)\n```\n\n" + "f(a=1) and g(b)\n" * 3
     parse_tool_calls(text, known_names=_KNOWN)
-    assert PARSE_MEMO.get() is None
+    parse_tool_calls([{"name": "f", "arguments": "{'a': 1}"}])  # decoded data parses too
+    assert not PARSES
+
+
+def test_only_short_sources_are_remembered_up_to_a_total_and_forgotten_after_a_response() -> None:
+    sources = [f"[{n}, {'x' * 9_000!r}]" for n in range(12)] + [f"[{'y' * 20_000!r}]"]
+    try:
+        trees = [quiet_parse(source, "eval") for source in sources]
+        assert all(isinstance(tree, ast.Expression) for tree in trees)
+        assert sum(len(source) for source, _ in PARSES) <= 64_000
+        assert ("[" + repr("y" * 20_000) + "]", "eval") not in PARSES
+        assert quiet_parse(sources[0], "eval") is trees[0]  # remembered: parsed once
+    finally:
+        forget_parses()
+    assert not PARSES
 
 
 def _explanation_with_a_pasted_program(call: str) -> str:
