@@ -360,6 +360,7 @@ def test_no_parse_is_kept_from_one_response_to_the_next() -> None:
 
 def test_only_short_sources_are_remembered_up_to_a_total_and_forgotten_after_a_response() -> None:
     sources = [f"[{n}, {'x' * 9_000!r}]" for n in range(12)] + [f"[{'y' * 20_000!r}]"]
+    forget_parses()  # what other tests parsed directly, outside a response
     try:
         trees = [quiet_parse(source, "eval") for source in sources]
         assert all(isinstance(tree, ast.Expression) for tree in trees)
