@@ -129,7 +129,7 @@ class BracketIndex:
 
 def _quiet_literal_eval(text: str) -> Any:
     """``ast.literal_eval(text)``, whose first step is ``ast.parse(text.lstrip(" \\t"),
-    mode="eval")``: that parse goes through :func:`_parsed` (shared within a text)."""
+    mode="eval")``: that parse goes through :func:`_parsed` (shared within a response)."""
     return ast.literal_eval(_parsed(text.lstrip(" \t"), "eval"))
 
 
