@@ -358,15 +358,17 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
 
 def _statement_only(value: ast.expr) -> bool:
     """Whether an expression statement's value may be one that only a statement allows
-    (``*a, b``, ``yield x``): the two grammars differ only there (and in ``;``), so for
-    any other value the expression parse of the same source is this value."""
+    (``*a, b``, ``yield x``): for a stripped source (a trailing blank line with spaces is a
+    statement's only), the two grammars differ only there and in ``;``, so for any other
+    value the expression parse of the same source is this value."""
     if isinstance(value, ast.Tuple):
         return any(isinstance(element, ast.Starred) for element in value.elts)
     return isinstance(value, (ast.Starred, ast.Yield, ast.YieldFrom))
 
 
 def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
-    """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves."""
+    """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves
+    (``source`` is stripped)."""
     module = None
     if "\n" in source or ";" in source:
         # Read as statements first: what parses as one expression parses as a module of

@@ -280,8 +280,11 @@ def test_what_parses_as_an_expression_parses_as_one_expression_statement(source:
     module = _parsed_or_none(source, "exec")
     if isinstance(expression, ast.Expression):
         assert isinstance(module, ast.Module) and len(module.body) == 1 and isinstance(module.body[0], ast.Expr)
+    source = source.strip()  # as `_parsed_whole` gets it (`f(a=1)\n    ` parses as a statement only)
+    expression = _parsed_or_none(source, "eval")
+    module = _parsed_or_none(source, "exec")
     if (  # and the other way: that statement's value is what the expression parse gives
-        ";" not in source and isinstance(module, ast.Module) and len(module.body) == 1
+        source and ";" not in source and isinstance(module, ast.Module) and len(module.body) == 1
         and isinstance(module.body[0], ast.Expr) and not _statement_only(module.body[0].value)
     ):
         assert isinstance(expression, ast.Expression)
