@@ -44,6 +44,7 @@ from mcs.parsing._common import (
     looks_like_schema,
 )
 from mcs.parsing.issued import has_placeholder
+from mcs.parsing.jsonspans import PARSES, forget_parses
 from mcs.parsing.structured import _NOT_CALLS, canonical_call, from_data
 from mcs.parsing.text import read_text
 from mcs.tools import ToolCall
@@ -253,3 +254,6 @@ def parse_tool_calls(
         return _parse(llm_response, _Names(known_names))
     except Exception:  # the contract is "never raises": a parser bug must not crash an agent
         return []
+    finally:
+        if PARSES:  # the slices its checks asked for more than once were parsed once
+            forget_parses()

@@ -386,16 +386,23 @@ class Layout:
         if position - first > _REACH:
             return False
         text = self.text
-        if not text[max(first, after) : position].strip(" \t[({`'\""):
+        piece = text[max(first, after) : position]
+        if not piece.strip(" \t[({`'\""):
             return True
-        if after > first:
-            piece = text[after:position]
-        else:
-            piece = _TAG.sub(" ", _without_list_marker(text[first:position])).lstrip()
-            label = _LABEL.match(piece)
-            if label is not None:
-                piece = piece[label.end() :]
-        piece = _QUOTED.sub(" ", piece).rstrip(" \t[({`'\"")
+        # Most candidates sit in a sentence: each pattern below is only tried when the
+        # character it needs is there (a tag needs `<` or `[`, a label `:`, a quote a quote).
+        if after <= first:
+            piece = _without_list_marker(piece)
+            if "<" in piece or "[" in piece:
+                piece = _TAG.sub(" ", piece)
+            piece = piece.lstrip()
+            if ":" in piece:
+                label = _LABEL.match(piece)
+                if label is not None:
+                    piece = piece[label.end() :]
+        if "'" in piece or '"' in piece:
+            piece = _QUOTED.sub(" ", piece)
+        piece = piece.rstrip(" \t[({`'\"")
         if _has_words(piece) or _STRAY.search(piece):
             if text[position] == "{" and after <= first and self._after_sentence(first, position):
                 return not self._code_before(first)  # "Sure! {"name": ...}" (see standalone)
@@ -591,13 +598,31 @@ def _find_fences(text: str) -> list[tuple[int, int, int, int]]:
 # ------------------------------------------------------------------ code fences
 
 
+def _whole_body(body: str) -> str | None:
+    """``body.strip()`` when it parses to the statements ``textwrap.dedent(body)`` parses
+    to, else ``None``: when only blank lines come before the first line of code, which
+    starts in column 0 (so there is no margin to remove), and only ASCII blanks after the
+    code. Whitespace-only lines (all dedent would change) are blank to Python's tokenizer,
+    or sit in a string whose value :func:`is_program` never looks at. It is the source the
+    fence's calls were parsed from (``parse_whole``), so that parse is shared.
+    """
+    stripped = body.strip()
+    if not stripped or stripped[-1] in ";\\":
+        return None
+    head_end = len(body) - len(body.lstrip())
+    head, tail = body[:head_end], body[head_end + len(stripped) :]
+    if (head and head[-1] != "\n") or head.strip(" \t\r\n") or tail.strip(" \t\r\n"):
+        return None
+    return stripped
+
+
 def is_program(body: str) -> bool:
     """Whether a fence holds a program (definitions, imports, assignments...) rather than calls.
 
     Only Python is judged; a body Python cannot parse (JSON, XML, shell) is not a program
     here, and its lines are checked one by one instead.
     """
-    module = quiet_parse(textwrap.dedent(body), "exec")
+    module = quiet_parse(_whole_body(body) or textwrap.dedent(body), "exec")
     if not isinstance(module, ast.Module):
         return False
     for statement in module.body:

@@ -94,20 +94,24 @@ class BracketIndex:
         text = self.text
         pairs: dict[int, int] = {}
         stack: list[tuple[str, int]] = []
-        search = _TOKENS.search
-        pos = 0
-        for _ in range(MAX_BRACKET_TOKENS):
-            found = search(text, pos)
-            if found is None:
-                break
+        pos = 0  # tokens before it sit in a string just read
+        budget = MAX_BRACKET_TOKENS
+        for found in _TOKENS.finditer(text):
             index = found.start()
+            if index < pos:
+                continue
+            budget -= 1
+            if budget < 0:
+                break
             char = text[index]
-            pos = index + 1
             if char in _OPENERS:
                 stack.append((char, index))
             elif char in _CLOSER_TO_OPENER:
                 want = _CLOSER_TO_OPENER[char]
-                for depth in range(len(stack) - 1, -1, -1):
+                if stack and stack[-1][0] == want:  # the usual case: the innermost opener
+                    pairs[stack.pop()[1]] = index
+                    continue
+                for depth in range(len(stack) - 2, -1, -1):
                     if stack[depth][0] == want:
                         pairs[stack[depth][1]] = index
                         del stack[depth:]
@@ -124,11 +128,9 @@ class BracketIndex:
 
 
 def _quiet_literal_eval(text: str) -> Any:
-    if "\\" in text:  # "\d" and friends warn (an error under -W error); the value is still right
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.literal_eval(text)
-    return ast.literal_eval(text)
+    """``ast.literal_eval(text)``, whose first step is ``ast.parse(text.lstrip(" \\t"),
+    mode="eval")``: that parse goes through :func:`_parsed` (shared within a response)."""
+    return ast.literal_eval(_parsed(text.lstrip(" \t"), "eval"))
 
 
 def normalise_literal(value: Any, depth: int = 0) -> Any:
@@ -162,14 +164,60 @@ def normalise_literal(value: Any, depth: int = 0) -> Any:
     return MISSING
 
 
-def quiet_parse(source: str, mode: str) -> ast.AST | None:
-    """``ast.parse`` (parsing only, nothing runs); ``None`` on any failure."""
+# What each source parsed to in each mode (the tree, or the class of the error the parse
+# raised) while a response is read: its checks ask for the same slice more than once (a
+# span decoded as a literal and then as an expression, a fence body by two checks).
+# Parsing is a pure function of (source, mode) and the trees are only read, never changed,
+# so a repeated parse returns what it returned the first time, whichever text asked first.
+# `parse_tool_calls` empties it when a response is read (`forget_parses`): nothing is kept
+# from one response to the next (with threads, until one of the responses read at once is
+# done). Only short sources are kept, up to a total, so a hostile text cannot make it hold
+# many large trees: past the total, sources are parsed as before.
+PARSES: Final[dict[tuple[str, str], Any]] = {}
+_KEPT_CHARS: Final = 64_000  # sources kept at once, in characters (each at most a quarter)
+_kept = [0]  # characters of the sources kept now
+
+
+def forget_parses() -> None:
+    """Drop what :func:`quiet_parse` remembers (called when a response has been read)."""
+    if PARSES:
+        PARSES.clear()
+        _kept[0] = 0
+
+
+def _remember(source: str, mode: str, outcome: Any) -> None:
+    size = len(source)
+    if size <= _KEPT_CHARS // 4 and _kept[0] + size <= _KEPT_CHARS:
+        PARSES[(source, mode)] = outcome
+        _kept[0] += size
+
+
+def _parsed(source: str, mode: str) -> ast.AST:
+    """``ast.parse(source, mode=mode)`` (parsing only, nothing runs), its warnings silenced;
+    raises what the parse raised (its class). Once per source until :func:`forget_parses`."""
+    known = PARSES.get((source, mode))
+    if known is not None:
+        if isinstance(known, type):
+            raise known
+        return known  # type: ignore[no-any-return]
     try:
         if "\\" in source:  # invalid escapes warn; under -W error that would lose the value
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return ast.parse(source, mode=mode)
-        return ast.parse(source, mode=mode)
+                tree = ast.parse(source, mode=mode)
+        else:
+            tree = ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as error:
+        _remember(source, mode, type(error))
+        raise
+    _remember(source, mode, tree)
+    return tree
+
+
+def quiet_parse(source: str, mode: str) -> ast.AST | None:
+    """``ast.parse`` (parsing only, nothing runs); ``None`` on any failure."""
+    try:
+        return _parsed(source, mode)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

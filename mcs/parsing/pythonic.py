@@ -356,9 +356,37 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     return plain if plain is not None else _parsed_whole(source, _depth)
 
 
+def _statement_only(value: ast.expr) -> bool:
+    """Whether an expression statement's value may be one that only a statement allows
+    (``*a, b``, ``yield x``): for a stripped source (a trailing blank line with spaces is a
+    statement's only), the two grammars differ only there and in ``;``, so for any other
+    value the expression parse of the same source is this value."""
+    if isinstance(value, ast.Tuple):
+        return any(isinstance(element, ast.Starred) for element in value.elts)
+    return isinstance(value, (ast.Starred, ast.Yield, ast.YieldFrom))
+
+
 def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
-    """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves."""
-    tree = _parse(source, "eval")
+    """:func:`parse_whole` through ``ast``, for every shape the plain reader leaves
+    (``source`` is stripped)."""
+    module = None
+    if "\n" in source or ";" in source:
+        # Read as statements first: what parses as one expression parses as a module of
+        # exactly that one expression statement, so any other module (a program, or a
+        # failed parse) says the expression parse fails without paying for it (a failed
+        # parse costs Python a second pass for its error message). The module is needed
+        # below anyway.
+        module = _parse(source, "exec")
+        only = module.body[0] if isinstance(module, ast.Module) and len(module.body) == 1 else None
+        if isinstance(only, ast.Expr):
+            if ";" in source or _statement_only(only.value):
+                tree = _parse(source, "eval")
+            else:  # the expression parse would give this very expression
+                return _calls_in(only.value, _depth)
+        else:
+            tree = None
+    else:
+        tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
         return _calls_in(tree.body, _depth)
     quoted = _QUOTED_CALLS.fullmatch(source)
@@ -384,7 +412,7 @@ def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
             source = source[1:-1]
         found = lenient_call(source)
         return None if found is None else [found]
-    module = _parse(source, "exec")  # `f(a=1); g(b=2)` or one call per line; parsed only
+    # `f(a=1); g(b=2)` or one call per line (the source has `;` or a newline: parsed above)
     if not isinstance(module, ast.Module) or not module.body:
         return None
     calls = []

@@ -760,8 +760,12 @@ def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = Non
         text = _normalise_tokens(text)
     layout = Layout(text)  # where quotes, comments and code are (docs: "issued, not mentioned")
     armed = None
+    # Six markers start with `<`, four of them with `<|`: a text without those is not
+    # searched for each of them (a search reads the whole text).
+    angle = "<" in text
+    pipe = angle and "<|" in text
     for marker, reader in _TAGGED:
-        if marker not in text:
+        if (marker[0] == "<" and not (pipe if marker[1] == "|" else angle)) or marker not in text:
             continue
         calls = keep(reader(text, depth))
         if calls:  # framing is only looked at when it matters

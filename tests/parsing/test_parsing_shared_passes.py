@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -23,8 +25,20 @@ from mcs.parsing.issued import (
     Layout,
     _before_blanks,
     _without_list_marker,
+    is_program,
 )
-from mcs.parsing.jsonspans import tolerant_value
+from mcs.parsing.jsonspans import (
+    _CLOSER_TO_OPENER,
+    _OPENERS,
+    _STRING_LEAD,
+    _WHITESPACE,
+    PARSES,
+    BracketIndex,
+    _string_end,
+    forget_parses,
+    quiet_parse,
+    tolerant_value,
+)
 from mcs.parsing.pythonic import (
     _HYPHEN,
     _HYPHEN_NAME,
@@ -32,6 +46,7 @@ from mcs.parsing.pythonic import (
     _parse,
     _parsed_whole,
     _rename_hyphenated,
+    _statement_only,
     call_from_node,
     plain_call,
 )
@@ -87,6 +102,7 @@ def test_glm_names_looked_for_on_brace_lines_are_the_regex_matches(text: str) ->
 @given(_CODE_TEXT, st.integers(0, 40), st.integers(0, 40))
 def test_code_lines_from_the_index_are_what_a_search_of_the_slice_finds(text: str, low: int, high: int) -> None:
     layout = Layout(text)
+    text = layout.text  # the checks read the text with comment lines blanked (`#def ` is no code)
     low, high = min(low, len(text)), min(high, len(text))
     assert layout._code_in(low, high) == (low < high and _CODE_LINE.search(text[low:high]) is not None)
     first = text.rfind("\n", 0, high) + 1
@@ -236,3 +252,158 @@ def test_a_call_before_thousands_of_empty_lines_is_the_one_call() -> None:
 def test_one_long_line_of_calls_in_prose_keeps_the_calls_it_always_kept() -> None:
     line = "We call " + ", ".join(f"get_weather(city='C{n}')" for n in range(300)) + " in a sentence."
     assert parse_tool_calls("```python\n[get_weather(city='Paris')]\n```\n\n" + line, known_names=_KNOWN) == [_CALL]
+
+
+# ------------------------------------------------------------------ ast parses shared or skipped
+
+_SOURCE = st.lists(st.sampled_from([
+    "x = 1", "f(a=1)", "\n", "    ", "\t", "\\\n", "\\", '"""', "'a'", "#c", "if a:", "def g():", "return 1",
+    "[1, 2]", "(", ")", ";", " \n", "\r\n", "\x0c", "\u00a0", "import os", "print(1)", "*a", "yield x", ",",
+    "(yield)", "await g", "lambda: 1", "x := 1", "a if b else c", "**k", "=",
+]), max_size=10).map("".join)
+
+
+def _parsed_or_none(source: str, mode: str) -> ast.AST | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(source, mode=mode)
+        except (SyntaxError, ValueError):
+            return None
+
+
+@settings(max_examples=600, deadline=None)
+@given(_SOURCE)
+def test_what_parses_as_an_expression_parses_as_one_expression_statement(source: str) -> None:
+    # `_parsed_whole` skips the expression parse when the statement parse says otherwise.
+    expression = _parsed_or_none(source, "eval")
+    module = _parsed_or_none(source, "exec")
+    if isinstance(expression, ast.Expression):
+        assert isinstance(module, ast.Module) and len(module.body) == 1 and isinstance(module.body[0], ast.Expr)
+    source = source.strip()  # as `_parsed_whole` gets it (`f(a=1)\n    ` parses as a statement only)
+    expression = _parsed_or_none(source, "eval")
+    module = _parsed_or_none(source, "exec")
+    if (  # and the other way: that statement's value is what the expression parse gives
+        source and ";" not in source and isinstance(module, ast.Module) and len(module.body) == 1
+        and isinstance(module.body[0], ast.Expr) and not _statement_only(module.body[0].value)
+    ):
+        assert isinstance(expression, ast.Expression)
+        assert ast.dump(expression.body) == ast.dump(module.body[0].value)
+
+
+def _program_by_dedent(body: str) -> bool:
+    """`is_program` as it read every body before: the dedented body parsed."""
+    module = quiet_parse(textwrap.dedent(body), "exec")
+    if not isinstance(module, ast.Module):
+        return False
+    for statement in module.body:
+        value = statement.value if isinstance(statement, (ast.Expr, ast.Return)) else None
+        if isinstance(statement, ast.Expr) and isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            continue
+        if not isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await)):
+            return True
+    return False
+
+
+@settings(max_examples=800, deadline=None)
+@given(_SOURCE)
+def test_a_fence_body_read_stripped_is_a_program_exactly_when_its_dedented_reading_is(body: str) -> None:
+    assert is_program(body) == _program_by_dedent(body)
+
+
+@pytest.mark.parametrize("body", [
+    "\n\nimport os\nx = 1\n  \n", "  x = 1\ny = 2", "x = 1 \\\n   \n2\n", "x = 1;;", "\u00a0x = 1", "\x0cx = 1",
+    "def f():\n    return 1\n    \n", "[f(a=1)]\n", "\r\nf(a=1)\r\n",
+])
+def test_fence_bodies_at_the_edges_of_the_stripped_reading(body: str) -> None:
+    assert is_program(body) == _program_by_dedent(body)
+
+
+def _pairs_by_search(text: str) -> dict[int, int]:
+    """Bracket pairing as it was written before: a search from each token."""
+    pairs: dict[int, int] = {}
+    stack: list[tuple[str, int]] = []
+    pos = 0
+    while (found := re.compile(r"""[{}\[\]()"']""").search(text, pos)) is not None:
+        index = found.start()
+        char = text[index]
+        pos = index + 1
+        if char in _OPENERS:
+            stack.append((char, index))
+        elif char in _CLOSER_TO_OPENER:
+            for depth in range(len(stack) - 1, -1, -1):
+                if stack[depth][0] == _CLOSER_TO_OPENER[char]:
+                    pairs[stack[depth][1]] = index
+                    del stack[depth:]
+                    break
+        elif stack:
+            back = index - 1
+            while back >= 0 and text[back] in _WHITESPACE:
+                back -= 1
+            if back >= 0 and text[back] in _STRING_LEAD:
+                end = _string_end(text, index, char)
+                if end is not None:
+                    pos = end + 1
+    return pairs
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.text(st.sampled_from(list("{}[]()\"',:= \t\n\\ab")), max_size=40))
+def test_brackets_pair_as_a_search_from_each_token_pairs_them(text: str) -> None:
+    assert BracketIndex(text).closer(0) == _pairs_by_search(text).get(0)
+    assert BracketIndex(text)._match() == _pairs_by_search(text)
+
+
+def test_no_parse_is_kept_from_one_response_to_the_next() -> None:
+    text = "```python\nimport os\nx = f(a=1)\n```\n\n" + "f(a=1) and g(b)\n" * 3
+    parse_tool_calls(text, known_names=_KNOWN)
+    parse_tool_calls([{"name": "f", "arguments": "{'a': 1}"}])  # decoded data parses too
+    assert not PARSES
+
+
+def test_only_short_sources_are_remembered_up_to_a_total_and_forgotten_after_a_response() -> None:
+    sources = [f"[{n}, {'x' * 9_000!r}]" for n in range(12)] + [f"[{'y' * 20_000!r}]"]
+    forget_parses()  # what other tests parsed directly, outside a response
+    try:
+        trees = [quiet_parse(source, "eval") for source in sources]
+        assert all(isinstance(tree, ast.Expression) for tree in trees)
+        assert sum(len(source) for source, _ in PARSES) <= 64_000
+        assert ("[" + repr("y" * 20_000) + "]", "eval") not in PARSES
+        assert quiet_parse(sources[0], "eval") is trees[0]  # remembered: parsed once
+    finally:
+        forget_parses()
+    assert not PARSES
+
+
+def _explanation_with_a_pasted_program(call: str) -> str:
+    """What the slowest BFCL outputs look like: the call in a fence, then the same
+    explanation repeated, then a program pasted without a fence."""
+    explanation = (
+        "The function call should look like this: `['get_weather(city=\'Paris\')']`.\n\n"
+        "The returned list should be in the format: `[func1(params_name=params_value, params_name2=params_value2...), "
+        "func2(params)]`.\n\n"
+    )
+    program = (
+        "from fastapi import APIRouter, Depends\n\nrouter = APIRouter()\n\n"
+        "@router.post(\"/register\", response_model=schemas.UserResponse)\n"
+        "def create_user(user: schemas.UserCreate, db: Session = Depends(get_db)):\n"
+        "    user.password = utils.hash(user.password)\n    db.add(new_user)\n    db.commit()\n"
+        "    return {\"access_token\": access_token, \"token_type\": \"bearer\"}\n\n"
+    )
+    return f"```python\n{call}\n```\n\n" + explanation * 8 + "'''\n\n" + program * 3
+
+
+def test_a_fenced_call_before_repeated_explanations_and_a_pasted_program_is_the_one_call() -> None:
+    text = _explanation_with_a_pasted_program("[get_weather(city='Paris')]")
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+    assert parse_tool_calls(text) == [_CALL]
+
+
+def test_repeated_explanations_and_a_pasted_program_alone_hold_no_call() -> None:
+    text = _explanation_with_a_pasted_program("import os")
+    assert parse_tool_calls(text, known_names=_KNOWN) == []
+
+
+def test_a_program_fence_after_blank_lines_is_still_a_program() -> None:
+    text = "```python\n\n\nimport requests\nresult = get_weather(city='Paris')\n  \nprint(result)\n```"
+    assert parse_tool_calls(text, known_names=_KNOWN) == []
