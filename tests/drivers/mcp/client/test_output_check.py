@@ -119,3 +119,17 @@ def test_a_pattern_in_the_output_schema_is_checked_by_the_sdk_as_before(
 
 async def _session(client: Any) -> Any:
     return client.session
+
+
+async def test_async_calls_get_the_same_pass_and_the_same_refusals(quiet: Any, caplog: pytest.LogCaptureFixture) -> None:
+    driver = MCPDriver(command=sys.executable, args=[str(LIAR)], stderr=quiet)
+    try:
+        assert await driver.acall_tool("count", {"word": "ok"}) == {"count": 3}
+        assert await driver.acall_tool("count", {"word": "ok"}) == {"count": 3}
+        session = await driver.connections["mcp"].arun(_session)
+        assert session._tool_output_validators["count"]._fast is not None
+        with caplog.at_level(logging.ERROR), pytest.raises(ExecutionError, match="RuntimeError"):
+            await driver.acall_tool("count", {"word": "seven"})
+        assert "Invalid structured content returned by tool count" in caplog.text
+    finally:
+        await driver.aclose()
