@@ -9,7 +9,7 @@ calls the loop simply waits; the sessions' streams buffer what arrives.
 The thread that drives the loop hands its coroutine to one long-lived worker task, which
 awaits it and stops the loop as it ends: no Task per call, and the SDK's anyio cancel
 scopes find the task state they made in earlier calls instead of building it again (about
-1-2 % of a stdio round trip). The worker runs in a copy of the caller's context
+1 % of a stdio round trip). The worker runs in a copy of the caller's context
 (``contextvars``): a call from a different context, or after a call that changed the
 worker's, gets a fresh worker in its own; so does a call after one that was cancelled.
 
