@@ -56,6 +56,7 @@ from mcs_mcp.client.config import load_config
 from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
 from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.oauth import MemoryTokenStorage, authorization_code_provider
+from mcs_mcp.client.output_check import speed_up_output_check
 from mcs_mcp.client.pinning import HeldTool, PinStore
 from mcs_mcp.client.results import prompt_result, resource_result, tool_result, wraps_result
 from mcs_mcp.interfaces import wire
@@ -623,6 +624,7 @@ class MCPDriver(ToolDriver):
     async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, timeout: float | None) -> Any:
         if route.kind == "tool":
             self._prime_output_schemas(client, route.server)
+            speed_up_output_check(client.session, route.target)
             result = await client.call_tool(
                 route.target, invocation.arguments, read_timeout_seconds=timeout,
                 progress_callback=self._progress_sink(route.server, invocation.context),
