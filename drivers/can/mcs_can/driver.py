@@ -9,7 +9,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import can
@@ -400,6 +400,14 @@ class CanDriver(ToolDriver):
         if kind == STATUS:
             return self.get_status()
         raise ExecutionError(f"{invocation.tool.name} is not a tool of the CAN driver", tool=invocation.tool.name)
+
+    def _tool_runner(self, tool: Tool) -> Callable[[Invocation], Any]:
+        """A send tool's calls go to :meth:`_send`, as :meth:`_call_tool` sends them (its
+        kind is fixed with the tool); every other tool's, and all of a subclass that has its
+        own ``_call_tool``, to :meth:`_call_tool`."""
+        if tool.meta.get("kind") == SEND and type(self)._call_tool is CanDriver._call_tool:
+            return self._send
+        return self._call_tool
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
         kind = invocation.tool.meta.get("kind")
