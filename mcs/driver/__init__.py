@@ -811,10 +811,14 @@ class ToolDriver(MCSDriver):
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.
         """
-        calls = _parse_tool_calls(llm_response, self._known_names())
+        names = self._names
+        calls = _parse_tool_calls(llm_response, self._known_names() if names is None else names)
         if len(calls) == 1 and type(self).prepare is ToolDriver.prepare:
             call = calls[0]
-            tool = self.get_tool(call.name)
+            tools = self._tools
+            tool = tools.get(call.name) if tools is not None else None  # get_tool's exact-name step
+            if tool is None:
+                tool = self.get_tool(call.name)
             if tool is not None:  # (None: _prepare_calls passes the response on or refuses it)
                 plan = self._core_tool_plans.get(tool.name)
                 if plan is not None and plan.tool is tool and plan.lane is not None and self.controls.is_empty():
