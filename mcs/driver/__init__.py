@@ -823,6 +823,8 @@ class ToolDriver(MCSDriver):
                 plan = self._core_tool_plans.get(tool.name)
                 if plan is not None and plan.tool is tool and plan.lane is not None and self.controls.is_empty():
                     return self._run_lane(plan, plan.lane, call.arguments, context)
+                invocation, plan = self._prepare_planned(tool, call.arguments, context)  # (the name resolved once)
+                return self._run(invocation, plan.handler)
         prepared = self._prepare_calls(calls, context)
         if prepared is None:
             return llm_response
