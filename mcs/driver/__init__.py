@@ -578,11 +578,12 @@ class ToolDriver(MCSDriver):
     def _lane_of(self, tool: Tool, handler: Callable[[Invocation], Any] | None) -> Callable[[Invocation], Any] | None:
         """What :func:`pipeline.run_sync` would call for ``tool`` inline, when that is fixed
         for the tool: its handler, or :meth:`_tool_runner` when the driver enforces deadlines
-        itself (``enforces_deadline``, with the base class's :meth:`_runs_inline`), and the
-        tool has no output schema (so no result check). ``None`` otherwise: a worker-thread
-        deadline or a result check always goes through the pipeline."""
-        if tool.output_schema is not None:
-            return None
+        itself (``enforces_deadline``, with the base class's :meth:`_runs_inline`), when the
+        driver keeps the base class's :meth:`prepare` and the tool has no output schema (so
+        no result check). ``None`` otherwise: a worker-thread deadline, a result check or a
+        driver's own ``prepare()`` always goes through the pipeline."""
+        if tool.output_schema is not None or type(self).prepare is not ToolDriver.prepare:
+            return None  # (a subclass's own prepare() decides what its calls run with)
         if handler is not None:
             return handler
         if type(self)._runs_inline is ToolDriver._runs_inline and self.enforces_deadline:
@@ -722,8 +723,10 @@ class ToolDriver(MCSDriver):
         if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
             tool = self._resolve(name)
             plan = self._core_tool_plans.get(tool.name)
-            if plan is not None and plan.tool is tool and plan.lane is not None and self.controls.is_empty():
-                return self._run_lane(plan, plan.lane, dict(arguments or {}), context)
+            if plan is not None and plan.tool is tool:
+                lane = plan.lane
+                if lane is not None and self.controls.is_empty():
+                    return self._run_lane(plan, lane, dict(arguments or {}), context)
             invocation, plan = self._prepare_planned(tool, dict(arguments or {}), context)
             return self._run(invocation, plan.handler)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
@@ -812,8 +815,12 @@ class ToolDriver(MCSDriver):
             ToolCallError: with ``.code`` telling which stage refused the call.
         """
         names = self._names
-        calls = _parse_tool_calls(llm_response, self._known_names() if names is None else names)
-        if len(calls) == 1 and type(self).prepare is ToolDriver.prepare:
+        parser = _parser
+        if names is None or parser is None:
+            calls = _parse_tool_calls(llm_response, self._known_names())
+        else:
+            calls = parser(llm_response, known_names=names)
+        if len(calls) == 1:
             call = calls[0]
             tools = self._tools
             tool = tools.get(call.name) if tools is not None else None  # get_tool's exact-name step
@@ -821,10 +828,13 @@ class ToolDriver(MCSDriver):
                 tool = self.get_tool(call.name)
             if tool is not None:  # (None: _prepare_calls passes the response on or refuses it)
                 plan = self._core_tool_plans.get(tool.name)
-                if plan is not None and plan.tool is tool and plan.lane is not None and self.controls.is_empty():
-                    return self._run_lane(plan, plan.lane, call.arguments, context)
-                invocation, plan = self._prepare_planned(tool, call.arguments, context)  # (the name resolved once)
-                return self._run(invocation, plan.handler)
+                if plan is not None and plan.tool is tool:
+                    lane = plan.lane  # (None when a subclass has its own prepare(): see _lane_of)
+                    if lane is not None and self.controls.is_empty():
+                        return self._run_lane(plan, lane, call.arguments, context)
+                if type(self).prepare is ToolDriver.prepare:
+                    invocation, plan = self._prepare_planned(tool, call.arguments, context)  # resolved once
+                    return self._run(invocation, plan.handler)
         prepared = self._prepare_calls(calls, context)
         if prepared is None:
             return llm_response
