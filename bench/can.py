@@ -11,6 +11,8 @@
    Ratio of medians, interleaved. Bar: <= 1.2. ``call_tool`` (no parsing) is shown beside it.
    2b. The floor: the same checks written inline for this one message, without the pipeline,
    against the same direct send in a loop of their own (no goal; see ``bench_floor``).
+   2c. The stages of part 2's call, each timed on its own in one interleaved loop (no goal;
+   see ``bench_stages``).
 
 Run: ``python -m bench can`` (``make bench``).
 """
@@ -257,6 +259,92 @@ def bench_floor(calls: int = CALLS) -> None:
           "checks and the pipeline)")
 
 
+def bench_stages(calls: int = CALLS) -> None:
+    """Where part 2's time goes: each stage of ``process_llm_response`` timed on its own, all
+    interleaved in one loop with the whole call and the direct send (no goal; the stages
+    run apart, so their sum differs from the whole by what joins them). "the send's own
+    work" is the driver's send less what it shares with the direct run (signal values,
+    encode, ``can.Message``, virtual-bus send), timed here as the shared part."""
+    import can
+    import cantools
+    import pydantic_core
+    from mcs_can import CanDriver
+
+    from mcs import pipeline
+    from mcs.context import default_context
+    from mcs.parsing import parse_tool_calls
+
+    print(f"\n-- 2c. stages of part 2's call ({calls} calls each, interleaved; no goal)")
+    db = cantools.database.load_file(str(FORD))
+    message = db.get_message_by_name(MESSAGE)
+    tool_name = f"send_{MESSAGE}"
+    response = json.dumps({"tool": tool_name, "arguments": SIGNALS})
+    ours_channel, bare_channel = f"mcs-stages-{os.getpid()}-ours", f"mcs-stages-{os.getpid()}-bare"
+    driver = CanDriver(FORD, fd=True, allow_send=[MESSAGE], channel=ours_channel, tx_rate_limit=1e6,
+                       tx_burst=1_000_000, watchdog_timeout=None)
+    bare = can.Bus(interface="virtual", channel=bare_channel)
+    sniffers = [can.Bus(interface="virtual", channel=c) for c in (ours_channel, bare_channel)]
+    try:
+        driver.arm()
+        driver.process_llm_response(response)  # the tool's plan made
+        known = driver._known_names()
+        tool = driver.get_tool(tool_name)
+        assert tool is not None
+        validator = driver._validator(tool)
+        arguments = pydantic_core.from_json(response)["arguments"]
+        invocation = pipeline.new_invocation(tool, arguments, default_context(), time.monotonic() + 3600.0, 3600.0,
+                                             None, "")
+        spec = driver._sendable[MESSAGE]
+
+        def direct() -> None:
+            data = db.encode_message(MESSAGE, SIGNALS)
+            bare.send(can.Message(arbitration_id=message.frame_id, is_extended_id=message.is_extended_frame,
+                                  is_fd=message.is_fd, bitrate_switch=message.is_fd, data=data))
+
+        def shared() -> None:
+            data = spec.message.encode(spec.values_for(arguments, tool_name), scaling=True, padding=False,
+                                       strict=False)
+            driver.bus.send(can.Message(arbitration_id=spec.frame_id, is_extended_id=spec.is_extended,
+                                        is_fd=spec.is_fd, bitrate_switch=spec.is_fd and driver.bitrate_switch,
+                                        data=data, check=False))
+
+        runners: dict[str, Any] = {
+            "whole process_llm_response": lambda: driver.process_llm_response(response),
+            "direct encode_message + bus.send": direct,
+            "reading the text (parse_tool_calls)": lambda: parse_tool_calls(response, known_names=known),
+            "  of which pydantic_core.from_json": lambda: pydantic_core.from_json(response),
+            "schema and Unicode checks": lambda: validator.validate(arguments),
+            "context and Invocation": lambda: pipeline.new_invocation(
+                tool, arguments, default_context(), time.monotonic() + 30.0, 30.0, None, ""),
+            "the driver's send": lambda: driver._send(invocation),
+            "  its part shared with the direct run": shared,
+        }
+        timings: dict[str, list[float]] = {name: [] for name in runners}
+        for index in range(calls + 200):
+            for name, run in runners.items():
+                started = time.perf_counter()
+                run()
+                if index >= 200:
+                    timings[name].append(time.perf_counter() - started)
+            if index % 50 == 0:
+                for sniffer in sniffers:
+                    while sniffer.recv(0) is not None:
+                        pass
+    finally:
+        driver.close()
+        bare.shutdown()
+        for sniffer in sniffers:
+            sniffer.shutdown()
+    medians = {name: statistics.median(values) * 1e6 for name, values in timings.items()}
+    for name, median in medians.items():
+        print(f"   median {name:38} {median:8.1f} us")
+    own = medians["the driver's send"] - medians["  its part shared with the direct run"]
+    parts = sum(medians[name] for name in ("reading the text (parse_tool_calls)", "schema and Unicode checks",
+                                           "context and Invocation", "the driver's send"))
+    print(f"   the send's own work {own:.1f} us; what joins the stages (whole less their sum) "
+          f"{medians['whole process_llm_response'] - parts:.1f} us")
+
+
 def main() -> None:
     if not FORD.is_file():
         print("bench/can.py: ../shared/corpus/dbc is not here; nothing to measure")
@@ -264,6 +352,7 @@ def main() -> None:
     bench_load()
     bench_send()
     bench_floor()
+    bench_stages()
 
 
 if __name__ == "__main__":

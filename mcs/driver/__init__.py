@@ -181,17 +181,21 @@ class _ToolPlan:
     and kept until :meth:`ToolDriver.refresh_tools`: one dictionary lookup per call
     instead of one method call for each part."""
 
-    __slots__ = ("handler", "tool", "unwraps", "upstream", "validator")
+    __slots__ = ("handler", "lane", "tool", "unwraps", "upstream", "validator")
 
     def __init__(
         self, tool: Tool, validator: ArgumentValidator, upstream: str,
         handler: Callable[[Invocation], Any] | None, unwraps: bool,
+        lane: Callable[[Invocation], Any] | None = None,
     ) -> None:
         self.tool = tool
         self.validator = validator
         self.upstream = upstream
         self.handler = handler
         self.unwraps = unwraps  # discovery's call_tool: the call names the tool to run
+        #: What runs a call of this tool on the caller's thread when its driver's controls
+        #: are empty (see ToolDriver._lane_of); ``None``: every call takes the pipeline.
+        self.lane = lane
 
 
 class _Prepared(NamedTuple):
@@ -565,9 +569,55 @@ class ToolDriver(MCSDriver):
         plan = self._core_tool_plans.get(tool.name)
         if plan is None or plan.tool is not tool:
             unwraps = discovery.is_call_tool(tool)  # its validator goes unused: the named tool's checks
-            plan = _ToolPlan(tool, self._validator(tool), self.upstream_of(tool), self._handler(tool), unwraps)
+            handler = self._handler(tool)
+            plan = _ToolPlan(tool, self._validator(tool), self.upstream_of(tool), handler, unwraps,
+                             None if unwraps else self._lane_of(tool, handler))
             self._core_tool_plans[tool.name] = plan
         return plan
+
+    def _lane_of(self, tool: Tool, handler: Callable[[Invocation], Any] | None) -> Callable[[Invocation], Any] | None:
+        """What :func:`pipeline.run_sync` would call for ``tool`` inline, when that is fixed
+        for the tool: its handler, or :meth:`_tool_runner` when the driver enforces deadlines
+        itself (``enforces_deadline``, with the base class's :meth:`_runs_inline`), when the
+        driver keeps the base class's :meth:`prepare` and the tool has no output schema (so
+        no result check). ``None`` otherwise: a worker-thread deadline, a result check or a
+        driver's own ``prepare()`` always goes through the pipeline."""
+        if tool.output_schema is not None or type(self).prepare is not ToolDriver.prepare:
+            return None  # (a subclass's own prepare() decides what its calls run with)
+        if handler is not None:
+            return handler
+        if type(self)._runs_inline is ToolDriver._runs_inline and self.enforces_deadline:
+            return self._tool_runner(tool)
+        return None
+
+    def _tool_runner(self, tool: Tool) -> Callable[[Invocation], Any]:
+        """The function that runs a call of ``tool``: :meth:`_call_tool`, unless a driver
+        names the method its ``_call_tool`` would pick for that tool (one dispatch per tool,
+        not per call). Asked once per tool, then kept until :meth:`refresh_tools`."""
+        return self._call_tool
+
+    def _run_lane(
+        self, plan: _ToolPlan, lane: Callable[[Invocation], Any], arguments: Any, context: AgentContext | None
+    ) -> Any:
+        """One call of ``plan``'s tool with nothing configured around it (empty controls: no
+        policy, hook, breaker or limit to admit or report), the work of :meth:`_prepare_planned`
+        then :meth:`_run` in one frame: the same validation, context, deadline, call on the
+        caller's thread (the driver enforces the deadline) and error mapping as
+        :func:`pipeline.run_sync`'s own path for empty controls."""
+        tool = plan.tool
+        validator = plan.validator
+        arguments = validator.validate(arguments)
+        timeout = self.timeout
+        invocation = pipeline.new_invocation(
+            tool, arguments, context or default_context(),
+            time.monotonic() + timeout if timeout is not None else None, timeout, validator.secret_mask,
+            plan.upstream,
+        )
+        try:
+            return lane(invocation)
+        except Exception as exc:
+            error = pipeline.map_exception(exc, tool.name, invocation.secrets())
+            raise error from (None if error is exc else exc)
 
     def _prepare_planned(
         self, tool: Tool, arguments: Any, context: AgentContext | None
@@ -630,7 +680,11 @@ class ToolDriver(MCSDriver):
     def _prepare_all(
         self, llm_response: Any, context: AgentContext | None
     ) -> list[_Prepared] | None:
-        calls = _parse_tool_calls(llm_response, self._known_names())
+        return self._prepare_calls(_parse_tool_calls(llm_response, self._known_names()), context)
+
+    def _prepare_calls(self, calls: list[ToolCall], context: AgentContext | None) -> list[_Prepared] | None:
+        """Every call of ``calls`` this driver answers for, resolved and validated before any
+        runs; ``None`` when there is none (the response passes through)."""
         if not calls:
             return None
         if len(calls) == 1:  # the common case: one call, its name resolved once
@@ -667,7 +721,13 @@ class ToolDriver(MCSDriver):
     ) -> Any:
         """Run one tool by name through the whole pipeline; returns the raw result."""
         if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
-            invocation, plan = self._prepare_planned(self._resolve(name), dict(arguments or {}), context)
+            tool = self._resolve(name)
+            plan = self._core_tool_plans.get(tool.name)
+            if plan is not None and plan.tool is tool:
+                lane = plan.lane
+                if lane is not None and self.controls.is_empty():
+                    return self._run_lane(plan, lane, dict(arguments or {}), context)
+            invocation, plan = self._prepare_planned(tool, dict(arguments or {}), context)
             return self._run(invocation, plan.handler)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
         return self._run(invocation, self._handler(invocation.tool))
@@ -754,7 +814,28 @@ class ToolDriver(MCSDriver):
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.
         """
-        prepared = self._prepare_all(llm_response, context)
+        names = self._names
+        parser = _parser
+        if names is None or parser is None:
+            calls = _parse_tool_calls(llm_response, self._known_names())
+        else:
+            calls = parser(llm_response, known_names=names)
+        if len(calls) == 1:
+            call = calls[0]
+            tools = self._tools
+            tool = tools.get(call.name) if tools is not None else None  # get_tool's exact-name step
+            if tool is None:
+                tool = self.get_tool(call.name)
+            if tool is not None:  # (None: _prepare_calls passes the response on or refuses it)
+                plan = self._core_tool_plans.get(tool.name)
+                if plan is not None and plan.tool is tool:
+                    lane = plan.lane  # (None when a subclass has its own prepare(): see _lane_of)
+                    if lane is not None and self.controls.is_empty():
+                        return self._run_lane(plan, lane, call.arguments, context)
+                if type(self).prepare is ToolDriver.prepare:
+                    invocation, plan = self._prepare_planned(tool, call.arguments, context)  # resolved once
+                    return self._run(invocation, plan.handler)
+        prepared = self._prepare_calls(calls, context)
         if prepared is None:
             return llm_response
         if len(prepared) == 1:

@@ -220,7 +220,11 @@ class RateLimiter:
         """
         if self.rate is None:
             return
-        self._refill()
+        now = self._clock()  # _refill(), in this frame: one-shot sends take this path every time
+        free = self._free
+        if free is not None:
+            self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * free)
+        self._stamp = now
         if self._tokens < 1.0:
             raise self._refusal(tool)
         self._tokens -= 1.0

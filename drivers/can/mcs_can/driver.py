@@ -9,7 +9,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import can
@@ -173,7 +173,7 @@ class CanDriver(ToolDriver):
             (e.arbitration_id, e.is_extended_id, e.dlc) for e in self.allowed if e.dlc is not None)
         self._admitted_any_length = frozenset(
             (e.arbitration_id, e.is_extended_id) for e in self.allowed if e.dlc is None)
-        #: The description heads of the kinds of frame the last gate admitted (:meth:`_admitted_description`).
+        #: The description heads of the kinds of frame the last gate admitted (:meth:`_admitted_head`).
         self._admitted_heads: dict[tuple[int, bool, bool, bool, int, bool], dict[str, Any]] = {}
         for key, message_name in self._by_key.items():
             reason = self.database.unchecked.get(message_name)
@@ -401,6 +401,14 @@ class CanDriver(ToolDriver):
             return self.get_status()
         raise ExecutionError(f"{invocation.tool.name} is not a tool of the CAN driver", tool=invocation.tool.name)
 
+    def _tool_runner(self, tool: Tool) -> Callable[[Invocation], Any]:
+        """A send tool's calls go to :meth:`_send`, as :meth:`_call_tool` sends them (its
+        kind is fixed with the tool); every other tool's, and all of a subclass that has its
+        own ``_call_tool``, to :meth:`_call_tool`."""
+        if tool.meta.get("kind") == SEND and type(self)._call_tool is CanDriver._call_tool:
+            return self._send
+        return self._call_tool
+
     async def _acall_tool(self, invocation: Invocation) -> Any:
         kind = invocation.tool.meta.get("kind")
         if kind == MONITOR:
@@ -477,7 +485,12 @@ class CanDriver(ToolDriver):
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
         with self._tx_lock:
-            described = self._admitted_description(frame, tool)
+            # The last gate's verdict and the description head, kept per kind of frame (see _admitted_head).
+            head = self._admitted_heads.get(
+                (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd))
+            if head is None:
+                head = self._admitted_head(frame, tool)
+            described = {**head, "data_hex": frame.data.hex()}  # a bytearray: describe_frame's bytes(...).hex() without the copy
             pending = self._state.check(spec.name, limited, tool) if limited else {}
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
@@ -504,8 +517,15 @@ class CanDriver(ToolDriver):
                 self._approvals.check(str(token), digest, tool)
             if period is None:
                 self._rate.spend_one(tool)
+                link = self._link
                 try:
-                    self._transmit(frame, invocation)
+                    if link.receiver.failure is not None:  # what ensure() looks at first: reopen a failed bus
+                        link.ensure()
+                    deadline = invocation.deadline  # Invocation.remaining(), without its frame
+                    try:
+                        link.bus.send(frame, timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+                    except can.CanError as exc:
+                        raise self._send_failed(frame, invocation, exc) from None
                 except BaseException:
                     self._rate.refund_one()  # the frame did not go: its token is not spent
                     raise
@@ -542,33 +562,27 @@ class CanDriver(ToolDriver):
                 tool=tool, details={"frame": describe_frame(frame), "allowed": False},
             )
 
-    def _admitted_description(self, frame: can.Message, tool: str) -> dict[str, Any]:
-        """:meth:`_check_frame`, then :func:`describe_frame`, with both done once per kind of
-        frame (a database has a few hundred at most): the gate looks only at the id, its kind,
-        FD and length and at what the driver was built with (the allow-list, ``fd``, both in
-        the key or fixed), never at the bytes, so a kind of frame it admitted once it admits
-        again; the head of its description is kept with that verdict."""
+    def _admitted_head(self, frame: can.Message, tool: str) -> dict[str, Any]:
+        """:meth:`_check_frame` for a kind of frame not seen yet, then the head of its
+        :func:`describe_frame` (all but the bytes), kept with that verdict. A database has a
+        few hundred kinds of frame at most, and the gate looks only at the id, its kind, FD,
+        BRS and length and at what the driver was built with (the allow-list, ``fd``, both in
+        the key or fixed), never at the bytes: a kind of frame it admitted once it admits
+        again. Refusals raise and are not kept."""
         key = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd)
-        head = self._admitted_heads.get(key)
-        if head is None:
-            self._check_frame(frame, tool)
-            head = self._admitted_heads[key] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
-        return {**head, "data_hex": frame.data.hex()}  # a bytearray: describe_frame's bytes(...).hex() without the copy
+        self._check_frame(frame, tool)
+        head = self._admitted_heads[key] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
+        return head
 
-    def _transmit(self, frame: can.Message, invocation: Invocation) -> None:
-        link = self._link
-        if link.receiver.failure is not None:  # what ensure() looks at first: reopen a failed bus
-            link.ensure()
-        try:
-            link.bus.send(frame, timeout=invocation.remaining())
-        except can.CanError as exc:
-            self._audit("send_failed", invocation, frame=describe_frame(frame), error=str(exc))
-            self.disarm(reason=f"send failed: {exc}")
-            raise ExecutionError(
-                f"The CAN bus did not take the frame ({type(exc).__name__}: {exc}). Sending was disarmed as a "
-                "precaution; the operator must arm it again.",
-                tool=invocation.tool.name, details={"frame": describe_frame(frame), "can_error": str(exc)},
-            ) from None
+    def _send_failed(self, frame: can.Message, invocation: Invocation, exc: can.CanError) -> ExecutionError:
+        """What a frame the bus refused leads to: audited, sending disarmed, and the error."""
+        self._audit("send_failed", invocation, frame=describe_frame(frame), error=str(exc))
+        self.disarm(reason=f"send failed: {exc}")
+        return ExecutionError(
+            f"The CAN bus did not take the frame ({type(exc).__name__}: {exc}). Sending was disarmed as a "
+            "precaution; the operator must arm it again.",
+            tool=invocation.tool.name, details={"frame": describe_frame(frame), "can_error": str(exc)},
+        )
 
     def _start_periodic(self, spec: MessageSpec, frame: can.Message, period_ms: float, tool: str) -> None:
         self._rate.check_periodic(spec.name, period_ms, tool)

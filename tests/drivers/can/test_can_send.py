@@ -9,6 +9,7 @@ import time
 import can
 import cantools
 import pytest
+from can.interfaces.virtual import VirtualBus
 from can_support import CRUISE, CRUISE_BYTES, collect, drain, frame_tuples
 from cantools.database.can import Database, Message, Signal
 
@@ -143,3 +144,29 @@ def test_a_send_tool_exists_only_for_allowed_messages_by_default(make_driver) ->
 def test_the_bus_settings_reach_python_can(make_driver, channel) -> None:
     driver = make_driver(bitrate=500_000, bus_options={"receive_own_messages": False})
     assert isinstance(driver.bus, can.BusABC) and driver.bus.channel_info.endswith(channel)
+
+
+class _RefusingBus(VirtualBus):  # type: ignore[misc]
+    """A virtual bus whose controller refuses every frame (a bus-off controller)."""
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        raise can.CanOperationError("bus off")
+
+
+def test_a_frame_the_bus_refuses_disarms_and_gives_back_its_rate_token(make_driver, channel) -> None:
+    bus = _RefusingBus(channel=channel)
+    try:
+        driver = make_driver(allow_send=["CruiseCommand"], watchdog_timeout=None, bus=bus, tx_burst=1,
+                             tx_rate_limit=0.001)  # no refill within the test
+        driver.arm()
+        with pytest.raises(ToolCallError) as refused:
+            call(driver, "send_CruiseCommand", **CRUISE)
+        assert refused.value.code == ErrorCode.EXECUTION_ERROR
+        assert "did not take the frame (CanOperationError: bus off)" in refused.value.message
+        assert refused.value.details["frame"]["id_hex"] == "0x200"
+        assert not driver.armed
+        driver.arm()  # the one token of the burst was given back: the next refusal is the bus's again
+        with pytest.raises(ToolCallError, match="did not take the frame"):
+            call(driver, "send_CruiseCommand", **CRUISE)
+    finally:
+        bus.shutdown()
