@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcs import parse_tool_calls
-from mcs.parsing import _PLAIN_NAMES, _PLAIN_NAMES_KEPT, _canonical_text, _known_canonical_call, _Names
+from mcs.parsing import (
+    _PLAIN_NAMES,
+    _PLAIN_NAMES_KEPT,
+    _canonical_text,
+    _known_canonical_call,
+    _Names,
+)
 from mcs.parsing.text import read_text
 
 
