@@ -210,7 +210,8 @@ def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
         return None
     name = value.get("tool", value.get("name"))
     arguments = value["arguments"]
-    if type(name) is not str or type(arguments) is not dict or name not in known or looks_like_schema(arguments):
+    if type(name) is not str or type(arguments) is not dict or name not in known \
+            or ("properties" in arguments and looks_like_schema(arguments)):  # (no "properties": not a schema)
         return None
     if name not in _PLAIN_NAMES:  # the checks below look at the name alone: a name they passed passes again
         if not name.isidentifier() or len(name) > MAX_NAME_LENGTH or name.lower() in _NOT_CALLS:
