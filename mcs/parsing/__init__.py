@@ -174,6 +174,11 @@ def _canonical_text(text: str) -> Found | None:
 
 
 _CANONICAL_STARTS: Final = ('{"tool":', '{"name":')
+_PLAIN_NAMES: Final[set[str]] = set()
+"""Known names :func:`_known_canonical_call` found to be identifiers of at most
+:data:`MAX_NAME_LENGTH` characters and not a final answer; only names a caller listed as
+known are added, and the set is emptied when it holds :data:`_PLAIN_NAMES_KEPT`."""
+_PLAIN_NAMES_KEPT: Final = 4096
 _new_object = object.__new__
 _set_call_name, _set_call_arguments, _set_call_id = (
     ToolCall.__dict__[field].__set__ for field in ("name", "arguments", "id")
@@ -192,8 +197,10 @@ def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
     or ``?`` the placeholder check has nothing to look at. The :class:`ToolCall` is built
     without the frozen dataclass's ``__init__`` (the same object: its fields are slots).
     """
+    # "\\" first: one character is found by memchr, "\\_" by a slower two-character search (most
+    # texts have no backslash at all, so the second scan runs only when the first finds one).
     if type(known) is not dict or not text.startswith(_CANONICAL_STARTS) or len(text) > MAX_INPUT_CHARS \
-            or "\\_" in text or "<" in text or "?" in text:
+            or "<" in text or "?" in text or ("\\" in text and "\\_" in text):
         return None  # (the name first, as models and json.dumps write it: other JSON is not read twice)
     try:
         value = pydantic_core.from_json(text)
@@ -203,9 +210,15 @@ def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
         return None
     name = value.get("tool", value.get("name"))
     arguments = value["arguments"]
-    if type(name) is not str or type(arguments) is not dict or name not in known or not name.isidentifier() \
-            or len(name) > MAX_NAME_LENGTH or name.lower() in _NOT_CALLS or looks_like_schema(arguments):
+    if type(name) is not str or type(arguments) is not dict or name not in known \
+            or ("properties" in arguments and looks_like_schema(arguments)):  # (no "properties": not a schema)
         return None
+    if name not in _PLAIN_NAMES:  # the checks below look at the name alone: a name they passed passes again
+        if not name.isidentifier() or len(name) > MAX_NAME_LENGTH or name.lower() in _NOT_CALLS:
+            return None
+        if len(_PLAIN_NAMES) >= _PLAIN_NAMES_KEPT:
+            _PLAIN_NAMES.clear()
+        _PLAIN_NAMES.add(name)
     call: ToolCall = _new_object(ToolCall)
     _set_call_name(call, name)
     _set_call_arguments(call, arguments)

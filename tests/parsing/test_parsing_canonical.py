@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcs import parse_tool_calls
-from mcs.parsing import _canonical_text, _known_canonical_call, _Names
+from mcs.parsing import (
+    _PLAIN_NAMES,
+    _PLAIN_NAMES_KEPT,
+    _canonical_text,
+    _known_canonical_call,
+    _Names,
+)
 from mcs.parsing.text import read_text
 
 
@@ -94,6 +100,8 @@ KNOWN_SCHEMAS: dict[str, Any] = {
         '{"tool": "add", "arguments": {"repo": "<repo name>"}}',
         '{"tool": "add", "arguments": {"note": "</think>"}}',
         '{"tool": "calc\\\\_area", "arguments": {"w": 2}}',
+        '{"tool": "add", "arguments": {"path": "C:\\\\dir\\\\file"}}',  # a backslash, none before "_"
+        '{"tool": "add", "arguments": {"q": "say \\"hi\\"", "path": "a\\\\_b"}}',  # one before "_" later on
         '{"tool": "add", "arguments": {"a": NaN}}',
         '{"tool": "add", "arguments": {"a": "\\ud800"}}',
         '{"tool": "add", "arguments": {"a": 1}, "id": "c1"}',
@@ -113,6 +121,22 @@ def test_the_one_frame_path_takes_only_known_names_in_texts_without_placeholder_
                  '{"tool": "add", "arguments": {"q": "a<b"}}', '{"tool": "final_answer", "arguments": {}}'):
         assert _known_canonical_call(text, KNOWN_SCHEMAS) is None
     assert _known_canonical_call('{"tool": "add", "arguments": {}}', frozenset({"add"})) is None
+
+
+def test_a_name_the_one_frame_path_refused_is_refused_again_and_one_it_took_is_taken_again() -> None:
+    for _ in range(3):
+        assert _known_canonical_call('{"tool": "final_answer", "arguments": {}}', KNOWN_SCHEMAS) is None
+        assert _known_canonical_call('{"tool": "a.b", "arguments": {}}', KNOWN_SCHEMAS) is None
+        call = _known_canonical_call('{"tool": "add", "arguments": {"a": 1}}', KNOWN_SCHEMAS)
+        assert call is not None and (call.name, call.arguments, call.id) == ("add", {"a": 1}, None)
+    assert "final_answer" not in _PLAIN_NAMES and "a.b" not in _PLAIN_NAMES and "add" in _PLAIN_NAMES
+
+
+def test_the_names_the_one_frame_path_remembers_stay_bounded() -> None:
+    many = {f"tool_{index}": {} for index in range(_PLAIN_NAMES_KEPT + 10)}
+    for name in many:
+        assert _known_canonical_call(json.dumps({"tool": name, "arguments": {}}), many) is not None
+    assert 0 < len(_PLAIN_NAMES) <= _PLAIN_NAMES_KEPT
 
 
 known_names = st.sampled_from(["add", "get", "a.b", "final_answer", "Final_Answer", "y" * 300, "nope", "calc_area"])

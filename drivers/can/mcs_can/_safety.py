@@ -181,6 +181,7 @@ class RateLimiter:
         self.burst = burst
         self.reserved: dict[str, float] = {}
         self._tokens = float(burst)
+        self._full = float(burst)  # the bucket's size as spend_one compares it (burst is set only here)
         self._clock = clock
         self._stamp = clock()
         # free_rate, kept up to date by reserve() and release() (the only writers of
@@ -222,12 +223,16 @@ class RateLimiter:
             return
         now = self._clock()  # _refill(), in this frame: one-shot sends take this path every time
         free = self._free
+        tokens = self._tokens
         if free is not None:
-            self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * free)
+            tokens += (now - self._stamp) * free
+            if tokens > self._full:  # min(), without the call
+                tokens = self._full
         self._stamp = now
-        if self._tokens < 1.0:
+        if tokens < 1.0:
+            self._tokens = tokens
             raise self._refusal(tool)
-        self._tokens -= 1.0
+        self._tokens = tokens - 1.0
 
     def refund_one(self) -> None:
         if self.rate is not None:

@@ -263,7 +263,8 @@ class MessageSpec:
         return f"Only when {spec.mux_parent} is {shown}."
 
     def values_for(self, arguments: Mapping[str, Any], tool: str) -> dict[str, Any]:
-        """The signal values to encode: the given ones, the DBC's initial values for the rest.
+        """The signal values to encode: the given ones, the DBC's initial values for the rest
+        (``arguments`` itself when it is a dict of exactly every signal: read it, never change it).
 
         Raises:
             InvalidInputError: a signal outside the selected multiplexer branch, or a
@@ -273,7 +274,9 @@ class MessageSpec:
         if plan.fixed:  # not multiplexed: every signal, given or initial (the general path names what is missing)
             names = plan.names
             if len(arguments) == len(names) and names.issuperset(arguments):
-                return dict(arguments)  # exactly every signal given: no initial value to add, nothing to drop
+                # Exactly every signal given: no initial value to add, nothing to drop. The caller's dict
+                # itself (the encoder and the limits only read the values; nothing writes to them).
+                return arguments if type(arguments) is dict else dict(arguments)
             fixed = dict(plan.initials)
             for name, value in arguments.items():
                 if name in names:

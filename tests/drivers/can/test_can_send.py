@@ -4,6 +4,7 @@ sends nothing; periodic sends start, change and stop; the async path sends the s
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import can
@@ -170,3 +171,24 @@ def test_a_frame_the_bus_refuses_disarms_and_gives_back_its_rate_token(make_driv
             call(driver, "send_CruiseCommand", **CRUISE)
     finally:
         bus.shutdown()
+
+
+def test_a_send_leaves_the_callers_arguments_as_they_were(armed, sniffer) -> None:
+    arguments = dict(CRUISE)  # every signal of the message: encoded from the validated dict itself
+    armed.call_tool("send_CruiseCommand", arguments)
+    assert arguments == CRUISE
+    assert frame_tuples(drain(sniffer)) == [(0x200, False, 4, CRUISE_BYTES)]
+
+
+def test_a_send_refused_under_the_transmit_lock_leaves_it_free(make_driver, sniffer) -> None:
+    driver = make_driver(allow_send=["CruiseCommand"], watchdog_timeout=None, tx_burst=1,
+                         tx_rate_limit=0.001)  # one frame, then refusals: no refill within the test
+    driver.arm()
+    call(driver, "send_CruiseCommand", **CRUISE)
+    with pytest.raises(ToolCallError, match="rate limit"):
+        call(driver, "send_CruiseCommand", **CRUISE)
+    other = threading.Thread(target=driver.disarm)  # disarm takes the transmit lock
+    other.start()
+    other.join(timeout=10.0)
+    assert not other.is_alive() and not driver.armed
+    assert len(drain(sniffer)) == 1
