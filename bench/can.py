@@ -39,6 +39,27 @@ SIGNALS = {
 }
 
 
+WARMUP = 200
+
+
+def _interleaved(runners: dict[str, Any], calls: int, sniffers: list[Any], drain_every: int = 100) -> dict[str, float]:
+    """Median microseconds of each runner, run in turn ``calls`` times after ``WARMUP``
+    unmeasured rounds (each runner's caches as cold as the others leave them); the
+    sniffers are drained every ``drain_every`` rounds so no receive queue grows."""
+    timings: dict[str, list[float]] = {name: [] for name in runners}
+    for index in range(calls + WARMUP):
+        for name, run in runners.items():
+            started = time.perf_counter()
+            run()
+            if index >= WARMUP:
+                timings[name].append(time.perf_counter() - started)
+        if index % drain_every == 0:
+            for sniffer in sniffers:
+                while sniffer.recv(0) is not None:
+                    pass
+    return {name: statistics.median(values) * 1e6 for name, values in timings.items()}
+
+
 # ---------------------------------------------------------------------- children
 
 
@@ -134,24 +155,12 @@ def bench_send(calls: int = CALLS) -> None:
         through_mcs()
         sent = [bytes(s.recv(1).data) for s in sniffers]  # type: ignore[union-attr]
         assert sent[0] == sent[1], "the driver and cantools encoded different frames"
-        timings: dict[str, list[float]] = {"mcs": [], "direct": [], "call_tool": []}
-        runners = {"mcs": through_mcs, "direct": direct, "call_tool": without_parsing}
-        for index in range(calls + 200):
-            for name, run in runners.items():
-                started = time.perf_counter()
-                run()
-                if index >= 200:
-                    timings[name].append(time.perf_counter() - started)
-            if index % 100 == 0:
-                for sniffer in sniffers:
-                    while sniffer.recv(0) is not None:
-                        pass
+        medians = _interleaved({"mcs": through_mcs, "direct": direct, "call_tool": without_parsing}, calls, sniffers)
     finally:
         driver.close()
         bare.shutdown()
         for sniffer in sniffers:
             sniffer.shutdown()
-    medians = {name: statistics.median(values) * 1e6 for name, values in timings.items()}
     print(f"   median process_llm_response          {medians['mcs']:8.1f} us")
     print(f"   median call_tool (no parsing)        {medians['call_tool']:8.1f} us")
     print(f"   median encode_message + bus.send     {medians['direct']:8.1f} us")
@@ -237,22 +246,10 @@ def bench_floor(calls: int = CALLS) -> None:
         direct()
         sent = [bytes(s.recv(1).data) for s in sniffers]  # type: ignore[union-attr]
         assert sent[0] == sent[1], "the floor and cantools encoded different frames"
-        timings: dict[str, list[float]] = {"floor": [], "direct": []}
-        runners = {"floor": floor, "direct": direct}
-        for index in range(calls + 200):
-            for name, run in runners.items():
-                started = time.perf_counter()
-                run()
-                if index >= 200:
-                    timings[name].append(time.perf_counter() - started)
-            if index % 100 == 0:
-                for sniffer in sniffers:
-                    while sniffer.recv(0) is not None:
-                        pass
+        medians = _interleaved({"floor": floor, "direct": direct}, calls, sniffers)
     finally:
         for bus in (floor_bus, bare, *sniffers):
             bus.shutdown()
-    medians = {name: statistics.median(values) * 1e6 for name, values in timings.items()}
     print(f"   median floor (same checks inlined)   {medians['floor']:8.1f} us")
     print(f"   median encode_message + bus.send     {medians['direct']:8.1f} us")
     print(f"   ratio {medians['floor'] / medians['direct']:.2f}  (no goal: what part 2's bar leaves for parsing, "
@@ -319,23 +316,12 @@ def bench_stages(calls: int = CALLS) -> None:
             "the driver's send": lambda: driver._send(invocation),
             "  its part shared with the direct run": shared,
         }
-        timings: dict[str, list[float]] = {name: [] for name in runners}
-        for index in range(calls + 200):
-            for name, run in runners.items():
-                started = time.perf_counter()
-                run()
-                if index >= 200:
-                    timings[name].append(time.perf_counter() - started)
-            if index % 50 == 0:
-                for sniffer in sniffers:
-                    while sniffer.recv(0) is not None:
-                        pass
+        medians = _interleaved(runners, calls, sniffers, drain_every=50)
     finally:
         driver.close()
         bare.shutdown()
         for sniffer in sniffers:
             sniffer.shutdown()
-    medians = {name: statistics.median(values) * 1e6 for name, values in timings.items()}
     for name, median in medians.items():
         print(f"   median {name:38} {median:8.1f} us")
     own = medians["the driver's send"] - medians["  its part shared with the direct run"]
