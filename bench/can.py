@@ -19,11 +19,13 @@ Run: ``python -m bench can`` (``make bench``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bench._support import ROOT, SHARED, run_measured
@@ -122,28 +124,43 @@ def bench_load() -> None:
 # ---------------------------------------------------------------------- 2. encode and send
 
 
-def bench_send(calls: int = CALLS) -> None:
+@contextlib.contextmanager
+def _driver_beside_direct(prefix: str) -> Iterator[tuple[Any, Any, Callable[[], None], list[Any]]]:
+    """An armed driver sending ``MESSAGE`` on its own virtual bus, the direct send
+    (cantools ``encode_message`` + python-can ``send``) on another, and a sniffer on each:
+    ``(driver, message, direct, sniffers)``, all shut down on exit."""
     import can
     import cantools
     from mcs_can import CanDriver
 
-    print(f"\n-- 2. encode and send {MESSAGE}: process_llm_response vs cantools encode_message + "
-          "python-can send (bar <= 1.2)")
     db = cantools.database.load_file(str(FORD))
     message = db.get_message_by_name(MESSAGE)
-    response = json.dumps({"tool": f"send_{MESSAGE}", "arguments": SIGNALS})
-    ours_channel, bare_channel = f"mcs-bench-{os.getpid()}-ours", f"mcs-bench-{os.getpid()}-bare"
+    ours_channel, bare_channel = f"{prefix}-{os.getpid()}-ours", f"{prefix}-{os.getpid()}-bare"
     driver = CanDriver(FORD, fd=True, allow_send=[MESSAGE], channel=ours_channel, tx_rate_limit=1e6,
                        tx_burst=1_000_000, watchdog_timeout=None)
     bare = can.Bus(interface="virtual", channel=bare_channel)
     sniffers = [can.Bus(interface="virtual", channel=c) for c in (ours_channel, bare_channel)]
+
+    def direct() -> None:
+        data = db.encode_message(MESSAGE, SIGNALS)
+        bare.send(can.Message(arbitration_id=message.frame_id, is_extended_id=message.is_extended_frame,
+                              is_fd=message.is_fd, bitrate_switch=message.is_fd, data=data))
+
     try:
         driver.arm()
+        yield driver, message, direct, sniffers
+    finally:
+        driver.close()
+        bare.shutdown()
+        for sniffer in sniffers:
+            sniffer.shutdown()
 
-        def direct() -> None:
-            data = db.encode_message(MESSAGE, SIGNALS)
-            bare.send(can.Message(arbitration_id=message.frame_id, is_extended_id=message.is_extended_frame,
-                                  is_fd=message.is_fd, bitrate_switch=message.is_fd, data=data))
+
+def bench_send(calls: int = CALLS) -> None:
+    print(f"\n-- 2. encode and send {MESSAGE}: process_llm_response vs cantools encode_message + "
+          "python-can send (bar <= 1.2)")
+    response = json.dumps({"tool": f"send_{MESSAGE}", "arguments": SIGNALS})
+    with _driver_beside_direct("mcs-bench") as (driver, _, direct, sniffers):
 
         def through_mcs() -> None:
             driver.process_llm_response(response)
@@ -153,14 +170,9 @@ def bench_send(calls: int = CALLS) -> None:
 
         direct()
         through_mcs()
-        sent = [bytes(s.recv(1).data) for s in sniffers]  # type: ignore[union-attr]
+        sent = [bytes(s.recv(1).data) for s in sniffers]
         assert sent[0] == sent[1], "the driver and cantools encoded different frames"
         medians = _interleaved({"mcs": through_mcs, "direct": direct, "call_tool": without_parsing}, calls, sniffers)
-    finally:
-        driver.close()
-        bare.shutdown()
-        for sniffer in sniffers:
-            sniffer.shutdown()
     print(f"   median process_llm_response          {medians['mcs']:8.1f} us")
     print(f"   median call_tool (no parsing)        {medians['call_tool']:8.1f} us")
     print(f"   median encode_message + bus.send     {medians['direct']:8.1f} us")
@@ -263,26 +275,16 @@ def bench_stages(calls: int = CALLS) -> None:
     work" is the driver's send less what it shares with the direct run (signal values,
     encode, ``can.Message``, virtual-bus send), timed here as the shared part."""
     import can
-    import cantools
     import pydantic_core
-    from mcs_can import CanDriver
 
     from mcs import pipeline
     from mcs.context import default_context
     from mcs.parsing import parse_tool_calls
 
     print(f"\n-- 2c. stages of part 2's call ({calls} calls each, interleaved; no goal)")
-    db = cantools.database.load_file(str(FORD))
-    message = db.get_message_by_name(MESSAGE)
     tool_name = f"send_{MESSAGE}"
     response = json.dumps({"tool": tool_name, "arguments": SIGNALS})
-    ours_channel, bare_channel = f"mcs-stages-{os.getpid()}-ours", f"mcs-stages-{os.getpid()}-bare"
-    driver = CanDriver(FORD, fd=True, allow_send=[MESSAGE], channel=ours_channel, tx_rate_limit=1e6,
-                       tx_burst=1_000_000, watchdog_timeout=None)
-    bare = can.Bus(interface="virtual", channel=bare_channel)
-    sniffers = [can.Bus(interface="virtual", channel=c) for c in (ours_channel, bare_channel)]
-    try:
-        driver.arm()
+    with _driver_beside_direct("mcs-stages") as (driver, _, direct, sniffers):
         driver.process_llm_response(response)  # the tool's plan made
         known = driver._known_names()
         tool = driver.get_tool(tool_name)
@@ -292,11 +294,6 @@ def bench_stages(calls: int = CALLS) -> None:
         invocation = pipeline.new_invocation(tool, arguments, default_context(), time.monotonic() + 3600.0, 3600.0,
                                              None, "")
         spec = driver._sendable[MESSAGE]
-
-        def direct() -> None:
-            data = db.encode_message(MESSAGE, SIGNALS)
-            bare.send(can.Message(arbitration_id=message.frame_id, is_extended_id=message.is_extended_frame,
-                                  is_fd=message.is_fd, bitrate_switch=message.is_fd, data=data))
 
         def shared() -> None:
             data = spec.message.encode(spec.values_for(arguments, tool_name), scaling=True, padding=False,
@@ -317,11 +314,6 @@ def bench_stages(calls: int = CALLS) -> None:
             "  its part shared with the direct run": shared,
         }
         medians = _interleaved(runners, calls, sniffers, drain_every=50)
-    finally:
-        driver.close()
-        bare.shutdown()
-        for sniffer in sniffers:
-            sniffer.shutdown()
     for name, median in medians.items():
         print(f"   median {name:38} {median:8.1f} us")
     own = medians["the driver's send"] - medians["  its part shared with the direct run"]
