@@ -450,12 +450,8 @@ def run_sync(
     check_output: Callable[[Any], None] | None = None,
 ) -> Any:
     """Run an admitted call: policies, hooks, deadline, error mapping. Returns the raw result."""
-    if controls.is_empty():  # nothing to admit or report: the same deadline and error mapping
-        try:
-            return _call_within_deadline(invocation, call, enforces_deadline, check_output)
-        except Exception as exc:
-            error = map_exception(exc, invocation.tool.name, invocation.secrets())
-            raise error from (None if error is exc else exc)
+    if controls.is_empty():
+        return run_bare(invocation, call, enforces_deadline, check_output)
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
@@ -470,6 +466,20 @@ def run_sync(
         raise error from (None if error is exc else exc)
     _finish(controls, admitted, invocation, started, result=result)
     return result
+
+
+def run_bare(
+    invocation: Invocation, call: Callable[[Invocation], Any], enforces_deadline: bool = True,
+    check_output: Callable[[Any], None] | None = None,
+) -> Any:
+    """:func:`run_sync` when no policy, hook or limit is set: nothing to admit or report,
+    the same deadline and the same error mapping. The defaults are a call whose deadline the
+    callee enforces and whose result has no check (a driver's lane, see ``ToolDriver``)."""
+    try:
+        return _call_within_deadline(invocation, call, enforces_deadline, check_output)
+    except Exception as exc:
+        error = map_exception(exc, invocation.tool.name, invocation.secrets())
+        raise error from (None if error is exc else exc)
 
 
 def _call_within_deadline(

@@ -596,37 +596,42 @@ class ToolDriver(MCSDriver):
         not per call). Asked once per tool, then kept until :meth:`refresh_tools`."""
         return self._call_tool
 
-    def _run_lane(
-        self, plan: _ToolPlan, lane: Callable[[Invocation], Any], arguments: Any, context: AgentContext | None
-    ) -> Any:
-        """One call of ``plan``'s tool with nothing configured around it (empty controls: no
-        policy, hook, breaker or limit to admit or report), the work of :meth:`_prepare_planned`
-        then :meth:`_run` in one frame: the same validation, context, deadline, call on the
-        caller's thread (the driver enforces the deadline) and error mapping as
-        :func:`pipeline.run_sync`'s own path for empty controls."""
-        tool = plan.tool
+    def _call_resolved(self, tool: Tool, arguments: Any, context: AgentContext | None) -> Any:
+        """Run one call of ``tool`` (a driver that keeps the base class's :meth:`prepare`).
+
+        With nothing configured around the driver's calls (empty controls: no policy, hook,
+        breaker or limit to admit or report) a tool with a lane (:meth:`_lane_of`) is called
+        through :func:`pipeline.run_bare`, the pipeline's own path for empty controls,
+        without :meth:`_run`'s choice of deadline and result check (fixed for the tool);
+        anything else runs through the whole pipeline."""
+        plan = self._core_tool_plan(tool)
+        lane = plan.lane
+        if lane is not None and self.controls.is_empty():
+            return pipeline.run_bare(self._invocation(plan, arguments, context), lane)
+        invocation, plan = self._prepare_planned(tool, arguments, context)
+        return self._run(invocation, plan.handler)
+
+    def _invocation(self, plan: _ToolPlan, arguments: Any, context: AgentContext | None) -> Invocation:
+        """The call of ``plan``'s tool with ``arguments`` validated (repaired where the schema
+        allows), its context, deadline, secret mask and upstream."""
         validator = plan.validator
-        arguments = validator.validate(arguments)
         timeout = self.timeout
-        invocation = pipeline.new_invocation(
-            tool, arguments, context or default_context(),
-            time.monotonic() + timeout if timeout is not None else None, timeout, validator.secret_mask,
+        return pipeline.new_invocation(
+            plan.tool,
+            validator.validate(arguments),
+            context or default_context(),
+            time.monotonic() + timeout if timeout is not None else None,
+            timeout,
+            validator.secret_mask,
             plan.upstream,
         )
-        try:
-            return lane(invocation)
-        except Exception as exc:
-            error = pipeline.map_exception(exc, tool.name, invocation.secrets())
-            raise error from (None if error is exc else exc)
 
     def _prepare_planned(
         self, tool: Tool, arguments: Any, context: AgentContext | None
     ) -> tuple[Invocation, _ToolPlan]:
         """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per
         call), with the plan of the tool that will run."""
-        plan = self._core_tool_plans.get(tool.name)
-        if plan is None or plan.tool is not tool:  # _core_tool_plan's own lookup, done here first
-            plan = self._core_tool_plan(tool)
+        plan = self._core_tool_plan(tool)
         if plan.unwraps:
             # call_tool(name, arguments) is the named tool's call, addressed another way:
             # everything below (validation, policies, hooks) sees that tool.
@@ -634,20 +639,8 @@ class ToolDriver(MCSDriver):
             target = self.get_tool(name)
             if target is None or discovery.is_call_tool(target):
                 raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
-            tool = target
-            plan = self._core_tool_plan(tool)
-        validator = plan.validator
-        arguments = validator.validate(arguments)
-        timeout = self.timeout
-        return pipeline.new_invocation(
-            tool,
-            arguments,
-            context or default_context(),
-            time.monotonic() + timeout if timeout is not None else None,
-            timeout,
-            validator.secret_mask,
-            plan.upstream,
-        ), plan
+            plan = self._core_tool_plan(target)
+        return self._invocation(plan, arguments, context), plan
 
     def secret_mask_of(self, name: str) -> SecretMask | None:
         """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such
@@ -721,14 +714,7 @@ class ToolDriver(MCSDriver):
     ) -> Any:
         """Run one tool by name through the whole pipeline; returns the raw result."""
         if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
-            tool = self._resolve(name)
-            plan = self._core_tool_plans.get(tool.name)
-            if plan is not None and plan.tool is tool:
-                lane = plan.lane
-                if lane is not None and self.controls.is_empty():
-                    return self._run_lane(plan, lane, dict(arguments or {}), context)
-            invocation, plan = self._prepare_planned(tool, dict(arguments or {}), context)
-            return self._run(invocation, plan.handler)
+            return self._call_resolved(self._resolve(name), dict(arguments or {}), context)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
         return self._run(invocation, self._handler(invocation.tool))
 
@@ -814,27 +800,11 @@ class ToolDriver(MCSDriver):
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.
         """
-        names = self._names
-        parser = _parser
-        if names is None or parser is None:
-            calls = _parse_tool_calls(llm_response, self._known_names())
-        else:
-            calls = parser(llm_response, known_names=names)
-        if len(calls) == 1:
-            call = calls[0]
-            tools = self._tools
-            tool = tools.get(call.name) if tools is not None else None  # get_tool's exact-name step
-            if tool is None:
-                tool = self.get_tool(call.name)
+        calls = _parse_tool_calls(llm_response, self._known_names())
+        if len(calls) == 1 and type(self).prepare is ToolDriver.prepare:  # the common case: its name resolved once
+            tool = self.get_tool(calls[0].name)
             if tool is not None:  # (None: _prepare_calls passes the response on or refuses it)
-                plan = self._core_tool_plans.get(tool.name)
-                if plan is not None and plan.tool is tool:
-                    lane = plan.lane  # (None when a subclass has its own prepare(): see _lane_of)
-                    if lane is not None and self.controls.is_empty():
-                        return self._run_lane(plan, lane, call.arguments, context)
-                if type(self).prepare is ToolDriver.prepare:
-                    invocation, plan = self._prepare_planned(tool, call.arguments, context)  # resolved once
-                    return self._run(invocation, plan.handler)
+                return self._call_resolved(tool, calls[0].arguments, context)
         prepared = self._prepare_calls(calls, context)
         if prepared is None:
             return llm_response
