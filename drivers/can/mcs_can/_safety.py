@@ -181,7 +181,7 @@ class RateLimiter:
         self.burst = burst
         self.reserved: dict[str, float] = {}
         self._tokens = float(burst)
-        self._full = float(burst)  # the bucket's size as spend_one compares it (burst is set only here)
+        self._full = float(burst)  # the bucket's size (burst is set only here)
         self._clock = clock
         self._stamp = clock()
         # free_rate, kept up to date by reserve() and release() (the only writers of
@@ -199,7 +199,7 @@ class RateLimiter:
         now = self._clock()
         free = self._free
         if free is not None:
-            self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * free)
+            self._tokens = min(self._full, self._tokens + (now - self._stamp) * free)
         self._stamp = now
 
     def _refusal(self, tool: str) -> PolicyDeniedError:
@@ -221,22 +221,14 @@ class RateLimiter:
         """
         if self.rate is None:
             return
-        now = self._clock()  # _refill(), in this frame: one-shot sends take this path every time
-        free = self._free
-        tokens = self._tokens
-        if free is not None:
-            tokens += (now - self._stamp) * free
-            if tokens > self._full:  # min(), without the call
-                tokens = self._full
-        self._stamp = now
-        if tokens < 1.0:
-            self._tokens = tokens
+        self._refill()
+        if self._tokens < 1.0:
             raise self._refusal(tool)
-        self._tokens = tokens - 1.0
+        self._tokens -= 1.0
 
     def refund_one(self) -> None:
         if self.rate is not None:
-            self._tokens = min(float(self.burst), self._tokens + 1.0)
+            self._tokens = min(self._full, self._tokens + 1.0)
 
     def check_periodic(self, key: str, period_ms: float, tool: str) -> None:
         """Refuse a periodic send whose rate does not fit beside the ones running.
