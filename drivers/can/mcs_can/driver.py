@@ -484,7 +484,9 @@ class CanDriver(ToolDriver):
                    for name in spec.limited if name in values} if spec.limited else {}
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
-        with self._tx_lock:
+        lock = self._tx_lock
+        lock.acquire()  # what ``with`` does, without looking up and calling __enter__/__exit__
+        try:
             # The last gate's verdict and the description head, kept per kind of frame (see _admitted_head).
             head = self._admitted_heads.get(
                 (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd))
@@ -518,10 +520,14 @@ class CanDriver(ToolDriver):
                 self._approvals.check(str(token), digest, tool)
             if period is None:
                 self._rate.spend_one(tool)
+                link = self._link
                 try:
-                    self._link.ensure()
+                    if link.receiver.failure is not None:  # what ensure() looks at first: reopen a failed bus
+                        link.ensure()
+                    deadline = invocation.deadline  # Invocation.remaining(), without its frame
                     try:
-                        self._link.bus.send(frame, timeout=invocation.remaining())
+                        left = None if deadline is None else deadline - time.monotonic()
+                        link.bus.send(frame, timeout=left if left is None or left > 0.0 else 0.0)  # max(0.0, left)
                     except can.CanError as exc:
                         raise self._send_failed(frame, invocation, exc) from None
                 except BaseException:
@@ -533,7 +539,11 @@ class CanDriver(ToolDriver):
                 self._approvals.spend(str(token))
             if pending:
                 self._state.commit(pending)
-        self._audit("sent" if period is None else "periodic_started", invocation, frame=described, period_ms=period)
+        finally:
+            lock.release()
+        if audit_log.isEnabledFor(logging.INFO):  # what _audit asks first, without the call when nobody listens
+            self._audit("sent" if period is None else "periodic_started", invocation, frame=described,
+                        period_ms=period)
         out: dict[str, Any] = {"sent": True, "message": spec.name, "frame": described}
         if period is not None:
             out["period_ms"] = period
