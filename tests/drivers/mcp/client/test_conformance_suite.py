@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import run_captured
 
 ROOT = Path(__file__).resolve().parents[4]
 PACKAGE = "@modelcontextprotocol/conformance@0.1.13"
@@ -66,10 +67,10 @@ def _run(scenario: str, conformance_cli: Path, tmp_path: Path) -> tuple[subproce
     node = shutil.which("node")
     assert node is not None
     command = shlex.join([sys.executable, str(CLIENT)])
-    completed = subprocess.run(
+    completed = run_captured(
         [node, str(conformance_cli), "client", "--command", command, "--scenario", scenario, "--timeout", "60000",
          "--output-dir", str(tmp_path / "results")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=180,
+        cwd=tmp_path, timeout=180,
     )
     found = list((tmp_path / "results").rglob("checks.json"))
     assert len(found) == 1, completed.stderr[-2000:]

@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 from serving_support import HERE, MCS, REPO
+from support.processes import run_captured
 from support.servers import free_port, server_process
 
 VERSION = "0.1.13"
@@ -126,25 +126,13 @@ def _checks(runs: dict[str, Future[list[dict[str, Any]]]], scenario: str) -> lis
     return runs[scenario].result(timeout=300)
 
 
-#: One scenario process started at a time (they still run side by side): CPython 3.11 starts
-#: children with vfork() outside the GIL, and two threads doing so at once once failed
-#: the exec with EFAULT ("Bad address").
-_STARTING = threading.Lock()
-
-
 def _run(conformance: Path, url: str, scenario: str, tmp_path: Path) -> list[dict[str, Any]]:
-    with _STARTING:
-        process = subprocess.Popen(
-            [str(conformance), "server", "--url", url, "--scenario", scenario, "--output-dir", str(tmp_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=CACHE,
-        )
-    try:
-        stdout, stderr = process.communicate(timeout=90)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
+    done = run_captured(
+        [str(conformance), "server", "--url", url, "--scenario", scenario, "--output-dir", str(tmp_path)],
+        timeout=90, cwd=CACHE,
+    )
     found = list(tmp_path.rglob("checks.json"))
-    assert len(found) == 1, (stdout + stderr)[-2000:]
+    assert len(found) == 1, (done.stdout + done.stderr)[-2000:]
     checks: list[dict[str, Any]] = json.loads(found[0].read_text())
     return checks
 
