@@ -423,12 +423,39 @@ class Endpoint:
                 raise ServerGone(f"the connection to MCP server {self.spec.name!r} is closed")
             session = self._sessions.get(loop)
             if session is None:
+                on_tools_changed, on_change = self.on_tools_changed, self.on_change
+                if loop is sync_loop().loop:
+                    on_tools_changed, on_change = self._list_changes_heard_once(loop, on_tools_changed, on_change)
                 session = Connection(
                     self.spec, connect_timeout=self.connect_timeout, mode=self.mode,
-                    on_tools_changed=self.on_tools_changed, handlers=self.handlers, on_change=self.on_change,
+                    on_tools_changed=on_tools_changed, handlers=self.handlers, on_change=on_change,
                 )
                 self._sessions[loop] = session
             return session
+
+    def _list_changes_heard_once(
+        self, loop: asyncio.AbstractEventLoop, on_tools_changed: Callable[[], None] | None,
+        on_change: Callable[[str, str | None], None] | None,
+    ) -> tuple[Callable[[], None] | None, Callable[[str, str | None], None] | None]:
+        """The callbacks of the synchronous session (on ``loop``): its ``list_changed``
+        notifications pass only while no session on another loop is open. A server tells
+        every session of each change, and a session on a running loop hears it as it comes
+        (the synchronous one only when the next call drives its loop), so listeners are
+        told once per change, not once per session. Resource updates always pass: they
+        come only to the session that subscribed."""
+
+        def heard_elsewhere() -> bool:
+            return any(other is not loop and s.is_open for other, s in list(self._sessions.items()))
+
+        def tools_changed() -> None:
+            if on_tools_changed is not None and not heard_elsewhere():
+                on_tools_changed()
+
+        def changed(kind: str, uri: str | None) -> None:
+            if on_change is not None and (kind == "resource" or not heard_elsewhere()):
+                on_change(kind, uri)
+
+        return (None if on_tools_changed is None else tools_changed), (None if on_change is None else changed)
 
     @property
     def is_open(self) -> bool:

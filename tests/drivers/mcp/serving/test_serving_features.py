@@ -175,7 +175,7 @@ async def test_adding_a_tool_sends_list_changed_which_is_advertised_only_with_se
             assert caps.resources is not None and not caps.resources.subscribe
 
 
-async def test_a_served_mcp_bridge_relays_its_upstreams_list_changed() -> None:
+async def test_a_served_mcp_bridge_relays_each_of_its_upstreams_list_changed_once() -> None:
     from mcs_mcp.client_driver import MCPDriver
 
     upstream = mcs.FunctionDriver([mcs.tool(name="first")(lambda: "one")], name="upstream")
@@ -198,6 +198,15 @@ async def test_a_served_mcp_bridge_relays_its_upstreams_list_changed() -> None:
                     assert {t.name for t in (await session.list_tools()).tools} == {"first", "later"}
                     called = await session.call_tool("later", {})
                     assert [c.text for c in called.content if isinstance(c, types.TextContent)] == ["late"]
+                    # the bridge now holds a session on the serving loop and one for synchronous
+                    # use; the upstream tells both of the next change, and it is relayed once
+                    upstream.add(mcs.tool(name="last")(lambda: "last"))
+                    await _wait_for(lambda: len(changed) >= 2)
+                    assert "last" in {t.name for t in (await session.list_tools()).tools}
+                    await session.call_tool("last", {})
+                    await session.send_ping()
+                    assert len(bridge.connections["mcp"]._sessions) == 2
+                    assert changed == ["notifications/tools/list_changed"] * 2
         finally:
             await bridge.aclose()
 
