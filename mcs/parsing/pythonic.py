@@ -18,6 +18,7 @@ import functools
 import re
 from bisect import bisect_right
 from keyword import iskeyword
+from collections.abc import Callable
 from typing import Any, Final
 
 from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name, run_end
@@ -130,19 +131,30 @@ def _value(node: ast.expr) -> Any:
     return tolerant_value(node)
 
 
-def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
-    """The call ``node`` stands for, or ``None`` when it is not a literal-argument call."""
+def call_from_node(
+    node: ast.expr, confidence: int = EXPLICIT, refuses: Callable[[str], bool] | None = None
+) -> Found | None:
+    """The call ``node`` stands for, or ``None`` when it is not a literal-argument call.
+
+    ``refuses(name)``, when given, says the caller will drop a call of that name whatever
+    its arguments: such a call's arguments are only checked (the same ``None`` for the
+    same node), not read, and it comes back without them. Give it only for a node with
+    no f-string, from a source short enough that :func:`ast.unparse` cannot run out of
+    stack on it (see :func:`_readable`).
+    """
     if not isinstance(node, ast.Call):
         return None
     if (  # print(default_api.f(x=1)) (Gemini writing code)
         isinstance(node.func, ast.Name) and node.func.id == "print"
         and len(node.args) == 1 and isinstance(node.args[0], ast.Call) and not node.keywords
     ):
-        return call_from_node(node.args[0], confidence)
+        return call_from_node(node.args[0], confidence, refuses)
     dotted = _dotted(node.func)
     name = clean_name(dotted.replace(_HYPHEN, "-") if dotted is not None else None)
     if name is None:
         return None
+    if refuses is not None and refuses(name):
+        return Found(name, {}, None, confidence) if _readable_arguments(node) else None
     arguments: dict[str, Any] = {}
     positional: tuple[Any, ...] = ()
     if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Dict):
@@ -165,6 +177,45 @@ def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
         else:
             arguments[keyword.arg] = value
     return Found(name, arguments, None, confidence, positional)
+
+
+def _readable_arguments(node: ast.Call) -> bool:
+    """Whether :func:`call_from_node` reads ``node``'s arguments (rather than giving
+    ``None``), without reading them: the same checks in the same cases."""
+    if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Dict):
+        return isinstance(_value(node.args[0]), dict)
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        return False
+    for keyword in node.keywords:
+        if keyword.arg is None:  # f(**{'a': 1})
+            if not isinstance(_literal(keyword.value), dict):
+                return False
+        elif not _readable(keyword.value):
+            return False
+    return True
+
+
+def _readable(node: ast.expr, depth: int = 0) -> bool:
+    """Whether :func:`tolerant_value` gives a value for ``node`` (not ``MISSING``): the
+    containers are checked as it checks them; any other node is a literal or its source
+    text, which :func:`ast.unparse` always writes for a node without an f-string (the
+    only node it can refuse) parsed from a short source (see :data:`SHAPE_ONLY_CHARS`)."""
+    if depth > 64:
+        return False
+    if isinstance(node, ast.Dict):
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:  # {**spread}
+                return False
+            try:
+                key = ast.literal_eval(key_node)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return False
+            if not isinstance(key, (str, int, float, bool)) or not _readable(value_node, depth + 1):
+                return False
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_readable(element, depth + 1) for element in node.elts)
+    return True
 
 
 def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
@@ -426,8 +477,21 @@ def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
     return calls
 
 
-def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tuple[Found, int] | None:
-    """A call written at ``text[start:]`` whose ``(`` is at ``open_paren``, and its end."""
+# How long a call's source may be for its arguments to be checked without being read
+# (`call_from_node`'s `refuses`): `ast.unparse` recurses once per nesting level of an
+# expression, and a source this short cannot nest deep enough to exhaust the stack.
+SHAPE_ONLY_CHARS: Final = 200
+_FSTRING_PREFIX: Final = re.compile(r"[fF][rR]?['\"]")  # also finds rf"..": the f is next to the quote
+
+
+def call_at(
+    text: str, start: int, open_paren: int, index: BracketIndex, refuses: Callable[[str], bool] | None = None
+) -> tuple[Found, int] | None:
+    """A call written at ``text[start:]`` whose ``(`` is at ``open_paren``, and its end.
+
+    ``refuses`` (see :func:`call_from_node`): a call the caller will drop by its name
+    comes back without its arguments, when reading them is all that would be skipped.
+    """
     close = index.closer(open_paren)
     if close is None:
         return None
@@ -438,7 +502,9 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
         return plain, close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
-        found = call_from_node(tree.body, WEAK)
+        if refuses is not None and (len(source) > SHAPE_ONLY_CHARS or _FSTRING_PREFIX.search(source)):
+            refuses = None
+        found = call_from_node(tree.body, WEAK, refuses)
     else:
         found = lenient_call(source, WEAK)
     return None if found is None else (found, close + 1)
