@@ -63,9 +63,10 @@ def _is_prose_line(line: str) -> bool:
 
 def mask_unspoken(text: str) -> str:
     """``text`` with quoted, commented and formula regions blanked (same length)."""
-    if "<!--" in text:
+    if "<" in text and "<!--" in text:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
-    if "\\[" in text or "\\(" in text or "$$" in text:
+    # One character first (found by memchr), then the two-character markers it must begin
+    if ("\\" in text and ("\\[" in text or "\\(" in text)) or ("$" in text and "$$" in text):
         text = _MATH.sub(_mask_math, text)
     quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
     if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text):

@@ -393,6 +393,14 @@ def _skip(source: str, position: int, separator: str = "") -> int:
 # what follows as an operation on a value (`-f(x)`, `@decorator`, `1(x)`), never as calls;
 # JavaScript comments, HTML and shell prompts end here without being parsed.
 _NEVER_FIRST: Final = frozenset("/%&|^<>=!$?`)]},:;.*@-+~0123456789")
+# What pythonic calls cannot start with either: a keyword that opens a statement other than
+# an expression or `return`, then a name (`def f(x):`, `import os`, `for x in y:`). Python
+# reads such a source as that statement or refuses it, and the readers for what it refuses
+# need a `[` first or a `(` right after the first name; so it is not parsed to find out.
+_STATEMENT_FIRST: Final = re.compile(
+    r"(?:def|class|import|from|if|elif|else|for|while|with|try|except|finally|async|global|nonlocal"
+    r"|del|assert|raise|pass|break|continue)[ \t]+[A-Za-z_]"
+)
 
 
 def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
@@ -401,7 +409,7 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     ``None`` when any part of it is something else.
     """
     source = text.strip().rstrip(";").strip()
-    if not source or _depth > 2 or source[0] in _NEVER_FIRST:
+    if not source or _depth > 2 or source[0] in _NEVER_FIRST or _STATEMENT_FIRST.match(source):
         return None
     plain = _plain_calls(source)
     return plain if plain is not None else _parsed_whole(source, _depth)
@@ -502,9 +510,9 @@ def call_at(
         return plain, close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
-        if refuses is not None and (len(source) > SHAPE_ONLY_CHARS or _FSTRING_PREFIX.search(source)):
+        if refuses is not None and len(source) > SHAPE_ONLY_CHARS:
             refuses = None
-        found = call_from_node(tree.body, WEAK, refuses)
+        found = call_from_node(tree.body, WEAK, refuses and (lambda name: refuses(name) and not _FSTRING_PREFIX.search(source)))
     else:
         found = lenient_call(source, WEAK)
     return None if found is None else (found, close + 1)

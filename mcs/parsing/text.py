@@ -580,7 +580,14 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
 def _refuser(keep: Keep) -> Callable[[str], bool]:
     """Whether ``keep`` refuses a call found by shape (``WEAK``) by its name alone (see
     :func:`_keepable`)."""
-    return lambda name: not keep([Found(name, {}, None, WEAK)])
+    refused: dict[str, bool] = {}
+
+    def refuses(name: str) -> bool:
+        if name not in refused:
+            refused[name] = not keep([Found(name, {}, None, WEAK)])
+        return refused[name]
+
+    return refuses
 
 
 def _keepable(calls: list[Found], keep: Keep) -> bool:
