@@ -218,7 +218,7 @@ def parsed_already(source: str, mode: str) -> ast.AST | None:
     """The tree :func:`quiet_parse` gave for ``source`` in ``mode`` while this response is
     read, if it parsed and was remembered; ``None`` otherwise (nothing is parsed here)."""
     known = PARSES.get((source, mode))
-    return None if known is None or isinstance(known, type) else known  # type: ignore[no-any-return]
+    return None if known is None or isinstance(known, type) else known
 
 
 def quiet_parse(source: str, mode: str) -> ast.AST | None:

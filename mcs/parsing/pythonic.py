@@ -17,8 +17,8 @@ import ast
 import functools
 import re
 from bisect import bisect_right
-from keyword import iskeyword
 from collections.abc import Callable
+from keyword import iskeyword
 from typing import Any, Final
 
 from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name, run_end
