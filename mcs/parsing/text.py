@@ -607,7 +607,11 @@ def _groups(
     groups: list[list[tuple[list[Found], int, int, bool]]] = []
     for span in spans:
         if groups:
-            between = _MARKUP.sub(" ", text[groups[-1][-1][2] : span[1]])
+            between = text[groups[-1][-1][2] : span[1]]
+            # A letter is never a separator, and without `<` or `[` there is no markup to
+            # take it away: most spans have words between them, seen without a substitution.
+            if "<" in between or "[" in between or _LETTER.search(between) is None:
+                between = _MARKUP.sub(" ", between)
             if _SEPARATION.fullmatch(between) and "\n\n" not in between.replace(" ", "").replace("\t", ""):
                 groups[-1].append(span)
                 continue

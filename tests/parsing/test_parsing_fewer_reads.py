@@ -1,9 +1,10 @@
 """What the parser no longer reads gives exactly what reading it gave.
 
-Four readings are skipped on long texts: the arguments of a call found in prose whose
+Five readings are skipped on long texts: the arguments of a call found in prose whose
 name the caller would drop, the ``ast`` parse of a source that opens with a statement
 keyword (``def f(x):``, ``import os``) when only calls are looked for, a second parse of a
-fence body already read as one expression, and a name resolved again within a response.
+fence body already read as one expression, the markup substitution of a gap between two
+calls that holds a word and no markup, and a name resolved again within a response.
 Each is checked against the full reading on generated and hand-picked sources (calls in
 strings, comments, decorators, f-strings, nested and multi-line calls, sources that do
 not parse), then on whole responses. Speed is never asserted.
@@ -30,7 +31,7 @@ from mcs.parsing.pythonic import (
     call_from_node,
     parse_whole,
 )
-from mcs.parsing.text import _scan_spans
+from mcs.parsing.text import _MARKUP, _SEPARATION, _groups, _scan_spans
 from mcs.tools import ToolCall
 
 # ------------------------------------------------------------------ a dropped call is checked, not read
@@ -270,3 +271,36 @@ def test_a_name_resolves_the_same_the_second_time_as_the_first(name: str) -> Non
     names = _Names(known)
     first = names.resolve(name)
     assert names.resolve(name) == first == _Names(known).resolve(name)
+
+
+# ------------------------------------------------------------------ spans grouped without a substitution
+
+
+def _groups_by_substitution(text: str, spans: list[tuple[list[Found], int, int, bool]]) -> list[list[int]]:
+    """`_groups` as it read every gap before: markup taken away first, then the separators."""
+    groups: list[list[int]] = []
+    for number, span in enumerate(spans):
+        if groups:
+            between = _MARKUP.sub(" ", text[spans[groups[-1][-1]][2] : span[1]])
+            if _SEPARATION.fullmatch(between) and "\n\n" not in between.replace(" ", "").replace("\t", ""):
+                groups[-1].append(number)
+                continue
+        groups.append([number])
+    return groups
+
+
+_GAP = st.lists(st.sampled_from([" ", "\n", "\n\n", "\n \n", ",", ";", "[", "]", "<br>", "<b>x</b>", "[TOOL_CALLS]",
+                                 "and", "1.", "12)", "-", "*", "`", "'", '"', "\u2022", "é", "_", "<", "(", ")"]),
+                max_size=6).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_GAP, min_size=1, max_size=5))
+def test_calls_are_grouped_as_when_every_gap_lost_its_markup_first(gaps: list[str]) -> None:
+    text, spans = "", []
+    for gap in gaps:
+        text += gap
+        spans.append(([Found("f", {"a": 1})], len(text), len(text) + 6, False))
+        text += "f(a=1)"
+    grouped = [[spans.index(span) for span in group] for group in _groups(text, spans)]
+    assert grouped == _groups_by_substitution(text, spans)
