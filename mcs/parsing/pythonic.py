@@ -409,10 +409,12 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     ``None`` when any part of it is something else.
     """
     source = text.strip().rstrip(";").strip()
-    if not source or _depth > 2 or source[0] in _NEVER_FIRST or _STATEMENT_FIRST.match(source):
+    if not source or _depth > 2 or source[0] in _NEVER_FIRST:
         return None
     plain = _plain_calls(source)
-    return plain if plain is not None else _parsed_whole(source, _depth)
+    if plain is not None:
+        return plain
+    return None if _STATEMENT_FIRST.match(source) else _parsed_whole(source, _depth)
 
 
 def _statement_only(value: ast.expr) -> bool:
