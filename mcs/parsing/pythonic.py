@@ -199,7 +199,7 @@ def _readable(node: ast.expr, depth: int = 0) -> bool:
     """Whether :func:`tolerant_value` gives a value for ``node`` (not ``MISSING``): the
     containers are checked as it checks them; any other node is a literal or its source
     text, which :func:`ast.unparse` always writes for a node without an f-string (the
-    only node it can refuse) parsed from a short source (see :data:`SHAPE_ONLY_CHARS`)."""
+    only node it can refuse) parsed from a short source (see :data:`_CHECKED_ONLY_CHARS`)."""
     if depth > 64:
         return False
     if isinstance(node, ast.Dict):
@@ -490,7 +490,7 @@ def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
 # How long a call's source may be for its arguments to be checked without being read
 # (`call_from_node`'s `refuses`): `ast.unparse` recurses once per nesting level of an
 # expression, and a source this short cannot nest deep enough to exhaust the stack.
-SHAPE_ONLY_CHARS: Final = 200
+_CHECKED_ONLY_CHARS: Final = 200
 _FSTRING_PREFIX: Final = re.compile(r"[fF][rR]?['\"]")  # also finds rf"..": the f is next to the quote
 
 
@@ -512,9 +512,10 @@ def call_at(
         return plain, close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
-        if refuses is not None and len(source) > SHAPE_ONLY_CHARS:
-            refuses = None
-        found = call_from_node(tree.body, WEAK, refuses and (lambda name: refuses(name) and not _FSTRING_PREFIX.search(source)))
+        checked_only = (  # where `call_from_node` may check arguments without reading them
+            refuses is not None and len(source) <= _CHECKED_ONLY_CHARS and _FSTRING_PREFIX.search(source) is None
+        )
+        found = call_from_node(tree.body, WEAK, refuses if checked_only else None)
     else:
         found = lenient_call(source, WEAK)
     return None if found is None else (found, close + 1)
