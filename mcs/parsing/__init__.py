@@ -68,10 +68,11 @@ class _Names:
     ``input_schema``); the schemas name positional arguments (``f(4, 5)``).
     """
 
-    __slots__ = ("_by_key", "known", "schemas")
+    __slots__ = ("_by_key", "_resolved", "known", "schemas")
 
     def __init__(self, known: Collection[str] | Mapping[str, Any] | None) -> None:
         self._by_key: dict[str, str] | None = None
+        self._resolved: dict[str, str | None] = {}  # a response asks about the same names often
         if type(known) is dict:  # what drivers pass: each name with its schema
             self.known: Collection[str] | None = known
             self.schemas: Mapping[str, Any] = known
@@ -90,6 +91,8 @@ class _Names:
             return name
         if name in known:
             return name
+        if name in self._resolved:
+            return self._resolved[name]
         if self._by_key is None:
             self._by_key = {}
             for candidate in known:
@@ -100,6 +103,7 @@ class _Names:
         while resolved is None and "." in rest:  # tools.solve(...): a namespace put in front
             rest = rest.split(".", 1)[1]
             resolved = self._by_key.get(_key(rest))
+        self._resolved[name] = resolved
         return resolved
 
     def _bound(self, call: Found) -> bool:

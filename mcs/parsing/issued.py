@@ -33,7 +33,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Final
 
-from mcs.parsing.jsonspans import quiet_parse
+from mcs.parsing.jsonspans import parsed_already, quiet_parse
 
 # ------------------------------------------------------------------ masking
 
@@ -63,9 +63,10 @@ def _is_prose_line(line: str) -> bool:
 
 def mask_unspoken(text: str) -> str:
     """``text`` with quoted, commented and formula regions blanked (same length)."""
-    if "<!--" in text:
+    if "<" in text and "<!--" in text:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
-    if "\\[" in text or "\\(" in text or "$$" in text:
+    # One character first (found by memchr), then the two-character markers it must begin
+    if ("\\" in text and ("\\[" in text or "\\(" in text)) or ("$" in text and "$$" in text):
         text = _MATH.sub(_mask_math, text)
     quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
     if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text):
@@ -622,16 +623,30 @@ def is_program(body: str) -> bool:
     Only Python is judged; a body Python cannot parse (JSON, XML, shell) is not a program
     here, and its lines are checked one by one instead.
     """
-    module = quiet_parse(_whole_body(body) or textwrap.dedent(body), "exec")
+    whole = _whole_body(body)
+    if whole is not None:
+        # Already read as one expression (the fence was read as calls first): parsed as
+        # statements, the same source is exactly that expression's statement, so it is
+        # not parsed again.
+        expression = parsed_already(whole, "eval")
+        if isinstance(expression, ast.Expression):
+            return not _call_or_data(expression.body, statement=True)
+    module = quiet_parse(whole or textwrap.dedent(body), "exec")
     if not isinstance(module, ast.Module):
         return False
     for statement in module.body:
         value = statement.value if isinstance(statement, (ast.Expr, ast.Return)) else None
-        if isinstance(statement, ast.Expr) and isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
-            continue  # data, a docstring, a list of calls
-        if not isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await)):
+        if not _call_or_data(value, statement=isinstance(statement, ast.Expr)):
             return True
     return False
+
+
+def _call_or_data(value: ast.expr | None, *, statement: bool) -> bool:
+    """Whether a statement's value leaves a fence a list of calls: data (a docstring, a
+    literal) as an expression statement, or calls (``return f(x)`` counts)."""
+    if statement and isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return True  # data, a docstring, a list of calls
+    return isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await))
 
 
 __all__ = ["Layout", "has_placeholder", "is_program", "mask_unspoken"]

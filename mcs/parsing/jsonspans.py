@@ -214,6 +214,13 @@ def _parsed(source: str, mode: str) -> ast.AST:
     return tree
 
 
+def parsed_already(source: str, mode: str) -> ast.AST | None:
+    """The tree :func:`quiet_parse` gave for ``source`` in ``mode`` while this response is
+    read, if it parsed and was remembered; ``None`` otherwise (nothing is parsed here)."""
+    known = PARSES.get((source, mode))
+    return None if known is None or isinstance(known, type) else known
+
+
 def quiet_parse(source: str, mode: str) -> ast.AST | None:
     """``ast.parse`` (parsing only, nothing runs); ``None`` on any failure."""
     try:

@@ -17,6 +17,7 @@ import ast
 import functools
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from keyword import iskeyword
 from typing import Any, Final
 
@@ -130,19 +131,30 @@ def _value(node: ast.expr) -> Any:
     return tolerant_value(node)
 
 
-def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
-    """The call ``node`` stands for, or ``None`` when it is not a literal-argument call."""
+def call_from_node(
+    node: ast.expr, confidence: int = EXPLICIT, refuses: Callable[[str], bool] | None = None
+) -> Found | None:
+    """The call ``node`` stands for, or ``None`` when it is not a literal-argument call.
+
+    ``refuses(name)``, when given, says the caller will drop a call of that name whatever
+    its arguments: such a call's arguments are only checked (the same ``None`` for the
+    same node), not read, and it comes back without them. Give it only for a node with
+    no f-string, from a source short enough that :func:`ast.unparse` cannot run out of
+    stack on it (see :func:`_readable`).
+    """
     if not isinstance(node, ast.Call):
         return None
     if (  # print(default_api.f(x=1)) (Gemini writing code)
         isinstance(node.func, ast.Name) and node.func.id == "print"
         and len(node.args) == 1 and isinstance(node.args[0], ast.Call) and not node.keywords
     ):
-        return call_from_node(node.args[0], confidence)
+        return call_from_node(node.args[0], confidence, refuses)
     dotted = _dotted(node.func)
     name = clean_name(dotted.replace(_HYPHEN, "-") if dotted is not None else None)
     if name is None:
         return None
+    if refuses is not None and refuses(name):
+        return Found(name, {}, None, confidence) if _readable_arguments(node) else None
     arguments: dict[str, Any] = {}
     positional: tuple[Any, ...] = ()
     if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Dict):
@@ -165,6 +177,45 @@ def call_from_node(node: ast.expr, confidence: int = EXPLICIT) -> Found | None:
         else:
             arguments[keyword.arg] = value
     return Found(name, arguments, None, confidence, positional)
+
+
+def _readable_arguments(node: ast.Call) -> bool:
+    """Whether :func:`call_from_node` reads ``node``'s arguments (rather than giving
+    ``None``), without reading them: the same checks in the same cases."""
+    if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Dict):
+        return isinstance(_value(node.args[0]), dict)
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        return False
+    for keyword in node.keywords:
+        if keyword.arg is None:  # f(**{'a': 1})
+            if not isinstance(_literal(keyword.value), dict):
+                return False
+        elif not _readable(keyword.value):
+            return False
+    return True
+
+
+def _readable(node: ast.expr, depth: int = 0) -> bool:
+    """Whether :func:`tolerant_value` gives a value for ``node`` (not ``MISSING``): the
+    containers are checked as it checks them; any other node is a literal or its source
+    text, which :func:`ast.unparse` always writes for a node without an f-string (the
+    only node it can refuse) parsed from a short source (see :data:`_CHECKED_ONLY_CHARS`)."""
+    if depth > 64:
+        return False
+    if isinstance(node, ast.Dict):
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:  # {**spread}
+                return False
+            try:
+                key = ast.literal_eval(key_node)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return False
+            if not isinstance(key, (str, int, float, bool)) or not _readable(value_node, depth + 1):
+                return False
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_readable(element, depth + 1) for element in node.elts)
+    return True
 
 
 def _calls_in(node: ast.AST, depth: int = 0) -> list[Found] | None:
@@ -342,6 +393,14 @@ def _skip(source: str, position: int, separator: str = "") -> int:
 # what follows as an operation on a value (`-f(x)`, `@decorator`, `1(x)`), never as calls;
 # JavaScript comments, HTML and shell prompts end here without being parsed.
 _NEVER_FIRST: Final = frozenset("/%&|^<>=!$?`)]},:;.*@-+~0123456789")
+# What pythonic calls cannot start with either: a keyword that opens a statement other than
+# an expression or `return`, then a name (`def f(x):`, `import os`, `for x in y:`). Python
+# reads such a source as that statement or refuses it, and the readers for what it refuses
+# need a `[` first or a `(` right after the first name; so it is not parsed to find out.
+_STATEMENT_FIRST: Final = re.compile(
+    r"(?:def|class|import|from|if|elif|else|for|while|with|try|except|finally|async|global|nonlocal"
+    r"|del|assert|raise|pass|break|continue)[ \t]+[A-Za-z_]"
+)
 
 
 def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
@@ -353,7 +412,9 @@ def parse_whole(text: str, *, _depth: int = 0) -> list[Found] | None:
     if not source or _depth > 2 or source[0] in _NEVER_FIRST:
         return None
     plain = _plain_calls(source)
-    return plain if plain is not None else _parsed_whole(source, _depth)
+    if plain is not None:
+        return plain
+    return None if _STATEMENT_FIRST.match(source) else _parsed_whole(source, _depth)
 
 
 def _statement_only(value: ast.expr) -> bool:
@@ -426,8 +487,21 @@ def _parsed_whole(source: str, _depth: int) -> list[Found] | None:
     return calls
 
 
-def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tuple[Found, int] | None:
-    """A call written at ``text[start:]`` whose ``(`` is at ``open_paren``, and its end."""
+# How long a call's source may be for its arguments to be checked without being read
+# (`call_from_node`'s `refuses`): `ast.unparse` recurses once per nesting level of an
+# expression, and a source this short cannot nest deep enough to exhaust the stack.
+_CHECKED_ONLY_CHARS: Final = 200
+_FSTRING_PREFIX: Final = re.compile(r"[fF][rR]?['\"]")  # also finds rf"..": the f is next to the quote
+
+
+def call_at(
+    text: str, start: int, open_paren: int, index: BracketIndex, refuses: Callable[[str], bool] | None = None
+) -> tuple[Found, int] | None:
+    """A call written at ``text[start:]`` whose ``(`` is at ``open_paren``, and its end.
+
+    ``refuses`` (see :func:`call_from_node`): a call the caller will drop by its name
+    comes back without its arguments, when reading them is all that would be skipped.
+    """
     close = index.closer(open_paren)
     if close is None:
         return None
@@ -438,7 +512,10 @@ def call_at(text: str, start: int, open_paren: int, index: BracketIndex) -> tupl
         return plain, close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
-        found = call_from_node(tree.body, WEAK)
+        checked_only = (  # where `call_from_node` may check arguments without reading them
+            refuses is not None and len(source) <= _CHECKED_ONLY_CHARS and _FSTRING_PREFIX.search(source) is None
+        )
+        found = call_from_node(tree.body, WEAK, refuses if checked_only else None)
     else:
         found = lenient_call(source, WEAK)
     return None if found is None else (found, close + 1)

@@ -408,13 +408,15 @@ _TAGGED: Final[tuple[tuple[str, Callable[[str, int], list[Found]]], ...]] = (
 
 
 def _scan_spans(
-    text: str, admit: Callable[[int, int], bool] | None = None
+    text: str, admit: Callable[[int, int], bool] | None = None, refuses: Callable[[str], bool] | None = None
 ) -> list[tuple[list[Found], int, int, bool]]:
     """Every JSON call value and ``name(...)`` call in ``text`` with its span, in order,
     and whether it is written in a call syntax (a JSON call object, not code).
 
     ``admit(start, previous_end)``, when given, is asked before a candidate is parsed;
-    a candidate it refuses is skipped (its inside is still looked at).
+    a candidate it refuses is skipped (its inside is still looked at). A ``name(...)``
+    call whose name ``refuses`` refuses may come back without its arguments (see
+    :func:`~mcs.parsing.pythonic.call_at`): give it only when such calls are dropped.
     """
     spans: list[tuple[list[Found], int, int, bool]] = []
     index = BracketIndex(text)
@@ -444,7 +446,7 @@ def _scan_spans(
                 continue
             position = start + 1
         else:
-            called = call_at(text, start, paren, index)
+            called = call_at(text, start, paren, index, refuses)
             if called is not None:
                 spans.append(([called[0]], start, called[1], False))
                 position = previous_end = called[1]
@@ -506,7 +508,10 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
             cursor = end
         parts.append(text[cursor:])
         prose = "".join(parts)
-    spans = [span for span in _scan_spans(prose, layout.may_start) if not layout.unspoken(span[1])]
+    # A call the caller would not keep is only a span here (its arguments are never read):
+    # `_keepable` refuses it below, and nothing else looks at its arguments.
+    refuses = _refuser(keep)
+    spans = [span for span in _scan_spans(prose, layout.may_start, refuses) if not layout.unspoken(span[1])]
     if spans and not fences and _nothing_else(text, spans):
         return [call for calls, _, _, _ in spans for call in keep(calls)]  # the response is the calls
     items: list[tuple[int, Any]] = [(fence[0], fence) for fence in fences]
@@ -572,6 +577,19 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
     return found
 
 
+def _refuser(keep: Keep) -> Callable[[str], bool]:
+    """Whether ``keep`` refuses a call found by shape (``WEAK``) by its name alone (see
+    :func:`_keepable`)."""
+    refused: dict[str, bool] = {}
+
+    def refuses(name: str) -> bool:
+        if name not in refused:
+            refused[name] = not keep([Found(name, {}, None, WEAK)])
+        return refused[name]
+
+    return refuses
+
+
 def _keepable(calls: list[Found], keep: Keep) -> bool:
     """Whether ``keep`` may keep any of ``calls``: asked by name alone, on stand-ins.
     ``keep`` changes a call only when it names its positional arguments, and a call whose
@@ -589,7 +607,11 @@ def _groups(
     groups: list[list[tuple[list[Found], int, int, bool]]] = []
     for span in spans:
         if groups:
-            between = _MARKUP.sub(" ", text[groups[-1][-1][2] : span[1]])
+            between = text[groups[-1][-1][2] : span[1]]
+            # A letter is never a separator, and without `<` or `[` there is no markup to
+            # take it away: most spans have words between them, seen without a substitution.
+            if "<" in between or "[" in between or _LETTER.search(between) is None:
+                between = _MARKUP.sub(" ", between)
             if _SEPARATION.fullmatch(between) and "\n\n" not in between.replace(" ", "").replace("\t", ""):
                 groups[-1].append(span)
                 continue
