@@ -309,7 +309,10 @@ def _plain_calls(source: str) -> list[Found] | None:
         position = _skip(source, call.end())
         while source[position] != ")":
             arg = one_arg.match(source, position)
-            if arg is None or not _take_keyword(arg, one_scalar, arguments):
+            try:
+                if arg is None or not _take_keyword(arg, one_scalar, arguments):
+                    return None
+            except ValueError:  # a number too long for `int`: let ast say what it makes of it
                 return None
             position = _skip(source, arg.end(), ",")
         name = clean_name(call.group(1))

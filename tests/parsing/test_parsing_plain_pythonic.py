@@ -49,7 +49,8 @@ def test_plain_calls_read_as_ast_reads_them(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["f(a=1, a=2)", "f(class=1)", "f(a=007)", "import.f(a=1)", "f(1)", "f(a={'b': 1})", "f(a='it\\'s')",
-     "f(a=1.)", "f(a=x)", "[f(a=1)] and more", "f(a=[[1]])", "f(a='line\nbreak')"],
+     "f(a=1.)", "f(a=x)", "[f(a=1)] and more", "f(a=[[1]])", "f(a='line\nbreak')",
+     "[f(a=" + "9" * 5000 + "), g(b=1)]"],  # more digits than Python converts to an int
 )
 def test_anything_else_is_left_to_ast(text: str) -> None:
     assert _plain_calls(text) is None
@@ -92,3 +93,4 @@ def test_every_bfcl_output_the_plain_reader_takes_reads_as_ast_reads_it(corpus: 
                 checked += 1
                 assert repr(fast) == repr(_parsed_whole(source, 0)), source
     assert checked > 1000
+
