@@ -97,11 +97,26 @@ def _rename_hyphenated(source: str) -> str:
 
 
 def _parse(source: str, mode: str) -> ast.AST | None:
+    renamed = False
     if "-" in source and _HYPHEN_HINT.search(source) and _HYPHEN not in source:
-        source = _rename_hyphenated(source)
+        named = _rename_hyphenated(source)
+        renamed, source = named is not source, named
     if ("](" in source or "] (" in source) and _LISTED_NAME.search(source):
         source = _LISTED_NAME.sub(r"\2", source)
-    return quiet_parse(source, mode)
+    tree = quiet_parse(source, mode)
+    return _hyphens_restored(tree) if renamed and tree is not None else tree
+
+
+def _hyphens_restored(tree: ast.AST) -> ast.AST:
+    """``tree`` with the names :func:`_rename_hyphenated` renamed written with their hyphens
+    again (changed in place; idempotent). Only a source that held no :data:`_HYPHEN` is
+    renamed, so in any other tree the marker is what the model wrote and stays."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and _HYPHEN in node.id:
+            node.id = node.id.replace(_HYPHEN, "-")
+        elif isinstance(node, ast.Attribute) and _HYPHEN in node.attr:
+            node.attr = node.attr.replace(_HYPHEN, "-")
+    return tree
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -150,7 +165,7 @@ def call_from_node(
     ):
         return call_from_node(node.args[0], confidence, refuses)
     dotted = _dotted(node.func)
-    name = clean_name(dotted.replace(_HYPHEN, "-") if dotted is not None else None)
+    name = clean_name(dotted)
     if name is None:
         return None
     if refuses is not None and refuses(name):

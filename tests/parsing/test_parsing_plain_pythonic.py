@@ -94,3 +94,22 @@ def test_every_bfcl_output_the_plain_reader_takes_reads_as_ast_reads_it(corpus: 
                 assert repr(fast) == repr(_parsed_whole(source, 0)), source
     assert checked > 1000
 
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("get-weather(city='Paris')", ["get-weather"]),
+        ("[a.b-c(x=1), d-e(y=2)]", ["a.b-c", "d-e"]),
+        ("a__mcs_hyphen__b(x=1)", ["a__mcs_hyphen__b"]),  # what the model wrote, by either reader
+    ],
+)
+def test_hyphenated_names_read_as_written(text: str, names: list[str]) -> None:
+    assert [call.name for call in parse_whole(text) or []] == names
+    assert [call.name for call in _through_ast(text) or []] == names
+
+
+def test_a_hyphenated_call_inside_an_argument_keeps_its_hyphen_in_the_source_text() -> None:
+    calls = parse_whole("f(x=g-h(1), y=[1, a.b-c(2)])")
+    assert calls is not None
+    assert calls[0].arguments == {"x": "g-h(1)", "y": [1, "a.b-c(2)"]}
