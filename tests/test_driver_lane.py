@@ -17,6 +17,7 @@ from mcs.errors import ToolCallError
 from mcs.limits import RateLimit
 from mcs.pipeline import ExecutionEvent, Invocation
 from mcs.tools import Tool
+from mcs.validation import ArgumentValidator
 
 SCHEMA = {
     "type": "object",
@@ -151,3 +152,25 @@ def test_a_driver_without_its_own_deadlines_keeps_the_worker_thread_deadline() -
     driver.call_tool("transfer", {"amount": 1})
     driver.call_tool("transfer", {"amount": 2})
     assert [seen[3].startswith("mcs-tool") for seen in driver.seen] == [True, True]
+
+
+class _Rewriting(ArgumentValidator):
+    """A driver's own validator that rewrites the arguments before the core's checks."""
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        return super().validate({key.lower(): value for key, value in arguments.items()})
+
+
+class RewritingLedger(Ledger):
+    def _validator(self, tool: Tool) -> ArgumentValidator:
+        return _Rewriting(tool.input_schema, tool.name)
+
+
+@pytest.mark.parametrize("controlled", [False, True])
+def test_a_drivers_own_validator_still_sees_a_canonical_call(controlled: bool) -> None:
+    driver = RewritingLedger()
+    if controlled:  # through the pipeline rather than the lane
+        driver.controls.add_policy(lambda context, tool, args: PolicyDecision.allow())
+    response = json.dumps({"tool": "transfer", "arguments": {"AMOUNT": 7}})
+    assert driver.process_llm_response(response)["moved"] == 7  # "AMOUNT" alone lacks the required "amount"
+    assert driver.seen[-1][1] == {"amount": 7}

@@ -211,6 +211,16 @@ def test_text_that_is_not_unicode_is_refused_with_a_printable_message(
     error.message.encode("utf-8")  # the message itself can always be sent back
 
 
+def test_arguments_vouched_as_valid_text_get_every_other_check(validator: Any) -> None:
+    arguments = {"count": 3, "name": "abc"}
+    assert validator.validate(arguments, valid_text=True) is arguments
+    with pytest.raises(InvalidInputError, match="count"):
+        validator.validate({"count": "many"}, valid_text=True)
+    # arguments that do not fit get every check, the Unicode one included
+    with pytest.raises(InvalidInputError, match="not valid Unicode text"):
+        validator.validate({"count": "many", "name": LONE_SURROGATE}, valid_text=True)
+
+
 TEXT = st.text(alphabet=st.characters(categories=["Cs", "Ll", "Lo", "Nd"]), max_size=6)
 TEXT_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,

@@ -181,7 +181,7 @@ class _ToolPlan:
     and kept until :meth:`ToolDriver.refresh_tools`: one dictionary lookup per call
     instead of one method call for each part."""
 
-    __slots__ = ("handler", "lane", "tool", "unwraps", "upstream", "validator")
+    __slots__ = ("handler", "lane", "takes_valid_text", "tool", "unwraps", "upstream", "validator")
 
     def __init__(
         self, tool: Tool, validator: ArgumentValidator, upstream: str,
@@ -190,6 +190,11 @@ class _ToolPlan:
     ) -> None:
         self.tool = tool
         self.validator = validator
+        #: Whether the validator is the core's own (a driver's subclass may rewrite the
+        #: arguments in its validate(), and is always asked without ``valid_text``).
+        from mcs.validation import ArgumentValidator
+
+        self.takes_valid_text = type(validator).validate is ArgumentValidator.validate
         self.upstream = upstream
         self.handler = handler
         self.unwraps = unwraps  # discovery's call_tool: the call names the tool to run
@@ -596,8 +601,12 @@ class ToolDriver(MCSDriver):
         not per call). Asked once per tool, then kept until :meth:`refresh_tools`."""
         return self._call_tool
 
-    def _call_resolved(self, tool: Tool, arguments: Any, context: AgentContext | None) -> Any:
-        """Run one call of ``tool`` (a driver that keeps the base class's :meth:`prepare`).
+    def _call_resolved(
+        self, tool: Tool, arguments: Any, context: AgentContext | None, valid_text: bool = False
+    ) -> Any:
+        """Run one call of ``tool`` (a driver that keeps the base class's :meth:`prepare`);
+        ``valid_text``: every string in ``arguments`` is known to be valid Unicode text
+        (see :meth:`_invocation`).
 
         With nothing configured around the driver's calls (empty controls: no policy, hook,
         breaker or limit to admit or report) a tool with a lane (:meth:`_lane_of`) is called
@@ -607,18 +616,23 @@ class ToolDriver(MCSDriver):
         plan = self._core_tool_plan(tool)
         lane = plan.lane
         if lane is not None and self.controls.is_empty():
-            return pipeline.run_bare(self._invocation(plan, arguments, context), lane)
-        invocation, plan = self._prepare_planned(tool, arguments, context)
+            return pipeline.run_bare(self._invocation(plan, arguments, context, valid_text), lane)
+        invocation, plan = self._prepare_planned(tool, arguments, context, valid_text)
         return self._run(invocation, plan.handler)
 
-    def _invocation(self, plan: _ToolPlan, arguments: Any, context: AgentContext | None) -> Invocation:
+    def _invocation(
+        self, plan: _ToolPlan, arguments: Any, context: AgentContext | None, valid_text: bool = False
+    ) -> Invocation:
         """The call of ``plan``'s tool with ``arguments`` validated (repaired where the schema
-        allows), its context, deadline, secret mask and upstream."""
+        allows), its context, deadline, secret mask and upstream. ``valid_text`` vouches that
+        every string and key in ``arguments`` is valid Unicode text (pydantic's JSON reader
+        decoded them), so the validator does not look for a lone surrogate again."""
         validator = plan.validator
         timeout = self.timeout
         return pipeline.new_invocation(
             plan.tool,
-            validator.validate(arguments),
+            validator.validate(arguments, valid_text=True) if valid_text and plan.takes_valid_text
+            else validator.validate(arguments),
             context or default_context(),
             time.monotonic() + timeout if timeout is not None else None,
             timeout,
@@ -627,7 +641,7 @@ class ToolDriver(MCSDriver):
         )
 
     def _prepare_planned(
-        self, tool: Tool, arguments: Any, context: AgentContext | None
+        self, tool: Tool, arguments: Any, context: AgentContext | None, valid_text: bool = False
     ) -> tuple[Invocation, _ToolPlan]:
         """:meth:`prepare` of a call whose name already resolved to ``tool`` (one lookup per
         call), with the plan of the tool that will run."""
@@ -640,7 +654,7 @@ class ToolDriver(MCSDriver):
             if target is None or discovery.is_call_tool(target):
                 raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
             plan = self._core_tool_plan(target)
-        return self._invocation(plan, arguments, context), plan
+        return self._invocation(plan, arguments, context, valid_text), plan
 
     def secret_mask_of(self, name: str) -> SecretMask | None:
         """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such
@@ -800,11 +814,11 @@ class ToolDriver(MCSDriver):
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.
         """
-        calls = _parse_tool_calls(llm_response, self._known_names())
+        calls, valid_text = _read_tool_calls(llm_response, self._known_names())
         if len(calls) == 1 and type(self).prepare is ToolDriver.prepare:  # the common case: its name resolved once
             tool = self.get_tool(calls[0].name)
             if tool is not None:  # (None: _prepare_calls passes the response on or refuses it)
-                return self._call_resolved(tool, calls[0].arguments, context)
+                return self._call_resolved(tool, calls[0].arguments, context, valid_text)
         prepared = self._prepare_calls(calls, context)
         if prepared is None:
             return llm_response
@@ -944,18 +958,24 @@ class ToolDriver(MCSDriver):
         self.close()
 
 
-_parser: Callable[..., list[ToolCall]] | None = None
+_reader: Callable[[Any, Mapping[str, Any]], tuple[list[ToolCall], bool]] | None = None
+
+
+def _read_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> tuple[list[ToolCall], bool]:
+    """:func:`mcs.parsing.read_tool_calls` (the calls, and whether their arguments are
+    already known to be valid Unicode text), imported on the first model output (then
+    kept: an import statement on every call costs more than the parse of a canonical call)."""
+    global _reader
+    if _reader is None:
+        from mcs.parsing import read_tool_calls
+
+        _reader = read_tool_calls
+    return _reader(llm_response, known_names)
 
 
 def _parse_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> list[ToolCall]:
-    """:func:`mcs.parsing.parse_tool_calls`, imported on the first model output (then kept:
-    an import statement on every call costs more than the parse of a canonical call)."""
-    global _parser
-    if _parser is None:
-        from mcs.parsing import parse_tool_calls
-
-        _parser = parse_tool_calls
-    return _parser(llm_response, known_names=known_names)
+    """:func:`mcs.parsing.parse_tool_calls`, through :func:`_read_tool_calls`."""
+    return _read_tool_calls(llm_response, known_names)[0]
 
 
 def _with_prefix(tool: Tool, prefix: str) -> Tool:

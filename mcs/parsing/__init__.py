@@ -263,14 +263,24 @@ def parse_tool_calls(
     schema allows one reading. See the module docstring for the exact rules. Arguments are always a dict; ``id`` is the provider's call id when the
     format has one. Never raises.
     """
+    return read_tool_calls(llm_response, known_names)[0]
+
+
+def read_tool_calls(
+    llm_response: Any, known_names: Collection[str] | Mapping[str, Any] | None = None
+) -> tuple[list[ToolCall], bool]:
+    """:func:`parse_tool_calls`, and whether its answer is the one canonical call of a
+    known name whose arguments pydantic's JSON reader decoded from the text: then every
+    string and key in them is valid Unicode text (the reader refuses lone surrogates,
+    escaped or raw), so a validator need not look for one again. Never raises."""
     try:
         if type(llm_response) is str:
             call = _known_canonical_call(llm_response, known_names)
             if call is not None:
-                return [call]
-        return _parse(llm_response, _Names(known_names))
+                return [call], True
+        return _parse(llm_response, _Names(known_names)), False
     except Exception:  # the contract is "never raises": a parser bug must not crash an agent
-        return []
+        return [], False
     finally:
         if PARSES:  # the slices its checks asked for more than once were parsed once
             forget_parses()

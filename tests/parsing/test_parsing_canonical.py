@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pydantic_core
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,8 +17,11 @@ from mcs.parsing import (
     _canonical_text,
     _known_canonical_call,
     _Names,
+    read_tool_calls,
 )
 from mcs.parsing.text import read_text
+from mcs.tools import ToolCall
+from mcs.validation import _all_text
 
 
 def _full_reader(text: str, known: frozenset[str] | None) -> list[Any]:
@@ -150,3 +154,40 @@ def test_any_canonical_call_of_a_known_name_reads_the_same_both_ways(name: str, 
                                                                      key: str) -> None:
     text = json.dumps({key: name, "arguments": arguments})
     assert parse_tool_calls(text, known_names=KNOWN_SCHEMAS) == _full_reader(text, KNOWN_SCHEMAS)
+
+
+def test_only_the_one_frame_path_vouches_for_its_arguments_text() -> None:
+    known = {"add": {"type": "object"}}
+    canonical = '{"tool": "add", "arguments": {"a": "x"}}'
+    assert read_tool_calls(canonical, known) == ([ToolCall("add", {"a": "x"})], True)
+    for other in ('Sure: {"tool": "add", "arguments": {"a": "x"}}', "add(a='x')",
+                  '{"tool": "add", "arguments": {"a": "\\ud800"}}', {"tool": "add", "arguments": {"a": "x"}}):
+        calls, vouched = read_tool_calls(other, known)
+        assert not vouched
+        assert calls == parse_tool_calls(other, known_names=known)
+
+
+# Lone surrogates written every way JSON can: escaped (leading, trailing, reversed pair), and raw.
+surrogate_texts = st.lists(
+    st.one_of(st.characters(blacklist_categories=("Cs",)),
+              st.sampled_from(["\\ud800", "\\udfff", "\\udc00\\ud800", "\\ud83d\\ude00"])),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(surrogate_texts, surrogate_texts)
+def test_what_pydantics_json_reader_decodes_is_always_valid_unicode_text(key: str, value: str) -> None:
+    # The premise of read_tool_calls' word: the one-frame path's arguments come from this reader.
+    text = '{"' + key.replace('"', "") + '": ["' + value.replace('"', "") + '"]}'
+    try:
+        decoded = pydantic_core.from_json(text)
+    except ValueError:
+        return  # refused: nothing is vouched for
+    assert _all_text(decoded)
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for k, v in decoded.items() for c in k + "".join(v))
+
+
+def test_a_raw_lone_surrogate_never_reaches_pydantics_json_reader_as_text() -> None:
+    with pytest.raises((TypeError, ValueError)):
+        pydantic_core.from_json('{"tool": "add", "arguments": {"a": "\ud800"}}')
