@@ -19,6 +19,7 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.parsing_oracles import program_by_its_statements
 
 from mcs.parsing import _Names, parse_tool_calls
 from mcs.parsing._common import WEAK, Found
@@ -228,15 +229,7 @@ def _program_unshared(body: str) -> bool:
     ) else None
     module = quiet_parse(whole or textwrap.dedent(body), "exec")
     forget_parses()
-    if not isinstance(module, ast.Module):
-        return False
-    for statement in module.body:
-        value = statement.value if isinstance(statement, (ast.Expr, ast.Return)) else None
-        if isinstance(statement, ast.Expr) and isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
-            continue
-        if not isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await)):
-            return True
-    return False
+    return program_by_its_statements(module)
 
 
 @settings(max_examples=800, deadline=None)

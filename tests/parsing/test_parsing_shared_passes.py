@@ -17,6 +17,7 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.parsing_oracles import program_by_its_statements
 
 from mcs.parsing import parse_tool_calls
 from mcs.parsing.issued import (
@@ -294,15 +295,7 @@ def test_what_parses_as_an_expression_parses_as_one_expression_statement(source:
 def _program_by_dedent(body: str) -> bool:
     """`is_program` as it read every body before: the dedented body parsed."""
     module = quiet_parse(textwrap.dedent(body), "exec")
-    if not isinstance(module, ast.Module):
-        return False
-    for statement in module.body:
-        value = statement.value if isinstance(statement, (ast.Expr, ast.Return)) else None
-        if isinstance(statement, ast.Expr) and isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
-            continue
-        if not isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await)):
-            return True
-    return False
+    return program_by_its_statements(module)
 
 
 @settings(max_examples=800, deadline=None)
