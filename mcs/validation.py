@@ -243,17 +243,22 @@ class ArgumentValidator:
         """The schema actually enforced (with the strict top level applied)."""
         return self._schema
 
-    def validate(self, arguments: Any, *, valid_text: bool = False) -> dict[str, Any]:
+    def validate(self, arguments: Any) -> dict[str, Any]:
         """Return the arguments, repaired if needed, or raise :class:`InvalidInputError`.
 
         The input is never modified; a repaired copy is returned when repairs were made.
-        ``valid_text=True`` is the caller's word that every string and key in ``arguments``
-        is valid Unicode text (pydantic's JSON reader's output): arguments that fit the
-        schema are then not walked for a lone surrogate. Arguments that do not fit get
-        every check, that one included.
         """
-        if type(arguments) is dict and (valid_text or _all_text(arguments)) and self._is_valid(arguments):
+        if type(arguments) is dict and _all_text(arguments) and self._is_valid(arguments):
             return arguments  # _checked's answer for arguments that pass, without its frames
+        return self._checked(arguments, repair=True)
+
+    def validate_valid_text(self, arguments: Any) -> dict[str, Any]:
+        """:meth:`validate` on the caller's word that every string and key in ``arguments``
+        is valid Unicode text (pydantic's JSON reader's output: it refuses lone surrogates):
+        arguments that fit the schema are not walked for one again. Arguments that do not
+        fit get every check, that one included."""
+        if type(arguments) is dict and self._is_valid(arguments):
+            return arguments
         return self._checked(arguments, repair=True)
 
     def validate_as_sent(self, arguments: Any) -> dict[str, Any]:

@@ -213,12 +213,12 @@ def test_text_that_is_not_unicode_is_refused_with_a_printable_message(
 
 def test_arguments_vouched_as_valid_text_get_every_other_check(validator: Any) -> None:
     arguments = {"count": 3, "name": "abc"}
-    assert validator.validate(arguments, valid_text=True) is arguments
+    assert validator.validate_valid_text(arguments) is arguments
     with pytest.raises(InvalidInputError, match="count"):
-        validator.validate({"count": "many"}, valid_text=True)
+        validator.validate_valid_text({"count": "many"})
     # arguments that do not fit get every check, the Unicode one included
     with pytest.raises(InvalidInputError, match="not valid Unicode text"):
-        validator.validate({"count": "many", "name": LONE_SURROGATE}, valid_text=True)
+        validator.validate_valid_text({"count": "many", "name": LONE_SURROGATE})
 
 
 TEXT = st.text(alphabet=st.characters(categories=["Cs", "Ll", "Lo", "Nd"]), max_size=6)

@@ -190,8 +190,9 @@ class _ToolPlan:
     ) -> None:
         self.tool = tool
         self.validator = validator
-        #: Whether the validator is the core's own (a driver's subclass may rewrite the
-        #: arguments in its validate(), and is always asked without ``valid_text``).
+        #: Whether the validator's validate() is the core's own, which validate_valid_text()
+        #: shortcuts (a driver's subclass may rewrite the arguments in its validate(), and
+        #: is always asked through it).
         from mcs.validation import ArgumentValidator
 
         self.takes_valid_text = type(validator).validate is ArgumentValidator.validate
@@ -631,7 +632,7 @@ class ToolDriver(MCSDriver):
         timeout = self.timeout
         return pipeline.new_invocation(
             plan.tool,
-            validator.validate(arguments, valid_text=True) if valid_text and plan.takes_valid_text
+            validator.validate_valid_text(arguments) if valid_text and plan.takes_valid_text
             else validator.validate(arguments),
             context or default_context(),
             time.monotonic() + timeout if timeout is not None else None,
