@@ -232,6 +232,18 @@ def quiet_parse(source: str, mode: str) -> ast.AST | None:
 _JSON_NAMES: Final = {"true": True, "false": False, "null": None, "none": None}
 
 
+def dict_key(key_node: ast.expr | None) -> Any:
+    """The key of one entry of a dict display as :func:`tolerant_value` keeps it: a string,
+    number or bool literal; ``MISSING`` for anything else (``{**spread}`` has no key node)."""
+    if key_node is None:
+        return MISSING
+    try:
+        key = ast.literal_eval(key_node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return MISSING
+    return key if isinstance(key, (str, int, float, bool)) else MISSING
+
+
 def tolerant_value(node: ast.expr, depth: int = 0) -> Any:
     """A parsed value where every non-literal part is kept as its source text.
 
@@ -243,14 +255,9 @@ def tolerant_value(node: ast.expr, depth: int = 0) -> Any:
     if isinstance(node, ast.Dict):
         out: dict[str, Any] = {}
         for key_node, value_node in zip(node.keys, node.values, strict=True):
-            if key_node is None:  # {**spread}
-                return MISSING
-            try:
-                key = ast.literal_eval(key_node)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                return MISSING
-            value = tolerant_value(value_node, depth + 1)
-            if value is MISSING or not isinstance(key, (str, int, float, bool)):
+            key = dict_key(key_node)
+            value = MISSING if key is MISSING else tolerant_value(value_node, depth + 1)
+            if value is MISSING:
                 return MISSING
             out[key if isinstance(key, str) else str(key)] = value
         return out

@@ -25,6 +25,7 @@ from mcs.parsing._common import EXPLICIT, GUESSED, WEAK, Found, clean_name, run_
 from mcs.parsing.jsonspans import (
     MISSING,
     BracketIndex,
+    dict_key,
     normalise_literal,
     quiet_parse,
     tolerant_value,
@@ -218,16 +219,8 @@ def _readable(node: ast.expr, depth: int = 0) -> bool:
     if depth > 64:
         return False
     if isinstance(node, ast.Dict):
-        for key_node, value_node in zip(node.keys, node.values, strict=True):
-            if key_node is None:  # {**spread}
-                return False
-            try:
-                key = ast.literal_eval(key_node)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                return False
-            if not isinstance(key, (str, int, float, bool)) or not _readable(value_node, depth + 1):
-                return False
-        return True
+        return all(dict_key(key_node) is not MISSING and _readable(value_node, depth + 1)
+                   for key_node, value_node in zip(node.keys, node.values, strict=True))
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return all(_readable(element, depth + 1) for element in node.elts)
     return True

@@ -578,13 +578,13 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
 
 
 def _refuser(keep: Keep) -> Callable[[str], bool]:
-    """Whether ``keep`` refuses a call found by shape (``WEAK``) by its name alone (see
-    :func:`_keepable`)."""
+    """Whether ``keep`` refuses a call found by shape (``WEAK``) by its name alone
+    (:func:`_keepable`), asked once per name."""
     refused: dict[str, bool] = {}
 
     def refuses(name: str) -> bool:
         if name not in refused:
-            refused[name] = not keep([Found(name, {}, None, WEAK)])
+            refused[name] = not _keepable([Found(name, {}, None, WEAK)], keep)
         return refused[name]
 
     return refuses
