@@ -188,13 +188,13 @@ class _ToolPlan:
         handler: Callable[[Invocation], Any] | None, unwraps: bool,
         lane: Callable[[Invocation], Any] | None = None,
     ) -> None:
+        from mcs.validation import ArgumentValidator
+
         self.tool = tool
         self.validator = validator
         #: Whether the validator's validate() is the core's own, which validate_valid_text()
         #: shortcuts (a driver's subclass may rewrite the arguments in its validate(), and
         #: is always asked through it).
-        from mcs.validation import ArgumentValidator
-
         self.takes_valid_text = type(validator).validate is ArgumentValidator.validate
         self.upstream = upstream
         self.handler = handler

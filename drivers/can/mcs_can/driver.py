@@ -488,10 +488,10 @@ class CanDriver(ToolDriver):
         lock.acquire()  # what ``with`` does, without looking up and calling __enter__/__exit__
         try:
             # The last gate's verdict and the description head, kept per kind of frame (see _admitted_head).
-            head = self._admitted_heads.get(
-                (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd))
+            kind = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd)
+            head = self._admitted_heads.get(kind)
             if head is None:
-                head = self._admitted_head(frame, tool)
+                head = self._admitted_head(frame, kind, tool)
             described = head.copy()  # {**head, "data_hex": ...} in the same key order, built faster
             described["data_hex"] = frame.data.hex()  # a bytearray: describe_frame's bytes(...).hex() without the copy
             pending = self._state.check(spec.name, limited, tool) if limited else {}
@@ -568,26 +568,28 @@ class CanDriver(ToolDriver):
                 tool=tool, details={"frame": describe_frame(frame), "allowed": False},
             )
 
-    def _admitted_head(self, frame: can.Message, tool: str) -> dict[str, Any]:
-        """:meth:`_check_frame` for a kind of frame not seen yet, then the head of its
-        :func:`describe_frame` (all but the bytes), kept with that verdict. A database has a
-        few hundred kinds of frame at most, and the gate looks only at the id, its kind, FD,
-        BRS and length and at what the driver was built with (the allow-list, ``fd``, both in
-        the key or fixed), never at the bytes: a kind of frame it admitted once it admits
-        again. Refusals raise and are not kept."""
-        key = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd)
+    def _admitted_head(
+        self, frame: can.Message, kind: tuple[int, bool, bool, bool, int, bool], tool: str
+    ) -> dict[str, Any]:
+        """:meth:`_check_frame` for a kind of frame not seen yet (``kind``: its id, id kind,
+        FD, BRS, length and the driver's ``fd``), then the head of its :func:`describe_frame`
+        (all but the bytes), kept under ``kind`` with that verdict. A database has a few
+        hundred kinds of frame at most, and the gate looks only at what ``kind`` holds and at
+        the allow-list the driver was built with, never at the bytes: a kind of frame it
+        admitted once it admits again. Refusals raise and are not kept."""
         self._check_frame(frame, tool)
-        head = self._admitted_heads[key] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
+        head = self._admitted_heads[kind] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
         return head
 
     def _send_failed(self, frame: can.Message, invocation: Invocation, exc: can.CanError) -> ExecutionError:
         """What a frame the bus refused leads to: audited, sending disarmed, and the error."""
-        self._audit("send_failed", invocation, frame=describe_frame(frame), error=str(exc))
+        described = describe_frame(frame)
+        self._audit("send_failed", invocation, frame=described, error=str(exc))
         self.disarm(reason=f"send failed: {exc}")
         return ExecutionError(
             f"The CAN bus did not take the frame ({type(exc).__name__}: {exc}). Sending was disarmed as a "
             "precaution; the operator must arm it again.",
-            tool=invocation.tool.name, details={"frame": describe_frame(frame), "can_error": str(exc)},
+            tool=invocation.tool.name, details={"frame": described, "can_error": str(exc)},
         )
 
     def _start_periodic(self, spec: MessageSpec, frame: can.Message, period_ms: float, tool: str) -> None:
