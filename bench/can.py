@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bench._support import ROOT, SHARED, run_measured
+from bench._support import ROOT, SHARED, check, run_measured
 
 FORD = SHARED / "corpus" / "dbc" / "opendbc" / "ford_lincoln_base_pt.dbc"
 LOAD_RUNS = 3
@@ -118,7 +118,7 @@ def bench_load() -> None:
     print(f"   {'mcs-can CanDriver ready':32} {medians['ours']:7.3f} s   peak RSS {peaks['ours']:6.0f} MB")
     print(f"   {'cantools load_file':32} {medians['cantools']:7.3f} s   peak RSS {peaks['cantools']:6.0f} MB")
     ratio = medians["ours"] / medians["cantools"]
-    print(f"   ratio {ratio:.2f}  (goal <= 1.3){'  ok' if ratio <= 1.3 else '  OVER'}")
+    print(f"   ratio {ratio:.2f}  {check('Ford DBC file to ready driver vs cantools load_file', ratio, 1.3)}")
 
 
 # ---------------------------------------------------------------------- 2. encode and send
@@ -177,7 +177,7 @@ def bench_send(calls: int = CALLS) -> None:
     print(f"   median call_tool (no parsing)        {medians['call_tool']:8.1f} us")
     print(f"   median encode_message + bus.send     {medians['direct']:8.1f} us")
     ratio = medians["mcs"] / medians["direct"]
-    print(f"   ratio {ratio:.2f}  (goal <= 1.2){'  ok' if ratio <= 1.2 else '  OVER'}"
+    print(f"   ratio {ratio:.2f}  {check('encode and send: process_llm_response vs encode_message + send', ratio, 1.2)}"
           f"; call_tool ratio {medians['call_tool'] / medians['direct']:.2f} ({calls} calls each, interleaved)")
 
 

@@ -19,15 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench._support import ROOT, SHARED, o200k, run_measured
+from bench._support import ROOT, SHARED, check, o200k, run_measured
 
 GRAPHQL = SHARED / "corpus" / "graphql"
 GITHUB = GRAPHQL / "github_schema_2024-04-16.graphql"
 DUPLICATES = "github_schema_2025-02-27_HEAD_duplicate_fields.graphql"
-
-
-def _mark(ok: bool) -> str:
-    return "  ok" if ok else "  OVER BAR"
 
 
 # ---------------------------------------------------------------------- 1. load
@@ -57,7 +53,8 @@ def bench_load(runs: int = 5) -> None:
     a, b = statistics.median(ours), statistics.median(bare)
     print(f"   median GraphQLDriver(schema=file) + description {a:6.2f} s")
     print(f"   median graphql.build_schema(file text)          {b:6.2f} s")
-    print(f"   ratio {a / b:.2f}{_mark(a / b <= 1.5)} ({runs} runs each, alternating)")
+    print(f"   ratio {a / b:.2f} {check('GitHub schema file to ready driver vs build_schema', a / b, 1.5)} "
+          f"({runs} runs each, alternating)")
     code, _, _, measured = run_measured([sys.executable, "-m", "bench.graphql", "load", str(GITHUB)], cwd=ROOT)
     print(f"   peak RSS of a child process loading it: {measured['peak_rss_mb']:.0f} MB (exit {code})")
 
@@ -79,7 +76,11 @@ def bench_tokens() -> None:
             mode = driver._resolved_mode(driver._tool_map())
             label = ", ".join(f"{k}={v}" for k, v in options.items())
             print(f"   {path.name[:48]:48} {label:28} {len(driver.list_tools()):>4} tools {mode:9} "
-                  f"{tokens:>6} tokens{_mark(tokens <= 3000) if mode == 'discovery' else ''}")
+                  f"{tokens:>6} tokens{_discovery_verdict(path.name, tokens) if mode == 'discovery' else ''}")
+
+
+def _discovery_verdict(schema: str, tokens: int) -> str:
+    return " " + check(f"{schema}: discovery-mode description, o200k tokens", tokens, 3000, unit="tokens")
 
 
 # ---------------------------------------------------------------------- 3. call overhead
@@ -110,7 +111,8 @@ def bench_call(iterations: int = 1500) -> None:
     a, b = statistics.median(ours), statistics.median(bare)
     print(f"   median process_llm_response  {a * 1e6:8.0f} us")
     print(f"   median gql session.execute   {b * 1e6:8.0f} us")
-    print(f"   ratio {a / b:.3f}{_mark(a / b <= 1.15)} ({iterations} calls each, interleaved)")
+    print(f"   ratio {a / b:.3f} {check('query via process_llm_response vs a bare gql session', a / b, 1.15)} "
+          f"({iterations} calls each, interleaved)")
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench._support import HOST, ROOT, SHARED, free_port, run_measured, server_process
+from bench._support import HOST, ROOT, SHARED, check, free_port, run_measured, server_process
 
 PROTO = SHARED / "corpus" / "proto"
 EXAMPLES = PROTO / "grpc-examples"
@@ -138,7 +138,7 @@ def _report(label: str, bare_label: str, ours: float, bare: float, bar: float, i
     print(f"   median process_llm_response {ours * scale:9.1f} {unit}")
     print(f"   median {bare_label:21} {bare * scale:9.1f} {unit}")
     ratio = ours / bare
-    print(f"   {label}: ratio {ratio:.3f} (bar <= {bar}){'  ok' if ratio <= bar else '  OVER'} "
+    print(f"   {label}: ratio {ratio:.3f} {check(f'{label}: process_llm_response vs {bare_label}', ratio, bar)} "
           f"({iterations} calls each, interleaved)")
 
 

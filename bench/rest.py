@@ -299,7 +299,7 @@ def bench_tokens() -> None:
     for name, ops, count in sorted(rows, key=lambda r: -r[1])[:6]:
         print(f"   {name:42} {ops:>5} ops {count:>6} tokens")
     print(f"   {len(rows)} specs; largest description: {worst[0]} tokens ({worst[1]})"
-          f"{'  ok' if worst[0] <= 3000 else '  OVER BAR'}")
+          f" {check('largest discovery-mode description of the corpus, o200k tokens', worst[0], 3000, unit='tokens')}")
 
     bench_inline(encoding)
 
