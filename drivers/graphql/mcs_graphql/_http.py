@@ -20,7 +20,6 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import random
 import threading
@@ -42,6 +41,7 @@ from gql.transport.httpx import httpx as http  # type: ignore[attr-defined]  # h
 
 from mcs import http as mcs_http
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
+from mcs.event_loops import PerLoop, close_outside_loops
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _DEFAULT_HEADERS = {
@@ -151,8 +151,7 @@ class HttpLink:
         self._verify = verify
         self._client: Any = None
         self._session: Any = None
-        self._aclients: dict[int, tuple[Any, Any]] = {}
-        self._closers: dict[int, AsyncIterator[None]] = {}
+        self._aclients: PerLoop[tuple[Any, Any]] = PerLoop(_aclose_client)  # (gql client, its session) per loop
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ headers and timeouts
@@ -219,8 +218,7 @@ class HttpLink:
         return self._session
 
     async def _async_session(self) -> Any:
-        loop = asyncio.get_running_loop()
-        pair = self._aclients.get(id(loop))
+        pair = self._aclients.current()
         if pair is None:
             inner = mcs_http.async_transport(verify=self._verify, client_module=http)
             transport = HTTPXAsyncTransport(
@@ -229,36 +227,24 @@ class HttpLink:
             )
             aclient: Any = Client(transport=transport, execute_timeout=None)
             session = await aclient.connect_async()
-            closer = _close_at_shutdown(aclient)
-            await closer.__anext__()
-            pair = (aclient, session)
-            self._aclients[id(loop)] = pair
-            self._closers[id(loop)] = closer
+            pair = await self._aclients.add((aclient, session))
         return pair[1]
 
-    def _release(self) -> list[Any]:
+    def _release(self) -> list[tuple[Any, Any]]:
         """Close the sync pool and forget the async ones; returns those for the caller to close."""
         if self._client is not None:
             self._client.close_sync()
             self._client = self._session = None
-        stale, self._aclients, self._closers = self._aclients, {}, {}
-        return [client for client, _ in stale.values()]
+        return self._aclients.release()
 
     def close(self) -> None:
         """Close the pools; async ones too when no loop runs (their loop is gone, and so are their sockets)."""
-        for client in self._release():
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                with contextlib.suppress(Exception):
-                    asyncio.run(client.close_async())
-            else:
-                raise ConfigurationError("call `await driver.aclose()` to close a driver inside an event loop")
+        close_outside_loops(self._release(), _aclose_client)
 
     async def aclose(self) -> None:
         """Close the pools from inside the event loop that used them."""
-        for client in self._release():
-            await client.close_async()
+        for pair in self._release():
+            await _aclose_client(pair)
 
     # ------------------------------------------------------------------ sending
 
@@ -367,10 +353,5 @@ async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
 
 
-async def _close_at_shutdown(client: Any) -> AsyncIterator[None]:
-    """Suspended for the life of the loop; the loop's ``shutdown_asyncgens()`` closes the
-    client on its own loop, so a pool left open when its loop ends releases its sockets."""
-    try:
-        yield
-    finally:
-        await client.close_async()
+async def _aclose_client(pair: tuple[Any, Any]) -> None:
+    await pair[0].close_async()

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ import grpc.aio
 from google.protobuf.descriptor import MethodDescriptor
 
 from mcs.errors import ToolCallError
+from mcs.event_loops import PerLoop
 from mcs.pipeline import Invocation
 from mcs_grpc._channel import ChannelSettings, MetadataProvider
 from mcs_grpc._errors import rpc_error
@@ -213,13 +213,8 @@ class _AsyncConnection:
             task.cancel()
 
 
-async def _close_at_shutdown(connection: _AsyncConnection) -> AsyncGenerator[None, None]:
-    """Suspended for the life of its loop; the loop's ``shutdown_asyncgens()`` (run by
-    ``asyncio.run``) finalises it, closing the channel on its own loop."""
-    try:
-        yield
-    finally:
-        await connection.close()
+async def _close_connection(connection: _AsyncConnection) -> None:
+    await connection.close()
 
 
 class Caller:
@@ -237,12 +232,8 @@ class Caller:
         # Only passed when set: gRPC takes a slower path for any explicit value.
         self.wait_for_ready = True if wait_for_ready else None
         self.sync = _SyncConnection(settings)
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncConnection] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._closers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = (
-            weakref.WeakKeyDictionary()
-        )
+        # one aio channel per event loop, closed by that loop's shutdown
+        self._async: PerLoop[_AsyncConnection] = PerLoop(_close_connection)
 
     # ------------------------------------------------------------------ errors
 
@@ -300,14 +291,9 @@ class Caller:
     # ------------------------------------------------------------------ async
 
     async def _connection(self) -> _AsyncConnection:
-        loop = asyncio.get_running_loop()
-        connection = self._async.get(loop)
+        connection = self._async.current()
         if connection is None:
-            connection = _AsyncConnection(self.settings, self.settings.open_async())
-            closer = _close_at_shutdown(connection)
-            await closer.__anext__()
-            self._async[loop] = connection
-            self._closers[loop] = closer
+            connection = await self._async.add(_AsyncConnection(self.settings, self.settings.open_async()))
         return connection
 
     async def _metadata(self) -> Any:
@@ -360,17 +346,12 @@ class Caller:
     def close(self) -> None:
         """Close the sync channel; an async one closes with its event loop (or :meth:`aclose`)."""
         self.sync.close()
-        self._async.clear()
-        self._closers.clear()
+        self._async.release()
 
     async def aclose(self) -> None:
         """Close the sync channel and the async channel of the running event loop."""
-        loop = asyncio.get_running_loop()
-        self._async.pop(loop, None)
-        closer = self._closers.pop(loop, None)
         self.sync.close()
-        if closer is not None:
-            await closer.aclose()  # its ``finally`` closes the channel
+        await self._async.aclose_current()
 
 
 async def _aiter(items: Sequence[Any]) -> AsyncIterator[Any]:

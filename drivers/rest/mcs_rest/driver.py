@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import fnmatch
 import os
 import re
@@ -12,7 +10,7 @@ import time
 import uuid
 import warnings
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -20,6 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from mcs import discovery, prompts
 from mcs.driver import AuthOption, ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
+from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs.urls import EgressPolicy, ip_literal
@@ -234,8 +233,7 @@ class RestDriver(ToolDriver):
         self._op_tools = [op.tool(self.max_description_chars) for op in self._operations.values()]
         self._client: httpx.Client | None = None
         self._transport: httpx.BaseTransport | None = None
-        self._aclients: dict[int, tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = {}
-        self._closers: dict[int, AsyncIterator[None]] = {}
+        self._aclients: PerLoop[tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]] = PerLoop(_aclose_pair)
         self._lock = threading.RLock()
         self._contract: ResponseContract | SwaggerBodies | None = None  # built on the first answer to check
         self._call_plans: dict[str, _CallPlan] = {}  # per operation, on its first call
@@ -518,60 +516,38 @@ class RestDriver(ToolDriver):
         return client
 
     async def _async_client(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]:
-        """One pool per event loop, closed by that loop's shutdown (see :func:`_close_at_shutdown`)."""
+        """One pool per event loop, closed by that loop's shutdown (see :class:`~mcs.event_loops.PerLoop`)."""
         import httpx
 
         from mcs import http as mcs_http
 
-        loop = id(asyncio.get_running_loop())
-        pair = self._aclients.get(loop)
+        pair = self._aclients.current()
         if pair is None or pair[0].is_closed:
             transport = self._given_async_transport or mcs_http.async_transport(verify=self._verify)
             client = httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=self.timeout)
-            closer = _close_at_shutdown(client)
-            await closer.__anext__()
-            self._closers[loop] = closer
-            pair = (client, transport)
-            self._aclients[loop] = pair
+            pair = await self._aclients.add((client, transport))
         return pair
 
-    def _release_pools(self) -> list[httpx.AsyncClient]:
+    def _release_pools(self) -> list[tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]]:
         """Close the sync pool and forget the async ones; returns those for the caller to close."""
         if self._client is not None:
             self._client.close()
             self._client = None
             self._transport = None
-        clients, self._aclients = [c for c, _ in self._aclients.values()], {}
-        self._closers = {}
-        return clients
+        return self._aclients.release()
 
     def close(self) -> None:
         """Close the HTTP connection pools (the async ones too, when no loop runs them)."""
-        for client in self._release_pools():
-            if client.is_closed:
-                continue
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                with contextlib.suppress(Exception):  # its loop is gone; the sockets went with it
-                    asyncio.run(client.aclose())
-            else:
-                raise ConfigurationError("call `await driver.aclose()` to close a driver inside an event loop")
+        close_outside_loops([pair for pair in self._release_pools() if not pair[0].is_closed], _aclose_pair)
 
     async def aclose(self) -> None:
         """Close the pools from inside the event loop that used them."""
-        for client in self._release_pools():
-            await client.aclose()
+        for pair in self._release_pools():
+            await _aclose_pair(pair)
 
 
-async def _close_at_shutdown(client: httpx.AsyncClient) -> AsyncIterator[None]:
-    """Suspended for the life of the loop; ``loop.shutdown_asyncgens()`` (run by
-    ``asyncio.run`` and ``asyncio.Runner``) finalises it, closing the pool on its own loop.
-    Without this, a pool left open when its loop ends could never close its sockets."""
-    try:
-        yield
-    finally:
-        await client.aclose()
+async def _aclose_pair(pair: tuple[httpx.AsyncClient, httpx.AsyncBaseTransport]) -> None:
+    await pair[0].aclose()
 
 
 @dataclass(frozen=True, slots=True)

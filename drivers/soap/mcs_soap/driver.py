@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import inspect
 import os
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcs.driver import ToolDriver
 from mcs.errors import ConfigurationError, ExecutionError
+from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_soap import _cache, _collector
@@ -161,8 +161,8 @@ class SoapDriver(ToolDriver):
         self._http_client: httpx.Client | None = None
         self._proxies: dict[str, Any] = {}
         self._any_plans: dict[str, dict[str, Any]] = {}
-        self._aclients: dict[int, tuple[Any, httpx.AsyncClient, dict[str, Any]]] = {}
-        self._closers: dict[int, AsyncIterator[None]] = {}
+        # per event loop: the zeep async client, its httpx pool and its service proxies
+        self._aclients: PerLoop[tuple[Any, httpx.AsyncClient, dict[str, Any]]] = PerLoop(_aclose_pool)
 
     # ------------------------------------------------------------------ loading
 
@@ -395,8 +395,7 @@ class SoapDriver(ToolDriver):
     async def _aproxy(self, tool: Tool) -> Any:
         import asyncio
 
-        loop = id(asyncio.get_running_loop())
-        entry = self._aclients.get(loop)
+        entry = self._aclients.current()
         if entry is None or entry[1].is_closed:
             document = await asyncio.to_thread(self._document) if self._parsed.document is None else self._parsed.document
             import httpx
@@ -408,11 +407,7 @@ class SoapDriver(ToolDriver):
             http = httpx.AsyncClient(transport=mcs_http.async_transport(verify=self._verify), follow_redirects=False)
             async_class: Any = zeep.AsyncClient
             client = async_class(document, transport=AsyncTransportOverHttpx(http, self._http), **self._zeep_options())
-            closer = _close_at_shutdown(http)
-            await closer.__anext__()
-            self._closers[loop] = closer
-            entry = (client, http, {})
-            self._aclients[loop] = entry
+            entry = await self._aclients.add((client, http, {}))
         client, _, proxies = entry
         proxy = proxies.get(tool.name)
         if proxy is None:
@@ -423,35 +418,22 @@ class SoapDriver(ToolDriver):
             proxies[tool.name] = proxy
         return proxy
 
-    def _release(self) -> list[httpx.AsyncClient]:
+    def _release(self) -> list[tuple[Any, httpx.AsyncClient, dict[str, Any]]]:
         if self._http_client is not None:
             self._http_client.close()
         self._http_client = None
         self._client = None
         self._proxies = {}
-        clients = [http for _, http, _ in self._aclients.values()]
-        self._aclients, self._closers = {}, {}
-        return clients
+        return self._aclients.release()
 
     def close(self) -> None:
         """Close the HTTP connection pools (the async ones too, when no loop runs them)."""
-        for client in self._release():
-            if client.is_closed:
-                continue
-            import asyncio  # an async client exists only where asyncio ran
-
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                with contextlib.suppress(Exception):  # its loop is gone; the sockets went with it
-                    asyncio.run(client.aclose())
-            else:
-                raise ConfigurationError("call `await driver.aclose()` to close a driver inside an event loop")
+        close_outside_loops([entry for entry in self._release() if not entry[1].is_closed], _aclose_pool)
 
     async def aclose(self) -> None:
         """Close the pools from inside the event loop that used them."""
-        for client in self._release():
-            await client.aclose()
+        for entry in self._release():
+            await _aclose_pool(entry)
 
     async def __aenter__(self) -> SoapDriver:
         return self
@@ -460,12 +442,8 @@ class SoapDriver(ToolDriver):
         await self.aclose()
 
 
-async def _close_at_shutdown(client: httpx.AsyncClient) -> AsyncIterator[None]:
-    """Suspended for the life of the loop; its shutdown (``asyncio.run``) closes the pool there."""
-    try:
-        yield
-    finally:
-        await client.aclose()
+async def _aclose_pool(entry: tuple[Any, httpx.AsyncClient, dict[str, Any]]) -> None:
+    await entry[1].aclose()
 
 
 # ---------------------------------------------------------------------- options

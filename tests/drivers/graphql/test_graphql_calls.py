@@ -97,6 +97,12 @@ def test_the_async_twin_gives_the_same_results(driver: GraphQLDriver) -> None:
     assert second == {"hello": "Hello, Async!"}
 
 
+def test_a_driver_called_from_many_asyncio_runs_keeps_no_session_of_a_finished_loop(driver: GraphQLDriver) -> None:
+    for number in range(20):  # one loop per call, as sync code calling async code often does
+        assert asyncio.run(driver.acall_tool("hello", {"name": f"n{number}"})) == {"hello": f"Hello, n{number}!"}
+        assert len(driver._link._aclients) == 0  # the loop's shutdown closed its session and let it go
+
+
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_a_slow_answer_times_out_within_the_deadline(server: Running, use_async: bool) -> None:
     with GraphQLDriver(server.graphql, schema=server_sdl(), timeout=0.3) as driver:

@@ -50,6 +50,12 @@ def test_the_async_path_round_trips_the_same(lab_driver: GrpcDriver) -> None:
     assert asyncio.run(lab_driver.acall_tool("Lab_Echo", EVERYTHING)) == EVERYTHING
 
 
+def test_a_driver_called_from_many_asyncio_runs_keeps_no_channel_of_a_finished_loop(lab_driver: GrpcDriver) -> None:
+    for _ in range(15):  # one loop per call, as sync code calling async code often does
+        assert asyncio.run(lab_driver.acall_tool("Lab_Echo", EVERYTHING)) == EVERYTHING
+        assert lab_driver._caller is not None and len(lab_driver._caller._async) == 0  # closed with its loop
+
+
 def test_a_recursive_message_round_trips_at_any_depth(lab_driver: GrpcDriver) -> None:
     tree: dict = {"label": "leaf"}
     for depth in range(30):

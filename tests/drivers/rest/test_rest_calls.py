@@ -167,6 +167,16 @@ def test_async_calls_from_several_event_loops_leave_no_socket_open(api):
     gc.collect()  # an unclosed socket would raise ResourceWarning here (warnings are errors)
 
 
+def test_a_driver_called_from_many_asyncio_runs_keeps_no_pool_of_a_finished_loop(api):
+    import asyncio
+
+    api.state.pets[1] = {"id": 1, "name": "Rex"}
+    with RestDriver(PETSTORE, base_url=api.url + "/v1") as driver:
+        for _ in range(30):  # one loop per call, as sync code calling async code often does
+            assert asyncio.run(driver.acall_tool("showPetById", {"petId": "1"}))["name"] == "Rex"
+            assert len(driver._aclients) == 0  # the loop's shutdown closed its pool and let it go
+
+
 def test_a_spec_from_a_url_with_a_relative_server_calls_that_origin(api):
     import mcs
 

@@ -116,6 +116,13 @@ def test_the_async_path_gives_the_same_results(world):
     assert asyncio.run(run()) == (3, "x x")
 
 
+def test_a_driver_called_from_many_asyncio_runs_keeps_no_pool_of_a_finished_loop(world):
+    with SoapDriver(world.wsdl) as driver:
+        for number in range(20):  # one loop per call, as sync code calling async code often does
+            assert asyncio.run(driver.acall_tool("Calculator_CalculatorSoap12_Add", {"a": number, "b": 1})) == number + 1
+            assert len(driver._aclients) == 0  # the loop's shutdown closed its pool and let it go
+
+
 def test_connections_are_reused_across_calls(driver, world):
     for _ in range(3):
         driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 1})

@@ -423,6 +423,10 @@ class Endpoint:
                 raise ServerGone(f"the connection to MCP server {self.spec.name!r} is closed")
             session = self._sessions.get(loop)
             if session is None:
+                # A session lives and dies with its loop, and holds it: a process that runs
+                # a loop per call (asyncio.run) would otherwise keep every finished one.
+                for finished in [other for other in self._sessions if other.is_closed()]:
+                    del self._sessions[finished]
                 on_tools_changed, on_change = self.on_tools_changed, self.on_change
                 if loop is sync_loop().loop:
                     on_tools_changed, on_change = self._list_changes_heard_once(loop, on_tools_changed, on_change)

@@ -71,6 +71,18 @@ async def test_async_calls_share_the_connection_with_sync_calls(
     assert results == [str(i) for i in range(5)]
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_driver_called_from_many_asyncio_runs_keeps_no_session_of_a_finished_loop(
+    transport: str, request: pytest.FixtureRequest
+) -> None:
+    driver: MCPDriver = request.getfixturevalue(f"{transport}_driver")
+    assert driver.call_tool("echo", {"text": "sync"}) == "sync"  # the synchronous session stays
+    for number in range(6):  # one loop per call, as sync code calling async code often does
+        assert asyncio.run(driver.acall_tool("echo", {"text": str(number)})) == str(number)
+        # the synchronous session, and the last loop's until the next loop comes
+        assert len(driver.connections["mcp"]._sessions) <= 2
+
+
 def test_a_response_without_a_call_is_returned_unchanged(stdio_driver: MCPDriver) -> None:
     response = "No tool needed, the answer is 4."
     assert stdio_driver.process_llm_response(response) is response
