@@ -39,7 +39,7 @@ from pydantic_core import PydanticUndefined
 from mcs import prompts
 from mcs.content import returns_content
 from mcs.context import AgentContext, is_context_annotation
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, InvalidInputError, ToolNotFoundError
 from mcs.function_prompts import FunctionPrompt
 from mcs.function_resources import FunctionResource
@@ -317,6 +317,7 @@ class FunctionDriver(ToolDriver):
         thread_deadline: bool = False,
         **options: Any,
     ) -> None:
+        refuse_unknown_options(FunctionDriver, options, "FunctionDriver")
         super().__init__(**options)
         self.thread_deadline = thread_deadline
         self.meta = DriverMeta(

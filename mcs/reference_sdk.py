@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
 
@@ -67,6 +67,7 @@ class ReferenceToolDriver(ToolDriver):
     """
 
     def __init__(self, tool_driver: Any, *, name: str | None = None, **options: Any) -> None:
+        refuse_unknown_options(ReferenceToolDriver, options, "ReferenceToolDriver")
         super().__init__(**options)
         self.tool_driver = tool_driver
         theirs = getattr(tool_driver, "meta", None)

@@ -32,7 +32,7 @@ import yaml
 
 from mcs import prompts
 from mcs.context import AgentContext
-from mcs.driver import DriverMeta, MCSDriver, ToolDriver
+from mcs.driver import DriverMeta, MCSDriver, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ToolNotFoundError
 from mcs.interfaces import normalise_declaration
 from mcs.pipeline import Invocation
@@ -62,6 +62,7 @@ class Toolbox(ToolDriver):
         name: str = "toolbox",
         **options: Any,
     ) -> None:
+        refuse_unknown_options(Toolbox, options, "Toolbox")
         options.setdefault("timeout", None)
         super().__init__(**options)
         members = dict(drivers) if isinstance(drivers, Mapping) else self._keyed(drivers)

@@ -576,3 +576,15 @@ def test_mcs_spec_s3_target_llms_are_the_globs_of_the_templates_a_driver_has() -
                                       "---\nname: tiny\nglobs: [\"t5-small\"]\ncall_format: mcs_json\n---\n"
                                       "Tools of {driver_name}: {function_description}\n")])
     assert FunctionDriver([], prompt_templates=own).meta.target_llms == ("*", "t5-small")
+
+
+def test_the_cores_own_drivers_refuse_an_unknown_option_by_name_and_list_theirs() -> None:
+    from mcs import FunctionDriver, Toolbox
+    from mcs.errors import ConfigurationError
+    from mcs.reference_sdk import ReferenceToolDriver
+
+    for build in (lambda: FunctionDriver([], colour_of_the_sky="blue"),
+                  lambda: Toolbox([], colour_of_the_sky="blue"),
+                  lambda: ReferenceToolDriver(object(), colour_of_the_sky="blue")):
+        with pytest.raises(ConfigurationError, match=r"has no option 'colour_of_the_sky'; options: .*\btimeout\b"):
+            build()

@@ -71,3 +71,23 @@ class TestInstalledDriver(DriverContractTests):
     @pytest.fixture
     def driver(self, installed_driver: MCSDriver) -> MCSDriver:
         return installed_driver
+
+
+@pytest.mark.parametrize("name", INSTALLED)
+def test_every_installed_driver_refuses_an_unknown_option_by_name_before_it_loads_anything(name: str) -> None:
+    from mcs.errors import ConfigurationError
+
+    try:
+        cls = driver_class(name)
+    except (MCSError, ImportError) as exc:
+        pytest.skip(f"driver {name!r} cannot be imported here: {exc}")
+    import inspect
+
+    # What the driver requires is a placeholder it never reads: the unknown option is refused first.
+    required = {p.name: "never-read" for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
+                if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    with pytest.raises(ConfigurationError) as caught:
+        cls(**required, colour_of_the_sky="blue")
+    message = str(caught.value)
+    assert "has no option 'colour_of_the_sky'" in message
+    assert "timeout" in message.split("; options: ", 1)[1]  # the options it does take, the shared ones among them

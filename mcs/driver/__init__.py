@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext, default_context
 from mcs.driver import _identity
-from mcs.errors import InvalidInputError, ToolCallError, ToolNotFoundError
+from mcs.errors import ConfigurationError, InvalidInputError, ToolCallError, ToolNotFoundError
 from mcs.limits import CircuitBreaker, RateLimit
 from mcs.pipeline import Controls, Invocation
 from mcs.redaction import SecretMask
@@ -960,6 +960,24 @@ class ToolDriver(MCSDriver):
 
 
 _reader: Callable[[Any, Mapping[str, Any]], tuple[list[ToolCall], bool]] | None = None
+
+
+def refuse_unknown_options(driver_class: type[ToolDriver], options: Mapping[str, Any], what: str) -> None:
+    """Raise :class:`~mcs.errors.ConfigurationError` when ``options`` (what a driver's
+    ``__init__`` forwards to :class:`ToolDriver` as ``**options``) holds a keyword that
+    ToolDriver does not take, naming each such keyword and every option ``driver_class``
+    accepts; ``what`` names the driver in the message (``"the REST driver"``). Call it
+    before ``super().__init__(**options)``."""
+    import inspect
+
+    base = inspect.signature(ToolDriver.__init__).parameters
+    unknown = sorted(set(options) - set(base))
+    if not unknown:
+        return
+    own = inspect.signature(driver_class.__init__).parameters
+    keywords = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    accepted = sorted({name for name, p in (*own.items(), *base.items()) if p.kind in keywords} - {"self"})
+    raise ConfigurationError(f"{what} has no option {', '.join(map(repr, unknown))}; options: {', '.join(accepted)}")
 
 
 def _read_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> tuple[list[ToolCall], bool]:

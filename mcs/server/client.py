@@ -20,7 +20,7 @@ from typing import Any
 
 from mcs import prompts
 from mcs.context import AgentContext
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import (
     ConfigurationError,
     ErrorCode,
@@ -99,6 +99,7 @@ class RFC0001Driver(ToolDriver):
                 "the rfc0001 driver needs 'httpx': pip install 'mcs-framework[server]'",
                 install="pip install 'mcs-framework[server]'",
             )
+        refuse_unknown_options(RFC0001Driver, options, "the RFC-0001 driver")
         super().__init__(**options)
         self.url = _base_url(url)
         self.agent_id = agent_id

@@ -15,7 +15,7 @@ from typing import Any
 import can
 from cantools.database.can import Database as CantoolsDatabase
 
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, PolicyDeniedError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
@@ -140,7 +140,7 @@ class CanDriver(ToolDriver):
         name: str | None = None,
         **options: Any,
     ) -> None:
-        _check_options(options)
+        refuse_unknown_options(CanDriver, options, "the CAN driver")
         super().__init__(**options)
         if send_tools not in ("allowed", "all"):
             raise ConfigurationError(f"send_tools must be 'allowed' or 'all', got {send_tools!r}")
@@ -820,15 +820,3 @@ class CanDriver(ToolDriver):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-
-def _check_options(options: Mapping[str, Any]) -> None:
-    import inspect
-
-    known = set(inspect.signature(ToolDriver.__init__).parameters) - {"self"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        ours = sorted(set(inspect.signature(CanDriver.__init__).parameters) - {"self", "options", "dbc"})
-        raise ConfigurationError(
-            f"the CAN driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(ours + sorted(known))}"
-        )

@@ -14,7 +14,7 @@ from gql.utilities import get_introspection_query_ast
 from graphql import GraphQLSchema, print_ast
 
 from mcs import discovery
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name, unique_tool_names
@@ -99,7 +99,8 @@ class GraphQLDriver(ToolDriver):
         name: str | None = None,
         **options: Any,
     ) -> None:
-        _init_base(self, options)
+        refuse_unknown_options(GraphQLDriver, options, "the GraphQL driver")
+        super().__init__(**options)
         if mutations not in ("none", "persisted", "all"):
             raise ConfigurationError(f"mutations must be 'none', 'persisted' or 'all', not {mutations!r}")
         if freeform not in (True, False, "auto"):
@@ -353,24 +354,6 @@ class GraphQLDriver(ToolDriver):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-
-def _init_base(driver: GraphQLDriver, options: dict[str, Any]) -> None:
-    try:
-        ToolDriver.__init__(driver, **options)
-    except TypeError:
-        import inspect
-
-        known = sorted(
-            {*inspect.signature(GraphQLDriver.__init__).parameters, *inspect.signature(ToolDriver.__init__).parameters}
-            - {"self", "options"}
-        )
-        unknown = sorted(set(options) - set(known))
-        if not unknown:
-            raise
-        raise ConfigurationError(
-            f"the GraphQL driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(known)}"
-        ) from None
 
 
 def _check_url(url: str, schemes: tuple[str, ...], option: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from google.protobuf.descriptor import MethodDescriptor
 
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, unique_tool_names
@@ -145,21 +145,8 @@ class GrpcDriver(ToolDriver):
         name: str | None = None,
         **options: Any,
     ) -> None:
-        try:
-            super().__init__(**options)
-        except TypeError:
-            import inspect
-
-            known = sorted(
-                {*inspect.signature(GrpcDriver.__init__).parameters, *inspect.signature(ToolDriver.__init__).parameters}
-                - {"self", "options"}
-            )
-            unknown = sorted(set(options) - set(known))
-            if not unknown:
-                raise
-            raise ConfigurationError(
-                f"the gRPC driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(known)}"
-            ) from None
+        refuse_unknown_options(GrpcDriver, options, "the gRPC driver")
+        super().__init__(**options)
         for option, number in (("max_stream_messages", max_stream_messages), ("max_stream_bytes", max_stream_bytes),
                                ("max_input_messages", max_input_messages)):
             if not isinstance(number, int) or number < 1:

@@ -47,7 +47,7 @@ from typing import IO, Any, ClassVar
 
 from mcs import prompts
 from mcs.context import AgentContext, Session
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
@@ -174,6 +174,7 @@ class MCPDriver(ToolDriver):
         on_progress: Callable[..., Any] | None = None,
         **options: Any,
     ) -> None:
+        refuse_unknown_options(MCPDriver, options, "the MCP driver")
         super().__init__(**options)
         sources = sum(x is not None for x in (command, url, config))
         if sources != 1:

@@ -18,7 +18,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
@@ -131,7 +131,7 @@ class MqttDriver(ToolDriver):
         name: str | None = None,
         **options: Any,
     ) -> None:
-        _check_options(options)
+        refuse_unknown_options(MqttDriver, options, "the MQTT driver")
         super().__init__(**options)
         if spec is None:
             raise ConfigurationError("the MQTT driver needs spec=: an AsyncAPI document or a topic map (path or mapping)")
@@ -609,18 +609,6 @@ def _globs(value: Sequence[str] | str | None, option: str) -> tuple[str, ...] | 
     if not all(isinstance(g, str) and g for g in value):
         raise ConfigurationError(f"{option} must be a list of topic globs")
     return tuple(value)
-
-
-def _check_options(options: Mapping[str, Any]) -> None:
-    import inspect
-
-    allowed = set(inspect.signature(ToolDriver.__init__).parameters) - {"self"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        mine = sorted(set(inspect.signature(MqttDriver.__init__).parameters) - {"self", "options", "spec"})
-        raise ConfigurationError(
-            f"the MQTT driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(mine + sorted(allowed))}"
-        )
 
 
 __all__ = ["MqttDriver"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
-from mcs.driver import AuthOption, ToolDriver
+from mcs.driver import AuthOption, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
@@ -134,21 +134,8 @@ class RestDriver(ToolDriver):
         name: str | None = None,
         **options: Any,
     ) -> None:
-        try:
-            super().__init__(**options)
-        except TypeError:
-            import inspect
-
-            known = sorted(
-                {*inspect.signature(RestDriver.__init__).parameters, *inspect.signature(ToolDriver.__init__).parameters}
-                - {"self", "options", "spec"}
-            )
-            unknown = sorted(set(options) - set(known))
-            if not unknown:
-                raise
-            raise ConfigurationError(
-                f"the REST driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(known)}"
-            ) from None
+        refuse_unknown_options(RestDriver, options, "the REST driver")
+        super().__init__(**options)
         allow = allow_external_refs if isinstance(allow_external_refs, bool) else tuple(allow_external_refs)
         self.spec = Spec.load(spec, allow_external=allow)
         info = self.spec.root.get("info") or {}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import inspect
 import os
 import threading
 import time
@@ -12,7 +11,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcs.driver import ToolDriver
+from mcs.driver import ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
@@ -102,19 +101,8 @@ class SoapDriver(ToolDriver):
         name: str | None = None,
         **options: Any,
     ) -> None:
-        try:
-            super().__init__(**options)
-        except TypeError:
-            known = sorted(
-                {*inspect.signature(SoapDriver.__init__).parameters, *inspect.signature(ToolDriver.__init__).parameters}
-                - {"self", "options", "wsdl"}
-            )
-            unknown = sorted(set(options) - set(known))
-            if not unknown:
-                raise
-            raise ConfigurationError(
-                f"the SOAP driver has no option {', '.join(map(repr, unknown))}; options: {', '.join(known)}"
-            ) from None
+        refuse_unknown_options(SoapDriver, options, "the SOAP driver")
+        super().__init__(**options)
         for label, value in (("max_response_bytes", max_response_bytes), ("max_result_chars", max_result_chars),
                              ("max_wsdl_bytes", max_wsdl_bytes), ("max_documents", max_documents)):
             if int(value) < 1:

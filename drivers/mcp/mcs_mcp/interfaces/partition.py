@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcs import prompts
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
@@ -42,6 +42,7 @@ class InterfaceView(ToolDriver):
         registry: InterfaceRegistry | None = None,
         **options: Any,
     ) -> None:
+        refuse_unknown_options(InterfaceView, options, "InterfaceView")
         super().__init__(**options)
         self.driver = driver
         found = implementations(driver.list_tools(), declared(driver, implements), registry=registry,

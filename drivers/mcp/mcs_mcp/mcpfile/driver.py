@@ -30,7 +30,7 @@ import httpx
 from mcs import http as mcs_http
 from mcs import pipeline, prompts
 from mcs.context import AgentContext
-from mcs.driver import DriverMeta, ToolDriver
+from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError, ToolNotFoundError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, ToolCall, sanitize_tool_name
@@ -174,6 +174,7 @@ class MCPFileDriver(ToolDriver):
         # Every constructor argument, whatever the signature holds, for reload().
         arguments = {k: v for k, v in locals().items() if k not in ("self", "options", "__class__")}
         self._constructed_with: tuple[dict[str, Any], dict[str, Any]] = (arguments, dict(options))
+        refuse_unknown_options(MCPFileDriver, options, "the MCP file driver")
         super().__init__(**options)
         self.file: LoadedFile = load(
             path,
