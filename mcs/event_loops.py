@@ -35,8 +35,10 @@ _INSIDE_A_LOOP = "call `await driver.aclose()` to close a driver inside an event
 class PerLoop(Generic[T]):
     """Resources keyed by the running event loop; ``aclose(resource)`` closes one on its loop.
 
-    Not thread-safe by itself: each loop runs on one thread, and a driver that also
-    releases from another thread holds its own lock around :meth:`release`.
+    Loops on several threads may share one: a loop's entry is only written from that
+    loop's thread, :meth:`release` swaps the whole table at once, and each method reads
+    the table once, so a release from another thread never makes a loop lose or close
+    another loop's resource.
     """
 
     __slots__ = ("_aclose", "_entries")
@@ -69,10 +71,11 @@ class PerLoop(Generic[T]):
     async def aclose_current(self) -> None:
         """Close the running loop's resource now, on this loop, and forget it (nothing when it has none)."""
         loop = _running_loop()
-        entry = self._entries.get(id(loop))
+        entries = self._entries  # one dict throughout: another thread's release() swaps it
+        entry = entries.get(id(loop))
         if entry is None or entry[0]() is not loop:
             return
-        del self._entries[id(loop)]
+        entries.pop(id(loop), None)
         await entry[2].aclose()  # the closer's ``finally`` closes the resource
 
     def release(self) -> list[T]:
@@ -87,9 +90,10 @@ class PerLoop(Generic[T]):
         try:
             yield
         finally:
-            entry = self._entries.get(key)
+            entries = self._entries  # one dict throughout: another thread's release() swaps it
+            entry = entries.get(key)
             if entry is not None and entry[1] is resource:
-                del self._entries[key]
+                entries.pop(key, None)
             await self._aclose(resource)
 
     def _forget_stopped_loops(self) -> None:

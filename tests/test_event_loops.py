@@ -119,3 +119,35 @@ def test_aclose_current_closes_this_loops_resource_at_once_and_once() -> None:
     pool, closed_before_shutdown, current = asyncio.run(close_now())
     assert closed_before_shutdown == 1 and current is None
     assert len(pool.closed_on) == 1 and len(pools) == 0  # the loop's shutdown did not close it again
+
+
+def test_loops_on_several_threads_share_one_table_while_another_thread_releases_it() -> None:
+    import threading
+
+    pools: PerLoop[Pool] = PerLoop(_aclose)
+    made: list[Pool] = []
+    failures: list[BaseException] = []
+
+    async def use(name: str) -> None:
+        pool = await pools.add(Pool(name))
+        made.append(pool)
+        for _ in range(3):
+            await asyncio.sleep(0)
+            assert pools.current() in (pool, None)  # None once a release took it
+
+    def runs(thread: int) -> None:
+        try:
+            for number in range(30):
+                asyncio.run(use(f"{thread}.{number}"))
+        except BaseException as exc:  # reported below, with the thread's traceback
+            failures.append(exc)
+
+    threads = [threading.Thread(target=runs, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    while any(thread.is_alive() for thread in threads):
+        pools.release()  # what a driver's close() does, racing the loops
+    for thread in threads:
+        thread.join()
+    assert failures == [] and len(made) == 60 and len(pools) == 0
+    assert all(len(pool.closed_on) == 1 for pool in made)  # each closed once, by its own loop's shutdown
