@@ -26,6 +26,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+import functools
 import time
 from abc import ABC, abstractmethod
 from collections.abc import (
@@ -968,16 +969,21 @@ def refuse_unknown_options(driver_class: type[ToolDriver], options: Mapping[str,
     ToolDriver does not take, naming each such keyword and every option ``driver_class``
     accepts; ``what`` names the driver in the message (``"the REST driver"``). Call it
     before ``super().__init__(**options)``."""
-    import inspect
-
-    base = inspect.signature(ToolDriver.__init__).parameters
-    unknown = sorted(set(options) - set(base))
+    unknown = sorted(set(options) - _tool_driver_keywords())
     if not unknown:
         return
-    own = inspect.signature(driver_class.__init__).parameters
-    keywords = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    accepted = sorted({name for name, p in (*own.items(), *base.items()) if p.kind in keywords} - {"self"})
+    from mcs.options import declared_keywords  # the listing walks the MRO as the CLI does
+
+    accepted = sorted(declared_keywords(driver_class)[0])
     raise ConfigurationError(f"{what} has no option {', '.join(map(repr, unknown))}; options: {', '.join(accepted)}")
+
+
+@functools.cache
+def _tool_driver_keywords() -> frozenset[str]:
+    """The keywords :class:`ToolDriver` takes, read from its signature once, not per driver built."""
+    import inspect
+
+    return frozenset(inspect.signature(ToolDriver.__init__).parameters) - {"self"}
 
 
 def _read_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> tuple[list[ToolCall], bool]:
