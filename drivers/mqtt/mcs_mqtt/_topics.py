@@ -1,9 +1,10 @@
 """Topics built from channel addresses, and the checks every topic passes before the broker.
 
 A parameter value fills exactly one topic level. It may not hold ``+`` or ``#`` (MQTT
-wildcards), ``/`` (a level separator), NUL or any other control character, and may not
-start with ``$`` (the broker's own ``$SYS`` space), so a model can never widen a
-subscription or reach a topic the spec does not describe. Allow-lists are globs
+wildcards), ``/`` (a level separator), NUL or any other control character, or a Unicode
+noncharacter (on which brokers drop the connection), and may not start with ``$`` (the
+broker's own ``$SYS`` space), so a model can never widen a subscription, reach a topic the
+spec does not describe, or cut the shared connection. Allow-lists are globs
 (``fnmatch``: ``*`` matches any characters, ``/`` included); a subscription filter is
 checked as written, so the glob ``plant/*`` allows ``plant/+/temp`` and ``plant/#`` but
 ``plant/line1/temp`` allows neither.
@@ -24,8 +25,11 @@ _PARAM = re.compile(r"\{([^{}]+)\}")
 
 
 # Wildcards, the level separator, C0/DEL/C1 control characters (NUL among them), line and
-# paragraph separators, and lone surrogates (unicodedata's Cc and Cs, plus U+2028/2029).
-_FORBIDDEN = re.compile("[+#/\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# paragraph separators, lone surrogates (unicodedata's Cc and Cs, plus U+2028/2029), and the
+# Unicode noncharacters (U+FDD0-U+FDEF and the last two code points of every plane), which
+# MQTT says a topic should not hold and on which brokers such as mosquitto drop the client.
+_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(f"{chr(p + 0xFFFE)}{chr(p + 0xFFFF)}" for p in range(0, 0x110000, 0x10000))
+_FORBIDDEN = re.compile(f"[+#/\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_NONCHARACTERS}]")
 
 
 def _bad_character(value: str) -> str | None:
@@ -33,7 +37,10 @@ def _bad_character(value: str) -> str | None:
     if found is None:
         return None
     char = found.group()
-    return repr(char) if char in "+#/" else f"the control character U+{ord(char):04X}"
+    if char in "+#/":
+        return repr(char)
+    kind = "noncharacter" if re.fullmatch(f"[{_NONCHARACTERS}]", char) else "control character"
+    return f"the {kind} U+{ord(char):04X}"
 
 
 def level_value(name: str, value: Any, tool: str) -> str:
@@ -52,7 +59,7 @@ def level_value(name: str, value: Any, tool: str) -> str:
     if bad is not None:
         raise InvalidInputError(
             f"{name}={text[:80]!r} is refused: a channel parameter is one topic level and may not contain "
-            f"{bad} ('+', '#', '/', NUL and control characters are never allowed).",
+            f"{bad} ('+', '#', '/', NUL, control characters and Unicode noncharacters are never allowed).",
             tool=tool, details={"field": name},
         )
     if text.startswith("$"):

@@ -13,7 +13,8 @@ from mqtt_specs import LIGHTS, PLANT
 
 from mcs.errors import ErrorCode, InvalidInputError, PolicyDeniedError, ToolCallError
 
-HOSTILE_LEVELS = ["+", "#", "a/b", "line\x00x", "$SYS", "x\ny", "x\ry", "tab\there", "\x7f", "a+", "#b", "\u2028"]
+HOSTILE_LEVELS = ["+", "#", "a/b", "line\x00x", "$SYS", "x\ny", "x\ry", "tab\there", "\x7f", "a+", "#b", "\u2028",
+                  "\uffff", "\ufffe", "\ufdd0", "x\U0001fffey", "\U0010ffff"]  # noncharacters: brokers drop the client
 
 
 def driver_on(broker: Mosquitto, spec: Any = PLANT, **options: Any) -> MqttDriver:
