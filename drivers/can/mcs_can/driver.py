@@ -593,15 +593,25 @@ class CanDriver(ToolDriver):
         )
 
     def _start_periodic(self, spec: MessageSpec, frame: can.Message, period_ms: float, tool: str) -> None:
+        """Start (or change) the periodic send of ``spec``. A new task sends its first frame at
+        once, so it takes that frame's token like a one-shot send: stopping and starting again,
+        or switching periods, cannot send faster than the budget. Changing only the data of a
+        running task sends nothing at once and takes no token."""
         self._rate.check_periodic(spec.name, period_ms, tool)
         running = self._periodic.get(spec.name)
         if running is not None and running.period_ms == period_ms:
             running.modify(frame)
         else:
-            if running is not None:
-                running.stop()
-            self._link.ensure()
-            self._periodic[spec.name] = Periodic(self._link.bus, frame, period_ms, self._tx_lock, self._periodic_failed)
+            self._rate.spend_one(tool)
+            try:
+                if running is not None:
+                    running.stop()
+                self._link.ensure()
+                self._periodic[spec.name] = Periodic(self._link.bus, frame, period_ms, self._tx_lock,
+                                                     self._periodic_failed)
+            except BaseException:
+                self._rate.refund_one()
+                raise
         self._rate.reserve(spec.name, period_ms)
 
     def _stop(self, invocation: Invocation) -> dict[str, Any]:

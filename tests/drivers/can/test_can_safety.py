@@ -191,6 +191,31 @@ def test_d4_periodic_sends_share_the_rate_budget(make_driver, sniffer) -> None:
     assert {f.arbitration_id for f in drain(sniffer)} <= {0x200}
 
 
+@pytest.mark.parametrize("restart", ["stop_then_start", "change_the_period"])
+def test_d4_restarting_a_periodic_send_spends_the_budget_of_its_first_frame(make_driver, sniffer, restart) -> None:
+    # A periodic send's first frame leaves at once: starting, stopping and starting again (or
+    # switching between two periods) must not send frames faster than the budget.
+    driver = make_driver(allow_send=["SteeringTorque"], tx_rate_limit=1, tx_burst=1, watchdog_timeout=None)
+    driver.arm()
+    started = time.monotonic()
+    refused, seen = 0, []
+    for attempt in range(10):
+        period = 1000 + attempt % 2 if restart == "change_the_period" else 1000
+        try:
+            call(driver, "send_SteeringTorque", Torque=1, period_ms=period)
+            seen += collect(sniffer, 1, timeout=0.5)  # its first frame
+        except PolicyDeniedError as error:
+            assert "rate limit" in error.message
+            refused += 1
+        if restart == "stop_then_start":
+            call(driver, "stop_periodic", message="SteeringTorque")
+    elapsed = time.monotonic() - started
+    call(driver, "stop_periodic")
+    seen += drain(sniffer)
+    assert refused > 0
+    assert len(seen) <= 1 + int(elapsed) + 1  # the burst, what one frame a second refilled, one period's frame
+
+
 # ---------------------------------------------------------------------- D5: silent until armed
 
 
