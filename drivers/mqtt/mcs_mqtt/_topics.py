@@ -105,11 +105,14 @@ class TopicTemplate:
         return self._fill(values, tool, None)
 
     def filter(self, values: Mapping[str, Any], tool: str) -> str:
-        """A subscription filter: given parameters filled, the others ``+``."""
-        return self._fill(values, tool, "+")
+        """A subscription filter: given parameters filled, every level that holds another one
+        ``+`` (a wildcard is always a whole level: ``room-{room}`` becomes ``+``, and
+        :meth:`parameters_of` then keeps only the topics of this channel)."""
+        return _whole_levels(self._fill(values, tool, _MISSING))
 
     def wide_filter(self) -> str:
-        return "+".join(self.literals)
+        """The filter of every value of every parameter."""
+        return _whole_levels(_MISSING.join(self.literals))
 
     def parameters_of(self, topic: str) -> dict[str, str] | None:
         """The parameter values of a received ``topic``, or ``None`` when it is not this channel's."""
@@ -117,6 +120,13 @@ class TopicTemplate:
         if match is None:
             return None
         return dict(zip(self.names, match.groups(), strict=True))
+
+
+_MISSING = "\x00"  # an omitted parameter while a filter is built (no value may hold NUL)
+
+
+def _whole_levels(filled: str) -> str:
+    return "/".join("+" if _MISSING in level else level for level in filled.split("/"))
 
 
 def check_size(topic: str, tool: str) -> None:

@@ -14,7 +14,7 @@ from mcs_mqtt import MqttDriver
 from mqtt_broker import Mosquitto, publish_raw
 from mqtt_specs import LIGHTS, PLANT
 
-from mcs.errors import ToolTimeoutError
+from mcs.errors import PolicyDeniedError, ToolTimeoutError
 
 
 def light() -> str:
@@ -71,6 +71,27 @@ def test_latest_without_a_parameter_gives_the_newest_value_of_each_topic(connect
     assert sorted(m["parameters"]["lightId"] for m in mine) == lids
     assert all(m["payload"] == {"on": True} for m in mine)
     assert result["topic"] == "lights/+/state"
+
+
+def test_a_parameter_inside_a_topic_level_reads_through_a_whole_level_wildcard(
+        connect: Any, broker: Mosquitto) -> None:
+    # HOUSE/room-{room}/temp: a filter may hold '+' only as a whole level (HOUSE/+/temp), never
+    # HOUSE/room-+/temp, which paho refuses; the topic's own pattern then picks the rooms out.
+    house = light()
+    spec = {"topics": {"room_temp": {"topic": f"{house}/room-{{room}}/temp", "action": "receive",
+                                     "payload": {"type": "number"}}}}
+    publish_raw(broker.port, f"{house}/room-kitchen/temp", b"21", retain=True)
+    publish_raw(broker.port, f"{house}/garage/temp", b"5", retain=True)  # under the wildcard, not a room
+    driver = connect(spec)
+    one = driver.call_tool("room_temp", {"room": "kitchen", "wait_s": 10})
+    every = driver.call_tool("room_temp", {"count": 10, "wait_s": 10})
+    assert one["topic"] == f"{house}/room-kitchen/temp" and every["topic"] == f"{house}/+/temp"
+    for result in (one, every):
+        assert [(m["parameters"], m["payload"]) for m in result["messages"]] == [({"room": "kitchen"}, 21)]
+    narrow = connect(spec, subscribe_allow=[f"{house}/room-*/temp"])  # the whole-level filter is wider
+    assert narrow.call_tool("room_temp", {"room": "kitchen", "wait_s": 10})["messages"][0]["payload"] == 21
+    with pytest.raises(PolicyDeniedError):
+        narrow.call_tool("room_temp", {"wait_s": 0})
 
 
 def test_next_waits_for_new_messages_and_skips_the_retained_one(connect: Any, broker: Mosquitto) -> None:
