@@ -110,8 +110,12 @@ class LimitState:
         self._last: dict[tuple[str, str], tuple[float, float | None]] = {}
         self._clock = clock
 
-    def check(self, message: str, values: Mapping[str, float], tool: str) -> dict[tuple[str, str], float]:
+    def check(self, message: str, values: Mapping[str, float], tool: str,
+              asked: Mapping[str, float] | None = None) -> dict[tuple[str, str], float]:
         """Refuse a value outside its limits; return what :meth:`commit` records once it is sent.
+
+        ``values`` are what the frame carries; ``asked`` the values the caller gave where the
+        signal's resolution rounded them (named in a refusal).
 
         Raises:
             PolicyDeniedError: naming the signal, the limit and what is allowed now.
@@ -124,10 +128,12 @@ class LimitState:
             if limit is None:
                 continue
             where = f"{message}.{signal}"
+            shown = f"{value:g}" if not asked or signal not in asked else \
+                f"{asked[signal]:g}, encoded as {value:g} at the signal's resolution,"
             if limit.minimum is not None and value < limit.minimum:
-                raise _denied(tool, f"{where} = {value:g} is below the configured minimum {limit.minimum:g}", where)
+                raise _denied(tool, f"{where} = {shown} is below the configured minimum {limit.minimum:g}", where)
             if limit.maximum is not None and value > limit.maximum:
-                raise _denied(tool, f"{where} = {value:g} is above the configured maximum {limit.maximum:g}", where)
+                raise _denied(tool, f"{where} = {shown} is above the configured maximum {limit.maximum:g}", where)
             previous, when = self._last.get(key, (limit.initial, None))
             change = abs(value - previous)
             if limit.max_step is not None and change > limit.max_step:
@@ -135,7 +141,7 @@ class LimitState:
                 raise _denied(
                     tool,
                     f"{where} may change by at most {limit.max_step:g} per send; from {previous:g} "
-                    f"the next value must lie in [{low:g}, {high:g}], got {value:g}",
+                    f"the next value must lie in [{low:g}, {high:g}], got {shown.rstrip(',')}",
                     where, last=previous,
                 )
             if limit.max_rate is not None and when is not None:
@@ -144,7 +150,7 @@ class LimitState:
                     raise _denied(
                         tool,
                         f"{where} may change by at most {limit.max_rate:g} per second; {now - when:.3f} s after "
-                        f"{previous:g} the change may be {allowed:g}, got {change:g}",
+                        f"{previous:g} the change may be {allowed:g}, got {change:g} (to {shown.rstrip(',')})",
                         where, last=previous,
                     )
             pending[key] = value

@@ -62,6 +62,7 @@ class SignalSpec:
     unit: str
     comment: str
     initial: Any  # physical value, or None: the caller must give it
+    is_float: bool  # an IEEE float on the bus (no raw integer steps)
     is_multiplexer: bool
     mux_parent: str | None
     mux_ids: tuple[int, ...]
@@ -93,7 +94,8 @@ class SignalSpec:
             minimum=None if minimum is None else float(minimum),
             maximum=None if maximum is None else float(maximum),
             integer=integer, choices=choices, covers_range=covers, unit=str(signal.unit or ""),
-            comment=plain(signal.comment), initial=initial, is_multiplexer=bool(signal.is_multiplexer),
+            comment=plain(signal.comment), initial=initial, is_float=bool(signal.is_float),
+            is_multiplexer=bool(signal.is_multiplexer),
             mux_parent=signal.multiplexer_signal, mux_ids=tuple(signal.multiplexer_ids or ()),
         )
 
@@ -108,6 +110,12 @@ class SignalSpec:
         if isinstance(value, str):
             return self.choices[value] * self.scale + self.offset
         return float(value)
+
+    def noise(self, value: float) -> float:
+        """How far the value a frame carries may lie from ``value`` by float arithmetic alone
+        (a millionth of the resolution, or of the value for an IEEE float signal); farther
+        is the resolution's rounding."""
+        return 1e-6 * (max(1.0, abs(value)) if self.is_float else abs(self.scale) or 1.0)
 
     def numeric_schema(self, low: float | None, high: float | None) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "integer" if self.integer else "number"}
@@ -207,6 +215,27 @@ class MessageSpec:
         except Exception:
             return False
         return True
+
+    def limited_values(self, values: Mapping[str, Any], data: bytes) -> tuple[dict[str, float], dict[str, float]]:
+        """The limited signals' physical values as the encoded ``data`` carries them (what the
+        limits check), and the values asked for those the signal's resolution rounded."""
+        names = [name for name in self.limited if name in values]
+        if not names:
+            return {}, {}
+        decoded: Mapping[str, Any] = self.message.decode(  # type: ignore[assignment]
+            data, decode_choices=False, scaling=True)
+        carried: dict[str, float] = {}
+        rounded: dict[str, float] = {}
+        for name in names:
+            signal = self.signals[name]
+            asked = signal.physical_of(values[name])
+            sent = float(decoded[name])
+            if abs(sent - asked) <= signal.noise(asked):
+                carried[name] = asked
+            else:
+                carried[name] = sent
+                rounded[name] = asked
+        return carried, rounded
 
     @property
     def multiplexed(self) -> bool:

@@ -480,8 +480,8 @@ class CanDriver(ToolDriver):
             arbitration_id=spec.frame_id, is_extended_id=spec.is_extended, is_fd=spec.is_fd,
             bitrate_switch=spec.is_fd and self.bitrate_switch, data=data, check=False,
         )
-        limited = {name: spec.signals[name].physical_of(values[name])
-                   for name in spec.limited if name in values} if spec.limited else {}
+        # The limits check the values the frame carries: a coarse resolution rounds what was asked.
+        limited, rounded = spec.limited_values(values, data) if spec.limited else ({}, {})
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
         lock = self._tx_lock
@@ -494,7 +494,7 @@ class CanDriver(ToolDriver):
                 head = self._admitted_head(frame, kind, tool)
             described = head.copy()  # {**head, "data_hex": ...} in the same key order, built faster
             described["data_hex"] = frame.data.hex()  # a bytearray: describe_frame's bytes(...).hex() without the copy
-            pending = self._state.check(spec.name, limited, tool) if limited else {}
+            pending = self._state.check(spec.name, limited, tool, rounded) if limited else {}
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
                 result: dict[str, Any] = {"dry_run": True, "sent": False, "message": spec.name,

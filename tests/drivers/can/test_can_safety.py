@@ -10,6 +10,7 @@ import time
 import pytest
 from can_support import CRUISE, CRUISE_BYTES, collect, drain, frame_tuples
 from cantools.database.can import Database, Message, Signal
+from cantools.database.conversion import BaseConversion
 from mcs_can import AllowedFrame, CanDriver, SignalLimit
 
 from mcs.errors import ErrorCode, InvalidInputError, PolicyDeniedError, ToolCallError
@@ -141,6 +142,31 @@ def test_d4_a_jump_larger_than_the_step_limit_is_refused_in_both_signs(steering,
         call(steering, "send_SteeringTorque", Torque=-5)
     sent = [int.from_bytes(f.data, "little", signed=True) / 100 for f in drain(sniffer)]
     assert sent == [10, 20, 10, 0, -10, -20]
+
+
+def _coarse_brake() -> Database:
+    pressure = Signal(name="Pressure", start=0, length=16, conversion=BaseConversion.factory(scale=10, offset=0),
+                      minimum=0, maximum=600000)
+    return Database([Message(frame_id=0x123, name="Brake", length=2, signals=[pressure])])
+
+
+@pytest.mark.parametrize(("limit", "asked", "refused", "allowed"), [
+    ({"max_step": 4}, [4, 8], "encoded as 10", 0),  # 4 goes out as 0; 8 would go out as 10, a step of 10
+    ({"maximum": 46}, [46], "encoded as 50", 40),   # 46 would go out as 50
+])
+def test_d4_the_limits_hold_for_the_value_the_frame_carries_not_the_value_asked(
+        make_driver, sniffer, limit, asked, refused, allowed) -> None:
+    # Pressure has a resolution of 10: the frame carries the nearest multiple of 10.
+    driver = make_driver(_coarse_brake(), allow_send=["Brake"], watchdog_timeout=None, tx_rate_limit=None,
+                         limits={"Brake.Pressure": limit})
+    driver.arm()
+    for value in asked[:-1]:
+        call(driver, "send_Brake", Pressure=value)
+    with pytest.raises(PolicyDeniedError, match=refused):
+        call(driver, "send_Brake", Pressure=asked[-1])
+    call(driver, "send_Brake", Pressure=allowed + 4)  # goes out as allowed
+    sent = [int.from_bytes(f.data, "little") * 10 for f in drain(sniffer)]
+    assert sent == [0] * (len(asked) - 1) + [allowed]
 
 
 def test_d4_a_change_faster_than_the_rate_of_change_limit_is_refused(steering, sniffer) -> None:
