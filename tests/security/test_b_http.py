@@ -84,6 +84,51 @@ def test_b2_cr_lf_in_a_header_query_or_path_value_sends_nothing(http_driver: Any
     assert "x-injected" not in sent.headers and "\r" not in sent.path and "\n" not in sent.path
 
 
+def _header_spec(*names: str, api_key: str | None = None) -> dict[str, Any]:
+    """``POST /echo`` with a text body and a header parameter for each of ``names``."""
+    operation: dict[str, Any] = {
+        "operationId": "send", "responses": {"200": {"description": "ok"}},
+        "parameters": [{"name": name, "in": "header", "schema": {"type": "string"}} for name in names],
+        "requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}},
+    }
+    spec: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": "headers", "version": "1"},
+                            "paths": {"/echo": {"post": operation}}}
+    if api_key:
+        spec["components"] = {"securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": api_key}}}
+        spec["security"] = [{"key": []}]
+    return spec
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("Transfer-Encoding", "chunked"), ("Content-Length", "0"), ("Host", "admin.internal"), ("Connection", "close"),
+    ("Upgrade", "h2c"), ("TE", "trailers"), ("Keep-Alive", "timeout=600"), ("Trailer", "X-Late"),
+    ("Proxy-Authorization", "Basic eDp5"), ("Proxy-Connection", "keep-alive"),
+])
+def test_b2_the_model_cannot_set_a_header_that_frames_or_routes_the_request(peer: HostilePeer, name: str,
+                                                                            value: str) -> None:
+    # A spec may declare any header as a parameter; one the HTTP layer owns would let the model
+    # desync the connection (Transfer-Encoding beside Content-Length: request smuggling) or
+    # pick the virtual host.
+    with RestDriver(_header_spec(name, "X-Trace"), base_url=peer.url, retries=0) as driver:
+        with pytest.raises(InvalidInputError):
+            driver.call_tool("send", {name: value, "body": "payload"})
+        assert peer.connections == 0
+        driver.call_tool("send", {"X-Trace": "t", "body": "payload"})
+    [sent] = peer.requests
+    assert sent.body == b"payload" and sent.headers["x-trace"] == "t"
+    assert [k.lower() for k, _ in sent.fields].count("host") == 1 and sent.headers["host"] == f"127.0.0.1:{peer.port}"
+    assert "transfer-encoding" not in sent.headers and sent.headers["content-length"] == "7"
+
+
+def test_b2_a_configured_header_or_credential_is_not_doubled_by_a_same_named_argument(peer: HostilePeer) -> None:
+    with RestDriver(_header_spec("X-Api-Key", "X-Tenant", api_key="X-Api-Key"), base_url=peer.url, retries=0,
+                    auth={"key": "s3cret"}, headers={"X-Tenant": "acme"}) as driver:
+        driver.call_tool("send", {"X-Api-Key": "the-model's", "X-Tenant": "other", "body": "x"})
+    [sent] = peer.requests
+    assert [(k.lower(), v) for k, v in sent.fields if k.lower() in ("x-api-key", "x-tenant")] == [
+        ("x-tenant", "acme"), ("x-api-key", "s3cret")]
+
+
 # ----------------------------------------------------------------------------- B3
 
 B3_HOSTS = ["127.1", "2130706433", "0x7f.1", "0177.0.0.1", "127.0.0.1", "localhost", "LOCALHOST.",

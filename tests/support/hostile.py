@@ -62,8 +62,9 @@ def bomb(kind: str, mebibytes: int = 256) -> bytes:
 class Request:
     method: str
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # lower-case names; a repeated field keeps its last value
     body: bytes
+    fields: tuple[tuple[str, str], ...] = ()  # every header line as sent, in order
 
 
 class HostilePeer:
@@ -144,16 +145,18 @@ class HostilePeer:
         lines = head.decode("latin-1").split("\r\n")
         method, target, _ = lines[0].split(" ", 2)
         headers = {}
+        fields = []
         for line in lines[1:]:
             key, _, value = line.partition(":")
             headers[key.strip().lower()] = value.strip()
+            fields.append((key.strip(), value.strip()))
         length = int(headers.get("content-length") or 0)
         while len(rest) < length:
             chunk = conn.recv(65536)
             if not chunk:
                 break
             rest += chunk
-        return Request(method, target.split("?", 1)[0], headers, rest[:length])
+        return Request(method, target.split("?", 1)[0], headers, rest[:length], tuple(fields))
 
     def _answer(self, conn: socket.socket, request: Request) -> None:
         # A behaviour is chosen by the first path segment, so an endpoint a spec or a WSDL

@@ -261,8 +261,8 @@ class _Plan:
         headers = list(built.headers)  # beyond the defaults and the configured ones
         query = built.query
         cookies = built.cookies
-        if applied:
-            query, cookies = list(query), list(cookies)
+        if self.sensitive or applied:
+            headers, query, cookies = _without_owned(headers, query, cookies, applied, self.sensitive)
             for extra in applied:
                 headers.extend(extra.headers)
                 query.extend(extra.query)
@@ -389,6 +389,21 @@ class _Plan:
         if self.deadline is not None and time.monotonic() + delay >= self.deadline:
             return None
         return delay
+
+
+def _without_owned(
+    headers: list[tuple[str, str]], query: list[tuple[str, str]], cookies: list[tuple[str, str]],
+    applied: list[Applied], sensitive: frozenset[str],
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """The arguments' headers, query pairs and cookies without those a credential or a
+    configured header sets: the configuration's value is the only one sent (an argument of
+    the same name would come first, and many servers read the first)."""
+    owned_query = {name for extra in applied for name, _ in extra.query}
+    owned_cookies = {name for extra in applied for name, _ in extra.cookies}
+    owned_headers = sensitive | {name.lower() for extra in applied for name, _ in extra.headers}
+    return ([(k, v) for k, v in headers if k.lower() not in owned_headers],
+            [(k, v) for k, v in query if k not in owned_query],
+            [(k, v) for k, v in cookies if k not in owned_cookies])
 
 
 def sensitive_names(schemes: list[Scheme], options: HttpOptions) -> frozenset[str]:
