@@ -1,6 +1,8 @@
 """URL pieces built from values a caller (an LLM) supplies, and where such URLs may go.
 
 * :func:`encode_path_segment`: a value as exactly one path segment (SECURITY.md B1).
+* :func:`header_value`: a value as an HTTP header value, or ``None`` when none can hold it
+  (SECURITY.md B2).
 * :class:`EgressPolicy`: the block list for destinations the model chose or influenced
   (SECURITY.md B3, B4): loopback, link-local, private, CGNAT and reserved addresses and
   metadata hosts are refused in every spelling, and a name's checked addresses are the
@@ -31,6 +33,21 @@ def encode_path_segment(text: str) -> str:
     if encoded in (".", ".."):
         return "%2E" * len(encoded)
     return encoded
+
+
+_NOT_IN_FIELD = re.compile(r"[^\x20-\x7e\t]")
+
+
+def header_value(text: str) -> str | None:
+    """``text`` as an HTTP header (field) value, or ``None`` when it cannot be one.
+
+    What RFC 9110 (5.5) allows, in ASCII: visible characters, with spaces and tabs between
+    them. Spaces and tabs around the value are dropped (they are not part of a field value;
+    sent, HTTP libraries refuse the request after connecting). ``None`` for anything else:
+    CR, LF, NUL and every other control character, DEL, non-ASCII text.
+    """
+    value = text.strip(" \t")
+    return None if _NOT_IN_FIELD.search(value) else value
 
 
 # ---------------------------------------------------------------------- egress

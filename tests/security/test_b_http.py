@@ -84,6 +84,21 @@ def test_b2_cr_lf_in_a_header_query_or_path_value_sends_nothing(http_driver: Any
     assert "x-injected" not in sent.headers and "\r" not in sent.path and "\n" not in sent.path
 
 
+@pytest.mark.parametrize("value", ["a\x0bb", "a\x0cb", "a\x1bb", "a\x7fb", "a\x85b"])
+def test_b2_a_header_value_no_http_field_may_hold_is_refused_before_connecting(http_driver: Any, peer: HostilePeer,
+                                                                              value: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        http_driver.call_tool("profile", _profile_args(http_driver, id="u1", trace=value))
+    assert "X-Trace" in info.value.message or "trace" in info.value.message
+    assert peer.connections == 0
+
+
+def test_b2_spaces_around_a_header_value_are_dropped_not_sent_broken(http_driver: Any, peer: HostilePeer) -> None:
+    http_driver.call_tool("profile", _profile_args(http_driver, id="u1", trace=" \tspan\tid "))
+    [sent] = peer.requests
+    assert ("X-Trace", "span\tid") in sent.fields
+
+
 def _header_spec(*names: str, api_key: str | None = None) -> dict[str, Any]:
     """``POST /echo`` with a text body and a header parameter for each of ``names``."""
     operation: dict[str, Any] = {

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import re
 import ssl
 import time
 from collections.abc import Iterator, Mapping
@@ -56,7 +55,7 @@ from mcs.http import (
     read_body,
     retry_after,
 )
-from mcs.urls import EgressPolicy, encode_path_segment
+from mcs.urls import EgressPolicy, encode_path_segment, header_value
 from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
 from mcs_mcp.mcpfile.templates import (
     MISSING,
@@ -73,7 +72,6 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE"})
 RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 MAX_REDIRECTS = 5
-_BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
 
 
 @dataclass(frozen=True)
@@ -187,16 +185,16 @@ class HttpInvoker:
             else:
                 value = self._value(part, arguments, metadata)
                 text = "" if value is MISSING else format_scalar(value)
-            if _BAD_HEADER_CHARS.search(text):
+            if header_value(text) is None:
                 where = f"argument '{part.name}'" if part.source == "param" else part.text
                 raise InvalidInputError(
                     f"Invalid arguments for {self.tool}: {where} goes into the HTTP header {name!r} "
-                    "and must not contain line breaks or NUL characters.",
+                    "and must be ASCII text without line breaks, NUL or other control characters.",
                     tool=self.tool,
                     details={"fields": [part.name]},
                 )
             out.append(text)
-        return "".join(out)
+        return "".join(out).strip(" \t")
 
     def _value(self, part: Placeholder, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> Any:
         if part.source == "header":
