@@ -19,7 +19,13 @@ from support.measure import child_peak_rss_kib
 from support.security_cases import B1_DOT_SEGMENTS, B1_PATH_VALUES, GHOST_CALLS
 
 from mcs.context import AgentContext, PolicyDecision
-from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError, ToolTimeoutError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolTimeoutError,
+)
 from mcs.functions import FunctionDriver
 from mcs.loop import run_conversation
 from mcs.server.client import RFC0001Driver
@@ -185,6 +191,23 @@ def test_b3_only_allow_listed_hosts_reach_the_network(peer: HostilePeer, write_y
 def test_b3_configured_destinations_are_not_subject_to_the_block_list(gen: MCPFileDriver, rest: RestDriver) -> None:
     assert gen.call_tool("echo", {})["path"] == "/echo"  # 127.0.0.1, from the file
     assert rest.call_tool("echo", {})["path"] == "/echo"  # 127.0.0.1, from base_url
+
+
+@pytest.mark.parametrize("url", ["{env.API_BASE}{x}/echo", "${API_BASE}{x}", "{env.API_BASE}:{x}/echo"])
+def test_b3_an_argument_right_after_an_environment_base_url_is_in_the_host_part(
+        peer: HostilePeer, write_yaml: Any, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    # API_BASE=http://127.0.0.1:PORT: x="0" would move the call to port PORT0, x=".evil.example"
+    # to another host; the file's host check could not see the host behind the variable.
+    monkeypatch.setenv("API_BASE", peer.url)
+    tool = {"name": "get", "description": "get", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+            "invocation": {"http": {"method": "GET", "url": url}}}
+    document = {"mcpFileVersion": "0.1.0", "name": "env", "version": "1", "tools": [tool]}
+    with pytest.raises(ConfigurationError, match="host part"):
+        MCPFileDriver(write_yaml(document))
+    with MCPFileDriver(write_yaml(document), allow_dynamic_hosts=True) as driver, \
+            pytest.raises(PolicyDeniedError, match="egress policy"):
+        driver.call_tool("get", {"x": "1"})  # the caller shapes the host: the block list applies
+    assert peer.connections == 0
 
 
 # ----------------------------------------------------------------------------- B4

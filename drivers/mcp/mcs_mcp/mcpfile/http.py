@@ -423,12 +423,31 @@ def _check_authority(url: Template, where: str, options: HttpOptions) -> bool:
     if scheme_end == -1:
         # No scheme: the URL starts with a placeholder (like "${BASE_URL}/x") or is relative.
         first = url.parts[1] if len(url.parts) > 1 and url.parts[0] == "" else None
-        if isinstance(first, Placeholder) and first.source != "env" and not options.allow_dynamic_hosts:
-            raise ConfigurationError(
-                f"{where}: the URL starts with {first.text}, which would let the caller choose the "
-                "destination; pass allow_dynamic_hosts=True to allow it"
-            )
-        return isinstance(first, Placeholder) and first.source != "env"
+        if not isinstance(first, Placeholder):
+            return False
+        if first.source != "env":
+            if not options.allow_dynamic_hosts:
+                raise ConfigurationError(
+                    f"{where}: the URL starts with {first.text}, which would let the caller choose the "
+                    "destination; pass allow_dynamic_hosts=True to allow it"
+                )
+            return True
+        # The scheme and host come from the environment: until the first literal '/', '?'
+        # or '#', what follows still is the host part ("{env.BASE}{x}" with x=".evil.example").
+        dynamic = False
+        for part in url.parts:
+            if isinstance(part, str):
+                if any(c in part for c in "/?#"):
+                    break
+            elif part.source != "env":
+                if not options.allow_dynamic_hosts:
+                    raise ConfigurationError(
+                        f"{where}: {part.text} is in the host part of the URL (after {first.text}, before "
+                        "any '/'), which would let the caller choose the destination; put a '/' before it, "
+                        "or pass allow_dynamic_hosts=True to allow it"
+                    )
+                dynamic = True
+        return dynamic
     rest = text[scheme_end + 3 :]
     cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i != -1), default=len(rest))
     authority_end = scheme_end + 3 + cut
