@@ -382,6 +382,24 @@ def test_b6_the_graphql_driver_reads_through_the_same_capped_reader(peer: Hostil
     assert len(result) < 1_000_400
 
 
+async def test_b6_a_body_cut_short_of_its_content_length_is_a_protocol_error(any_http_driver: Any,
+                                                                            peer: HostilePeer) -> None:
+    for call in (lambda: _call(any_http_driver, peer, "short"), lambda: _acall(any_http_driver, peer, "short")):
+        with pytest.raises(ExecutionError) as info:
+            result = call()
+            if asyncio.iscoroutine(result):
+                await result
+        assert info.value.details.get("category") == "protocol", info.value.message
+        assert "unexpectedly" not in info.value.message
+
+
+def _acall(driver: Any, peer: HostilePeer, endpoint: str) -> Any:
+    if isinstance(driver, RFC0001Driver):
+        peer.execute_as = f"/{endpoint}"
+        return driver.acall_tool("t", {})
+    return driver.acall_tool(endpoint.replace("-", "_"), {})
+
+
 _RSS_SCRIPT = """
 import sys
 from mcs_mcp.mcpfile.driver import MCPFileDriver

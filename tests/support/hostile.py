@@ -9,6 +9,7 @@ counted, so a test can assert what reached it. Behaviours, by the first path seg
 * ``/endless``: a chunked body of 64 KiB chunks that never ends;
 * ``/big``: a 50 MiB body with ``Content-Length``, streamed;
 * ``/bomb-gzip`` and ``/bomb-deflate``: ~256 KB that inflate to 256 MiB of zeros;
+* ``/short``: ``Content-Length: 100000``, then 3 bytes and the connection closed;
 * ``/inject``: a JSON object whose text tells the model to do harm (B7);
 * ``/redirect``: ``302`` to the URL in :attr:`HostilePeer.location`;
 * ``/reset``: reads the request, then resets the connection (no answer);
@@ -190,6 +191,8 @@ class HostilePeer:
         elif path in ("/bomb-gzip", "/bomb-deflate"):
             kind = path.removeprefix("/bomb-")
             _send(conn, 200, bomb(kind), "text/plain", {"Content-Encoding": kind})
+        elif path == "/short":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\nabc")
         elif path == "/inject":
             _send(conn, 200, json.dumps({"readme": INJECTION}).encode())
         elif path == "/redirect":

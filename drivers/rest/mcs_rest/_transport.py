@@ -126,16 +126,33 @@ def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes,
 
 
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
-    """The decoded :class:`Response`, read by the core's bounded reader (:mod:`mcs.http`)."""
+    """The decoded :class:`Response`, read by the core's bounded reader (:mod:`mcs.http`).
+
+    Raises:
+        ExecutionError: the body broke off (the peer closed early, a reset, a body shorter
+            than its ``Content-Length``), with the failure's category.
+    """
     content_type, encoding = header_values(response.headers, "content-type", "content-encoding")
-    body = read_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    try:
+        body = read_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    except httpx.TransportError as exc:
+        raise _broken_off(tool, exc) from None
     return _decode(response.status_code, response.headers, content_type, body.data, body.truncated, cap)
 
 
 async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
     content_type, encoding = header_values(response.headers, "content-type", "content-encoding")
-    body = await aread_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    try:
+        body = await aread_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    except httpx.TransportError as exc:
+        raise _broken_off(tool, exc) from None
     return _decode(response.status_code, response.headers, content_type, body.data, body.truncated, cap)
+
+
+def _broken_off(tool: str, exc: httpx.TransportError) -> ExecutionError:
+    category, reason, retryable = describe_failure(exc)
+    return ExecutionError(f"{tool}: the API's answer broke off: {reason}.", tool=tool,
+                          details={"category": category, "retryable": retryable})
 
 
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
