@@ -157,7 +157,11 @@ B3_HOSTS = ["127.1", "2130706433", "0x7f.1", "0177.0.0.1", "127.0.0.1", "localho
 B3_URLS = ["http://[::1]:{port}/", "http://[::ffff:127.0.0.1]:{port}/", "http://[::ffff:7f00:1]:{port}/",
            "http://user@evil@127.0.0.1:{port}/", "http://user:pw@example.org/", "file:///etc/passwd",
            "gopher://127.0.0.1:{port}/_INFO", "ftp://127.0.0.1:{port}/", "http://127.0.0.1:{port}\\@example.org/",
-           "http://169.254.169.254/latest/meta-data/", "http://metadata.google.internal/"]
+           "http://169.254.169.254/latest/meta-data/", "http://metadata.google.internal/",
+           # IPv6 outside global unicast (2000::/3) that Python's is_global lets by: IPv4-compatible,
+           # IPv4-translated (SIIT), local-use NAT64 (64:ff9b:1::/48), deprecated site-local
+           "http://[::127.0.0.1]:{port}/", "http://[::ffff:0:7f00:1]:{port}/", "http://[64:ff9b:1::a9fe:a9fe]/",
+           "http://[fec0::1]:{port}/"]
 
 
 @pytest.mark.parametrize("host", B3_HOSTS)
