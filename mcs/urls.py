@@ -1,6 +1,8 @@
 """URL pieces built from values a caller (an LLM) supplies, and where such URLs may go.
 
 * :func:`encode_path_segment`: a value as exactly one path segment (SECURITY.md B1).
+* :func:`header_value`: a value as an HTTP header value, or ``None`` when none can hold it
+  (SECURITY.md B2).
 * :class:`EgressPolicy`: the block list for destinations the model chose or influenced
   (SECURITY.md B3, B4): loopback, link-local, private, CGNAT and reserved addresses and
   metadata hosts are refused in every spelling, and a name's checked addresses are the
@@ -33,6 +35,21 @@ def encode_path_segment(text: str) -> str:
     return encoded
 
 
+_NOT_IN_FIELD = re.compile(r"[^\x20-\x7e\t]")
+
+
+def header_value(text: str) -> str | None:
+    """``text`` as an HTTP header (field) value, or ``None`` when it cannot be one.
+
+    What RFC 9110 (5.5) allows, in ASCII: visible characters, with spaces and tabs between
+    them. Spaces and tabs around the value are dropped (they are not part of a field value;
+    sent, HTTP libraries refuse the request after connecting). ``None`` for anything else:
+    CR, LF, NUL and every other control character, DEL, non-ASCII text.
+    """
+    value = text.strip(" \t")
+    return None if _NOT_IN_FIELD.search(value) else value
+
+
 # ---------------------------------------------------------------------- egress
 
 
@@ -45,6 +62,9 @@ BLOCKED_NAMES = frozenset({
 BLOCKED_SUFFIXES = (".localhost", ".internal", ".local", ".localdomain", ".home.arpa", ".intranet", ".lan")
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+#: Where every public IPv6 address is (RFC 4291); Python's ``is_global`` also lets by
+#: IPv4-compatible (``::127.0.0.1``), IPv4-translated and deprecated site-local addresses.
+_GLOBAL_UNICAST = ipaddress.ip_network("2000::/3")
 _LOOPBACK_NETWORKS = ("127.0.0.0/8", "::1/128")
 _IPV4_SPELLING = re.compile(r"^(?:0x[0-9a-f]+|[0-9]+)(?:\.(?:0x[0-9a-f]+|[0-9]+)){0,3}$", re.IGNORECASE)
 _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
@@ -76,7 +96,8 @@ def blocked_reason(address: IPAddress) -> str | None:
     """Why ``address`` is not a public destination (loopback, private...), or ``None``.
 
     IPv6 forms that carry an IPv4 address (``::ffff:127.0.0.1``, 6to4, Teredo, NAT64) are
-    judged by the IPv4 address inside.
+    judged by the IPv4 address inside; any other IPv6 address must be global unicast
+    (``2000::/3``).
     """
     if isinstance(address, ipaddress.IPv6Address):
         embedded = address.ipv4_mapped or address.sixtofour
@@ -98,7 +119,7 @@ def blocked_reason(address: IPAddress) -> str | None:
         return "a multicast address"
     if address.is_private:
         return "a private address"
-    if not address.is_global:
+    if not address.is_global or (isinstance(address, ipaddress.IPv6Address) and address not in _GLOBAL_UNICAST):
         return "a reserved address"
     return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 ENDPOINTS = ["drip-headers", "drip-body", "endless", "big", "bomb-gzip", "bomb-deflate", "inject", "redirect", "echo",
-             "flaky", "fail", "hold"]
+             "flaky", "fail", "hold", "short"]
 POSTS = ["reset", "flaky"]
 
 

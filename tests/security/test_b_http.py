@@ -19,7 +19,13 @@ from support.measure import child_peak_rss_kib
 from support.security_cases import B1_DOT_SEGMENTS, B1_PATH_VALUES, GHOST_CALLS
 
 from mcs.context import AgentContext, PolicyDecision
-from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError, ToolTimeoutError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolTimeoutError,
+)
 from mcs.functions import FunctionDriver
 from mcs.loop import run_conversation
 from mcs.server.client import RFC0001Driver
@@ -84,6 +90,66 @@ def test_b2_cr_lf_in_a_header_query_or_path_value_sends_nothing(http_driver: Any
     assert "x-injected" not in sent.headers and "\r" not in sent.path and "\n" not in sent.path
 
 
+@pytest.mark.parametrize("value", ["a\x0bb", "a\x0cb", "a\x1bb", "a\x7fb", "a\x85b"])
+def test_b2_a_header_value_no_http_field_may_hold_is_refused_before_connecting(http_driver: Any, peer: HostilePeer,
+                                                                              value: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        http_driver.call_tool("profile", _profile_args(http_driver, id="u1", trace=value))
+    assert "X-Trace" in info.value.message or "trace" in info.value.message
+    assert peer.connections == 0
+
+
+def test_b2_spaces_around_a_header_value_are_dropped_not_sent_broken(http_driver: Any, peer: HostilePeer) -> None:
+    http_driver.call_tool("profile", _profile_args(http_driver, id="u1", trace=" \tspan\tid "))
+    [sent] = peer.requests
+    assert ("X-Trace", "span\tid") in sent.fields
+
+
+def _header_spec(*names: str, api_key: str | None = None) -> dict[str, Any]:
+    """``POST /echo`` with a text body and a header parameter for each of ``names``."""
+    operation: dict[str, Any] = {
+        "operationId": "send", "responses": {"200": {"description": "ok"}},
+        "parameters": [{"name": name, "in": "header", "schema": {"type": "string"}} for name in names],
+        "requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}},
+    }
+    spec: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": "headers", "version": "1"},
+                            "paths": {"/echo": {"post": operation}}}
+    if api_key:
+        spec["components"] = {"securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": api_key}}}
+        spec["security"] = [{"key": []}]
+    return spec
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("Transfer-Encoding", "chunked"), ("Content-Length", "0"), ("Host", "admin.internal"), ("Connection", "close"),
+    ("Upgrade", "h2c"), ("TE", "trailers"), ("Keep-Alive", "timeout=600"), ("Trailer", "X-Late"),
+    ("Proxy-Authorization", "Basic eDp5"), ("Proxy-Connection", "keep-alive"),
+])
+def test_b2_the_model_cannot_set_a_header_that_frames_or_routes_the_request(peer: HostilePeer, name: str,
+                                                                            value: str) -> None:
+    # A spec may declare any header as a parameter; one the HTTP layer owns would let the model
+    # desync the connection (Transfer-Encoding beside Content-Length: request smuggling) or
+    # pick the virtual host.
+    with RestDriver(_header_spec(name, "X-Trace"), base_url=peer.url, retries=0) as driver:
+        with pytest.raises(InvalidInputError):
+            driver.call_tool("send", {name: value, "body": "payload"})
+        assert peer.connections == 0
+        driver.call_tool("send", {"X-Trace": "t", "body": "payload"})
+    [sent] = peer.requests
+    assert sent.body == b"payload" and sent.headers["x-trace"] == "t"
+    assert [k.lower() for k, _ in sent.fields].count("host") == 1 and sent.headers["host"] == f"127.0.0.1:{peer.port}"
+    assert "transfer-encoding" not in sent.headers and sent.headers["content-length"] == "7"
+
+
+def test_b2_a_configured_header_or_credential_is_not_doubled_by_a_same_named_argument(peer: HostilePeer) -> None:
+    with RestDriver(_header_spec("X-Api-Key", "X-Tenant", api_key="X-Api-Key"), base_url=peer.url, retries=0,
+                    auth={"key": "s3cret"}, headers={"X-Tenant": "acme"}) as driver:
+        driver.call_tool("send", {"X-Api-Key": "the-model's", "X-Tenant": "other", "body": "x"})
+    [sent] = peer.requests
+    assert [(k.lower(), v) for k, v in sent.fields if k.lower() in ("x-api-key", "x-tenant")] == [
+        ("x-tenant", "acme"), ("x-api-key", "s3cret")]
+
+
 # ----------------------------------------------------------------------------- B3
 
 B3_HOSTS = ["127.1", "2130706433", "0x7f.1", "0177.0.0.1", "127.0.0.1", "localhost", "LOCALHOST.",
@@ -91,7 +157,11 @@ B3_HOSTS = ["127.1", "2130706433", "0x7f.1", "0177.0.0.1", "127.0.0.1", "localho
 B3_URLS = ["http://[::1]:{port}/", "http://[::ffff:127.0.0.1]:{port}/", "http://[::ffff:7f00:1]:{port}/",
            "http://user@evil@127.0.0.1:{port}/", "http://user:pw@example.org/", "file:///etc/passwd",
            "gopher://127.0.0.1:{port}/_INFO", "ftp://127.0.0.1:{port}/", "http://127.0.0.1:{port}\\@example.org/",
-           "http://169.254.169.254/latest/meta-data/", "http://metadata.google.internal/"]
+           "http://169.254.169.254/latest/meta-data/", "http://metadata.google.internal/",
+           # IPv6 outside global unicast (2000::/3) that Python's is_global lets by: IPv4-compatible,
+           # IPv4-translated (SIIT), local-use NAT64 (64:ff9b:1::/48), deprecated site-local
+           "http://[::127.0.0.1]:{port}/", "http://[::ffff:0:7f00:1]:{port}/", "http://[64:ff9b:1::a9fe:a9fe]/",
+           "http://[fec0::1]:{port}/"]
 
 
 @pytest.mark.parametrize("host", B3_HOSTS)
@@ -125,6 +195,23 @@ def test_b3_only_allow_listed_hosts_reach_the_network(peer: HostilePeer, write_y
 def test_b3_configured_destinations_are_not_subject_to_the_block_list(gen: MCPFileDriver, rest: RestDriver) -> None:
     assert gen.call_tool("echo", {})["path"] == "/echo"  # 127.0.0.1, from the file
     assert rest.call_tool("echo", {})["path"] == "/echo"  # 127.0.0.1, from base_url
+
+
+@pytest.mark.parametrize("url", ["{env.API_BASE}{x}/echo", "${API_BASE}{x}", "{env.API_BASE}:{x}/echo"])
+def test_b3_an_argument_right_after_an_environment_base_url_is_in_the_host_part(
+        peer: HostilePeer, write_yaml: Any, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    # API_BASE=http://127.0.0.1:PORT: x="0" would move the call to port PORT0, x=".evil.example"
+    # to another host; the file's host check could not see the host behind the variable.
+    monkeypatch.setenv("API_BASE", peer.url)
+    tool = {"name": "get", "description": "get", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+            "invocation": {"http": {"method": "GET", "url": url}}}
+    document = {"mcpFileVersion": "0.1.0", "name": "env", "version": "1", "tools": [tool]}
+    with pytest.raises(ConfigurationError, match="host part"):
+        MCPFileDriver(write_yaml(document))
+    with MCPFileDriver(write_yaml(document), allow_dynamic_hosts=True) as driver, \
+            pytest.raises(PolicyDeniedError, match="egress policy"):
+        driver.call_tool("get", {"x": "1"})  # the caller shapes the host: the block list applies
+    assert peer.connections == 0
 
 
 # ----------------------------------------------------------------------------- B4
@@ -297,6 +384,24 @@ def test_b6_the_graphql_driver_reads_through_the_same_capped_reader(peer: Hostil
         result = call()
     assert isinstance(result, str) and "[truncated: the response passed 1000000 bytes" in result
     assert len(result) < 1_000_400
+
+
+async def test_b6_a_body_cut_short_of_its_content_length_is_a_protocol_error(any_http_driver: Any,
+                                                                            peer: HostilePeer) -> None:
+    for call in (lambda: _call(any_http_driver, peer, "short"), lambda: _acall(any_http_driver, peer, "short")):
+        with pytest.raises(ExecutionError) as info:
+            result = call()
+            if asyncio.iscoroutine(result):
+                await result
+        assert info.value.details.get("category") == "protocol", info.value.message
+        assert "unexpectedly" not in info.value.message
+
+
+def _acall(driver: Any, peer: HostilePeer, endpoint: str) -> Any:
+    if isinstance(driver, RFC0001Driver):
+        peer.execute_as = f"/{endpoint}"
+        return driver.acall_tool("t", {})
+    return driver.acall_tool(endpoint.replace("-", "_"), {})
 
 
 _RSS_SCRIPT = """

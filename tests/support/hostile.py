@@ -9,6 +9,7 @@ counted, so a test can assert what reached it. Behaviours, by the first path seg
 * ``/endless``: a chunked body of 64 KiB chunks that never ends;
 * ``/big``: a 50 MiB body with ``Content-Length``, streamed;
 * ``/bomb-gzip`` and ``/bomb-deflate``: ~256 KB that inflate to 256 MiB of zeros;
+* ``/short``: ``Content-Length: 100000``, then 3 bytes and the connection closed;
 * ``/inject``: a JSON object whose text tells the model to do harm (B7);
 * ``/redirect``: ``302`` to the URL in :attr:`HostilePeer.location`;
 * ``/reset``: reads the request, then resets the connection (no answer);
@@ -62,8 +63,9 @@ def bomb(kind: str, mebibytes: int = 256) -> bytes:
 class Request:
     method: str
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # lower-case names; a repeated field keeps its last value
     body: bytes
+    fields: tuple[tuple[str, str], ...] = ()  # every header line as sent, in order
 
 
 class HostilePeer:
@@ -144,16 +146,18 @@ class HostilePeer:
         lines = head.decode("latin-1").split("\r\n")
         method, target, _ = lines[0].split(" ", 2)
         headers = {}
+        fields = []
         for line in lines[1:]:
             key, _, value = line.partition(":")
             headers[key.strip().lower()] = value.strip()
+            fields.append((key.strip(), value.strip()))
         length = int(headers.get("content-length") or 0)
         while len(rest) < length:
             chunk = conn.recv(65536)
             if not chunk:
                 break
             rest += chunk
-        return Request(method, target.split("?", 1)[0], headers, rest[:length])
+        return Request(method, target.split("?", 1)[0], headers, rest[:length], tuple(fields))
 
     def _answer(self, conn: socket.socket, request: Request) -> None:
         # A behaviour is chosen by the first path segment, so an endpoint a spec or a WSDL
@@ -187,6 +191,8 @@ class HostilePeer:
         elif path in ("/bomb-gzip", "/bomb-deflate"):
             kind = path.removeprefix("/bomb-")
             _send(conn, 200, bomb(kind), "text/plain", {"Content-Encoding": kind})
+        elif path == "/short":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\nabc")
         elif path == "/inject":
             _send(conn, 200, json.dumps({"readme": INJECTION}).encode())
         elif path == "/redirect":

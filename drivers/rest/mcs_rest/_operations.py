@@ -26,8 +26,15 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
 Location = Literal["path", "query", "header", "cookie", "body"]
 BodyKind = Literal["json", "form", "multipart", "text", "binary"]
-# Headers the spec may not declare as parameters (OpenAPI 3.0, 4.7.12.1).
-_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+# Headers the spec may not declare as parameters (OpenAPI 3.0, 4.7.12.1), and those the
+# HTTP layer owns: the ones that frame the message or the connection (RFC 9110, 7.6.1;
+# Transfer-Encoding beside the Content-Length sent would desync the connection, request
+# smuggling) and Host, which picks the virtual host. The model never sets them.
+_IGNORED_HEADERS = frozenset({
+    "accept", "content-type", "authorization",
+    "host", "content-length", "transfer-encoding", "te", "trailer", "connection", "keep-alive", "upgrade",
+    "proxy-connection", "proxy-authorization",
+})
 _VERSION_SEGMENT = re.compile(r"^(v\d+[a-z0-9.]*|api|rest)$", re.IGNORECASE)
 
 

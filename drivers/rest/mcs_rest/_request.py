@@ -6,7 +6,8 @@ request anywhere else:
 
 * a path value is percent-encoded as one segment (``/`` becomes ``%2F``, ``.``/``..``
   become ``%2E``), so ``../admin`` cannot change the path and ``%2f`` is not decoded;
-* CR, LF and NUL are refused in every path, query, header and cookie value;
+* CR, LF and NUL are refused in every path, query, header and cookie value, and a header
+  value must be one HTTP allows (:func:`mcs.urls.header_value`);
 * the scheme, host and port come only from the configured base URL.
 """
 
@@ -22,7 +23,7 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from mcs.errors import InvalidInputError
-from mcs.urls import EgressPolicy, encode_path_segment
+from mcs.urls import EgressPolicy, encode_path_segment, header_value
 from mcs_rest._operations import Operation, Param
 
 _PATH_VARIABLE = re.compile(r"\{([^}/]+)\}")
@@ -162,14 +163,22 @@ def _bracketed(prefix: str, value: Any, param: Param | None, tool: str) -> list[
     return out
 
 
-def _ascii(text: str, param: Param, tool: str) -> str:
+def _field(text: str, param: Param, tool: str) -> str:
+    """``text`` as the header's value (:func:`mcs.urls.header_value`)."""
     if not text.isascii():
         raise InvalidInputError(
             f"Argument {param.arg!r} of {tool} goes into an HTTP header and must be ASCII text; "
             "send it without accents or other non-ASCII characters.",
             tool=tool, details={"fields": [param.arg]},
         )
-    return text
+    value = header_value(text)
+    if value is None:
+        raise InvalidInputError(
+            f"Argument {param.arg!r} of {tool} goes into the HTTP header {param.name!r} and holds a "
+            "control character, which no header value may; send printable text only.",
+            tool=tool, details={"fields": [param.arg]},
+        )
+    return value
 
 
 def _header_value(param: Param, value: Any, tool: str) -> str:
@@ -213,7 +222,7 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
             built.query.extend(_query_pairs(param, value, tool))
         elif location == "header":
             if value is not None:
-                built.headers.append((param.name, _ascii(_header_value(param, value, tool), param, tool)))
+                built.headers.append((param.name, _field(_header_value(param, value, tool), param, tool)))
         elif location == "cookie":
             if value is not None:
                 built.cookies.append((param.name, _header_value(param, value, tool)))

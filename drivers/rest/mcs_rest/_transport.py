@@ -126,16 +126,33 @@ def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes,
 
 
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
-    """The decoded :class:`Response`, read by the core's bounded reader (:mod:`mcs.http`)."""
+    """The decoded :class:`Response`, read by the core's bounded reader (:mod:`mcs.http`).
+
+    Raises:
+        ExecutionError: the body broke off (the peer closed early, a reset, a body shorter
+            than its ``Content-Length``), with the failure's category.
+    """
     content_type, encoding = header_values(response.headers, "content-type", "content-encoding")
-    body = read_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    try:
+        body = read_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    except httpx.TransportError as exc:
+        raise _broken_off(tool, exc) from None
     return _decode(response.status_code, response.headers, content_type, body.data, body.truncated, cap)
 
 
 async def read_async(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
     content_type, encoding = header_values(response.headers, "content-type", "content-encoding")
-    body = await aread_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    try:
+        body = await aread_body(response, max_bytes=cap, deadline=deadline, tool=tool, encoding=encoding)
+    except httpx.TransportError as exc:
+        raise _broken_off(tool, exc) from None
     return _decode(response.status_code, response.headers, content_type, body.data, body.truncated, cap)
+
+
+def _broken_off(tool: str, exc: httpx.TransportError) -> ExecutionError:
+    category, reason, retryable = describe_failure(exc)
+    return ExecutionError(f"{tool}: the API's answer broke off: {reason}.", tool=tool,
+                          details={"category": category, "retryable": retryable})
 
 
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
@@ -261,8 +278,8 @@ class _Plan:
         headers = list(built.headers)  # beyond the defaults and the configured ones
         query = built.query
         cookies = built.cookies
-        if applied:
-            query, cookies = list(query), list(cookies)
+        if self.sensitive or applied:
+            headers, query, cookies = _without_owned(headers, query, cookies, applied, self.sensitive)
             for extra in applied:
                 headers.extend(extra.headers)
                 query.extend(extra.query)
@@ -389,6 +406,21 @@ class _Plan:
         if self.deadline is not None and time.monotonic() + delay >= self.deadline:
             return None
         return delay
+
+
+def _without_owned(
+    headers: list[tuple[str, str]], query: list[tuple[str, str]], cookies: list[tuple[str, str]],
+    applied: list[Applied], sensitive: frozenset[str],
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """The arguments' headers, query pairs and cookies without those a credential or a
+    configured header sets: the configuration's value is the only one sent (an argument of
+    the same name would come first, and many servers read the first)."""
+    owned_query = {name for extra in applied for name, _ in extra.query}
+    owned_cookies = {name for extra in applied for name, _ in extra.cookies}
+    owned_headers = sensitive | {name.lower() for extra in applied for name, _ in extra.headers}
+    return ([(k, v) for k, v in headers if k.lower() not in owned_headers],
+            [(k, v) for k, v in query if k not in owned_query],
+            [(k, v) for k, v in cookies if k not in owned_cookies])
 
 
 def sensitive_names(schemes: list[Scheme], options: HttpOptions) -> frozenset[str]:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import re
 import ssl
 import time
 from collections.abc import Iterator, Mapping
@@ -56,7 +55,7 @@ from mcs.http import (
     read_body,
     retry_after,
 )
-from mcs.urls import EgressPolicy, encode_path_segment
+from mcs.urls import EgressPolicy, encode_path_segment, header_value
 from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
 from mcs_mcp.mcpfile.templates import (
     MISSING,
@@ -73,7 +72,6 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE"})
 RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 MAX_REDIRECTS = 5
-_BAD_HEADER_CHARS = re.compile(r"[\r\n\x00]")
 
 
 @dataclass(frozen=True)
@@ -187,16 +185,16 @@ class HttpInvoker:
             else:
                 value = self._value(part, arguments, metadata)
                 text = "" if value is MISSING else format_scalar(value)
-            if _BAD_HEADER_CHARS.search(text):
+            if header_value(text) is None:
                 where = f"argument '{part.name}'" if part.source == "param" else part.text
                 raise InvalidInputError(
                     f"Invalid arguments for {self.tool}: {where} goes into the HTTP header {name!r} "
-                    "and must not contain line breaks or NUL characters.",
+                    "and must be ASCII text without line breaks, NUL or other control characters.",
                     tool=self.tool,
                     details={"fields": [part.name]},
                 )
             out.append(text)
-        return "".join(out)
+        return "".join(out).strip(" \t")
 
     def _value(self, part: Placeholder, arguments: Mapping[str, Any], metadata: Mapping[str, str]) -> Any:
         if part.source == "header":
@@ -425,12 +423,31 @@ def _check_authority(url: Template, where: str, options: HttpOptions) -> bool:
     if scheme_end == -1:
         # No scheme: the URL starts with a placeholder (like "${BASE_URL}/x") or is relative.
         first = url.parts[1] if len(url.parts) > 1 and url.parts[0] == "" else None
-        if isinstance(first, Placeholder) and first.source != "env" and not options.allow_dynamic_hosts:
-            raise ConfigurationError(
-                f"{where}: the URL starts with {first.text}, which would let the caller choose the "
-                "destination; pass allow_dynamic_hosts=True to allow it"
-            )
-        return isinstance(first, Placeholder) and first.source != "env"
+        if not isinstance(first, Placeholder):
+            return False
+        if first.source != "env":
+            if not options.allow_dynamic_hosts:
+                raise ConfigurationError(
+                    f"{where}: the URL starts with {first.text}, which would let the caller choose the "
+                    "destination; pass allow_dynamic_hosts=True to allow it"
+                )
+            return True
+        # The scheme and host come from the environment: until the first literal '/', '?'
+        # or '#', what follows still is the host part ("{env.BASE}{x}" with x=".evil.example").
+        dynamic = False
+        for part in url.parts:
+            if isinstance(part, str):
+                if any(c in part for c in "/?#"):
+                    break
+            elif part.source != "env":
+                if not options.allow_dynamic_hosts:
+                    raise ConfigurationError(
+                        f"{where}: {part.text} is in the host part of the URL (after {first.text}, before "
+                        "any '/'), which would let the caller choose the destination; put a '/' before it, "
+                        "or pass allow_dynamic_hosts=True to allow it"
+                    )
+                dynamic = True
+        return dynamic
     rest = text[scheme_end + 3 :]
     cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i != -1), default=len(rest))
     authority_end = scheme_end + 3 + cut
