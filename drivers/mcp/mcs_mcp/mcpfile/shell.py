@@ -107,6 +107,38 @@ REMOTE_RUNNERS = {
     "podman": frozenset({"exec", "run", "create", "compose"}),
     "nerdctl": frozenset({"exec", "run", "create", "compose"}),
 }
+#: Programs whose arguments and standard input are commands in a language with a way out
+#: to the shell or the server's environment: sqlite3 ``.shell``, psql ``\!``, mysql
+#: ``system``, ed ``!cmd`` (also as a file name), vi ``+!cmd``/``-c``, dc ``!``, m4
+#: ``syscmd``, make's ``VAR:=$(shell ...)`` operands. No value may be an argument or their input.
+COMMAND_LANGUAGES = frozenset({
+    "sqlite", "sqlite3", "psql", "mysql", "mariadb", "duckdb", "ed", "red", "ex", "vi", "vim", "nvim",
+    "view", "rview", "vimdiff", "gvim", "dc", "m4", "make", "gmake", "bmake",
+})
+#: Options whose value is a command (or configuration that names one) the program runs:
+#: a value there, separate (``-I {x}``) or glued (``--to-command={x}``), runs as code.
+COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "tar": ("-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command",
+            "--rmt-command", "-F", "--info-script", "--new-volume-script"),
+    "zip": ("-TT", "--unzip-command"),
+    "rsync": ("-e", "--rsh", "--rsync-path"),
+    **dict.fromkeys(("scp", "sftp"), ("-S", "-o", "-F", "-J", "-D")),
+    "sort": ("--compress-program",),
+    "wget": ("--use-askpass", "-e", "--execute"),
+    "man": ("-P", "--pager", "-H", "--html"),
+}
+#: git's options of that kind, per subcommand (``""``: before the subcommand): ``-c``
+#: and ``--config-env`` set configuration such as ``core.fsmonitor`` or ``core.sshCommand``.
+GIT_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "": ("-c", "--config-env", "--exec-path"),
+    "clone": ("-c", "--config", "-u", "--upload-pack", "--template"),
+    "init": ("--template",),
+    **dict.fromkeys(("fetch", "pull", "ls-remote"), ("--upload-pack",)),
+    "fetch-pack": ("--upload-pack", "--exec"),
+    **dict.fromkeys(("push", "send-pack"), ("--receive-pack", "--exec")),
+    "archive": ("--exec",),
+}
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 BASH_BUILTINS = frozenset({
     ".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
@@ -425,7 +457,8 @@ class _Analysis:
                                "feed it to a single command (jq ... <<< \"{x}\")")
         if self._reads_code(owner, spec):
             raise self._refuse(start, label, f"is standard input of {self._program(owner)}, which runs its input "
-                               "as code", "feed it to a program that reads data")
+                               "as code", "feed it to a program that reads data, or mark the argument "
+                               "x-mcs-runsAsCode: true")
         self._check_program_name(owner, start, label)
         if redirect.type == "heredoc_redirect":  # "cat <<EOF | sh": the rest of the line sits inside it
             for part in redirect.named_children:
@@ -434,7 +467,8 @@ class _Analysis:
                 for command in [part, *_walk(part)]:
                     if command.type == "command" and self._reads_code(command, spec):
                         raise self._refuse(start, label, f"flows through a pipe into {self._program(command)}, "
-                                           "which runs its input as code", "pipe it into a program that reads data")
+                                           "which runs its input as code", "pipe it into a program that reads data, or mark the "
+                                           "argument x-mcs-runsAsCode: true")
         self._check_enclosure(owner, label, spec)
         return _Position(arithmetic=arithmetic)
 
@@ -491,6 +525,15 @@ class _Analysis:
             raise self._refuse(start, label, f"is an argument of {base!r}, which runs its arguments as a command",
                                "call the program directly, or mark the argument x-mcs-runsAsCode: true in its "
                                "templateVariables entry if running it as code is intended")
+        if base in COMMAND_LANGUAGES:
+            raise self._refuse(start, label, f"is an argument of {base!r}, which reads its arguments and standard "
+                               "input as commands that can reach the shell", "pass the value to a program that "
+                               "takes it as data, or mark the argument x-mcs-runsAsCode: true")
+        option = self._command_option(command, argument, base)
+        if option is not None:
+            raise self._refuse(start, label, f"is the value of {base} {option}, which names a command (or configuration "
+                               f"that runs one) for {base} to run",
+                               f"write the {option} value literally, or mark the argument x-mcs-runsAsCode: true")
         if base == "find" and _FIND_EXEC & set(words):
             raise self._refuse(start, label, "is an argument of find with -exec, which runs commands",
                                "drop -exec, or mark the argument x-mcs-runsAsCode: true")
@@ -505,6 +548,34 @@ class _Analysis:
             raise self._refuse(start, label, f"is an argument of {base!r} where it runs code (inline code "
                                    "such as -c or -e, or the program file itself)", "pass it after a literal "
                                    "script file, or mark it x-mcs-runsAsCode: true")
+
+    def _command_option(self, command: Node, argument: Node, base: str) -> str | None:
+        """The option of :data:`COMMAND_OPTIONS` whose value ``argument`` is, if any."""
+        args = _field_children(command, "argument")
+        if argument not in args:
+            return None
+        index = args.index(argument)
+        options = COMMAND_OPTIONS.get(base, ())
+        if base == "git":
+            words = [_text(a, self.source) for a in args[:index]]
+            subcommand, skip = "", False
+            for word in words:
+                if skip or word in _GIT_VALUED:
+                    skip = not skip
+                    continue
+                if not word.startswith("-"):
+                    subcommand = word
+                    break
+            options = GIT_COMMAND_OPTIONS.get(subcommand, ())
+        if not options:
+            return None
+        own = _text(argument, self.source)
+        previous = _text(args[index - 1], self.source) if index else ""
+        for option in options:
+            glued = option + "=" if option.startswith("--") else option
+            if previous == option or (own.startswith(glued) and own != option):
+                return option
+        return None
 
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
@@ -567,7 +638,7 @@ class _Analysis:
         base = self._program(command).rsplit("/", 1)[-1]
         if base in WRAPPERS or base in _SAME_SHELL_CODE or base in ("exec", "command", "builtin", "coproc"):
             return True
-        if base in self.functions:
+        if base in self.functions or base in COMMAND_LANGUAGES:
             return True
         if base in SHELLS or base in INTERPRETERS:
             return self._program_file(command, base) is None
@@ -586,7 +657,7 @@ class _Analysis:
                         if command.type == "command" and self._reads_code(command, spec):
                             raise self._refuse(node, label, f"flows through a pipe into {self._program(command)}, "
                                                "which runs its input as code", "pipe it into a program that "
-                                               "reads data")
+                                               "reads data, or mark the argument x-mcs-runsAsCode: true")
             if parent.type in ("command_substitution", "process_substitution"):
                 self._position(parent, label, origin="substitution", spec=spec)
                 return

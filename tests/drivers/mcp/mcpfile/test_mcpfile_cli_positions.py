@@ -7,8 +7,10 @@ position is safe, run by real bash with hostile values and no marker file create
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 from mcpfile_support import mcp_file, tool
 from support.security_cases import HOSTILE_SHELL_VALUES as HOSTILE
 
-from mcs.errors import ConfigurationError, InvalidInputError
+from mcs.errors import ConfigurationError, InvalidInputError, ToolCallError
 
 STRING = {"type": "string"}
 
@@ -294,3 +296,46 @@ def test_arguments_after_a_literal_script_file_are_data(new_driver, write_file, 
     for value in HOSTILE:
         assert json.loads(driver.call_tool("t", {"x": value})) == ["--name", value]
     no_marker(workdir)
+
+
+# ----------------------------------------------------------------------------- programs that run a value
+
+
+# (command, a value the real program runs as a shell command, what the refusal names). The
+# program reads the argument, or its standard input, as commands of its own language (sqlite3
+# .shell, ed !, vim -c !, make VAR:=$(shell)), or takes the value of one option as a command
+# to run (git -c core.fsmonitor=, tar -I, tar --checkpoint-action=exec=, zip -TT, scp -o).
+RUNS_A_VALUE = [
+    ("sqlite3 :memory: {x}", ".shell touch MARKER", "'sqlite3', which reads its arguments"),
+    ("sqlite3 :memory: <<< {x}", ".system touch MARKER", "standard input of sqlite3"),
+    ("echo {x} | sqlite3 :memory:", ".shell touch MARKER", "pipe into sqlite3"),
+    ("echo {x} | ed -s", "!touch MARKER", "pipe into ed"),
+    ("ed -s {x} <<< q", "!touch MARKER", "'ed', which reads its arguments"),
+    ("vim -es -c {x} -c q", "!touch MARKER", "'vim', which reads its arguments"),
+    ("vi -es {x}", "+!touch MARKER", "'vi', which reads its arguments"),
+    ("printf 'all:\\n\\t@true\\n' > Makefile\nmake -s -- {x}", "X:=$(shell touch MARKER)",
+     "'make', which reads its arguments"),
+    ("git init -q . && git -c {x} status", "core.fsmonitor=touch MARKER", "git -c"),
+    ("git init -q . && git ls-remote --upload-pack {x} .", "touch MARKER;", "git --upload-pack"),
+    ("echo a > in && tar -I {x} -cf out.tar in", "touch MARKER;", "tar -I"),
+    ("echo a > in && tar --checkpoint=1 --checkpoint-action={x} -cf out.tar in", "exec=touch MARKER",
+     "tar --checkpoint-action"),
+    ("echo a > in && zip -q out.zip in -T -TT {x}", "touch MARKER;", "zip -TT"),
+    ("scp -o {x} h:f copy", "ProxyCommand=touch MARKER", "scp -o"),
+]
+
+
+@pytest.mark.parametrize(("command", "value", "position"), RUNS_A_VALUE, ids=[c for c, _, _ in RUNS_A_VALUE])
+def test_a_program_that_runs_a_value_as_a_command_is_refused_unless_the_argument_is_marked(
+    new_driver, write_file, workdir, command: str, value: str, position: str
+) -> None:
+    program = command.split("&&")[-1].split("|")[-1].split()[0] if "make" not in command else "make"
+    if shutil.which(program) is None:
+        pytest.skip(f"{program} is not installed, so what it would run cannot be shown")
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    driver = cli_driver(new_driver, write_file, command, {"x": STRING}, marked, cli_cwd=workdir)
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("t", {"x": value})
+    assert (workdir / "MARKER").exists(), f"{program} did not run the value: the case shows nothing"
+    message = refusal(new_driver, write_file, command)
+    assert position in message and "x-mcs-runsAsCode" in message
