@@ -57,7 +57,9 @@ SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "ash", 
 INTERPRETERS = frozenset({
     "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno",
     "bun", "php", "lua", "luajit", "Rscript", "R", "tclsh", "wish", "awk", "gawk", "mawk",
-    "nawk", "sed", "gsed", "jshell", "groovy", "osascript", "expect",
+    "nawk", "sed", "gsed", "jshell", "groovy", "osascript", "expect", "julia",
+    # jq's filter is a program: $ENV, env and input_filename read the server's environment.
+    "jq", "gojq", "jaq", "yq",
 })
 
 
@@ -71,6 +73,9 @@ class _Options:
     names_program: frozenset[str] = frozenset()
     inline_long: tuple[str, ...] = ("--eval", "--exec", "--command", "--print", "--require", "--import")
     program_long: tuple[str, ...] = ()
+    long_values: Mapping[str, int] = field(default_factory=dict)  # long options and how many values follow
+    subcommands: frozenset[str] = frozenset()  # words before the program that are not it ("yq eval")
+    input_is_code: bool = True  # without a program operand, standard input is the program
 
 
 _SHELL_OPTIONS = _Options(inline=frozenset("csi"), takes_value=frozenset("oO"),
@@ -78,7 +83,13 @@ _SHELL_OPTIONS = _Options(inline=frozenset("csi"), takes_value=frozenset("oO"),
 _AWK_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("Fv"), names_program=frozenset("f"))
 _SED_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("l"), names_program=frozenset("ef"),
                         program_long=("--expression", "--file"))
-_PERMUTING = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed"})
+_JQ_OPTIONS = _Options(
+    inline=frozenset(), takes_value=frozenset("L"), names_program=frozenset("f"), inline_long=(),
+    program_long=("--from-file",), input_is_code=False,
+    long_values={"--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2, "--indent": 1},
+    subcommands=frozenset({"eval", "e", "eval-all", "ea"}),
+)
+_PERMUTING = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed", "jq", "gojq", "jaq", "yq"})
 PROGRAM_OPTIONS: dict[str, _Options] = {
     **dict.fromkeys(SHELLS, _SHELL_OPTIONS),
     **dict.fromkeys(("python", "python2", "python3", "pypy", "pypy3"),
@@ -90,6 +101,8 @@ PROGRAM_OPTIONS: dict[str, _Options] = {
     **dict.fromkeys(("lua", "luajit"), _Options(inline=frozenset("el"))),
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _AWK_OPTIONS),
     **dict.fromkeys(("sed", "gsed"), _SED_OPTIONS),
+    **dict.fromkeys(("jq", "gojq", "jaq", "yq"), _JQ_OPTIONS),
+    "julia": _Options(inline=frozenset("eEL"), takes_value=frozenset("CJOpt")),
 }
 #: Programs that run another command, or their arguments, as code.
 WRAPPERS = frozenset({
@@ -580,8 +593,14 @@ class _Analysis:
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
         args = _field_children(command, "argument")
+        if argument not in args:
+            return False
+        values = PROGRAM_OPTIONS.get(base, _Options()).long_values
+        own_index = args.index(argument)
+        if any(values.get(_text(args[i], self.source), 0) >= own_index - i for i in range(max(0, own_index - 2), own_index)):
+            return True  # the value of an option that takes data (jq --arg name {x})
         index = self._program_file(command, base)
-        if index is None or argument not in args or index >= args.index(argument):
+        if index is None or index >= own_index:
             return False
         if base in _PERMUTING:  # GNU getopt reads options after operands too: "sed 's/a/b/' -e {x}"
             rules = PROGRAM_OPTIONS[base]
@@ -599,13 +618,21 @@ class _Analysis:
         ``-e``...), reads its program from standard input, or a value comes first."""
         rules = PROGRAM_OPTIONS.get(base, _Options())
         args = _field_children(command, "argument")
-        skip = False
+        skip = data = 0
         for index, arg in enumerate(args):
             text = _text(arg, self.source)
+            if data:  # a value of jq's --arg name value: data, whatever it holds
+                data -= 1
+                continue
             if _SENTINEL.search(arg.text or b"") or text == "-":
                 return None
             if skip:
-                skip = False
+                skip -= 1
+                continue
+            if text in rules.long_values:
+                data = rules.long_values[text]
+                continue
+            if text in rules.subcommands and index == 0:
                 continue
             if text == "--":
                 return index + 1 if index + 1 < len(args) and _literal_word(args[index + 1], self.source) else None
@@ -622,7 +649,7 @@ class _Analysis:
                     if letter in rules.names_program:
                         return index if position < len(text) - 1 else index + 1
                     if letter in rules.takes_value:
-                        skip = position == len(text) - 1
+                        skip = int(position == len(text) - 1)
                         break
                 continue
             return index if _literal_word(arg, self.source) is not None else None
@@ -641,7 +668,7 @@ class _Analysis:
         if base in self.functions or base in COMMAND_LANGUAGES:
             return True
         if base in SHELLS or base in INTERPRETERS:
-            return self._program_file(command, base) is None
+            return PROGRAM_OPTIONS.get(base, _Options()).input_is_code and self._program_file(command, base) is None
         return False
 
     def _check_enclosure(self, node: Node, label: str, spec: SlotSpec | None) -> None:

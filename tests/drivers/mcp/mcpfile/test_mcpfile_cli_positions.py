@@ -339,3 +339,29 @@ def test_a_program_that_runs_a_value_as_a_command_is_refused_unless_the_argument
     assert (workdir / "MARKER").exists(), f"{program} did not run the value: the case shows nothing"
     message = refusal(new_driver, write_file, command)
     assert position in message and "x-mcs-runsAsCode" in message
+
+
+@pytest.mark.parametrize("command", ["jq -n {x}", "jq -n --arg v 1 {x}", "jq --indent 2 -n {x}", "yq e {x} f.yaml"])
+def test_a_jq_filter_is_code_that_reads_the_servers_environment_and_takes_no_value(
+    new_driver, write_file, workdir, monkeypatch, command: str
+) -> None:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed, so what its filter would read cannot be shown")
+    monkeypatch.setenv("MCS_TEST_SECRET", "s3cret-token")
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    leak = cli_driver(new_driver, write_file, "jq -n {x}", {"x": STRING}, marked, cli_cwd=workdir)
+    assert "s3cret-token" in leak.call_tool("t", {"x": "$ENV.MCS_TEST_SECRET"})  # what the filter can read
+    message = refusal(new_driver, write_file, command)
+    assert f"'{command.split()[0]}' where it runs code" in message
+
+
+def test_jq_arguments_and_input_stay_data(new_driver, write_file, workdir, monkeypatch) -> None:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    monkeypatch.setenv("MCS_TEST_SECRET", "s3cret-token")
+    value = "$ENV.MCS_TEST_SECRET"
+    for command in ["jq -nr --arg v {x} '$v'", "jq -nr '$v' --arg v {x}", "jq -nr --args '$ARGS.positional[0]' {x}"]:
+        driver = cli_driver(new_driver, write_file, command, cli_cwd=workdir)
+        assert driver.call_tool("t", {"x": value}) == value + "\n"
+    piped = cli_driver(new_driver, write_file, 'echo "{x}" | jq -r .', cli_cwd=workdir)
+    assert piped.call_tool("t", {"x": json.dumps(value)}) == value + "\n"
