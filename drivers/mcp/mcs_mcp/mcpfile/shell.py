@@ -167,6 +167,8 @@ SAFE_BUILTINS = frozenset({"echo", "printf", "cd", "pwd", "true", "false", ":", 
 _NAME_OPTIONS = frozenset({"-v", "-R"})
 #: Builtins that run code in this very shell: a script that holds a value in a variable
 #: may not use them at all (they could evaluate the variable behind any quoting).
+#: Builtins that make a name run something else than the program of that name.
+_RENAMING = frozenset({"alias", "hash", "enable"})
 _SAME_SHELL_CODE = frozenset({"eval", "source", ".", "trap", "alias", "enable", "bind"})
 #: bash's own variables (bash manual, "Shell Variables"); a value may not be assigned to one.
 BASH_VARIABLES = frozenset({
@@ -296,6 +298,7 @@ class _Analysis:
     source: bytes = b""
     root: Node | None = None
     functions: frozenset[str] = frozenset()
+    renaming: Node | None = None
     tainted: dict[str, _Taint] = field(default_factory=dict)
 
     def run(self) -> dict[int, Occurrence]:
@@ -306,6 +309,7 @@ class _Analysis:
             _text(n.child_by_field_name("name"), self.source)
             for n in _walk(root) if n.type == "function_definition"
         )
+        self.renaming = self._renaming(root)
         found: dict[int, Occurrence] = {}
         for match in _SENTINEL.finditer(self.source):
             index = int(match.group(1))
@@ -323,6 +327,20 @@ class _Analysis:
         self._follow_variables()
         return found
 
+    def _renaming(self, root: Node) -> Node | None:
+        """The first place where the script makes a name run something else than the
+        program of that name: an alias, a hashed path, a loaded or disabled builtin."""
+        if "command_not_found_handle" in self.functions:
+            return next(n for n in _walk(root) if n.type == "function_definition")
+        for node in _walk(root):
+            if node.type == "command" and self._program(node).rsplit("/", 1)[-1] in _RENAMING:
+                return node
+            if node.type == "variable_assignment":
+                name = node.child_by_field_name("name")
+                if name is not None and re.split(r"\[", _text(name, self.source))[0] in ("BASH_ALIASES", "BASH_CMDS"):
+                    return node
+        return None
+
     # ------------------------------------------------------------------ slots
 
     def _slot(self, leaf: Node, offset: int, spec: SlotSpec) -> Occurrence:
@@ -331,6 +349,10 @@ class _Analysis:
         if spec.trusted:  # the server's own environment: the operator's configuration
             quoting = _quoting(leaf, self.source)
             return Occurrence("heredoc" if quoting == "heredoc_literal" else quoting)
+        if self.renaming is not None and not spec.runs_as_code:
+            raise self._refuse(self.renaming, spec.label, "is in a script that renames programs (alias, hash -p, "
+                               "BASH_ALIASES, BASH_CMDS, enable, command_not_found_handle), so a program's name no "
+                               "longer says what runs", "call programs by their own names")
         quoting = _quoting(leaf, self.source)
         if quoting == "heredoc_literal":
             raise self._refuse(leaf, spec.label, "is inside a here-document whose delimiter is quoted, where "

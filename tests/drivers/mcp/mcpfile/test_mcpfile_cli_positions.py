@@ -365,3 +365,27 @@ def test_jq_arguments_and_input_stay_data(new_driver, write_file, workdir, monke
         assert driver.call_tool("t", {"x": value}) == value + "\n"
     piped = cli_driver(new_driver, write_file, 'echo "{x}" | jq -r .', cli_cwd=workdir)
     assert piped.call_tool("t", {"x": json.dumps(value)}) == value + "\n"
+
+
+# A name that bash resolves to something else than the program of that name: "e" below runs
+# eval, bash -c, or bash itself; the analysis reads "e" as an unknown program taking data.
+RENAMING = [
+    ("shopt -s expand_aliases\nalias e=eval\ne {x}", "alias e=eval"),
+    ("shopt -s expand_aliases\nalias e='bash -c'\ne {x}", "alias e="),
+    ("set -o posix\nalias e=eval\ne {x}", "alias e=eval"),
+    ("shopt -s expand_aliases\nBASH_ALIASES[e]=eval\ne {x}", "BASH_ALIASES[e]=eval"),
+    ("hash -p /bin/bash e\ne -c {x}", "hash -p /bin/bash e"),
+    ("BASH_CMDS[e]=/bin/bash\ne -c {x}", "BASH_CMDS[e]=/bin/bash"),
+    ('command_not_found_handle() ( eval "$2" )\ne {x}', "command_not_found_handle"),
+]
+
+
+@pytest.mark.parametrize(("command", "where"), RENAMING, ids=[c.replace("\n", "; ") for c, _ in RENAMING])
+def test_a_script_that_renames_programs_takes_no_value(new_driver, write_file, workdir, command: str,
+                                                      where: str) -> None:
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    driver = cli_driver(new_driver, write_file, command, {"x": STRING}, marked, cli_cwd=workdir)
+    driver.call_tool("t", {"x": "touch MARKER"})
+    assert (workdir / "MARKER").exists(), "bash did not run the value: the case shows nothing"
+    message = refusal(new_driver, write_file, command)
+    assert "renames programs" in message and where in message
