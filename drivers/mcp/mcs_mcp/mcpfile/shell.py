@@ -152,6 +152,20 @@ GIT_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
     "archive": ("--exec",),
 }
 _GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+#: Package managers whose subcommands install or run the package an argument names (its
+#: install scripts, its binary): the value chooses the code that runs. ``None``: every argument.
+PACKAGE_RUNNERS: dict[str, frozenset[str] | None] = {
+    "npx": None, "pnpx": None, "bunx": None, "uvx": None,
+    "npm": frozenset({"exec", "x", "install", "i", "add", "ci", "init", "create", "update"}),
+    "pnpm": frozenset({"exec", "dlx", "add", "install", "i", "create"}),
+    "yarn": frozenset({"dlx", "add", "exec", "create"}),
+    **dict.fromkeys(("pip", "pip3"), frozenset({"install", "download", "wheel"})),
+    "pipx": frozenset({"run", "install", "inject"}),
+    "uv": frozenset({"run", "tool", "pip", "add"}),
+    "gem": frozenset({"install", "exec"}),
+    "cargo": frozenset({"install"}),
+    "go": frozenset({"run", "install", "get", "generate"}),
+}
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 BASH_BUILTINS = frozenset({
     ".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
@@ -572,13 +586,28 @@ class _Analysis:
         if base == "find" and _FIND_EXEC & set(words):
             raise self._refuse(start, label, "is an argument of find with -exec, which runs commands",
                                "drop -exec, or mark the argument x-mcs-runsAsCode: true")
-        remote = REMOTE_RUNNERS.get(base)
-        if remote is not None and words and words[0] in remote:
-            args = _field_children(command, "argument")
-            index = args.index(argument) if argument in args else 0
-            if base in ("docker", "podman", "nerdctl") or "--" in words[:index]:
-                raise self._refuse(start, label, f"is part of the command '{base} {words[0]}' runs in a container",
-                                   "mark the argument x-mcs-runsAsCode: true if that is intended")
+        args = _field_children(command, "argument")
+        before = words[: args.index(argument)] if argument in args else words
+        # The subcommand is any word before the value, not only the first: global options
+        # come first ("kubectl -n ns exec pod -- {x}", "docker --context c run image {x}").
+        remote = REMOTE_RUNNERS.get(base, frozenset())
+        subcommand = next((w for w in before if w in remote), None)
+        if subcommand is not None and (base in ("docker", "podman", "nerdctl")
+                                       or "--" in before[before.index(subcommand):]):
+            raise self._refuse(start, label, f"is part of the command '{base} {subcommand}' runs in a container",
+                               "mark the argument x-mcs-runsAsCode: true if that is intended")
+        runner, rest = base, before
+        if base.startswith(("python", "pypy")) and "-m" in before[:-1]:  # python3 -m pip install {x}
+            at = before.index("-m")
+            runner, rest = before[at + 1], before[at + 2:]
+        if runner in PACKAGE_RUNNERS:
+            runs = PACKAGE_RUNNERS[runner]
+            subcommand = runner if runs is None else next((w for w in rest if w in runs), None)
+            if subcommand is not None:
+                shown = runner if runs is None else f"{runner} {subcommand}"
+                raise self._refuse(start, label, f"is an argument of '{shown}', which installs or runs the package "
+                                   "a value names", "name the package literally, or mark the argument "
+                                   "x-mcs-runsAsCode: true")
         if (base in SHELLS or base in INTERPRETERS) and not self._after_program_file(command, argument, base):
             raise self._refuse(start, label, f"is an argument of {base!r} where it runs code (inline code "
                                    "such as -c or -e, or the program file itself)", "pass it after a literal "

@@ -92,6 +92,13 @@ def refusal(new_driver, write_file, command: str, properties: dict | None = None
         ("bash -o pipefail -c 'echo {x}'", "'bash' where it runs code"),
         ("kubectl exec pod -- ls {x}", "runs in a container"),
         ("docker run image {x}", "runs in a container"),
+        ("kubectl -n default exec pod -- ls {x}", "runs in a container"),
+        ("docker --context c run image {x}", "runs in a container"),
+        ("pip install {x}", "'pip install', which installs or runs the package"),
+        ("pip --quiet install {x}", "'pip install', which installs or runs the package"),
+        ("python3 -m pip install {x}", "'pip install', which installs or runs the package"),
+        ("npm --silent exec {x}", "'npm exec', which installs or runs the package"),
+        ("go run {x}", "'go run', which installs or runs the package"),
         ("echo {x} | bash", "pipe into bash"),
         ("echo {x} | sh -s", "pipe into sh"),
         ("echo {x} | $SHELL", "pipe into $SHELL"),
@@ -389,3 +396,19 @@ def test_a_script_that_renames_programs_takes_no_value(new_driver, write_file, w
     assert (workdir / "MARKER").exists(), "bash did not run the value: the case shows nothing"
     message = refusal(new_driver, write_file, command)
     assert "renames programs" in message and where in message
+
+
+def test_npx_runs_the_package_a_value_names_and_takes_no_value(new_driver, write_file, workdir) -> None:
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed, so what it would run cannot be shown")
+    package = workdir / "pkg"
+    package.mkdir()
+    (package / "package.json").write_text('{"name": "mk", "version": "1.0.0", "bin": {"mk": "mk.js"}}')
+    (package / "mk.js").write_text('#!/usr/bin/env node\nrequire("fs").writeFileSync("MARKER", "")\n')
+    (package / "mk.js").chmod(0o755)
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    driver = cli_driver(new_driver, write_file, "npx --yes {x}", {"x": STRING}, marked, cli_cwd=workdir)
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("t", {"x": "./pkg"})
+    assert (workdir / "MARKER").exists(), "npx did not run the package: the case shows nothing"
+    assert "'npx', which installs or runs the package" in refusal(new_driver, write_file, "npx --yes {x}")
