@@ -183,6 +183,9 @@ _NAME_OPTIONS = frozenset({"-v", "-R"})
 #: may not use them at all (they could evaluate the variable behind any quoting).
 #: Builtins that make a name run something else than the program of that name.
 _RENAMING = frozenset({"alias", "hash", "enable"})
+#: Builtins that store what they read from standard input in variables, and their options
+#: that take a value (``read -a NAME`` names an array).
+_READS_INTO = {"read": frozenset("adinNptu"), "mapfile": frozenset("dnOsuCc"), "readarray": frozenset("dnOsuCc")}
 _SAME_SHELL_CODE = frozenset({"eval", "source", ".", "trap", "alias", "enable", "bind"})
 #: bash's own variables (bash manual, "Shell Variables"); a value may not be assigned to one.
 BASH_VARIABLES = frozenset({
@@ -313,6 +316,7 @@ class _Analysis:
     root: Node | None = None
     functions: frozenset[str] = frozenset()
     renaming: Node | None = None
+    read_targets: set[int] = field(default_factory=set)  # the names read and mapfile assign
     tainted: dict[str, _Taint] = field(default_factory=dict)
 
     def run(self) -> dict[int, Occurrence]:
@@ -509,11 +513,13 @@ class _Analysis:
                                "as code", "feed it to a program that reads data, or mark the argument "
                                "x-mcs-runsAsCode: true")
         self._check_program_name(owner, start, label)
+        self._reads_into(owner, label, start)
         if redirect.type == "heredoc_redirect":  # "cat <<EOF | sh": the rest of the line sits inside it
             for part in redirect.named_children:
                 if part.type in ("heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"):
                     continue
                 for command in [part, *_walk(part)]:
+                    self._reads_into(command, label, start)
                     if command.type == "command" and self._reads_code(command, spec):
                         raise self._refuse(start, label, f"flows through a pipe into {self._program(command)}, "
                                            "which runs its input as code", "pipe it into a program that reads data, or mark the "
@@ -732,6 +738,7 @@ class _Analysis:
                 later = stages[stages.index(child) + 1:] if child in stages else []
                 for stage in later:
                     for command in [stage, *_walk(stage)]:
+                        self._reads_into(command, label, node)
                         if command.type == "command" and self._reads_code(command, spec):
                             raise self._refuse(node, label, f"flows through a pipe into {self._program(command)}, "
                                                "which runs its input as code", "pipe it into a program that "
@@ -753,6 +760,41 @@ class _Analysis:
                                "assign it to a variable of your own (ns=\"{x}\")")
         self.tainted.setdefault(name, _Taint(label, start.start_point[0] + 1))
 
+    def _reads_into(self, command: Node, label: str, start: Node) -> None:
+        """``read``, ``mapfile`` and ``readarray`` put what they read (a value) in variables:
+        those are followed like ``ns="{x}"``."""
+        if command.type != "command":
+            return
+        base = self._program(command).rsplit("/", 1)[-1]
+        valued = _READS_INTO.get(base)
+        if valued is None:
+            return
+        names: list[Node] = []
+        args = _field_children(command, "argument")
+        skip = False
+        for index, arg in enumerate(args):
+            text = _text(arg, self.source)
+            if skip:
+                skip = False
+                continue
+            if text.startswith("-") and len(text) > 1 and text != "--":
+                letters = text[1:]
+                for position, letter in enumerate(letters):
+                    if letter in valued:
+                        last = position == len(letters) - 1
+                        skip = last
+                        if letter == "a" and base == "read" and last and index + 1 < len(args):
+                            names.append(args[index + 1])  # read -a NAME: an array of the words read
+                        break
+                continue
+            if text != "--":
+                names.append(arg)
+        if not names:  # read's REPLY, mapfile's MAPFILE: bash's own names, holding the value
+            self.tainted.setdefault("REPLY" if base == "read" else "MAPFILE", _Taint(label, start.start_point[0] + 1))
+        for name in names:
+            self._taint(name, label, start)
+            self.read_targets.add(name.start_byte)
+
     def _follow_variables(self) -> None:
         """Every use of a variable holding a value must itself be a safe position."""
         if not self.tainted:
@@ -767,7 +809,8 @@ class _Analysis:
                                        f"{base!r}, which could evaluate it", "pass the value directly to the "
                                        "command that uses it")
         for node in _walk(self.root):
-            if node.type == "word" and re.split(r"[\[=]", _text(node, self.source))[0] in self.tainted:
+            if (node.type == "word" and re.split(r"[\[=]", _text(node, self.source))[0] in self.tainted
+                    and node.start_byte not in self.read_targets):
                 self._named(node)
         checked: set[int] = set()
         while True:

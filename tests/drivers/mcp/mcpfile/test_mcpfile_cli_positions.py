@@ -412,3 +412,37 @@ def test_npx_runs_the_package_a_value_names_and_takes_no_value(new_driver, write
         driver.call_tool("t", {"x": "./pkg"})
     assert (workdir / "MARKER").exists(), "npx did not run the package: the case shows nothing"
     assert "'npx', which installs or runs the package" in refusal(new_driver, write_file, "npx --yes {x}")
+
+
+# read, mapfile and readarray put a value read from standard input in a variable, which was not
+# followed: each of these ran "touch MARKER" through bash -c "$v" (git -c "$l" alike).
+READ_INTO_A_VARIABLE = [
+    ('read -r v <<< {x}; bash -c "$v"', "$v (which holds {x})"),
+    ('read -r <<< {x}; bash -c "$REPLY"', "$REPLY (which holds {x})"),
+    ('read -r v < <(echo {x}); bash -c "$v"', "$v (which holds {x})"),
+    ('IFS= read -r v <<EOF\n{x}\nEOF\nbash -c "$v"', "$v (which holds {x})"),
+    ('shopt -s lastpipe; echo {x} | read v; bash -c "$v"', "$v (which holds {x})"),
+    ('echo {x} | while read -r l; do git -c "$l" status; done', "$l (which holds {x})"),
+    ("read -r v <<< {x}; echo $v", "is unquoted"),
+    ('read -r "$n" <<< {x}', "is assigned to"),
+]
+
+
+@pytest.mark.parametrize(("command", "named"), READ_INTO_A_VARIABLE,
+                         ids=[c.replace("\n", "; ") for c, _ in READ_INTO_A_VARIABLE])
+def test_a_value_read_into_a_variable_is_followed_like_an_assignment(new_driver, write_file, command: str,
+                                                                     named: str) -> None:
+    assert named in refusal(new_driver, write_file, command)
+
+
+@pytest.mark.parametrize("command", [
+    'read -r v <<< {x}; printf "%s\\n" "$v"',
+    'read -r <<< {x}; printf "%s\\n" "$REPLY"',
+    'echo {x} | while read -r l; do printf "%s\\n" "$l"; done',
+])
+def test_a_value_read_into_a_variable_and_used_quoted_stays_data(new_driver, write_file, workdir,
+                                                                 command: str) -> None:
+    driver = cli_driver(new_driver, write_file, command, cli_cwd=workdir)
+    for value in HOSTILE:
+        assert driver.call_tool("t", {"x": value}) == value + "\n"
+    no_marker(workdir)
