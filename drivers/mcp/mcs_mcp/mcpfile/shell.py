@@ -18,15 +18,19 @@ Allowed:
   does not run its input as code (and no later stage of its pipeline does);
 * the subject of ``case``; the word list of ``for``; the value of a plain variable
   assignment (``ns="{namespace}"``): the variable is then followed, and every use of it
-  must itself be such a position, quoted (``"$ns"``), never evaluated;
+  must itself be such a position, quoted (``"$ns"``), never evaluated (so are the
+  variables ``read``, ``mapfile`` and ``readarray`` fill from a value);
 * arithmetic (``$(( {n} + 1 ))``) for integer and number properties only; the value is
   checked to be a JSON number at each call.
 
 Refused: the program position (also after ``VAR=x``, ``!``, ``then``, ``do``...); programs
 that run their arguments or input as code (shells with ``-c``/``-s`` or no script,
 ``eval``, ``source``, ``exec``, ``env``, ``xargs``, ``find -exec``, ``ssh``, ``sudo``,
-``timeout``, ``nohup``, ``watch``, interpreters with inline code...) unless the file
-marks the argument ``x-mcs-runsAsCode: true``; bash builtins that read names or evaluate
+``timeout``, ``nohup``, ``watch``, interpreters with inline code, jq's filter, programs
+whose arguments and input are commands such as ``sqlite3`` or ``make``, the value of an
+option that names a command such as ``git -c`` or ``tar -I``, package runners such as
+``npx`` or ``pip install``...) unless the file marks the argument ``x-mcs-runsAsCode: true``;
+any value in a script that renames programs (``alias``, ``hash -p``...); bash builtins that read names or evaluate
 (``let``, ``declare``, ``read``, ``printf -v``, ``test -v``, ``unset``...); ``[[ ... ]]``,
 array subscripts, ``${...}`` operators, ``case`` patterns, output redirections, prefix
 assignments (``VAR={x} cmd`` puts the value in the program's environment), and any
