@@ -56,7 +56,7 @@ Context = Literal["word", "dq", "sq", "ansi", "heredoc", "arith", "comment"]
 SENTINEL = "__mcs_slot_{}__"
 _SENTINEL = re.compile(rb"__mcs_slot_(\d+)__")
 
-SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox"})
+SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 #: Interpreters: their first operand is a program file; inline-code options run a value.
 INTERPRETERS = frozenset({
     "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno",
@@ -84,7 +84,7 @@ class _Options:
 
 _SHELL_OPTIONS = _Options(inline=frozenset("csi"), takes_value=frozenset("oO"),
                           inline_long=("--rcfile", "--init-file", "--command"))
-_AWK_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("Fv"), names_program=frozenset("f"))
+_AWK_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("FvW"), names_program=frozenset("f"))
 _SED_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("l"), names_program=frozenset("ef"),
                         program_long=("--expression", "--file"))
 _JQ_OPTIONS = _Options(
@@ -115,6 +115,8 @@ WRAPPERS = frozenset({
     "unshare", "nsenter", "flock", "time", "strace", "ltrace", "gdb", "valgrind", "script",
     "at", "batch", "systemd-run", "tmux", "screen", "sg", "newgrp", "firejail", "bwrap",
     "dbus-launch", "xvfb-run", "catchsegv", "pwsh", "powershell",
+    # multi-call binaries: the first argument picks the program (busybox sh -c, busybox xargs)
+    "busybox", "toybox",
 })
 #: Container and cluster tools whose ``exec``/``run`` subcommands run a command remotely.
 REMOTE_RUNNERS = {
