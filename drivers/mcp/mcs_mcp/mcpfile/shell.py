@@ -18,15 +18,19 @@ Allowed:
   does not run its input as code (and no later stage of its pipeline does);
 * the subject of ``case``; the word list of ``for``; the value of a plain variable
   assignment (``ns="{namespace}"``): the variable is then followed, and every use of it
-  must itself be such a position, quoted (``"$ns"``), never evaluated;
+  must itself be such a position, quoted (``"$ns"``), never evaluated (so are the
+  variables ``read``, ``mapfile`` and ``readarray`` fill from a value);
 * arithmetic (``$(( {n} + 1 ))``) for integer and number properties only; the value is
   checked to be a JSON number at each call.
 
 Refused: the program position (also after ``VAR=x``, ``!``, ``then``, ``do``...); programs
 that run their arguments or input as code (shells with ``-c``/``-s`` or no script,
 ``eval``, ``source``, ``exec``, ``env``, ``xargs``, ``find -exec``, ``ssh``, ``sudo``,
-``timeout``, ``nohup``, ``watch``, interpreters with inline code...) unless the file
-marks the argument ``x-mcs-runsAsCode: true``; bash builtins that read names or evaluate
+``timeout``, ``nohup``, ``watch``, interpreters with inline code, jq's filter, programs
+whose arguments and input are commands such as ``sqlite3`` or ``make``, the value of an
+option that names a command such as ``git -c`` or ``tar -I``, package runners such as
+``npx`` or ``pip install``...) unless the file marks the argument ``x-mcs-runsAsCode: true``;
+any value in a script that renames programs (``alias``, ``hash -p``...); bash builtins that read names or evaluate
 (``let``, ``declare``, ``read``, ``printf -v``, ``test -v``, ``unset``...); ``[[ ... ]]``,
 array subscripts, ``${...}`` operators, ``case`` patterns, output redirections, prefix
 assignments (``VAR={x} cmd`` puts the value in the program's environment), and any
@@ -52,12 +56,14 @@ Context = Literal["word", "dq", "sq", "ansi", "heredoc", "arith", "comment"]
 SENTINEL = "__mcs_slot_{}__"
 _SENTINEL = re.compile(rb"__mcs_slot_(\d+)__")
 
-SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox"})
+SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 #: Interpreters: their first operand is a program file; inline-code options run a value.
 INTERPRETERS = frozenset({
     "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno",
     "bun", "php", "lua", "luajit", "Rscript", "R", "tclsh", "wish", "awk", "gawk", "mawk",
-    "nawk", "sed", "gsed", "jshell", "groovy", "osascript", "expect",
+    "nawk", "sed", "gsed", "jshell", "groovy", "osascript", "expect", "julia",
+    # jq's filter is a program: $ENV, env and input_filename read the server's environment.
+    "jq", "gojq", "jaq", "yq",
 })
 
 
@@ -71,14 +77,23 @@ class _Options:
     names_program: frozenset[str] = frozenset()
     inline_long: tuple[str, ...] = ("--eval", "--exec", "--command", "--print", "--require", "--import")
     program_long: tuple[str, ...] = ()
+    long_values: Mapping[str, int] = field(default_factory=dict)  # long options and how many values follow
+    subcommands: frozenset[str] = frozenset()  # words before the program that are not it ("yq eval")
+    input_is_code: bool = True  # without a program operand, standard input is the program
 
 
 _SHELL_OPTIONS = _Options(inline=frozenset("csi"), takes_value=frozenset("oO"),
                           inline_long=("--rcfile", "--init-file", "--command"))
-_AWK_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("Fv"), names_program=frozenset("f"))
+_AWK_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("FvW"), names_program=frozenset("f"))
 _SED_OPTIONS = _Options(inline=frozenset(), takes_value=frozenset("l"), names_program=frozenset("ef"),
                         program_long=("--expression", "--file"))
-_PERMUTING = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed"})
+_JQ_OPTIONS = _Options(
+    inline=frozenset(), takes_value=frozenset("L"), names_program=frozenset("f"), inline_long=(),
+    program_long=("--from-file",), input_is_code=False,
+    long_values={"--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2, "--indent": 1},
+    subcommands=frozenset({"eval", "e", "eval-all", "ea"}),
+)
+_PERMUTING = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed", "jq", "gojq", "jaq", "yq"})
 PROGRAM_OPTIONS: dict[str, _Options] = {
     **dict.fromkeys(SHELLS, _SHELL_OPTIONS),
     **dict.fromkeys(("python", "python2", "python3", "pypy", "pypy3"),
@@ -90,6 +105,8 @@ PROGRAM_OPTIONS: dict[str, _Options] = {
     **dict.fromkeys(("lua", "luajit"), _Options(inline=frozenset("el"))),
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _AWK_OPTIONS),
     **dict.fromkeys(("sed", "gsed"), _SED_OPTIONS),
+    **dict.fromkeys(("jq", "gojq", "jaq", "yq"), _JQ_OPTIONS),
+    "julia": _Options(inline=frozenset("eEL"), takes_value=frozenset("CJOpt")),
 }
 #: Programs that run another command, or their arguments, as code.
 WRAPPERS = frozenset({
@@ -98,6 +115,8 @@ WRAPPERS = frozenset({
     "unshare", "nsenter", "flock", "time", "strace", "ltrace", "gdb", "valgrind", "script",
     "at", "batch", "systemd-run", "tmux", "screen", "sg", "newgrp", "firejail", "bwrap",
     "dbus-launch", "xvfb-run", "catchsegv", "pwsh", "powershell",
+    # multi-call binaries: the first argument picks the program (busybox sh -c, busybox xargs)
+    "busybox", "toybox",
 })
 #: Container and cluster tools whose ``exec``/``run`` subcommands run a command remotely.
 REMOTE_RUNNERS = {
@@ -106,6 +125,52 @@ REMOTE_RUNNERS = {
     "docker": frozenset({"exec", "run", "create", "compose"}),
     "podman": frozenset({"exec", "run", "create", "compose"}),
     "nerdctl": frozenset({"exec", "run", "create", "compose"}),
+}
+#: Programs whose arguments and standard input are commands in a language with a way out
+#: to the shell or the server's environment: sqlite3 ``.shell``, psql ``\!``, mysql
+#: ``system``, ed ``!cmd`` (also as a file name), vi ``+!cmd``/``-c``, dc ``!``, m4
+#: ``syscmd``, make's ``VAR:=$(shell ...)`` operands. No value may be an argument or their input.
+COMMAND_LANGUAGES = frozenset({
+    "sqlite", "sqlite3", "psql", "mysql", "mariadb", "duckdb", "ed", "red", "ex", "vi", "vim", "nvim",
+    "view", "rview", "vimdiff", "gvim", "dc", "m4", "make", "gmake", "bmake",
+})
+#: Options whose value is a command (or configuration that names one) the program runs:
+#: a value there, separate (``-I {x}``) or glued (``--to-command={x}``), runs as code.
+COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "tar": ("-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--rsh-command",
+            "--rmt-command", "-F", "--info-script", "--new-volume-script"),
+    "zip": ("-TT", "--unzip-command"),
+    "rsync": ("-e", "--rsh", "--rsync-path"),
+    **dict.fromkeys(("scp", "sftp"), ("-S", "-o", "-F", "-J", "-D")),
+    "sort": ("--compress-program",),
+    "wget": ("--use-askpass", "-e", "--execute"),
+    "man": ("-P", "--pager", "-H", "--html"),
+}
+#: git's options of that kind, per subcommand (``""``: before the subcommand): ``-c``
+#: and ``--config-env`` set configuration such as ``core.fsmonitor`` or ``core.sshCommand``.
+GIT_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "": ("-c", "--config-env", "--exec-path"),
+    "clone": ("-c", "--config", "-u", "--upload-pack", "--template"),
+    "init": ("--template",),
+    **dict.fromkeys(("fetch", "pull", "ls-remote"), ("--upload-pack",)),
+    "fetch-pack": ("--upload-pack", "--exec"),
+    **dict.fromkeys(("push", "send-pack"), ("--receive-pack", "--exec")),
+    "archive": ("--exec",),
+}
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+#: Package managers whose subcommands install or run the package an argument names (its
+#: install scripts, its binary): the value chooses the code that runs. ``None``: every argument.
+PACKAGE_RUNNERS: dict[str, frozenset[str] | None] = {
+    "npx": None, "pnpx": None, "bunx": None, "uvx": None,
+    "npm": frozenset({"exec", "x", "install", "i", "add", "ci", "init", "create", "update"}),
+    "pnpm": frozenset({"exec", "dlx", "add", "install", "i", "create"}),
+    "yarn": frozenset({"dlx", "add", "exec", "create"}),
+    **dict.fromkeys(("pip", "pip3"), frozenset({"install", "download", "wheel"})),
+    "pipx": frozenset({"run", "install", "inject"}),
+    "uv": frozenset({"run", "tool", "pip", "add"}),
+    "gem": frozenset({"install", "exec"}),
+    "cargo": frozenset({"install"}),
+    "go": frozenset({"run", "install", "get", "generate"}),
 }
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 BASH_BUILTINS = frozenset({
@@ -122,6 +187,11 @@ SAFE_BUILTINS = frozenset({"echo", "printf", "cd", "pwd", "true", "false", ":", 
 _NAME_OPTIONS = frozenset({"-v", "-R"})
 #: Builtins that run code in this very shell: a script that holds a value in a variable
 #: may not use them at all (they could evaluate the variable behind any quoting).
+#: Builtins that make a name run something else than the program of that name.
+_RENAMING = frozenset({"alias", "hash", "enable"})
+#: Builtins that store what they read from standard input in variables, and their options
+#: that take a value (``read -a NAME`` names an array).
+_READS_INTO = {"read": frozenset("adinNptu"), "mapfile": frozenset("dnOsuCc"), "readarray": frozenset("dnOsuCc")}
 _SAME_SHELL_CODE = frozenset({"eval", "source", ".", "trap", "alias", "enable", "bind"})
 #: bash's own variables (bash manual, "Shell Variables"); a value may not be assigned to one.
 BASH_VARIABLES = frozenset({
@@ -251,6 +321,8 @@ class _Analysis:
     source: bytes = b""
     root: Node | None = None
     functions: frozenset[str] = frozenset()
+    renaming: Node | None = None
+    read_targets: set[int] = field(default_factory=set)  # the names read and mapfile assign
     tainted: dict[str, _Taint] = field(default_factory=dict)
 
     def run(self) -> dict[int, Occurrence]:
@@ -261,6 +333,7 @@ class _Analysis:
             _text(n.child_by_field_name("name"), self.source)
             for n in _walk(root) if n.type == "function_definition"
         )
+        self.renaming = self._renaming(root)
         found: dict[int, Occurrence] = {}
         for match in _SENTINEL.finditer(self.source):
             index = int(match.group(1))
@@ -278,6 +351,20 @@ class _Analysis:
         self._follow_variables()
         return found
 
+    def _renaming(self, root: Node) -> Node | None:
+        """The first place where the script makes a name run something else than the
+        program of that name: an alias, a hashed path, a loaded or disabled builtin."""
+        if "command_not_found_handle" in self.functions:
+            return next(n for n in _walk(root) if n.type == "function_definition")
+        for node in _walk(root):
+            if node.type == "command" and self._program(node).rsplit("/", 1)[-1] in _RENAMING:
+                return node
+            if node.type == "variable_assignment":
+                name = node.child_by_field_name("name")
+                if name is not None and re.split(r"\[", _text(name, self.source))[0] in ("BASH_ALIASES", "BASH_CMDS"):
+                    return node
+        return None
+
     # ------------------------------------------------------------------ slots
 
     def _slot(self, leaf: Node, offset: int, spec: SlotSpec) -> Occurrence:
@@ -286,6 +373,10 @@ class _Analysis:
         if spec.trusted:  # the server's own environment: the operator's configuration
             quoting = _quoting(leaf, self.source)
             return Occurrence("heredoc" if quoting == "heredoc_literal" else quoting)
+        if self.renaming is not None and not spec.runs_as_code:
+            raise self._refuse(self.renaming, spec.label, "is in a script that renames programs (alias, hash -p, "
+                               "BASH_ALIASES, BASH_CMDS, enable, command_not_found_handle), so a program's name no "
+                               "longer says what runs", "call programs by their own names")
         quoting = _quoting(leaf, self.source)
         if quoting == "heredoc_literal":
             raise self._refuse(leaf, spec.label, "is inside a here-document whose delimiter is quoted, where "
@@ -425,16 +516,20 @@ class _Analysis:
                                "feed it to a single command (jq ... <<< \"{x}\")")
         if self._reads_code(owner, spec):
             raise self._refuse(start, label, f"is standard input of {self._program(owner)}, which runs its input "
-                               "as code", "feed it to a program that reads data")
+                               "as code", "feed it to a program that reads data, or mark the argument "
+                               "x-mcs-runsAsCode: true")
         self._check_program_name(owner, start, label)
+        self._reads_into(owner, label, start)
         if redirect.type == "heredoc_redirect":  # "cat <<EOF | sh": the rest of the line sits inside it
             for part in redirect.named_children:
                 if part.type in ("heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"):
                     continue
                 for command in [part, *_walk(part)]:
+                    self._reads_into(command, label, start)
                     if command.type == "command" and self._reads_code(command, spec):
                         raise self._refuse(start, label, f"flows through a pipe into {self._program(command)}, "
-                                           "which runs its input as code", "pipe it into a program that reads data")
+                                           "which runs its input as code", "pipe it into a program that reads data, or mark the "
+                                           "argument x-mcs-runsAsCode: true")
         self._check_enclosure(owner, label, spec)
         return _Position(arithmetic=arithmetic)
 
@@ -491,26 +586,84 @@ class _Analysis:
             raise self._refuse(start, label, f"is an argument of {base!r}, which runs its arguments as a command",
                                "call the program directly, or mark the argument x-mcs-runsAsCode: true in its "
                                "templateVariables entry if running it as code is intended")
+        if base in COMMAND_LANGUAGES:
+            raise self._refuse(start, label, f"is an argument of {base!r}, which reads its arguments and standard "
+                               "input as commands that can reach the shell", "pass the value to a program that "
+                               "takes it as data, or mark the argument x-mcs-runsAsCode: true")
+        option = self._command_option(command, argument, base)
+        if option is not None:
+            raise self._refuse(start, label, f"is the value of {base} {option}, which names a command (or configuration "
+                               f"that runs one) for {base} to run",
+                               f"write the {option} value literally, or mark the argument x-mcs-runsAsCode: true")
         if base == "find" and _FIND_EXEC & set(words):
             raise self._refuse(start, label, "is an argument of find with -exec, which runs commands",
                                "drop -exec, or mark the argument x-mcs-runsAsCode: true")
-        remote = REMOTE_RUNNERS.get(base)
-        if remote is not None and words and words[0] in remote:
-            args = _field_children(command, "argument")
-            index = args.index(argument) if argument in args else 0
-            if base in ("docker", "podman", "nerdctl") or "--" in words[:index]:
-                raise self._refuse(start, label, f"is part of the command '{base} {words[0]}' runs in a container",
-                                   "mark the argument x-mcs-runsAsCode: true if that is intended")
+        args = _field_children(command, "argument")
+        before = words[: args.index(argument)] if argument in args else words
+        # The subcommand is any word before the value, not only the first: global options
+        # come first ("kubectl -n ns exec pod -- {x}", "docker --context c run image {x}").
+        remote = REMOTE_RUNNERS.get(base, frozenset())
+        subcommand = next((w for w in before if w in remote), None)
+        if subcommand is not None and (base in ("docker", "podman", "nerdctl")
+                                       or "--" in before[before.index(subcommand):]):
+            raise self._refuse(start, label, f"is part of the command '{base} {subcommand}' runs in a container",
+                               "mark the argument x-mcs-runsAsCode: true if that is intended")
+        runner, rest = base, before
+        if base.startswith(("python", "pypy")) and "-m" in before[:-1]:  # python3 -m pip install {x}
+            at = before.index("-m")
+            runner, rest = before[at + 1], before[at + 2:]
+        if runner in PACKAGE_RUNNERS:
+            runs = PACKAGE_RUNNERS[runner]
+            subcommand = runner if runs is None else next((w for w in rest if w in runs), None)
+            if subcommand is not None:
+                shown = runner if runs is None else f"{runner} {subcommand}"
+                raise self._refuse(start, label, f"is an argument of '{shown}', which installs or runs the package "
+                                   "a value names", "name the package literally, or mark the argument "
+                                   "x-mcs-runsAsCode: true")
         if (base in SHELLS or base in INTERPRETERS) and not self._after_program_file(command, argument, base):
             raise self._refuse(start, label, f"is an argument of {base!r} where it runs code (inline code "
                                    "such as -c or -e, or the program file itself)", "pass it after a literal "
                                    "script file, or mark it x-mcs-runsAsCode: true")
 
+    def _command_option(self, command: Node, argument: Node, base: str) -> str | None:
+        """The option of :data:`COMMAND_OPTIONS` whose value ``argument`` is, if any."""
+        args = _field_children(command, "argument")
+        if argument not in args:
+            return None
+        index = args.index(argument)
+        options = COMMAND_OPTIONS.get(base, ())
+        if base == "git":
+            words = [_text(a, self.source) for a in args[:index]]
+            subcommand, skip = "", False
+            for word in words:
+                if skip or word in _GIT_VALUED:
+                    skip = not skip
+                    continue
+                if not word.startswith("-"):
+                    subcommand = word
+                    break
+            options = GIT_COMMAND_OPTIONS.get(subcommand, ())
+        if not options:
+            return None
+        own = _text(argument, self.source)
+        previous = _text(args[index - 1], self.source) if index else ""
+        for option in options:
+            glued = option + "=" if option.startswith("--") else option
+            if previous == option or (own.startswith(glued) and own != option):
+                return option
+        return None
+
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
         args = _field_children(command, "argument")
+        if argument not in args:
+            return False
+        values = PROGRAM_OPTIONS.get(base, _Options()).long_values
+        own_index = args.index(argument)
+        if any(values.get(_text(args[i], self.source), 0) >= own_index - i for i in range(max(0, own_index - 2), own_index)):
+            return True  # the value of an option that takes data (jq --arg name {x})
         index = self._program_file(command, base)
-        if index is None or argument not in args or index >= args.index(argument):
+        if index is None or index >= own_index:
             return False
         if base in _PERMUTING:  # GNU getopt reads options after operands too: "sed 's/a/b/' -e {x}"
             rules = PROGRAM_OPTIONS[base]
@@ -528,13 +681,21 @@ class _Analysis:
         ``-e``...), reads its program from standard input, or a value comes first."""
         rules = PROGRAM_OPTIONS.get(base, _Options())
         args = _field_children(command, "argument")
-        skip = False
+        skip = data = 0
         for index, arg in enumerate(args):
             text = _text(arg, self.source)
+            if data:  # a value of jq's --arg name value: data, whatever it holds
+                data -= 1
+                continue
             if _SENTINEL.search(arg.text or b"") or text == "-":
                 return None
             if skip:
-                skip = False
+                skip -= 1
+                continue
+            if text in rules.long_values:
+                data = rules.long_values[text]
+                continue
+            if text in rules.subcommands and index == 0:
                 continue
             if text == "--":
                 return index + 1 if index + 1 < len(args) and _literal_word(args[index + 1], self.source) else None
@@ -551,7 +712,7 @@ class _Analysis:
                     if letter in rules.names_program:
                         return index if position < len(text) - 1 else index + 1
                     if letter in rules.takes_value:
-                        skip = position == len(text) - 1
+                        skip = int(position == len(text) - 1)
                         break
                 continue
             return index if _literal_word(arg, self.source) is not None else None
@@ -567,10 +728,10 @@ class _Analysis:
         base = self._program(command).rsplit("/", 1)[-1]
         if base in WRAPPERS or base in _SAME_SHELL_CODE or base in ("exec", "command", "builtin", "coproc"):
             return True
-        if base in self.functions:
+        if base in self.functions or base in COMMAND_LANGUAGES:
             return True
         if base in SHELLS or base in INTERPRETERS:
-            return self._program_file(command, base) is None
+            return PROGRAM_OPTIONS.get(base, _Options()).input_is_code and self._program_file(command, base) is None
         return False
 
     def _check_enclosure(self, node: Node, label: str, spec: SlotSpec | None) -> None:
@@ -583,10 +744,11 @@ class _Analysis:
                 later = stages[stages.index(child) + 1:] if child in stages else []
                 for stage in later:
                     for command in [stage, *_walk(stage)]:
+                        self._reads_into(command, label, node)
                         if command.type == "command" and self._reads_code(command, spec):
                             raise self._refuse(node, label, f"flows through a pipe into {self._program(command)}, "
                                                "which runs its input as code", "pipe it into a program that "
-                                               "reads data")
+                                               "reads data, or mark the argument x-mcs-runsAsCode: true")
             if parent.type in ("command_substitution", "process_substitution"):
                 self._position(parent, label, origin="substitution", spec=spec)
                 return
@@ -604,6 +766,41 @@ class _Analysis:
                                "assign it to a variable of your own (ns=\"{x}\")")
         self.tainted.setdefault(name, _Taint(label, start.start_point[0] + 1))
 
+    def _reads_into(self, command: Node, label: str, start: Node) -> None:
+        """``read``, ``mapfile`` and ``readarray`` put what they read (a value) in variables:
+        those are followed like ``ns="{x}"``."""
+        if command.type != "command":
+            return
+        base = self._program(command).rsplit("/", 1)[-1]
+        valued = _READS_INTO.get(base)
+        if valued is None:
+            return
+        names: list[Node] = []
+        args = _field_children(command, "argument")
+        skip = False
+        for index, arg in enumerate(args):
+            text = _text(arg, self.source)
+            if skip:
+                skip = False
+                continue
+            if text.startswith("-") and len(text) > 1 and text != "--":
+                letters = text[1:]
+                for position, letter in enumerate(letters):
+                    if letter in valued:
+                        last = position == len(letters) - 1
+                        skip = last
+                        if letter == "a" and base == "read" and last and index + 1 < len(args):
+                            names.append(args[index + 1])  # read -a NAME: an array of the words read
+                        break
+                continue
+            if text != "--":
+                names.append(arg)
+        if not names:  # read's REPLY, mapfile's MAPFILE: bash's own names, holding the value
+            self.tainted.setdefault("REPLY" if base == "read" else "MAPFILE", _Taint(label, start.start_point[0] + 1))
+        for name in names:
+            self._taint(name, label, start)
+            self.read_targets.add(name.start_byte)
+
     def _follow_variables(self) -> None:
         """Every use of a variable holding a value must itself be a safe position."""
         if not self.tainted:
@@ -618,7 +815,8 @@ class _Analysis:
                                        f"{base!r}, which could evaluate it", "pass the value directly to the "
                                        "command that uses it")
         for node in _walk(self.root):
-            if node.type == "word" and re.split(r"[\[=]", _text(node, self.source))[0] in self.tainted:
+            if (node.type == "word" and re.split(r"[\[=]", _text(node, self.source))[0] in self.tainted
+                    and node.start_byte not in self.read_targets):
                 self._named(node)
         checked: set[int] = set()
         while True:

@@ -7,8 +7,10 @@ position is safe, run by real bash with hostile values and no marker file create
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 from mcpfile_support import mcp_file, tool
 from support.security_cases import HOSTILE_SHELL_VALUES as HOSTILE
 
-from mcs.errors import ConfigurationError, InvalidInputError
+from mcs.errors import ConfigurationError, InvalidInputError, ToolCallError
 
 STRING = {"type": "string"}
 
@@ -90,6 +92,17 @@ def refusal(new_driver, write_file, command: str, properties: dict | None = None
         ("bash -o pipefail -c 'echo {x}'", "'bash' where it runs code"),
         ("kubectl exec pod -- ls {x}", "runs in a container"),
         ("docker run image {x}", "runs in a container"),
+        ("kubectl -n default exec pod -- ls {x}", "runs in a container"),
+        ("docker --context c run image {x}", "runs in a container"),
+        ("pip install {x}", "'pip install', which installs or runs the package"),
+        ("pip --quiet install {x}", "'pip install', which installs or runs the package"),
+        ("python3 -m pip install {x}", "'pip install', which installs or runs the package"),
+        ("npm --silent exec {x}", "'npm exec', which installs or runs the package"),
+        ("go run {x}", "'go run', which installs or runs the package"),
+        ("busybox sh -c {x}", "'busybox', which runs its arguments"),
+        ("busybox xargs sh -c {x}", "'busybox', which runs its arguments"),
+        ("echo {x} | busybox sh", "pipe into busybox"),
+        ("mawk -W exec {x}", "'mawk' where it runs code"),
         ("echo {x} | bash", "pipe into bash"),
         ("echo {x} | sh -s", "pipe into sh"),
         ("echo {x} | $SHELL", "pipe into $SHELL"),
@@ -293,4 +306,147 @@ def test_arguments_after_a_literal_script_file_are_data(new_driver, write_file, 
     driver = cli_driver(new_driver, write_file, f"python3 '{program}' --name {{x}}", cli_cwd=workdir)
     for value in HOSTILE:
         assert json.loads(driver.call_tool("t", {"x": value})) == ["--name", value]
+    no_marker(workdir)
+
+
+# ----------------------------------------------------------------------------- programs that run a value
+
+
+# (command, a value the real program runs as a shell command, what the refusal names). The
+# program reads the argument, or its standard input, as commands of its own language (sqlite3
+# .shell, ed !, vim -c !, make VAR:=$(shell)), or takes the value of one option as a command
+# to run (git -c core.fsmonitor=, tar -I, tar --checkpoint-action=exec=, zip -TT, scp -o).
+RUNS_A_VALUE = [
+    ("sqlite3 :memory: {x}", ".shell touch MARKER", "'sqlite3', which reads its arguments"),
+    ("sqlite3 :memory: <<< {x}", ".system touch MARKER", "standard input of sqlite3"),
+    ("echo {x} | sqlite3 :memory:", ".shell touch MARKER", "pipe into sqlite3"),
+    ("echo {x} | ed -s", "!touch MARKER", "pipe into ed"),
+    ("ed -s {x} <<< q", "!touch MARKER", "'ed', which reads its arguments"),
+    ("vim -es -c {x} -c q", "!touch MARKER", "'vim', which reads its arguments"),
+    ("vi -es {x}", "+!touch MARKER", "'vi', which reads its arguments"),
+    ("printf 'all:\\n\\t@true\\n' > Makefile\nmake -s -- {x}", "X:=$(shell touch MARKER)",
+     "'make', which reads its arguments"),
+    ("git init -q . && git -c {x} status", "core.fsmonitor=touch MARKER", "git -c"),
+    ("git init -q . && git ls-remote --upload-pack {x} .", "touch MARKER;", "git --upload-pack"),
+    ("echo a > in && tar -I {x} -cf out.tar in", "touch MARKER;", "tar -I"),
+    ("echo a > in && tar --checkpoint=1 --checkpoint-action={x} -cf out.tar in", "exec=touch MARKER",
+     "tar --checkpoint-action"),
+    ("echo a > in && zip -q out.zip in -T -TT {x}", "touch MARKER;", "zip -TT"),
+    ("scp -o {x} h:f copy", "ProxyCommand=touch MARKER", "scp -o"),
+]
+
+
+@pytest.mark.parametrize(("command", "value", "position"), RUNS_A_VALUE, ids=[c for c, _, _ in RUNS_A_VALUE])
+def test_a_program_that_runs_a_value_as_a_command_is_refused_unless_the_argument_is_marked(
+    new_driver, write_file, workdir, command: str, value: str, position: str
+) -> None:
+    program = command.split("&&")[-1].split("|")[-1].split()[0] if "make" not in command else "make"
+    if shutil.which(program) is None:
+        pytest.skip(f"{program} is not installed, so what it would run cannot be shown")
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    driver = cli_driver(new_driver, write_file, command, {"x": STRING}, marked, cli_cwd=workdir)
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("t", {"x": value})
+    assert (workdir / "MARKER").exists(), f"{program} did not run the value: the case shows nothing"
+    message = refusal(new_driver, write_file, command)
+    assert position in message and "x-mcs-runsAsCode" in message
+
+
+@pytest.mark.parametrize("command", ["jq -n {x}", "jq -n --arg v 1 {x}", "jq --indent 2 -n {x}", "yq e {x} f.yaml"])
+def test_a_jq_filter_is_code_that_reads_the_servers_environment_and_takes_no_value(
+    new_driver, write_file, workdir, monkeypatch, command: str
+) -> None:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed, so what its filter would read cannot be shown")
+    monkeypatch.setenv("MCS_TEST_SECRET", "s3cret-token")
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    leak = cli_driver(new_driver, write_file, "jq -n {x}", {"x": STRING}, marked, cli_cwd=workdir)
+    assert "s3cret-token" in leak.call_tool("t", {"x": "$ENV.MCS_TEST_SECRET"})  # what the filter can read
+    message = refusal(new_driver, write_file, command)
+    assert f"'{command.split()[0]}' where it runs code" in message
+
+
+def test_jq_arguments_and_input_stay_data(new_driver, write_file, workdir, monkeypatch) -> None:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    monkeypatch.setenv("MCS_TEST_SECRET", "s3cret-token")
+    value = "$ENV.MCS_TEST_SECRET"
+    for command in ["jq -nr --arg v {x} '$v'", "jq -nr '$v' --arg v {x}", "jq -nr --args '$ARGS.positional[0]' {x}"]:
+        driver = cli_driver(new_driver, write_file, command, cli_cwd=workdir)
+        assert driver.call_tool("t", {"x": value}) == value + "\n"
+    piped = cli_driver(new_driver, write_file, 'echo "{x}" | jq -r .', cli_cwd=workdir)
+    assert piped.call_tool("t", {"x": json.dumps(value)}) == value + "\n"
+
+
+# A name that bash resolves to something else than the program of that name: "e" below runs
+# eval, bash -c, or bash itself; the analysis reads "e" as an unknown program taking data.
+RENAMING = [
+    ("shopt -s expand_aliases\nalias e=eval\ne {x}", "alias e=eval"),
+    ("shopt -s expand_aliases\nalias e='bash -c'\ne {x}", "alias e="),
+    ("set -o posix\nalias e=eval\ne {x}", "alias e=eval"),
+    ("shopt -s expand_aliases\nBASH_ALIASES[e]=eval\ne {x}", "BASH_ALIASES[e]=eval"),
+    ("hash -p /bin/bash e\ne -c {x}", "hash -p /bin/bash e"),
+    ("BASH_CMDS[e]=/bin/bash\ne -c {x}", "BASH_CMDS[e]=/bin/bash"),
+    ('command_not_found_handle() ( eval "$2" )\ne {x}', "command_not_found_handle"),
+]
+
+
+@pytest.mark.parametrize(("command", "where"), RENAMING, ids=[c.replace("\n", "; ") for c, _ in RENAMING])
+def test_a_script_that_renames_programs_takes_no_value(new_driver, write_file, workdir, command: str,
+                                                      where: str) -> None:
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    driver = cli_driver(new_driver, write_file, command, {"x": STRING}, marked, cli_cwd=workdir)
+    driver.call_tool("t", {"x": "touch MARKER"})
+    assert (workdir / "MARKER").exists(), "bash did not run the value: the case shows nothing"
+    message = refusal(new_driver, write_file, command)
+    assert "renames programs" in message and where in message
+
+
+def test_npx_runs_the_package_a_value_names_and_takes_no_value(new_driver, write_file, workdir) -> None:
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed, so what it would run cannot be shown")
+    package = workdir / "pkg"
+    package.mkdir()
+    (package / "package.json").write_text('{"name": "mk", "version": "1.0.0", "bin": {"mk": "mk.js"}}')
+    (package / "mk.js").write_text('#!/usr/bin/env node\nrequire("fs").writeFileSync("MARKER", "")\n')
+    (package / "mk.js").chmod(0o755)
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    driver = cli_driver(new_driver, write_file, "npx --yes {x}", {"x": STRING}, marked, cli_cwd=workdir)
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("t", {"x": "./pkg"})
+    assert (workdir / "MARKER").exists(), "npx did not run the package: the case shows nothing"
+    assert "'npx', which installs or runs the package" in refusal(new_driver, write_file, "npx --yes {x}")
+
+
+# read, mapfile and readarray put a value read from standard input in a variable, which was not
+# followed: each of these ran "touch MARKER" through bash -c "$v" (git -c "$l" alike).
+READ_INTO_A_VARIABLE = [
+    ('read -r v <<< {x}; bash -c "$v"', "$v (which holds {x})"),
+    ('read -r <<< {x}; bash -c "$REPLY"', "$REPLY (which holds {x})"),
+    ('read -r v < <(echo {x}); bash -c "$v"', "$v (which holds {x})"),
+    ('IFS= read -r v <<EOF\n{x}\nEOF\nbash -c "$v"', "$v (which holds {x})"),
+    ('shopt -s lastpipe; echo {x} | read v; bash -c "$v"', "$v (which holds {x})"),
+    ('echo {x} | while read -r l; do git -c "$l" status; done', "$l (which holds {x})"),
+    ("read -r v <<< {x}; echo $v", "is unquoted"),
+    ('read -r "$n" <<< {x}', "is assigned to"),
+]
+
+
+@pytest.mark.parametrize(("command", "named"), READ_INTO_A_VARIABLE,
+                         ids=[c.replace("\n", "; ") for c, _ in READ_INTO_A_VARIABLE])
+def test_a_value_read_into_a_variable_is_followed_like_an_assignment(new_driver, write_file, command: str,
+                                                                     named: str) -> None:
+    assert named in refusal(new_driver, write_file, command)
+
+
+@pytest.mark.parametrize("command", [
+    'read -r v <<< {x}; printf "%s\\n" "$v"',
+    'read -r <<< {x}; printf "%s\\n" "$REPLY"',
+    'echo {x} | while read -r l; do printf "%s\\n" "$l"; done',
+])
+def test_a_value_read_into_a_variable_and_used_quoted_stays_data(new_driver, write_file, workdir,
+                                                                 command: str) -> None:
+    driver = cli_driver(new_driver, write_file, command, cli_cwd=workdir)
+    for value in HOSTILE:
+        assert driver.call_tool("t", {"x": value}) == value + "\n"
     no_marker(workdir)
