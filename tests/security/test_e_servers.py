@@ -252,6 +252,29 @@ def test_e3_tokens_that_must_not_verify_get_401_and_nothing_runs(
     assert len(driver.calls) == before
 
 
+@pytest.mark.parametrize("alg", ["ES256", "ES384", "PS256"])
+def test_e3_a_token_whose_alg_does_not_fit_its_keys_type_gets_401_not_a_server_error(alg: str) -> None:
+    # A JWKS without "alg" on its keys (as some authorization servers publish): the token's
+    # header alone names the algorithm, so it must fit the key's type (RSA: RS*/PS*).
+    with running_auth_server(declare_alg=False) as auth:
+        driver = SampleDriver()
+        options = OAuthOptions(authorization_servers=(auth.issuer,), jwks_uri=auth.jwks_uri,
+                               algorithms=("RS256", "ES256", "ES384", "PS256"))
+        with serve_driver(driver, auth=options) as url:
+            header = _b64(json.dumps({"alg": alg, "kid": auth.kid, "typ": "JWT"}).encode())
+            body = _b64(json.dumps({"iss": auth.issuer, "aud": url, "sub": "x", "exp": 2**31}).encode())
+            forged = f"{header}.{body}.{_b64(b'not a signature')}"
+            response = httpx.post(url, json=_call("echo", {"text": "x"}),
+                                  headers={**ACCEPT, "Authorization": f"Bearer {forged}"}, timeout=10)
+            assert response.status_code == 401
+            assert 'error="invalid_token"' in response.headers["www-authenticate"]
+            assert driver.calls == []
+            valid = auth.token(audience=url)
+            response = httpx.post(url, json=_call("echo", {"text": "ok"}),
+                                  headers={**ACCEPT, "Authorization": f"Bearer {valid}"}, timeout=10)
+            assert response.status_code == 200 and len(driver.calls) == 1
+
+
 # ----------------------------------------------------------------------------- E4
 
 

@@ -254,7 +254,7 @@ class JWTVerifier:
             raise TokenError("the token carries header parameters this server does not accept")
         key_set, issuer = self._key_set(token)
         key, jwk_alg = await key_set.key_for(header.get("kid"))
-        if jwk_alg and jwk_alg != alg:
+        if (jwk_alg and jwk_alg != alg) or not _fits(alg, key):
             raise TokenError("the token's algorithm does not match its key")
         required = ["exp", "aud", "iss"] if issuer is not None else ["exp", "aud"]
         try:
@@ -287,6 +287,19 @@ class JWTVerifier:
             scopes=scopes_of(claims),
             claims=claims,
         )
+
+
+def _fits(alg: str, key: jwt.PyJWK) -> bool:
+    """Whether ``alg`` is an algorithm of ``key``'s type (RSA: RS*/PS*, EC: ES* of its
+    curve, OKP: EdDSA), as PyJWT's own algorithm checks it. A JWK without ``alg`` leaves
+    the choice to the token's header, which an attacker writes."""
+    try:
+        algorithm = jwt.get_algorithm_by_name(alg)
+        algorithm.check_crypto_key_type(key.key)
+        algorithm.prepare_key(key.key)
+    except (NotImplementedError, ValueError, TypeError, jwt.PyJWTError):
+        return False
+    return True
 
 
 ScopeLookup = Callable[[str, Mapping[str, Any]], tuple[str, ...]]
