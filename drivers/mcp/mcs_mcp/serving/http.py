@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.lowlevel.server import Server
-from mcp.server.streamable_http import EventStore
+from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
@@ -83,16 +83,17 @@ class _SessionManager(StreamableHTTPSessionManager):
             transport._event_store = SessionEventStore(shared, str(transport.mcp_session_id))
         return transport
 
-    def _renumber(self, transport: Any) -> None:
+    def _renumber(self, transport: StreamableHTTPServerTransport) -> None:
         """Give a just-admitted session (nothing sent yet) a ``secrets.token_urlsafe(32)`` id."""
         old = transport.mcp_session_id
-        if self._server_instances.get(old) is not transport:
+        if old is None or self._server_instances.get(old) is not transport:
             # Fail closed rather than serve a session under an id this code did not choose.
             raise RuntimeError("the MCP SDK no longer registers sessions as expected; "
                                "their ids cannot be made 128-bit random")
         new = secrets.token_urlsafe(32)
         transport.mcp_session_id = new
-        self._server_instances[new] = self._server_instances.pop(old)
+        self._server_instances[new] = transport
+        del self._server_instances[old]
         if old in self._session_owners:
             self._session_owners[new] = self._session_owners.pop(old)
 
