@@ -259,6 +259,33 @@ def test_f3_one_terminal_record_per_call_and_no_secret_anywhere(caplog: pytest.L
     assert "/srv/app/db.py" not in answers["crash"].text and "failed unexpectedly (RuntimeError)" in answers["crash"].text
 
 
+@pytest.mark.parametrize("secret", ["hunter2-hunter2", "tab\there\x7f-secret"])  # quoted as repr() quotes it
+def test_f3_a_policy_that_breaks_on_a_secret_argument_keeps_it_out_of_the_log(
+        caplog: pytest.LogCaptureFixture, secret: str) -> None:
+    import uvicorn
+
+    server = McpServer(name="f3-policy", version="1")
+
+    @server.tool(name="login", idempotent=False)
+    def login(req: Login) -> Session:
+        return Session(ok=True)
+
+    @server.add_policy
+    def pin_is_numeric(ctx: AgentContext, tool: str, args: Any) -> PolicyDecision:
+        int(args["password"])  # ValueError: invalid literal for int() with base 10: '<the secret>'
+        return PolicyDecision.allow()
+
+    config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
+    with caplog.at_level("DEBUG"), uvicorn_on_loopback(config, timeout=10) as url:
+        answer = httpx.post(url + "/mcp/execute", timeout=10,
+                            json={"tool": "login", "arguments": {"user": "ann", "password": secret}})
+    server.close()
+    assert answer.status_code == 403 and "a policy could not decide (ValueError)" in answer.json()["message"]
+    assert "pin_is_numeric" in caplog.text and "ValueError" in caplog.text  # still logged, for the operator
+    for form in (secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]):
+        assert form not in caplog.text + answer.text
+
+
 def test_f3_a_driver_records_every_call_once_refusals_included() -> None:
     from mcs.limits import CircuitBreaker, RateLimit
 
