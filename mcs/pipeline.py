@@ -299,14 +299,21 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
     return _worker_pool
 
 
+#: The attribute (set through ``extra``) of log records written for the operator only: a
+#: failure's text and stack. A server that forwards logs to its clients (``mcs serve``'s
+#: MCP logging) leaves these records out.
+OPERATOR_ONLY = "mcs_operator_only"
+
+
 def log_exception(exc: BaseException, secrets: Sequence[str], message: str, *args: Any) -> None:
     """Log ``exc`` (its type, text and frames) on ``mcs.pipeline`` with ``secrets`` scrubbed
-    from its text, where ``logger.exception`` would write the text as it is."""
+    from its text, where ``logger.exception`` would write the text as it is; the record is
+    :data:`OPERATOR_ONLY` (internals a client must not see: hosts, paths, connection strings)."""
     import traceback
 
     detail = scrub(f"{type(exc).__name__}: {exc}", list(secrets))
     frames = "".join(traceback.format_tb(exc.__traceback__))
-    logger.error(message + ": %s\n%s", *args, detail, frames.rstrip())
+    logger.error(message + ": %s\n%s", *args, detail, frames.rstrip(), extra={OPERATOR_ONLY: True})
 
 
 def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = None) -> ToolCallError:

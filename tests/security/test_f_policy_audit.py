@@ -451,6 +451,53 @@ def test_f4_an_unknown_tool_over_mcp_is_a_jsonrpc_invalid_params_error(mcp_sampl
     assert '"code":-32602' in response.text.replace(" ", "")
 
 
+async def test_f4_a_failure_served_over_mcp_sends_no_internals_to_the_client_not_even_as_logs(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``mcs serve`` forwards the logs of a call to its client (MCP logging, on by default):
+    what the pipeline logs for the operator about a failure (its text, its stack) must stay
+    in the server's log."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "drivers" / "mcp" / "serving"))
+    from mcp import types
+    from serving_support import mcp_client, serve_driver
+
+    @tool
+    def report(day: str) -> str:
+        """Build a report."""
+        raise RuntimeError("could not reach postgres://app:pw-in-dsn@db.internal.example:5432/reports")
+
+    @tool
+    def ask(q: str) -> str:
+        """Ask something."""
+        return q
+
+    driver = FunctionDriver([report, ask], name="f4")
+
+    @driver.add_policy
+    def lookup(ctx: AgentContext, name: str, args: Any) -> PolicyDecision:
+        if args.get("q") == "boom":
+            raise KeyError("policy table at /srv/policies/internal.db")
+        return PolicyDecision.allow()
+
+    received: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        received.append(params)
+
+    caplog.set_level("DEBUG", logger="mcs")
+    with serve_driver(driver) as url:
+        async with mcp_client(url, logging_callback=on_log) as session:
+            failed = await session.call_tool("report", {"day": "mon"})
+            denied = await session.call_tool("ask", {"q": "boom"})
+    assert failed.is_error and "failed unexpectedly (RuntimeError)" in str(failed.content)
+    assert denied.is_error and "a policy could not decide (KeyError)" in str(denied.content)
+    assert "db.internal.example" in caplog.text and "/srv/policies" in caplog.text  # the operator has them
+    sent = str(failed.content) + str(denied.content) + "".join(str(p.data) for p in received)
+    for internal in ("db.internal.example", "pw-in-dsn", "/srv/policies", "Traceback", 'File "'):
+        assert internal not in sent
+
+
 # ----------------------------------------------------------------------------- call_tool
 
 
