@@ -57,6 +57,7 @@ def _reader(root: Path, reads: list[str]) -> FunctionDriver:
     "{root}/data-secrets/x", "{root}/data/../etc/passwd", "{root}/data/link/passwd", "{root}/DATA/x",
     "{root}/data/x ", '"{root}/data/x"', "{root}/data/%2e%2e/etc/passwd", "{root}/data/%252e%252e/etc/passwd",
     "{root}/data/\uff0e\uff0e\uff0fetc/passwd", "{root}/data/x\x00", "../etc/passwd",
+    "{root}/data/%252525252e%252525252e/etc/passwd",  # encoded deeper than the policy decodes
 ])
 def test_f1_paths_are_judged_where_they_really_lead(tree: Path, path: str) -> None:
     reads: list[str] = []
