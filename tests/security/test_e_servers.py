@@ -362,6 +362,18 @@ def test_e5_the_inbound_bearer_never_reaches_a_driver_or_a_downstream(
     assert token not in json.dumps(dict(context.metadata))
 
 
+@pytest.mark.parametrize("header", ["X-Api-Key", "Api-Key", "X-Auth-Token", "Cookie", "Proxy-Authorization"])
+def test_e5_an_inbound_credential_header_never_reaches_a_driver(mcp: tuple[str, SampleDriver], header: str) -> None:
+    url, driver = mcp
+    secret = "inbound-credential-7f3a"
+    response = httpx.post(url, json=_call("whoami"), headers={**ACCEPT, header: secret, "X-Tenant": "acme"},
+                          timeout=10)
+    assert response.status_code == 200 and secret not in response.text
+    name, _, context = driver.calls[-1]
+    assert name == "whoami" and context.metadata["header:x-tenant"] == "acme"  # other headers still come through
+    assert secret not in json.dumps(dict(context.metadata))
+
+
 # ----------------------------------------------------------------------------- E6
 
 

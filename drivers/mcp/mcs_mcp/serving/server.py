@@ -56,6 +56,7 @@ from mcs.context import AgentContext
 from mcs.errors import ConfigurationError, ToolCallError, ToolNotFoundError
 from mcs.tools import Tool, sanitize_tool_name
 from mcs.validation import ResultValidator, compile_result_validator
+from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS
 from mcs_mcp.serving import results
 from mcs_mcp.serving.logs import MCP_LEVELS, McpLogForwarder
 from mcs_mcp.serving.notify import Subscribers
@@ -68,7 +69,9 @@ logger = logging.getLogger("mcs_mcp.serving")
 Extension = Callable[[Server[Any], Any], object]
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
 _LEVEL_KEY = "mcs.log_level"
-HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+#: Request headers kept out of ``AgentContext.metadata``: the credential headers the MCP file
+#: driver knows (MCP forbids token passthrough; an API key is a token too).
+HIDDEN_HEADERS = CREDENTIAL_HEADERS
 #: Tool names MCP allows (spec 2025-11-25, "Tool names"): dots included.
 MCP_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 #: Tools that stand for a prompt or resource (``Tool.meta["mcp_kind"]``, the gen-mcp file driver's).
