@@ -502,6 +502,43 @@ async def test_f4_a_failure_served_over_mcp_sends_no_internals_to_the_client_not
 # ----------------------------------------------------------------------------- call_tool
 
 
+def test_f3_call_tool_over_rfc0001_is_audited_as_the_tool_it_names_with_secrets_redacted() -> None:
+    """``mcs serve --protocol rfc0001`` of a driver in discovery mode: its hooks see the
+    named tool, with that tool's secret arguments redacted, as on the driver's own path."""
+    import uvicorn
+
+    from mcs.server.app import create_app
+    from mcs.server.backend import DriverBackend
+
+    @tool
+    def unlock(req: Login) -> str:
+        """Unlock a vault."""
+        if req.user == "crash":
+            raise RuntimeError("the vault refused")
+        return "open"
+
+    @tool
+    def lock(name: str) -> str:
+        """Lock a vault."""
+        return "locked"
+
+    driver = FunctionDriver([unlock, lock], name="vaults", description_mode="discovery")
+    events: list[Any] = []
+    driver.on_execute_start(events.append)
+    driver.on_execute_end(events.append)
+    driver.on_execute_error(events.append)
+    secret = "hunter2-over-the-wire"
+    config = uvicorn.Config(create_app(DriverBackend(driver)), log_level="critical", lifespan="off")
+    with uvicorn_on_loopback(config, timeout=10) as url:
+        for user in ("ann", "crash"):
+            call = {"name": "unlock", "arguments": {"user": user, "password": secret}}
+            httpx.post(url + "/mcp/execute", json={"tool": "call_tool", "arguments": call}, timeout=10)
+    assert [(e.tool, e.error.code.value if e.error else None) for e in events] == [
+        ("unlock", None), ("unlock", None), ("unlock", None), ("unlock", "EXECUTION_ERROR")]
+    assert all(e.arguments == {"user": e.arguments["user"], "password": "[redacted]"} for e in events)
+    assert secret not in json.dumps([dict(e.arguments) for e in events])
+
+
 def test_f1_f3_g4_call_tool_is_judged_as_the_tool_it_names() -> None:
     """Discovery mode's ``call_tool(name, arguments)`` is the named tool's call: its schema,
     policies, rate limit, hooks (secrets redacted) and approval rules, nothing looser."""
