@@ -23,6 +23,7 @@ from mcs_mcp.serving import OAuthOptions, ServeOptions
 from pydantic import BaseModel
 from support.oauth import AuthServer, running_auth_server
 from support.servers import HOST, uvicorn_on_loopback
+from support.servers import free_port as _free_port
 
 from mcs.server import McpServer
 
@@ -344,6 +345,43 @@ def test_e4_the_open_template_still_serves_its_own_uris(files_server: tuple[str,
     response = httpx.post(url, json=_jsonrpc("resources/read", {"uri": "files://readme"}),
                           headers={**ACCEPT, "Authorization": f"Bearer {reader}"}, timeout=10)
     assert response.status_code == 200 and "public-data" in response.text
+
+
+def test_e4_list_interfaces_shows_each_caller_only_the_tools_its_token_may_see(auth_server: AuthServer) -> None:
+    """The Interfaces layer's ``list_interfaces`` (method and tool) maps interface methods to
+    tools: a tool the token lacks the scope for is not named there either, whoever asked first."""
+    import dataclasses
+
+    from mcs_mcp.interfaces.wire import install
+    from mcs_mcp.serving import build_app, build_server
+    from serving_support import running
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "drivers" / "mcp" / "interfaces"))
+    from served_player import PlayerDriver
+
+    class GuardedPlayer(PlayerDriver):
+        def _list_tools(self) -> Any:
+            return [dataclasses.replace(t, meta={**t.meta, "required_scopes": ["player"]})
+                    if t.name in ("start", "hold", "loudness") else t for t in super()._list_tools()]
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    options = ServeOptions(transport="streamablehttp", port=_free_port(), auth=auth, json_response=True)
+    driver = GuardedPlayer()
+    with running(build_app(build_server(driver, options, extensions=[install]), options), options) as url:
+        def listing(scope: str) -> str:
+            token = auth_server.token(audience=url, scope=scope)
+            headers = {**ACCEPT, "Authorization": f"Bearer {token}"}
+            method = httpx.post(url, json=_jsonrpc("list_interfaces", {}), headers=headers, timeout=10)
+            tool = httpx.post(url, json=_call("list_interfaces"), headers=headers, timeout=10)
+            assert method.status_code == 200 and tool.status_code == 200
+            return method.text + tool.text
+
+        everything = listing("player")  # the first caller may see every tool
+        assert "media.player.v1" in everything and '"loudness"' in everything
+        limited = listing("")
+        for hidden in ('"start"', '"hold"', '"loudness"', "media.player.v1"):
+            assert hidden not in limited
+        assert '"multiply"' in limited
 
 
 # ----------------------------------------------------------------------------- E5
