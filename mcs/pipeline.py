@@ -389,7 +389,8 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
     tool = invocation.tool.name
     hooked = bool(controls.start_hooks or controls.end_hooks or controls.error_hooks)
     try:
-        controls.check_policies(tool, invocation.arguments, invocation.context, invocation.secrets())
+        controls.check_policies(tool, invocation.arguments, invocation.context,
+                                invocation.secrets() if controls.policies else ())
         probe = False
         if controls.circuit_breaker is not None:
             probe = controls.circuit_breaker.admit(invocation.upstream, tool)
