@@ -148,7 +148,8 @@ def agents_policy(allowed: Mapping[str, Iterable[str]]) -> Any:
     match (``fnmatch``, ``"*"`` for all); any other agent, or tool, is denied.
 
     The agent id comes from the caller (``AgentContext.agent_id``): behind ``mcs serve``
-    with OAuth it is the token's subject; elsewhere it is only as trustworthy as the caller.
+    with OAuth it is the token's (its subject, else its client); elsewhere it is only as
+    trustworthy as the caller.
     """
     table = {agent: tuple(patterns) for agent, patterns in allowed.items()}
 

@@ -415,6 +415,32 @@ def test_e5_an_inbound_credential_header_never_reaches_a_driver(mcp: tuple[str, 
 # ----------------------------------------------------------------------------- E6
 
 
+async def test_e6_behind_oauth_the_agent_is_the_tokens_never_the_name_the_client_gives(auth_server: AuthServer) -> None:
+    """A verified token without ``sub`` (client-credentials tokens often have none) names its
+    client (``client_id``): the ``clientInfo.name`` a client declares at initialize is not an
+    identity, so it cannot pass an agent allow-list as someone else."""
+    import time
+
+    import jwt
+    from mcp import types
+    from serving_support import mcp_client
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    driver = SampleDriver()
+    with serve_driver(driver, auth=auth, stateless=False) as url:
+        now = int(time.time())
+        token = jwt.encode({"iss": auth_server.issuer, "aud": url, "iat": now, "exp": now + 300,
+                            "client_id": "svc-reports"}, auth_server.key, algorithm="RS256",
+                           headers={"kid": auth_server.kid})
+        async with mcp_client(url, headers={"Authorization": f"Bearer {token}"},
+                              client_info=types.Implementation(name="admin", version="1")) as session:
+            result = await session.call_tool("whoami", {})
+    assert not result.is_error
+    assert [context.agent_id for name, _, context in driver.calls if name == "whoami"] == ["svc-reports"]
+
+
+
+
 def _random_bits(session_id: str) -> int:
     """The most random bits an id can hold: its length times the bits of its alphabet
     (hex or base64url), less the 6 bits a version-4 UUID fixes."""
