@@ -276,6 +276,33 @@ def test_e3_a_token_whose_alg_does_not_fit_its_keys_type_gets_401_not_a_server_e
             assert response.status_code == 200 and len(driver.calls) == 1
 
 
+@pytest.mark.parametrize("answer", [503, 200])  # down, or up with no usable key
+def test_e3_a_jwks_without_keys_is_fetched_at_most_once_in_a_while_not_once_per_token(
+        auth_server: AuthServer, answer: int) -> None:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    hits: list[str] = []
+
+    async def jwks(request: Any) -> JSONResponse:
+        hits.append(request.url.path)
+        return JSONResponse({"keys": []}, status_code=answer)
+
+    app = Starlette(routes=[Route("/jwks", jwks)])
+    with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="off")) as keys_url:
+        auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=keys_url + "/jwks")
+        driver = SampleDriver()
+        with serve_driver(driver, auth=auth) as url:
+            for _ in range(5):
+                token = auth_server.token(audience=url)
+                response = httpx.post(url, json=_call("echo", {"text": "x"}),
+                                      headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=10)
+                assert response.status_code == 401
+    assert len(hits) == 1 and driver.calls == []
+
+
 # ----------------------------------------------------------------------------- E4
 
 

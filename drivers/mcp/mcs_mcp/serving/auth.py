@@ -156,12 +156,22 @@ class JWKSCache:
     async def key_for(self, kid: str | None) -> tuple[jwt.PyJWK, str | None]:
         """The key with ``kid`` and the ``alg`` its JWK declares (if any).
 
-        An unknown ``kid`` triggers at most one refresh per ``min_refresh`` seconds.
+        The first request fetches the keys and they are refreshed after ``ttl``; beyond that,
+        an unknown ``kid`` (or a key set still empty: the server down, or none of its keys
+        usable) triggers at most one refresh per ``min_refresh`` seconds, never one per token.
+        A failed refresh keeps the keys already held.
         """
         async with self._lock:
             now = time.monotonic()
-            if not self._keys or now - self._fetched_at > self.ttl or (kid not in self._keys and now - self._fetched_at > self.min_refresh):
-                await self._fetch()
+            since = now - self._fetched_at
+            if self.fetch_count == 0 or since > self.ttl or (kid not in self._keys and since > self.min_refresh):
+                try:
+                    await self._fetch()
+                except TokenError:
+                    if not self._keys:
+                        raise
+            elif not self._keys:
+                raise TokenError("the signing keys could not be fetched (or none is usable)")
         if kid in self._keys:
             return self._keys[kid]
         if kid is None and len(self._keys) == 1:
