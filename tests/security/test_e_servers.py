@@ -303,6 +303,29 @@ def test_e3_a_jwks_without_keys_is_fetched_at_most_once_in_a_while_not_once_per_
     assert len(hits) == 1 and driver.calls == []
 
 
+def test_e3_malformed_entries_in_the_jwks_are_skipped_and_its_good_key_still_verifies(auth_server: AuthServer) -> None:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    good = json.loads(httpx.get(auth_server.jwks_uri, timeout=10).text)["keys"][0]
+    unhashable_kid = {**good, "kid": ["test-key"]}
+
+    async def jwks(request: Any) -> JSONResponse:
+        return JSONResponse({"keys": ["not a key", 7, None, unhashable_kid, good]})
+
+    app = Starlette(routes=[Route("/jwks", jwks)])
+    with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="off")) as keys_url:
+        auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=keys_url + "/jwks")
+        driver = SampleDriver()
+        with serve_driver(driver, auth=auth) as url:
+            token = auth_server.token(audience=url)
+            response = httpx.post(url, json=_call("echo", {"text": "x"}),
+                                  headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=10)
+    assert response.status_code == 200 and len(driver.calls) == 1
+
+
 # ----------------------------------------------------------------------------- E4
 
 

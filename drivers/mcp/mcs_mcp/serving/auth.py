@@ -145,12 +145,16 @@ class JWKSCache:
             logger.warning("fetching JWKS from %s failed: %s", self.uri, type(exc).__name__)
             raise TokenError("the signing keys could not be fetched") from None
         keys: dict[str | None, tuple[jwt.PyJWK, str | None]] = {}
-        for entry in document.get("keys", []) if isinstance(document, Mapping) else []:
+        entries = document.get("keys") if isinstance(document, Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            kid, alg = (entry.get("kid"), entry.get("alg")) if isinstance(entry, Mapping) else (None, None)
+            if not isinstance(entry, Mapping) or not isinstance(kid, str | None) or not isinstance(alg, str | None):
+                continue  # not a JWK object, or a kid/alg that is no string: skipped, not fatal
             try:
-                key = jwt.PyJWK.from_dict(entry)
+                key = jwt.PyJWK.from_dict(dict(entry))
             except (jwt.PyJWTError, ValueError, TypeError):
                 continue  # unusable or unsupported key types are skipped, not fatal
-            keys[entry.get("kid")] = (key, entry.get("alg"))
+            keys[kid] = (key, alg)
         self._keys = keys
 
     async def key_for(self, kid: str | None) -> tuple[jwt.PyJWK, str | None]:
