@@ -44,7 +44,7 @@ import concurrent.futures
 import copy
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -218,15 +218,21 @@ class Controls:
             or self.rate_limit is not None or self.circuit_breaker is not None
         )
 
-    def check_policies(self, tool: str, arguments: Mapping[str, Any], context: AgentContext) -> None:
-        """Raise :class:`PolicyDeniedError` at the first denial; a policy that breaks denies."""
+    def check_policies(
+        self, tool: str, arguments: Mapping[str, Any], context: AgentContext, secrets: Sequence[str] = ()
+    ) -> None:
+        """Raise :class:`PolicyDeniedError` at the first denial; a policy that breaks denies.
+
+        Policies see the real arguments, so what one raises may quote a secret one:
+        ``secrets`` (the call's secret argument values) are scrubbed from its log record.
+        """
         if not self.policies:
             return
         for policy in self.policies:
             try:
                 decision = policy(context, tool, private_arguments(arguments))
             except Exception as exc:
-                logger.exception("policy %r raised; the call is denied", policy)
+                log_exception(exc, secrets, "policy %r raised; the call is denied", policy)
                 raise PolicyDeniedError(
                     f"The call to {tool} was denied: a policy could not decide ({type(exc).__name__}).",
                     tool=tool,
@@ -293,6 +299,23 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
     return _worker_pool
 
 
+#: The attribute (set through ``extra``) of log records written for the operator only: a
+#: failure's text and stack. A server that forwards logs to its clients (``mcs serve``'s
+#: MCP logging) leaves these records out.
+OPERATOR_ONLY = "mcs_operator_only"
+
+
+def log_exception(exc: BaseException, secrets: Sequence[str], message: str, *args: Any) -> None:
+    """Log ``exc`` (its type, text and frames) on ``mcs.pipeline`` with ``secrets`` scrubbed
+    from its text, where ``logger.exception`` would write the text as it is; the record is
+    :data:`OPERATOR_ONLY` (internals a client must not see: hosts, paths, connection strings)."""
+    import traceback
+
+    detail = scrub(f"{type(exc).__name__}: {exc}", list(secrets))
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    logger.error(message + ": %s\n%s", *args, detail, frames.rstrip(), extra={OPERATOR_ONLY: True})
+
+
 def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = None) -> ToolCallError:
     """Translate whatever a driver raised into the error the LLM sees (once, here).
 
@@ -310,11 +333,7 @@ def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = Non
         return exc
     if isinstance(exc, TimeoutError):  # asyncio.TimeoutError too: the same class since 3.11
         return ToolTimeoutError(f"{tool} did not finish in time.", tool=tool)
-    import traceback
-
-    detail = scrub(f"{type(exc).__name__}: {exc}", secrets or [])
-    frames = "".join(traceback.format_tb(exc.__traceback__))
-    logger.error("%s failed unexpectedly: %s\n%s", tool, detail, frames.rstrip())
+    log_exception(exc, secrets or (), "%s failed unexpectedly", tool)
     return ExecutionError(
         f"{tool} failed unexpectedly ({type(exc).__name__}); the details are in the server's log.",
         tool=tool,
@@ -370,7 +389,8 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
     tool = invocation.tool.name
     hooked = bool(controls.start_hooks or controls.end_hooks or controls.error_hooks)
     try:
-        controls.check_policies(tool, invocation.arguments, invocation.context)
+        controls.check_policies(tool, invocation.arguments, invocation.context,
+                                invocation.secrets() if controls.policies else ())
         probe = False
         if controls.circuit_breaker is not None:
             probe = controls.circuit_breaker.admit(invocation.upstream, tool)

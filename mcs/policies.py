@@ -8,7 +8,8 @@ value will really reach:
 * the value is refused outright when it could be read two ways: leading or trailing
   space or quotes, control characters or NUL;
 * every reading of it must fall under a root: as given, percent-decoded (repeatedly,
-  ``%252e`` too) and Unicode-normalised (NFC and NFKC, so a fullwidth solidus or full stop
+  ``%252e`` too; a value still encoded after four rounds is refused) and
+  Unicode-normalised (NFC and NFKC, so a fullwidth solidus or full stop
   is judged as the ``/`` or ``.`` a later step may turn it into);
 * each reading is made absolute (relative to ``base``, default the first root), ``.``
   and ``..`` are resolved and symlinks followed (``os.path.realpath``), and compared
@@ -50,16 +51,20 @@ def _refusal(value: str) -> str | None:
     return None
 
 
-def _readings(value: str) -> set[str]:
-    """The value as given, percent-decoded until stable, and in NFC and NFKC forms."""
+def _readings(value: str) -> set[str] | None:
+    """The value as given, percent-decoded until stable, and in NFC and NFKC forms;
+    ``None`` when decoding has not settled after ``_MAX_DECODES`` rounds (a reading
+    deeper down could not be judged)."""
     forms = {value}
     decoded = value
-    for _ in range(_MAX_DECODES):
+    for _ in range(_MAX_DECODES + 1):
         step = unquote(decoded)
         if step == decoded:
             break
         decoded = step
         forms.add(decoded)
+    else:
+        return None
     for form in list(forms):
         forms.add(unicodedata.normalize("NFC", form))
         forms.add(unicodedata.normalize("NFKC", form))
@@ -92,7 +97,10 @@ def path_within(value: str, roots: str | os.PathLike[str] | Iterable[str | os.Pa
     start = base if base is not None else resolved_roots[0]
     if _refusal(value) is not None:
         return False
-    for reading in _readings(value):
+    readings = _readings(value)
+    if readings is None:
+        return False
+    for reading in readings:
         if _refusal(reading) is not None or "\x00" in reading:
             return False
         path = resolved_path(reading, start)
@@ -140,7 +148,8 @@ def agents_policy(allowed: Mapping[str, Iterable[str]]) -> Any:
     match (``fnmatch``, ``"*"`` for all); any other agent, or tool, is denied.
 
     The agent id comes from the caller (``AgentContext.agent_id``): behind ``mcs serve``
-    with OAuth it is the token's subject; elsewhere it is only as trustworthy as the caller.
+    with OAuth it is the token's (its subject, else its client); elsewhere it is only as
+    trustworthy as the caller.
     """
     table = {agent: tuple(patterns) for agent, patterns in allowed.items()}
 

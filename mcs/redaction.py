@@ -127,13 +127,14 @@ def _collect(value: Any, mask: SecretMask | bool, found: list[str]) -> None:
 
 
 def scrub(text: str, values: Iterable[str]) -> str:
-    """``text`` with each of ``values`` (and its JSON-escaped form) replaced by :data:`REDACTED`."""
+    """``text`` with each of ``values`` (and its JSON-escaped and ``repr`` forms, as an
+    exception quotes it) replaced by :data:`REDACTED`."""
     import json
 
     for value in values:
         if value in text:
             text = text.replace(value, REDACTED)
-        escaped = json.dumps(value)[1:-1]
-        if escaped != value and escaped in text:
-            text = text.replace(escaped, REDACTED)
+        for escaped in (json.dumps(value)[1:-1], repr(value)[1:-1]):
+            if escaped != value and escaped in text:
+                text = text.replace(escaped, REDACTED)
     return text

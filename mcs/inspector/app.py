@@ -77,6 +77,8 @@ async def _json_body(request: Request) -> dict[str, Any]:
             raise _BadRequest(413, f"the body is over {MAX_BODY_BYTES:,} bytes")
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise _BadRequest(400, "the body is nested too deeply") from None
     except ValueError:
         raise _BadRequest(400, "the body is not valid JSON") from None
     if not isinstance(data, dict):

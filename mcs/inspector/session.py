@@ -17,7 +17,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcs import discovery, native, prompts
@@ -293,21 +293,21 @@ class Inspection:
         out: dict[str, Any] = {"tool": invocation.tool.name, "arguments": invocation.arguments,
                                "writes": needs_confirmation(invocation.tool)}
         try:
-            self._check_policies(invocation.tool, invocation.arguments)
+            self._check_policies(invocation.tool, invocation.arguments, invocation.secrets())
         except ToolCallError as error:
             return {**out, "verdict": "refused", "stage": "policy", **error.to_dict()}
         return {**out, "verdict": "runs", "stage": "ready"}
 
-    def _check_policies(self, tool: Tool, arguments: Mapping[str, Any]) -> None:
+    def _check_policies(self, tool: Tool, arguments: Mapping[str, Any], secrets: Sequence[str] = ()) -> None:
         """The policies that would judge this call (the toolbox's, then its member's), as a
         dry run; their recorded decisions are dropped."""
         context = self._context()
         started = time.perf_counter()
         try:
-            self.driver.controls.check_policies(tool.name, arguments, context)
+            self.driver.controls.check_policies(tool.name, arguments, context, secrets)
             member = getattr(self.driver, "members", {}).get(tool.meta.get("toolbox_member"))
             if isinstance(member, ToolDriver):
-                member.controls.check_policies(str(tool.meta.get("member_tool")), arguments, context)
+                member.controls.check_policies(str(tool.meta.get("member_tool")), arguments, context, secrets)
         finally:
             self.recorder.take(context.request_id, started)
 

@@ -18,10 +18,10 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from mcs import pipeline
+from mcs import discovery, pipeline
 from mcs.context import AgentContext
 from mcs.driver import ToolDriver
-from mcs.errors import ExecutionError, InvalidInputError, ToolNotFoundError
+from mcs.errors import ExecutionError, InvalidInputError, ToolCallError, ToolNotFoundError
 from mcs.pipeline import Controls, ExecutionEvent
 from mcs.redaction import redact, secret_values
 from mcs.server.tools import ToolMetadata
@@ -198,7 +198,8 @@ class DriverBackend:
         context: AgentContext | None = None,
     ) -> Outcome:
         context = context or AgentContext()
-        outcome = observed(self.driver.controls, tool, arguments, context,
+        named, named_arguments = self._named(tool, arguments)
+        outcome = observed(self.driver.controls, named, named_arguments, context,
                            lambda: self._run(tool, arguments, context), driver=self.driver)
         if outcome.ok:
             from mcs.cli import to_jsonable
@@ -212,6 +213,22 @@ class DriverBackend:
     ) -> Outcome:
         """:meth:`execute` on a worker thread (the driver's own pipeline decides the rest)."""
         return await asyncio.to_thread(self.execute, tool, arguments, context)
+
+    def _named(self, name: str, arguments: Any) -> tuple[str, Any]:
+        """The tool and arguments the hooks see: for discovery mode's ``call_tool``, the tool
+        it names (with that tool's secrets to redact), as on the driver's own path; the
+        call itself still goes through ``call_tool``. Unchanged when nothing is named."""
+        meta = self.driver.get_tool(name)
+        if meta is None or not discovery.is_call_tool(meta) or not isinstance(arguments, Mapping):
+            return name, arguments
+        try:
+            inner_name, inner = discovery.unwrap_call(meta, arguments)
+        except ToolCallError:
+            return name, arguments
+        target = self.driver.get_tool(inner_name.strip())
+        if target is None or discovery.is_meta_tool(target):
+            return name, arguments
+        return target.name, inner
 
     def _run(self, name: str, arguments: Any, context: AgentContext) -> Any:
         if not isinstance(arguments, Mapping):

@@ -16,6 +16,7 @@ Nothing here imports a web framework.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -117,7 +118,9 @@ def encode_outcome(outcome: Outcome) -> tuple[int, bytes]:
 
 
 def decode_json(raw: bytes | str) -> Any:
-    """Parse a request body or frame.
+    """Parse a request body or frame: strict JSON (RFC 8259), so every value read can be
+    sent back; ``NaN``, ``Infinity`` and numbers beyond a float's range (``1e999``)
+    are refused like any other malformed input.
 
     Raises:
         InvalidInputError: not UTF-8, not JSON, or nested too deeply.
@@ -127,11 +130,22 @@ def decode_json(raw: bytes | str) -> Any:
     except UnicodeDecodeError:
         raise InvalidInputError("The request body is not valid UTF-8.") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_a_json_number, parse_float=_finite_float)
     except RecursionError:
         raise InvalidInputError("The request body is nested too deeply.") from None
     except ValueError as exc:
         raise InvalidInputError(f"The request body is not valid JSON: {exc}.") from None
+
+
+def _not_a_json_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:32]} is out of range")
+    return value
 
 
 def refuse_unknown_keys(payload: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:

@@ -229,6 +229,15 @@ def test_bad_requests_get_a_clear_answer_and_nothing_runs(notes: httpx.Client) -
     assert notes.post("api/call", content=b"x" * (3 * 1024 * 1024), headers={"Content-Type": "application/json"}).status_code == 413
 
 
+def test_json_nested_too_deeply_is_400_and_the_page_keeps_working(notes: httpx.Client) -> None:
+    deep = b'{"tool": "add", "arguments": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for path in ("api/call", "api/reply/analyse", "api/reply/run"):
+        answer = notes.post(path, content=deep, headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400 and answer.json()["error"] == "BAD_REQUEST", path
+        assert "nested too deeply" in answer.json()["message"]
+    assert notes.post("api/call", json={"tool": "add", "arguments": {"a": 1, "b": 2}}).json()["result"] == 3
+
+
 def test_a_large_spec_is_listed_grouped_in_discovery_mode(corpus: Any) -> None:
     spec = corpus / "openapi" / "github_api.github.com_2020-08.json"
     with RestDriver(str(spec), base_url="http://127.0.0.1:9") as driver, InspectorServer(driver) as server, \

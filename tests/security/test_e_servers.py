@@ -23,6 +23,7 @@ from mcs_mcp.serving import OAuthOptions, ServeOptions
 from pydantic import BaseModel
 from support.oauth import AuthServer, running_auth_server
 from support.servers import HOST, uvicorn_on_loopback
+from support.servers import free_port as _free_port
 
 from mcs.server import McpServer
 
@@ -252,6 +253,79 @@ def test_e3_tokens_that_must_not_verify_get_401_and_nothing_runs(
     assert len(driver.calls) == before
 
 
+@pytest.mark.parametrize("alg", ["ES256", "ES384", "PS256"])
+def test_e3_a_token_whose_alg_does_not_fit_its_keys_type_gets_401_not_a_server_error(alg: str) -> None:
+    # A JWKS without "alg" on its keys (as some authorization servers publish): the token's
+    # header alone names the algorithm, so it must fit the key's type (RSA: RS*/PS*).
+    with running_auth_server(declare_alg=False) as auth:
+        driver = SampleDriver()
+        options = OAuthOptions(authorization_servers=(auth.issuer,), jwks_uri=auth.jwks_uri,
+                               algorithms=("RS256", "ES256", "ES384", "PS256"))
+        with serve_driver(driver, auth=options) as url:
+            header = _b64(json.dumps({"alg": alg, "kid": auth.kid, "typ": "JWT"}).encode())
+            body = _b64(json.dumps({"iss": auth.issuer, "aud": url, "sub": "x", "exp": 2**31}).encode())
+            forged = f"{header}.{body}.{_b64(b'not a signature')}"
+            response = httpx.post(url, json=_call("echo", {"text": "x"}),
+                                  headers={**ACCEPT, "Authorization": f"Bearer {forged}"}, timeout=10)
+            assert response.status_code == 401
+            assert 'error="invalid_token"' in response.headers["www-authenticate"]
+            assert driver.calls == []
+            valid = auth.token(audience=url)
+            response = httpx.post(url, json=_call("echo", {"text": "ok"}),
+                                  headers={**ACCEPT, "Authorization": f"Bearer {valid}"}, timeout=10)
+            assert response.status_code == 200 and len(driver.calls) == 1
+
+
+@pytest.mark.parametrize("answer", [503, 200])  # down, or up with no usable key
+def test_e3_a_jwks_without_keys_is_fetched_at_most_once_in_a_while_not_once_per_token(
+        auth_server: AuthServer, answer: int) -> None:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    hits: list[str] = []
+
+    async def jwks(request: Any) -> JSONResponse:
+        hits.append(request.url.path)
+        return JSONResponse({"keys": []}, status_code=answer)
+
+    app = Starlette(routes=[Route("/jwks", jwks)])
+    with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="off")) as keys_url:
+        auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=keys_url + "/jwks")
+        driver = SampleDriver()
+        with serve_driver(driver, auth=auth) as url:
+            for _ in range(5):
+                token = auth_server.token(audience=url)
+                response = httpx.post(url, json=_call("echo", {"text": "x"}),
+                                      headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=10)
+                assert response.status_code == 401
+    assert len(hits) == 1 and driver.calls == []
+
+
+def test_e3_malformed_entries_in_the_jwks_are_skipped_and_its_good_key_still_verifies(auth_server: AuthServer) -> None:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    good = json.loads(httpx.get(auth_server.jwks_uri, timeout=10).text)["keys"][0]
+    unhashable_kid = {**good, "kid": ["test-key"]}
+
+    async def jwks(request: Any) -> JSONResponse:
+        return JSONResponse({"keys": ["not a key", 7, None, unhashable_kid, good]})
+
+    app = Starlette(routes=[Route("/jwks", jwks)])
+    with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="off")) as keys_url:
+        auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=keys_url + "/jwks")
+        driver = SampleDriver()
+        with serve_driver(driver, auth=auth) as url:
+            token = auth_server.token(audience=url)
+            response = httpx.post(url, json=_call("echo", {"text": "x"}),
+                                  headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=10)
+    assert response.status_code == 200 and len(driver.calls) == 1
+
+
 # ----------------------------------------------------------------------------- E4
 
 
@@ -323,6 +397,43 @@ def test_e4_the_open_template_still_serves_its_own_uris(files_server: tuple[str,
     assert response.status_code == 200 and "public-data" in response.text
 
 
+def test_e4_list_interfaces_shows_each_caller_only_the_tools_its_token_may_see(auth_server: AuthServer) -> None:
+    """The Interfaces layer's ``list_interfaces`` (method and tool) maps interface methods to
+    tools: a tool the token lacks the scope for is not named there either, whoever asked first."""
+    import dataclasses
+
+    from mcs_mcp.interfaces.wire import install
+    from mcs_mcp.serving import build_app, build_server
+    from serving_support import running
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "drivers" / "mcp" / "interfaces"))
+    from served_player import PlayerDriver
+
+    class GuardedPlayer(PlayerDriver):
+        def _list_tools(self) -> Any:
+            return [dataclasses.replace(t, meta={**t.meta, "required_scopes": ["player"]})
+                    if t.name in ("start", "hold", "loudness") else t for t in super()._list_tools()]
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    options = ServeOptions(transport="streamablehttp", port=_free_port(), auth=auth, json_response=True)
+    driver = GuardedPlayer()
+    with running(build_app(build_server(driver, options, extensions=[install]), options), options) as url:
+        def listing(scope: str) -> str:
+            token = auth_server.token(audience=url, scope=scope)
+            headers = {**ACCEPT, "Authorization": f"Bearer {token}"}
+            method = httpx.post(url, json=_jsonrpc("list_interfaces", {}), headers=headers, timeout=10)
+            tool = httpx.post(url, json=_call("list_interfaces"), headers=headers, timeout=10)
+            assert method.status_code == 200 and tool.status_code == 200
+            return method.text + tool.text
+
+        everything = listing("player")  # the first caller may see every tool
+        assert "media.player.v1" in everything and '"loudness"' in everything
+        limited = listing("")
+        for hidden in ('"start"', '"hold"', '"loudness"', "media.player.v1"):
+            assert hidden not in limited
+        assert '"multiply"' in limited
+
+
 # ----------------------------------------------------------------------------- E5
 
 
@@ -339,7 +450,59 @@ def test_e5_the_inbound_bearer_never_reaches_a_driver_or_a_downstream(
     assert token not in json.dumps(dict(context.metadata))
 
 
+@pytest.mark.parametrize("header", ["X-Api-Key", "Api-Key", "X-Auth-Token", "Cookie", "Proxy-Authorization"])
+def test_e5_an_inbound_credential_header_never_reaches_a_driver(mcp: tuple[str, SampleDriver], header: str) -> None:
+    url, driver = mcp
+    secret = "inbound-credential-7f3a"
+    response = httpx.post(url, json=_call("whoami"), headers={**ACCEPT, header: secret, "X-Tenant": "acme"},
+                          timeout=10)
+    assert response.status_code == 200 and secret not in response.text
+    name, _, context = driver.calls[-1]
+    assert name == "whoami" and context.metadata["header:x-tenant"] == "acme"  # other headers still come through
+    assert secret not in json.dumps(dict(context.metadata))
+
+
 # ----------------------------------------------------------------------------- E6
+
+
+async def test_e6_behind_oauth_the_agent_is_the_tokens_never_the_name_the_client_gives(auth_server: AuthServer) -> None:
+    """A verified token without ``sub`` (client-credentials tokens often have none) names its
+    client (``client_id``): the ``clientInfo.name`` a client declares at initialize is not an
+    identity, so it cannot pass an agent allow-list as someone else."""
+    import time
+
+    import jwt
+    from mcp import types
+    from serving_support import mcp_client
+
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    driver = SampleDriver()
+    with serve_driver(driver, auth=auth, stateless=False) as url:
+        now = int(time.time())
+        token = jwt.encode({"iss": auth_server.issuer, "aud": url, "iat": now, "exp": now + 300,
+                            "client_id": "svc-reports"}, auth_server.key, algorithm="RS256",
+                           headers={"kid": auth_server.kid})
+        async with mcp_client(url, headers={"Authorization": f"Bearer {token}"},
+                              client_info=types.Implementation(name="admin", version="1")) as session:
+            result = await session.call_tool("whoami", {})
+    assert not result.is_error
+    assert [context.agent_id for name, _, context in driver.calls if name == "whoami"] == ["svc-reports"]
+
+
+
+
+def _random_bits(session_id: str) -> int:
+    """The most random bits an id can hold: its length times the bits of its alphabet
+    (hex or base64url), less the 6 bits a version-4 UUID fixes."""
+    import string
+    import uuid
+
+    bits = len(session_id) * (4 if all(c in string.hexdigits for c in session_id) else 6)
+    try:
+        fixed = 6 if uuid.UUID(session_id).version == 4 else 0
+    except ValueError:
+        fixed = 0
+    return bits - fixed
 
 
 def test_e6_a_session_is_bound_to_its_user_and_is_not_authentication(auth_server: AuthServer) -> None:
@@ -351,7 +514,7 @@ def test_e6_a_session_is_bound_to_its_user_and_is_not_authentication(auth_server
                                        "clientInfo": {"name": "e6", "version": "1"}})
         opened = httpx.post(url, json=init, headers={**ACCEPT, **alice}, timeout=10)
         session = opened.headers["mcp-session-id"]
-        assert len(session) >= 22 and session.isascii() and session.isprintable()  # >= 128 bits
+        assert session.isascii() and session.isprintable() and _random_bits(session) >= 128
         ping = _jsonrpc("ping")
         headers = {**ACCEPT, "mcp-session-id": session}
         assert httpx.post(url, json=ping, headers={**headers, **bob}, timeout=10).status_code == 404

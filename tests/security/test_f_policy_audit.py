@@ -57,6 +57,7 @@ def _reader(root: Path, reads: list[str]) -> FunctionDriver:
     "{root}/data-secrets/x", "{root}/data/../etc/passwd", "{root}/data/link/passwd", "{root}/DATA/x",
     "{root}/data/x ", '"{root}/data/x"', "{root}/data/%2e%2e/etc/passwd", "{root}/data/%252e%252e/etc/passwd",
     "{root}/data/\uff0e\uff0e\uff0fetc/passwd", "{root}/data/x\x00", "../etc/passwd",
+    "{root}/data/%252525252e%252525252e/etc/passwd",  # encoded deeper than the policy decodes
 ])
 def test_f1_paths_are_judged_where_they_really_lead(tree: Path, path: str) -> None:
     reads: list[str] = []
@@ -259,6 +260,33 @@ def test_f3_one_terminal_record_per_call_and_no_secret_anywhere(caplog: pytest.L
     assert "/srv/app/db.py" not in answers["crash"].text and "failed unexpectedly (RuntimeError)" in answers["crash"].text
 
 
+@pytest.mark.parametrize("secret", ["hunter2-hunter2", "tab\there\x7f-secret"])  # quoted as repr() quotes it
+def test_f3_a_policy_that_breaks_on_a_secret_argument_keeps_it_out_of_the_log(
+        caplog: pytest.LogCaptureFixture, secret: str) -> None:
+    import uvicorn
+
+    server = McpServer(name="f3-policy", version="1")
+
+    @server.tool(name="login", idempotent=False)
+    def login(req: Login) -> Session:
+        return Session(ok=True)
+
+    @server.add_policy
+    def pin_is_numeric(ctx: AgentContext, tool: str, args: Any) -> PolicyDecision:
+        int(args["password"])  # ValueError: invalid literal for int() with base 10: '<the secret>'
+        return PolicyDecision.allow()
+
+    config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
+    with caplog.at_level("DEBUG"), uvicorn_on_loopback(config, timeout=10) as url:
+        answer = httpx.post(url + "/mcp/execute", timeout=10,
+                            json={"tool": "login", "arguments": {"user": "ann", "password": secret}})
+    server.close()
+    assert answer.status_code == 403 and "a policy could not decide (ValueError)" in answer.json()["message"]
+    assert "pin_is_numeric" in caplog.text and "ValueError" in caplog.text  # still logged, for the operator
+    for form in (secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]):
+        assert form not in caplog.text + answer.text
+
+
 def test_f3_a_driver_records_every_call_once_refusals_included() -> None:
     from mcs.limits import CircuitBreaker, RateLimit
 
@@ -424,7 +452,91 @@ def test_f4_an_unknown_tool_over_mcp_is_a_jsonrpc_invalid_params_error(mcp_sampl
     assert '"code":-32602' in response.text.replace(" ", "")
 
 
+async def test_f4_a_failure_served_over_mcp_sends_no_internals_to_the_client_not_even_as_logs(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``mcs serve`` forwards the logs of a call to its client (MCP logging, on by default):
+    what the pipeline logs for the operator about a failure (its text, its stack) must stay
+    in the server's log."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "drivers" / "mcp" / "serving"))
+    from mcp import types
+    from serving_support import mcp_client, serve_driver
+
+    @tool
+    def report(day: str) -> str:
+        """Build a report."""
+        raise RuntimeError("could not reach postgres://app:pw-in-dsn@db.internal.example:5432/reports")
+
+    @tool
+    def ask(q: str) -> str:
+        """Ask something."""
+        return q
+
+    driver = FunctionDriver([report, ask], name="f4")
+
+    @driver.add_policy
+    def lookup(ctx: AgentContext, name: str, args: Any) -> PolicyDecision:
+        if args.get("q") == "boom":
+            raise KeyError("policy table at /srv/policies/internal.db")
+        return PolicyDecision.allow()
+
+    received: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        received.append(params)
+
+    caplog.set_level("DEBUG", logger="mcs")
+    with serve_driver(driver) as url:
+        async with mcp_client(url, logging_callback=on_log) as session:
+            failed = await session.call_tool("report", {"day": "mon"})
+            denied = await session.call_tool("ask", {"q": "boom"})
+    assert failed.is_error and "failed unexpectedly (RuntimeError)" in str(failed.content)
+    assert denied.is_error and "a policy could not decide (KeyError)" in str(denied.content)
+    assert "db.internal.example" in caplog.text and "/srv/policies" in caplog.text  # the operator has them
+    sent = str(failed.content) + str(denied.content) + "".join(str(p.data) for p in received)
+    for internal in ("db.internal.example", "pw-in-dsn", "/srv/policies", "Traceback", 'File "'):
+        assert internal not in sent
+
+
 # ----------------------------------------------------------------------------- call_tool
+
+
+def test_f3_call_tool_over_rfc0001_is_audited_as_the_tool_it_names_with_secrets_redacted() -> None:
+    """``mcs serve --protocol rfc0001`` of a driver in discovery mode: its hooks see the
+    named tool, with that tool's secret arguments redacted, as on the driver's own path."""
+    import uvicorn
+
+    from mcs.server.app import create_app
+    from mcs.server.backend import DriverBackend
+
+    @tool
+    def unlock(req: Login) -> str:
+        """Unlock a vault."""
+        if req.user == "crash":
+            raise RuntimeError("the vault refused")
+        return "open"
+
+    @tool
+    def lock(name: str) -> str:
+        """Lock a vault."""
+        return "locked"
+
+    driver = FunctionDriver([unlock, lock], name="vaults", description_mode="discovery")
+    events: list[Any] = []
+    driver.on_execute_start(events.append)
+    driver.on_execute_end(events.append)
+    driver.on_execute_error(events.append)
+    secret = "hunter2-over-the-wire"
+    config = uvicorn.Config(create_app(DriverBackend(driver)), log_level="critical", lifespan="off")
+    with uvicorn_on_loopback(config, timeout=10) as url:
+        for user in ("ann", "crash"):
+            call = {"name": "unlock", "arguments": {"user": user, "password": secret}}
+            httpx.post(url + "/mcp/execute", json={"tool": "call_tool", "arguments": call}, timeout=10)
+    assert [(e.tool, e.error.code.value if e.error else None) for e in events] == [
+        ("unlock", None), ("unlock", None), ("unlock", None), ("unlock", "EXECUTION_ERROR")]
+    assert all(e.arguments == {"user": e.arguments["user"], "password": "[redacted]"} for e in events)
+    assert secret not in json.dumps([dict(e.arguments) for e in events])
 
 
 def test_f1_f3_g4_call_tool_is_judged_as_the_tool_it_names() -> None:

@@ -34,6 +34,9 @@ JSON = {"content-type": "application/json"}
     (b'{"tool": "echo", "argument": {}}', "Unknown key(s) 'argument'"),
     (b"[" * 2000 + b"]" * 2000, "nested too deeply"),
     (b"", "not valid JSON"),
+    (b'{"tool": "echo", "arguments": {"text": "a", "times": NaN}}', "not valid JSON"),
+    (b'{"tool": "echo", "arguments": {"text": "a", "times": -Infinity}}', "not valid JSON"),
+    (b'{"tool": "echo", "arguments": {"text": "a", "times": 1e999}}', "not valid JSON"),
 ])
 def test_malformed_bodies_are_invalid_input(http: httpx.Client, body: bytes, fragment: str) -> None:
     response = http.post("/mcp/execute", content=body, headers=JSON)
@@ -125,6 +128,29 @@ def test_websocket_frames_that_cannot_be_read_get_an_error_reply(url: str) -> No
         assert reply["id"] == 9 and "'method' must be" in reply["body"]["message"]
         status, body = client.capabilities()
         assert status == 200 and body["server"] == "sample"
+
+
+@pytest.mark.parametrize("transport", ["websocket", "stdio"])
+@pytest.mark.parametrize("frame_id", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_a_frame_id_json_cannot_carry_gets_an_error_reply_and_the_server_keeps_serving(
+    url: str, tmp_path: Path, transport: str, frame_id: bytes
+) -> None:
+    frame = b'{"id": ' + frame_id + b', "method": "execute", "tool": "echo", "arguments": {"text": "a"}}'
+    with ExitStack() as stack:
+        client: WsClient | StdioClient
+        if transport == "stdio":
+            client = StdioClient(tmp_path / "audit.jsonl")
+            stack.callback(client.close)
+            reply = client.send_raw(frame + b"\n")
+        else:
+            client = WsClient(url)
+            stack.callback(client.close)
+            client.ws.send(frame.decode())
+            reply = json.loads(client.ws.recv(timeout=10))
+        assert reply["id"] is None and reply["status"] == 400
+        assert reply["body"]["error"] == "INVALID_INPUT" and "not valid JSON" in reply["body"]["message"]
+        status, _, body = client.execute("echo", {"text": "still"})
+        assert status == 200 and body["result"]["text"] == "still"
 
 
 def test_websocket_handshake_headers_are_the_default_context(url: str) -> None:

@@ -44,12 +44,13 @@ class AuthServer:
 
 
 @contextmanager
-def running_auth_server(kid: str = "test-key") -> Iterator[AuthServer]:
+def running_auth_server(kid: str = "test-key", *, declare_alg: bool = True) -> Iterator[AuthServer]:
     """An :class:`AuthServer` on a free loopback port for the block, signing with its own
-    key under ``kid``."""
+    key under ``kid``; ``declare_alg=False`` leaves ``alg`` out of the JWK (as some
+    authorization servers publish their keys)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    public.update({"kid": kid, "alg": "RS256", "use": "sig"})
+    public.update({"kid": kid, "use": "sig", **({"alg": "RS256"} if declare_alg else {})})
     hits: list[float] = []
     with closing(loopback_socket()) as sock:
         issuer = f"http://{HOST}:{sock.getsockname()[1]}"

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from mcs.interfaces import UNCLASSIFIED, parse_interface_name
@@ -139,8 +139,12 @@ def build_listing(
     served_tools: Sequence[Any],
     implemented: Sequence[Implementation],
     supported: Sequence[str] | None = None,
+    hidden: Collection[str] = (),
 ) -> dict[str, Any]:
-    """The ``list_interfaces`` result for tools as served and the (conforming) implementations."""
+    """The ``list_interfaces`` result for tools as served and the (conforming) implementations.
+
+    ``hidden``: tools the server has but does not serve this caller (its token lacks their
+    scopes); a nonconforming implementation naming one is left out, not reported."""
     by_name = {t["name"]: t for t in (_tool_dict(x) for x in served_tools)}
     sections: list[dict[str, Any]] = []
     classified: set[str] = set()
@@ -174,7 +178,7 @@ def build_listing(
     failing = [
         {"interface": i.interface.name, "tools": dict(i.tools), "errors": i.report.errors() if i.report else []}
         for i in implemented
-        if not i.conforms
+        if not i.conforms and not set(i.tools.values()) & set(hidden)
     ]
     if failing:
         result["nonconforming"] = failing
@@ -338,7 +342,7 @@ def install(
     if list_entry is None or call_entry is None:
         raise ValueError("install(server, driver) needs a server that already handles tools/list and tools/call")
     params_type, _ = request_types()
-    state: dict[str, Any] = {}
+    state: dict[frozenset[str], list[Implementation]] = {}
     preview: list[Implementation] = []
     list_tools = getattr(driver, "list_tools", None)
     if spec is not None and callable(list_tools):
@@ -364,28 +368,41 @@ def install(
         return tools
 
     async def implemented(ctx: Any, tools: list[Any] | None = None) -> tuple[list[Any], list[Implementation]]:
+        """The tools this request is served and the implementations among them. Checked once
+        per set of tools: callers whose tokens see different tools (OAuth scopes) each get
+        the check of their own set, never another caller's."""
         tools = tools if tools is not None else await served_tools(ctx)
-        if "impls" not in state:
+        key = frozenset(str(getattr(t, "name", "")) for t in tools)
+        found = state.get(key)
+        if found is None:
             found = implementations(tools, spec, registry=registry, target=target) if spec else []
-            for impl in found:
-                if not impl.conforms and impl.report is not None:
-                    logger.warning("%s", impl.report.to_text())
-            state["impls"] = found
-        return tools, state["impls"]
+            if not state:  # a nonconforming declaration is reported once, not per caller
+                for impl in found:
+                    if not impl.conforms and impl.report is not None:
+                        logger.warning("%s", impl.report.to_text())
+            state[key] = found
+        return tools, found
 
     async def listing(ctx: Any, supported: Sequence[str] | None) -> dict[str, Any]:
         tools, impls = await implemented(ctx)
-        return build_listing(tools, impls, supported)
+        return build_listing(tools, impls, supported, hidden=hidden_from(tools))
+
+    def hidden_from(tools: list[Any]) -> frozenset[str]:
+        """The driver's tools missing from ``tools`` (the ones this caller is not served)."""
+        own = getattr(driver, "list_tools", None)
+        if not callable(own):
+            return frozenset()
+        return frozenset(str(t.name) for t in own()) - {str(getattr(t, "name", "")) for t in tools}
 
     async def on_list_interfaces(ctx: Any, params: Any) -> dict[str, Any]:
         return await listing(ctx, getattr(params, "supported", None))
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         page = await list_entry.handler(ctx, params)
-        if "impls" not in state and spec:
-            await implemented(ctx)
+        whole = page.tools if page.next_cursor is None and getattr(params, "cursor", None) is None else None
+        impls = (await implemented(ctx, whole))[1] if spec else []
         canonical: dict[str, str] = {}
-        for impl in state.get("impls", []):
+        for impl in impls:
             if impl.conforms:
                 for method in impl.interface.methods:
                     canonical.setdefault(impl.tool_for(method.name), method.description)

@@ -145,23 +145,37 @@ class JWKSCache:
             logger.warning("fetching JWKS from %s failed: %s", self.uri, type(exc).__name__)
             raise TokenError("the signing keys could not be fetched") from None
         keys: dict[str | None, tuple[jwt.PyJWK, str | None]] = {}
-        for entry in document.get("keys", []) if isinstance(document, Mapping) else []:
+        entries = document.get("keys") if isinstance(document, Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            kid, alg = (entry.get("kid"), entry.get("alg")) if isinstance(entry, Mapping) else (None, None)
+            if not isinstance(entry, Mapping) or not isinstance(kid, str | None) or not isinstance(alg, str | None):
+                continue  # not a JWK object, or a kid/alg that is no string: skipped, not fatal
             try:
-                key = jwt.PyJWK.from_dict(entry)
+                key = jwt.PyJWK.from_dict(dict(entry))
             except (jwt.PyJWTError, ValueError, TypeError):
                 continue  # unusable or unsupported key types are skipped, not fatal
-            keys[entry.get("kid")] = (key, entry.get("alg"))
+            keys[kid] = (key, alg)
         self._keys = keys
 
     async def key_for(self, kid: str | None) -> tuple[jwt.PyJWK, str | None]:
         """The key with ``kid`` and the ``alg`` its JWK declares (if any).
 
-        An unknown ``kid`` triggers at most one refresh per ``min_refresh`` seconds.
+        The first request fetches the keys and they are refreshed after ``ttl``; beyond that,
+        an unknown ``kid`` (or a key set still empty: the server down, or none of its keys
+        usable) triggers at most one refresh per ``min_refresh`` seconds, never one per token.
+        A failed refresh keeps the keys already held.
         """
         async with self._lock:
             now = time.monotonic()
-            if not self._keys or now - self._fetched_at > self.ttl or (kid not in self._keys and now - self._fetched_at > self.min_refresh):
-                await self._fetch()
+            since = now - self._fetched_at
+            if self.fetch_count == 0 or since > self.ttl or (kid not in self._keys and since > self.min_refresh):
+                try:
+                    await self._fetch()
+                except TokenError:
+                    if not self._keys:
+                        raise
+            elif not self._keys:
+                raise TokenError("the signing keys could not be fetched (or none is usable)")
         if kid in self._keys:
             return self._keys[kid]
         if kid is None and len(self._keys) == 1:
@@ -254,7 +268,7 @@ class JWTVerifier:
             raise TokenError("the token carries header parameters this server does not accept")
         key_set, issuer = self._key_set(token)
         key, jwk_alg = await key_set.key_for(header.get("kid"))
-        if jwk_alg and jwk_alg != alg:
+        if (jwk_alg and jwk_alg != alg) or not _fits(alg, key):
             raise TokenError("the token's algorithm does not match its key")
         required = ["exp", "aud", "iss"] if issuer is not None else ["exp", "aud"]
         try:
@@ -287,6 +301,19 @@ class JWTVerifier:
             scopes=scopes_of(claims),
             claims=claims,
         )
+
+
+def _fits(alg: str, key: jwt.PyJWK) -> bool:
+    """Whether ``alg`` is an algorithm of ``key``'s type (RSA: RS*/PS*, EC: ES* of its
+    curve, OKP: EdDSA), as PyJWT's own algorithm checks it. A JWK without ``alg`` leaves
+    the choice to the token's header, which an attacker writes."""
+    try:
+        algorithm = jwt.get_algorithm_by_name(alg)
+        algorithm.check_crypto_key_type(key.key)
+        algorithm.prepare_key(key.key)
+    except (NotImplementedError, ValueError, TypeError, jwt.PyJWTError):
+        return False
+    return True
 
 
 ScopeLookup = Callable[[str, Mapping[str, Any]], tuple[str, ...]]

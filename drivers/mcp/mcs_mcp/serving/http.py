@@ -20,13 +20,14 @@ Layers, outermost first (SECURITY.md E1, E2-E4, E7):
 from __future__ import annotations
 
 import contextlib
+import secrets
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.lowlevel.server import Server
-from mcp.server.streamable_http import EventStore
+from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
@@ -64,11 +65,15 @@ def resource_url(options: ServeOptions) -> str:
 
 
 class _SessionManager(StreamableHTTPSessionManager):
-    """The SDK's session manager, with each session's transport given its own view of the
-    shared event store (:class:`~mcs_mcp.serving.events.SessionEventStore`)."""
+    """The SDK's session manager, with 256-bit random session ids (the SDK's are version-4
+    UUIDs: 122 random bits, under the 128 SECURITY.md E6 asks) and each session's transport
+    given its own view of the shared event store
+    (:class:`~mcs_mcp.serving.events.SessionEventStore`)."""
 
     def _admit_session(self, requestor: Any) -> Any:
         transport = super()._admit_session(requestor)
+        if transport is not None:
+            self._renumber(transport)
         shared: EventStore | None = self.event_store
         if transport is not None and shared is not None:
             if id(getattr(transport, "_event_store", None)) != id(shared):
@@ -77,6 +82,20 @@ class _SessionManager(StreamableHTTPSessionManager):
                                    "resumable sessions cannot be kept apart")
             transport._event_store = SessionEventStore(shared, str(transport.mcp_session_id))
         return transport
+
+    def _renumber(self, transport: StreamableHTTPServerTransport) -> None:
+        """Give a just-admitted session (nothing sent yet) a ``secrets.token_urlsafe(32)`` id."""
+        old = transport.mcp_session_id
+        if old is None or self._server_instances.get(old) is not transport:
+            # Fail closed rather than serve a session under an id this code did not choose.
+            raise RuntimeError("the MCP SDK no longer registers sessions as expected; "
+                               "their ids cannot be made 128-bit random")
+        new = secrets.token_urlsafe(32)
+        transport.mcp_session_id = new
+        self._server_instances[new] = transport
+        del self._server_instances[old]
+        if old in self._session_owners:
+            self._session_owners[new] = self._session_owners.pop(old)
 
 
 def build_app(server: Server[Any], options: ServeOptions) -> Starlette:

@@ -18,7 +18,8 @@ handled* (by the driver, its tools, the pipeline) to that request's client as MC
 ``notifications/message``, filtered by the level the client chose with
 ``logging/setLevel`` (default: everything, as gen-mcp's ``enableMcpLogs`` does).
 Records are tied to the request through a context variable, so concurrent clients
-never see each other's logs.
+never see each other's logs. Records marked :data:`mcs.pipeline.OPERATOR_ONLY` (what the
+pipeline logs about a failure: its text and stack) stay in the server's log.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from mcs.pipeline import OPERATOR_ONLY
 from mcs_mcp.serving.options import LoggingOptions, sink_path
 
 # MCP (RFC 5424) levels, lowest first, and the Python level each starts at.
@@ -281,6 +283,8 @@ class McpLogForwarder(logging.Handler):
             return  # with two servers in one process, each record goes out once
         if record.name.startswith(("mcp.", "httpx", "httpcore", "uvicorn", "sse_starlette")) or record.name == "mcp":
             return  # the transport's own chatter would recurse or leak internals
+        if getattr(record, OPERATOR_ONLY, False):
+            return  # a failure's text and stack: the client has the error result, not these
         data: dict[str, Any] = {"message": record.getMessage()}
         coro = target.send(mcp_level(record.levelno), record.name, data)
         try:

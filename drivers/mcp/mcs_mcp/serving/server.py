@@ -29,10 +29,11 @@ What is served is what the driver offers, in MCP's own terms:
   ``all_tools``.
 
 The caller's identity reaches the driver as an :class:`~mcs.AgentContext`: ``agent_id``
-is the OAuth token's ``sub`` (or the client's declared name, which is untrusted),
-``request_id`` the JSON-RPC id, and ``metadata`` the incoming HTTP headers as
+is, with OAuth, the token's ``sub`` (else its ``client_id`` or ``azp``: always the token's,
+never what the client declares); without OAuth, the client's declared name, which is
+untrusted. ``request_id`` is the JSON-RPC id, and ``metadata`` the incoming HTTP headers as
 ``"header:<name>"`` except credentials (``authorization``, ``cookie``,
-``proxy-authorization``), which never reach a driver. Its ``session`` is an
+``proxy-authorization``, ``x-api-key``...), which never reach a driver. Its ``session`` is an
 :class:`~mcs_mcp.serving.session.McpSession`: progress, sampling, elicitation and roots
 reach the client through it.
 """
@@ -56,6 +57,7 @@ from mcs.context import AgentContext
 from mcs.errors import ConfigurationError, ToolCallError, ToolNotFoundError
 from mcs.tools import Tool, sanitize_tool_name
 from mcs.validation import ResultValidator, compile_result_validator
+from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS
 from mcs_mcp.serving import results
 from mcs_mcp.serving.logs import MCP_LEVELS, McpLogForwarder
 from mcs_mcp.serving.notify import Subscribers
@@ -68,7 +70,9 @@ logger = logging.getLogger("mcs_mcp.serving")
 Extension = Callable[[Server[Any], Any], object]
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
 _LEVEL_KEY = "mcs.log_level"
-HIDDEN_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+#: Request headers kept out of ``AgentContext.metadata``: the credential headers the MCP file
+#: driver knows (MCP forbids token passthrough; an API key is a token too).
+HIDDEN_HEADERS = CREDENTIAL_HEADERS
 #: Tool names MCP allows (spec 2025-11-25, "Tool names"): dots included.
 MCP_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 #: Tools that stand for a prompt or resource (``Tool.meta["mcp_kind"]``, the gen-mcp file driver's).
@@ -369,7 +373,8 @@ def agent_context(ctx: Any, *, stateless: bool = False) -> AgentContext:
     server-to-client requests with an error that says to serve stateful.
     """
     principal = principal_of(ctx)
-    agent_id = principal.subject if principal is not None and principal.subject else None
+    # A verified token names the caller (sub, else its client); a clientInfo name is no identity.
+    agent_id = (principal.subject or principal.client_id) if principal is not None else None
     if agent_id is None:
         params = getattr(ctx.session, "client_params", None)
         info = getattr(params, "client_info", None)
