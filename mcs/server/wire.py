@@ -130,7 +130,7 @@ def decode_json(raw: bytes | str) -> Any:
     except UnicodeDecodeError:
         raise InvalidInputError("The request body is not valid UTF-8.") from None
     try:
-        return json.loads(text, parse_constant=_not_a_json_number, parse_float=_finite_float)
+        return _STRICT_JSON.decode(text)
     except RecursionError:
         raise InvalidInputError("The request body is nested too deeply.") from None
     except ValueError as exc:
@@ -146,6 +146,10 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"the number {text[:32]} is out of range")
     return value
+
+
+# Built once: ``json.loads`` with hooks builds a new decoder on every call.
+_STRICT_JSON = json.JSONDecoder(parse_constant=_not_a_json_number, parse_float=_finite_float)
 
 
 def refuse_unknown_keys(payload: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
