@@ -11,7 +11,8 @@ options (``ToolDriver(circuit_breaker=..., rate_limit=...)``) or set them on
     other than a 4xx answer), calls to it fail at once, without any I/O, with
     ``EXECUTION_ERROR`` "circuit open ... retry after T s" (``details``:
     ``retryable``, ``retry_after``). After ``cooldown`` seconds exactly one call (the
-    probe) is let through: its success closes the circuit, its failure opens it again.
+    probe) is let through: its success closes the circuit, its failure opens it again; a
+    probe with no outcome (cancelled, or refused by the rate limit) leaves it half-open.
     Errors on the caller's side (invalid input, policy denials, unknown tools) never count.
 
 :class:`RateLimit`
@@ -104,6 +105,14 @@ class CircuitBreaker:
             tool=tool,
             details={"retryable": True, "retry_after": round(retry_after, 3), "category": "circuit_open"},
         )
+
+    def abandon(self, upstream: str) -> None:
+        """The probe to ``upstream`` ended without an outcome (cancelled, or refused before
+        it ran): the circuit stays as it was, and the next call may be the probe."""
+        with self._lock:
+            circuit = self._circuits.get(upstream)
+            if circuit is not None:
+                circuit.probing = False
 
     def record(self, upstream: str, error: ToolCallError | None, *, probe: bool) -> None:
         """Count the outcome of an admitted call (``error`` is ``None`` on success)."""

@@ -400,7 +400,7 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
                 release = controls.rate_limit.acquire(invocation.context.agent_id, tool)
             except PolicyDeniedError:
                 if probe and controls.circuit_breaker is not None:
-                    controls.circuit_breaker.record(invocation.upstream, None, probe=True)
+                    controls.circuit_breaker.abandon(invocation.upstream)
                 raise
     except ToolCallError as denial:
         if controls.error_hooks:
@@ -442,9 +442,12 @@ def _finish(
     which says nothing about the upstream."""
     if admitted.release is not None:
         admitted.release()
-    if controls.circuit_breaker is not None and (counts or admitted.probe):
-        outcome = error if counts else None
-        controls.circuit_breaker.record(invocation.upstream, outcome, probe=admitted.probe)
+    breaker = controls.circuit_breaker
+    if breaker is not None:
+        if counts:
+            breaker.record(invocation.upstream, error, probe=admitted.probe)
+        elif admitted.probe:  # an interrupted probe says nothing of the upstream: another may go
+            breaker.abandon(invocation.upstream)
     event = admitted.event
     hooks = controls.error_hooks if error is not None else controls.end_hooks
     if event is None or not hooks:

@@ -134,6 +134,51 @@ async def test_g2_exactly_one_probe_goes_while_the_circuit_is_half_open(peer: Ho
         await driver.aclose()
 
 
+async def test_g2_a_cancelled_probe_leaves_the_circuit_open_for_the_next_probe(peer: HostilePeer) -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(failures=3, cooldown=5, clock=clock)
+    driver = _driver(peer, retries=0, circuit_breaker=breaker)
+    try:
+        for _ in range(3):
+            with pytest.raises(ExecutionError):
+                await driver.acall_tool("fail", {})
+        clock.now += 5
+        probe = asyncio.create_task(driver.acall_tool("hold", {}))
+        while peer.holding == 0:
+            await asyncio.sleep(0.01)
+        probe.cancel()  # the probe ends with no outcome: it proved nothing
+        with pytest.raises(asyncio.CancelledError):
+            await probe
+        assert breaker.state() == "half-open"
+        peer.release.set()
+        for _ in range(3):
+            with pytest.raises(ExecutionError):
+                await driver.acall_tool("fail", {})
+        assert peer.count("/fail") == 3 + 1  # one new probe, which failed; the circuit opened again
+        assert breaker.state() == "open"
+    finally:
+        await driver.aclose()
+
+
+def test_g2_a_probe_refused_by_the_rate_limit_does_not_close_the_circuit(peer: HostilePeer) -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(failures=2, cooldown=5, clock=clock)
+    limit = RateLimit(calls=1, period=60, clock=clock)
+    with _driver(peer, retries=0, circuit_breaker=breaker, rate_limit=limit) as driver:
+        for agent in ("a1", "a2"):
+            with pytest.raises(ExecutionError):
+                driver.call_tool("fail", {}, context=AgentContext(agent_id=agent))
+        clock.now += 5
+        with pytest.raises(PolicyDeniedError, match="rate limit"):  # a1 drew the probe, over its quota
+            driver.call_tool("fail", {}, context=AgentContext(agent_id="a1"))
+        assert breaker.state() == "half-open" and peer.count("/fail") == 2
+        for agent in ("a3", "a4"):
+            with pytest.raises(ExecutionError):
+                driver.call_tool("fail", {}, context=AgentContext(agent_id=agent))
+        assert peer.count("/fail") == 2 + 1  # a3 was the probe; a4 met the re-opened circuit
+        assert breaker.state() == "open"
+
+
 # ----------------------------------------------------------------------------- G3
 
 
