@@ -31,7 +31,8 @@ Guarantees a caller can rely on:
   ``EXECUTION_ERROR`` naming its type only; its text and traceback go to the
   ``mcs.pipeline`` log. Raise a :class:`~mcs.ToolCallError` subclass for a message the
   model should read.
-* A call over its deadline raises ``TIMEOUT``. A synchronous call with a deadline that
+* A call over its deadline raises ``TIMEOUT``. A call whose deadline passed before it
+  could start (slow policies or hooks) is not handed to the driver at all. A synchronous call with a deadline that
   the driver does not enforce itself (``enforces_deadline``) runs on a worker thread;
   when that thread overruns, its eventual result is discarded (Python cannot stop a
   thread): tools with side effects should take their own timeouts too. In-process
@@ -478,6 +479,7 @@ def run_sync(
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
+    _refuse_if_late(controls, admitted, invocation, started)
     try:
         result = _call_within_deadline(invocation, call, enforces_deadline, check_output)
     except BaseException as exc:
@@ -542,6 +544,7 @@ async def run_async(
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
+    _refuse_if_late(controls, admitted, invocation, started)
     try:
         remaining = invocation.remaining()
         if remaining is None:
@@ -590,9 +593,10 @@ def stream_sync(
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
+    _refuse_if_late(controls, admitted, invocation, started)
     count = 0
-    stream = open_stream(invocation)
     try:
+        stream = open_stream(invocation)  # in the try: a driver that fails opening it is reported too
         for item in stream:
             count += 1
             yield item
@@ -622,9 +626,10 @@ async def stream_async(
     tool = invocation.tool.name
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
+    _refuse_if_late(controls, admitted, invocation, started)
     count = 0
-    stream = open_stream(invocation)
     try:
+        stream = open_stream(invocation)  # in the try: a driver that fails opening it is reported too
         async for item in stream:
             count += 1
             yield item
@@ -653,6 +658,23 @@ async def _aclose(stream: AsyncIterator[Any]) -> None:
     aclose = getattr(stream, "aclose", None)
     if callable(aclose):
         await aclose()
+
+
+def _refuse_if_late(controls: Controls, admitted: _Admitted, invocation: Invocation, started: float) -> None:
+    """Raise ``TIMEOUT`` without calling the driver when the call's deadline passed while it
+    was being admitted (a slow policy or hook): a call reported as timed out must not go on
+    to act. Its terminal hook fires; the circuit breaker does not count it (the upstream
+    was never asked)."""
+    deadline = invocation.deadline
+    if deadline is None or deadline > time.monotonic():
+        return
+    tool = invocation.tool.name
+    late = ToolTimeoutError(
+        f"{tool} was not run: its deadline ({_seconds(invocation)}) passed before it could start.",
+        tool=tool, details={"category": "not_started", "retryable": True},
+    )
+    _finish(controls, admitted, invocation, started, error=late, counts=False)
+    raise late
 
 
 def _interrupted(tool: str, exc: BaseException) -> ToolCallError:

@@ -4,10 +4,13 @@ limits, against the hostile peer on loopback (which counts what reaches it)."""
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from hostile_drivers import rest_spec
@@ -17,9 +20,18 @@ from support.hostile import HostilePeer
 from support.processes import assert_process_gone
 from support.servers import free_port
 
-from mcs.context import AgentContext
-from mcs.errors import ExecutionError, InvalidInputError, PolicyDeniedError
+from mcs import ToolDriver
+from mcs.context import AgentContext, PolicyDecision
+from mcs.errors import (
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+)
 from mcs.limits import CircuitBreaker, RateLimit
+from mcs.pipeline import ExecutionEvent, Invocation
+from mcs.tools import Tool
 
 
 def _driver(peer: HostilePeer, **options: Any) -> RestDriver:
@@ -279,6 +291,20 @@ async def test_g4_excess_calls_are_refused_at_once_and_other_agents_keep_their_q
 
 
 
+def test_g4_f3_a_stream_whose_opening_fails_gives_back_its_slot_and_is_audited_once(peer: HostilePeer) -> None:
+    driver = _driver(peer, description_mode="discovery", rate_limit=RateLimit(concurrent=1))
+    seen: list[str] = []
+    driver.controls.on_execute_start(lambda event: seen.append("start"))
+    driver.controls.on_execute_end(lambda event: seen.append("end"))
+    driver.controls.on_execute_error(lambda event: seen.append(f"error:{event.error and event.error.code.value}"))
+    with driver:
+        for _ in range(3):  # describe_tool fails before its one-item stream opens
+            with pytest.raises(ToolNotFoundError):
+                list(driver.stream_call("describe_tool", {"name": "nope"}))
+        assert [item["name"] for item in driver.stream_call("describe_tool", {"name": "echo"})] == ["echo"]
+    assert seen == ["start", "error:TOOL_NOT_FOUND"] * 3 + ["start", "end"]
+
+
 def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> None:
     import httpx
     import uvicorn
@@ -327,3 +353,47 @@ def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> No
             assert ran == ["tea"] * 4 + ["broken"] * 2  # the open circuit sent nothing
     finally:
         server.close()
+
+
+class _Orders(ToolDriver):
+    """A driver written the plain way (``_call_tool`` only): its calls with a deadline run on
+    a worker thread; each posts an order to the peer."""
+
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(**options)
+        self.url = url
+        self.posted = threading.Event()
+
+    def _list_tools(self) -> list[Tool]:
+        return [Tool(name="order", input_schema={"type": "object", "properties": {}})]
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        answer = httpx.post(self.url + "/echo", content=b"order", timeout=5).json()
+        self.posted.set()
+        return answer
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_g3_a_call_whose_deadline_passed_during_admission_times_out_without_acting(
+    peer: HostilePeer, mode: str
+) -> None:
+    driver = _Orders(peer.url, timeout=0.2)
+    ends: list[ExecutionEvent] = []
+    driver.controls.on_execute_end(ends.append)
+    driver.controls.on_execute_error(ends.append)
+
+    @driver.add_policy
+    def slow(context: AgentContext, tool: str, args: Any) -> PolicyDecision:
+        time.sleep(0.3)  # a slow policy (a remote policy engine, an audit store) eats the deadline
+        return PolicyDecision.allow()
+
+    with pytest.raises(ToolTimeoutError, match="was not run"):
+        if mode == "sync":
+            driver.call_tool("order", {})
+        elif mode == "async":
+            asyncio.run(driver.acall_tool("order", {}))
+        else:
+            list(driver.stream_call("order", {}))
+    assert not driver.posted.wait(2)  # no worker thread went on to post it
+    assert peer.count("/echo") == 0
+    assert len(ends) == 1 and ends[0].error is not None and ends[0].error.code.value == "TIMEOUT"
