@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import email.utils
+import math
 import ssl
 import time
 import zlib
@@ -571,12 +572,13 @@ async def adecoded_chunks(
 
 def retry_after(headers: httpx.Headers) -> float | None:
     """The seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP date,
-    never negative), or ``None`` when it is absent or unreadable."""
+    never negative, always finite), or ``None`` when it is absent or unreadable."""
     raw = (headers.get("retry-after") or "").strip()
     if not raw:
         return None
     if raw.isdigit():
-        return float(raw)
+        seconds = float(raw)
+        return seconds if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):

@@ -85,6 +85,33 @@ def test_g1d_a_connection_refused_before_sending_may_be_retried_for_any_method()
     assert time.monotonic() - started >= 0.07  # two backoffs happened: it was retried
 
 
+@pytest.mark.parametrize("asked", ["86400", "Wed, 21 Oct 2099 07:28:00 GMT", "9" * 30])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_g1b_a_retry_after_longer_than_the_longest_wait_ends_the_retries_without_a_deadline(
+    peer: HostilePeer, asked: str, mode: str
+) -> None:
+    peer.flaky_failures, peer.flaky_retry_after = 100, asked
+    driver = _driver(peer, timeout=None)  # no deadline caps the wait: only the driver's own bound
+    call: Any = (lambda: driver.call_tool("flaky", {})) if mode == "sync" else (
+        lambda: asyncio.run(driver.acall_tool("flaky", {})))
+    outcome: queue.Queue[BaseException | None] = queue.Queue()
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:
+            outcome.put(exc)
+        else:
+            outcome.put(None)
+
+    threading.Thread(target=run, daemon=True).start()
+    error = outcome.get(timeout=20)  # a slept Retry-After would block here (and fail the test)
+    driver.close()
+    assert isinstance(error, ExecutionError) and error.details["status"] == 503
+    assert error.details["retryable"] and error.details["retry_after"] >= 86400  # the model is told how long
+    assert peer.count("/flaky") == 1  # not retried: the server asked for longer than the driver waits
+
+
 # ----------------------------------------------------------------------------- G2
 
 

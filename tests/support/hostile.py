@@ -77,6 +77,7 @@ class HostilePeer:
         self.location = "http://127.0.0.1:9/"
         self.execute_as = "/echo"
         self.flaky_failures = 1
+        self.flaky_retry_after = "1"  # the Retry-After of /flaky's 503 answers
         self.release = threading.Event()
         self.holding = 0
         self.most_held = 0
@@ -202,7 +203,7 @@ class HostilePeer:
         elif path == "/flaky":
             attempt = self.count("/flaky")
             if attempt <= self.flaky_failures:
-                _send(conn, 503, b'{"error": "busy"}', headers={"Retry-After": "1"})
+                _send(conn, 503, b'{"error": "busy"}', headers={"Retry-After": self.flaky_retry_after})
             else:
                 key = request.headers.get("idempotency-key")
                 _send(conn, 200, json.dumps({"attempts": attempt, "key": key}).encode())

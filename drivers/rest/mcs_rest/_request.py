@@ -38,6 +38,8 @@ class HttpOptions:
     retries: int = 2
     backoff: float = 0.25
     max_backoff: float = 10.0
+    #: The longest ``Retry-After`` waited for before a retry; a longer one ends the retries.
+    max_retry_after: float = 60.0
     retry_statuses: frozenset[int] = frozenset({429, 502, 503, 504})
     max_redirects: int = 5
     redirect_hosts: frozenset[str] = frozenset()

@@ -11,7 +11,9 @@ What a caller can rely on:
 * Retries: only for idempotent methods (or requests carrying an idempotency key) on
   429/502/503/504 and transport errors; a connection that was never established may be
   retried for any method. Backoff is exponential with jitter and honours ``Retry-After``;
-  a wait that would pass the deadline is not started.
+  a wait that would pass the deadline, or a ``Retry-After`` over ``max_retry_after``
+  (60 s, with or without a deadline), is not started: the error goes to the caller with
+  its ``retry_after``.
 * Reads go through the core's bounded reader (:mod:`mcs.http`): streamed, stopped at
   ``max_response_bytes`` of *decoded* content (a compression bomb cannot fill memory).
   With the driver's own transports the deadline covers connect, headers and body as a
@@ -402,6 +404,8 @@ class _Plan:
         if response is not None:
             after = retry_after(response.headers)
             if after is not None:
+                if after > self.options.max_retry_after:  # the server's value bounds no wait of ours
+                    return None
                 delay = max(delay, after)
         if self.deadline is not None and time.monotonic() + delay >= self.deadline:
             return None
