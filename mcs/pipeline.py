@@ -481,7 +481,7 @@ def run_sync(
     started = time.perf_counter()
     _refuse_if_late(controls, admitted, invocation, started)
     try:
-        result = _call_within_deadline(invocation, call, enforces_deadline, check_output)
+        result = _call_within_deadline(invocation, call, enforces_deadline, check_output, admitted)
     except BaseException as exc:
         if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: report, never swallow
             _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
@@ -509,10 +509,13 @@ def run_bare(
 
 def _call_within_deadline(
     invocation: Invocation, call: Callable[[Invocation], Any], enforces_deadline: bool,
-    check_output: Callable[[Any], None] | None,
+    check_output: Callable[[Any], None] | None, admitted: _Admitted | None = None,
 ) -> Any:
     """``call(invocation)`` inline when there is no deadline or the driver enforces it,
-    else on a worker thread abandoned at the deadline (``TIMEOUT``); then the output check."""
+    else on a worker thread abandoned at the deadline (``TIMEOUT``); then the output check.
+
+    An abandoned call that is still running keeps ``admitted``'s rate-limit slot until its
+    thread ends: ``concurrent=N`` bounds the calls really running, not those awaited."""
     if enforces_deadline or invocation.deadline is None:
         result = call(invocation)
     else:
@@ -520,7 +523,9 @@ def _call_within_deadline(
         try:
             result = future.result(timeout=invocation.remaining())
         except concurrent.futures.TimeoutError:
-            future.cancel()
+            if not future.cancel() and admitted is not None and admitted.release is not None:
+                release, admitted.release = admitted.release, None
+                future.add_done_callback(lambda _: release())
             tool = invocation.tool.name
             raise ToolTimeoutError(
                 f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",

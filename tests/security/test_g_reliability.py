@@ -424,3 +424,38 @@ def test_g3_a_call_whose_deadline_passed_during_admission_times_out_without_acti
     assert not driver.posted.wait(2)  # no worker thread went on to post it
     assert peer.count("/echo") == 0
     assert len(ends) == 1 and ends[0].error is not None and ends[0].error.code.value == "TIMEOUT"
+
+
+class _Holder(_Orders):
+    """Each call waits at the peer's ``/hold`` until the peer releases it."""
+
+    def _list_tools(self) -> list[Tool]:
+        return [Tool(name="hold", input_schema={"type": "object", "properties": {}})]
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        return httpx.get(self.url + "/hold", timeout=30).json()
+
+
+def test_g4_a_call_abandoned_at_its_deadline_keeps_its_concurrency_slot_while_it_still_runs(
+    peer: HostilePeer,
+) -> None:
+    driver = _Holder(peer.url, timeout=0.2, rate_limit=RateLimit(concurrent=2))
+    try:
+        for _ in range(2):
+            with pytest.raises(ToolTimeoutError, match="abandoned"):
+                driver.call_tool("hold", {})
+        for _ in range(3):  # both abandoned calls still hold a request open at the peer
+            with pytest.raises(PolicyDeniedError, match="2 calls of 'anonymous' are already running"):
+                driver.call_tool("hold", {})
+        assert peer.most_held == 2
+    finally:
+        peer.release.set()
+    deadline = time.monotonic() + 10
+    while True:  # once the abandoned threads end, their slots come back
+        try:
+            assert driver.call_tool("hold", {}) == {"held": True}
+            break
+        except PolicyDeniedError:
+            assert time.monotonic() < deadline, "the slots of the ended calls never came back"
+            time.sleep(0.05)
+    assert peer.count("/hold") == 3
