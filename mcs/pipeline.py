@@ -42,6 +42,7 @@ Guarantees a caller can rely on:
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import copy
 import logging
 import time
@@ -550,6 +551,8 @@ async def run_async(
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
     _refuse_if_late(controls, admitted, invocation, started)
+    # run_in_thread, under this call, hands the slot on to a thread that outlives it
+    holder = _holding_call.set(admitted) if admitted.release is not None else None
     try:
         remaining = invocation.remaining()
         if remaining is None:
@@ -573,8 +576,34 @@ async def run_async(
         error = map_exception(exc, tool, invocation.secrets())
         _finish(controls, admitted, invocation, started, error=error)
         raise error from (None if error is exc else exc)
+    finally:
+        if holder is not None:
+            _holding_call.reset(holder)
     _finish(controls, admitted, invocation, started, result=result)
     return result
+
+
+#: The admitted call :func:`run_async` is awaiting (when it holds a rate-limit slot).
+_holding_call: contextvars.ContextVar[_Admitted | None] = contextvars.ContextVar("mcs_holding_call", default=None)
+
+
+async def run_in_thread(call: Callable[[Invocation], Any], invocation: Invocation) -> Any:
+    """``await call(invocation)`` run on a worker thread (``asyncio.to_thread``'s job, with
+    the context copied). When the awaiting task is cancelled (its deadline, its caller) while
+    the thread still runs, the call's rate-limit slot stays taken until the thread ends:
+    ``concurrent=N`` bounds the calls really running (:class:`~mcs.ToolDriver`'s default
+    ``_acall_tool`` runs ``_call_tool`` this way)."""
+    import asyncio
+
+    future = _pool().submit(contextvars.copy_context().run, call, invocation)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        admitted = _holding_call.get()
+        if not future.cancel() and admitted is not None and admitted.release is not None:
+            release, admitted.release = admitted.release, None
+            future.add_done_callback(lambda _: release())
+        raise
 
 
 def _streamed(count: int) -> dict[str, int]:

@@ -358,10 +358,9 @@ class ToolDriver(MCSDriver):
         """
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
-        """Native async twin of :meth:`_call_tool`; the default runs it on a thread."""
-        import asyncio
-
-        return await asyncio.to_thread(self._call_tool, invocation)
+        """Native async twin of :meth:`_call_tool`; the default runs it on a thread (one that
+        outlives a cancelled call keeps the call's rate-limit slot until it ends)."""
+        return await pipeline.run_in_thread(self._call_tool, invocation)
 
     def _stream_tool(self, invocation: Invocation) -> Iterator[Any]:
         """Yield a streaming tool's items; the default yields the one result of ``_call_tool``.
