@@ -10,7 +10,8 @@ In order, each cheap check before the costlier ones:
    ``max_fields``; introspection fields (``__schema``, ``__type``) unless allowed;
 4. validated against the schema (graphql-core's rules: fields, arguments, types);
 5. estimated complexity: each field costs 1 times the size of the lists it sits in; a list
-   field's size is its ``first``/``last`` argument when given, else ``list_size``;
+   field's size is its ``first``/``last`` argument when given (a variable's coerced value,
+   its default included), else ``list_size``;
 6. the variables coerced against their declared types.
 """
 
@@ -178,7 +179,8 @@ def check(
     if isinstance(coerced, list):
         raise InvalidInputError("The variables do not fit the document: " + "; ".join(e.message for e in coerced))
     root = schema.get_root_type(operation.operation)
-    complexity = _Cost(schema, fragments, given, limits.list_size).selection(operation.selection_set, root, 1)
+    # sized by the values the server will use: defaults applied, `1000.0` read as the Int 1000
+    complexity = _Cost(schema, fragments, coerced.coerced, limits.list_size).selection(operation.selection_set, root, 1)
     if complexity > limits.max_complexity:
         raise InvalidInputError(
             f"The document's estimated complexity is {complexity}, over the limit of {limits.max_complexity} "

@@ -78,6 +78,22 @@ def test_hostile_documents_are_refused_before_anything_is_sent(driver: GraphQLDr
     assert server.state.requests == [] and server.state.deleted == 0
 
 
+PAGE_SIZE_BY_VARIABLE = {
+    "a variable's default": ("query($n: Int = 1000) { books(first: $n) { nodes { author { books { id title } } } } }", {}),
+    "an integer given as a float": ("query($n: Int) { books(first: $n) { nodes { author { books { id title } } } } }",
+                                    {"n": 1000.0}),
+}
+
+
+@pytest.mark.parametrize("case", list(PAGE_SIZE_BY_VARIABLE))
+def test_the_complexity_counts_the_page_size_the_server_will_use(driver: GraphQLDriver, server: Running, case: str) -> None:
+    document, variables = PAGE_SIZE_BY_VARIABLE[case]
+    server.state.requests.clear()
+    with pytest.raises(InvalidInputError, match="complexity"):
+        driver.call_tool("execute", {"query": document, "variables": variables})
+    assert server.state.requests == []
+
+
 def test_the_limits_are_configurable(server: Running) -> None:
     strict = GraphQLDriver(server.graphql, freeform=True, limits={"max_depth": 5})
     with strict, pytest.raises(InvalidInputError, match="nests 6 levels deep; the limit is 5"):
