@@ -125,6 +125,41 @@ def test_c2_a_wsdl_importing_a_local_file_outside_its_folder_is_refused(tmp_path
         assert driver.get_tool("FullCountryInfo") is not None
 
 
+def _importing(url: str) -> str:
+    return WORLD_WSDL.read_text().replace("{address}", "http://127.0.0.1:9").replace(
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">',
+        f'<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">'
+        f'<xsd:import namespace="urn:evil" schemaLocation="{url}"/>')
+
+
+@pytest.mark.parametrize(("allowed", "imported"), [
+    ("http://127.0.0.1", "{url}/latest/meta-data.xsd"),  # the allowed origin is port 80, not the recorder's
+    ("{url}/schemas", "{url}/schemas-private/secret.xsd"),  # a folder is not every path that starts like it
+    ("{url}/schemas/", "{url}/schemas/../latest/meta-data.xsd"),  # nor what dot segments climb out to
+])
+def test_an_import_outside_an_allowed_url_prefix_is_refused_and_nothing_is_fetched(tmp_path, recorder, allowed, imported):
+    peer, url = recorder
+    allowed = allowed.format(url=url)
+    imported = imported.format(url=url)
+    path = tmp_path / "import.wsdl"
+    path.write_text(_importing(imported))
+    with pytest.raises(WsdlError) as info:
+        SoapDriver(path, allow_imports=[allowed])
+    assert "allow_imports" in str(info.value)
+    assert peer.requests == []
+
+
+def test_an_import_under_an_allowed_url_prefix_is_read(tmp_path):
+    schema = b'<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:evil"/>'
+    peer = SoapPeer(wsdl=WORLD_WSDL.read_text(), handlers={}, documents={"schemas/extra.xsd": schema}, validate=False)
+    with serve(peer) as url:
+        path = tmp_path / "import.wsdl"
+        path.write_text(_importing(f"{url}/schemas/extra.xsd"))
+        with SoapDriver(path, allow_imports=[f"{url}/schemas"]) as driver:
+            assert driver.get_tool("FullCountryInfo") is not None
+    assert [r.path for r in peer.requests] == ["/schemas/extra.xsd"]
+
+
 def test_a_wsdl_served_over_http_may_import_from_its_own_origin_only(tmp_path):
     schema = (b'<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:extra">'
               b'<xsd:simpleType name="Code"><xsd:restriction base="xsd:string"><xsd:enumeration value="A"/>'
