@@ -198,6 +198,41 @@ def test_markup_in_a_string_argument_stays_text(world: World):
             "</text><times>9</times>&amp;"
 
 
+URL_REPLACEMENT_WSDL = """<?xml version="1.0"?>
+<definitions xmlns="http://schemas.xmlsoap.org/wsdl/" xmlns:http="http://schemas.xmlsoap.org/wsdl/http/"
+  xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:mime="http://schemas.xmlsoap.org/wsdl/mime/"
+  xmlns:tns="urn:quotes" targetNamespace="urn:quotes">
+  <message name="in"><part name="symbol" type="xsd:string"/><part name="day" type="xsd:int"/></message>
+  <message name="out"><part name="body" type="xsd:string"/></message>
+  <portType name="Quotes"><operation name="Quote"><input message="tns:in"/><output message="tns:out"/></operation></portType>
+  <binding name="QuotesGet" type="tns:Quotes">
+    <http:binding verb="GET"/>
+    <operation name="Quote">
+      <http:operation location="/quote/(symbol)/(day)"/>
+      <input><http:urlReplacement/></input>
+      <output><mime:content type="text/xml"/></output>
+    </operation>
+  </binding>
+  <service name="QuoteService"><port name="Get" binding="tns:QuotesGet"><http:address location="http://127.0.0.1:9/api"/></port></service>
+</definitions>"""
+
+
+@pytest.mark.parametrize(("symbol", "path"), [
+    ("../../admin?delete=1#", "/api/quote/..%2F..%2Fadmin%3Fdelete%3D1%23/7"),
+    ("..", "/api/quote/%2E%2E/7"),
+    ("a/b&c=d", "/api/quote/a%2Fb%26c%3Dd/7"),
+    ("x%2F..", "/api/quote/x%252F../7"),
+    ("(day)", "/api/quote/%28day%29/7"),
+])
+def test_an_http_binding_puts_each_url_replacement_value_in_one_path_segment(tmp_path, recorder, symbol, path):
+    peer, url = recorder
+    wsdl = tmp_path / "quotes.wsdl"
+    wsdl.write_text(URL_REPLACEMENT_WSDL)
+    with SoapDriver(wsdl, endpoint=url + "/api") as driver, pytest.raises(ExecutionError):  # the recorder answers 404
+        driver.call_tool("Quote", {"symbol": symbol, "day": 7})
+    assert [r.path for r in peer.requests] == [path]
+
+
 def test_a_wsdl_server_dripping_its_headers_is_cut_at_load_timeout_as_a_whole():
     with HostilePeer() as peer:
         started = time.monotonic()
