@@ -33,7 +33,9 @@ _INT32 = {"type": "integer", "minimum": -(2**31), "maximum": 2**31 - 1}
 _UINT32 = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}
 _INT64 = {"type": "string", "pattern": "^-?[0-9]+$", "format": "int64"}
 _UINT64 = {"type": "string", "pattern": "^[0-9]+$", "format": "uint64"}
-_BYTES = {"type": "string", "contentEncoding": "base64"}
+#: base64, standard or URL-safe, padded or not, line breaks allowed: what protobuf's JSON
+#: parser decodes. It skips anything else, so without the pattern "!!!" would go as no bytes.
+_BYTES = {"type": "string", "contentEncoding": "base64", "pattern": "^[A-Za-z0-9+/_\\s-]*(=\\s*){0,2}$"}
 _T = FieldDescriptor
 SCALARS: dict[int, Schema] = {
     _T.TYPE_DOUBLE: {"type": "number"}, _T.TYPE_FLOAT: {"type": "number"},

@@ -81,6 +81,22 @@ def test_a_value_with_line_breaks_travels_as_data(lab: Running) -> None:
     assert "authorization" not in lab.state.metadata[-1]
 
 
+@pytest.mark.parametrize("blob", ["!!!", "AAAA!!!!BBBB", "aGVsbG8=\x00", "aGVsbG8=aGVsbG8="])
+def test_bytes_that_are_not_base64_are_refused_before_the_call(lab: Running, blob: str) -> None:
+    # protobuf's JSON parser skips what is not base64: "!!!" would be sent as empty bytes
+    with GrpcDriver(lab.target) as driver, pytest.raises(InvalidInputError, match="blob"):
+        driver.call_tool("Lab_Echo", {"blob": blob})
+    assert lab.state.calls["Echo"] == 0
+
+
+@pytest.mark.parametrize(("blob", "sent"), [
+    ("aGVsbG8=", "aGVsbG8="), ("aGVsbG8", "aGVsbG8="), ("aGVs\nbG8=", "aGVsbG8="), ("-_8=", "+/8="),
+])
+def test_standard_url_safe_unpadded_and_wrapped_base64_are_taken(lab: Running, blob: str, sent: str) -> None:
+    with GrpcDriver(lab.target, include_defaults=False) as driver:
+        assert driver.call_tool("Lab_Echo", {"blob": blob}) == {"blob": sent}
+
+
 # ---------------------------------------------------------------------- TLS
 
 
