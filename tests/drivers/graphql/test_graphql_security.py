@@ -57,6 +57,9 @@ HOSTILE = {
         "query { book(id: \"b1\") { ...F9 } } fragment F0 on Book { id title tags }"
         + "".join(f" fragment F{i} on Book {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, 10)),
         "fields (fragments expanded)"),
+    "fragment chain": (  # walking it overflowed the stack: an unexpected RecursionError, not a refusal
+        "query { book(id: \"b1\") { ...F0 } }" + "".join(f" fragment F{i} on Book {{ ...F{i + 1} }}" for i in range(600))
+        + " fragment F600 on Book { id }", "fragments spread each other more than 100 deep"),
     "smuggled mutation": ("mutation { deleteAll }", "holds a mutation"),
     "mutation beside a query": ("query Q { now } mutation M { deleteAll }", "holds 2 operations"),
     "subscription": ("subscription { ticks(count: 2) }", "subscription"),
