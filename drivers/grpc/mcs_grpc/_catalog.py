@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,7 +82,11 @@ def _well_known_files() -> dict[str, descriptor_pb2.FileDescriptorProto]:
 
 
 def plain_text(comment: str) -> str:
-    """A proto comment as plain text: links reduced to their words, lines rejoined."""
+    """A proto comment as plain text: links reduced to their words, lines rejoined, and no
+    invisible format characters (Unicode category Cf: zero-width, bidi overrides, the tag
+    block that spells hidden ASCII), so no description carries words its reader cannot see."""
+    if not comment.isascii():
+        comment = "".join(char for char in comment if unicodedata.category(char) != "Cf")
     lines = [line.strip() for line in comment.strip().splitlines()]
     paragraphs = "\n".join(lines).split("\n\n")
     text = "\n\n".join(" ".join(p.split("\n")).strip() for p in paragraphs if p.strip())

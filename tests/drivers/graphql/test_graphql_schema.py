@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,30 @@ def _answering(answer: dict[str, Any]) -> type[JSONHandler]:
             self.send_json({"data": answer})
 
     return Introspected
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def _invisible(text: str) -> list[str]:
+    return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"]
+
+
+def test_descriptions_from_the_server_carry_no_invisible_characters() -> None:
+    sdl = f'''
+    "Greetings{HIDDEN}." type Query {{ "Says hello{HIDDEN}." hello("Who{HIDDEN}." name: String!, kind: Kind): String }}
+    "Kinds{HIDDEN}." enum Kind {{ "First{HIDDEN}." A B }}
+    '''
+    answer = graphql_sync(build_schema(sdl), get_introspection_query()).data
+    assert answer is not None
+    with serving_http(_answering(answer)) as url, GraphQLDriver(url + "/graphql", freeform=True) as driver:
+        tool = driver.get_tool("hello")
+        shown = [tool.description, json.dumps(tool.input_schema, ensure_ascii=False),
+                 json.dumps(driver.call_tool("describe_type", {"name": "Query.hello"}), ensure_ascii=False),
+                 json.dumps(driver.call_tool("describe_type", {"name": "Kind"}), ensure_ascii=False),
+                 driver.get_function_description()]
+    assert "Says hello." in shown[0] and "Who." in shown[1] and "First." in shown[3]
+    assert [_invisible(text) for text in shown] == [[], [], [], [], []]
 
 
 def test_input_objects_nested_a_thousand_deep_load_as_refs() -> None:

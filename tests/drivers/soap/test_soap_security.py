@@ -5,6 +5,7 @@ size caps for WSDLs and responses; values from the model stay data."""
 from __future__ import annotations
 
 import time
+import unicodedata
 
 import pytest
 from mcs_soap import SoapDriver, WsdlError
@@ -231,6 +232,22 @@ def test_an_http_binding_puts_each_url_replacement_value_in_one_path_segment(tmp
     with SoapDriver(wsdl, endpoint=url + "/api") as driver, pytest.raises(ExecutionError):  # the recorder answers 404
         driver.call_tool("Quote", {"symbol": symbol, "day": 7})
     assert [r.path for r in peer.requests] == [path]
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def test_documentation_carries_no_invisible_characters_into_descriptions(tmp_path):
+    text = URL_REPLACEMENT_WSDL.replace(
+        '<operation name="Quote"><input',
+        f'<operation name="Quote"><documentation>Quotes a share{HIDDEN}.</documentation><input')
+    path = tmp_path / "hidden.wsdl"
+    path.write_text(text, encoding="utf-8")
+    with SoapDriver(path, cache=False) as driver:
+        tool = driver.get_tool("Quote")
+        shown = [tool.description, driver.get_function_description()]
+    assert "Quotes a share." in shown[0]
+    assert [[f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"] for text in shown] == [[], []]
 
 
 def test_a_wsdl_server_dripping_its_headers_is_cut_at_load_timeout_as_a_whole():
