@@ -59,8 +59,11 @@ WELL_KNOWN: dict[str, Schema] = {
     _P + "Struct": {"type": "object"},
     _P + "Value": {"description": "any JSON value"},
     _P + "ListValue": {"type": "array"},
+    # the type URL every protobuf runtime packs; another prefix (http://...) is a URL that a
+    # server's type resolver may fetch, and the model chooses it: refused
     _P + "Any": {"type": "object", "properties": {"@type": {
-        "type": "string", "description": "type.googleapis.com/ and the message's full name"}},
+        "type": "string", "pattern": "^type\\.googleapis\\.com/[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
+        "description": "type.googleapis.com/ and the message's full name"}},
         "required": ["@type"], "description": "@type and the fields of that message"},
     _P + "FieldMask": {"type": "string", "description": "comma-separated field paths in lowerCamelCase"},
     _P + "Empty": {"type": "object", "properties": {}, "additionalProperties": False},

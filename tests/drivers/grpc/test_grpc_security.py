@@ -100,6 +100,23 @@ def test_standard_url_safe_unpadded_and_wrapped_base64_are_taken(lab: Running, b
         assert driver.call_tool("Lab_Echo", {"blob": blob}) == {"blob": sent}
 
 
+@pytest.mark.parametrize("type_url", [
+    "http://169.254.169.254/latest/mcs.test.Inner",  # a URL a server's type resolver may fetch
+    "https://evil.example/mcs.test.Inner",
+    "type.googleapis.com.evil.example/mcs.test.Inner",
+])
+def test_an_any_with_a_type_url_outside_type_googleapis_com_is_refused(lab: Running, type_url: str) -> None:
+    with GrpcDriver(lab.target) as driver, pytest.raises(InvalidInputError, match="@type"):
+        driver.call_tool("Lab_Echo", {"packed": {"@type": type_url, "note": "x"}})
+    assert lab.state.calls["Echo"] == 0
+
+
+def test_an_any_packs_a_message_of_the_services_types(lab: Running) -> None:
+    packed = {"@type": "type.googleapis.com/mcs.test.Inner", "note": "x"}
+    with GrpcDriver(lab.target, include_defaults=False) as driver:
+        assert driver.call_tool("Lab_Echo", {"packed": packed}) == {"packed": packed}
+
+
 HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
 
 
