@@ -89,6 +89,7 @@ class InputSchemas:
         self._scalars = {**SCALAR_SCHEMAS, **(scalars or {})}
         self._defs: dict[str, dict[str, Any]] = {}
         self._uses: dict[str, frozenset[str]] = {}
+        self._pending: list[GraphQLInputObjectType] = []  # referenced, not yet defined
 
     def object_schema(self, arguments: Mapping[str, GraphQLArgument | GraphQLInputField]) -> dict[str, Any]:
         """``{"type": "object", ...}`` for ``arguments``, with the ``$defs`` it references."""
@@ -99,6 +100,7 @@ class InputSchemas:
 
     def defs_for(self, refs: set[str]) -> dict[str, Any]:
         """The ``$defs`` entries that schemas referencing ``refs`` need (transitively)."""
+        self._define_pending()
         return {name: self._defs[name] for name in sorted(self._closure(refs))}
 
     def _fields(
@@ -141,7 +143,8 @@ class InputSchemas:
         if isinstance(gtype, GraphQLEnumType):
             return _enum(gtype), set()
         if isinstance(gtype, GraphQLInputObjectType):
-            self._define(gtype)
+            if gtype.name not in self._defs:
+                self._pending.append(gtype)
             return {"$ref": f"#/$defs/{gtype.name}"}, {gtype.name}
         if isinstance(gtype, GraphQLScalarType):
             known = self._scalars.get(gtype.name)
@@ -151,16 +154,20 @@ class InputSchemas:
             return {"type": "string", "description": f"GraphQL scalar {gtype.name}" + (f": {text}" if text else "")}, set()
         raise TypeError(f"{gtype} is not an input type")  # pragma: no cover - the schema guarantees it
 
-    def _define(self, gtype: GraphQLInputObjectType) -> None:
-        if gtype.name in self._defs:
-            return
-        self._defs[gtype.name] = {}  # a placeholder while its fields refer back to it
-        schema, refs = self._fields(gtype.fields, plain(gtype.description, _DESCRIPTION))
-        if getattr(gtype, "is_one_of", False):
-            schema["minProperties"] = schema["maxProperties"] = 1
-            schema["description"] = (schema.get("description", "") + " Give exactly one of the fields.").strip()
-        self._defs[gtype.name] = schema
-        self._uses[gtype.name] = frozenset(refs)
+    def _define_pending(self) -> None:
+        """Define every input object referenced so far, and those their fields reference: in
+        a loop, not by recursion, so inputs nested thousands deep cannot exhaust the stack."""
+        while self._pending:
+            gtype = self._pending.pop()
+            if gtype.name in self._defs:
+                continue
+            self._defs[gtype.name] = {}  # a placeholder while its fields refer back to it
+            schema, refs = self._fields(gtype.fields, plain(gtype.description, _DESCRIPTION))
+            if getattr(gtype, "is_one_of", False):
+                schema["minProperties"] = schema["maxProperties"] = 1
+                schema["description"] = (schema.get("description", "") + " Give exactly one of the fields.").strip()
+            self._defs[gtype.name] = schema
+            self._uses[gtype.name] = frozenset(refs)
 
     def _closure(self, refs: set[str]) -> set[str]:
         found: set[str] = set()

@@ -6,11 +6,12 @@ In order, each cheap check before the costlier ones:
 2. one operation (several only when allowed, then ``operationName`` picks one); no
    mutation unless mutations are allowed, no subscription unless allowed;
 3. its shape, fragments expanded (memoised, so a fragment "bomb" costs linear time) and
-   fragment cycles refused: nesting ``max_depth``, aliased fields ``max_aliases``, fields
+   fragment cycles and fragment chains over ``MAX_FRAGMENT_NESTING`` refused: nesting ``max_depth``, aliased fields ``max_aliases``, fields
    ``max_fields``; introspection fields (``__schema``, ``__type``) unless allowed;
 4. validated against the schema (graphql-core's rules: fields, arguments, types);
 5. estimated complexity: each field costs 1 times the size of the lists it sits in; a list
-   field's size is its ``first``/``last`` argument when given, else ``list_size``;
+   field's size is its ``first``/``last`` argument when given (a variable's coerced value,
+   its default included), else ``list_size``;
 6. the variables coerced against their declared types.
 """
 
@@ -48,6 +49,9 @@ from mcs.errors import ConfigurationError, InvalidInputError
 from mcs_graphql._selection import is_connection
 
 _INTROSPECTION = frozenset({"__schema", "__type"})
+#: How deep fragments may spread fragments that spread fragments: far beyond what documents
+#: use, and below where walking them (here, and in graphql-core's validation) runs out of stack.
+MAX_FRAGMENT_NESTING = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,11 @@ class _Walker:
         definition = self.fragments.get(name)
         if definition is None:
             return _Shape()  # validation reports the unknown fragment
+        if len(self.stack) >= MAX_FRAGMENT_NESTING:
+            raise InvalidInputError(
+                f"The document's fragments spread each other more than {MAX_FRAGMENT_NESTING} deep "
+                f"({self.stack[0]} -> {self.stack[1]} -> ...); spread fewer fragments inside fragments."
+            )
         self.stack.append(name)
         try:
             shape = self.measure(definition.selection_set)
@@ -178,7 +187,8 @@ def check(
     if isinstance(coerced, list):
         raise InvalidInputError("The variables do not fit the document: " + "; ".join(e.message for e in coerced))
     root = schema.get_root_type(operation.operation)
-    complexity = _Cost(schema, fragments, given, limits.list_size).selection(operation.selection_set, root, 1)
+    # sized by the values the server will use: defaults applied, `1000.0` read as the Int 1000
+    complexity = _Cost(schema, fragments, coerced.coerced, limits.list_size).selection(operation.selection_set, root, 1)
     if complexity > limits.max_complexity:
         raise InvalidInputError(
             f"The document's estimated complexity is {complexity}, over the limit of {limits.max_complexity} "

@@ -128,9 +128,19 @@ def from_introspection(data: Mapping[str, Any], origin: str = "<introspection>")
         raise SchemaError(f"{origin}: not an introspection result (no __schema object)")
     try:
         schema = build_client_schema(body)  # type: ignore[arg-type]
+        _resolve_lazy_parts(schema)
     except (GraphQLError, TypeError, KeyError, ValueError) as exc:
         raise SchemaError(f"{origin}: the introspection result cannot be built: {exc}") from None
     return LoadedSchema(schema, origin, "GraphQL introspection")
+
+
+def _resolve_lazy_parts(schema: GraphQLSchema) -> None:
+    """Build every part graphql-core builds on first use (fields, arguments, interfaces, union
+    members, enum values), so a name that is not a GraphQL name, or a reference to a type the
+    answer lacks, fails here, at load, and not later in whatever first reads it."""
+    for named in schema.type_map.values():
+        for part in ("fields", "interfaces", "types", "values"):
+            getattr(named, part, None)
 
 
 def from_file(path: str | os.PathLike[str], *, lenient: bool = False) -> LoadedSchema:

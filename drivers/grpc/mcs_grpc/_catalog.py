@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,41 @@ _LINK = re.compile(r"\[([^\]]+)\]\s?(?:\[[^\]]*\]|\([^)]*\))")
 _SPACES = re.compile(r"[ \t]+")
 
 
+#: How deep messages may nest (message in message, recursion aside): protobuf's own
+#: default for parsing (binary and ``json_format``); deeper descriptors cannot be used,
+#: and building their classes exhausts Python's recursion limit.
+MAX_NESTING = 100
+
+
+def nesting_depth(root: Descriptor, limit: int = MAX_NESTING) -> int:
+    """How many messages deep ``root`` nests (itself 1), a message that contains itself
+    counted once; walked without recursion, and stopped once past ``limit``."""
+    depth: dict[str, int] = {}
+    deepest: dict[str, int] = {root.full_name: 0}  # the deepest child seen so far, per open message
+    path: list[tuple[Descriptor, Any]] = [(root, iter(root.fields))]
+    while path:
+        message, fields = path[-1]
+        field = next(fields, None)
+        if field is None:
+            path.pop()
+            depth[message.full_name] = 1 + deepest.pop(message.full_name)
+            if path:
+                parent = path[-1][0].full_name
+                deepest[parent] = max(deepest[parent], depth[message.full_name])
+            continue
+        child = field.message_type
+        if child is None or child.full_name in deepest:  # a scalar, or a message already open above
+            continue
+        if child.full_name in depth:
+            deepest[message.full_name] = max(deepest[message.full_name], depth[child.full_name])
+        elif len(path) >= limit:
+            return limit + 1
+        else:
+            deepest[child.full_name] = 0
+            path.append((child, iter(child.fields)))
+    return depth[root.full_name]
+
+
 def _well_known_files() -> dict[str, descriptor_pb2.FileDescriptorProto]:
     import importlib
 
@@ -46,7 +82,11 @@ def _well_known_files() -> dict[str, descriptor_pb2.FileDescriptorProto]:
 
 
 def plain_text(comment: str) -> str:
-    """A proto comment as plain text: links reduced to their words, lines rejoined."""
+    """A proto comment as plain text: links reduced to their words, lines rejoined, and no
+    invisible format characters (Unicode category Cf: zero-width, bidi overrides, the tag
+    block that spells hidden ASCII), so no description carries words its reader cannot see."""
+    if not comment.isascii():
+        comment = "".join(char for char in comment if unicodedata.category(char) != "Cf")
     lines = [line.strip() for line in comment.strip().splitlines()]
     paragraphs = "\n".join(lines).split("\n\n")
     text = "\n\n".join(" ".join(p.split("\n")).strip() for p in paragraphs if p.strip())

@@ -33,7 +33,9 @@ _INT32 = {"type": "integer", "minimum": -(2**31), "maximum": 2**31 - 1}
 _UINT32 = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}
 _INT64 = {"type": "string", "pattern": "^-?[0-9]+$", "format": "int64"}
 _UINT64 = {"type": "string", "pattern": "^[0-9]+$", "format": "uint64"}
-_BYTES = {"type": "string", "contentEncoding": "base64"}
+#: base64, standard or URL-safe, padded or not, line breaks allowed: what protobuf's JSON
+#: parser decodes. It skips anything else, so without the pattern "!!!" would go as no bytes.
+_BYTES = {"type": "string", "contentEncoding": "base64", "pattern": "^[A-Za-z0-9+/_\\s-]*(=\\s*){0,2}$"}
 _T = FieldDescriptor
 SCALARS: dict[int, Schema] = {
     _T.TYPE_DOUBLE: {"type": "number"}, _T.TYPE_FLOAT: {"type": "number"},
@@ -57,8 +59,11 @@ WELL_KNOWN: dict[str, Schema] = {
     _P + "Struct": {"type": "object"},
     _P + "Value": {"description": "any JSON value"},
     _P + "ListValue": {"type": "array"},
+    # the type URL every protobuf runtime packs; another prefix (http://...) is a URL that a
+    # server's type resolver may fetch, and the model chooses it: refused
     _P + "Any": {"type": "object", "properties": {"@type": {
-        "type": "string", "description": "type.googleapis.com/ and the message's full name"}},
+        "type": "string", "pattern": "^type\\.googleapis\\.com/[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
+        "description": "type.googleapis.com/ and the message's full name"}},
         "required": ["@type"], "description": "@type and the fields of that message"},
     _P + "FieldMask": {"type": "string", "description": "comma-separated field paths in lowerCamelCase"},
     _P + "Empty": {"type": "object", "properties": {}, "additionalProperties": False},

@@ -19,7 +19,7 @@ from mcs.tools import Tool, unique_tool_names
 from mcs.validation import ArgumentValidator
 from mcs_grpc import _catalog
 from mcs_grpc._calls import MESSAGES, REQUEST, Caller, Cut, Method, StreamBounds
-from mcs_grpc._catalog import Catalog, choose_methods, idempotency_level
+from mcs_grpc._catalog import MAX_NESTING, Catalog, choose_methods, idempotency_level, nesting_depth
 from mcs_grpc._channel import ChannelSettings, MetadataProvider, MetadataSource, RetryPolicy
 from mcs_grpc._messages import Normalizer, direct_builder, direct_reader, to_json_function
 from mcs_grpc._schema import OBJECT_WELL_KNOWN, WELL_KNOWN, SchemaBuilder
@@ -186,6 +186,8 @@ class GrpcDriver(ToolDriver):
         self._methods: dict[str, Method] = {}
         self._op_tools: list[Tool] = []
         names = unique_tool_names(f"{m.containing_service.name}_{m.name}" for m in chosen)
+        for descriptor in chosen:
+            _check_nesting(descriptor)
         for tool_name, descriptor in zip(names, chosen, strict=True):
             level = idempotency_level(descriptor)
             request_cls = self.catalog.message_class(descriptor.input_type)
@@ -421,3 +423,12 @@ def _slug(text: str) -> str:
 
 
 __all__ = ["GrpcDriver"]
+
+
+def _check_nesting(method: MethodDescriptor) -> None:
+    for role, message in (("request", method.input_type), ("response", method.output_type)):
+        if nesting_depth(message) > MAX_NESTING:
+            raise ConfigurationError(
+                f"{method.full_name}: its {role} {message.full_name} nests messages more than {MAX_NESTING} "
+                "levels deep, more than protobuf parses; leave the method out with the methods or services option."
+            )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: descriptions without invisible format characters
 MEMORY_ENTRIES = 16
 
 

@@ -5,7 +5,10 @@ What a caller can rely on:
 * The WSDL itself comes from the path or URL given. Every document it imports or
   includes (``wsdl:import``, ``xsd:import``, ``xsd:include``) must live at the WSDL's own
   location: under the WSDL's folder for a file, on the same origin (scheme, host,
-  port) for a URL. ``allow_imports`` adds folders or URL prefixes (``True``: anywhere).
+  port) for a URL. ``allow_imports`` adds folders or URL prefixes (``True``: anywhere); a
+  URL prefix allows its origin and the paths under its path, segment by segment, as httpx
+  reads them (``https://h/xsd`` allows ``https://h/xsd/a.xsd``, not ``https://h/xsd-old/``,
+  ``https://h:8443/xsd/`` or ``https://h/xsd/%2e%2e/admin``).
   Anything else is refused before a byte is read, with an error naming the URL.
 * Each document is read up to ``max_bytes`` (a larger one is refused, not cut), at most
   ``max_documents`` documents are read, and remote reads go through the core's bounded
@@ -54,6 +57,23 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), port
 
 
+def _fetched(url: str) -> tuple[tuple[str, str, int | None], list[str]] | None:
+    """The origin and the path segments of ``url`` as httpx, which fetches it, reads it (dot
+    segments resolved, percent-escapes decoded); ``None`` if httpx refuses it, or if a segment
+    still means ``.`` or ``..`` (``%2e%2e``), which a server may climb out with."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None
+    segments = parsed.path.split("/")[1:]
+    if any(segment in (".", "..") for segment in segments):
+        return None
+    port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
+    return (parsed.scheme, parsed.host, port), segments
+
+
 def _as_path(location: str) -> Path | None:
     parts = urlsplit(location)
     if parts.scheme == "file":
@@ -88,15 +108,20 @@ class LoadPolicy:
 
     def _own(self, location: str) -> bool:
         if is_url(self.entry):
-            return is_url(location) and _origin(location) == _origin(self.entry)
+            own, read = _fetched(self.entry), _fetched(location) if is_url(location) else None
+            return own is not None and read is not None and read[0] == own[0]
         entry = _as_path(self.entry)
         target = _as_path(location)
         return entry is not None and target is not None and target.is_relative_to(entry.parent)
 
     @staticmethod
     def _under(location: str, allowed: str) -> bool:
-        if is_url(allowed):
-            return is_url(location) and location.startswith(allowed)
+        if is_url(allowed):  # the same origin, and under the allowed path segment by segment
+            prefix, read = _fetched(allowed), _fetched(location) if is_url(location) else None
+            if prefix is None or read is None or prefix[0] != read[0]:
+                return False
+            segments = prefix[1][:-1] if prefix[1][-1:] == [""] else prefix[1]
+            return read[1][:len(segments)] == segments
         folder, target = _as_path(allowed), _as_path(location)
         return folder is not None and target is not None and target.is_relative_to(folder)
 

@@ -14,6 +14,7 @@ more, with the same hardened parser) and answers three questions:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -70,7 +71,10 @@ def documentation(node: etree._Element | None) -> str:
             break
     if not texts:
         return ""
-    text = _SPACE.sub(" ", " ".join(texts)).strip()
+    text = " ".join(texts)
+    if not text.isascii():  # no invisible format characters (Cf: zero-width, bidi, tag block): no hidden words
+        text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    text = _SPACE.sub(" ", text).strip()
     if len(text) > MAX_DOC_CHARS:
         text = text[: MAX_DOC_CHARS - 3].rstrip() + "..."
     return text

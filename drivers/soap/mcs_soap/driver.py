@@ -16,6 +16,7 @@ from mcs.errors import ConfigurationError, ExecutionError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
+from mcs.urls import encode_path_segment
 from mcs_soap import _cache, _collector
 from mcs_soap._callstate import CALL, CallState, HttpOptions
 from mcs_soap._loading import (
@@ -262,9 +263,18 @@ class SoapDriver(ToolDriver):
             arguments = apply_any(arguments, plan)
         kwargs: dict[str, Any] = {} if simple else dict(arguments)
         args = [arguments.get(simple)] if simple else []
+        if kwargs and self._in_url(tool):
+            kwargs = {name: _url_part(value) for name, value in kwargs.items()}
         if self._soap_headers:
             kwargs["_soapheaders"] = self._header_values(tool)
         return args, kwargs
+
+    def _in_url(self, tool: Tool) -> bool:
+        """Whether the operation's parts go into the URL (an HTTP binding's ``urlReplacement``),
+        where zeep puts them as they are."""
+        from zeep.wsdl.messages.http import UrlReplacement
+
+        return isinstance(self._input(tool), UrlReplacement)
 
     def _any_plan(self, tool: Tool) -> dict[str, Any]:
         from mcs_soap._values import any_paths
@@ -523,3 +533,12 @@ def _soap_headers(headers: Mapping[str, Any] | Sequence[str] | None) -> list[Any
 
 
 __all__ = ["SoapDriver", "WsdlError"]
+
+
+def _url_part(value: Any) -> str | None:
+    """A part's value as the text zeep puts in the URL: one percent-encoded path segment
+    (``../admin?x=1`` cannot leave the operation's path or add a query; SECURITY.md B1)."""
+    if value is None:
+        return None
+    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return encode_path_segment(text)

@@ -57,6 +57,9 @@ HOSTILE = {
         "query { book(id: \"b1\") { ...F9 } } fragment F0 on Book { id title tags }"
         + "".join(f" fragment F{i} on Book {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, 10)),
         "fields (fragments expanded)"),
+    "fragment chain": (  # walking it overflowed the stack: an unexpected RecursionError, not a refusal
+        "query { book(id: \"b1\") { ...F0 } }" + "".join(f" fragment F{i} on Book {{ ...F{i + 1} }}" for i in range(600))
+        + " fragment F600 on Book { id }", "fragments spread each other more than 100 deep"),
     "smuggled mutation": ("mutation { deleteAll }", "holds a mutation"),
     "mutation beside a query": ("query Q { now } mutation M { deleteAll }", "holds 2 operations"),
     "subscription": ("subscription { ticks(count: 2) }", "subscription"),
@@ -76,6 +79,22 @@ def test_hostile_documents_are_refused_before_anything_is_sent(driver: GraphQLDr
     assert info.value.code is ErrorCode.INVALID_INPUT
     assert expected in info.value.message
     assert server.state.requests == [] and server.state.deleted == 0
+
+
+PAGE_SIZE_BY_VARIABLE = {
+    "a variable's default": ("query($n: Int = 1000) { books(first: $n) { nodes { author { books { id title } } } } }", {}),
+    "an integer given as a float": ("query($n: Int) { books(first: $n) { nodes { author { books { id title } } } } }",
+                                    {"n": 1000.0}),
+}
+
+
+@pytest.mark.parametrize("case", list(PAGE_SIZE_BY_VARIABLE))
+def test_the_complexity_counts_the_page_size_the_server_will_use(driver: GraphQLDriver, server: Running, case: str) -> None:
+    document, variables = PAGE_SIZE_BY_VARIABLE[case]
+    server.state.requests.clear()
+    with pytest.raises(InvalidInputError, match="complexity"):
+        driver.call_tool("execute", {"query": document, "variables": variables})
+    assert server.state.requests == []
 
 
 def test_the_limits_are_configurable(server: Running) -> None:

@@ -3,9 +3,13 @@ sets; the service and method filters; every corpus proto; clear errors for bad s
 
 from __future__ import annotations
 
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool
+from grpc_reflection.v1alpha import reflection
 from grpc_servers import LAB_PROTO, Running, greeter_servicer, serve
 from mcs_grpc import GrpcDriver
 
@@ -39,6 +43,35 @@ def test_reflection_descriptions_come_from_the_descriptors_the_server_sends(exam
         tool = driver.get_tool("RouteGuide_ListFeatures")
         assert tool is not None and tool.meta["original_name"] == "routeguide.RouteGuide/ListFeatures"
         assert tool.annotations["readOnlyHint"] is False
+
+
+def _chain(depth: int) -> descriptor_pb2.FileDescriptorProto:
+    """deep.M0 holds an M1, which holds an M2, ... down to M{depth-1}; deep.Deep/Call takes an M0."""
+    file = descriptor_pb2.FileDescriptorProto(name="deep.proto", package="deep", syntax="proto3")
+    for index in range(depth):
+        message = file.message_type.add(name=f"M{index}")
+        message.field.add(name="v", number=1, json_name="v", type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                          label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+        if index + 1 < depth:
+            message.field.add(name="next", number=2, json_name="next", type_name=f".deep.M{index + 1}",
+                              type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                              label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    file.service.add(name="Deep").method.add(name="Call", input_type=".deep.M0", output_type=".deep.M0")
+    return file
+
+
+def test_reflection_with_messages_nested_deeper_than_protobuf_parses_is_a_configuration_error() -> None:
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(_chain(400))  # a hostile server: loading it overflowed Python's stack (RecursionError)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    reflection.enable_server_reflection(["deep.Deep", reflection.SERVICE_NAME], server, pool=pool)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with pytest.raises(ConfigurationError, match=r"deep\.Deep\.Call: its request deep\.M0 nests messages more than 100"):
+            GrpcDriver(f"127.0.0.1:{port}")
+    finally:
+        server.stop(None)
 
 
 def test_a_server_without_reflection_gives_a_clear_error_naming_the_other_sources() -> None:

@@ -32,7 +32,7 @@ def test_scalars_follow_the_proto3_json_mapping(driver: GrpcDriver) -> None:
     assert props["big"] == {"type": "string", "pattern": "^-?[0-9]+$", "format": "int64"}
     assert props["unsignedBig"]["format"] == "uint64"
     assert props["ratio"] == {"type": "number"} and props["flag"] == {"type": "boolean"}
-    assert props["blob"] == {"type": "string", "contentEncoding": "base64"}
+    assert props["blob"] == {"type": "string", "contentEncoding": "base64", "pattern": "^[A-Za-z0-9+/_\\s-]*(=\\s*){0,2}$"}
     assert props["tags"] == {"type": "array", "items": {"type": "string"}}
 
 

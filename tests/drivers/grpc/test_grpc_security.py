@@ -3,6 +3,9 @@ comes from configuration only, TLS and mTLS with certificates made in the test."
 
 from __future__ import annotations
 
+import json
+import unicodedata
+
 import grpc
 import pytest
 from grpc_servers import Certificates, Running, lab_servicer, serve
@@ -79,6 +82,67 @@ def test_a_value_with_line_breaks_travels_as_data(lab: Running) -> None:
     with GrpcDriver(lab.target, include_defaults=False) as driver:
         assert driver.call_tool("Lab_Echo", {"text": text}) == {"text": text}
     assert "authorization" not in lab.state.metadata[-1]
+
+
+@pytest.mark.parametrize("blob", ["!!!", "AAAA!!!!BBBB", "aGVsbG8=\x00", "aGVsbG8=aGVsbG8="])
+def test_bytes_that_are_not_base64_are_refused_before_the_call(lab: Running, blob: str) -> None:
+    # protobuf's JSON parser skips what is not base64: "!!!" would be sent as empty bytes
+    with GrpcDriver(lab.target) as driver, pytest.raises(InvalidInputError, match="blob"):
+        driver.call_tool("Lab_Echo", {"blob": blob})
+    assert lab.state.calls["Echo"] == 0
+
+
+@pytest.mark.parametrize(("blob", "sent"), [
+    ("aGVsbG8=", "aGVsbG8="), ("aGVsbG8", "aGVsbG8="), ("aGVs\nbG8=", "aGVsbG8="), ("-_8=", "+/8="),
+])
+def test_standard_url_safe_unpadded_and_wrapped_base64_are_taken(lab: Running, blob: str, sent: str) -> None:
+    with GrpcDriver(lab.target, include_defaults=False) as driver:
+        assert driver.call_tool("Lab_Echo", {"blob": blob}) == {"blob": sent}
+
+
+@pytest.mark.parametrize("type_url", [
+    "http://169.254.169.254/latest/mcs.test.Inner",  # a URL a server's type resolver may fetch
+    "https://evil.example/mcs.test.Inner",
+    "type.googleapis.com.evil.example/mcs.test.Inner",
+])
+def test_an_any_with_a_type_url_outside_type_googleapis_com_is_refused(lab: Running, type_url: str) -> None:
+    with GrpcDriver(lab.target) as driver, pytest.raises(InvalidInputError, match="@type"):
+        driver.call_tool("Lab_Echo", {"packed": {"@type": type_url, "note": "x"}})
+    assert lab.state.calls["Echo"] == 0
+
+
+def test_an_any_packs_a_message_of_the_services_types(lab: Running) -> None:
+    packed = {"@type": "type.googleapis.com/mcs.test.Inner", "note": "x"}
+    with GrpcDriver(lab.target, include_defaults=False) as driver:
+        assert driver.call_tool("Lab_Echo", {"packed": packed}) == {"packed": packed}
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def test_comments_carry_no_invisible_characters_into_descriptions(tmp_path) -> None:
+    (tmp_path / "hidden.proto").write_text(f"""syntax = "proto3";
+package hidden;
+// Colours{HIDDEN}.
+enum Colour {{
+  // None{HIDDEN}.
+  NONE = 0;
+}}
+message Ask {{
+  // Who asks{HIDDEN}.
+  string who = 1;
+  Colour colour = 2;
+}}
+service Desk {{
+  // Answers a question{HIDDEN}.
+  rpc Answer(Ask) returns (Ask);
+}}
+""", encoding="utf-8")
+    with GrpcDriver(proto=tmp_path / "hidden.proto") as driver:
+        tool = driver.get_tool("Desk_Answer")
+        shown = [tool.description, json.dumps(tool.input_schema, ensure_ascii=False), driver.get_function_description()]
+    assert "Answers a question." in shown[0] and "Who asks." in shown[1] and "None." in shown[1]
+    assert [[f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"] for text in shown] == [[], [], []]
 
 
 # ---------------------------------------------------------------------- TLS

@@ -5,6 +5,7 @@ size caps for WSDLs and responses; values from the model stay data."""
 from __future__ import annotations
 
 import time
+import unicodedata
 
 import pytest
 from mcs_soap import SoapDriver, WsdlError
@@ -125,6 +126,41 @@ def test_c2_a_wsdl_importing_a_local_file_outside_its_folder_is_refused(tmp_path
         assert driver.get_tool("FullCountryInfo") is not None
 
 
+def _importing(url: str) -> str:
+    return WORLD_WSDL.read_text().replace("{address}", "http://127.0.0.1:9").replace(
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">',
+        f'<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">'
+        f'<xsd:import namespace="urn:evil" schemaLocation="{url}"/>')
+
+
+@pytest.mark.parametrize(("allowed", "imported"), [
+    ("http://127.0.0.1", "{url}/latest/meta-data.xsd"),  # the allowed origin is port 80, not the recorder's
+    ("{url}/schemas", "{url}/schemas-private/secret.xsd"),  # a folder is not every path that starts like it
+    ("{url}/schemas/", "{url}/schemas/../latest/meta-data.xsd"),  # nor what dot segments climb out to
+])
+def test_an_import_outside_an_allowed_url_prefix_is_refused_and_nothing_is_fetched(tmp_path, recorder, allowed, imported):
+    peer, url = recorder
+    allowed = allowed.format(url=url)
+    imported = imported.format(url=url)
+    path = tmp_path / "import.wsdl"
+    path.write_text(_importing(imported))
+    with pytest.raises(WsdlError) as info:
+        SoapDriver(path, allow_imports=[allowed])
+    assert "allow_imports" in str(info.value)
+    assert peer.requests == []
+
+
+def test_an_import_under_an_allowed_url_prefix_is_read(tmp_path):
+    schema = b'<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:evil"/>'
+    peer = SoapPeer(wsdl=WORLD_WSDL.read_text(), handlers={}, documents={"schemas/extra.xsd": schema}, validate=False)
+    with serve(peer) as url:
+        path = tmp_path / "import.wsdl"
+        path.write_text(_importing(f"{url}/schemas/extra.xsd"))
+        with SoapDriver(path, allow_imports=[f"{url}/schemas"]) as driver:
+            assert driver.get_tool("FullCountryInfo") is not None
+    assert [r.path for r in peer.requests] == ["/schemas/extra.xsd"]
+
+
 def test_a_wsdl_served_over_http_may_import_from_its_own_origin_only(tmp_path):
     schema = (b'<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:extra">'
               b'<xsd:simpleType name="Code"><xsd:restriction base="xsd:string"><xsd:enumeration value="A"/>'
@@ -161,6 +197,57 @@ def test_markup_in_a_string_argument_stays_text(world: World):
     with SoapDriver(world.wsdl) as driver:
         assert driver.call_tool("Echo", {"text": "</text><times>9</times>&amp;", "times": 1}) == \
             "</text><times>9</times>&amp;"
+
+
+URL_REPLACEMENT_WSDL = """<?xml version="1.0"?>
+<definitions xmlns="http://schemas.xmlsoap.org/wsdl/" xmlns:http="http://schemas.xmlsoap.org/wsdl/http/"
+  xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:mime="http://schemas.xmlsoap.org/wsdl/mime/"
+  xmlns:tns="urn:quotes" targetNamespace="urn:quotes">
+  <message name="in"><part name="symbol" type="xsd:string"/><part name="day" type="xsd:int"/></message>
+  <message name="out"><part name="body" type="xsd:string"/></message>
+  <portType name="Quotes"><operation name="Quote"><input message="tns:in"/><output message="tns:out"/></operation></portType>
+  <binding name="QuotesGet" type="tns:Quotes">
+    <http:binding verb="GET"/>
+    <operation name="Quote">
+      <http:operation location="/quote/(symbol)/(day)"/>
+      <input><http:urlReplacement/></input>
+      <output><mime:content type="text/xml"/></output>
+    </operation>
+  </binding>
+  <service name="QuoteService"><port name="Get" binding="tns:QuotesGet"><http:address location="http://127.0.0.1:9/api"/></port></service>
+</definitions>"""
+
+
+@pytest.mark.parametrize(("symbol", "path"), [
+    ("../../admin?delete=1#", "/api/quote/..%2F..%2Fadmin%3Fdelete%3D1%23/7"),
+    ("..", "/api/quote/%2E%2E/7"),
+    ("a/b&c=d", "/api/quote/a%2Fb%26c%3Dd/7"),
+    ("x%2F..", "/api/quote/x%252F../7"),
+    ("(day)", "/api/quote/%28day%29/7"),
+])
+def test_an_http_binding_puts_each_url_replacement_value_in_one_path_segment(tmp_path, recorder, symbol, path):
+    peer, url = recorder
+    wsdl = tmp_path / "quotes.wsdl"
+    wsdl.write_text(URL_REPLACEMENT_WSDL)
+    with SoapDriver(wsdl, endpoint=url + "/api") as driver, pytest.raises(ExecutionError):  # the recorder answers 404
+        driver.call_tool("Quote", {"symbol": symbol, "day": 7})
+    assert [r.path for r in peer.requests] == [path]
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def test_documentation_carries_no_invisible_characters_into_descriptions(tmp_path):
+    text = URL_REPLACEMENT_WSDL.replace(
+        '<operation name="Quote"><input',
+        f'<operation name="Quote"><documentation>Quotes a share{HIDDEN}.</documentation><input')
+    path = tmp_path / "hidden.wsdl"
+    path.write_text(text, encoding="utf-8")
+    with SoapDriver(path, cache=False) as driver:
+        tool = driver.get_tool("Quote")
+        shown = [tool.description, driver.get_function_description()]
+    assert "Quotes a share." in shown[0]
+    assert [[f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"] for text in shown] == [[], []]
 
 
 def test_a_wsdl_server_dripping_its_headers_is_cut_at_load_timeout_as_a_whole():
