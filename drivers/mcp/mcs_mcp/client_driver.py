@@ -400,15 +400,23 @@ class MCPDriver(ToolDriver):
         # must not make the rest look new.
         candidates = [t for t in listing.tools if t["name"] != wire.METHOD]
         shadowed: dict[str, str] = {}
+        originals: dict[str, set[str]] = {}  # exposed name -> the server's names that become it
         for item in candidates:
             exposed = self._exposed(server, item["name"])
+            originals.setdefault(exposed, set()).add(item["name"])
             owner = owners.get(exposed)
             if owner is not None and owner != f"{server}:{item['name']}":
                 shadowed[item["name"]] = owner.split(":", 1)[0]
+        clashes = {
+            name: f"the server's tools {', '.join(map(repr, sorted(names)))} are all exposed as {exposed!r}; none "
+                  "is offered, since which one a call reaches would depend on the order of the listing"
+            for exposed, names in originals.items() if len(names) > 1 for name in names
+        }
         allowed, held = self.pins.review(
             server,
             [(t["name"], t.get("description"), t.get("inputSchema"), _pinned_extra(t)) for t in candidates],
             owners=shadowed,
+            clashes=clashes,
             trust_new=self.trust_new_tools,
         )
         self._report(held)

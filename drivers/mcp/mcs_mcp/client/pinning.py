@@ -10,7 +10,11 @@ descriptions included) and, when present, title, output schema and annotations
   an annotation flipped from destructive to ``readOnlyHint`` (a rug pull past an
   annotation-based approval policy);
 * it appeared after the server's first listing, e.g. after ``tools/list_changed`` (``new``);
-* it would shadow a name another server already owns (``shadowing``);
+* it would shadow a name another server already owns, or its name is not the only one
+  of its kind in the listing: the same name listed twice with different definitions (on
+  one page or on two), or a name that another of the server's tools becomes once
+  sanitised (``a.b`` and ``a_b``); a call by that name could reach either, so none of
+  them is offered, whatever was approved before (``shadowing``);
 * any text of it hides instructions: ``<IMPORTANT>``-style tags or invisible Unicode, in
   the description, a parameter description, a title or an enum (``suspicious``).
 
@@ -157,6 +161,7 @@ class PinStore:
         tools: list[Definition],
         *,
         owners: Mapping[str, str] | None = None,
+        clashes: Mapping[str, str] | None = None,
         trust_new: bool = False,
     ) -> tuple[set[str], list[HeldTool]]:
         """Compare a listing with the pins; pin what is trusted. Returns (allowed names, held tools).
@@ -165,9 +170,21 @@ class PinStore:
         inputSchema, extra)`` with the other fields to pin (see :func:`definition_hash`).
         ``owners`` maps exposed tool
         names already owned by *other* servers to that server, for shadowing checks.
+        ``clashes`` maps names that are ambiguous in this listing (another tool of the
+        server is exposed under the same name) to why; they are held whatever their pins,
+        as is a name listed more than once with different definitions.
         ``trust_new`` pins tools that appear after the first listing without holding them.
         """
         owners = owners or {}
+        ambiguous = dict(clashes or {})
+        versions: dict[str, set[str]] = {}
+        for definition in tools:
+            extra = definition[3] if len(definition) > 3 else None
+            versions.setdefault(definition[0], set()).add(definition_hash(*definition[:3], extra))
+        for name, hashes in versions.items():
+            if len(hashes) > 1:
+                ambiguous[name] = (f"the server lists {len(hashes)} different tools named {name!r}; none is "
+                                   "offered, since a call by that name could reach any of them")
         allowed: set[str] = set()
         held: list[HeldTool] = []
         with self._lock:
@@ -179,7 +196,9 @@ class PinStore:
                 current = definition_hash(name, description, schema, extra)
                 pinned = pins.get(name)
                 hold: tuple[HoldReason, str] | None = None
-                if pinned == current:
+                if name in ambiguous:
+                    hold = ("shadowing", ambiguous[name])
+                elif pinned == current:
                     hold = None
                 elif (why := suspicious_definition(description, schema, extra)) is not None:
                     hold = ("suspicious", why)
