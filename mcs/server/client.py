@@ -16,7 +16,9 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from mcs import prompts
 from mcs.context import AgentContext
@@ -31,7 +33,7 @@ from mcs.errors import (
 )
 from mcs.pipeline import Invocation
 from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, PROTOCOL_VERSION, context_to_headers
-from mcs.tools import Tool
+from mcs.tools import TOOL_NAME_PATTERN, Tool
 
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
 
@@ -67,6 +69,40 @@ def _check_protocol(protocol: Any, where: str) -> None:
             f"{where} speaks RFC-0001 wire protocol {protocol}; this client speaks {PROTOCOL_VERSION} "
             "and a different major version is incompatible (section 16)"
         )
+
+
+class _Entry(BaseModel):
+    """One tool of a capabilities document, as section "GET /mcp/capabilities" gives it;
+    keys added by later 1.x servers are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: Annotated[StrictStr, Field(pattern=TOOL_NAME_PATTERN.pattern)]
+    description: StrictStr | None = None
+    input_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    timeout_ms: Annotated[StrictInt, Field(ge=0)] | None = None
+    idempotent: StrictBool | None = None
+
+
+def _entries(tools: list[Any], where: str) -> list[_Entry]:
+    """The document's tools, checked: a malformed one is a :class:`ConfigurationError` naming it."""
+    entries: list[_Entry] = []
+    seen: set[str] = set()
+    for index, item in enumerate(tools):
+        try:
+            entry = _Entry.model_validate(item)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in error["loc"])
+            raise ConfigurationError(
+                f"{where}: tools[{index}]{field} is not a valid RFC-0001 tool entry: {error['msg']}"
+            ) from None
+        if entry.name in seen:
+            raise ConfigurationError(f"{where}: tools[{index}] lists the tool {entry.name!r} twice")
+        seen.add(entry.name)
+        entries.append(entry)
+    return entries
 
 
 class RFC0001Driver(ToolDriver):
@@ -144,6 +180,7 @@ class RFC0001Driver(ToolDriver):
         if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
             raise ConfigurationError(f"{where} is not an RFC-0001 document")
         _check_protocol(document.get("protocol"), where)
+        _entries(document["tools"], where)
         return document
 
     def _exchange(self, request: httpx.Request, deadline: float | None, tool: str | None) -> tuple[int, bytes]:
@@ -164,17 +201,17 @@ class RFC0001Driver(ToolDriver):
     def _list_tools(self) -> Iterable[Tool]:
         document = self.capabilities()
         self._server = {k: document.get(k) for k in ("server", "version", "description")}
-        tools = []
-        for entry in document["tools"]:
-            tools.append(Tool(
-                name=entry["name"],
-                description=entry.get("description") or "",
-                input_schema=entry.get("input_schema") or {"type": "object", "properties": {}},
-                output_schema=entry.get("output_schema") or None,
-                annotations={"idempotentHint": bool(entry.get("idempotent", False))},
-                meta={"timeout_ms": entry.get("timeout_ms")},
-            ))
-        return tools
+        return [
+            Tool(
+                name=entry.name,
+                description=entry.description or "",
+                input_schema=entry.input_schema or {"type": "object", "properties": {}},
+                output_schema=entry.output_schema or None,
+                annotations={"idempotentHint": bool(entry.idempotent)},
+                meta={"timeout_ms": entry.timeout_ms},
+            )
+            for entry in _entries(document["tools"], f"{self.url}{CAPABILITIES_PATH}")
+        ]
 
     def healthcheck(self) -> dict[str, Any]:
         """``{"status": "ok", "server", "version", "tools"}`` or ``{"status": "error", "detail"}``."""
