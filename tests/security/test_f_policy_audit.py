@@ -216,6 +216,21 @@ def test_f2_tools_of_one_server_whose_names_collide_once_sanitised_are_held(
     assert hostile.calls == []
 
 
+@pytest.mark.parametrize(("loop", "pages", "refusal"), [
+    (True, 1, "pages its tools in a loop"),
+    (True, 2, "pages its tools in a loop"),
+    (False, 6, "lists more than 10000 tools"),
+])
+def test_f2_a_listing_that_loops_or_never_ends_is_refused_after_a_few_pages(
+        lister: tuple[Lister, str], loop: bool, pages: int, refusal: str) -> None:
+    hostile, url = lister
+    hostile.pages = [[listed_tool(f"t{page}_{i}", "A tool.") for i in range(2000)] for page in range(pages)]
+    hostile.loop = loop
+    with MCPDriver(url=url) as driver, pytest.raises(ExecutionError, match=f"MCP server 'mcp' {refusal}"):
+        driver.list_tools()
+    assert hostile.list_requests <= pages + 1
+
+
 def test_f2_results_from_the_bridge_are_capped_with_a_marker(approved: Path, tmp_path: Path) -> None:
     pins = tmp_path / "pins.json"
     shutil.copy(approved, pins)
