@@ -43,9 +43,21 @@ from typing import Any, Literal
 
 HoldReason = Literal["changed", "new", "shadowing", "suspicious"]
 
+# Read on the NFKC form of a text, so fullwidth (\uff1cIMPORTANT\uff1e) and mathematical
+# letters match as the ASCII a model reads them as; a suffix (<IMPORTANT_NOTE>) and a
+# chat-template bar (<|system|>) too. An HTML comment is hidden wherever text is rendered.
 _SUSPICIOUS_TAGS = re.compile(
-    r"<\s*/?\s*(important|system|instructions?|secret|hidden|admin)\b[^>]*>", re.IGNORECASE
+    r"<\s*\|?\s*/?\s*(important|system|instructions?|secret|hidden|admin)(?:[_-]\w*)?\b[^>]*>|<!--",
+    re.IGNORECASE,
 )
+
+# Unicode's Default_Ignorable_Code_Point characters that are not format characters (Cf):
+# shown as nothing, so they hide text or carry it (data smuggled in variation selectors).
+_IGNORABLE = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF),
+)
+_PRESENTATION = (0xFE0E, 0xFE0F)  # text/emoji presentation: one after a visible character is ordinary
 
 
 Definition = tuple[str, str | None, Mapping[str, Any] | None] | tuple[
@@ -73,17 +85,36 @@ def definition_hash(
 def suspicious_text(text: str) -> str | None:
     """Why ``text`` looks like a hidden instruction, or ``None``.
 
-    Flags instruction tags (``<IMPORTANT>``, ``<system>``...) and invisible characters:
-    Unicode format characters (zero-width, bidi controls) and the tag block U+E0000-E007F.
+    Flags instruction tags (``<IMPORTANT>``, ``<system>``, ``<|system|>``...; also written
+    in fullwidth or mathematical letters, read through NFKC), HTML comments, and invisible
+    characters: Unicode format characters (zero-width, bidi controls, the tag block), the
+    other default-ignorable ones (variation selectors, Hangul fillers, the combining
+    grapheme joiner; one emoji presentation selector after a visible character is
+    ordinary) and control characters other than tab and line breaks.
     """
-    match = _SUSPICIOUS_TAGS.search(text)
+    match = _SUSPICIOUS_TAGS.search(unicodedata.normalize("NFKC", text))
     if match:
         return f"contains the tag {match.group(0)!r}"
+    previous = ""
     for char in text:
-        code = ord(char)
-        if 0xE0000 <= code <= 0xE007F or unicodedata.category(char) == "Cf":
-            return f"contains the invisible character U+{code:04X}"
+        if _invisible(char, previous):
+            return f"contains the invisible character U+{ord(char):04X}"
+        previous = char
     return None
+
+
+def _invisible(char: str, previous: str) -> bool:
+    """Whether ``char`` is shown as nothing: a format character, a default-ignorable one
+    (a variation selector other than one presentation selector after a visible character),
+    or a control character other than tab and line breaks (a terminal escape hides text)."""
+    category = unicodedata.category(char)
+    if category == "Cf" or (category == "Cc" and char not in "\t\n\r"):
+        return True
+    code = ord(char)
+    if not any(low <= code <= high for low, high in _IGNORABLE):
+        return False
+    return not (code in _PRESENTATION and previous != "" and not _invisible(previous, "")
+                and ord(previous) not in range(0xFE00, 0xFE10))
 
 
 def _strings(value: Any, path: str) -> list[tuple[str, str]]:
