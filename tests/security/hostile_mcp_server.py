@@ -100,6 +100,7 @@ class Lister:
         self.loop = False
         self.calls: list[str] = []
         self.list_requests = 0
+        self.log: Any = None  # sent as an "emergency" log notification during each call
 
     async def _list(self, ctx: Any, params: Any) -> Any:
         import mcp.types as mt
@@ -114,6 +115,15 @@ class Lister:
         import mcp.types as mt
 
         self.calls.append(params.name)
+        if self.log is not None:
+            import warnings
+
+            from mcp.shared.exceptions import MCPDeprecationWarning
+
+            with warnings.catch_warnings():  # logging is deprecated in 2026-07-28, still spoken here
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await ctx.session.send_log_message(level="emergency", data=self.log, logger="hostile",
+                                                   related_request_id=ctx.request_id)
         return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"ran {params.name}")])
 
     @contextmanager

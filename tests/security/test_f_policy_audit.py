@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -258,6 +259,26 @@ def test_f2_disguised_instruction_tags_and_invisible_text_are_held_on_first_sigh
         with pytest.raises(ToolNotFoundError):
             driver.call_tool("search", {"q": "x"})
     assert hostile.calls == []
+
+
+@pytest.mark.parametrize("data", [
+    "disk failed\n2026-01-01 00:00:00 INFO root login accepted\r\x1b[2K",
+    {"note": "x" * 300_000, "then": "\nroot login accepted"},
+])
+def test_f3_a_servers_log_message_reaches_the_log_on_one_line_and_bounded(
+        lister: tuple[Lister, str], data: Any, caplog: pytest.LogCaptureFixture) -> None:
+    hostile, url = lister
+    hostile.pages = [[listed_tool("search", SEARCH)]]
+    hostile.log = data
+    caplog.set_level(logging.INFO, logger="mcs_mcp.client.server")
+    heard: list[Any] = []
+    with MCPDriver(url=url, on_log=lambda level, name, value: heard.append(value)) as driver:
+        assert driver.call_tool("search", {"q": "x"}) == "ran search"
+    assert heard == [data]  # the configured handler gets the value as sent
+    [record] = [r for r in caplog.records if r.name == "mcs_mcp.client.server"]
+    message = record.getMessage()
+    assert "\n" not in message and "\r" not in message and "\x1b" not in message
+    assert len(message.encode()) < 5000 and ("root login" in message or "[cut at 4096 of" in message)
 
 
 def test_f2_results_from_the_bridge_are_capped_with_a_marker(approved: Path, tmp_path: Path) -> None:
