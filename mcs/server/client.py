@@ -13,6 +13,8 @@ come back as the matching :class:`~mcs.ToolCallError` (same code, same message).
 from __future__ import annotations
 
 import json
+import logging
+import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -31,9 +33,12 @@ from mcs.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
+from mcs.pinning import HeldTool, PinStore
 from mcs.pipeline import Invocation
 from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, PROTOCOL_VERSION, context_to_headers
 from mcs.tools import TOOL_NAME_PATTERN, Tool
+
+logger = logging.getLogger("mcs.server.client")
 
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
 
@@ -113,8 +118,14 @@ class RFC0001Driver(ToolDriver):
     call when the caller passes none), ``headers`` (extra HTTP headers, e.g. an
     ``Authorization`` your deployment puts in front of the server),
     ``max_response_bytes`` (largest answer read, default 5 MiB; a longer one is an
-    error, never read into memory), and every :class:`~mcs.ToolDriver` option
-    (``timeout`` bounds each exchange as a whole: connect, headers and body).
+    error, never read into memory), ``pins`` (a :class:`~mcs.pinning.PinStore` or a JSON
+    file path) and ``trust_new_tools`` (see below), and every :class:`~mcs.ToolDriver`
+    option (``timeout`` bounds each exchange as a whole: connect, headers and body).
+
+    The server's tool definitions are pinned when first seen (SECURITY.md F2, as the
+    ``mcp`` bridge does): one whose description, schemas or ``idempotent`` claim changed
+    since, one that appeared later, or one whose text hides instructions is held back (not
+    described, not callable) and listed by :meth:`held_tools` until :meth:`accept`.
     """
 
     enforces_deadline = True
@@ -128,6 +139,8 @@ class RFC0001Driver(ToolDriver):
         metadata: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         max_response_bytes: int = 5 * 1024 * 1024,
+        pins: PinStore | str | os.PathLike[str] | None = None,
+        trust_new_tools: bool = False,
         **options: Any,
     ) -> None:
         if httpx is None:
@@ -144,6 +157,8 @@ class RFC0001Driver(ToolDriver):
         if max_response_bytes < 1:
             raise ConfigurationError("max_response_bytes must be at least 1")
         self.max_response_bytes = max_response_bytes
+        self.pins = pins if isinstance(pins, PinStore) else PinStore(pins)
+        self.trust_new_tools = trust_new_tools
         self._headers = {"Accept-Encoding": mcs_http.ACCEPT_ENCODING, **dict(headers or {})}
         self._client = httpx.Client(base_url=self.url, headers=self._headers, timeout=self.timeout,
                                     transport=mcs_http.transport())
@@ -201,6 +216,16 @@ class RFC0001Driver(ToolDriver):
     def _list_tools(self) -> Iterable[Tool]:
         document = self.capabilities()
         self._server = {k: document.get(k) for k in ("server", "version", "description")}
+        entries = _entries(document["tools"], f"{self.url}{CAPABILITIES_PATH}")
+        allowed, held = self.pins.review(
+            self.url,
+            [(e.name, e.description, e.input_schema,
+              {"output_schema": e.output_schema or None, "idempotent": bool(e.idempotent)}) for e in entries],
+            trust_new=self.trust_new_tools,
+        )
+        for hold in held:
+            logger.warning("RFC-0001 server %s: %r held back until accepted (%s): %s",
+                           self.url, hold.name, hold.reason, hold.detail)
         return [
             Tool(
                 name=entry.name,
@@ -210,8 +235,22 @@ class RFC0001Driver(ToolDriver):
                 annotations={"idempotentHint": bool(entry.idempotent)},
                 meta={"timeout_ms": entry.timeout_ms},
             )
-            for entry in _entries(document["tools"], f"{self.url}{CAPABILITIES_PATH}")
+            for entry in entries if entry.name in allowed
         ]
+
+    def held_tools(self) -> list[HeldTool]:
+        """Tools held back until accepted: changed, new or suspicious (see :mod:`mcs.pinning`)."""
+        self._tool_map()
+        return self.pins.held(self.url)
+
+    def accept(self, name: str) -> None:
+        """Approve a held tool as the server lists it now; it is offered at once.
+
+        Raises:
+            KeyError: no held tool has that name.
+        """
+        self.pins.accept(name, self.url)
+        self.refresh_tools()
 
     def healthcheck(self) -> dict[str, Any]:
         """``{"status": "ok", "server", "version", "tools"}`` or ``{"status": "error", "detail"}``."""
