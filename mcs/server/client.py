@@ -13,10 +13,14 @@ come back as the matching :class:`~mcs.ToolCallError` (same code, same message).
 from __future__ import annotations
 
 import json
+import logging
+import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from mcs import prompts
 from mcs.context import AgentContext
@@ -29,9 +33,12 @@ from mcs.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
+from mcs.pinning import HeldTool, PinStore
 from mcs.pipeline import Invocation
 from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, PROTOCOL_VERSION, context_to_headers
-from mcs.tools import Tool
+from mcs.tools import TOOL_NAME_PATTERN, Tool
+
+logger = logging.getLogger("mcs.server.client")
 
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
 
@@ -69,6 +76,40 @@ def _check_protocol(protocol: Any, where: str) -> None:
         )
 
 
+class _Entry(BaseModel):
+    """One tool of a capabilities document, as section "GET /mcp/capabilities" gives it;
+    keys added by later 1.x servers are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: Annotated[StrictStr, Field(pattern=TOOL_NAME_PATTERN.pattern)]
+    description: StrictStr | None = None
+    input_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    timeout_ms: Annotated[StrictInt, Field(ge=0)] | None = None
+    idempotent: StrictBool | None = None
+
+
+def _entries(tools: list[Any], where: str) -> list[_Entry]:
+    """The document's tools, checked: a malformed one is a :class:`ConfigurationError` naming it."""
+    entries: list[_Entry] = []
+    seen: set[str] = set()
+    for index, item in enumerate(tools):
+        try:
+            entry = _Entry.model_validate(item)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in error["loc"])
+            raise ConfigurationError(
+                f"{where}: tools[{index}]{field} is not a valid RFC-0001 tool entry: {error['msg']}"
+            ) from None
+        if entry.name in seen:
+            raise ConfigurationError(f"{where}: tools[{index}] lists the tool {entry.name!r} twice")
+        seen.add(entry.name)
+        entries.append(entry)
+    return entries
+
+
 class RFC0001Driver(ToolDriver):
     """Drive an RFC-0001 server over HTTP.
 
@@ -77,8 +118,14 @@ class RFC0001Driver(ToolDriver):
     call when the caller passes none), ``headers`` (extra HTTP headers, e.g. an
     ``Authorization`` your deployment puts in front of the server),
     ``max_response_bytes`` (largest answer read, default 5 MiB; a longer one is an
-    error, never read into memory), and every :class:`~mcs.ToolDriver` option
-    (``timeout`` bounds each exchange as a whole: connect, headers and body).
+    error, never read into memory), ``pins`` (a :class:`~mcs.pinning.PinStore` or a JSON
+    file path) and ``trust_new_tools`` (see below), and every :class:`~mcs.ToolDriver`
+    option (``timeout`` bounds each exchange as a whole: connect, headers and body).
+
+    The server's tool definitions are pinned when first seen (SECURITY.md F2, as the
+    ``mcp`` bridge does): one whose description, schemas or ``idempotent`` claim changed
+    since, one that appeared later, or one whose text hides instructions is held back (not
+    described, not callable) and listed by :meth:`held_tools` until :meth:`accept`.
     """
 
     enforces_deadline = True
@@ -92,6 +139,8 @@ class RFC0001Driver(ToolDriver):
         metadata: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         max_response_bytes: int = 5 * 1024 * 1024,
+        pins: PinStore | str | os.PathLike[str] | None = None,
+        trust_new_tools: bool = False,
         **options: Any,
     ) -> None:
         if httpx is None:
@@ -108,6 +157,8 @@ class RFC0001Driver(ToolDriver):
         if max_response_bytes < 1:
             raise ConfigurationError("max_response_bytes must be at least 1")
         self.max_response_bytes = max_response_bytes
+        self.pins = pins if isinstance(pins, PinStore) else PinStore(pins)
+        self.trust_new_tools = trust_new_tools
         self._headers = {"Accept-Encoding": mcs_http.ACCEPT_ENCODING, **dict(headers or {})}
         self._client = httpx.Client(base_url=self.url, headers=self._headers, timeout=self.timeout,
                                     transport=mcs_http.transport())
@@ -144,6 +195,7 @@ class RFC0001Driver(ToolDriver):
         if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
             raise ConfigurationError(f"{where} is not an RFC-0001 document")
         _check_protocol(document.get("protocol"), where)
+        _entries(document["tools"], where)
         return document
 
     def _exchange(self, request: httpx.Request, deadline: float | None, tool: str | None) -> tuple[int, bytes]:
@@ -164,17 +216,41 @@ class RFC0001Driver(ToolDriver):
     def _list_tools(self) -> Iterable[Tool]:
         document = self.capabilities()
         self._server = {k: document.get(k) for k in ("server", "version", "description")}
-        tools = []
-        for entry in document["tools"]:
-            tools.append(Tool(
-                name=entry["name"],
-                description=entry.get("description") or "",
-                input_schema=entry.get("input_schema") or {"type": "object", "properties": {}},
-                output_schema=entry.get("output_schema") or None,
-                annotations={"idempotentHint": bool(entry.get("idempotent", False))},
-                meta={"timeout_ms": entry.get("timeout_ms")},
-            ))
-        return tools
+        entries = _entries(document["tools"], f"{self.url}{CAPABILITIES_PATH}")
+        allowed, held = self.pins.review(
+            self.url,
+            [(e.name, e.description, e.input_schema,
+              {"output_schema": e.output_schema or None, "idempotent": bool(e.idempotent)}) for e in entries],
+            trust_new=self.trust_new_tools,
+        )
+        for hold in held:
+            logger.warning("RFC-0001 server %s: %r held back until accepted (%s): %s",
+                           self.url, hold.name, hold.reason, hold.detail)
+        return [
+            Tool(
+                name=entry.name,
+                description=entry.description or "",
+                input_schema=entry.input_schema or {"type": "object", "properties": {}},
+                output_schema=entry.output_schema or None,
+                annotations={"idempotentHint": bool(entry.idempotent)},
+                meta={"timeout_ms": entry.timeout_ms},
+            )
+            for entry in entries if entry.name in allowed
+        ]
+
+    def held_tools(self) -> list[HeldTool]:
+        """Tools held back until accepted: changed, new or suspicious (see :mod:`mcs.pinning`)."""
+        self._tool_map()
+        return self.pins.held(self.url)
+
+    def accept(self, name: str) -> None:
+        """Approve a held tool as the server lists it now; it is offered at once.
+
+        Raises:
+            KeyError: no held tool has that name.
+        """
+        self.pins.accept(name, self.url)
+        self.refresh_tools()
 
     def healthcheck(self) -> dict[str, Any]:
         """``{"status": "ok", "server", "version", "tools"}`` or ``{"status": "error", "detail"}``."""

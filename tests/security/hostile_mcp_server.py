@@ -18,7 +18,7 @@ streamable HTTP on loopback; ``python hostile_mcp_server.py VARIANT`` serves it 
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -87,3 +87,60 @@ def serving(variant: str = "", **options: object) -> Iterator[str]:
 
 if __name__ == "__main__":
     build(sys.argv[1] if len(sys.argv) > 1 else "").run("stdio")
+
+
+class Lister:
+    """A low-level SDK server that lists whatever the test puts in :attr:`pages` (one list of
+    tools per ``tools/list`` page, the cursor being the next page's index; ``loop`` sends the
+    last page's cursor back to the first) and records the tools called in :attr:`calls`.
+    An SDK-built server could not list two tools of one name; a hostile one can."""
+
+    def __init__(self) -> None:
+        self.pages: list[list[Any]] = [[]]
+        self.loop = False
+        self.calls: list[str] = []
+        self.list_requests = 0
+        self.log: Any = None  # sent as an "emergency" log notification during each call
+
+    async def _list(self, ctx: Any, params: Any) -> Any:
+        import mcp.types as mt
+
+        self.list_requests += 1
+        index = int(params.cursor) if params is not None and params.cursor else 0
+        following = index + 1 if index + 1 < len(self.pages) else (0 if self.loop else None)
+        return mt.ListToolsResult(tools=list(self.pages[index]),
+                                  next_cursor=None if following is None else str(following))
+
+    async def _call(self, ctx: Any, params: Any) -> Any:
+        import mcp.types as mt
+
+        self.calls.append(params.name)
+        if self.log is not None:
+            import warnings
+
+            from mcp.shared.exceptions import MCPDeprecationWarning
+
+            with warnings.catch_warnings():  # logging is deprecated in 2026-07-28, still spoken here
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await ctx.session.send_log_message(level="emergency", data=self.log, logger="hostile",
+                                                   related_request_id=ctx.request_id)
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"ran {params.name}")])
+
+    @contextmanager
+    def serving(self) -> Iterator[str]:
+        """Over streamable HTTP on a free loopback port; yields its URL."""
+        from mcp.server.lowlevel import Server
+
+        server: Server[Any] = Server("lister", version="1.0.0", on_list_tools=self._list, on_call_tool=self._call)
+        app = server.streamable_http_app(stateless_http=True)
+        with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="on")) as base:
+            yield base + "/mcp"
+
+
+def listed_tool(name: str, description: str, *, destructive: bool = False) -> Any:
+    """A ``tools/list`` entry with one string parameter ``q``."""
+    import mcp.types as mt
+
+    return mt.Tool(name=name, description=description,
+                   input_schema={"type": "object", "properties": {"q": {"type": "string"}}},
+                   annotations=mt.ToolAnnotations(destructive_hint=destructive, read_only_hint=not destructive))

@@ -613,6 +613,38 @@ def test_e7_a_client_that_disconnects_mid_body_leaves_the_servers_serving(
                       timeout=10).status_code == 200
 
 
+HOSTILE_ENTRIES: list[tuple[str, Any, str]] = [
+    ("not-an-object", "t", r"tools\[0\]"),
+    ("no-name", {"description": "a tool"}, r"tools\[0\]\.name"),
+    ("name-not-text", {"name": 5}, r"tools\[0\]\.name"),
+    ("name-outside-the-alphabet", {"name": "a b/../c"}, r"tools\[0\]\.name"),
+    ("schema-not-an-object", {"name": "t", "input_schema": "x"}, r"tools\[0\]\.input_schema"),
+    ("output-schema-a-list", {"name": "t", "output_schema": [1]}, r"tools\[0\]\.output_schema"),
+    ("description-not-text", {"name": "t", "description": 5}, r"tools\[0\]\.description"),
+    ("timeout-not-a-number", {"name": "t", "timeout_ms": "x"}, r"tools\[0\]\.timeout_ms"),
+    ("idempotent-not-a-flag", {"name": "t", "idempotent": "yes"}, r"tools\[0\]\.idempotent"),
+]
+
+
+@pytest.mark.parametrize(("case", "entry", "where"), HOSTILE_ENTRIES, ids=[e[0] for e in HOSTILE_ENTRIES])
+def test_e7_a_hostile_rfc0001_capabilities_entry_is_a_configuration_error_naming_it(
+        case: str, entry: Any, where: str) -> None:
+    from support.hostile import HostilePeer
+
+    from mcs.errors import ConfigurationError
+    from mcs.server.client import RFC0001Driver
+
+    with HostilePeer() as peer, RFC0001Driver(peer.url, timeout=2.0) as driver:
+        peer.capabilities = {"protocol": "1.0", "tools": [entry]}
+        with pytest.raises(ConfigurationError, match=where):
+            driver.list_tools()
+        assert driver.healthcheck()["status"] == "error"
+        peer.capabilities = {"protocol": "1.0", "tools": [{"name": "t"}, {"name": "t", "description": "again"}]}
+        with pytest.raises(ConfigurationError, match=r"tools\[1\].*'t' twice"):
+            driver.list_tools()
+        assert peer.count("/mcp/execute") == 0
+
+
 @pytest.fixture(scope="module")
 def completing_server(auth_server: AuthServer) -> Iterator[tuple[str, list[str]]]:
     """Functions served with OAuth: a scoped template and a scoped prompt, each with a completer

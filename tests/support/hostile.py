@@ -76,6 +76,7 @@ class HostilePeer:
         self.connections = 0
         self.location = "http://127.0.0.1:9/"
         self.execute_as = "/echo"
+        self.capabilities: Any = _CAPABILITIES  # the document GET /mcp/capabilities answers
         self.flaky_failures = 1
         self.flaky_retry_after = "1"  # the Retry-After of /flaky's 503 answers
         self.release = threading.Event()
@@ -165,7 +166,7 @@ class HostilePeer:
         # extends (``/drip-headers/calculator``) behaves as its prefix.
         path = request.path if request.path.startswith("/mcp/") else "/" + request.path.lstrip("/").split("/", 1)[0]
         if path == "/mcp/capabilities":
-            return _send(conn, 200, json.dumps(_CAPABILITIES).encode())
+            return _send(conn, 200, json.dumps(self.capabilities).encode())
         if path == "/mcp/execute":
             path = self.execute_as
         if path == "/drip-headers":

@@ -400,15 +400,23 @@ class MCPDriver(ToolDriver):
         # must not make the rest look new.
         candidates = [t for t in listing.tools if t["name"] != wire.METHOD]
         shadowed: dict[str, str] = {}
+        originals: dict[str, set[str]] = {}  # exposed name -> the server's names that become it
         for item in candidates:
             exposed = self._exposed(server, item["name"])
+            originals.setdefault(exposed, set()).add(item["name"])
             owner = owners.get(exposed)
             if owner is not None and owner != f"{server}:{item['name']}":
                 shadowed[item["name"]] = owner.split(":", 1)[0]
+        clashes = {
+            name: f"the server's tools {', '.join(map(repr, sorted(names)))} are all exposed as {exposed!r}; none "
+                  "is offered, since which one a call reaches would depend on the order of the listing"
+            for exposed, names in originals.items() if len(names) > 1 for name in names
+        }
         allowed, held = self.pins.review(
             server,
             [(t["name"], t.get("description"), t.get("inputSchema"), _pinned_extra(t)) for t in candidates],
             owners=shadowed,
+            clashes=clashes,
             trust_new=self.trust_new_tools,
         )
         self._report(held)
@@ -835,6 +843,8 @@ class MCPDriver(ToolDriver):
 
 
 def _listing_error(exc: Exception, connection: Endpoint) -> Exception:
+    if isinstance(exc, ExecutionError):  # a listing refused here (see list_all_tools): name the server
+        return ExecutionError(exc.message.replace("the MCP server", f"MCP server {connection.spec.name!r}", 1))
     return _translate_plain(exc, connection, "list its tools")
 
 
@@ -867,21 +877,39 @@ def _translate(exc: Exception, invocation: Invocation, connection: Endpoint) -> 
     return exc
 
 
-async def list_all_tools(client: Any) -> list[dict[str, Any]]:
+#: The most tools one server may list; a longer listing is refused, not read on.
+MAX_LISTED_TOOLS = 10_000
+
+
+async def list_all_tools(client: Any, *, max_tools: int = MAX_LISTED_TOOLS) -> list[dict[str, Any]]:
     """Every tool the server behind an ``mcp.Client`` lists, following ``nextCursor``.
 
-    Each tool is its ``tools/list`` JSON (camelCase keys, unset fields left out). At most
-    1000 pages are read, so a server that never stops paging cannot hang the caller.
+    Each tool is its ``tools/list`` JSON (camelCase keys, unset fields left out). A server
+    that never stops paging cannot hang the caller or fill its memory: a cursor that comes
+    back a second time (a loop), more than ``max_tools`` tools or more than 1000 pages
+    end the listing with an :class:`~mcs.errors.ExecutionError` saying which.
+
+    Raises:
+        ExecutionError: the listing loops or is longer than those bounds.
     """
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
+    seen: set[str] = set()
     for _ in range(1000):
         page = await client.list_tools(cursor=cursor)
+        if len(tools) + len(page.tools) > max_tools:
+            raise ExecutionError(
+                f"the MCP server lists more than {max_tools} tools; no more are read (a server with that many "
+                "tools needs splitting, or MCS discovery mode over a smaller set)"
+            )
         tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
         cursor = page.next_cursor
         if not cursor:
-            break
-    return tools
+            return tools
+        if cursor in seen:
+            raise ExecutionError(f"the MCP server pages its tools in a loop: the cursor {cursor[:80]!r} came back")
+        seen.add(cursor)
+    raise ExecutionError("the MCP server lists its tools in more than 1000 pages; no more are read")
 
 
 def _pinned_extra(item: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,9 @@ The ``mcp`` driver's options, in MCS terms (the same types a served tool uses):
 Any of them may be a plain or an async function. Without ``on_elicit``/``on_sample``/
 ``roots`` the client does not declare the capability and refuses such requests (the
 server's tool then reports it). A handler that raises refuses the request with its
-message. Server log messages are also logged on ``mcs_mcp.client.server``.
+message. Server log messages are also logged on ``mcs_mcp.client.server``, each on one
+line (its data's ``repr``, so a line break in it cannot forge another record) and cut at
+:data:`MAX_LOG_BYTES`; ``on_log`` gets the data as sent.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ import mcp_types as types
 from mcs.context import Elicited, Root, Sampled
 
 server_logger = logging.getLogger("mcs_mcp.client.server")
+
+#: A server's log message is written to ``mcs_mcp.client.server`` cut at this size.
+MAX_LOG_BYTES = 4096
 
 _PY_LEVELS = {
     "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
@@ -121,9 +126,12 @@ class ClientHandlers:
 
     async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
         level = str(params.level)
+        # The server's text is written as its repr (line breaks, escapes and other unprintable
+        # characters escaped), cut at MAX_LOG_BYTES: one line per message, none forged.
         server_logger.log(
             _PY_LEVELS.get(level, logging.INFO), "MCP server %s%s: %s",
-            self.server, f" ({params.logger})" if params.logger else "", params.data,
+            self.server, f" ({_one_line(params.logger, 200)})" if params.logger else "",
+            _one_line(params.data, MAX_LOG_BYTES),
         )
         if self.on_log is not None:
             try:
@@ -137,6 +145,15 @@ class ClientHandlers:
                 await _maybe_await(self.on_progress(progress, total, message))
             except Exception:
                 server_logger.exception("on_progress raised")
+
+
+def _one_line(value: Any, max_bytes: int) -> str:
+    """``repr(value)`` (every unprintable character escaped), cut at ``max_bytes`` with a note."""
+    text = repr(value)
+    data = text.encode("utf-8", "backslashreplace")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", "ignore") + f" [cut at {max_bytes} of {len(data)} bytes]"
 
 
 def _sampling_content(content: Any) -> Any:
