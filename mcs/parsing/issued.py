@@ -38,11 +38,28 @@ from mcs.parsing.jsonspans import parsed_already, quiet_parse
 # ------------------------------------------------------------------ masking
 
 _HTML_COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# A tool's result as the chat templates wrap it for the model (Hermes/Qwen, Mistral,
+# DeepSeek, FunctionGemma, Anthropic-style prompts): the tool's words, never the model's,
+# even when the model echoes them. Unclosed, it runs to the end of the text.
+_TOOL_RESULT: Final = re.compile(
+    r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>.*?(?:</\1>|\Z)|"
+    r"\[TOOL_RESULTS\].*?(?:\[/TOOL_RESULTS\]|\Z)|"
+    r"<\|tool_outputs?_begin\|>.*?(?:<\|tool_outputs?_end\|>|\Z)|"
+    r"<start_function_response>.*?(?:<end_function_response>|\Z)",
+    re.DOTALL,
+)
+# A ReAct observation is the tool's result too (a model may write one out): up to the next
+# Thought/Action/Final Answer line or blank line.
+_OBSERVATION: Final = re.compile(
+    r"^[ \t]*Observation\s*\d*\s*:.*?(?=^[ \t]*(?:Thought|Action|Final Answer)\b|\n[ \t]*\n|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+_TOOL_RESULT_MARKERS: Final = ("<tool_", "<function_", "[TOOL_RESULTS]", "<|tool_output", "<start_function_response>")
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
 # comment line (`#`, `//`).
 _LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]{0,3}>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
-_LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~)", re.MULTILINE)
+_LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~|\|)", re.MULTILINE)
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
 # A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
 _PROSE_QUOTE: Final = re.compile(r"(?<![=(:,\[{])\"[^\"\n]*<[^\"\n]*\"|\u201c[^\u201d\n]*<[^\u201d\n]*\u201d")
@@ -65,6 +82,10 @@ def mask_unspoken(text: str) -> str:
     """``text`` with quoted, commented and formula regions blanked (same length)."""
     if "<" in text and "<!--" in text:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
+    if ("<" in text or "[" in text) and any(marker in text for marker in _TOOL_RESULT_MARKERS):
+        text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
+    if "Observation" in text:
+        text = _OBSERVATION.sub(lambda m: _blank(m.group(0)), text)
     # One character first (found by memchr), then the two-character markers it must begin
     if ("\\" in text and ("\\[" in text or "\\(" in text)) or ("$" in text and "$$" in text):
         text = _MATH.sub(_mask_math, text)
@@ -76,6 +97,9 @@ def mask_unspoken(text: str) -> str:
     in_fence = False
     for number, line in enumerate(lines):
         lead = line.lstrip(" \t")[:1]
+        if lead == "|" and not in_fence and line.count("|") >= 2:  # a markdown table row: data
+            lines[number] = " " * len(line)
+            continue
         kind = _LINE_KIND.match(line) if lead and lead in "`~>#/" else None
         if kind is not None:
             if kind.group(1):  # a fence line; an inline ```f(x)``` neither opens nor closes a block
@@ -138,16 +162,42 @@ def _has_words(text: str) -> bool:
 # The cues, by what they say about the call that follows (docs/parsing.md has the table).
 _NEGATION: Final = (
     r"\b(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't|need not|not to|"
-    r"avoid|instead of|rather than|refrain|won't|will not|not (?:call|run|execute|invoke|use))\b"
+    r"avoid|instead of|rather than|refrain|won't|will not|not (?:call|run|execute|invoke|use)|"
+    r"refuse[ds]?|refusing|declined?|declining)\b"
 )
+# Negation in the other languages models answer in (lower-cased): French, German, Spanish,
+# Italian, Portuguese, Russian, Chinese, Japanese, Korean. Looked for only when the lead-in
+# has a non-ASCII character or one of `_FOREIGN_CUES`.
+_FOREIGN_VERB: Final = r"(?:ejecut|llam|us|corr|envi|borr|elimin|hag|lanc|esegu|chiam|utilizz|execut|cham|rod|fa|fai)\w*"
+_FOREIGN_NEGATION: Final = re.compile(
+    r"\b(?:ne|n')\s*\w+[^.!?\n]{0,40}\b(?:pas|jamais|plus)\b|\bjamais\b|"
+    r"\b(?:nicht|niemals|nie|keine?n?)\b|"
+    r"\b(?:nunca|jamás|jamas|mai)\b|\b(?:no|non|não|nao) " + _FOREIGN_VERB + "|"
+    r"\b(?:не|никогда|нельзя)\b|"
+    r"不要|不可|请勿|請勿|切勿|勿|禁止|不能|不得|不会|不會|别(?:执行|运行|调用|用)|ないで|しない|絶対に|하지 ?마|금지|않"
+)
+_FOREIGN_CUES: Final = frozenset({"ne", "n'", "jamais", "nicht", "niemals", "nie", "kein", "keine", "keinen",
+                                  "nunca", "jamas", "mai", "no", "non", "nao"})
+# A question asking for leave, written the English way (the modal first): "Should I call
+# this?", "May I run:", "Can we go ahead with:".
+_PERMISSION: Final = r"(?:^|[.!?:\n]\s*)(?:should|may|can|could|shall) (?:i|we)\b"
 _QUOTING: Final = (
     r"\b(?:says|said|wrote|writes|quoted?|quotes|reads|told|contains|contained|"
-    r"instructs|instructed|injected)\b"
+    r"instructs|instructed|injected)\b|"
+    # words of a text or of someone who is not the user: "the email asks me to run:"
+    r"\b(?:page|document|email|e-mail|message|website|site|webpage|article|file|comment|issue|ticket|"
+    r"attacker|text|content|result|output|response|tool|snippet) (?:asks|asked|tells|wants|wanted|"
+    r"requests|requested|demands|urges|orders) (?:me|us|you|the assistant)\b"
 )
 _HYPOTHESIS: Final = (
     r"\b(?:hypothetical\w*|theoretical\w*|imagine|suppos\w+|assum(?:e|es|ing)|pretend\w*|"
     r"let's say|let us say|dummy|placeholder|fictional|fictitious|pseudo\w*|something like|"
     r"would you like|do you want me|shall i|if so|"
+    r"is it (?:ok|okay|alright|fine)|please confirm|confirm (?:before|that|if|whether)|"
+    r"(?:your|with|without|for|need|needs|awaiting|await|waiting for|require|requires) (?:your )?"
+    r"(?:approval|permission|confirmation|go-ahead)|"
+    r"(?:here are|you have|there are|the) (?:the |your |two |three |several |some |a few )?(?:options|choices|alternatives)\b|"
+    r"(?:^|[.!?\n]\s*)(?:options|choices|alternatives)\s*:|which (?:one|of these|of them|option)|"
     r"if you(?:'d| would| still| really)? (?:want|wish|like|need|prefer|provide|have|insist)|"
     r"if\b[^.!?\n]{0,80}\b(?:had|were|existed|exist|is available|are available|were available|"
     r"was available|is provided|were provided)|"
@@ -165,6 +215,14 @@ _READER: Final = (
     r"\byou(?:'d|'ll| would| could| can| might| may| should| need| will| have to| must| want)\b"
     r"|\byourself\b|\byour own\b|\bin your\b"
 )
+# A tool's output the model reports, as the words that end the sentence introducing the
+# call ("The tool returned:", "Here is the page content:"); a call read from a result.
+_REPORTED: Final = (
+    r"(?:\b(?:returned|responded|replied|came back(?: with)?)|"
+    r"\b(?:tool|function|api|search|page|web|command|query|server|upstream)(?:'s)? "
+    r"(?:output|result|response|content|text|reply|body)s?(?: (?:was|were|is|are|says|said|reads))?)"
+    r"[ \t]*(?::[ \t]*(?:\n|$)|$)"
+)
 _EXAMPLE: Final = (
     r"\b(?:examples?|for instance|illustrat\w*|sample (?:call|request|code|usage)|"
     r"yourself|your own)\b|\be\.g\."
@@ -174,12 +232,18 @@ _EXAMPLE: Final = (
 # Here is the call:" is a call). A call written in a call syntax is not taken back by
 # words to the reader.
 # (All cues are matched against lower-cased text: much faster than IGNORECASE.)
-_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE)))
-_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE)))
-_INTRODUCING_EXPLICIT: Final = re.compile(_EXAMPLE)
+_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE, _PERMISSION)))
+_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE, _REPORTED)))
+_INTRODUCING_EXPLICIT: Final = re.compile("|".join((_EXAMPLE, _REPORTED)))
 _TAKEN_BACK: Final = re.compile(
     r"\b(?:hypothetical(?:ly)?|theoretical(?:ly)?|for illustration(?: only)?|not (?:a real|an actual) call|"
     r"no (?:function )?call (?:can|could|will) be made|"
+    r"(?:ignored?|ignoring|refuse[ds]?|refusing|declined?|declining) (?:it|this|that|them)|"
+    r"(?:will not|won't|do not|don't|did not|didn't|not) (?:follow|obey|run|execute|call|make|do) (?:it|this|that|them)|"
+    r"(?:an?|the|prompt) injection|"
+    r"(?:shall|should|may|can) (?:i|we) (?:proceed|go ahead|run|execute|call|do|make|send)|"
+    r"(?:do|would) you (?:want|like) me to|is (?:this|that|it) (?:ok|okay|alright|fine)|"
+    r"(?:please|can you|could you) confirm|which (?:one|option|of these|of them|do you|would you)|let me know which|"
     r"(?:cannot|can't|can not|could not|couldn't|unable to) (?:make|run|execute) (?:the|this|that|a|any) (?:function )?call)\b"
 )
 # "...is not provided in the given list": takes the call back only when it is about this call.
@@ -230,6 +294,14 @@ _CUE_WORDS: Final = frozenset({
     "tool", "tools", "no", "cannot", "can't", "can", "could", "couldn't", "unable", "you", "you'd",
     "you'll", "yourself", "your", "sample", "example", "examples", "e.g", "for", "illustration", "illustrate",
     "illustrates", "illustrative", "illustrating", "illustrated", "illustrations",
+    # refusals, permission and options, reported output (first words of the cues above)
+    "refuse", "refused", "refuses", "refusing", "decline", "declined", "declining", "may", "is", "please",
+    "confirm", "with", "without", "awaiting", "await", "waiting", "require", "requires", "needs", "here",
+    "there", "the", "options", "choices", "alternatives", "returned", "responded", "replied", "came",
+    "api", "search", "page", "web", "command", "query", "server", "upstream", "tool's", "function's",
+    "ignore", "ignored", "ignoring", "did", "didn't", "an", "a", "prompt", "which", "ok", "okay", "alright",
+    "fine", "injection", "asks", "asked", "tells", "wants", "wanted", "requests", "requested", "demands",
+    "urges", "orders",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
@@ -466,7 +538,10 @@ class Layout:
         is where the call before ended: its words are not this call's framing.
         """
         lead = _DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor)).lower()
-        if lead and not _CUE_WORDS.isdisjoint(_WORDS.findall(lead)):
+        words = _WORDS.findall(lead) if lead else []
+        if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
+            return True
+        if lead and not _CUE_WORDS.isdisjoint(words):
             if _STRONG.search(lead):
                 return True
             last = _SENTENCE_END.split(lead)[-1]
