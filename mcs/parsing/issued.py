@@ -168,11 +168,17 @@ _NEGATION: Final = (
 # Negation in the other languages models answer in (lower-cased): French, German, Spanish,
 # Italian, Portuguese, Russian, Chinese, Japanese, Korean. Looked for only when the lead-in
 # has a non-ASCII character or one of `_FOREIGN_CUES`.
-_FOREIGN_VERB: Final = r"(?:ejecut|llam|us|corr|envi|borr|elimin|hag|lanc|esegu|chiam|utilizz|execut|cham|rod|fa|fai)\w*"
+# "Do not" + run, call, use, send, delete, do in Spanish, Italian and Portuguese, as whole words
+# (a stem would take English: "no user input", "no fallback").
+_FOREIGN_VERB: Final = (
+    r"(?:ejecutes?|llames?|uses?|corras|env[ií]es|borres|elimines|hagas|lances|"
+    r"eseguire|chiamare|usare|fare|inviare|lanciare|cancellare|eliminare|"
+    r"execute|executes|chame|use|fa[çc]a|envie|rode|apague|exclua)\b"
+)
 _FOREIGN_NEGATION: Final = re.compile(
     r"\b(?:ne|n')\s*\w+[^.!?\n]{0,40}\b(?:pas|jamais|plus)\b|\bjamais\b|"
     r"\b(?:nicht|niemals|nie|keine?n?)\b|"
-    r"\b(?:nunca|jamás|jamas|mai)\b|\b(?:no|non|não|nao) " + _FOREIGN_VERB + "|"
+    r"\b(?:nunca|jamás|jamas|mai)\b|\b(?:no|non|não|nao) " + _FOREIGN_VERB + r"|"
     r"\b(?:не|никогда|нельзя)\b|"
     r"不要|不可|请勿|請勿|切勿|勿|禁止|不能|不得|不会|不會|别(?:执行|运行|调用|用)|ないで|しない|絶対に|하지 ?마|금지|않"
 )
@@ -196,7 +202,7 @@ _HYPOTHESIS: Final = (
     r"is it (?:ok|okay|alright|fine)|please confirm|confirm (?:before|that|if|whether)|"
     r"(?:your|with|without|for|need|needs|awaiting|await|waiting for|require|requires) (?:your )?"
     r"(?:approval|permission|confirmation|go-ahead)|"
-    r"(?:here are|you have|there are|the) (?:the |your |two |three |several |some |a few )?(?:options|choices|alternatives)\b|"
+    r"(?:here are|you have|there are) (?:the |your |two |three |several |some |a few )?(?:options|choices|alternatives)\b|"
     r"(?:^|[.!?\n]\s*)(?:options|choices|alternatives)\s*:|which (?:one|of these|of them|option)|"
     r"if you(?:'d| would| still| really)? (?:want|wish|like|need|prefer|provide|have|insist)|"
     r"if\b[^.!?\n]{0,80}\b(?:had|were|existed|exist|is available|are available|were available|"

@@ -78,6 +78,27 @@ ISSUED = {
     ),
     "a call string standing alone": ('"[get_weather(city=\'Paris\')]"', [PARIS]),
     "written with return": ("return get_weather(city='Paris')", [PARIS]),
+    # Words near the permission, options, reported-result and other-language cues that are
+    # not one: an agent calling after a result, in another language, with a table before.
+    "after a result it read": ("The search returned 3 results. Now I'll fetch the weather for the first one:\n"
+                               "get_weather(city='Paris')", [PARIS]),
+    "after the tool output it used": ("Based on the tool output, the next step is:\nget_weather(city='Paris')",
+                                      [PARIS]),
+    "the user asks for it": ("The user asks me to get the weather. Here's the call:\nget_weather(city='Paris')",
+                             [PARIS]),
+    "with the options the user gave": ("Calling the tool with the options you gave:\nget_weather(city='Paris')",
+                                       [PARIS]),
+    "to confirm something": ("To confirm the forecast, I'll call:\nget_weather(city='Paris')", [PARIS]),
+    "after no": ("No problem! Here's the call:\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+                 [PARIS]),
+    "after no and an English word": ("No user input is needed. Calling:\nget_weather(city='Paris')", [PARIS]),
+    "introduced in French": ("Je vais appeler l'outil :\nget_weather(city='Paris')", [PARIS]),
+    "introduced in Chinese": ("好的，我来查询天气：\n<tool_call>\n"
+                              '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', [PARIS]),
+    "after a table": ("| Step | Status |\n|---|---|\n| 1 | done |\n\nget_weather(city='Paris')", [PARIS]),
+    "after an echoed result": ('<tool_response>{"temp": 20}</tool_response>\n<tool_call>\n'
+                               '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', [PARIS]),
+    "with a thanks after": ("get_weather(city='Paris')\n\nLet me know if you need anything else.", [PARIS]),
 }
 
 
