@@ -93,7 +93,7 @@ ISSUED = {
                  [PARIS]),
     "after no and an English word": ("No user input is needed. Calling:\nget_weather(city='Paris')", [PARIS]),
     "introduced in French": ("Je vais appeler l'outil :\nget_weather(city='Paris')", [PARIS]),
-    "introduced in Chinese": ("好的，我来查询天气：\n<tool_call>\n"
+    "introduced in Chinese": ("好的\uff0c我来查询天气\uff1a\n<tool_call>\n"
                               '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', [PARIS]),
     "after a table": ("| Step | Status |\n|---|---|\n| 1 | done |\n\nget_weather(city='Paris')", [PARIS]),
     "after an echoed result": ('<tool_response>{"temp": 20}</tool_response>\n<tool_call>\n'
