@@ -48,6 +48,9 @@ _NOT_CALLS: Final = frozenset({"final answer", "final_answer"})
 _RUN_ELSEWHERE: Final = frozenset({"server_tool_use", "mcp_tool_use"})
 _BARE_CALL_KEYS: Final = frozenset({"tool", "name", "id", "type"})
 _MODEL_ROLES: Final = frozenset({"assistant", "model"})
+# Messages a model did not write: tool results (OpenAI "tool" and legacy "function", Llama
+# "ipython"), the user's and the system's (other roles, such as Cohere's "CHATBOT", are read).
+_OTHER_ROLES: Final = frozenset({"tool", "function", "ipython", "user", "system", "developer"})
 _CONTAINER_KEYS: Final = ("choices", "message", "candidates", "content", "parts", "output", "delta")
 _CALL_KEYS: Final = ("tool_calls", "function_call", "functionCall", "function_calls")
 _STRUCTURAL_KEYS: Final = frozenset((*_CONTAINER_KEYS, *_CALL_KEYS, *_NAME_KEYS, "text", "function"))
@@ -260,7 +263,7 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
     if not isinstance(node, dict):
         return
     role = node.get("role")
-    if isinstance(role, str) and role not in _MODEL_ROLES:
+    if isinstance(role, str) and role.lower() in _OTHER_ROLES:
         return  # a tool's result, the user's or the system's words: no call of the model's
     if len(node) == 1 and next(iter(node)) not in _STRUCTURAL_KEYS and (
         not walk.deep or isinstance(next(iter(node.values())), str)
