@@ -141,7 +141,7 @@ _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 # before it are added back by hand (see `_without_list_marker`).
 _MARKER_ITSELF: Final = re.compile(r"[-*+\u2022\d](?:(?<=[-*+\u2022])|(?<=\d)\d{0,2}[.)])[ \t]+")
 _LABEL: Final = re.compile(r"[^\n:`{}\[\]()\u0000]{1,80}?:(?=[ \t]|$)")
-_TAG: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
+_TAG: Final = re.compile(r"<\|channel\|>[^<>\n]{0,80}<\|message\|>|<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
 
 
 _FENCE: Final = re.compile(r"```|~~~")
@@ -185,8 +185,12 @@ _FOREIGN_NEGATION: Final = re.compile(
 _FOREIGN_CUES: Final = frozenset({"ne", "n'", "jamais", "nicht", "niemals", "nie", "kein", "keine", "keinen",
                                   "nunca", "jamas", "mai", "no", "non", "nao"})
 # A question asking for leave, written the English way (the modal first): "Should I call
-# this?", "May I run:", "Can we go ahead with:".
-_PERMISSION: Final = r"(?:^|[.!?:\n]\s*)(?:should|may|can|could|shall) (?:i|we)\b"
+# this?", "May I run:", "Can we go ahead with:"; a label that lists options or things to
+# do later ("Options:", "TODO:").
+_ASKING: Final = (
+    r"(?:^|[.!?:\n]\s*)(?:should|may|can|could|shall) (?:i|we)\b|"
+    r"(?:^|[.!?\n]\s*)(?:options|choices|alternatives|todo|to-do)\s*:"
+)
 _QUOTING: Final = (
     r"\b(?:says|said|wrote|writes|quoted?|quotes|reads|told|contains|contained|"
     r"instructs|instructed|injected)\b|"
@@ -203,7 +207,8 @@ _HYPOTHESIS: Final = (
     r"(?:your|with|without|for|need|needs|awaiting|await|waiting for|require|requires) (?:your )?"
     r"(?:approval|permission|confirmation|go-ahead)|"
     r"(?:here are|you have|there are) (?:the |your |two |three |several |some |a few )?(?:options|choices|alternatives)\b|"
-    r"(?:^|[.!?\n]\s*)(?:options|choices|alternatives)\s*:|which (?:one|of these|of them|option)|"
+    r"which (?:one|of these|of them|option)|perhaps|possibly|maybe|next time|remember to|"
+    r"(?:if|once|when|after) (?:the user|you)(?:'ve| have)? (?:confirms?|approves?|agrees?|says? so)|"
     r"if you(?:'d| would| still| really)? (?:want|wish|like|need|prefer|provide|have|insist)|"
     r"if\b[^.!?\n]{0,80}\b(?:had|were|existed|exist|is available|are available|were available|"
     r"was available|is provided|were provided)|"
@@ -238,7 +243,7 @@ _EXAMPLE: Final = (
 # Here is the call:" is a call). A call written in a call syntax is not taken back by
 # words to the reader.
 # (All cues are matched against lower-cased text: much faster than IGNORECASE.)
-_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE, _PERMISSION)))
+_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE, _ASKING)))
 _INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE, _REPORTED)))
 _INTRODUCING_EXPLICIT: Final = re.compile("|".join((_EXAMPLE, _REPORTED)))
 _TAKEN_BACK: Final = re.compile(
@@ -307,7 +312,8 @@ _CUE_WORDS: Final = frozenset({
     "api", "search", "page", "web", "command", "query", "server", "upstream", "tool's", "function's",
     "ignore", "ignored", "ignoring", "did", "didn't", "an", "a", "prompt", "which", "ok", "okay", "alright",
     "fine", "injection", "asks", "asked", "tells", "wants", "wanted", "requests", "requested", "demands",
-    "urges", "orders",
+    "urges", "orders", "perhaps", "possibly", "maybe", "next", "remember", "once", "when", "after", "todo",
+    "to-do",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
@@ -533,7 +539,7 @@ class Layout:
 
     def framed_out(
         self, start: int, end: int, *, explicit: bool = False, follow: bool = True,
-        names: tuple[str, ...] = (), floor: int = 0,
+        names: tuple[str, ...] = (), floor: int = 0, sentences: int = 2,
     ) -> bool:
         """Whether the prose around a call at ``[start, end)`` takes it back (see module doc).
 
@@ -542,8 +548,9 @@ class Layout:
         reader ("here is the call you can use"), only by negation, quotation or an
         example. ``follow=False`` (a format marker) looks only at the lead-in. ``floor``
         is where the call before ended: its words are not this call's framing.
+        ``sentences`` is how far back the lead-in reaches.
         """
-        lead = _DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor)).lower()
+        lead = _DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower()
         words = _WORDS.findall(lead) if lead else []
         if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
             return True
@@ -564,10 +571,10 @@ class Layout:
             return _THIS_CALL.search(after) is not None or any(name.lower() in after for name in names)
         return False
 
-    def lead_in(self, start: int, floor: int = 0) -> str:
+    def lead_in(self, start: int, floor: int = 0, sentences: int = 2) -> str:
         """The text leading into ``start``: its line so far and the paragraph before it
-        (wrapper lines such as ``<|im_start|>`` skipped), at most the last two sentences,
-        never reaching back past ``floor`` (the end of the call before)."""
+        (wrapper lines such as ``<|im_start|>`` skipped), at most the last ``sentences``
+        sentences, never reaching back past ``floor`` (the end of the call before)."""
         text = self.text
         line_start = max(floor, self.line_start(start))
         own = text[max(line_start, start - 400) : start]
@@ -585,8 +592,8 @@ class Layout:
                 break
             position = paragraph_start
         lead = f"{paragraph}\n{own}" if paragraph else own
-        sentences = _SENTENCE_END.split(lead.strip())
-        return " ".join(sentences[-2:])
+        read = _SENTENCE_END.split(lead.strip())
+        return " ".join(read[-sentences:])
 
     def follow_up(self, end: int) -> str:
         """The first sentence after ``end`` (the rest of its line, or the next paragraph)."""
@@ -613,7 +620,8 @@ _QUOTED: Final = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 # JSON strings in a lead-in are data (a call's arguments), not words that frame a call.
 _DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # Left after quoted text is removed: an assignment, or a quote the call sits inside.
-_STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
+# (A question mark asks about the call: "delete_repo(name='prod')?")
+_STRAY: Final = re.compile(r"[=\"'\u201c\u201d?]")
 _PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
 
 

@@ -518,6 +518,9 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
     items.extend((group[0][1], group) for group in _groups(text, spans))
     items.sort(key=lambda item: item[0])
     floor = 0
+    # A block right after a framed-out one (nothing but blanks and markup between: "Do not
+    # run these:" and two fences) is framed out with it; its own lead-in stops at the first.
+    taken_back_until = -1
     bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
     numbers = {bound: number for number, bound in enumerate(bounds)}
     for _, item in items:
@@ -528,7 +531,11 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
                 continue
             body = text[body_start:body_end]
             explicit = body.lstrip()[:1] in "{[<" and _all_explicit(calls) and not _PYTHONIC_START.match(body)
-            framed = layout.framed_out(start, end, explicit=explicit, names=_names(calls), floor=floor)
+            framed = _follows(text, taken_back_until, start) or layout.framed_out(
+                start, end, explicit=explicit, names=_names(calls), floor=floor
+            )
+            if framed:
+                taken_back_until = end
             floor = end
             calls = keep(_demote(calls))
             if calls and not framed:
@@ -550,7 +557,10 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
             continue
         every = [call for calls, _, _, _ in group for call in calls]
         explicit = all(span[3] for span in group)
-        if layout.framed_out(start, end, explicit=explicit, names=_names(every), floor=group_floor):
+        if _follows(text, taken_back_until, start) or layout.framed_out(
+            start, end, explicit=explicit, names=_names(every), floor=group_floor
+        ):
+            taken_back_until = end
             continue
         for calls, span_start, _, _ in standing:
             kept = keep(calls)
@@ -637,21 +647,28 @@ def _fence_calls(
 
 _PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
 _MARKUP: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
-_LETTER_OR_DIGIT: Final = re.compile(r"[^\W_]")
+_NOT_ONLY_CALLS: Final = re.compile(r"[^\W_]|\?")
 
 
 def _nothing_else(text: str, spans: list[tuple[list[Found], int, int, bool]]) -> bool:
-    """Whether ``text`` holds nothing but these calls, tags and punctuation."""
+    """Whether ``text`` holds nothing but these calls, tags and punctuation (a question
+    mark asks about the calls: ``delete_repo(name='prod')?``)."""
     cursor = 0
     for _, start, end, _ in spans:
-        if _LETTER_OR_DIGIT.search(_MARKUP.sub(" ", text[cursor:start])):
+        if _NOT_ONLY_CALLS.search(_MARKUP.sub(" ", text[cursor:start])):
             return False
         cursor = end
-    return not _LETTER_OR_DIGIT.search(_MARKUP.sub(" ", text[cursor:]))
+    return not _NOT_ONLY_CALLS.search(_MARKUP.sub(" ", text[cursor:]))
 
 
 _DOUBLE_QUOTED: Final = re.compile(r'"[^"\n]*"')
 _LETTER: Final = re.compile(r"[^\W\d_]")
+
+
+def _follows(text: str, previous_end: int, start: int) -> bool:
+    """Whether ``start`` follows ``previous_end`` (``-1``: nothing) with only blanks,
+    markup and punctuation between."""
+    return 0 <= previous_end <= start and _LETTER.search(_MARKUP.sub(" ", text[previous_end:start])) is None
 
 
 def _plainly_next(text: str, previous: int, position: int) -> bool:
@@ -710,15 +727,28 @@ def _names_before_json(text: str) -> Iterator[re.Match[str]]:
         brace = text.find("{", brace + 1)
 
 
-def _glm_bare(text: str) -> list[Found]:
-    """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess)."""
+def _glm_bare(text: str, layout: Layout) -> list[Found]:
+    """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess), when
+    the model issued it: not in unspoken text, not framed out (negated, an example,
+    quoted...), like any call found by shape; in a fence, the fence's framing counts."""
     found: list[Found] = []
     index = BracketIndex(text)
+    floor = 0
     for named in islice(_names_before_json(text), MAX_CANDIDATES):
         parsed = _args_after(text, named.end(), index)
         name = clean_name(named.group(1))
-        if parsed is not None and name is not None:
-            found.append(Found(name, parsed[0], None, GUESSED))
+        if parsed is None or name is None:
+            continue
+        start, end = named.start(1), parsed[1]
+        fence = layout.fence_at(start)
+        if layout.unspoken(start) or layout.framed_out(
+            start if fence is None else fence[0], end if fence is None else fence[3], names=(name,), floor=floor,
+            sentences=1,  # GLM glues the name to its preamble ("...with these parameters.name"): its last sentence
+        ):
+            floor = end
+            continue
+        floor = end
+        found.append(Found(name, parsed[0], None, GUESSED))
     return found
 
 
@@ -800,7 +830,7 @@ def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = Non
     calls = _blocks(text, layout, keep, depth)
     if calls:
         return calls
-    return keep(_glm_bare(text))
+    return keep(_glm_bare(text, layout))
 
 
 def _disarm(text: str, layout: Layout, marker: str) -> str:
@@ -810,13 +840,14 @@ def _disarm(text: str, layout: Layout, marker: str) -> str:
     out: list[str] | None = None
     position = text.find(marker)
     previous = 0
+    disarm = False
     for number in range(MAX_CANDIDATES):  # the readers look at no more than this either
         if position == -1:
             break
         if number == 0 and not text[:position].strip():
             disarm = False  # the response opens with it: nothing leads in or quotes it
         elif number > 0 and _plainly_next(text, previous, position):
-            disarm = False  # right after the one before, at the start of its line
+            pass  # right after the one before, at the start of its line: framed as that one is
         elif layout.unspoken(position):
             disarm = True
         elif (fence := layout.fence_at(position)) is not None:

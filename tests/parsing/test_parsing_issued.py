@@ -99,6 +99,16 @@ ISSUED = {
     "after an echoed result": ('<tool_response>{"temp": 20}</tool_response>\n<tool_call>\n'
                                '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', [PARIS]),
     "with a thanks after": ("get_weather(city='Paris')\n\nLet me know if you need anything else.", [PARIS]),
+    "two fences after a plain preamble": (
+        'Here are the calls:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n'
+        '```json\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n```',
+        [PARIS, ToolCall("get_weather", {"city": "Lyon"})],
+    ),
+    "GLM's name glued to its preamble": (
+        "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
+        '{"city": "Paris"}',
+        [PARIS],
+    ),
 }
 
 
