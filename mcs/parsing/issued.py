@@ -54,7 +54,7 @@ _OBSERVATION: Final = re.compile(
     r"^[ \t]*Observation\s*\d*\s*:.*?(?=^[ \t]*(?:Thought|Action|Final Answer)\b|\n[ \t]*\n|\Z)",
     re.MULTILINE | re.DOTALL,
 )
-_TOOL_RESULT_MARKERS: Final = ("<tool_", "<function_", "[TOOL_RESULTS]", "<|tool_output", "<start_function_response>")
+_TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>")
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
 # comment line (`#`, `//`).
@@ -82,7 +82,7 @@ def mask_unspoken(text: str) -> str:
     """``text`` with quoted, commented and formula regions blanked (same length)."""
     if "<" in text and "<!--" in text:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
-    if ("<" in text or "[" in text) and any(marker in text for marker in _TOOL_RESULT_MARKERS):
+    if ("<" in text and any(marker in text for marker in _TOOL_RESULT_ANGLED)) or "[TOOL_RESULTS]" in text:
         text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
     if "Observation" in text:
         text = _OBSERVATION.sub(lambda m: _blank(m.group(0)), text)
@@ -305,15 +305,15 @@ _CUE_WORDS: Final = frozenset({
     "tool", "tools", "no", "cannot", "can't", "can", "could", "couldn't", "unable", "you", "you'd",
     "you'll", "yourself", "your", "sample", "example", "examples", "e.g", "for", "illustration", "illustrate",
     "illustrates", "illustrative", "illustrating", "illustrated", "illustrations",
-    # refusals, permission and options, reported output (first words of the cues above)
-    "refuse", "refused", "refuses", "refusing", "decline", "declined", "declining", "may", "is", "please",
-    "confirm", "with", "without", "awaiting", "await", "waiting", "require", "requires", "needs", "here",
-    "there", "the", "options", "choices", "alternatives", "returned", "responded", "replied", "came",
-    "api", "search", "page", "web", "command", "query", "server", "upstream", "tool's", "function's",
-    "ignore", "ignored", "ignoring", "did", "didn't", "an", "a", "prompt", "which", "ok", "okay", "alright",
-    "fine", "injection", "asks", "asked", "tells", "wants", "wanted", "requests", "requested", "demands",
-    "urges", "orders", "perhaps", "possibly", "maybe", "next", "remember", "once", "when", "after", "todo",
-    "to-do",
+    # refusals, permission and options, reported output, hedges: a distinctive word of each
+    # (no word as common as "the": the gate must stay shut for most lead-ins)
+    "refuse", "refused", "refuses", "refusing", "decline", "declined", "declining", "may", "confirm",
+    "confirms", "approval", "permission", "confirmation", "ahead", "approve", "approves", "agree", "agrees",
+    "say", "options", "choices", "alternatives", "returned", "responded", "replied", "came", "api", "search",
+    "page", "web", "command", "query", "server", "upstream", "tool's", "function's", "ignore", "ignored",
+    "ignoring", "didn't", "which", "ok", "okay", "alright", "injection", "asks", "asked", "tells", "wants",
+    "wanted", "requests", "requested", "demands", "urges", "orders", "perhaps", "possibly", "maybe", "next",
+    "remember", "todo", "to-do",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")

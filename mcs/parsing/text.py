@@ -21,8 +21,8 @@ Order of attempts (the first that yields a kept call wins):
 6. GLM-4's bare ``name\\n{json}`` (a guessed name: kept only when known).
 
 Reasoning up to the last ``</think>`` is dropped first (Qwen3, DeepSeek-R1, QwQ draft
-calls there that they may not make), and markdown-escaped underscores (``calc\\_area``)
-are unescaped.
+calls there that they may not make), reasoning written the other ways is blanked
+(:data:`_REASONING`), and markdown-escaped underscores (``calc\\_area``) are unescaped.
 """
 
 from __future__ import annotations
@@ -763,6 +763,27 @@ def _demote(found: list[Found]) -> list[Found]:
     return found
 
 
+# Reasoning in the other ways models write it, each unclosed to the end of the text (an
+# answer cut off while thinking): <think> (left open), <thinking>, <reasoning>, <thought>,
+# Seed's <seed:think>, Magistral's [THINK], Kimi's ◁think▷, OpenThoughts' begin_of_thought,
+# and gpt-oss Harmony's analysis channel (its calls go on the commentary channel).
+_REASONING: Final = re.compile(
+    r"<(think|thinking|reasoning|thought|seed:think)>.*?(?:</\1>|\Z)|"
+    r"\[THINK\].*?(?:\[/THINK\]|\Z)|"
+    "\u25c1think\u25b7.*?(?:\u25c1/think\u25b7|\\Z)|"
+    r"<\|begin_of_thought\|>.*?(?:<\|end_of_thought\|>|\Z)|"
+    r"<\|channel\|>analysis<\|message\|>.*?(?=<\|end\|>|<\|start\|>|\Z)",
+    re.DOTALL,
+)
+_REASONING_ANGLED: Final = ("<think", "<reasoning>", "<thought>", "<seed:think>", "<|begin_of_thought|>",
+                            "<|channel|>analysis")
+
+
+def _blank_reasoning(match: re.Match[str]) -> str:
+    """A reasoning region as blanks, its line breaks kept (what follows keeps its lines)."""
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
 def _normalise_tokens(text: str) -> str:
     """DeepSeek's full-width ``<\uff5ctool\u2581call\u2581begin\uff5c>`` becomes ``<|tool_call_begin|>``."""
     return _FULLWIDTH_TOKEN.sub(lambda m: "<|" + m.group(1).replace("\u2581", "_") + "|>", text)
@@ -787,6 +808,10 @@ def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = Non
     thought_end = text.rfind("</think>")
     if thought_end != -1:  # reasoning drafts calls it may not make: only the answer counts
         text = text[thought_end + len("</think>") :]
+    # (most texts have no `<`: one look for it spares a look for each angled marker)
+    if ("<" in text and any(marker in text for marker in _REASONING_ANGLED)) or "THINK]" in text \
+            or "\u25c1think" in text:
+        text = _REASONING.sub(_blank_reasoning, text)
     text = unescape_markdown(text)
     stripped = text.strip()
     if not stripped:

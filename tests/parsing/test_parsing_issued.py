@@ -104,6 +104,14 @@ ISSUED = {
         '```json\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n```',
         [PARIS, ToolCall("get_weather", {"city": "Lyon"})],
     ),
+    "after gpt-oss reasoning, on the commentary channel": (
+        "<|start|>assistant<|channel|>analysis<|message|>Need the weather: get_weather(city='Lyon')?<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+        '{"city": "Paris"}<|call|>',
+        [PARIS],
+    ),
+    "after Magistral reasoning": ('[THINK]look it up[/THINK][TOOL_CALLS][{"name": "get_weather", '
+                                  '"arguments": {"city": "Paris"}}]', [PARIS]),
     "GLM's name glued to its preamble": (
         "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
         '{"city": "Paris"}',
