@@ -779,6 +779,19 @@ _REASONING_ANGLED: Final = ("<think", "<reasoning>", "<thought>", "<seed:think>"
                             "<|channel|>analysis")
 
 
+def without_reasoning(text: str) -> str:
+    """``text`` after its last ``</think>``, other reasoning blanked (:data:`_REASONING`):
+    reasoning drafts calls the model may not make, only the answer counts."""
+    thought_end = text.rfind("</think>")
+    if thought_end != -1:
+        text = text[thought_end + len("</think>") :]
+    # (most texts have no `<`: one look for it spares a look for each angled marker)
+    if ("<" in text and any(marker in text for marker in _REASONING_ANGLED)) or "THINK]" in text \
+            or "\u25c1think" in text:
+        text = _REASONING.sub(_blank_reasoning, text)
+    return text
+
+
 def _blank_reasoning(match: re.Match[str]) -> str:
     """A reasoning region as blanks, its line breaks kept (what follows keeps its lines)."""
     return re.sub(r"[^\n]", " ", match.group(0))
@@ -805,14 +818,7 @@ def read_text(text: str, keep: Keep, depth: int = 0, not_pythonic: str | None = 
 def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = None) -> list[Found]:
     if depth > MAX_DEPTH:
         return []
-    thought_end = text.rfind("</think>")
-    if thought_end != -1:  # reasoning drafts calls it may not make: only the answer counts
-        text = text[thought_end + len("</think>") :]
-    # (most texts have no `<`: one look for it spares a look for each angled marker)
-    if ("<" in text and any(marker in text for marker in _REASONING_ANGLED)) or "THINK]" in text \
-            or "\u25c1think" in text:
-        text = _REASONING.sub(_blank_reasoning, text)
-    text = unescape_markdown(text)
+    text = unescape_markdown(without_reasoning(text))
     stripped = text.strip()
     if not stripped:
         return []
@@ -890,4 +896,4 @@ def _disarm(text: str, layout: Layout, marker: str) -> str:
     return text if out is None else "".join(out)
 
 
-__all__ = ["Keep", "read_text"]
+__all__ = ["Keep", "read_text", "without_reasoning"]
