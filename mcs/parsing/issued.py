@@ -38,6 +38,12 @@ from mcs.parsing.jsonspans import parsed_already, quiet_parse
 # ------------------------------------------------------------------ masking
 
 _HTML_COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# A C-style block comment opening its line, and struck-out text (markdown `~~...~~`,
+# HTML `<del>`, `<strike>`; not `<s>`, which is Llama's and Mistral's start token): what
+# the model commented out or retracted.
+_STRUCK_OR_COMMENTED: Final = re.compile(
+    r"^[ \t]*/\*.*?(?:\*/|\Z)|~~[^~\n]+~~|<(del|strike)>.*?(?:</\1>|\Z)", re.DOTALL | re.MULTILINE
+)
 # A tool's result as the chat templates wrap it for the model (Hermes/Qwen, Mistral,
 # DeepSeek, FunctionGemma, Anthropic-style prompts): the tool's words, never the model's,
 # even when the model echoes them. Unclosed, it runs to the end of the text.
@@ -58,7 +64,7 @@ _TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_f
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
 # comment line (`#`, `//`).
-_LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]{0,3}>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
+_LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]*>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
 _LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~|\|)", re.MULTILINE)
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
 # A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
@@ -82,6 +88,8 @@ def mask_unspoken(text: str) -> str:
     """``text`` with quoted, commented and formula regions blanked (same length)."""
     if "<" in text and "<!--" in text:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
+    if "/*" in text or "~~" in text or ("<" in text and ("<del>" in text or "<strike>" in text)):
+        text = _STRUCK_OR_COMMENTED.sub(lambda m: _blank(m.group(0)), text)
     if ("<" in text and any(marker in text for marker in _TOOL_RESULT_ANGLED)) or "[TOOL_RESULTS]" in text:
         text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
     if "Observation" in text:
@@ -550,7 +558,7 @@ class Layout:
         is where the call before ended: its words are not this call's framing.
         ``sentences`` is how far back the lead-in reaches.
         """
-        lead = _DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower()
+        lead = _straight(_DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower())
         words = _WORDS.findall(lead) if lead else []
         if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
             return True
@@ -562,7 +570,7 @@ class Layout:
                 return True
         if not follow:
             return False
-        after = self.follow_up(end).lower()
+        after = _straight(self.follow_up(end).lower())
         if not after or _CUE_WORDS.isdisjoint(_WORDS.findall(after)):
             return False
         if _TAKEN_BACK.search(after):
@@ -623,6 +631,16 @@ _DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # (A question mark asks about the call: "delete_repo(name='prod')?")
 _STRAY: Final = re.compile(r"[=\"'\u201c\u201d?]")
 _PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
+
+
+def _straight(text: str) -> str:
+    """``text`` with typographic apostrophes made ``'`` ("don\u2019t" is "don't")."""
+    if "\u2019" in text or "\u2018" in text or "\u02bc" in text:
+        return text.translate(_APOSTROPHES)
+    return text
+
+
+_APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 def _before_blanks(text: str, position: int, floor: int) -> int:
@@ -730,6 +748,19 @@ def is_program(body: str) -> bool:
     return False
 
 
+def holds_no_call(body: str) -> bool:
+    """Whether a fence's body is a docstring, Python that holds only triple-quoted text:
+    what is written inside it is not a call (a one-line string that is all calls,
+    ``"[f(a=1)]"``, is how some models write a call, and stays one)."""
+    if not body.lstrip().startswith(('"""', "'''")):
+        return False
+    module = quiet_parse(textwrap.dedent(body), "exec")
+    if not isinstance(module, ast.Module) or not module.body:
+        return False
+    return all(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+               for statement in module.body)
+
+
 def _call_or_data(value: ast.expr | None, *, statement: bool) -> bool:
     """Whether a statement's value leaves a fence a list of calls: data (a docstring, a
     literal) as an expression statement, or calls (``return f(x)`` counts)."""
@@ -738,4 +769,4 @@ def _call_or_data(value: ast.expr | None, *, statement: bool) -> bool:
     return isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await))
 
 
-__all__ = ["Layout", "has_placeholder", "is_program", "mask_unspoken"]
+__all__ = ["Layout", "has_placeholder", "holds_no_call", "is_program", "mask_unspoken"]

@@ -44,7 +44,7 @@ from mcs.parsing._common import (
     run_end,
     unescape_markdown,
 )
-from mcs.parsing.issued import Layout, has_placeholder
+from mcs.parsing.issued import Layout, has_placeholder, holds_no_call
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
@@ -639,7 +639,7 @@ def _fence_calls(
     whole = parse_whole(stripped) if stripped[0] not in "{<" else None
     if whole is not None:  # nothing but calls: no program
         return [call for call in keep(whole) if "<" not in body or not has_placeholder(call.arguments)]
-    if stripped[0] not in "{<" and layout.holds_program(fence):
+    if stripped[0] not in "{<" and (layout.holds_program(fence) or holds_no_call(body)):
         return []
     # `parse_whole` already said `stripped` is not pythonic calls: the reader below need not ask again
     return read_text(body, keep, depth + 1, not_pythonic=stripped if stripped[0] not in "{<" else None)

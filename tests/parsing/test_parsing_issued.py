@@ -112,6 +112,8 @@ ISSUED = {
     ),
     "after Magistral reasoning": ('[THINK]look it up[/THINK][TOOL_CALLS][{"name": "get_weather", '
                                   '"arguments": {"city": "Paris"}}]', [PARIS]),
+    "a call string in a fence": ('```python\n"[get_weather(city=\'Paris\')]"\n```', [PARIS]),
+    "with a typographic apostrophe before": ("Here\u2019s the call:\nget_weather(city='Paris')", [PARIS]),
     "GLM's name glued to its preamble": (
         "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
         '{"city": "Paris"}',
