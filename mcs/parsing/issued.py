@@ -188,7 +188,8 @@ _FOREIGN_NEGATION: Final = re.compile(
     r"\b(?:nicht|niemals|nie|keine?n?)\b|"
     r"\b(?:nunca|jamás|jamas|mai)\b|\b(?:no|non|não|nao) " + _FOREIGN_VERB + r"|"
     r"\b(?:не|никогда|нельзя)\b|"
-    r"不要|不可|请勿|請勿|切勿|勿|禁止|不能|不得|不会|不會|别(?:执行|运行|调用|用)|ないで|しない|絶対に|하지 ?마|금지|않"
+    r"不要|不可|请勿|請勿|切勿|勿|禁止|不能|不得|不会|不會|别(?:执行|运行|调用|用)|ないで|しない|絶対に|하지 ?마|금지|않|"
+    "[\u274c\u26d4\U0001f6ab\u2716]"  # ❌ ⛔ 🚫 ✖ marking what not to do
 )
 _FOREIGN_CUES: Final = frozenset({"ne", "n'", "jamais", "nicht", "niemals", "nie", "kein", "keine", "keinen",
                                   "nunca", "jamas", "mai", "no", "non", "nao"})
@@ -197,7 +198,10 @@ _FOREIGN_CUES: Final = frozenset({"ne", "n'", "jamais", "nicht", "niemals", "nie
 # do later ("Options:", "TODO:").
 _ASKING: Final = (
     r"(?:^|[.!?:\n]\s*)(?:should|may|can|could|shall) (?:i|we)\b|"
-    r"(?:^|[.!?\n]\s*)(?:options|choices|alternatives|todo|to-do)\s*:"
+    r"(?:^|[.!?\n]\s*)(?:options|choices|alternatives|todo|to-do)\s*:|"
+    # a label that marks what follows as what not to do ("Bad:", "Wrong:", "Forbidden:")
+    r"(?:^|\n)[ \t]*(?:bad|wrong|incorrect|invalid|forbidden|prohibited|not allowed|dangerous|unsafe|"
+    r"skip|don't)\b[^\n:]{0,30}:[ \t]*$"
 )
 _QUOTING: Final = (
     r"\b(?:says|said|wrote|writes|quoted?|quotes|reads|told|contains|contained|"
@@ -321,7 +325,8 @@ _CUE_WORDS: Final = frozenset({
     "page", "web", "command", "query", "server", "upstream", "tool's", "function's", "ignore", "ignored",
     "ignoring", "didn't", "which", "ok", "okay", "alright", "injection", "asks", "asked", "tells", "wants",
     "wanted", "requests", "requested", "demands", "urges", "orders", "perhaps", "possibly", "maybe", "next",
-    "remember", "todo", "to-do",
+    "remember", "todo", "to-do", "bad", "wrong", "incorrect", "invalid", "forbidden", "prohibited", "allowed",
+    "dangerous", "unsafe", "skip",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
@@ -558,7 +563,7 @@ class Layout:
         is where the call before ended: its words are not this call's framing.
         ``sentences`` is how far back the lead-in reaches.
         """
-        lead = _straight(_DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower())
+        lead = _plain(_DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower())
         words = _WORDS.findall(lead) if lead else []
         if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
             return True
@@ -570,7 +575,7 @@ class Layout:
                 return True
         if not follow:
             return False
-        after = _straight(self.follow_up(end).lower())
+        after = _plain(self.follow_up(end).lower())
         if not after or _CUE_WORDS.isdisjoint(_WORDS.findall(after)):
             return False
         if _TAKEN_BACK.search(after):
@@ -633,14 +638,19 @@ _STRAY: Final = re.compile(r"[=\"'\u201c\u201d?]")
 _PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
 
 
-def _straight(text: str) -> str:
-    """``text`` with typographic apostrophes made ``'`` ("don\u2019t" is "don't")."""
+def _plain(text: str) -> str:
+    """``text`` as the cues read it: typographic apostrophes made ``'`` ("don\u2019t" is
+    "don't"), markdown emphasis dropped ("do **not**", "do _not_"), runs of blanks one space."""
     if "\u2019" in text or "\u2018" in text or "\u02bc" in text:
-        return text.translate(_APOSTROPHES)
+        text = text.translate(_APOSTROPHES)
+    if "*" in text or "_" in text or "~" in text or "  " in text or "\t" in text:
+        text = _BLANKS_RUN.sub(" ", _EMPHASIS.sub("", text))
     return text
 
 
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_EMPHASIS: Final = re.compile(r"[*~]+|(?<!\w)_+|_+(?!\w)")
+_BLANKS_RUN: Final = re.compile(r"[ \t]+")
 
 
 def _before_blanks(text: str, position: int, floor: int) -> int:

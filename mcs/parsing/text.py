@@ -647,12 +647,12 @@ def _fence_calls(
 
 _PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
 _MARKUP: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
-_NOT_ONLY_CALLS: Final = re.compile(r"[^\W_]|\?")
+_NOT_ONLY_CALLS: Final = re.compile("[^\\W_]|\\?|[\u274c\u26d4\U0001f6ab\u2716]")  # (❌ ⛔ 🚫 ✖: not to do)
 
 
 def _nothing_else(text: str, spans: list[tuple[list[Found], int, int, bool]]) -> bool:
     """Whether ``text`` holds nothing but these calls, tags and punctuation (a question
-    mark asks about the calls: ``delete_repo(name='prod')?``)."""
+    mark asks about the calls: ``delete_repo(name='prod')?``; a cross marks one not to make)."""
     cursor = 0
     for _, start, end, _ in spans:
         if _NOT_ONLY_CALLS.search(_MARKUP.sub(" ", text[cursor:start])):

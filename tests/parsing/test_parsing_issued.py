@@ -114,6 +114,10 @@ ISSUED = {
                                   '"arguments": {"city": "Paris"}}]', [PARIS]),
     "a call string in a fence": ('```python\n"[get_weather(city=\'Paris\')]"\n```', [PARIS]),
     "with a typographic apostrophe before": ("Here\u2019s the call:\nget_weather(city='Paris')", [PARIS]),
+    "after the model says its previous call was wrong": (
+        "Sorry, my previous call was wrong. Here is the corrected call:\nget_weather(city='Paris')", [PARIS]),
+    "after emphasis that negates nothing": ("Do **this** now:\nget_weather(city='Paris')", [PARIS]),
+    "marked as done": ("\u2705 get_weather(city='Paris')", [PARIS]),
     "GLM's name glued to its preamble": (
         "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
         '{"city": "Paris"}',
