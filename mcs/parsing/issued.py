@@ -246,6 +246,12 @@ _REPORTED: Final = (
     r"(?:output|result|response|content|text|reply|body)s?(?: (?:was|were|is|are|says|said|reads))?)"
     r"[ \t]*(?::[ \t]*(?:\n|$)|$)"
 )
+# A call the sentence introducing it reports as made before ("Previously I called:",
+# "I already ran this yesterday:"); a retry ("It failed before, so again:") is not one.
+_PAST: Final = (
+    r"\b(?:previously|earlier|already|last time|yesterday|before)\b[^.!?\n]{0,60}"
+    r"\b(?:called|ran|executed|made|sent|used|issued)\b[^.!?\n]{0,60}:?\s*$"
+)
 _EXAMPLE: Final = (
     r"\b(?:examples?|for instance|illustrat\w*|sample (?:call|request|code|usage)|"
     r"yourself|your own)\b|\be\.g\."
@@ -256,8 +262,8 @@ _EXAMPLE: Final = (
 # words to the reader.
 # (All cues are matched against lower-cased text: much faster than IGNORECASE.)
 _STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE, _ASKING)))
-_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE, _REPORTED)))
-_INTRODUCING_EXPLICIT: Final = re.compile("|".join((_EXAMPLE, _REPORTED)))
+_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE, _REPORTED, _PAST)))
+_INTRODUCING_EXPLICIT: Final = re.compile("|".join((_EXAMPLE, _REPORTED, _PAST)))
 _TAKEN_BACK: Final = re.compile(
     r"\b(?:hypothetical(?:ly)?|theoretical(?:ly)?|for illustration(?: only)?|not (?:a real|an actual) call|"
     r"no (?:function )?call (?:can|could|will) be made|"
@@ -326,7 +332,7 @@ _CUE_WORDS: Final = frozenset({
     "ignoring", "didn't", "which", "ok", "okay", "alright", "injection", "asks", "asked", "tells", "wants",
     "wanted", "requests", "requested", "demands", "urges", "orders", "perhaps", "possibly", "maybe", "next",
     "remember", "todo", "to-do", "bad", "wrong", "incorrect", "invalid", "forbidden", "prohibited", "allowed",
-    "dangerous", "unsafe", "skip",
+    "dangerous", "unsafe", "skip", "previously", "earlier", "already", "last", "yesterday", "before",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")

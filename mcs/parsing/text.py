@@ -632,9 +632,13 @@ def _groups(
 def _fence_calls(
     body: str, fence: tuple[int, int, int, int], layout: Layout, keep: Keep, depth: int
 ) -> list[Found]:
-    """The calls a fence holds: all of its body when that is calls; none when it is a program."""
+    """The calls a fence holds: all of its body when that is calls; none when it is a program,
+    what a program printed (a fence tagged ``output``, ``log``, ``console``...) or an
+    interpreter session (``>>> f(x=1)``)."""
     stripped = body.strip()
     if not stripped:
+        return []
+    if layout.original[fence[0] + 3 : fence[1]].strip().lower() in _OUTPUT_FENCES or _REPL.search(body):
         return []
     whole = parse_whole(stripped) if stripped[0] not in "{<" else None
     if whole is not None:  # nothing but calls: no program
@@ -646,6 +650,12 @@ def _fence_calls(
 
 
 _PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
+# Fence tags for what something printed or answered, never for what the model calls.
+_OUTPUT_FENCES: Final = frozenset({
+    "output", "out", "log", "logs", "stdout", "stderr", "console", "terminal", "shell-session", "result",
+    "results", "response", "traceback", "pytb", "pycon",
+})
+_REPL: Final = re.compile(r"^[ \t]*>>> [A-Za-z_]", re.MULTILINE)  # (functionary's `>>>name` has no space)
 _MARKUP: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
 _NOT_ONLY_CALLS: Final = re.compile("[^\\W_]|\\?|[\u274c\u26d4\U0001f6ab\u2716]")  # (❌ ⛔ 🚫 ✖: not to do)
 

@@ -118,6 +118,10 @@ ISSUED = {
         "Sorry, my previous call was wrong. Here is the corrected call:\nget_weather(city='Paris')", [PARIS]),
     "after emphasis that negates nothing": ("Do **this** now:\nget_weather(city='Paris')", [PARIS]),
     "marked as done": ("\u2705 get_weather(city='Paris')", [PARIS]),
+    "a retry after a failure": ("I previously called get_weather, which failed. Retrying:\n"
+                                "get_weather(city='Paris')", [PARIS]),
+    "a retry after a time-out": ("I called get_weather before and it timed out; trying again:\n"
+                                 "get_weather(city='Paris')", [PARIS]),
     "GLM's name glued to its preamble": (
         "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
         '{"city": "Paris"}',
