@@ -267,7 +267,10 @@ _INTRODUCING_EXPLICIT: Final = re.compile("|".join((_EXAMPLE, _REPORTED, _PAST))
 _TAKEN_BACK: Final = re.compile(
     r"\b(?:hypothetical(?:ly)?|theoretical(?:ly)?|for illustration(?: only)?|not (?:a real|an actual) call|"
     r"no (?:function )?call (?:can|could|will) be made|"
-    r"(?:ignored?|ignoring|refuse[ds]?|refusing|declined?|declining) (?:it|this|that|them)|"
+    r"(?:ignored?|ignoring|refuse[ds]?|refusing|declined?|declining) (?:it|this|that|them|to)|"
+    r"(?:only|just|merely) an? example|"  # ("the above code is an example of how to use f" is how some models call)
+    r"no (?:function |tool )?call is (?:needed|required|necessary)|"
+    r"(?:page|document|email|e-mail|message|result|output|response|text) contains the (?:above|call)|"
     r"(?:will not|won't|do not|don't|did not|didn't|not) (?:follow|obey|run|execute|call|make|do) (?:it|this|that|them)|"
     r"(?:an?|the|prompt) injection|"
     r"(?:shall|should|may|can) (?:i|we) (?:proceed|go ahead|run|execute|call|do|make|send)|"
@@ -297,6 +300,21 @@ _PLACEHOLDER: Final = re.compile(
     r"<(?!(?:a|b|i|p|br|hr|em|li|ol|ul|tr|td|th|div|img|pre|code|span|strong|table|input|button|label)\b)"
     r"[A-Za-z][^<>/=\"\n]*[_ '][^<>/=\"\n]*>|^\s*\?+\s*$"
 )
+
+
+_TRAILING_COMMENT: Final = re.compile(r"(?:#|//)([^\n]*)")
+
+
+def comment_takes_back(source: str) -> bool:
+    """Whether a comment in ``source`` (calls read as code, where Python drops comments)
+    negates the calls or calls them an example: ``[f(x=1)]  # do not run this``."""
+    for comment in _TRAILING_COMMENT.findall(source):
+        said = _plain(comment.lower())
+        if not _CUE_WORDS.isdisjoint(_WORDS.findall(said)) and (
+            _STRONG.search(said) or _INTRODUCING_EXPLICIT.search(said) or _TAKEN_BACK.search(said)
+        ):
+            return True
+    return False
 
 
 def has_placeholder(value: object, depth: int = 0) -> bool:
@@ -785,4 +803,4 @@ def _call_or_data(value: ast.expr | None, *, statement: bool) -> bool:
     return isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await))
 
 
-__all__ = ["Layout", "has_placeholder", "holds_no_call", "is_program", "mask_unspoken"]
+__all__ = ["Layout", "comment_takes_back", "has_placeholder", "holds_no_call", "is_program", "mask_unspoken"]

@@ -44,7 +44,7 @@ from mcs.parsing._common import (
     run_end,
     unescape_markdown,
 )
-from mcs.parsing.issued import Layout, has_placeholder, holds_no_call
+from mcs.parsing.issued import Layout, comment_takes_back, has_placeholder, holds_no_call
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
@@ -847,7 +847,7 @@ def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = Non
                 return calls
     if (first == "[" or first.isalpha() or first == "_") and stripped != not_pythonic:
         calls = keep(parse_whole(stripped) or [])
-        if calls:
+        if calls and not (("#" in stripped or "//" in stripped) and comment_takes_back(stripped)):
             return calls
     if _FULLWIDTH_BAR in text:
         text = _normalise_tokens(text)
