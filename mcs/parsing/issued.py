@@ -189,10 +189,14 @@ _FOREIGN_NEGATION: Final = re.compile(
     r"\b(?:nunca|jamás|jamas|mai)\b|\b(?:no|non|não|nao) " + _FOREIGN_VERB + r"|"
     r"\b(?:не|никогда|нельзя)\b|"
     r"不要|不可|请勿|請勿|切勿|勿|禁止|不能|不得|不会|不會|别(?:执行|运行|调用|用)|ないで|しない|絶対に|하지 ?마|금지|않|"
-    "[\u274c\u26d4\U0001f6ab\u2716]"  # ❌ ⛔ 🚫 ✖ marking what not to do
+    "[\u274c\u26d4\U0001f6ab\u2716]|"  # ❌ ⛔ 🚫 ✖ marking what not to do
+    # asking leave: "Soll ich...?", "Dois-je...?", "¿Debo...?", "Devo...?", "要我...吗", "しましょうか"
+    r"\b(?:soll ich|sollen wir|darf ich|dois-je|puis-je|voulez-vous que|veux-tu que|quieres que|vuoi che)\b|"
+    r"\b(?:debo|puedo|devo|posso)\b[^.!?\n]*\?|\u00bf|要我|需要我|是否要|可以吗|吗\uff1f|しましょうか|よろしいですか|할까요"
 )
 _FOREIGN_CUES: Final = frozenset({"ne", "n'", "jamais", "nicht", "niemals", "nie", "kein", "keine", "keinen",
-                                  "nunca", "jamas", "mai", "no", "non", "nao"})
+                                  "nunca", "jamas", "mai", "no", "non", "nao", "soll", "sollen", "darf", "dois-je",
+                                  "dois", "puis", "voulez", "veux", "debo", "puedo", "quieres", "devo", "posso", "vuoi"})
 # A question asking for leave, written the English way (the modal first): "Should I call
 # this?", "May I run:", "Can we go ahead with:"; a label that lists options or things to
 # do later ("Options:", "TODO:").

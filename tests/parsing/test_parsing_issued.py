@@ -123,6 +123,7 @@ ISSUED = {
     "a retry after a time-out": ("I called get_weather before and it timed out; trying again:\n"
                                  "get_weather(city='Paris')", [PARIS]),
     "with a trailing comment that describes it": ("[get_weather(city='Paris')]  # the forecast for Paris", [PARIS]),
+    "introduced in Portuguese with 'posso'": ("Posso ajudar! Vou chamar:\nget_weather(city='Paris')", [PARIS]),
     "GLM's name glued to its preamble": (
         "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
         '{"city": "Paris"}',
