@@ -60,6 +60,13 @@ _OBSERVATION: Final = re.compile(
     r"^[ \t]*Observation\s*\d*\s*:.*?(?=^[ \t]*(?:Thought|Action|Final Answer)\b|\n[ \t]*\n|\Z)",
     re.MULTILINE | re.DOTALL,
 )
+# Tags that wrap quoted, example or untrusted text (HTML quotes, the XML tags prompts put
+# documents and examples in): a call inside, once the tag closes, is data.
+_QUOTING_TAG: Final = re.compile(
+    r"<(example|examples|blockquote|quote|q|cite|document|documents|search_results?|untrusted\w*|context|"
+    r"source|webpage|web_page|page|email|article|snippet)\b[^>\n]{0,80}>.*?</\1>",
+    re.DOTALL,
+)
 _TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>")
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
@@ -92,6 +99,8 @@ def mask_unspoken(text: str) -> str:
         text = _STRUCK_OR_COMMENTED.sub(lambda m: _blank(m.group(0)), text)
     if ("<" in text and any(marker in text for marker in _TOOL_RESULT_ANGLED)) or "[TOOL_RESULTS]" in text:
         text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
+    if "</" in text:
+        text = _QUOTING_TAG.sub(lambda m: _blank(m.group(0)), text)
     if "Observation" in text:
         text = _OBSERVATION.sub(lambda m: _blank(m.group(0)), text)
     # One character first (found by memchr), then the two-character markers it must begin
@@ -194,9 +203,14 @@ _FOREIGN_NEGATION: Final = re.compile(
     r"\b(?:soll ich|sollen wir|darf ich|dois-je|puis-je|voulez-vous que|veux-tu que|quieres que|vuoi che)\b|"
     r"\b(?:debo|puedo|devo|posso)\b[^.!?\n]*\?|\u00bf|要我|需要我|是否要|可以吗|吗\uff1f|しましょうか|よろしいですか|할까요"
 )
-_FOREIGN_CUES: Final = frozenset({"ne", "n'", "jamais", "nicht", "niemals", "nie", "kein", "keine", "keinen",
-                                  "nunca", "jamas", "mai", "no", "non", "nao", "soll", "sollen", "darf", "dois-je",
-                                  "dois", "puis", "voulez", "veux", "debo", "puedo", "quieres", "devo", "posso", "vuoi"})
+# Words only the other languages use (not "no", "non": English has them too), so an English
+# lead-in is not searched for them; a lead-in with a non-ASCII character always is.
+_FOREIGN_CUES: Final = frozenset({
+    "ne", "jamais", "nicht", "niemals", "nie", "kein", "keine", "keinen", "nunca", "jamas", "soll", "sollen",
+    "darf", "dois", "puis", "voulez", "veux", "debo", "puedo", "quieres", "devo", "posso", "vuoi",
+    "ejecutes", "llames", "corras", "borres", "elimines", "hagas", "lances", "eseguire", "chiamare", "usare",
+    "fare", "inviare", "lanciare", "cancellare", "eliminare", "chame", "envie", "rode", "apague", "exclua",
+})
 # A question asking for leave, written the English way (the modal first): "Should I call
 # this?", "May I run:", "Can we go ahead with:"; a label that lists options or things to
 # do later ("Options:", "TODO:").
@@ -357,6 +371,15 @@ _CUE_WORDS: Final = frozenset({
     "dangerous", "unsafe", "skip", "previously", "earlier", "already", "last", "yesterday", "before",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
+# The cue words only the sentence introducing a call is read for (to the reader, example,
+# reported result, made before): the strong cues need none of them.
+_STRONG_WORDS: Final = _CUE_WORDS - frozenset({
+    "you", "you'd", "you'll", "yourself", "your", "sample", "example", "examples", "e.g", "illustration",
+    "illustrate", "illustrates", "illustrative", "illustrating", "illustrated", "illustrations", "api", "search",
+    "web", "command", "query", "server", "upstream", "tool's", "function's", "returned", "responded", "replied",
+    "came", "previously", "earlier", "already", "last", "yesterday", "before", "ignore", "ignored", "ignoring",
+    "didn't", "injection",
+})
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
 
 
@@ -592,11 +615,12 @@ class Layout:
         ``sentences`` is how far back the lead-in reaches.
         """
         lead = _plain(_DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower())
-        words = _WORDS.findall(lead) if lead else []
+        words = set(_WORDS.findall(lead)) if lead else set()
         if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
             return True
         if lead and not _CUE_WORDS.isdisjoint(words):
-            if _STRONG.search(lead):
+            # (the strong cues are one long expression: searched only when one of their words is there)
+            if not _STRONG_WORDS.isdisjoint(words) and _STRONG.search(lead):
                 return True
             last = _SENTENCE_END.split(lead)[-1]
             if (_INTRODUCING_EXPLICIT if explicit else _INTRODUCING).search(last):
@@ -671,8 +695,10 @@ def _plain(text: str) -> str:
     "don't"), markdown emphasis dropped ("do **not**", "do _not_"), runs of blanks one space."""
     if "\u2019" in text or "\u2018" in text or "\u02bc" in text:
         text = text.translate(_APOSTROPHES)
-    if "*" in text or "_" in text or "~" in text or "  " in text or "\t" in text:
-        text = _BLANKS_RUN.sub(" ", _EMPHASIS.sub("", text))
+    if "*" in text or "~" in text or " _" in text or "_ " in text:  # (`get_weather` is no emphasis)
+        text = _EMPHASIS.sub("", text)
+    if "  " in text or "\t" in text:
+        text = _BLANKS_RUN.sub(" ", text)
     return text
 
 

@@ -124,6 +124,7 @@ ISSUED = {
                                  "get_weather(city='Paris')", [PARIS]),
     "with a trailing comment that describes it": ("[get_weather(city='Paris')]  # the forecast for Paris", [PARIS]),
     "introduced in Portuguese with 'posso'": ("Posso ajudar! Vou chamar:\nget_weather(city='Paris')", [PARIS]),
+    "after a quoted document": ("<document>Paris, capital of France.</document>\nget_weather(city='Paris')", [PARIS]),
     "GLM's name glued to its preamble": (
         "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
         '{"city": "Paris"}',
