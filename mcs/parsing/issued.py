@@ -3,10 +3,13 @@
 A call found by shape in free text is only a call when the model wrote it as its
 answer. Three checks decide, each cheap and each documented:
 
-1. **Unspoken text is blanked first** (:func:`mask_unspoken`): markdown blockquotes,
-   HTML comments, comment lines (``#``, ``//``) outside code fences, LaTeX math,
-   inline code inside a sentence, and double-quoted text inside a sentence. A tool
-   result the model quotes, a call it comments out or puts in a formula is not a call.
+1. **Unspoken text is blanked first** (:func:`mask_unspoken`): a tool's result echoed
+   in its chat-template wrapper or a ReAct ``Observation:``, tags wrapping quoted or
+   untrusted text (``<document>``, ``<example>``...), markdown blockquotes and table
+   rows, HTML and ``/* */`` comments, struck-out text, comment lines (``#``, ``//``)
+   outside code fences, LaTeX math, inline code inside a sentence, and double-quoted
+   text inside a sentence. A tool result the model quotes, a call it comments out or
+   puts in a formula is not a call.
    Masking keeps every other character where it was, so positions stay valid.
 2. **A call stands on its own** (:meth:`Layout.standalone`): nothing but wrappers
    around it on its lines (list markers, a short label ending in ``:``, backticks,
