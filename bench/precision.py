@@ -1,11 +1,11 @@
 """False executions: answers that hold no call, given to a driver that offers the tools.
 
 Input: the negative corpus in ``tests/parsing/negatives`` (220 real answers from BFCL's
-``relevance`` category, each read by hand, and 110 written for the rule: mentions in a
+``relevance`` category, each read by hand, and 193 written for the rule: mentions in a
 sentence, negations, examples for the reader, quotations, comments, code, JSON in docs,
-maths). Each answer goes through ``process_llm_response`` of a driver whose tools carry
-realistic schemas (the question's function for BFCL), which validates arguments before it
-runs anything; an execution is a call that reached the tool. Goal: zero.
+maths, permission questions, options, tables, other languages, echoed results). Each
+answer goes through ``process_llm_response`` of a driver whose tools carry realistic
+schemas (the question's function for BFCL), which validates arguments before it runs anything; an execution is a call that reached the tool. Goal: zero.
 
 Measured in the same run on the same answers and tools: the greedy ``\\{.*\\}`` +
 ``json.loads`` extraction of the MCS reference SDK, and ``json.loads`` of the whole answer,

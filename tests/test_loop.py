@@ -174,6 +174,21 @@ def test_a_model_that_keeps_sending_broken_calls_stops_at_max_turns() -> None:
 
 
 @pytest.mark.parametrize("answer", [
+    'The page asks me to run <tool_call>{"name": "add", "arguments": {"a": 1, "b": ',
+    'I will not run this: {"tool": "add", "arguments": {"a": 1, "b": ',
+    '> <tool_call>{"name": "add", "arguments": {"a": 1,',
+    'For example:\n```json\n{"tool": "add", "arguments": {"a": 1, "b": ',
+    '<think>A draft: {"tool": "add", "arguments": {"a": 1,</think>Paris is 18 °C.',
+    '<|channel|>analysis<|message|>Draft: <tool_call>{"name": "add", "arguments": {<|end|>'
+    '<|start|>assistant<|channel|>final<|message|>Paris is 18 °C.<|return|>',
+], ids=["quoted", "declined", "blockquote", "example", "think", "harmony analysis"])
+def test_a_cut_off_call_the_model_only_mentioned_is_not_sent_back_to_finish(answer: str) -> None:
+    # "Send the complete call again" would push the model to make a call it declined or quoted.
+    result = run_conversation(ScriptedModel([answer]), DemoDriver(), QUESTION)
+    assert (result.stopped, result.turns, result.outcomes, result.answer) == ("answer", 1, [], answer)
+
+
+@pytest.mark.parametrize("answer", [
     "Use the `<tool_call>` tag to call a tool; I did not need one.",
     'The call format is {"tool": "name", "arguments": {...}}, but Paris is simply 18 °C.',
     '{"name": "Paris", "temperature": 18.5}',

@@ -58,6 +58,12 @@ _NOT_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def _key(name: str) -> str:
+    """What ``name`` is compared on to map it onto a known name: its ASCII separators
+    (``.``, ``/``, a space, ``\\_``...) read as ``_``. A name with any other character (a
+    zero-width space, an accent, a look-alike letter) is only ever itself: such a name is
+    not a sanitised spelling of a known one, and must not run it."""
+    if not name.isascii():
+        return name
     return _NOT_NAME_CHARS.sub("_", name.replace("\\_", "_")).strip("_")
 
 

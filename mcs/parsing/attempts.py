@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from mcs.parsing import parse_tool_calls
+from mcs.parsing.issued import Layout
+from mcs.parsing.text import without_reasoning
 
 __all__ = ["DamagedCall", "find_damaged_calls", "unknown_tool_message"]
 
@@ -135,10 +137,25 @@ def _call_shaped(opening: re.Match[str], text: str) -> bool:
     return opening.group(1) != "name" or _ARGUMENTS_KEY.search(text, opening.end()) is not None
 
 
+def _issued_at(layout: Layout, position: int) -> bool:
+    """Whether an attempt starting at ``position`` is the model's own: not in unspoken text
+    (quoted, commented, a tool's result echoed), not framed out (negated, an example,
+    quoted...), as for the calls the parser returns (docs/parsing.md)."""
+    if layout.unspoken(position):
+        return False
+    fence = layout.fence_at(position)
+    start = position if fence is None else fence[0]
+    return not layout.framed_out(start, len(layout.text), explicit=True, follow=False)
+
+
 def _damage_in_text(text: str) -> DamagedCall | None:
+    text = without_reasoning(text)  # a draft in reasoning was not sent
+    layout = Layout(text)
     openings = [m for m in _CALL_OPENING.finditer(text) if _call_shaped(m, text)]
     if openings and _object_end(text, openings[-1].start()) is None:
         last = openings[-1]
+        if not _issued_at(layout, last.start()):
+            return None  # the model quoted, declined or showed a call and was cut off: an answer
         return DamagedCall("cut_off", last.group(2), _excerpt(text[last.start():]))
     stripped = text.strip()
     fenced = _WHOLE_FENCE.match(stripped)
@@ -148,6 +165,8 @@ def _damage_in_text(text: str) -> DamagedCall | None:
         return DamagedCall("unreadable", whole.group(2), _excerpt(body))
     for start, end in _outside_fences(text):
         marker = _MARKER.search(text, start, end)
+        while marker is not None and not _issued_at(layout, marker.start(1)):
+            marker = _MARKER.search(text, marker.end(), end)
         if marker is not None:
             named = _CALL_OPENING.search(text, marker.end())
             return DamagedCall("unreadable", named.group(2) if named else None,

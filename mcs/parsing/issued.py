@@ -3,10 +3,13 @@
 A call found by shape in free text is only a call when the model wrote it as its
 answer. Three checks decide, each cheap and each documented:
 
-1. **Unspoken text is blanked first** (:func:`mask_unspoken`): markdown blockquotes,
-   HTML comments, comment lines (``#``, ``//``) outside code fences, LaTeX math,
-   inline code inside a sentence, and double-quoted text inside a sentence. A tool
-   result the model quotes, a call it comments out or puts in a formula is not a call.
+1. **Unspoken text is blanked first** (:func:`mask_unspoken`): a tool's result echoed
+   in its chat-template wrapper or a ReAct ``Observation:``, tags wrapping quoted or
+   untrusted text (``<document>``, ``<example>``...), markdown blockquotes and table
+   rows, HTML and ``/* */`` comments, struck-out text, comment lines (``#``, ``//``)
+   outside code fences, LaTeX math, inline code inside a sentence, and double-quoted
+   text inside a sentence. A tool result the model quotes, a call it comments out or
+   puts in a formula is not a call.
    Masking keeps every other character where it was, so positions stay valid.
 2. **A call stands on its own** (:meth:`Layout.standalone`): nothing but wrappers
    around it on its lines (list markers, a short label ending in ``:``, backticks,
@@ -38,11 +41,41 @@ from mcs.parsing.jsonspans import parsed_already, quiet_parse
 # ------------------------------------------------------------------ masking
 
 _HTML_COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# A C-style block comment opening its line, and struck-out text (markdown `~~...~~`,
+# HTML `<del>`, `<strike>`; not `<s>`, which is Llama's and Mistral's start token): what
+# the model commented out or retracted.
+_STRUCK_OR_COMMENTED: Final = re.compile(
+    r"^[ \t]*/\*.*?(?:\*/|\Z)|~~[^~\n]+~~|<(del|strike)>.*?(?:</\1>|\Z)", re.DOTALL | re.MULTILINE
+)
+# A tool's result as the chat templates wrap it for the model (Hermes/Qwen, Mistral,
+# DeepSeek, FunctionGemma, Anthropic-style prompts): the tool's words, never the model's,
+# even when the model echoes them. Unclosed, it runs to the end of the text.
+_TOOL_RESULT: Final = re.compile(
+    r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>.*?(?:</\1>|\Z)|"
+    r"\[TOOL_RESULTS\].*?(?:\[/TOOL_RESULTS\]|\Z)|"
+    r"<\|tool_outputs?_begin\|>.*?(?:<\|tool_outputs?_end\|>|\Z)|"
+    r"<start_function_response>.*?(?:<end_function_response>|\Z)",
+    re.DOTALL,
+)
+# A ReAct observation is the tool's result too (a model may write one out): up to the next
+# Thought/Action/Final Answer line or blank line.
+_OBSERVATION: Final = re.compile(
+    r"^[ \t]*Observation\s*\d*\s*:.*?(?=^[ \t]*(?:Thought|Action|Final Answer)\b|\n[ \t]*\n|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+# Tags that wrap quoted, example or untrusted text (HTML quotes, the XML tags prompts put
+# documents and examples in): a call inside, once the tag closes, is data.
+_QUOTING_TAG: Final = re.compile(
+    r"<(example|examples|blockquote|quote|q|cite|document|documents|search_results?|untrusted\w*|context|"
+    r"source|webpage|web_page|page|email|article|snippet)\b[^>\n]{0,80}>.*?</\1>",
+    re.DOTALL,
+)
+_TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>")
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
 # comment line (`#`, `//`).
-_LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]{0,3}>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
-_LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~)", re.MULTILINE)
+_LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]*>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
+_LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~|\|)", re.MULTILINE)
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
 # A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
 _PROSE_QUOTE: Final = re.compile(r"(?<![=(:,\[{])\"[^\"\n]*<[^\"\n]*\"|\u201c[^\u201d\n]*<[^\u201d\n]*\u201d")
@@ -65,6 +98,14 @@ def mask_unspoken(text: str) -> str:
     """``text`` with quoted, commented and formula regions blanked (same length)."""
     if "<" in text and "<!--" in text:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
+    if "/*" in text or "~~" in text or ("<" in text and ("<del>" in text or "<strike>" in text)):
+        text = _STRUCK_OR_COMMENTED.sub(lambda m: _blank(m.group(0)), text)
+    if ("<" in text and any(marker in text for marker in _TOOL_RESULT_ANGLED)) or "[TOOL_RESULTS]" in text:
+        text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
+    if "</" in text:
+        text = _QUOTING_TAG.sub(lambda m: _blank(m.group(0)), text)
+    if "Observation" in text:
+        text = _OBSERVATION.sub(lambda m: _blank(m.group(0)), text)
     # One character first (found by memchr), then the two-character markers it must begin
     if ("\\" in text and ("\\[" in text or "\\(" in text)) or ("$" in text and "$$" in text):
         text = _MATH.sub(_mask_math, text)
@@ -76,6 +117,9 @@ def mask_unspoken(text: str) -> str:
     in_fence = False
     for number, line in enumerate(lines):
         lead = line.lstrip(" \t")[:1]
+        if lead == "|" and not in_fence and line.count("|") >= 2:  # a markdown table row: data
+            lines[number] = " " * len(line)
+            continue
         kind = _LINE_KIND.match(line) if lead and lead in "`~>#/" else None
         if kind is not None:
             if kind.group(1):  # a fence line; an inline ```f(x)``` neither opens nor closes a block
@@ -117,7 +161,7 @@ _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 # before it are added back by hand (see `_without_list_marker`).
 _MARKER_ITSELF: Final = re.compile(r"[-*+\u2022\d](?:(?<=[-*+\u2022])|(?<=\d)\d{0,2}[.)])[ \t]+")
 _LABEL: Final = re.compile(r"[^\n:`{}\[\]()\u0000]{1,80}?:(?=[ \t]|$)")
-_TAG: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
+_TAG: Final = re.compile(r"<\|channel\|>[^<>\n]{0,80}<\|message\|>|<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
 
 
 _FENCE: Final = re.compile(r"```|~~~")
@@ -138,16 +182,66 @@ def _has_words(text: str) -> bool:
 # The cues, by what they say about the call that follows (docs/parsing.md has the table).
 _NEGATION: Final = (
     r"\b(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't|need not|not to|"
-    r"avoid|instead of|rather than|refrain|won't|will not|not (?:call|run|execute|invoke|use))\b"
+    r"avoid|instead of|rather than|refrain|won't|will not|not (?:call|run|execute|invoke|use)|"
+    r"refuse[ds]?|refusing|declined?|declining)\b"
+)
+# Negation in the other languages models answer in (lower-cased): French, German, Spanish,
+# Italian, Portuguese, Russian, Chinese, Japanese, Korean. Looked for only when the lead-in
+# has a non-ASCII character or one of `_FOREIGN_CUES`.
+# "Do not" + run, call, use, send, delete, do in Spanish, Italian and Portuguese, as whole words
+# (a stem would take English: "no user input", "no fallback").
+_FOREIGN_VERB: Final = (
+    r"(?:ejecutes?|llames?|uses?|corras|env[ií]es|borres|elimines|hagas|lances|"
+    r"eseguire|chiamare|usare|fare|inviare|lanciare|cancellare|eliminare|"
+    r"execute|executes|chame|use|fa[çc]a|envie|rode|apague|exclua)\b"
+)
+_FOREIGN_NEGATION: Final = re.compile(
+    r"\b(?:ne|n')\s*\w+[^.!?\n]{0,40}\b(?:pas|jamais|plus)\b|\bjamais\b|"
+    r"\b(?:nicht|niemals|nie|keine?n?)\b|"
+    r"\b(?:nunca|jamás|jamas|mai)\b|\b(?:no|non|não|nao) " + _FOREIGN_VERB + r"|"
+    r"\b(?:не|никогда|нельзя)\b|"
+    r"不要|不可|请勿|請勿|切勿|勿|禁止|不能|不得|不会|不會|别(?:执行|运行|调用|用)|ないで|しない|絶対に|하지 ?마|금지|않|"
+    "[\u274c\u26d4\U0001f6ab\u2716]|"  # ❌ ⛔ 🚫 ✖ marking what not to do
+    # asking leave: "Soll ich...?", "Dois-je...?", "¿Debo...?", "Devo...?", "要我...吗", "しましょうか"
+    r"\b(?:soll ich|sollen wir|darf ich|dois-je|puis-je|voulez-vous que|veux-tu que|quieres que|vuoi che)\b|"
+    r"\b(?:debo|puedo|devo|posso)\b[^.!?\n]*\?|\u00bf|要我|需要我|是否要|可以吗|吗\uff1f|しましょうか|よろしいですか|할까요"
+)
+# Words only the other languages use (not "no", "non": English has them too), so an English
+# lead-in is not searched for them; a lead-in with a non-ASCII character always is.
+_FOREIGN_CUES: Final = frozenset({
+    "ne", "jamais", "nicht", "niemals", "nie", "kein", "keine", "keinen", "nunca", "jamas", "soll", "sollen",
+    "darf", "dois", "puis", "voulez", "veux", "debo", "puedo", "quieres", "devo", "posso", "vuoi",
+    "ejecutes", "llames", "corras", "borres", "elimines", "hagas", "lances", "eseguire", "chiamare", "usare",
+    "fare", "inviare", "lanciare", "cancellare", "eliminare", "chame", "envie", "rode", "apague", "exclua",
+})
+# A question asking for leave, written the English way (the modal first): "Should I call
+# this?", "May I run:", "Can we go ahead with:"; a label that lists options or things to
+# do later ("Options:", "TODO:").
+_ASKING: Final = (
+    r"(?:^|[.!?:\n]\s*)(?:should|may|can|could|shall) (?:i|we)\b|"
+    r"(?:^|[.!?\n]\s*)(?:options|choices|alternatives|todo|to-do)\s*:|"
+    # a label that marks what follows as what not to do ("Bad:", "Wrong:", "Forbidden:")
+    r"(?:^|\n)[ \t]*(?:bad|wrong|incorrect|invalid|forbidden|prohibited|not allowed|dangerous|unsafe|"
+    r"skip|don't)\b[^\n:]{0,30}:[ \t]*$"
 )
 _QUOTING: Final = (
     r"\b(?:says|said|wrote|writes|quoted?|quotes|reads|told|contains|contained|"
-    r"instructs|instructed|injected)\b"
+    r"instructs|instructed|injected)\b|"
+    # words of a text or of someone who is not the user: "the email asks me to run:"
+    r"\b(?:page|document|email|e-mail|message|website|site|webpage|article|file|comment|issue|ticket|"
+    r"attacker|text|content|result|output|response|tool|snippet) (?:asks|asked|tells|wants|wanted|"
+    r"requests|requested|demands|urges|orders) (?:me|us|you|the assistant)\b"
 )
 _HYPOTHESIS: Final = (
     r"\b(?:hypothetical\w*|theoretical\w*|imagine|suppos\w+|assum(?:e|es|ing)|pretend\w*|"
     r"let's say|let us say|dummy|placeholder|fictional|fictitious|pseudo\w*|something like|"
     r"would you like|do you want me|shall i|if so|"
+    r"is it (?:ok|okay|alright|fine)|please confirm|confirm (?:before|that|if|whether)|"
+    r"(?:your|with|without|for|need|needs|awaiting|await|waiting for|require|requires) (?:your )?"
+    r"(?:approval|permission|confirmation|go-ahead)|"
+    r"(?:here are|you have|there are) (?:the |your |two |three |several |some |a few )?(?:options|choices|alternatives)\b|"
+    r"which (?:one|of these|of them|option)|perhaps|possibly|maybe|next time|remember to|"
+    r"(?:if|once|when|after) (?:the user|you)(?:'ve| have)? (?:confirms?|approves?|agrees?|says? so)|"
     r"if you(?:'d| would| still| really)? (?:want|wish|like|need|prefer|provide|have|insist)|"
     r"if\b[^.!?\n]{0,80}\b(?:had|were|existed|exist|is available|are available|were available|"
     r"was available|is provided|were provided)|"
@@ -165,6 +259,20 @@ _READER: Final = (
     r"\byou(?:'d|'ll| would| could| can| might| may| should| need| will| have to| must| want)\b"
     r"|\byourself\b|\byour own\b|\bin your\b"
 )
+# A tool's output the model reports, as the words that end the sentence introducing the
+# call ("The tool returned:", "Here is the page content:"); a call read from a result.
+_REPORTED: Final = (
+    r"(?:\b(?:returned|responded|replied|came back(?: with)?)|"
+    r"\b(?:tool|function|api|search|page|web|command|query|server|upstream)(?:'s)? "
+    r"(?:output|result|response|content|text|reply|body)s?(?: (?:was|were|is|are|says|said|reads))?)"
+    r"[ \t]*(?::[ \t]*(?:\n|$)|$)"
+)
+# A call the sentence introducing it reports as made before ("Previously I called:",
+# "I already ran this yesterday:"); a retry ("It failed before, so again:") is not one.
+_PAST: Final = (
+    r"\b(?:previously|earlier|already|last time|yesterday|before)\b[^.!?\n]{0,60}"
+    r"\b(?:called|ran|executed|made|sent|used|issued)\b[^.!?\n]{0,60}:?\s*$"
+)
 _EXAMPLE: Final = (
     r"\b(?:examples?|for instance|illustrat\w*|sample (?:call|request|code|usage)|"
     r"yourself|your own)\b|\be\.g\."
@@ -174,12 +282,21 @@ _EXAMPLE: Final = (
 # Here is the call:" is a call). A call written in a call syntax is not taken back by
 # words to the reader.
 # (All cues are matched against lower-cased text: much faster than IGNORECASE.)
-_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE)))
-_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE)))
-_INTRODUCING_EXPLICIT: Final = re.compile(_EXAMPLE)
+_STRONG: Final = re.compile("|".join((_NEGATION, _QUOTING, _HYPOTHESIS, _UNAVAILABLE, _UNUSABLE, _ASKING)))
+_INTRODUCING: Final = re.compile("|".join((_READER, _EXAMPLE, _REPORTED, _PAST)))
+_INTRODUCING_EXPLICIT: Final = re.compile("|".join((_EXAMPLE, _REPORTED, _PAST)))
 _TAKEN_BACK: Final = re.compile(
     r"\b(?:hypothetical(?:ly)?|theoretical(?:ly)?|for illustration(?: only)?|not (?:a real|an actual) call|"
     r"no (?:function )?call (?:can|could|will) be made|"
+    r"(?:ignored?|ignoring|refuse[ds]?|refusing|declined?|declining) (?:it|this|that|them|to)|"
+    r"(?:only|just|merely) an? example|"  # ("the above code is an example of how to use f" is how some models call)
+    r"no (?:function |tool )?call is (?:needed|required|necessary)|"
+    r"(?:page|document|email|e-mail|message|result|output|response|text) contains the (?:above|call)|"
+    r"(?:will not|won't|do not|don't|did not|didn't|not) (?:follow|obey|run|execute|call|make|do) (?:it|this|that|them)|"
+    r"(?:an?|the|prompt) injection|"
+    r"(?:shall|should|may|can) (?:i|we) (?:proceed|go ahead|run|execute|call|do|make|send)|"
+    r"(?:do|would) you (?:want|like) me to|is (?:this|that|it) (?:ok|okay|alright|fine)|"
+    r"(?:please|can you|could you) confirm|which (?:one|option|of these|of them|do you|would you)|let me know which|"
     r"(?:cannot|can't|can not|could not|couldn't|unable to) (?:make|run|execute) (?:the|this|that|a|any) (?:function )?call)\b"
 )
 # "...is not provided in the given list": takes the call back only when it is about this call.
@@ -206,6 +323,21 @@ _PLACEHOLDER: Final = re.compile(
 )
 
 
+_TRAILING_COMMENT: Final = re.compile(r"(?:#|//)([^\n]*)")
+
+
+def comment_takes_back(source: str) -> bool:
+    """Whether a comment in ``source`` (calls read as code, where Python drops comments)
+    negates the calls or calls them an example: ``[f(x=1)]  # do not run this``."""
+    for comment in _TRAILING_COMMENT.findall(source):
+        said = _plain(comment.lower())
+        if not _CUE_WORDS.isdisjoint(_WORDS.findall(said)) and (
+            _STRONG.search(said) or _INTRODUCING_EXPLICIT.search(said) or _TAKEN_BACK.search(said)
+        ):
+            return True
+    return False
+
+
 def has_placeholder(value: object, depth: int = 0) -> bool:
     """Whether an argument value (or one nested in it) is a placeholder to fill in."""
     if isinstance(value, str):
@@ -230,8 +362,27 @@ _CUE_WORDS: Final = frozenset({
     "tool", "tools", "no", "cannot", "can't", "can", "could", "couldn't", "unable", "you", "you'd",
     "you'll", "yourself", "your", "sample", "example", "examples", "e.g", "for", "illustration", "illustrate",
     "illustrates", "illustrative", "illustrating", "illustrated", "illustrations",
+    # refusals, permission and options, reported output, hedges: a distinctive word of each
+    # (no word as common as "the": the gate must stay shut for most lead-ins)
+    "refuse", "refused", "refuses", "refusing", "decline", "declined", "declining", "may", "confirm",
+    "confirms", "approval", "permission", "confirmation", "ahead", "approve", "approves", "agree", "agrees",
+    "say", "options", "choices", "alternatives", "returned", "responded", "replied", "came", "api", "search",
+    "page", "web", "command", "query", "server", "upstream", "tool's", "function's", "ignore", "ignored",
+    "ignoring", "didn't", "which", "ok", "okay", "alright", "injection", "asks", "asked", "tells", "wants",
+    "wanted", "requests", "requested", "demands", "urges", "orders", "perhaps", "possibly", "maybe", "next",
+    "remember", "todo", "to-do", "bad", "wrong", "incorrect", "invalid", "forbidden", "prohibited", "allowed",
+    "dangerous", "unsafe", "skip", "previously", "earlier", "already", "last", "yesterday", "before",
 })
 _WORDS: Final = re.compile(r"[a-z][a-z'.]*[a-z]|[a-z]")
+# The cue words only the sentence introducing a call is read for (to the reader, example,
+# reported result, made before): the strong cues need none of them.
+_STRONG_WORDS: Final = _CUE_WORDS - frozenset({
+    "you", "you'd", "you'll", "yourself", "your", "sample", "example", "examples", "e.g", "illustration",
+    "illustrate", "illustrates", "illustrative", "illustrating", "illustrated", "illustrations", "api", "search",
+    "web", "command", "query", "server", "upstream", "tool's", "function's", "returned", "responded", "replied",
+    "came", "previously", "earlier", "already", "last", "yesterday", "before", "ignore", "ignored", "ignoring",
+    "didn't", "injection",
+})
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
 
 
@@ -455,7 +606,7 @@ class Layout:
 
     def framed_out(
         self, start: int, end: int, *, explicit: bool = False, follow: bool = True,
-        names: tuple[str, ...] = (), floor: int = 0,
+        names: tuple[str, ...] = (), floor: int = 0, sentences: int = 2,
     ) -> bool:
         """Whether the prose around a call at ``[start, end)`` takes it back (see module doc).
 
@@ -464,17 +615,22 @@ class Layout:
         reader ("here is the call you can use"), only by negation, quotation or an
         example. ``follow=False`` (a format marker) looks only at the lead-in. ``floor``
         is where the call before ended: its words are not this call's framing.
+        ``sentences`` is how far back the lead-in reaches.
         """
-        lead = _DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor)).lower()
-        if lead and not _CUE_WORDS.isdisjoint(_WORDS.findall(lead)):
-            if _STRONG.search(lead):
+        lead = _plain(_DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower())
+        words = set(_WORDS.findall(lead)) if lead else set()
+        if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
+            return True
+        if lead and not _CUE_WORDS.isdisjoint(words):
+            # (the strong cues are one long expression: searched only when one of their words is there)
+            if not _STRONG_WORDS.isdisjoint(words) and _STRONG.search(lead):
                 return True
             last = _SENTENCE_END.split(lead)[-1]
             if (_INTRODUCING_EXPLICIT if explicit else _INTRODUCING).search(last):
                 return True
         if not follow:
             return False
-        after = self.follow_up(end).lower()
+        after = _plain(self.follow_up(end).lower())
         if not after or _CUE_WORDS.isdisjoint(_WORDS.findall(after)):
             return False
         if _TAKEN_BACK.search(after):
@@ -483,10 +639,10 @@ class Layout:
             return _THIS_CALL.search(after) is not None or any(name.lower() in after for name in names)
         return False
 
-    def lead_in(self, start: int, floor: int = 0) -> str:
+    def lead_in(self, start: int, floor: int = 0, sentences: int = 2) -> str:
         """The text leading into ``start``: its line so far and the paragraph before it
-        (wrapper lines such as ``<|im_start|>`` skipped), at most the last two sentences,
-        never reaching back past ``floor`` (the end of the call before)."""
+        (wrapper lines such as ``<|im_start|>`` skipped), at most the last ``sentences``
+        sentences, never reaching back past ``floor`` (the end of the call before)."""
         text = self.text
         line_start = max(floor, self.line_start(start))
         own = text[max(line_start, start - 400) : start]
@@ -504,8 +660,8 @@ class Layout:
                 break
             position = paragraph_start
         lead = f"{paragraph}\n{own}" if paragraph else own
-        sentences = _SENTENCE_END.split(lead.strip())
-        return " ".join(sentences[-2:])
+        read = _SENTENCE_END.split(lead.strip())
+        return " ".join(read[-sentences:])
 
     def follow_up(self, end: int) -> str:
         """The first sentence after ``end`` (the rest of its line, or the next paragraph)."""
@@ -532,8 +688,26 @@ _QUOTED: Final = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 # JSON strings in a lead-in are data (a call's arguments), not words that frame a call.
 _DOUBLE_QUOTED: Final = re.compile(r"\"[^\"\n]*\"")
 # Left after quoted text is removed: an assignment, or a quote the call sits inside.
-_STRAY: Final = re.compile(r"[=\"'\u201c\u201d]")
+# (A question mark asks about the call: "delete_repo(name='prod')?")
+_STRAY: Final = re.compile(r"[=\"'\u201c\u201d?]")
 _PREAMBLE: Final = 200  # characters of a sentence before a JSON call on its line
+
+
+def _plain(text: str) -> str:
+    """``text`` as the cues read it: typographic apostrophes made ``'`` ("don\u2019t" is
+    "don't"), markdown emphasis dropped ("do **not**", "do _not_"), runs of blanks one space."""
+    if "\u2019" in text or "\u2018" in text or "\u02bc" in text:
+        text = text.translate(_APOSTROPHES)
+    if "*" in text or "~" in text or " _" in text or "_ " in text:  # (`get_weather` is no emphasis)
+        text = _EMPHASIS.sub("", text)
+    if "  " in text or "\t" in text:
+        text = _BLANKS_RUN.sub(" ", text)
+    return text
+
+
+_APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_EMPHASIS: Final = re.compile(r"[*~]+|(?<!\w)_+|_+(?!\w)")
+_BLANKS_RUN: Final = re.compile(r"[ \t]+")
 
 
 def _before_blanks(text: str, position: int, floor: int) -> int:
@@ -641,6 +815,19 @@ def is_program(body: str) -> bool:
     return False
 
 
+def holds_no_call(body: str) -> bool:
+    """Whether a fence's body is a docstring, Python that holds only triple-quoted text:
+    what is written inside it is not a call (a one-line string that is all calls,
+    ``"[f(a=1)]"``, is how some models write a call, and stays one)."""
+    if not body.lstrip().startswith(('"""', "'''")):
+        return False
+    module = quiet_parse(textwrap.dedent(body), "exec")
+    if not isinstance(module, ast.Module) or not module.body:
+        return False
+    return all(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+               for statement in module.body)
+
+
 def _call_or_data(value: ast.expr | None, *, statement: bool) -> bool:
     """Whether a statement's value leaves a fence a list of calls: data (a docstring, a
     literal) as an expression statement, or calls (``return f(x)`` counts)."""
@@ -649,4 +836,4 @@ def _call_or_data(value: ast.expr | None, *, statement: bool) -> bool:
     return isinstance(value, (ast.Call, ast.List, ast.Tuple, ast.Await))
 
 
-__all__ = ["Layout", "has_placeholder", "is_program", "mask_unspoken"]
+__all__ = ["Layout", "comment_takes_back", "has_placeholder", "holds_no_call", "is_program", "mask_unspoken"]

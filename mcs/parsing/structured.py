@@ -48,9 +48,17 @@ _NOT_CALLS: Final = frozenset({"final answer", "final_answer"})
 _RUN_ELSEWHERE: Final = frozenset({"server_tool_use", "mcp_tool_use"})
 _BARE_CALL_KEYS: Final = frozenset({"tool", "name", "id", "type"})
 _MODEL_ROLES: Final = frozenset({"assistant", "model"})
+# Messages a model did not write: tool results (OpenAI "tool" and legacy "function", Llama
+# "ipython"), the user's and the system's (other roles, such as Cohere's "CHATBOT", are read).
+_OTHER_ROLES: Final = frozenset({"tool", "function", "ipython", "user", "system", "developer"})
 _CONTAINER_KEYS: Final = ("choices", "message", "candidates", "content", "parts", "output", "delta")
 _CALL_KEYS: Final = ("tool_calls", "function_call", "functionCall", "function_calls")
 _STRUCTURAL_KEYS: Final = frozenset((*_CONTAINER_KEYS, *_CALL_KEYS, *_NAME_KEYS, "text", "function"))
+# A tool's result as agent loops feed it back (`{"tool": "f", "result": ...}`, the MCS loop's
+# own shape; `"error"` for a refusal): a model that echoes one reports data, so nothing
+# under it is a call, whatever it holds.
+_RESULT_KEYS: Final = frozenset({"result", "results", "output", "error", "observation", "tool_result", "response"})
+_RESULT_OF_KEYS: Final = ("tool", "name", "tool_name", "function", "tool_call_id", "tool_use_id")
 
 
 class _Walk:
@@ -254,6 +262,9 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
         return
     if not isinstance(node, dict):
         return
+    role = node.get("role")
+    if isinstance(role, str) and role.lower() in _OTHER_ROLES:
+        return  # a tool's result, the user's or the system's words: no call of the model's
     if len(node) == 1 and next(iter(node)) not in _STRUCTURAL_KEYS and (
         not walk.deep or isinstance(next(iter(node.values())), str)
     ):
@@ -302,9 +313,11 @@ def _walk(node: Any, walk: _Walk, depth: int) -> None:
         container = True
     if container:
         return
-    if walk.deep:  # a JSON value found in text: calls may sit under any key
+    if walk.deep:  # a JSON value found in text: calls may sit under a wrapper key
         if _schema_echo(node):
             return
+        if not _RESULT_KEYS.isdisjoint(node) and any(isinstance(node.get(key), str) for key in _RESULT_OF_KEYS):
+            return  # {"tool": "f", "result": {...}}: a tool's result the model echoes
         for value in node.values():
             if isinstance(value, (dict, list)):
                 _walk(value, walk, depth + 1)

@@ -21,8 +21,8 @@ Order of attempts (the first that yields a kept call wins):
 6. GLM-4's bare ``name\\n{json}`` (a guessed name: kept only when known).
 
 Reasoning up to the last ``</think>`` is dropped first (Qwen3, DeepSeek-R1, QwQ draft
-calls there that they may not make), and markdown-escaped underscores (``calc\\_area``)
-are unescaped.
+calls there that they may not make), reasoning written the other ways is blanked
+(:data:`_REASONING`), and markdown-escaped underscores (``calc\\_area``) are unescaped.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from mcs.parsing._common import (
     run_end,
     unescape_markdown,
 )
-from mcs.parsing.issued import Layout, has_placeholder
+from mcs.parsing.issued import Layout, comment_takes_back, has_placeholder, holds_no_call
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
@@ -518,6 +518,9 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
     items.extend((group[0][1], group) for group in _groups(text, spans))
     items.sort(key=lambda item: item[0])
     floor = 0
+    # A block right after a framed-out one (nothing but blanks and markup between: "Do not
+    # run these:" and two fences) is framed out with it; its own lead-in stops at the first.
+    taken_back_until = -1
     bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
     numbers = {bound: number for number, bound in enumerate(bounds)}
     for _, item in items:
@@ -528,7 +531,11 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
                 continue
             body = text[body_start:body_end]
             explicit = body.lstrip()[:1] in "{[<" and _all_explicit(calls) and not _PYTHONIC_START.match(body)
-            framed = layout.framed_out(start, end, explicit=explicit, names=_names(calls), floor=floor)
+            framed = _follows(text, taken_back_until, start) or layout.framed_out(
+                start, end, explicit=explicit, names=_names(calls), floor=floor
+            )
+            if framed:
+                taken_back_until = end
             floor = end
             calls = keep(_demote(calls))
             if calls and not framed:
@@ -550,7 +557,10 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
             continue
         every = [call for calls, _, _, _ in group for call in calls]
         explicit = all(span[3] for span in group)
-        if layout.framed_out(start, end, explicit=explicit, names=_names(every), floor=group_floor):
+        if _follows(text, taken_back_until, start) or layout.framed_out(
+            start, end, explicit=explicit, names=_names(every), floor=group_floor
+        ):
+            taken_back_until = end
             continue
         for calls, span_start, _, _ in standing:
             kept = keep(calls)
@@ -622,36 +632,53 @@ def _groups(
 def _fence_calls(
     body: str, fence: tuple[int, int, int, int], layout: Layout, keep: Keep, depth: int
 ) -> list[Found]:
-    """The calls a fence holds: all of its body when that is calls; none when it is a program."""
+    """The calls a fence holds: all of its body when that is calls; none when it is a program,
+    what a program printed (a fence tagged ``output``, ``log``, ``console``...) or an
+    interpreter session (``>>> f(x=1)``)."""
     stripped = body.strip()
     if not stripped:
+        return []
+    if layout.original[fence[0] + 3 : fence[1]].strip().lower() in _OUTPUT_FENCES or _REPL.search(body):
         return []
     whole = parse_whole(stripped) if stripped[0] not in "{<" else None
     if whole is not None:  # nothing but calls: no program
         return [call for call in keep(whole) if "<" not in body or not has_placeholder(call.arguments)]
-    if stripped[0] not in "{<" and layout.holds_program(fence):
+    if stripped[0] not in "{<" and (layout.holds_program(fence) or holds_no_call(body)):
         return []
     # `parse_whole` already said `stripped` is not pythonic calls: the reader below need not ask again
     return read_text(body, keep, depth + 1, not_pythonic=stripped if stripped[0] not in "{<" else None)
 
 
 _PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")
+# Fence tags for what something printed or answered, never for what the model calls.
+_OUTPUT_FENCES: Final = frozenset({
+    "output", "out", "log", "logs", "stdout", "stderr", "console", "terminal", "shell-session", "result",
+    "results", "response", "traceback", "pytb", "pycon",
+})
+_REPL: Final = re.compile(r"^[ \t]*>>> [A-Za-z_]", re.MULTILINE)  # (functionary's `>>>name` has no space)
 _MARKUP: Final = re.compile(r"<[^<>\n]{0,80}>|\[/?[A-Z_]{3,20}\]")
-_LETTER_OR_DIGIT: Final = re.compile(r"[^\W_]")
+_NOT_ONLY_CALLS: Final = re.compile("[^\\W_]|\\?|[\u274c\u26d4\U0001f6ab\u2716]")  # (❌ ⛔ 🚫 ✖: not to do)
 
 
 def _nothing_else(text: str, spans: list[tuple[list[Found], int, int, bool]]) -> bool:
-    """Whether ``text`` holds nothing but these calls, tags and punctuation."""
+    """Whether ``text`` holds nothing but these calls, tags and punctuation (a question
+    mark asks about the calls: ``delete_repo(name='prod')?``; a cross marks one not to make)."""
     cursor = 0
     for _, start, end, _ in spans:
-        if _LETTER_OR_DIGIT.search(_MARKUP.sub(" ", text[cursor:start])):
+        if _NOT_ONLY_CALLS.search(_MARKUP.sub(" ", text[cursor:start])):
             return False
         cursor = end
-    return not _LETTER_OR_DIGIT.search(_MARKUP.sub(" ", text[cursor:]))
+    return not _NOT_ONLY_CALLS.search(_MARKUP.sub(" ", text[cursor:]))
 
 
 _DOUBLE_QUOTED: Final = re.compile(r'"[^"\n]*"')
 _LETTER: Final = re.compile(r"[^\W\d_]")
+
+
+def _follows(text: str, previous_end: int, start: int) -> bool:
+    """Whether ``start`` follows ``previous_end`` (``-1``: nothing) with only blanks,
+    markup and punctuation between."""
+    return 0 <= previous_end <= start and _LETTER.search(_MARKUP.sub(" ", text[previous_end:start])) is None
 
 
 def _plainly_next(text: str, previous: int, position: int) -> bool:
@@ -710,15 +737,28 @@ def _names_before_json(text: str) -> Iterator[re.Match[str]]:
         brace = text.find("{", brace + 1)
 
 
-def _glm_bare(text: str) -> list[Found]:
-    """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess)."""
+def _glm_bare(text: str, layout: Layout) -> list[Found]:
+    """GLM-4 ``name\\n{json}``, at the start or after prose (the name is a guess), when
+    the model issued it: not in unspoken text, not framed out (negated, an example,
+    quoted...), like any call found by shape; in a fence, the fence's framing counts."""
     found: list[Found] = []
     index = BracketIndex(text)
+    floor = 0
     for named in islice(_names_before_json(text), MAX_CANDIDATES):
         parsed = _args_after(text, named.end(), index)
         name = clean_name(named.group(1))
-        if parsed is not None and name is not None:
-            found.append(Found(name, parsed[0], None, GUESSED))
+        if parsed is None or name is None:
+            continue
+        start, end = named.start(1), parsed[1]
+        fence = layout.fence_at(start)
+        if layout.unspoken(start) or layout.framed_out(
+            start if fence is None else fence[0], end if fence is None else fence[3], names=(name,), floor=floor,
+            sentences=1,  # GLM glues the name to its preamble ("...with these parameters.name"): its last sentence
+        ):
+            floor = end
+            continue
+        floor = end
+        found.append(Found(name, parsed[0], None, GUESSED))
     return found
 
 
@@ -731,6 +771,40 @@ def _demote(found: list[Found]) -> list[Found]:
         if call.confidence == EXPLICIT:
             call.confidence = WEAK
     return found
+
+
+# Reasoning in the other ways models write it, each unclosed to the end of the text (an
+# answer cut off while thinking): <think> (left open), <thinking>, <reasoning>, <thought>,
+# Seed's <seed:think>, Magistral's [THINK], Kimi's ◁think▷, OpenThoughts' begin_of_thought,
+# and gpt-oss Harmony's analysis channel (its calls go on the commentary channel).
+_REASONING: Final = re.compile(
+    r"<(think|thinking|reasoning|thought|seed:think)>.*?(?:</\1>|\Z)|"
+    r"\[THINK\].*?(?:\[/THINK\]|\Z)|"
+    "\u25c1think\u25b7.*?(?:\u25c1/think\u25b7|\\Z)|"
+    r"<\|begin_of_thought\|>.*?(?:<\|end_of_thought\|>|\Z)|"
+    r"<\|channel\|>analysis<\|message\|>.*?(?=<\|end\|>|<\|start\|>|\Z)",
+    re.DOTALL,
+)
+_REASONING_ANGLED: Final = ("<think", "<reasoning>", "<thought>", "<seed:think>", "<|begin_of_thought|>",
+                            "<|channel|>analysis")
+
+
+def without_reasoning(text: str) -> str:
+    """``text`` after its last ``</think>``, other reasoning blanked (:data:`_REASONING`):
+    reasoning drafts calls the model may not make, only the answer counts."""
+    thought_end = text.rfind("</think>")
+    if thought_end != -1:
+        text = text[thought_end + len("</think>") :]
+    # (most texts have no `<`: one look for it spares a look for each angled marker)
+    if ("<" in text and any(marker in text for marker in _REASONING_ANGLED)) or "THINK]" in text \
+            or "\u25c1think" in text:
+        text = _REASONING.sub(_blank_reasoning, text)
+    return text
+
+
+def _blank_reasoning(match: re.Match[str]) -> str:
+    """A reasoning region as blanks, its line breaks kept (what follows keeps its lines)."""
+    return re.sub(r"[^\n]", " ", match.group(0))
 
 
 def _normalise_tokens(text: str) -> str:
@@ -754,10 +828,7 @@ def read_text(text: str, keep: Keep, depth: int = 0, not_pythonic: str | None = 
 def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = None) -> list[Found]:
     if depth > MAX_DEPTH:
         return []
-    thought_end = text.rfind("</think>")
-    if thought_end != -1:  # reasoning drafts calls it may not make: only the answer counts
-        text = text[thought_end + len("</think>") :]
-    text = unescape_markdown(text)
+    text = unescape_markdown(without_reasoning(text))
     stripped = text.strip()
     if not stripped:
         return []
@@ -776,7 +847,7 @@ def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = Non
                 return calls
     if (first == "[" or first.isalpha() or first == "_") and stripped != not_pythonic:
         calls = keep(parse_whole(stripped) or [])
-        if calls:
+        if calls and not (("#" in stripped or "//" in stripped) and comment_takes_back(stripped)):
             return calls
     if _FULLWIDTH_BAR in text:
         text = _normalise_tokens(text)
@@ -800,7 +871,7 @@ def _read_text(text: str, keep: Keep, depth: int, not_pythonic: str | None = Non
     calls = _blocks(text, layout, keep, depth)
     if calls:
         return calls
-    return keep(_glm_bare(text))
+    return keep(_glm_bare(text, layout))
 
 
 def _disarm(text: str, layout: Layout, marker: str) -> str:
@@ -810,13 +881,14 @@ def _disarm(text: str, layout: Layout, marker: str) -> str:
     out: list[str] | None = None
     position = text.find(marker)
     previous = 0
+    disarm = False
     for number in range(MAX_CANDIDATES):  # the readers look at no more than this either
         if position == -1:
             break
         if number == 0 and not text[:position].strip():
             disarm = False  # the response opens with it: nothing leads in or quotes it
         elif number > 0 and _plainly_next(text, previous, position):
-            disarm = False  # right after the one before, at the start of its line
+            pass  # right after the one before, at the start of its line: framed as that one is
         elif layout.unspoken(position):
             disarm = True
         elif (fence := layout.fence_at(position)) is not None:
@@ -834,4 +906,4 @@ def _disarm(text: str, layout: Layout, marker: str) -> str:
     return text if out is None else "".join(out)
 
 
-__all__ = ["Keep", "read_text"]
+__all__ = ["Keep", "read_text", "without_reasoning"]

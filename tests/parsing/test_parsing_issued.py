@@ -78,6 +78,58 @@ ISSUED = {
     ),
     "a call string standing alone": ('"[get_weather(city=\'Paris\')]"', [PARIS]),
     "written with return": ("return get_weather(city='Paris')", [PARIS]),
+    # Words near the permission, options, reported-result and other-language cues that are
+    # not one: an agent calling after a result, in another language, with a table before.
+    "after a result it read": ("The search returned 3 results. Now I'll fetch the weather for the first one:\n"
+                               "get_weather(city='Paris')", [PARIS]),
+    "after the tool output it used": ("Based on the tool output, the next step is:\nget_weather(city='Paris')",
+                                      [PARIS]),
+    "the user asks for it": ("The user asks me to get the weather. Here's the call:\nget_weather(city='Paris')",
+                             [PARIS]),
+    "with the options the user gave": ("Calling the tool with the options you gave:\nget_weather(city='Paris')",
+                                       [PARIS]),
+    "to confirm something": ("To confirm the forecast, I'll call:\nget_weather(city='Paris')", [PARIS]),
+    "after no": ("No problem! Here's the call:\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+                 [PARIS]),
+    "after no and an English word": ("No user input is needed. Calling:\nget_weather(city='Paris')", [PARIS]),
+    "introduced in French": ("Je vais appeler l'outil :\nget_weather(city='Paris')", [PARIS]),
+    "introduced in Chinese": ("好的\uff0c我来查询天气\uff1a\n<tool_call>\n"
+                              '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', [PARIS]),
+    "after a table": ("| Step | Status |\n|---|---|\n| 1 | done |\n\nget_weather(city='Paris')", [PARIS]),
+    "after an echoed result": ('<tool_response>{"temp": 20}</tool_response>\n<tool_call>\n'
+                               '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', [PARIS]),
+    "with a thanks after": ("get_weather(city='Paris')\n\nLet me know if you need anything else.", [PARIS]),
+    "two fences after a plain preamble": (
+        'Here are the calls:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n'
+        '```json\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n```',
+        [PARIS, ToolCall("get_weather", {"city": "Lyon"})],
+    ),
+    "after gpt-oss reasoning, on the commentary channel": (
+        "<|start|>assistant<|channel|>analysis<|message|>Need the weather: get_weather(city='Lyon')?<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+        '{"city": "Paris"}<|call|>',
+        [PARIS],
+    ),
+    "after Magistral reasoning": ('[THINK]look it up[/THINK][TOOL_CALLS][{"name": "get_weather", '
+                                  '"arguments": {"city": "Paris"}}]', [PARIS]),
+    "a call string in a fence": ('```python\n"[get_weather(city=\'Paris\')]"\n```', [PARIS]),
+    "with a typographic apostrophe before": ("Here\u2019s the call:\nget_weather(city='Paris')", [PARIS]),
+    "after the model says its previous call was wrong": (
+        "Sorry, my previous call was wrong. Here is the corrected call:\nget_weather(city='Paris')", [PARIS]),
+    "after emphasis that negates nothing": ("Do **this** now:\nget_weather(city='Paris')", [PARIS]),
+    "marked as done": ("\u2705 get_weather(city='Paris')", [PARIS]),
+    "a retry after a failure": ("I previously called get_weather, which failed. Retrying:\n"
+                                "get_weather(city='Paris')", [PARIS]),
+    "a retry after a time-out": ("I called get_weather before and it timed out; trying again:\n"
+                                 "get_weather(city='Paris')", [PARIS]),
+    "with a trailing comment that describes it": ("[get_weather(city='Paris')]  # the forecast for Paris", [PARIS]),
+    "introduced in Portuguese with 'posso'": ("Posso ajudar! Vou chamar:\nget_weather(city='Paris')", [PARIS]),
+    "after a quoted document": ("<document>Paris, capital of France.</document>\nget_weather(city='Paris')", [PARIS]),
+    "GLM's name glued to its preamble": (
+        "If you need the forecast, I'll use the tool. Let's make the call with these parameters.get_weather\n"
+        '{"city": "Paris"}',
+        [PARIS],
+    ),
 }
 
 

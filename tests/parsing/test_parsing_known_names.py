@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcs import parse_tool_calls
+from mcs import FunctionDriver, parse_tool_calls
 from mcs.tools import ToolCall
 
 GLM_BARE = 'calc_binomial_probability\n{"k": 5, "n": 20, "p": 0.6}'
@@ -108,3 +108,25 @@ def test_glm_name_right_after_json_punctuation() -> None:
     assert parse_tool_calls(text, known_names={"db_fetch_records"}) == [
         ToolCall("db_fetch_records", {"table_name": "students"})
     ]
+
+
+@pytest.mark.parametrize("emitted", [
+    "delete_repo\u200b", "\u200bdelete_repo", "\ufeffdelete_repo", "delete_rep\u00f3",
+    "delete\u2010repo", "delete\u3000repo", "d\u0435lete_repo",
+])
+def test_a_name_with_invisible_or_non_ascii_characters_is_not_mapped_onto_a_known_tool(emitted: str) -> None:
+    # Only the ASCII separators models put in a name (`.`, ` `, `\_`...) are read as the
+    # known name's; a zero-width space, an accent or a look-alike makes another name, which
+    # the driver does not run (the LLM loop answers it with TOOL_NOT_FOUND).
+    ran: list[str] = []
+
+    def delete_repo(name: str) -> str:
+        """Delete a repository."""
+        ran.append(name)
+        return "deleted"
+
+    text = json.dumps({"name": emitted, "arguments": {"name": "prod"}}, ensure_ascii=False)
+    assert [call.name for call in parse_tool_calls(text, known_names=["delete_repo"])] == [emitted]
+    driver = FunctionDriver([delete_repo], name="repos")
+    assert driver.run_llm_response(text) == []  # no call of its tools: the loop says TOOL_NOT_FOUND
+    assert ran == []
