@@ -248,25 +248,41 @@ class ArgumentValidator:
 
         The input is never modified; a repaired copy is returned when repairs were made.
         """
-        if type(arguments) is dict and _all_text(arguments) and self._is_valid(arguments):
-            return arguments  # _checked's answer for arguments that pass, without its frames
-        return self._checked(arguments, repair=True)
+        try:
+            if type(arguments) is dict and _all_text(arguments) and self._is_valid(arguments):
+                return arguments  # _checked's answer for arguments that pass, without its frames
+            return self._checked(arguments, repair=True)
+        except RecursionError:  # each check walks the value: a deep enough one exhausts the stack
+            raise self._too_deep() from None
 
     def validate_valid_text(self, arguments: Any) -> dict[str, Any]:
         """:meth:`validate` on the caller's word that every string and key in ``arguments``
         is valid Unicode text (pydantic's JSON reader's output: it refuses lone surrogates):
         arguments that fit the schema are not walked for one again. Arguments that do not
         fit get every check, that one included."""
-        if type(arguments) is dict and self._is_valid(arguments):
-            return arguments
-        return self._checked(arguments, repair=True)
+        try:
+            if type(arguments) is dict and self._is_valid(arguments):
+                return arguments
+            return self._checked(arguments, repair=True)
+        except RecursionError:
+            raise self._too_deep() from None
 
     def validate_as_sent(self, arguments: Any) -> dict[str, Any]:
         """Return the arguments unchanged when they fit the schema exactly, else raise
         :class:`InvalidInputError`: ``"5"`` for an integer is refused, not read as 5 (the
         RFC-0001 wire's rule; the repairs :meth:`validate` makes are for what LLMs write).
         """
-        return self._checked(arguments, repair=False)
+        try:
+            return self._checked(arguments, repair=False)
+        except RecursionError:
+            raise self._too_deep() from None
+
+    def _too_deep(self) -> InvalidInputError:
+        return InvalidInputError(
+            f"The arguments of {self._tool} are nested too deeply to be checked; send them with "
+            "fewer levels of objects and arrays.",
+            tool=self._tool,
+        )
 
     def _checked(self, arguments: Any, *, repair: bool) -> dict[str, Any]:
         if not isinstance(arguments, dict):

@@ -328,3 +328,33 @@ def test_a_reference_cycle_neither_hangs_nor_repairs() -> None:
     assert validator.validate({"loop": {"anything": "1"}}) == {"loop": {"anything": "1"}}
     error = _refusal_any(validator, {"inner": {"n": "many"}})
     assert "inner.n" in error.message
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    inner = value
+    for _ in range(depth):
+        inner["a"] = {}
+        inner = inner["a"]
+    return value
+
+
+@pytest.mark.parametrize("method", ["validate", "validate_as_sent"])
+def test_arguments_nested_deeper_than_the_stack_allows_are_an_invalid_input_naming_the_tool(method: str) -> None:
+    checker = compile_validator({"type": "object", "properties": {"x": {"type": "object"}}}, tool="deep")
+    with pytest.raises(InvalidInputError, match="deep are nested too deeply") as caught:
+        getattr(checker, method)({"x": _nested(5000)})
+    assert caught.value.code == ErrorCode.INVALID_INPUT
+
+
+def test_a_driver_answers_arguments_nested_too_deeply_with_a_tool_error_not_a_crash() -> None:
+    from mcs import FunctionDriver
+
+    def keep(x: dict[str, Any]) -> str:
+        """Keep x."""
+        return "kept"
+
+    driver = FunctionDriver([keep])
+    with pytest.raises(InvalidInputError, match="nested too deeply"):
+        driver.call_tool("keep", {"x": _nested(5000)})
+    assert driver.call_tool("keep", {"x": _nested(10)}) == "kept"
