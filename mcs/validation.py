@@ -78,6 +78,10 @@ def _coerce(value: Any, schema: Any, root: Mapping[str, Any]) -> Any:
         text = value.strip()
         if types & {"integer", "number"}:
             try:
+                # Python also reads "5_0" as 50 and other scripts' digits ("٥") as numbers;
+                # a model's number is ASCII digits only, anything else is not repaired.
+                if not text.isascii() or "_" in text:
+                    raise ValueError(text)
                 number = float(text) if types == {"number"} or "." in text or "e" in text.lower() else int(text)
             except ValueError:
                 number = None

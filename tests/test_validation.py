@@ -280,6 +280,16 @@ def test_strings_that_are_no_finite_number_are_not_repaired(text: str) -> None:
     assert "null" not in error.message
 
 
+@pytest.mark.parametrize("schema_type", ["number", "integer"])
+@pytest.mark.parametrize("text", ["5_0", "1_000", "\u0665", "\uff11\uff12", "\u0661.5"])
+def test_strings_python_reads_as_numbers_but_a_model_does_not_write_are_not_repaired(
+    text: str, schema_type: str
+) -> None:
+    validator = compile_validator({"type": "object", "properties": {"x": {"type": schema_type}}}, tool="t")
+    error = _refusal_any(validator, {"x": text})
+    assert "argument 'x'" in error.message and f'is not of type "{schema_type}"' in error.message
+
+
 def test_a_huge_value_is_quoted_short_in_the_message(validator: Any) -> None:
     for value in ("z" * 100_000, {"deep": "v" * 100_000}, ["é" * 50_000]):
         error = _refusal(validator, {"count": 1, "unit": value})
