@@ -366,7 +366,8 @@ class MCPDriver(ToolDriver):
         listing = None
         if wire.server_offers_interfaces(client.server_capabilities):
             listing = await wire.request_listing(client.session, self.supported_interfaces)
-        if listing is None:
+        if listing is None and client.server_capabilities.tools is not None:
+            # A server without the tools capability (prompts or resources only) is not asked.
             tools = await list_all_tools(client)
             if any(t["name"] == wire.METHOD for t in tools):
                 listing = await wire.call_listing_tool(client, self.supported_interfaces)
@@ -383,12 +384,13 @@ class MCPDriver(ToolDriver):
         resources: list[Any] = []
         caps = client.server_capabilities
         if self.include_prompts and caps.prompts is not None:
-            prompts = list((await client.list_prompts()).prompts)
+            prompts = await list_all(client.list_prompts, "prompts", lambda page: page.prompts)
         templates: list[Any] = []
         if self.include_resources and caps.resources is not None:
-            resources = list((await client.list_resources()).resources)
+            resources = await list_all(client.list_resources, "resources", lambda page: page.resources)
             with contextlib.suppress(Exception):  # templates are optional for a server
-                templates = list((await client.list_resource_templates()).resource_templates)
+                templates = await list_all(client.list_resource_templates, "resource templates",
+                                           lambda page: page.resource_templates)
         return _Listing(tools=tools, interfaces=interfaces, prompts=prompts, resources=resources, via=via,
                         templates=tuple(templates))
 
@@ -877,8 +879,10 @@ def _translate(exc: Exception, invocation: Invocation, connection: Endpoint) -> 
     return exc
 
 
-#: The most tools one server may list; a longer listing is refused, not read on.
+#: The most tools (or prompts, resources, resource templates) one server may list; a
+#: longer listing is refused, not read on.
 MAX_LISTED_TOOLS = 10_000
+_MAX_PAGES = 1000
 
 
 async def list_all_tools(client: Any, *, max_tools: int = MAX_LISTED_TOOLS) -> list[dict[str, Any]]:
@@ -892,24 +896,39 @@ async def list_all_tools(client: Any, *, max_tools: int = MAX_LISTED_TOOLS) -> l
     Raises:
         ExecutionError: the listing loops or is longer than those bounds.
     """
-    tools: list[dict[str, Any]] = []
+    tools = await list_all(client.list_tools, "tools", lambda page: page.tools, max_items=max_tools)
+    return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+
+
+async def list_all(list_page: Callable[..., Awaitable[Any]], kind: str, items: Callable[[Any], Sequence[Any]],
+                   *, max_items: int = MAX_LISTED_TOOLS) -> list[Any]:
+    """Every item of one MCP listing (``tools/list``, ``prompts/list``...), following ``nextCursor``.
+
+    ``list_page(cursor=...)`` fetches one page and ``items(page)`` reads its entries; ``kind``
+    names them in errors. The bounds are :func:`list_all_tools`'.
+
+    Raises:
+        ExecutionError: the listing loops, or holds more than ``max_items`` items or 1000 pages.
+    """
+    found: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
-    for _ in range(1000):
-        page = await client.list_tools(cursor=cursor)
-        if len(tools) + len(page.tools) > max_tools:
+    for _ in range(_MAX_PAGES):
+        page = await list_page(cursor=cursor)
+        entries = items(page)
+        if len(found) + len(entries) > max_items:
             raise ExecutionError(
-                f"the MCP server lists more than {max_tools} tools; no more are read (a server with that many "
-                "tools needs splitting, or MCS discovery mode over a smaller set)"
+                f"the MCP server lists more than {max_items} {kind}; no more are read (a server with that many "
+                f"{kind} needs splitting, or MCS discovery mode over a smaller set)"
             )
-        tools.extend(t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools)
+        found.extend(entries)
         cursor = page.next_cursor
         if not cursor:
-            return tools
+            return found
         if cursor in seen:
-            raise ExecutionError(f"the MCP server pages its tools in a loop: the cursor {cursor[:80]!r} came back")
+            raise ExecutionError(f"the MCP server pages its {kind} in a loop: the cursor {cursor[:80]!r} came back")
         seen.add(cursor)
-    raise ExecutionError("the MCP server lists its tools in more than 1000 pages; no more are read")
+    raise ExecutionError(f"the MCP server lists its {kind} in more than {_MAX_PAGES} pages; no more are read")
 
 
 def _pinned_extra(item: Mapping[str, Any]) -> dict[str, Any]:
