@@ -170,6 +170,13 @@ class ToolBuilder:
 
     def _plan(self, op: Operation, name: str) -> Plan:
         template = TopicTemplate.of(op.address)
+        if op.action == "send":
+            literal = "".join(template.literals)
+            if not op.address or any(c in literal for c in "+#\x00"):
+                raise ConfigurationError(
+                    f"operation {op.name!r} publishes to {op.address!r}, which is no topic one can publish to "
+                    "(a wildcard '+' or '#', NUL, or empty); give the channel a concrete address"
+                )
         qos = int(self._setting(op, "qos", op.qos, self.default_qos))
         retain = bool(self._setting(op, "retain", op.retain, self.default_retain))
         reserved = PUBLISH_FIELDS if op.action == "send" else READ_FIELDS

@@ -19,7 +19,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
-from mcs.errors import ConfigurationError, ExecutionError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_mqtt import _spec
@@ -76,7 +76,7 @@ class MqttDriver(ToolDriver):
       publish tool.
     * Reading: ``history_size`` (100 messages per subscription), ``max_subscriptions`` (64),
       ``max_read_count`` (50), ``default_wait`` (2 s), ``max_wait`` (30 s),
-      ``max_payload_bytes`` (64 KiB per message), ``max_result_bytes`` (256 KiB per call),
+      ``max_payload_bytes`` (64 KiB per message, read or published), ``max_result_bytes`` (256 KiB per call),
       ``discover_window`` (10 s), ``max_topics`` (200).
     * ``name``: the driver's name (default: from the spec's title).
 
@@ -292,6 +292,12 @@ class MqttDriver(ToolDriver):
         payload = args.get("payload")
         codec = plan.codec_for(payload)
         data = b"" if "payload" not in args else codec.encode(payload, tool)
+        if len(data) > self.limits.max_payload_bytes:
+            raise InvalidInputError(
+                f"The payload would be {len(data)} bytes; this driver publishes at most "
+                f"{self.limits.max_payload_bytes} (max_payload_bytes).", tool=tool,
+                details={"payload_bytes": len(data), "max_payload_bytes": self.limits.max_payload_bytes},
+            )
         if not (self.simulate or args.get("dry_run")):
             return topic, data, codec, None
         shown: dict[str, Any] = {

@@ -146,6 +146,13 @@ def test_a_bad_spec_is_refused_naming_the_place(document: dict, needle: str) -> 
     assert needle in str(caught.value)
 
 
+@pytest.mark.parametrize("topic", ["plant/+/valve", "plant/#", "plant/{line}/+"])
+def test_a_publish_operation_whose_address_is_no_publish_topic_is_refused_at_load(topic: str) -> None:
+    with pytest.raises(ConfigurationError, match="no topic one can publish to"):
+        MqttDriver({"topics": {"set": {"topic": topic, "action": "send"}}}, host="127.0.0.1")
+    MqttDriver({"topics": {"watch": {"topic": topic, "action": "receive"}}}, host="127.0.0.1")  # a filter is fine
+
+
 def test_a_broken_file_is_named_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("asyncapi: 3.0.0\ninfo: [\n")

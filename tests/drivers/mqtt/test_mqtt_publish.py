@@ -55,6 +55,18 @@ def test_invalid_base64_is_refused_before_anything_is_sent(connect: Any, observe
     assert [m.topic for m in seen.wait_for(1)] == [f"lights/{lid}/command"]
 
 
+def test_a_payload_over_max_payload_bytes_is_refused_and_nothing_is_sent(connect: Any, observe: Any) -> None:
+    lid = light()
+    seen = observe(f"lights/{lid}/#")
+    driver = connect(max_payload_bytes=1024)
+    blob = base64.b64encode(bytes(1025)).decode()
+    with pytest.raises(InvalidInputError, match="1025 bytes; this driver publishes at most 1024") as refused:
+        driver.call_tool("uploadFirmware", {"lightId": lid, "payload": blob})
+    assert refused.value.details["max_payload_bytes"] == 1024
+    driver.call_tool("uploadFirmware", {"lightId": lid, "payload": base64.b64encode(bytes(1024)).decode()})
+    assert [len(m.payload) for m in seen.wait_for(1)] == [1024]  # the refused one never reached the broker
+
+
 def test_configuration_sets_qos_and_retain_the_model_cannot(connect: Any, observe: Any) -> None:
     lid = light()
     seen = observe(f"lights/{lid}/command", qos=2)
