@@ -259,7 +259,14 @@ class CanDriver(ToolDriver):
                     f"limits names {where!r}; give 'Message.Signal' of the database"
                     + (f" (signals of {message}: {', '.join(spec.signals)})" if spec is not None else "")
                 )
-            out[(message, signal)] = SignalLimit.of(value, str(where))
+            limit = SignalLimit.of(value, str(where))
+            resolution = abs(spec.signals[signal].scale)
+            if limit.max_step is not None and not spec.signals[signal].is_float and limit.max_step < resolution:
+                raise ConfigurationError(
+                    f"limits[{where!r}]: max_step {limit.max_step:g} is below the signal's resolution "
+                    f"{resolution:g}, so no send could ever change it; give at least {resolution:g}"
+                )
+            out[(message, signal)] = limit
         return out
 
     @property

@@ -13,7 +13,13 @@ from cantools.database.can import Database, Message, Signal
 from cantools.database.conversion import BaseConversion
 from mcs_can import AllowedFrame, CanDriver, SignalLimit
 
-from mcs.errors import ErrorCode, InvalidInputError, PolicyDeniedError, ToolCallError
+from mcs.errors import (
+    ConfigurationError,
+    ErrorCode,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolCallError,
+)
 
 
 def call(driver: CanDriver, tool: str, **arguments):
@@ -151,7 +157,7 @@ def _coarse_brake() -> Database:
 
 
 @pytest.mark.parametrize(("limit", "asked", "refused", "allowed"), [
-    ({"max_step": 4}, [4, 8], "encoded as 10", 0),  # 4 goes out as 0; 8 would go out as 10, a step of 10
+    ({"max_step": 14}, [4, 16], "encoded as 20", 10),  # 4 goes out as 0; 16 would go out as 20, a step of 20
     ({"maximum": 46}, [46], "encoded as 50", 40),   # 46 would go out as 50
 ])
 def test_d4_the_limits_hold_for_the_value_the_frame_carries_not_the_value_asked(
@@ -167,6 +173,13 @@ def test_d4_the_limits_hold_for_the_value_the_frame_carries_not_the_value_asked(
     call(driver, "send_Brake", Pressure=allowed + 4)  # goes out as allowed
     sent = [int.from_bytes(f.data, "little") * 10 for f in drain(sniffer)]
     assert sent == [0] * (len(asked) - 1) + [allowed]
+
+
+def test_d4_a_step_limit_below_the_signals_resolution_is_refused_at_load(make_driver) -> None:
+    # Pressure moves in steps of 10: a max_step of 4 would hold it at its initial value forever.
+    with pytest.raises(ConfigurationError, match="max_step 4 is below the signal's resolution 10"):
+        make_driver(_coarse_brake(), allow_send=["Brake"], limits={"Brake.Pressure": {"max_step": 4}})
+    make_driver(_coarse_brake(), allow_send=["Brake"], limits={"Brake.Pressure": {"max_step": 10}})
 
 
 def test_d4_a_change_faster_than_the_rate_of_change_limit_is_refused(steering, sniffer) -> None:
