@@ -78,7 +78,7 @@ def _coerce(value: Any, schema: Any, root: Mapping[str, Any]) -> Any:
         text = value.strip()
         if types & {"integer", "number"}:
             try:
-                # Python also reads "5_0" as 50 and other scripts' digits ("٥") as numbers;
+                # Python also reads "5_0" as 50 and other scripts' digits (Arabic-Indic five) as numbers;
                 # a model's number is ASCII digits only, anything else is not repaired.
                 if not text.isascii() or "_" in text:
                     raise ValueError(text)
@@ -200,6 +200,16 @@ def _walk_bad_text(value: Any) -> list[Any] | None:
             if inner is not None:
                 return [index, *inner]
     return None
+
+
+def _at(value: Any, path: list[Any]) -> Any:
+    """The value at ``path`` inside ``value`` (``None`` where the path leads nowhere)."""
+    for step in path:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
 
 
 def _printable(path: list[Any]) -> list[Any]:
@@ -386,7 +396,13 @@ class ArgumentValidator:
                                 "and not shown)")
                 fields.append(".".join(str(p) for p in path))
             else:
-                problems.append(f"{_location(path)}: {_bounded_message(error)}")
+                value = _at(arguments, path)
+                if isinstance(value, float) and not math.isfinite(value):
+                    # The validator reads NaN and the infinities as null and would say "null is not...".
+                    problems.append(f"{_location(path)}: {value!r} is not a number JSON can carry (no NaN or "
+                                    "Infinity)")
+                else:
+                    problems.append(f"{_location(path)}: {_bounded_message(error)}")
                 if path:
                     fields.append(".".join(str(p) for p in path))
             if len(problems) >= _MAX_REPORTED_ERRORS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any
 
 import pytest
@@ -288,6 +289,18 @@ def test_strings_python_reads_as_numbers_but_a_model_does_not_write_are_not_repa
     validator = compile_validator({"type": "object", "properties": {"x": {"type": schema_type}}}, tool="t")
     error = _refusal_any(validator, {"x": text})
     assert "argument 'x'" in error.message and f'is not of type "{schema_type}"' in error.message
+
+
+@pytest.mark.parametrize(("arguments", "where", "shown"), [
+    ({"x": math.nan}, "argument 'x'", "nan"),
+    ({"x": math.inf}, "argument 'x'", "inf"),
+    ({"y": [1.0, -math.inf]}, "argument 'y[1]'", "-inf"),
+])
+def test_a_non_finite_float_from_a_caller_is_named_as_such_not_as_null(arguments: dict, where: str,
+                                                                         shown: str) -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "array", "items": {"type": "number"}}}}
+    error = _refusal_any(compile_validator(schema, tool="t"), arguments)
+    assert f"{where}: {shown} is not a number JSON can carry" in error.message and "null" not in error.message
 
 
 def test_a_huge_value_is_quoted_short_in_the_message(validator: Any) -> None:
