@@ -59,6 +59,7 @@ from mcs_mcp.client.oauth import MemoryTokenStorage, authorization_code_provider
 from mcs_mcp.client.output_check import speed_up_output_check
 from mcs_mcp.client.pinning import HeldTool, PinStore
 from mcs_mcp.client.results import prompt_result, resource_result, tool_result, wraps_result
+from mcs_mcp.client.stdio import MAX_MESSAGE_BYTES
 from mcs_mcp.interfaces import wire
 
 logger = logging.getLogger("mcs_mcp.client")
@@ -113,6 +114,9 @@ class MCPDriver(ToolDriver):
     * ``max_result_bytes``: cap on what one call returns to the model (default 1 MiB);
       a longer text, or structured content whose JSON is longer, is cut and ends with
       ``[truncated: ...]``;
+    * ``max_message_bytes``: the longest message a stdio server may send (default 16 MiB);
+      a longer one ends the session, and every waiting call fails saying so (see
+      :mod:`mcs_mcp.client.stdio`);
     * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
     * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` with
       ``client_secret`` (``client_secret_basic``) or ``private_key_pem`` (+ ``signing_algorithm``,
@@ -159,6 +163,7 @@ class MCPDriver(ToolDriver):
         namespace: bool = False,
         connect_timeout: float = 30.0,
         max_result_bytes: int = 1024 * 1024,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
         mode: ConnectMode = "legacy",
         stderr: IO[str] | None = None,
         oauth_redirect_uri: str | None = None,
@@ -208,6 +213,9 @@ class MCPDriver(ToolDriver):
                 ]
             except ValueError as exc:
                 raise ConfigurationError(str(exc)) from None
+        if max_message_bytes < 1024:
+            raise ConfigurationError("max_message_bytes must be at least 1024")
+        specs = [replace(s, max_message_bytes=max_message_bytes) for s in specs]
         self.connections: dict[str, Endpoint] = {
             spec.name: Endpoint(
                 spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=self._tools_changed,

@@ -22,6 +22,7 @@ from typing import IO, Any, Literal, TextIO, TypeVar, cast
 
 from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.loop import in_running_loop, sync_loop
+from mcs_mcp.client.stdio import MAX_MESSAGE_BYTES, bounded_stdio_client
 
 logger = logging.getLogger("mcs_mcp.client")
 
@@ -51,6 +52,8 @@ class ServerSpec:
     ``sse``: ``url`` is an HTTP+SSE endpoint (the 2024-11-05 transport, ``GET /sse`` then
     ``POST`` to the endpoint it names) rather than streamable HTTP.
     ``errlog`` receives a stdio server's stderr (default: this process's stderr).
+    ``max_message_bytes``: the longest message a stdio server may send (see
+    :mod:`mcs_mcp.client.stdio`).
     """
 
     name: str
@@ -63,6 +66,7 @@ class ServerSpec:
     auth: Any = None
     errlog: IO[str] | None = None
     sse: bool = False
+    max_message_bytes: int = MAX_MESSAGE_BYTES
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
@@ -110,9 +114,9 @@ def _errlog(preferred: IO[str] | None) -> TextIO:
     raise ValueError("no stderr with a file descriptor is available for the MCP server process")
 
 
-def _transport(spec: ServerSpec) -> Any:
+def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None) -> Any:
     if spec.command is not None:
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters
 
         params = StdioServerParameters(
             command=spec.command,
@@ -120,7 +124,8 @@ def _transport(spec: ServerSpec) -> Any:
             env=dict(spec.env) if spec.env is not None else None,
             cwd=spec.cwd,
         )
-        return stdio_client(params, errlog=_errlog(spec.errlog))
+        return bounded_stdio_client(params, _errlog(spec.errlog), max_message_bytes=spec.max_message_bytes,
+                                    on_refused=on_refused)
     assert spec.url is not None
     if spec.sse:
         from mcp.client.sse import sse_client
@@ -261,7 +266,7 @@ class Connection:
         from mcp import Client
 
         assert self._ready is not None and self._closing is not None
-        transport = _transport(self.spec)
+        transport = _transport(self.spec, on_refused=self._refused)
         try:
             async with Client(
                 transport,
@@ -290,6 +295,12 @@ class Connection:
                 self._mark_gone(f"the connection to MCP server {self.spec.name!r} is closed")
             if not self._ready.done():
                 self._ready.set_result(None)
+
+    def _refused(self, reason: str) -> None:
+        """The transport ended the session over what the server sent: every call hears why."""
+        self._mark_gone(reason)
+        if self._closing is not None:
+            self._closing.set()
 
     def _mark_gone(self, reason: str) -> None:
         if self.gone_reason is None:
