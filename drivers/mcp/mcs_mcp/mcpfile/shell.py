@@ -673,11 +673,12 @@ class _Analysis:
                        spec: SlotSpec | None) -> None:
         base = self._check_program_name(command, start, label)
         marked = spec is not None and spec.runs_as_code
-        words = [_text(a, self.source) for a in _field_children(command, "argument")]
+        words = [_bare(a, self.source) for a in _field_children(command, "argument")]
         if base in BASH_BUILTINS and base not in SAFE_BUILTINS and not (marked and base in ("eval", "source", ".")):
             raise self._refuse(start, label, f"is an argument of the bash builtin {base!r}, which reads names "
                                "or runs code", "pass the value to a program that takes it as data")
-        if base in ("printf", "test", "[") and _NAME_OPTIONS & set(words):
+        if base in ("printf", "test", "[") and any(w in _NAME_OPTIONS or (base == "printf" and w.startswith("-v"))
+                                                  for w in words):  # printf -vNAME too
             raise self._refuse(start, label, f"is an argument of {base} with -v, which writes or reads a variable "
                                "by name", f"use {base} without -v")
         if marked:
@@ -746,7 +747,7 @@ class _Analysis:
         if base != "git":
             return
         args = _field_children(command, "argument")
-        subcommand, at = _git_subcommand([_text(a, self.source) for a in args])
+        subcommand, at = _git_subcommand([_bare(a, self.source) for a in args])
         own = args.index(argument) if argument is not None and argument in args else len(args)
         if at is not None and own == at:
             raise self._refuse(start, label, "is git's subcommand, so a value would choose what git does "
@@ -770,7 +771,7 @@ class _Analysis:
         index = args.index(argument)
         options = COMMAND_OPTIONS.get(base, ())
         if base == "git":
-            words = [_text(a, self.source) for a in args]
+            words = [_bare(a, self.source) for a in args]
             _, at = _git_subcommand(words)
             options = GIT_COMMAND_OPTIONS.get(words[at] if at is not None and at < index else "", ())
         if not options:
@@ -779,7 +780,7 @@ class _Analysis:
         word = self.source[argument.start_byte:argument.end_byte]
         cut = max((m.start() for m in _SENTINEL.finditer(word)), default=word.find(b"$"))
         own = _SENTINEL.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
-        previous = (_literal_word(args[index - 1], self.source) or "") if index else ""
+        previous = _bare(args[index - 1], self.source) if index else ""
         for option in options:
             if option.startswith("--"):
                 name = option[2:]
@@ -803,15 +804,15 @@ class _Analysis:
             return False
         values = PROGRAM_OPTIONS.get(base, _Options()).long_values
         own_index = args.index(argument)
-        if any(values.get(_text(args[i], self.source), 0) >= own_index - i for i in range(max(0, own_index - 2), own_index)):
+        if any(values.get(_bare(args[i], self.source), 0) >= own_index - i for i in range(max(0, own_index - 2), own_index)):
             return True  # the value of an option that takes data (jq --arg name {x})
         index = self._program_file(command, base)
         if index is None or index >= own_index:
             return False
         if base in _PERMUTING:  # GNU getopt reads options after operands too: "sed 's/a/b/' -e {x}"
             rules = PROGRAM_OPTIONS[base]
-            own = _text(argument, self.source)
-            previous = _text(args[args.index(argument) - 1], self.source)
+            own = _bare(argument, self.source)
+            previous = _bare(args[args.index(argument) - 1], self.source)
             if own.startswith(("-", *rules.program_long)) or previous.startswith(rules.program_long):
                 return False
             if previous[:1] == "-" and previous[-1:] in rules.takes_value | rules.names_program:
@@ -826,7 +827,7 @@ class _Analysis:
         args = _field_children(command, "argument")
         skip = data = 0
         for index, arg in enumerate(args):
-            text = _text(arg, self.source)
+            text = _bare(arg, self.source)
             if data:  # a value of jq's --arg name value: data, whatever it holds
                 data -= 1
                 continue
@@ -924,7 +925,7 @@ class _Analysis:
         args = _field_children(command, "argument")
         skip = False
         for index, arg in enumerate(args):
-            text = _text(arg, self.source)
+            text = _bare(arg, self.source)
             if skip:
                 skip = False
                 continue
@@ -1032,7 +1033,14 @@ class _Position:
     arithmetic: bool = False
 
 
-_QUOTES = str.maketrans("", "", "\"'$")
+_QUOTES = str.maketrans("", "", "\"'$\\")
+
+
+def _bare(node: Node, source: bytes) -> str:
+    """A word as the program receives it, near enough to compare with option names: bash
+    removes quotes and backslashes, so ``"-c"``, ``'-v'``, ``-\\v`` and ``-"e"`` are options."""
+    literal = _literal_word(node, source)
+    return literal if literal is not None else _text(node, source).translate(_QUOTES)
 
 
 def _cluster(word: str) -> bool:
@@ -1148,7 +1156,7 @@ def _quoting(leaf: Node, source: bytes) -> Literal["word", "dq", "sq", "ansi", "
 
 
 def _sets_allexport(command: Node, source: bytes) -> bool:
-    words = [_text(a, source) for a in _field_children(command, "argument")]
+    words = [_bare(a, source) for a in _field_children(command, "argument")]
     return any(w.startswith("-") and not w.startswith("--") and "a" in w for w in words) or "allexport" in words
 
 

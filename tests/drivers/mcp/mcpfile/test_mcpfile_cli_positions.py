@@ -58,6 +58,8 @@ def refusal(new_driver, write_file, command: str, properties: dict | None = None
         ("declare -i v={x}", "assigned by declare"),
         ("local v={x}", "assigned by local"),
         ("printf -v {x} hi", "printf with -v"),
+        ("printf -v{x} hi", "printf with -v"),
+        ('printf -v"{x}" hi', "printf with -v"),
         ("test -v {x}", "test with -v"),
         ("[ -v {x} ]", "-v or -R"),
         ("read -r {x}", "builtin 'read'"),
@@ -640,3 +642,37 @@ def test_every_program_on_the_allow_list_gets_a_hostile_value_verbatim_as_data(n
         assert isinstance(output, str)
         assert check(output, folder, value), (program, value, output)
         no_marker(folder)
+
+
+# An option word bash reads after quote removal: "-v", '-c', -\v and -"e" are -v, -c and -e.
+# The checks compared the word as written, so each of these loaded; bash runs the value.
+QUOTED_OPTIONS = [
+    ('test "-v" {x}', None, "test with -v"),
+    ("printf '-v' {x} hi", None, "printf with -v"),
+    ("printf -\\v {x} hi", None, "printf with -v"),
+    ('python3 "-c" {x}', "python3", "'python3' where it runs code"),
+    ("bash '-c' {x}", "bash", "'bash' where it runs code"),
+    ('sed -"e" {x} f', "sed", "'sed' where it runs code"),
+    ('kubectl "exec" pod -- ls {x}', "kubectl", "runs in a container"),
+    ('find . "-exec" {x} ";"', "find", "find with -exec"),
+    ("tar -\\I {x} -cf a.tar in", "tar", "tar -I"),
+    ('git "clone" "--upload-pack" {x} r', "git", "git --upload-pack"),
+    ("git -c'' {x} status", "git", "git -c"),
+]
+
+
+@pytest.mark.parametrize(("command", "trusted", "position"), QUOTED_OPTIONS, ids=[c for c, _, _ in QUOTED_OPTIONS])
+def test_an_option_written_with_quotes_or_a_backslash_is_still_that_option(new_driver, write_file, command: str,
+                                                                          trusted: str | None, position: str) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        cli_driver(new_driver, write_file, command, cli_trusted_programs=[trusted] if trusted else [])
+    assert position in str(error.value)
+
+
+@pytest.mark.parametrize("script", ['test "-v" "$1"', "printf '-v' \"$1\" hi", 'printf -v"$1" hi'])
+def test_bash_evaluates_a_subscript_named_by_a_quoted_v_option(workdir: Path, script: str) -> None:
+    # What the refusal above prevents, shown with real bash: the value names an array element.
+    import subprocess
+
+    subprocess.run(["bash", "-c", script, "t", "a[$(touch MARKER)]"], cwd=workdir, check=False)
+    assert (workdir / "MARKER").exists()
