@@ -200,7 +200,9 @@ GIT_DATA_SUBCOMMANDS = frozenset({
 #: and ``awk`` (operands are files or ``var=value``, and the program decides what runs),
 #: ``curl``/``wget`` (a destination chosen by the model, outside the egress policy; ``curl -K``
 #: reads a config, ``-T`` uploads any file; ``wget -e`` runs wgetrc commands), ``xargs``,
-#: ``env``, ``kubectl``/``docker``/``helm`` (``exec``, ``run``, ``install`` run code).
+#: ``env``, ``kubectl``/``docker``/``helm`` (``exec``, ``run``, ``install`` run code), ``cd``
+#: and ``pushd`` (the commands after them run where the value says, and many run code found
+#: there: git a repository's ``core.fsmonitor``, make a Makefile, npm a package.json).
 DATA_PROGRAMS: dict[str, str] = {
     "echo": "bash builtin: prints its operands",
     "printf": "bash builtin: prints a format and its operands (-v, which names a variable, is refused)",
@@ -210,7 +212,6 @@ DATA_PROGRAMS: dict[str, str] = {
     "false": "bash builtin: ignores its operands",
     ":": "bash builtin: ignores its operands",
     "pwd": "bash builtin: prints the directory",
-    "cd": "bash builtin: changes directory (the commands after it run there)",
     "kill": "bash builtin: signals the process named (a leading '-' is refused at call)",
     "cat": "coreutils: concatenates files or its input; no option names a program",
     "ls": "coreutils: lists files; options take patterns and formats only",
