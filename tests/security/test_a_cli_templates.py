@@ -71,8 +71,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MCPDriver
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GENMCP_")}
     with open(os.devnull, "w") as quiet:
+        # The argv recorder is python, off the allow-list: the operator trusts it, as `mcs serve -o` lets them.
         driver = MCPDriver(command=str(MCS), args=["serve", str(path), "-o", "timeout=1",
-                                                   "-o", "max_output_bytes=65536"],
+                                                   "-o", "max_output_bytes=65536",
+                                                   "-o", f"cli_trusted_programs={sys.executable}"],
                            env=env, cwd=str(work), timeout=20, stderr=quiet)
         try:
             yield driver, work
@@ -150,7 +152,7 @@ def test_a5_a_template_reading_inbound_credentials_is_refused_at_load(tmp_path: 
     path = tmp_path / "leak.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigurationError, match="credentials") as info:
-        MCPFileDriver(path)
+        MCPFileDriver(path, cli_trusted_programs=["curl"])  # curl is off the allow-list; trusted, still refused
     assert "leak.yaml" in str(info.value)
 
 

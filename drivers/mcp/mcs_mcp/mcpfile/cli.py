@@ -7,8 +7,9 @@ a reference to a positional parameter (see :mod:`.shell`), and the values travel
 ``bash -c SCRIPT tool v1 v2 ...``. Bash never parses a value as source.
 
 Where a placeholder may stand is decided at load by :mod:`.shell` with a real bash parser:
-only positions proven to keep the value data are allowed, everything else is a
-``ConfigurationError`` naming the line and the position.
+only positions proven to keep the value data, as an argument or the input of a program on
+its allow-list (or one the operator trusts, :attr:`CliOptions.trusted_programs`), are
+allowed; everything else is a ``ConfigurationError`` naming the line and the position.
 
 What is refused at call time (``INVALID_INPUT``, nothing spawned): a value with a NUL byte
 (or other control characters, unless allowed), a value beginning with ``-`` (numbers too)
@@ -67,6 +68,9 @@ class CliOptions:
     allow_control_characters: bool = False
     cwd: str | None = None
     shell: str = "bash"
+    #: Programs the operator vouches keep their arguments and input as data, added to
+    #: :data:`.shell.DATA_PROGRAMS` (configuration only: a file cannot grant it).
+    trusted_programs: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,7 +515,7 @@ def compile_cli(
              for item in slotted if item.slot is not None and isinstance(item.part, Placeholder)}
     script, spans = _sentinel_script(slotted)
     try:
-        occurrences = shell.analyse(script, specs)
+        occurrences = shell.analyse(script, specs, trusted_programs=options.trusted_programs)
         crossing = shell.crossing_spans(script, [spans[g] for g in sorted(spans)])
     except ConfigurationError as exc:
         raise ConfigurationError(f"{where}: {exc}") from None
@@ -527,7 +531,7 @@ def compile_cli(
     return CliInvoker(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
-        extras_refused=_extras_refused(script, specs),
+        extras_refused=_extras_refused(script, specs, options.trusted_programs),
     )
 
 
@@ -555,13 +559,14 @@ def _sentinel_script(items: list[_Item]) -> tuple[str, dict[int, tuple[int, int]
     return "".join(pieces), spans
 
 
-def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec]) -> str | None:
+def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec], trusted: frozenset[str]) -> str | None:
     """Why arguments no placeholder uses cannot be appended to the command's last line
     (gen-mcp's rule), or ``None`` when that end is a safe argument position."""
     extra = len(specs)
     try:
         found = shell.analyse(f"{script.rstrip()} {shell.SENTINEL.format(extra)}",
-                              {**specs, extra: shell.SlotSpec(label="the appended argument")})
+                              {**specs, extra: shell.SlotSpec(label="the appended argument")},
+                              trusted_programs=trusted)
     except ConfigurationError as exc:
         return str(exc)
     if found[extra].context == "comment":

@@ -19,7 +19,7 @@ import shutil
 import ssl
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,6 +121,21 @@ class ResourceContents:
     text: str
 
 
+def _program_names(names: Sequence[str] | str) -> frozenset[str]:
+    """The ``cli_trusted_programs`` option: a list, or one comma-separated string."""
+    items = names.split(",") if isinstance(names, str) else list(names)
+    out: set[str] = set()
+    for item in items:
+        name = item.strip() if isinstance(item, str) else item
+        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+            raise ConfigurationError(
+                f"cli_trusted_programs takes program names as the file writes them (kubectl, ./deploy.sh), "
+                f"got {item!r}"
+            )
+        out.add(name)
+    return frozenset(out)
+
+
 class MCPFileDriver(ToolDriver):
     """A gen-mcp MCP file (``mcpFileVersion: 0.1.0``, or a 0.2.0 pair) as a driver.
 
@@ -142,6 +157,11 @@ class MCPFileDriver(ToolDriver):
         egress: a whole :class:`mcs.urls.EgressPolicy` instead (an allow-list of hosts, a resolver).
         allow_control_characters: let command values contain line breaks (NUL never).
         cli_cwd: working directory of commands (default: the current one).
+        cli_trusted_programs: programs the operator vouches keep their arguments and
+            input as data (``["kubectl", "./deploy.sh"]``, names as the file writes them; a
+            comma-separated string on the command line), added to the built-in allow-list
+            of programs a placeholder may reach. Inline-code and command options stay
+            refused (``python3 -c {x}``); see ``docs/mcpfile.md``.
         apply_env_overrides: read ``GENMCP_*`` runtime overrides (default yes).
         **options: the :class:`mcs.ToolDriver` options (``timeout``, ``prefix``...).
 
@@ -168,6 +188,7 @@ class MCPFileDriver(ToolDriver):
         egress: EgressPolicy | None = None,
         allow_control_characters: bool = False,
         cli_cwd: str | Path | None = None,
+        cli_trusted_programs: Sequence[str] | str = (),
         apply_env_overrides: bool = True,
         **options: Any,
     ) -> None:
@@ -191,6 +212,7 @@ class MCPFileDriver(ToolDriver):
                 max_output_bytes=max_output_bytes,
                 allow_control_characters=allow_control_characters,
                 cwd=str(cli_cwd) if cli_cwd is not None else None,
+                trusted_programs=_program_names(cli_trusted_programs),
             ),
             apply_env_overrides=apply_env_overrides,
         )

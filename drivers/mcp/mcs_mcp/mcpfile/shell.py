@@ -8,14 +8,29 @@ placeholder replaced by an inert sentinel word) and **allows a placeholder only 
 is proven to stay data**; every other position is refused at load, naming the line,
 the position and the safe way to write it.
 
+Which programs may take a value is an **allow-list**, not a list of known-bad programs:
+:data:`DATA_PROGRAMS` holds the programs whose operands and input were read, option by
+option in their manuals, to stay data (coreutils-style programs, grep, diff, jq after its
+filter, and git for the subcommands of :data:`GIT_DATA_SUBCOMMANDS`). Any other program is
+refused at load, naming the line and the program and the two ways to allow it: the file
+marks the argument ``x-mcs-runsAsCode: true`` (the author vouches for that argument), or
+the operator lists the program in the driver option ``cli_trusted_programs`` (configuration:
+a file cannot grant it). Listing a program lifts only that refusal: what is known to run
+code stays refused for a listed or trusted program alike (``python3 -c {x}``, ``bash -c``,
+``git -c``, ``tar -I``, ``sort --compress-program``, ``kubectl exec``; options also in the
+spellings getopt and git accept: ``-cI {x}``, ``-I{x}``, ``--to-c={x}``); only
+``x-mcs-runsAsCode`` lifts those.
+
 Allowed:
 
-* an argument of a simple command whose program is a literal name that takes its
-  arguments as data: unquoted (the reference is quoted, so no splitting or globbing),
-  inside double quotes, single quotes or ``$'...'``; in ``[ ... ]`` (not after ``-v``);
+* an argument of a simple command whose program is a literal name on the allow-list (or
+  trusted by the operator), outside the options that name a command: unquoted (the
+  reference is quoted, so no splitting or globbing), inside double quotes, single quotes
+  or ``$'...'``; in ``[ ... ]`` (not after ``-v``);
 * standard input given as data: a here-string, an input redirection ``< {file}``, or
   the body of a here-document whose delimiter is unquoted, when the command reading it
-  does not run its input as code (and no later stage of its pipeline does);
+  is on the allow-list (or ``read``/``mapfile``, whose variables are followed) and so is
+  every later stage of its pipeline;
 * the subject of ``case``; the word list of ``for``; the value of a plain variable
   assignment (``ns="{namespace}"``): the variable is then followed, and every use of it
   must itself be such a position, quoted (``"$ns"``), never evaluated (so are the
@@ -23,8 +38,9 @@ Allowed:
 * arithmetic (``$(( {n} + 1 ))``) for integer and number properties only; the value is
   checked to be a JSON number at each call.
 
-Refused: the program position (also after ``VAR=x``, ``!``, ``then``, ``do``...); programs
-that run their arguments or input as code (shells with ``-c``/``-s`` or no script,
+Refused: the program position (also after ``VAR=x``, ``!``, ``then``, ``do``...); git's
+subcommand (``git {op}``); programs off the allow-list; programs that run their arguments
+or input as code (shells with ``-c``/``-s`` or no script,
 ``eval``, ``source``, ``exec``, ``env``, ``xargs``, ``find -exec``, ``ssh``, ``sudo``,
 ``timeout``, ``nohup``, ``watch``, interpreters with inline code, jq's filter, programs
 whose arguments and input are commands such as ``sqlite3`` or ``make``, the value of an
@@ -147,17 +163,94 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
     "man": ("-P", "--pager", "-H", "--html"),
 }
 #: git's options of that kind, per subcommand (``""``: before the subcommand): ``-c``
-#: and ``--config-env`` set configuration such as ``core.fsmonitor`` or ``core.sshCommand``.
+#: and ``--config-env`` set configuration such as ``core.fsmonitor`` or ``core.sshCommand``;
+#: ``-C`` and ``--git-dir`` choose the repository whose configuration git obeys (a bare
+#: repository a clone brought in can hold ``core.fsmonitor``); ``-s`` names a merge program.
 GIT_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
-    "": ("-c", "--config-env", "--exec-path"),
+    "": ("-c", "--config-env", "--exec-path", "-C", "--git-dir"),
     "clone": ("-c", "--config", "-u", "--upload-pack", "--template"),
     "init": ("--template",),
-    **dict.fromkeys(("fetch", "pull", "ls-remote"), ("--upload-pack",)),
+    **dict.fromkeys(("fetch", "ls-remote"), ("--upload-pack",)),
+    "pull": ("--upload-pack", "-s", "--strategy"),
+    **dict.fromkeys(("merge", "cherry-pick", "revert"), ("-s", "--strategy")),
+    "rebase": ("-x", "--exec", "-s", "--strategy"),
     "fetch-pack": ("--upload-pack", "--exec"),
     **dict.fromkeys(("push", "send-pack"), ("--receive-pack", "--exec")),
     "archive": ("--exec",),
+    "grep": ("-O", "--open-files-in-pager"),
+    "difftool": ("-x", "--extcmd", "-t", "--tool"),
+    "mergetool": ("-t", "--tool"),
+    "send-email": ("--smtp-server", "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd"),
 }
-_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
+#: The git subcommands whose operands stay data (paths, revisions, names, URLs), read in
+#: their manuals; the options above are still refused there. Any other subcommand (``git
+#: config``, ``submodule foreach``, ``bisect run``, ``rebase``, aliases...) takes no value
+#: unless the operator trusts git itself. A value never chooses the subcommand.
+GIT_DATA_SUBCOMMANDS = frozenset({
+    "clone", "init", "status", "log", "show", "diff", "fetch", "pull", "ls-remote", "add", "commit",
+    "checkout", "switch", "restore", "reset", "rm", "mv", "branch", "tag", "merge", "rev-parse",
+    "ls-files", "ls-tree", "blame", "describe", "shortlog", "grep",
+})
+#: The allow-list: programs whose operands and standard input stay data, each read in its
+#: manual's option list. A placeholder may be an argument or the input of these only (or of
+#: a program the operator names in ``cli_trusted_programs``, or where the file marks the
+#: argument ``x-mcs-runsAsCode: true``); the option checks above still apply to every one.
+#: Left out on purpose: interpreters and shells (code), ``find`` (after ``--`` a value is an
+#: expression: ``-delete``, ``-fprint``), ``tar`` (``host:file`` archives run rsh/ssh), ``sed``
+#: and ``awk`` (operands are files or ``var=value``, and the program decides what runs),
+#: ``curl``/``wget`` (a destination chosen by the model, outside the egress policy; ``curl -K``
+#: reads a config, ``-T`` uploads any file; ``wget -e`` runs wgetrc commands), ``xargs``,
+#: ``env``, ``kubectl``/``docker``/``helm`` (``exec``, ``run``, ``install`` run code), ``cd``
+#: and ``pushd`` (the commands after them run where the value says, and many run code found
+#: there: git a repository's ``core.fsmonitor``, make a Makefile, npm a package.json).
+DATA_PROGRAMS: dict[str, str] = {
+    "echo": "bash builtin: prints its operands",
+    "printf": "bash builtin: prints a format and its operands (-v, which names a variable, is refused)",
+    "test": "bash builtin: compares operands (-v/-R, which name a variable, are refused)",
+    "[": "bash builtin test",
+    "true": "bash builtin: ignores its operands",
+    "false": "bash builtin: ignores its operands",
+    ":": "bash builtin: ignores its operands",
+    "pwd": "bash builtin: prints the directory",
+    "kill": "bash builtin: signals the process named (a leading '-' is refused at call)",
+    "cat": "coreutils: concatenates files or its input; no option names a program",
+    "ls": "coreutils: lists files; options take patterns and formats only",
+    "mkdir": "coreutils: creates directories (-m mode, -Z context)",
+    "rmdir": "coreutils: removes empty directories",
+    "touch": "coreutils: creates or dates files (-d date, -r reference file)",
+    "cp": "coreutils: copies files (--backup, -S suffix, -t directory)",
+    "mv": "coreutils: moves files (--backup, -S suffix, -t directory)",
+    "rm": "coreutils: removes the files named",
+    "ln": "coreutils: makes links to the files named",
+    "wc": "coreutils: counts (--files0-from reads names from a file)",
+    "head": "coreutils: first lines of files or input",
+    "tail": "coreutils: last lines (--pid only waits for a process)",
+    "cut": "coreutils: selects fields",
+    "tr": "coreutils: translates characters of its input",
+    "sort": "coreutils: sorts lines; --compress-program names a program and is refused",
+    "uniq": "coreutils: drops repeated lines",
+    "basename": "coreutils: strips directories from a name",
+    "dirname": "coreutils: strips the last component of a name",
+    "realpath": "coreutils: resolves names",
+    "stat": "coreutils: file status (-c/--printf formats are text)",
+    "du": "coreutils: disk usage (--exclude-from, --files0-from read names)",
+    "df": "coreutils: file system usage",
+    "date": "coreutils: prints or parses dates (-f reads dates from a file, as cat would)",
+    "grep": "GNU grep: patterns (-e, -f file) and files; runs nothing",
+    "egrep": "grep -E",
+    "fgrep": "grep -F",
+    "diff": "GNU diffutils: compares files; -l runs only pr, no option names a program",
+    "cmp": "GNU diffutils: compares bytes",
+    "file": "file(1): guesses types; -m names a magic file (data), -z uses its own decompressors",
+    "jq": "the filter is code and takes no value; --arg/--argjson/--slurpfile/--rawfile values and "
+          "operands after a literal filter are JSON or files",
+    "git": "the subcommands of GIT_DATA_SUBCOMMANDS, without the options of GIT_COMMAND_OPTIONS",
+}
+#: Builtins that put what they read in variables, which are then followed like an assignment.
+_READERS = frozenset({"read", "mapfile", "readarray"})
+#: Where a name written with a path is still the program of the list (``/usr/bin/git``).
+_SYSTEM_DIRS = ("/bin/", "/usr/bin/")
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 #: Package managers whose subcommands install or run the package an argument names (its
 #: install scripts, its binary): the value chooses the code that runs. ``None``: every argument.
 PACKAGE_RUNNERS: dict[str, frozenset[str] | None] = {
@@ -253,14 +346,18 @@ def _parse(source: bytes) -> Node:
     return Parser(_language()).parse(source).root_node
 
 
-def analyse(script: str, slots: Mapping[int, SlotSpec]) -> dict[int, Occurrence]:
+def analyse(script: str, slots: Mapping[int, SlotSpec], *,
+            trusted_programs: frozenset[str] = frozenset()) -> dict[int, Occurrence]:
     """Classify every slot of ``script`` (written with :data:`SENTINEL` words).
+
+    ``trusted_programs`` are the operator's additions to :data:`DATA_PROGRAMS`, names as
+    the script writes them (``kubectl``, ``./deploy.sh``).
 
     Raises:
         ConfigurationError: the script is not valid bash, or a slot is in a position not
             proven safe; the message names the line, the placeholder and the safe way.
     """
-    return _Analysis(script, slots).run()
+    return _Analysis(script, slots, trusted=trusted_programs).run()
 
 
 _ENCLOSING = frozenset({
@@ -318,6 +415,7 @@ class _Taint:
 class _Analysis:
     script: str
     slots: Mapping[int, SlotSpec]
+    trusted: frozenset[str] = frozenset()
     source: bytes = b""
     root: Node | None = None
     functions: frozenset[str] = frozenset()
@@ -519,6 +617,7 @@ class _Analysis:
                                "as code", "feed it to a program that reads data, or mark the argument "
                                "x-mcs-runsAsCode: true")
         self._check_program_name(owner, start, label)
+        self._check_listed(owner, None, start, label, spec, "standard input of")
         self._reads_into(owner, label, start)
         if redirect.type == "heredoc_redirect":  # "cat <<EOF | sh": the rest of the line sits inside it
             for part in redirect.named_children:
@@ -530,6 +629,8 @@ class _Analysis:
                         raise self._refuse(start, label, f"flows through a pipe into {self._program(command)}, "
                                            "which runs its input as code", "pipe it into a program that reads data, or mark the "
                                            "argument x-mcs-runsAsCode: true")
+                    if command.type == "command":
+                        self._check_listed(command, None, start, label, spec, "piped into")
         self._check_enclosure(owner, label, spec)
         return _Position(arithmetic=arithmetic)
 
@@ -573,11 +674,12 @@ class _Analysis:
                        spec: SlotSpec | None) -> None:
         base = self._check_program_name(command, start, label)
         marked = spec is not None and spec.runs_as_code
-        words = [_text(a, self.source) for a in _field_children(command, "argument")]
+        words = [_bare(a, self.source) for a in _field_children(command, "argument")]
         if base in BASH_BUILTINS and base not in SAFE_BUILTINS and not (marked and base in ("eval", "source", ".")):
             raise self._refuse(start, label, f"is an argument of the bash builtin {base!r}, which reads names "
                                "or runs code", "pass the value to a program that takes it as data")
-        if base in ("printf", "test", "[") and _NAME_OPTIONS & set(words):
+        if base in ("printf", "test", "[") and any(w in _NAME_OPTIONS or (base == "printf" and w.startswith("-v"))
+                                                  for w in words):  # printf -vNAME too
             raise self._refuse(start, label, f"is an argument of {base} with -v, which writes or reads a variable "
                                "by name", f"use {base} without -v")
         if marked:
@@ -624,32 +726,75 @@ class _Analysis:
             raise self._refuse(start, label, f"is an argument of {base!r} where it runs code (inline code "
                                    "such as -c or -e, or the program file itself)", "pass it after a literal "
                                    "script file, or mark it x-mcs-runsAsCode: true")
+        self._check_listed(command, argument, start, label, spec, "an argument of")
+
+    def _check_listed(self, command: Node, argument: Node | None, start: Node, label: str,
+                      spec: SlotSpec | None, role: str) -> None:
+        """Refuse unless ``command``'s program is on the allow-list (:data:`DATA_PROGRAMS`, and
+        for git one of :data:`GIT_DATA_SUBCOMMANDS`) or trusted by the operator. ``argument``
+        is the word holding the value, ``None`` when the program reads it on its input."""
+        if spec is not None and spec.runs_as_code:
+            return
+        name = self._program(command)
+        if name in self.trusted:
+            return
+        base = name.rsplit("/", 1)[-1]
+        listed = name == base or name[: len(name) - len(base)] in _SYSTEM_DIRS
+        if role != "an argument of" and listed and base in _READERS:
+            return  # read, mapfile: the variables they fill are followed
+        if not listed or base not in DATA_PROGRAMS:
+            raise self._refuse(start, label, f"is {role} {name!r}, which is not on the list of programs proven "
+                               "to keep their arguments and input as data", _ways_out(name))
+        if base != "git":
+            return
+        args = _field_children(command, "argument")
+        subcommand, at = _git_subcommand([_bare(a, self.source) for a in args])
+        own = args.index(argument) if argument is not None and argument in args else len(args)
+        if at is not None and own == at:
+            raise self._refuse(start, label, "is git's subcommand, so a value would choose what git does "
+                               "(git config, git submodule foreach...)", "name the subcommand literally "
+                               "(a templateVariables format such as {format: clone} is literal)")
+        if (at is None or own < at) and argument is not None:
+            return  # a global option's value: GIT_COMMAND_OPTIONS[""] was checked
+        if subcommand not in GIT_DATA_SUBCOMMANDS:
+            shown = f"git {subcommand}" if at is not None else "git"
+            raise self._refuse(start, label, f"is {role} {shown!r}, a git subcommand not on the list of those "
+                               "proven to keep their arguments and input as data", _ways_out("git"))
 
     def _command_option(self, command: Node, argument: Node, base: str) -> str | None:
-        """The option of :data:`COMMAND_OPTIONS` whose value ``argument`` is, if any."""
+        """The option of :data:`COMMAND_OPTIONS` (or :data:`GIT_COMMAND_OPTIONS`) whose value
+        ``argument`` is, if any: after it (``-I {x}``, ``-xI {x}``), glued to it (``-I{x}``,
+        ``--to-command={x}``), or after a prefix getopt_long and git accept for it
+        (``--compress {x}`` for ``--compress-program``)."""
         args = _field_children(command, "argument")
         if argument not in args:
             return None
         index = args.index(argument)
         options = COMMAND_OPTIONS.get(base, ())
         if base == "git":
-            words = [_text(a, self.source) for a in args[:index]]
-            subcommand, skip = "", False
-            for word in words:
-                if skip or word in _GIT_VALUED:
-                    skip = not skip
-                    continue
-                if not word.startswith("-"):
-                    subcommand = word
-                    break
-            options = GIT_COMMAND_OPTIONS.get(subcommand, ())
+            words = [_bare(a, self.source) for a in args]
+            _, at = _git_subcommand(words)
+            options = GIT_COMMAND_OPTIONS.get(words[at] if at is not None and at < index else "", ())
         if not options:
             return None
-        own = _text(argument, self.source)
-        previous = _text(args[index - 1], self.source) if index else ""
+        # What precedes the value in its word, other values taken as empty ({a}-I{b} with a="").
+        word = self.source[argument.start_byte:argument.end_byte]
+        cut = max((m.start() for m in _SENTINEL.finditer(word)), default=word.find(b"$"))
+        own = _SENTINEL.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
+        previous = _bare(args[index - 1], self.source) if index else ""
         for option in options:
-            glued = option + "=" if option.startswith("--") else option
-            if previous == option or (own.startswith(glued) and own != option):
+            if option.startswith("--"):
+                name = option[2:]
+                if previous.startswith("--") and "=" not in previous and name.startswith(previous[2:] or "-"):
+                    return option
+                if own.startswith("--") and "=" in own and name.startswith(own[2:].split("=", 1)[0] or "-"):
+                    return option
+            elif len(option) == 2:  # a short option, maybe last in a cluster (-xvI {x}) or glued (-xI{x})
+                if _cluster(previous) and previous.endswith(option[1]):
+                    return option
+                if _cluster(own) and option[1] in own[1:]:
+                    return option
+            elif previous == option or own.startswith(option):  # zip's -TT
                 return option
         return None
 
@@ -660,15 +805,15 @@ class _Analysis:
             return False
         values = PROGRAM_OPTIONS.get(base, _Options()).long_values
         own_index = args.index(argument)
-        if any(values.get(_text(args[i], self.source), 0) >= own_index - i for i in range(max(0, own_index - 2), own_index)):
+        if any(values.get(_bare(args[i], self.source), 0) >= own_index - i for i in range(max(0, own_index - 2), own_index)):
             return True  # the value of an option that takes data (jq --arg name {x})
         index = self._program_file(command, base)
         if index is None or index >= own_index:
             return False
         if base in _PERMUTING:  # GNU getopt reads options after operands too: "sed 's/a/b/' -e {x}"
             rules = PROGRAM_OPTIONS[base]
-            own = _text(argument, self.source)
-            previous = _text(args[args.index(argument) - 1], self.source)
+            own = _bare(argument, self.source)
+            previous = _bare(args[args.index(argument) - 1], self.source)
             if own.startswith(("-", *rules.program_long)) or previous.startswith(rules.program_long):
                 return False
             if previous[:1] == "-" and previous[-1:] in rules.takes_value | rules.names_program:
@@ -683,7 +828,7 @@ class _Analysis:
         args = _field_children(command, "argument")
         skip = data = 0
         for index, arg in enumerate(args):
-            text = _text(arg, self.source)
+            text = _bare(arg, self.source)
             if data:  # a value of jq's --arg name value: data, whatever it holds
                 data -= 1
                 continue
@@ -749,6 +894,8 @@ class _Analysis:
                             raise self._refuse(node, label, f"flows through a pipe into {self._program(command)}, "
                                                "which runs its input as code", "pipe it into a program that "
                                                "reads data, or mark the argument x-mcs-runsAsCode: true")
+                        if command.type == "command":
+                            self._check_listed(command, None, node, label, spec, "piped into")
             if parent.type in ("command_substitution", "process_substitution"):
                 self._position(parent, label, origin="substitution", spec=spec)
                 return
@@ -779,7 +926,7 @@ class _Analysis:
         args = _field_children(command, "argument")
         skip = False
         for index, arg in enumerate(args):
-            text = _text(arg, self.source)
+            text = _bare(arg, self.source)
             if skip:
                 skip = False
                 continue
@@ -887,6 +1034,44 @@ class _Position:
     arithmetic: bool = False
 
 
+_QUOTES = str.maketrans("", "", "\"'$\\")
+
+
+def _bare(node: Node, source: bytes) -> str:
+    """A word as the program receives it, near enough to compare with option names: bash
+    removes quotes and backslashes, so ``"-c"``, ``'-v'``, ``-\\v`` and ``-"e"`` are options."""
+    literal = _literal_word(node, source)
+    return literal if literal is not None else _text(node, source).translate(_QUOTES)
+
+
+def _cluster(word: str) -> bool:
+    """A word of short options (``-xvI``), as getopt reads it."""
+    return len(word) > 1 and word[0] == "-" and word[1] != "-"
+
+
+def _ways_out(name: str) -> str:
+    return (f"if {name} takes this value as data, the operator can trust it with the driver option "
+            f"cli_trusted_programs (in Python cli_trusted_programs=[{name!r}], on the command line "
+            f"-o cli_trusted_programs={name}), or the file can mark the argument x-mcs-runsAsCode: true "
+            "in its templateVariables entry")
+
+
+def _git_subcommand(words: list[str]) -> tuple[str, int | None]:
+    """git's subcommand among ``words`` (its arguments) and its index: the first word that
+    is neither a global option nor the value of one."""
+    skip = False
+    for index, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if word in _GIT_VALUED:
+            skip = True
+            continue
+        if not word.startswith("-"):
+            return word, index
+    return "", None
+
+
 # --------------------------------------------------------------------------- tree helpers
 
 
@@ -972,7 +1157,7 @@ def _quoting(leaf: Node, source: bytes) -> Literal["word", "dq", "sq", "ansi", "
 
 
 def _sets_allexport(command: Node, source: bytes) -> bool:
-    words = [_text(a, source) for a in _field_children(command, "argument")]
+    words = [_bare(a, source) for a in _field_children(command, "argument")]
     return any(w.startswith("-") and not w.startswith("--") and "a" in w for w in words) or "allexport" in words
 
 

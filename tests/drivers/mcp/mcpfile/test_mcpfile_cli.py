@@ -47,9 +47,15 @@ def cli_driver(new_driver, write_file, command: str, properties: dict | None = N
     return new_driver(write_file(mcp_file(tool("t", invocation, properties or {}, required))), **options)
 
 
+def recorder_driver(new_driver, write_file, command: str, *args, **options):
+    """A driver for a command run by the argv recorder, which the operator trusts: it is
+    python, off the allow-list, and only ever prints its arguments."""
+    return cli_driver(new_driver, write_file, command, *args, cli_trusted_programs=[sys.executable], **options)
+
+
 def git(new_driver, write_file, argv_script: str, marker: Path, **options):
     command = f"touch '{marker}.spawned'; {argv_script} clone {{repoUrl}} {{depth}} {{verbose}}"
-    return cli_driver(new_driver, write_file, command, GIT_PROPS, GIT_VARS, ["repoUrl"], **options)
+    return recorder_driver(new_driver, write_file, command, GIT_PROPS, GIT_VARS, ["repoUrl"], **options)
 
 
 def spawned(marker: Path) -> bool:
@@ -73,14 +79,14 @@ def test_template_variables_format_and_omit(new_driver, write_file, argv_script,
 
 
 def test_flag_only_format_without_omit_if_false_follows_presence(new_driver, write_file, argv_script) -> None:
-    driver = cli_driver(new_driver, write_file, f"{argv_script} {{force}}", {"force": {"type": "boolean"}},
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} {{force}}", {"force": {"type": "boolean"}},
                         {"force": {"format": "--force"}})
     assert json.loads(driver.call_tool("t", {"force": True})) == ["--force"]
     assert json.loads(driver.call_tool("t", {})) == []
 
 
 def test_omit_if_false_with_a_placeholder_in_the_format(new_driver, write_file, argv_script) -> None:
-    driver = cli_driver(new_driver, write_file, f"{argv_script} {{color}}", {"color": {"type": "boolean"}},
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} {{color}}", {"color": {"type": "boolean"}},
                         {"color": {"format": "--color={color}", "omitIfFalse": True}})
     assert json.loads(driver.call_tool("t", {"color": True})) == ["--color=true"]
     assert json.loads(driver.call_tool("t", {"color": False})) == []
@@ -89,7 +95,7 @@ def test_omit_if_false_with_a_placeholder_in_the_format(new_driver, write_file, 
 def test_a_quoted_format_keeps_the_value_one_word(new_driver, write_file, argv_script, tmp_path) -> None:
     # gen-mcp's ollama example: command 'ollama run {model} {prompt}', prompt format '"{prompt}"'.
     props = {"model": {"type": "string"}, "prompt": {"type": "string"}}
-    driver = cli_driver(new_driver, write_file, f"{argv_script} run {{model}} {{prompt}}", props,
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} run {{model}} {{prompt}}", props,
                         {"prompt": {"format": '"{prompt}"'}}, cli_cwd=tmp_path)
     out = json.loads(driver.call_tool("t", {"model": "llama3", "prompt": 'Say "hi" $(touch MARKER)'}))
     assert out == ["run", "llama3", 'Say "hi" $(touch MARKER)']
@@ -97,7 +103,7 @@ def test_a_quoted_format_keeps_the_value_one_word(new_driver, write_file, argv_s
 
 
 def test_a_template_variable_that_is_not_a_property_is_a_constant(new_driver, write_file, argv_script) -> None:
-    driver = cli_driver(new_driver, write_file, f"{argv_script} {{operation}} {{repo}}", {"repo": {"type": "string"}},
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} {{operation}} {{repo}}", {"repo": {"type": "string"}},
                         {"operation": {"format": "clone"}})
     assert json.loads(driver.call_tool("t", {"repo": "r"})) == ["clone", "r"]
 
@@ -105,7 +111,7 @@ def test_a_template_variable_that_is_not_a_property_is_a_constant(new_driver, wr
 def test_values_are_formatted_the_way_a_person_expects(new_driver, write_file, argv_script) -> None:
     props = {"b": {"type": "boolean"}, "n": {"type": "number"}, "i": {"type": "integer"},
              "files": {"type": "array", "items": {"type": "string"}}}
-    driver = cli_driver(new_driver, write_file, f"{argv_script} {{b}} {{n}} {{i}} {{files}}", props)
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} {{b}} {{n}} {{i}} {{files}}", props)
     out = json.loads(driver.call_tool("t", {"b": True, "n": 1.5, "i": 3, "files": ["a b", "c"]}))
     assert out == ["true", "1.5", "3", "a b", "c"]
 
@@ -113,7 +119,7 @@ def test_values_are_formatted_the_way_a_person_expects(new_driver, write_file, a
 def test_unreferenced_arguments_are_appended_in_schema_order(new_driver, write_file, argv_script) -> None:
     props = {"zeta": {"type": "string"}, "alpha": {"type": "integer"}, "mid": {"type": "boolean"},
              "path": {"type": "string"}}
-    driver = cli_driver(new_driver, write_file, f"{argv_script} {{path}}\n", props)
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} {{path}}\n", props)
     out = json.loads(driver.call_tool("t", {"alpha": 2, "path": "p", "mid": False, "zeta": "z z"}))
     assert out == ["p", "--zeta=z z", "--alpha=2", "--mid=false"]
 
@@ -236,28 +242,28 @@ def test_a2_option_injection_is_refused_before_spawning(new_driver, write_file, 
 
 
 def test_a2_leading_dash_is_data_after_double_dash(new_driver, write_file, argv_script) -> None:
-    driver = cli_driver(new_driver, write_file, f"{argv_script} clone -- {{repoUrl}}", {"repoUrl": {"type": "string"}})
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} clone -- {{repoUrl}}", {"repoUrl": {"type": "string"}})
     assert json.loads(driver.call_tool("t", {"repoUrl": "--upload-pack=x"})) == ["clone", "--", "--upload-pack=x"]
 
 
 def test_a2_negative_numbers_are_options_too_unless_after_double_dash(new_driver, write_file, argv_script) -> None:
     # kill -s TERM -1 signals every process: a number starting with '-' is an option like any word.
     props = {"n": {"type": "integer"}, "xs": {"type": "array", "items": {"type": "number"}}}
-    driver = cli_driver(new_driver, write_file, f"{argv_script} {{n}} {{xs}}", props)
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} {{n}} {{xs}}", props)
     assert json.loads(driver.call_tool("t", {"n": 5, "xs": [1.5, 2]})) == ["5", "1.5", "2"]
     with pytest.raises(InvalidInputError, match="must not start with '-'"):
         driver.call_tool("t", {"n": -5})
     with pytest.raises(InvalidInputError, match="must not start with '-'"):
         driver.call_tool("t", {"n": 5, "xs": [2, -1.5]})
-    after = cli_driver(new_driver, write_file, f"{argv_script} -- {{n}}", props)
+    after = recorder_driver(new_driver, write_file, f"{argv_script} -- {{n}}", props)
     assert json.loads(after.call_tool("t", {"n": -5})) == ["--", "-5"]
     with pytest.raises(InvalidInputError, match="must not start with '-'"):
-        cli_driver(new_driver, write_file, f"{argv_script} {{xs}}",
+        recorder_driver(new_driver, write_file, f"{argv_script} {{xs}}",
                    {"xs": {"type": "array", "items": {"type": "string"}}}).call_tool("t", {"xs": ["ok", "-rf"]})
 
 
 def test_a2_dash_values_inside_a_word_are_not_options(new_driver, write_file, argv_script) -> None:
-    driver = cli_driver(new_driver, write_file, f"{argv_script} --message={{m}}", {"m": {"type": "string"}})
+    driver = recorder_driver(new_driver, write_file, f"{argv_script} --message={{m}}", {"m": {"type": "string"}})
     assert json.loads(driver.call_tool("t", {"m": "-x"})) == ["--message=-x"]
 
 
@@ -282,7 +288,7 @@ def test_a4_undeclared_keys_never_become_flags_even_when_the_schema_allows_them(
     invocation = {"cli": {"command": f"touch '{marker}.spawned'; {argv_script} {{a}}"}}
     schema_tool = tool("t", invocation, {"a": {"type": "string"}})
     schema_tool["inputSchema"]["additionalProperties"] = True
-    driver = new_driver(write_file(mcp_file(schema_tool)))
+    driver = new_driver(write_file(mcp_file(schema_tool)), cli_trusted_programs=[sys.executable])
     with pytest.raises(InvalidInputError, match="'exec' is not declared"):
         driver.call_tool("t", {"a": "x", "exec": "rm -rf /"})
     assert not spawned(marker)
@@ -291,12 +297,13 @@ def test_a4_undeclared_keys_never_become_flags_even_when_the_schema_allows_them(
 @pytest.mark.parametrize("header", ["Authorization", "Cookie", "Proxy-Authorization", "authorization"])
 def test_a5_credential_headers_in_commands_are_refused_at_load(new_driver, write_file, header) -> None:
     with pytest.raises(ConfigurationError, match="credentials"):
-        cli_driver(new_driver, write_file, f"curl -H 'X: {{headers.{header}}}' http://x")
+        # curl is off the allow-list: the operator trusts it here, and the header is still refused.
+        cli_driver(new_driver, write_file, f"curl -H 'X: {{headers.{header}}}' http://x", cli_trusted_programs=["curl"])
 
 
 def test_a5_inbound_credentials_never_reach_argv_or_env(new_driver, write_file, argv_script) -> None:
     command = f"{argv_script} {{headers.X-Request-Id}} && env"
-    driver = cli_driver(new_driver, write_file, command)
+    driver = recorder_driver(new_driver, write_file, command)
     context = AgentContext(metadata={"header:authorization": "Bearer SECRET", "header:cookie": "s=SECRET",
                                      "header:x-request-id": "req-1"})
     output = driver.call_tool("t", {}, context=context)

@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,8 @@ def refusal(new_driver, write_file, command: str, properties: dict | None = None
         ("declare -i v={x}", "assigned by declare"),
         ("local v={x}", "assigned by local"),
         ("printf -v {x} hi", "printf with -v"),
+        ("printf -v{x} hi", "printf with -v"),
+        ('printf -v"{x}" hi', "printf with -v"),
         ("test -v {x}", "test with -v"),
         ("[ -v {x} ]", "-v or -R"),
         ("read -r {x}", "builtin 'read'"),
@@ -269,7 +272,8 @@ def test_scripts_authors_write_load_and_keep_every_value_data(
     monkeypatch.setenv("PATH", fake_kubectl["PATH"])
     script = REAL_SCRIPTS[name]
     props = props_of(script)
-    driver = cli_driver(new_driver, write_file, script, props, cli_cwd=workdir)
+    # kubectl is off the allow-list (kubectl exec runs code): the operator vouches for it here.
+    driver = cli_driver(new_driver, write_file, script, props, cli_cwd=workdir, cli_trusted_programs=["kubectl"])
     for value in HOSTILE:
         arguments = {"namespace": value, "json": json.dumps({"n": value}), "count": 3}
         output = driver.call_tool("t", {k: v for k, v in arguments.items() if k in props})
@@ -282,7 +286,8 @@ def test_the_kubectl_loop_passes_the_namespace_as_one_argument(
 ) -> None:
     monkeypatch.setenv("PATH", fake_kubectl["PATH"])
     script = REAL_SCRIPTS["loop over kubectl output into jq"]
-    driver = cli_driver(new_driver, write_file, script, props_of(script), cli_cwd=workdir)
+    driver = cli_driver(new_driver, write_file, script, props_of(script), cli_cwd=workdir,
+                        cli_trusted_programs=["kubectl"])
     lines = driver.call_tool("t", {"namespace": "a b; touch MARKER"}).splitlines()
     assert [json.loads(line) for line in lines] == [
         ["logs", "-n", "a b; touch MARKER", "pod/a"], ["logs", "-n", "a b; touch MARKER", "pod/b"]
@@ -303,7 +308,9 @@ def test_a_marked_argument_may_reach_a_program_that_runs_code(new_driver, write_
 def test_arguments_after_a_literal_script_file_are_data(new_driver, write_file, workdir, tmp_path) -> None:
     program = tmp_path / "show.py"
     program.write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
-    driver = cli_driver(new_driver, write_file, f"python3 '{program}' --name {{x}}", cli_cwd=workdir)
+    # python3 is off the allow-list; trusted by the operator, its inline code stays refused.
+    driver = cli_driver(new_driver, write_file, f"python3 '{program}' --name {{x}}", cli_cwd=workdir,
+                        cli_trusted_programs=["python3"])
     for value in HOSTILE:
         assert json.loads(driver.call_tool("t", {"x": value})) == ["--name", value]
     no_marker(workdir)
@@ -333,6 +340,17 @@ RUNS_A_VALUE = [
      "tar --checkpoint-action"),
     ("echo a > in && zip -q out.zip in -T -TT {x}", "touch MARKER;", "zip -TT"),
     ("scp -o {x} h:f copy", "ProxyCommand=touch MARKER", "scp -o"),
+    # the same options in the other spellings getopt and git accept: a cluster, a prefix
+    ("echo a > in && tar -cI {x} -f out.tar in", "touch MARKER;", "tar -I"),
+    ("echo a > in && tar -cf a.tar in && tar -xf a.tar --to-c {x}", "touch MARKER", "tar --to-command"),
+    ("printf '#!/bin/sh\\ntouch MARKER\\nexec cat\\n' > mk && chmod +x mk && seq 200000 | "
+     "sort -S 16k -T . --compress-prog={x} > /dev/null", "./mk", "sort --compress-program"),
+    # git -C picks the repository whose configuration runs (a bare repository a clone brought in)
+    ("git init -q evil && git -C evil config core.fsmonitor 'touch ../MARKER' && git -C {x} status", "evil",
+     "git -C"),
+    # cd: what runs after it runs there, and git obeys the configuration it finds there
+    ("git init -q evil && git -C evil config core.fsmonitor 'touch ../MARKER' && cd {x} && git status", "evil",
+     "'cd', which is not on the list"),
 ]
 
 
@@ -456,3 +474,213 @@ def test_a_value_read_into_a_variable_and_used_quoted_stays_data(new_driver, wri
     for value in HOSTILE:
         assert driver.call_tool("t", {"x": value}) == value + "\n"
     no_marker(workdir)
+
+
+# ----------------------------------------------------------------------------- the allow-list of programs
+
+# Programs off the allow-list, where each value would have reached the program unrefused before:
+# an unknown program is not proven to keep a value data (sqlite3, make and git -c were found that way).
+OFF_THE_LIST = [
+    ("kubectl get pods -n {x}", "'kubectl'"),
+    ("helm template r <<< {x}", "standard input of 'helm'"),
+    ("echo {x} | ./deploy.sh", "piped into './deploy.sh'"),
+    ("./deploy.sh --name {x}", "'./deploy.sh'"),
+    ("curl -s {x}", "'curl'"),
+    ("awk -f prog.awk {x}", "'awk'"),
+    ("tar -xf {x}", "'tar'"),
+    ("find . -name {x}", "'find'"),
+    ("/opt/tools/cat {x}", "'/opt/tools/cat'"),
+    ("git config user.name {x}", "'git config'"),
+    ("git submodule foreach {x}", "'git submodule'"),
+    ("git push origin {x}", "'git push'"),
+    ('ns="{x}"\nkubectl get pods -n "$ns"', "'kubectl'"),
+]
+
+
+@pytest.mark.parametrize(("command", "program"), OFF_THE_LIST, ids=[c for c, _ in OFF_THE_LIST])
+def test_a_program_off_the_allow_list_is_refused_naming_it_and_both_ways_out(new_driver, write_file, command: str,
+                                                                             program: str) -> None:
+    message = refusal(new_driver, write_file, command)
+    assert "line " in message and program in message
+    assert "not on the list" in message
+    assert "cli_trusted_programs" in message and "x-mcs-runsAsCode: true" in message
+
+
+def test_a_value_never_chooses_gits_subcommand(new_driver, write_file) -> None:
+    assert "is git's subcommand" in refusal(new_driver, write_file, "git {x} --verbose")
+
+
+@pytest.mark.parametrize(("command", "trusted"), [
+    ("kubectl get pods -n {x}", "kubectl"),
+    ("echo {x} | ./deploy.sh", "./deploy.sh"),
+    ("git config user.name {x}", "git"),
+])
+def test_the_same_file_loads_when_the_operator_trusts_the_program_or_the_file_marks_the_argument(
+    new_driver, write_file, command: str, trusted: str
+) -> None:
+    refusal(new_driver, write_file, command)
+    cli_driver(new_driver, write_file, command, cli_trusted_programs=[trusted])
+    cli_driver(new_driver, write_file, command, cli_trusted_programs=f"helm,{trusted}")  # the command line's form
+    cli_driver(new_driver, write_file, command, {"x": STRING}, {"x": {"format": "{x}", "x-mcs-runsAsCode": True}})
+
+
+def test_a_trusted_program_gets_each_value_verbatim_as_one_argument(new_driver, write_file, workdir, fake_kubectl,
+                                                                    monkeypatch) -> None:
+    monkeypatch.setenv("PATH", fake_kubectl["PATH"])
+    driver = cli_driver(new_driver, write_file, "kubectl logs -n {x} pod/a", cli_cwd=workdir,
+                        cli_trusted_programs=["kubectl"])
+    for value in HOSTILE:
+        assert json.loads(driver.call_tool("t", {"x": value})) == {"args": ["logs", "-n", value, "pod/a"]}
+    no_marker(workdir)
+
+
+@pytest.mark.parametrize(("command", "trusted", "position"), [
+    ("python3 -c {x}", "python3", "'python3' where it runs code"),
+    ("bash -c {x}", "bash", "'bash' where it runs code"),
+    ("echo {x} | bash", "bash", "pipe into bash"),
+    ("sqlite3 :memory: {x}", "sqlite3", "'sqlite3', which reads its arguments"),
+    ("xargs {x}", "xargs", "'xargs', which runs its arguments"),
+    ("kubectl exec pod -- ls {x}", "kubectl", "runs in a container"),
+    ("npx {x}", "npx", "installs or runs the package"),
+    ("tar -xI {x} -f a.tar", "tar", "tar -I"),
+    ("tar -xf a.tar --to-c={x}", "tar", "tar --to-command"),
+    ("git -C {x} status", "git", "git -C"),
+    ("git rebase --exec {x} main", "git", "git --exec"),
+    ("sort --compress {x} f", "sort", "sort --compress-program"),
+    ("sort --compress-prog={x} f", "sort", "sort --compress-program"),
+])
+def test_trusting_a_program_does_not_lift_what_is_known_to_run_code(new_driver, write_file, command: str,
+                                                                   trusted: str, position: str) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        cli_driver(new_driver, write_file, command, cli_trusted_programs=[trusted])
+    assert position in str(error.value)
+
+
+def test_the_operator_option_takes_program_names_only(new_driver, write_file) -> None:
+    with pytest.raises(ConfigurationError, match="cli_trusted_programs takes program names"):
+        cli_driver(new_driver, write_file, "kubectl get {x}", cli_trusted_programs=["kubectl get"])
+
+
+# Each program of the allow-list, with a command that shows what it received: (command, what to
+# prepare in the folder for value v, what the call must give back or leave behind).
+CONTENT = "content\n"
+
+
+def _file(v: str) -> Callable[[Path], None]:
+    return lambda d: (d / v).write_text(CONTENT)
+
+
+def _files(v: str) -> Callable[[Path], None]:
+    return lambda d: ((d / v).write_text(CONTENT), (d / "same").write_text(CONTENT), (d / "other").write_text("o\n"))
+
+
+def _dir(v: str) -> Callable[[Path], None]:
+    return lambda d: (d / v).mkdir()
+
+
+Check = Callable[[str, Path, str], bool]
+DATA_CASES: dict[str, tuple[str, Callable[[str], Callable[[Path], None]] | None, Check]] = {
+    "echo": ("echo {x}", None, lambda out, d, v: out == v + "\n"),
+    "printf": ("printf -- {x}", None, lambda out, d, v: out == v),
+    "test": ("test {x} = {x} && echo same", None, lambda out, d, v: out == "same\n"),
+    "[": ("[ {x} = {x} ] && echo same", None, lambda out, d, v: out == "same\n"),
+    "true": ("true {x} && echo ok", None, lambda out, d, v: out == "ok\n"),
+    "false": ("false {x} || echo ok", None, lambda out, d, v: out == "ok\n"),
+    ":": (": {x}; echo ok", None, lambda out, d, v: out == "ok\n"),
+    "pwd": ("pwd {x}", None, lambda out, d, v: out == f"{d}\n"),
+    "kill": ("kill -0 -- {x} 2>&1 || echo refused", None, lambda out, d, v: v in out and out.endswith("refused\n")),
+    "cat": ("cat -- {x}", _file, lambda out, d, v: out == CONTENT),
+    "ls": ("ls -d --quoting-style=literal -- {x}", _file, lambda out, d, v: out == v + "\n"),
+    "mkdir": ("mkdir -- {x}", None, lambda out, d, v: (d / v).is_dir()),
+    "rmdir": ("rmdir -- {x}", _dir, lambda out, d, v: not (d / v).exists()),
+    "touch": ("touch -- {x}", None, lambda out, d, v: (d / v).is_file()),
+    "cp": ("cp -- {x} copy", _file, lambda out, d, v: (d / "copy").read_text() == CONTENT),
+    "mv": ("mv -- {x} moved", _file, lambda out, d, v: (d / "moved").is_file() and not (d / v).exists()),
+    "rm": ("rm -- {x}", _file, lambda out, d, v: not (d / v).exists()),
+    "ln": ("ln -s -- {x} link", None, lambda out, d, v: os.readlink(d / "link") == v),
+    "wc": ("wc -c <<< {x}", None, lambda out, d, v: out == f"{len(v.encode()) + 1}\n"),
+    "head": ("head -n 1 <<< {x}", None, lambda out, d, v: out == v + "\n"),
+    "tail": ("tail -n 1 <<< {x}", None, lambda out, d, v: out == v + "\n"),
+    "cut": ("cut -c 1- <<< {x}", None, lambda out, d, v: out == v + "\n"),
+    "tr": ("tr -d '\\n' <<< {x}", None, lambda out, d, v: out == v),
+    "sort": ("echo {x} | sort", None, lambda out, d, v: out == v + "\n"),
+    "uniq": ("uniq <<< {x}", None, lambda out, d, v: out == v + "\n"),
+    "basename": ("basename -- {x}", None, lambda out, d, v: out == v + "\n"),
+    "dirname": ('dirname -- "{x}/leaf"', None, lambda out, d, v: out == v + "\n"),
+    "realpath": ("realpath -m --relative-to=. -- {x}", None, lambda out, d, v: out == v + "\n"),
+    "stat": ("stat -c %n -- {x}", _file, lambda out, d, v: out == v + "\n"),
+    "du": ("du -b -- {x}", _file, lambda out, d, v: out == f"{len(CONTENT)}\t{v}\n"),
+    "df": ("df --output=file -- {x}", _file, lambda out, d, v: out.splitlines()[1:] == [v]),
+    "date": ('date -u -d @0 "+{x}"', None, lambda out, d, v: out == v + "\n"),
+    "grep": ("grep -F -x -- {x} <<< {x}", None, lambda out, d, v: out == v + "\n"),
+    "egrep": ("egrep -x -e '.*' <<< {x}", None, lambda out, d, v: out.endswith(v + "\n")),
+    "fgrep": ("fgrep -x -- {x} <<< {x}", None, lambda out, d, v: out.endswith(v + "\n")),
+    "diff": ("diff -- {x} same && echo same", _files, lambda out, d, v: out == "same\n"),
+    "cmp": ("cmp -- {x} other || true", _files, lambda out, d, v: out.startswith(f"{v} other differ")),
+    "file": ("file -- {x}", _file, lambda out, d, v: out == f"{v}: ASCII text\n"),
+    "jq": ("jq -nr --arg v {x} '$v'", None, lambda out, d, v: out == v + "\n"),
+    "git": ("git init -q -- {x}", None, lambda out, d, v: (d / v / ".git" / "HEAD").is_file()),
+}
+
+
+def test_every_program_on_the_allow_list_has_a_case_below() -> None:
+    from mcs_mcp.mcpfile.shell import DATA_PROGRAMS
+
+    assert set(DATA_CASES) == set(DATA_PROGRAMS)
+
+
+@pytest.mark.parametrize("program", sorted(DATA_CASES))
+def test_every_program_on_the_allow_list_gets_a_hostile_value_verbatim_as_data(new_driver, write_file, tmp_path,
+                                                                              program: str) -> None:
+    command, prepare, check = DATA_CASES[program]
+    executable = "bash" if program in ("[", ":", "true", "false", "test", "kill", "pwd") else program
+    if shutil.which(executable) is None:
+        pytest.skip(f"{program} is not installed")
+    for index, value in enumerate([*HOSTILE, "-c core.fsmonitor=touch MARKER"]):
+        folder = tmp_path / f"run{index}"
+        folder.mkdir()
+        if prepare is not None:
+            prepare(value)(folder)
+        driver = cli_driver(new_driver, write_file, command, cli_cwd=folder)
+        try:
+            output = driver.call_tool("t", {"x": value})
+        except InvalidInputError as error:  # the call-time rule: a word starting with '-' and no '--' before
+            assert value.startswith("-") and "must not start with '-'" in error.message
+            continue
+        assert isinstance(output, str)
+        assert check(output, folder, value), (program, value, output)
+        no_marker(folder)
+
+
+# An option word bash reads after quote removal: "-v", '-c', -\v and -"e" are -v, -c and -e.
+# The checks compared the word as written, so each of these loaded; bash runs the value.
+QUOTED_OPTIONS = [
+    ('test "-v" {x}', None, "test with -v"),
+    ("printf '-v' {x} hi", None, "printf with -v"),
+    ("printf -\\v {x} hi", None, "printf with -v"),
+    ('python3 "-c" {x}', "python3", "'python3' where it runs code"),
+    ("bash '-c' {x}", "bash", "'bash' where it runs code"),
+    ('sed -"e" {x} f', "sed", "'sed' where it runs code"),
+    ('kubectl "exec" pod -- ls {x}', "kubectl", "runs in a container"),
+    ('find . "-exec" {x} ";"', "find", "find with -exec"),
+    ("tar -\\I {x} -cf a.tar in", "tar", "tar -I"),
+    ('git "clone" "--upload-pack" {x} r', "git", "git --upload-pack"),
+    ("git -c'' {x} status", "git", "git -c"),
+]
+
+
+@pytest.mark.parametrize(("command", "trusted", "position"), QUOTED_OPTIONS, ids=[c for c, _, _ in QUOTED_OPTIONS])
+def test_an_option_written_with_quotes_or_a_backslash_is_still_that_option(new_driver, write_file, command: str,
+                                                                          trusted: str | None, position: str) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        cli_driver(new_driver, write_file, command, cli_trusted_programs=[trusted] if trusted else [])
+    assert position in str(error.value)
+
+
+@pytest.mark.parametrize("script", ['test "-v" "$1"', "printf '-v' \"$1\" hi", 'printf -v"$1" hi'])
+def test_bash_evaluates_a_subscript_named_by_a_quoted_v_option(workdir: Path, script: str) -> None:
+    # What the refusal above prevents, shown with real bash: the value names an array element.
+    import subprocess
+
+    subprocess.run(["bash", "-c", script, "t", "a[$(touch MARKER)]"], cwd=workdir, check=False)
+    assert (workdir / "MARKER").exists()

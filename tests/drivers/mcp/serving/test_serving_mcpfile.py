@@ -179,6 +179,30 @@ def test_mcp_file_s6_1_a_file_that_forwards_credentials_is_not_served(
     assert "tool 'proxy': {headers.Authorization}" in error and "token passthrough" in error
 
 
+def test_mcs_serve_takes_the_programs_the_operator_trusts_as_an_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from mcs_mcp.serving.cli import resolve_target
+
+    from mcs.cli import main
+
+    data = {
+        "mcpFileVersion": "0.1.0", "name": "pods", "version": "1.0.0", "runtime": {"transportProtocol": "stdio"},
+        "tools": [{"name": "pods", "description": "Pods.",
+                   "inputSchema": {"type": "object", "properties": {"ns": {"type": "string"}}},
+                   "invocation": {"cli": {"command": "kubectl get pods -n {ns}"}}}],
+    }
+    path = tmp_path / "pods.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["serve", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert "'kubectl', which is not on the list" in error and "-o cli_trusted_programs=kubectl" in error
+    driver, _ = resolve_target(argparse.Namespace(target=str(path), option=["cli_trusted_programs=kubectl"]))
+    assert [t.name for t in driver.list_tools()] == ["pods"]
+
+
 async def test_a_reloaded_file_sends_list_changed_and_serves_its_new_tools(
     tmp_path: Path, weather_backend: str
 ) -> None:
