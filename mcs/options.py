@@ -20,7 +20,7 @@ import json
 import os
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Literal
 
@@ -98,6 +98,13 @@ def _takes_text(annotation: Any) -> bool:
     return isinstance(origin, type) and issubclass(origin, (os.PathLike, PurePath))
 
 
+def _is_collection(annotation: Any) -> bool:
+    """Whether ``annotation`` is a collection type other than text, bytes or a mapping."""
+    origin = typing.get_origin(annotation) or annotation
+    return (isinstance(origin, type) and issubclass(origin, Iterable)
+            and not issubclass(origin, (str, bytes, bytearray, Mapping)))
+
+
 def _members(annotation: Any) -> tuple[Any, ...]:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return typing.get_args(annotation)
@@ -137,9 +144,15 @@ def convert(key: str, raw: str, annotation: Any, owner: str) -> Any:
             f"option {key} of {owner} takes a {_describe(annotation)}, which cannot be written on "
             "the command line; set it in a toolbox file or from Python"
         ) from None
-    for validate in (adapter.validate_json, adapter.validate_python):
+    # Text is never read as a collection of its characters (pydantic iterates a str given
+    # for an ``Iterable[str]``): a list or a set is written as JSON.
+    reads = (adapter.validate_json,) if any(map(_is_collection, others)) else \
+        (adapter.validate_json, adapter.validate_python)
+    for validate in reads:
         try:
-            return validate(raw)
+            value = validate(raw)
+            # pydantic checks an Iterable's items lazily, as it is consumed: check them now.
+            return list(value) if isinstance(value, Iterator) else value
         except (ValidationError, ValueError, TypeError):
             continue
     raise ConfigurationError(

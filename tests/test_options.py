@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import pytest
@@ -19,6 +19,7 @@ class Connector(FunctionDriver):
         *,
         command: str | None = None,
         args: Sequence[str] = (),
+        hosts: Iterable[str] | None = None,
         env: Mapping[str, str] | None = None,
         verify: bool | str = True,
         spec: str | os.PathLike[str] | Mapping[str, Any] | None = None,
@@ -34,6 +35,7 @@ class Connector(FunctionDriver):
     ("command=false", "false"),
     ("command=123", "123"),
     ("args=[\"-y\", \"server\"]", ["-y", "server"]),
+    ("hosts=[\"localhost\"]", ["localhost"]),
     ("env={\"TOKEN\": \"x\"}", {"TOKEN": "x"}),
     ("verify=false", False),
     ("verify=/etc/ca.pem", "/etc/ca.pem"),
@@ -56,6 +58,8 @@ def test_each_value_gets_the_type_its_keyword_declares(pair: str, expected: Any)
 @pytest.mark.parametrize(("pair", "message"), [
     ("retries=many", "option retries='many': Connector expects int"),
     ("args=server", "option args='server': Connector expects Sequence[str]"),
+    ("hosts=localhost", "option hosts='localhost': Connector expects Iterable[str] | None"),  # not l, o, c...
+    ("hosts=[1]", "option hosts='[1]': Connector expects Iterable[str] | None"),
     ("nonsense=1", "Connector takes no option 'nonsense'; it takes: anything, args, circuit_breaker, command"),
     ("prompt_templates=x", "option prompt_templates='x': Connector expects"),
     ("justakey", "option 'justakey' is not key=value"),
