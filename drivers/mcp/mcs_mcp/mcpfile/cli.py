@@ -254,6 +254,10 @@ class CliInvoker:
 
     # ------------------------------------------------------------------ running
 
+    def environment(self) -> dict[str, str]:
+        """This process's environment plus :data:`GIT_HARDENING` as git's command-line config."""
+        return hardened_environment(os.environ)
+
     def argv(self, script: str, values: list[str]) -> list[str]:
         return [self.options.shell, "-c", script, f"mcs-{self.tool}", *values]
 
@@ -264,7 +268,7 @@ class CliInvoker:
         try:
             proc = subprocess.Popen(
                 self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd,
+                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd, env=self.environment(),
             )
         except OSError as exc:
             raise ExecutionError(f"{self.tool}: the command could not start ({exc.strerror}).", tool=self.tool) from None
@@ -308,7 +312,7 @@ class CliInvoker:
         script, values = self.render(arguments, metadata)
         starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd,
+            stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd, env=self.environment(),
         ))
         try:
             # Shielded: a cancellation that lands while the process is being set up (it may
@@ -406,6 +410,30 @@ def _reference_text(context: str, start: int, count: int) -> str:
     if context == "ansi":
         return f"'\"{ref}\"$'"
     return ref  # dq, heredoc, arith
+
+
+#: git configuration every CLI command runs under, as ``git -c`` would give it (it outranks a
+#: repository's own config). A repository a value can bring in (a clone holding a bare
+#: repository, whose config git would obey on ``cd inner.git && git log``) runs nothing:
+#: bare repositories are used only when named (``--git-dir``), and no fsmonitor command runs.
+GIT_HARDENING: tuple[tuple[str, str], ...] = (
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+)
+
+
+def hardened_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with :data:`GIT_HARDENING` appended to any ``GIT_CONFIG_COUNT`` entries it has."""
+    env = dict(base)
+    try:
+        count = max(int(env.get("GIT_CONFIG_COUNT", "0")), 0)
+    except ValueError:
+        count = 0
+    for offset, (key, value) in enumerate(GIT_HARDENING):
+        env[f"GIT_CONFIG_KEY_{count + offset}"] = key
+        env[f"GIT_CONFIG_VALUE_{count + offset}"] = value
+    env["GIT_CONFIG_COUNT"] = str(count + len(GIT_HARDENING))
+    return env
 
 
 def _wait_for_exit(proc: subprocess.Popen[bytes], deadline: float | None) -> bool:

@@ -8,10 +8,12 @@ position is safe, run by real bash with hostile values and no marker file create
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -346,11 +348,11 @@ RUNS_A_VALUE = [
     ("printf '#!/bin/sh\\ntouch MARKER\\nexec cat\\n' > mk && chmod +x mk && seq 200000 | "
      "sort -S 16k -T . --compress-prog={x} > /dev/null", "./mk", "sort --compress-program"),
     # git -C picks the repository whose configuration runs (a bare repository a clone brought in)
-    ("git init -q evil && git -C evil config core.fsmonitor 'touch ../MARKER' && git -C {x} status", "evil",
-     "git -C"),
+    ("git init -q evil && git -C evil remote add o ssh://h/r && git -C evil config core.sshCommand "
+     "'touch ../MARKER; false' && git -C {x} fetch -q o", "evil", "git -C"),
     # cd: what runs after it runs there, and git obeys the configuration it finds there
-    ("git init -q evil && git -C evil config core.fsmonitor 'touch ../MARKER' && cd {x} && git status", "evil",
-     "'cd', which is not on the list"),
+    ("git init -q evil && git -C evil remote add o ssh://h/r && git -C evil config core.sshCommand "
+     "'touch ../MARKER; false' && cd {x} && git fetch -q o", "evil", "'cd', which is not on the list"),
 ]
 
 
@@ -684,3 +686,46 @@ def test_bash_evaluates_a_subscript_named_by_a_quoted_v_option(workdir: Path, sc
 
     subprocess.run(["bash", "-c", script, "t", "a[$(touch MARKER)]"], cwd=workdir, check=False)
     assert (workdir / "MARKER").exists()
+
+
+# ----------------------------------------------------------------------------- git's own configuration
+
+
+def _embedded_bare_repository(folder: Path) -> Path:
+    """A bare repository directory as a clone could carry it in its files: its config names
+    a work tree and an fsmonitor command (``touch MARKER``), and it has an index."""
+    bare, tree = folder / "inner.git", folder / "tree"
+    tree.mkdir()
+    (tree / "f").write_text("a\n")
+    run = functools.partial(subprocess.run, check=True, capture_output=True)
+    run(["git", "init", "-q", "--bare", str(bare)])
+    run(["git", "-C", str(bare), "config", "core.worktree", str(tree)])
+    run(["git", f"--git-dir={bare}", f"--work-tree={tree}", "add", "f"])
+    run(["git", "-C", str(bare), "config", "core.fsmonitor", f"touch {folder / 'MARKER'}"])
+    return bare
+
+
+def test_a_bare_repository_found_by_walking_into_it_runs_no_command_of_its_config(
+    new_driver, write_file, workdir
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    bare = _embedded_bare_repository(workdir)
+    driver = cli_driver(new_driver, write_file, f"cd '{bare}' && git status --short -- {{x}}", cli_cwd=workdir)
+    with pytest.raises(ToolCallError) as refused:
+        driver.call_tool("t", {"x": "f"})
+    assert "cannot use bare repository" in refused.value.message
+    no_marker(workdir)
+
+
+def test_git_config_a_deployment_sets_through_the_environment_is_kept(
+    new_driver, write_file, workdir, monkeypatch
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "user.name")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "Deploy Bot")
+    driver = cli_driver(new_driver, write_file, "git config --get {x}", cli_cwd=workdir, cli_trusted_programs=["git"])
+    assert driver.call_tool("t", {"x": "user.name"}).strip() == "Deploy Bot"
+    assert driver.call_tool("t", {"x": "safe.bareRepository"}).strip() == "explicit"
