@@ -277,6 +277,9 @@ BASH_BUILTINS = frozenset({
 })
 #: Builtins whose arguments are plain data (``printf`` and ``test`` without ``-v``).
 SAFE_BUILTINS = frozenset({"echo", "printf", "cd", "pwd", "true", "false", ":", "test", "[", "kill"})
+#: Builtins that run nothing, allowed anywhere in a command that takes values (not with them).
+QUIET_BUILTINS = SAFE_BUILTINS | {"set", "exit", "return", "shift", "export", "local", "unset", "wait",
+                                  "read", "mapfile", "readarray", "break", "continue", "umask"}
 _NAME_OPTIONS = frozenset({"-v", "-R"})
 #: Builtins that run code in this very shell: a script that holds a value in a variable
 #: may not use them at all (they could evaluate the variable behind any quoting).
@@ -447,7 +450,32 @@ class _Analysis:
             label = self.slots[min(missing)].label
             raise Refused(f"{label} could not be located in the parsed command")
         self._follow_variables()
+        if not any(spec.runs_as_code for spec in self.slots.values()) and any(
+                not spec.trusted for spec in self.slots.values()):
+            self._check_every_program()
         return found
+
+    def _check_every_program(self) -> None:
+        """In a command that takes a model's values, every program must be listed (or trusted),
+        also where no value reaches it: what a listed program writes from a value (a file, a
+        clone) the next program could run (``echo {x} > s.sh; bash s.sh``,
+        ``git clone {url} r && make -C r``)."""
+        assert self.root is not None
+        label = next(spec.label for spec in self.slots.values() if not spec.trusted)
+        for node in _walk(self.root):
+            if node.type != "command":
+                continue
+            name = self._program(node)
+            base = name.rsplit("/", 1)[-1]
+            listed = name == base or name[: len(name) - len(base)] in _SYSTEM_DIRS
+            if name in self.trusted or (listed and (base in DATA_PROGRAMS or base in QUIET_BUILTINS)):
+                continue
+            raise self._refuse(node, label, f"is a model's value in a command that also runs {name!r}, which is "
+                               "not on the list of programs proven to keep values as data; what one program "
+                               "writes from a value (a file, a clone) the next could run",
+                               f"if {name} runs nothing a value could have written, the operator can trust it "
+                               f"with the driver option cli_trusted_programs (-o cli_trusted_programs={name}), or "
+                               "the file can mark the argument x-mcs-runsAsCode: true in its templateVariables entry")
 
     def _renaming(self, root: Node) -> Node | None:
         """The first place where the script makes a name run something else than the

@@ -303,7 +303,8 @@ def test_a5_credential_headers_in_commands_are_refused_at_load(new_driver, write
 
 def test_a5_inbound_credentials_never_reach_argv_or_env(new_driver, write_file, argv_script) -> None:
     command = f"{argv_script} {{headers.X-Request-Id}} && env"
-    driver = recorder_driver(new_driver, write_file, command)
+    # env prints the environment here (it runs its arguments, so it is off the allow-list).
+    driver = cli_driver(new_driver, write_file, command, cli_trusted_programs=[sys.executable, "env"])
     context = AgentContext(metadata={"header:authorization": "Bearer SECRET", "header:cookie": "s=SECRET",
                                      "header:x-request-id": "req-1"})
     output = driver.call_tool("t", {}, context=context)

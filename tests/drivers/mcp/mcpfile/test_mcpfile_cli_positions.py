@@ -274,8 +274,10 @@ def test_scripts_authors_write_load_and_keep_every_value_data(
     monkeypatch.setenv("PATH", fake_kubectl["PATH"])
     script = REAL_SCRIPTS[name]
     props = props_of(script)
-    # kubectl is off the allow-list (kubectl exec runs code): the operator vouches for it here.
-    driver = cli_driver(new_driver, write_file, script, props, cli_cwd=workdir, cli_trusted_programs=["kubectl"])
+    # kubectl is off the allow-list (kubectl exec runs code), and nohup runs its arguments:
+    # the operator vouches for both here.
+    driver = cli_driver(new_driver, write_file, script, props, cli_cwd=workdir,
+                        cli_trusted_programs=["kubectl", "nohup"])
     for value in HOSTILE:
         arguments = {"namespace": value, "json": json.dumps({"n": value}), "count": 3}
         output = driver.call_tool("t", {k: v for k, v in arguments.items() if k in props})
@@ -729,3 +731,40 @@ def test_git_config_a_deployment_sets_through_the_environment_is_kept(
     driver = cli_driver(new_driver, write_file, "git config --get {x}", cli_cwd=workdir, cli_trusted_programs=["git"])
     assert driver.call_tool("t", {"x": "user.name"}).strip() == "Deploy Bot"
     assert driver.call_tool("t", {"x": "safe.bareRepository"}).strip() == "explicit"
+
+
+# ----------------------------------------------------------------------------- every program of a command with values
+
+
+@pytest.mark.parametrize(("command", "program"), [
+    ("echo {x} > s.sh\nbash s.sh", "bash"),
+    ("git clone -- {x} r && make -C r", "make"),
+    ("printf '%s' {x} > cfg && python3 tool.py cfg", "python3"),
+    ("mkdir -p -- {x} && ./deploy.sh", "./deploy.sh"),
+])
+def test_a_program_that_takes_no_value_is_still_refused_in_a_command_that_takes_one(
+    new_driver, write_file, command: str, program: str
+) -> None:
+    message = refusal(new_driver, write_file, command)
+    assert f"also runs {program!r}" in message and "cli_trusted_programs" in message
+    assert "x-mcs-runsAsCode" in message
+
+
+def test_the_operator_can_trust_such_a_program_and_the_file_can_mark_the_value(
+    new_driver, write_file, workdir
+) -> None:
+    script = "printf '%s' {x} > out.txt && bash -c 'cat out.txt'"
+    driver = cli_driver(new_driver, write_file, script, cli_cwd=workdir, cli_trusted_programs=["bash"])
+    assert driver.call_tool("t", {"x": "$(touch MARKER)"}) == "$(touch MARKER)"
+    no_marker(workdir)
+    marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
+    assert cli_driver(new_driver, write_file, script, {"x": STRING}, marked, cli_cwd=workdir) is not None
+
+
+def test_a_command_whose_only_values_are_the_servers_environment_may_run_any_program(
+    new_driver, write_file, workdir, monkeypatch
+) -> None:
+    monkeypatch.setenv("GREETING", "hello")
+    driver = cli_driver(new_driver, write_file, "printf '%s' {env.GREETING} > g && bash -c 'cat g'", {},
+                        cli_cwd=workdir)
+    assert driver.call_tool("t", {}) == "hello"
