@@ -19,7 +19,10 @@ a file cannot grant it). Listing a program lifts only that refusal: what is know
 code stays refused for a listed or trusted program alike (``python3 -c {x}``, ``bash -c``,
 ``git -c``, ``tar -I``, ``sort --compress-program``, ``kubectl exec``; options also in the
 spellings getopt and git accept: ``-cI {x}``, ``-I{x}``, ``--to-c={x}``); only
-``x-mcs-runsAsCode`` lifts those.
+``x-mcs-runsAsCode`` lifts those. In a command that takes a model's values, every program
+is held to the same list, also one no value reaches: what a listed program writes from a
+value (a file, a clone) the next program could run (``echo {x} > s.sh; bash s.sh``);
+builtins that run nothing (:data:`QUIET_BUILTINS`) are allowed there.
 
 Allowed:
 
