@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +92,10 @@ class Outcome:
         return {"tool": self.tool, "request_id": self.request_id, "result": self.result}
 
 
+# Built once: ``json.dumps`` with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def encode(body: Any) -> bytes:
     """Compact UTF-8 JSON; refuses NaN and Infinity, which JSON cannot carry.
 
@@ -99,7 +103,7 @@ def encode(body: Any) -> bytes:
         ExecutionError: ``body`` holds something JSON cannot represent.
     """
     try:
-        return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        return _ENCODER.encode(body).encode()
     except (TypeError, ValueError) as exc:
         raise ExecutionError(f"the result cannot be sent as JSON ({exc})") from None
 
@@ -266,6 +270,35 @@ def context_from_headers(headers: Mapping[str, str]) -> AgentContext:
         lowered.get(HEADER_REQUEST_ID.lower()),
         metadata,
     )
+
+
+_RAW_AGENT_ID = HEADER_AGENT_ID.lower().encode()
+_RAW_MODEL = HEADER_MODEL.lower().encode()
+_RAW_REQUEST_ID = HEADER_REQUEST_ID.lower().encode()
+_RAW_META_PREFIX = HEADER_META_PREFIX.lower().encode()
+
+
+def context_from_raw_headers(raw: Iterable[tuple[bytes, bytes]]) -> AgentContext:
+    """:func:`context_from_headers` of an ASGI request's raw header list (``scope["headers"]``:
+    ``(name, value)`` byte pairs, read as Latin-1 like any ASGI framework does), the same
+    context and the same errors; only the ``X-`` headers are decoded. Where a header is
+    repeated the last one counts, as there."""
+    agent_id = model = request_id = None
+    metadata: dict[str, str] = {}
+    for name, value in raw:
+        if name[:2] not in (b"x-", b"X-"):
+            continue
+        name = name.lower()
+        if name == _RAW_AGENT_ID:
+            agent_id = value.decode("latin-1")
+        elif name == _RAW_REQUEST_ID:
+            request_id = value.decode("latin-1")
+        elif name == _RAW_MODEL:
+            model = value.decode("latin-1")
+        elif name.startswith(_RAW_META_PREFIX):
+            # str.lower as well: it also lowers the Latin-1 letters bytes.lower leaves
+            metadata[name[len(_RAW_META_PREFIX):].decode("latin-1").lower()] = value.decode("latin-1")
+    return _build_context(agent_id, model, request_id, metadata)
 
 
 def context_to_headers(context: AgentContext) -> dict[str, str]:
