@@ -284,13 +284,35 @@ class ServerTool(Generic[P, R]):
         return data
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def _finite(value: Any) -> bool:
-    if isinstance(value, float):
+    """Whether no float in ``value`` (JSON-ready data) is NaN or infinite. The exact types
+    JSON data is made of are told apart by one type lookup; anything else (a subclass, a
+    tuple) takes the ``isinstance`` checks."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list:
+        items = value
+    elif kind in _PLAIN:
+        return True
+    elif isinstance(value, float):
         return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return all(_finite(v) for v in value)
+    elif isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return True
+    for item in items:
+        kind = type(item)
+        if kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in _PLAIN and not _finite(item):
+            return False
     return True
 
 
