@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcs.context import AgentContext
+from mcs.context import AgentContext, new_context
 from mcs.errors import ErrorCode, ExecutionError, InvalidInputError, ToolCallError
 from mcs.tools import json_type
 
@@ -241,14 +241,12 @@ def _build_context(
                 "(starting with a letter or digit)."
             )
         meta[normal] = _check_text(f"Agent metadata {normal!r}", value, MAX_META_VALUE)
-    fields: dict[str, Any] = {"metadata": meta}
-    if agent_id is not None:
-        fields["agent_id"] = _check_text(HEADER_AGENT_ID, agent_id, MAX_AGENT_ID)
-    if model is not None:
-        fields["model"] = _check_text(HEADER_MODEL, model, MAX_MODEL)
-    if request_id is not None:
-        fields["request_id"] = request_id
-    return AgentContext(**fields)
+    return new_context(
+        "anonymous" if agent_id is None else _check_text(HEADER_AGENT_ID, agent_id, MAX_AGENT_ID),
+        None if model is None else _check_text(HEADER_MODEL, model, MAX_MODEL),
+        request_id,
+        meta,
+    )
 
 
 def context_from_headers(headers: Mapping[str, str]) -> AgentContext:
