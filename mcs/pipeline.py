@@ -92,6 +92,24 @@ Hook = Callable[[ExecutionEvent], object]
 ))
 
 
+def new_event(
+    tool: str, arguments: dict[str, Any], context: AgentContext, started_at: float,
+    duration_ms: float | None = None, result: Any = None, error: ToolCallError | None = None,
+) -> ExecutionEvent:
+    """``ExecutionEvent(tool, arguments, ...)`` built without the frozen dataclass's
+    ``__init__`` (the fields are slots, set through their descriptors): every hooked call
+    makes one when it starts and one when it ends."""
+    event: ExecutionEvent = object.__new__(ExecutionEvent)
+    _set_event_tool(event, tool)
+    _set_event_arguments(event, arguments)
+    _set_event_context(event, context)
+    _set_event_started_at(event, started_at)
+    _set_event_duration_ms(event, duration_ms)
+    _set_event_result(event, result)
+    _set_event_error(event, error)
+    return event
+
+
 def _event_with(event: ExecutionEvent, arguments: dict[str, Any]) -> ExecutionEvent:
     """``dataclasses.replace(event, arguments=arguments)`` (a hook's own copy of the event)
     for the cost of setting its fields: ``replace`` inspects the dataclass's fields on

@@ -100,8 +100,7 @@ def _started(
     and whether every start hook succeeded."""
     if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
         return None, True
-    event = ExecutionEvent(tool=tool, arguments=redact(_copy(arguments), mask), context=context,
-                           started_at=time.time())
+    event = pipeline.new_event(tool, redact(_copy(arguments), mask), context, time.time())
     return event, controls.fire(controls.start_hooks, event)
 
 
@@ -118,9 +117,8 @@ def _failed(
 ) -> Outcome:
     error = pipeline.map_exception(exc, tool, secrets)
     if event is not None and controls.error_hooks:
-        controls.fire(controls.error_hooks, ExecutionEvent(
-            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
-            duration_ms=_ms(started), error=error))
+        controls.fire(controls.error_hooks, pipeline.new_event(
+            tool, event.arguments, context, event.started_at, _ms(started), error=error))
     return Outcome(tool=tool, request_id=context.request_id, error=error)
 
 
@@ -129,9 +127,8 @@ def _succeeded(
     result: Any,
 ) -> Outcome:
     if event is not None and controls.end_hooks:
-        controls.fire(controls.end_hooks, ExecutionEvent(
-            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
-            duration_ms=_ms(started), result=pipeline._private_copy(result)))
+        controls.fire(controls.end_hooks, pipeline.new_event(
+            tool, event.arguments, context, event.started_at, _ms(started), pipeline._private_copy(result)))
     return Outcome(tool=tool, request_id=context.request_id, result=result)
 
 
