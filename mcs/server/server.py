@@ -164,9 +164,9 @@ class _ToolsDriver(ToolDriver):
         """The tool on one of the server's threads, awaited from the event loop: one
         hand-off per call (the sync path takes two when a transport calls it from async code)."""
         server_tool = self._server._tools[invocation.tool.name]
-        invoke = functools.partial(server_tool.invoke, strict=self._server.strict)
-        running = asyncio.get_running_loop().run_in_executor(
-            self._executor, invoke, invocation.arguments, invocation.context)
+        # loop.run_in_executor(...) without its checks and a partial for the keyword
+        running = asyncio.wrap_future(self._executor.submit(
+            server_tool.invoke, invocation.arguments, invocation.context, strict=self._server.strict))
         deadline = asyncio.timeout(invocation.timeout)
         try:
             async with deadline:
