@@ -33,6 +33,7 @@ from mcs.tools import TOOL_NAME_PATTERN
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_MODEL_VALIDATE = BaseModel.model_validate.__func__  # type: ignore[attr-defined]
 
 
 class ToolDefinitionError(ConfigurationError, TypeError):
@@ -209,6 +210,13 @@ class ServerTool(Generic[P, R]):
         self.func = func
         self.input_model: type[BaseModel] = input_model
         self.output_model: type[BaseModel] = output_model
+        # Whether the output model keeps pydantic's own model_validate and model_dump: its
+        # results are then checked by calling the validator and serializer those call
+        # (with the same arguments), without their Python-level wrappers.
+        self._pydantic_output = (
+            getattr(output_model.model_validate, "__func__", None) is _MODEL_VALIDATE
+            and output_model.model_dump is BaseModel.model_dump
+        )
         doc = inspect.getdoc(func)
         self.metadata = ToolMetadata(
             name=name,
@@ -268,15 +276,22 @@ class ServerTool(Generic[P, R]):
             )
         # Re-validate: a model built with model_construct() or mutated after creation
         # can hold values its own schema forbids.
+        model = self.output_model
+        direct = self._pydantic_output and type(result) is model
         try:
-            checked = self.output_model.model_validate(result.model_dump(warnings=False))
+            if direct:  # model.model_validate(result.model_dump(warnings=False))
+                serializer = model.__pydantic_serializer__
+                checked = model.__pydantic_validator__.validate_python(serializer.to_python(result, warnings=False))
+            else:
+                checked = model.model_validate(result.model_dump(warnings=False))
         except ValidationError as exc:
             raise ExecutionError(
                 f"{self.name} returned a {expected} that does not match its output schema: "
                 f"{_problems(exc)}.",
                 tool=self.name,
             ) from None
-        data: dict[str, Any] = checked.model_dump(mode="json")
+        data: dict[str, Any] = (serializer.to_python(checked, mode="json") if direct
+                                else checked.model_dump(mode="json"))
         if not _finite(data):
             raise ExecutionError(
                 f"{self.name} returned NaN or Infinity, which JSON cannot carry.", tool=self.name
