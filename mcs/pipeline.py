@@ -373,11 +373,12 @@ def _private_copy(value: Any, depth: int = 0) -> Any:
     kind = type(value)
     if kind in _ATOMS:
         return value
-    if depth < _FAST_COPY_DEPTH:
+    if depth < _FAST_COPY_DEPTH:  # atoms inside are kept as they are, without a call each
         if kind is dict:
-            return {key: _private_copy(item, depth + 1) for key, item in value.items()}
+            return {key: item if type(item) in _ATOMS else _private_copy(item, depth + 1)
+                    for key, item in value.items()}
         if kind is list:
-            return [_private_copy(item, depth + 1) for item in value]
+            return [item if type(item) in _ATOMS else _private_copy(item, depth + 1) for item in value]
     try:
         return copy.deepcopy(value)
     except Exception:
