@@ -267,13 +267,18 @@ class Controls:
                     f"The call to {tool} was denied by policy: {decision.reason}", tool=tool
                 )
 
-    def fire(self, hooks: list[Hook], event: ExecutionEvent) -> bool:
+    def fire(self, hooks: list[Hook], event: ExecutionEvent, *, owned: bool = False) -> bool:
         """Call each hook with its own copy of ``event``; a hook that raises is logged and
-        skipped. ``False`` when one of them raised."""
+        skipped. ``False`` when one of them raised.
+
+        ``owned``: ``event`` and its ``arguments`` were made for these hooks and nothing
+        else holds them, so the last hook is handed ``event`` itself (still its own: every
+        other hook got a copy); a terminal event with one hook is not copied again."""
         ok = True
-        for hook in hooks:
+        last = len(hooks) - 1 if owned else -1
+        for index, hook in enumerate(hooks):
             try:
-                hook(_event_with(event, private_arguments(event.arguments)))
+                hook(event if index == last else _event_with(event, private_arguments(event.arguments)))
             except Exception:
                 ok = False
                 phase = "start" if event.duration_ms is None else "error" if event.error is not None else "end"

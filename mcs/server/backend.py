@@ -101,7 +101,7 @@ def _started(
     if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
         return None, True
     event = pipeline.new_event(tool, redact(_copy(arguments), mask), context, time.time())
-    return event, controls.fire(controls.start_hooks, event)
+    return event, not controls.start_hooks or controls.fire(controls.start_hooks, event)
 
 
 def _unaudited(tool: str) -> ExecutionError:
@@ -118,7 +118,7 @@ def _failed(
     error = pipeline.map_exception(exc, tool, secrets)
     if event is not None and controls.error_hooks:
         controls.fire(controls.error_hooks, pipeline.new_event(
-            tool, event.arguments, context, event.started_at, _ms(started), error=error))
+            tool, event.arguments, context, event.started_at, _ms(started), error=error), owned=True)
     return Outcome(tool=tool, request_id=context.request_id, error=error)
 
 
@@ -128,7 +128,8 @@ def _succeeded(
 ) -> Outcome:
     if event is not None and controls.end_hooks:
         controls.fire(controls.end_hooks, pipeline.new_event(
-            tool, event.arguments, context, event.started_at, _ms(started), pipeline._private_copy(result)))
+            tool, event.arguments, context, event.started_at, _ms(started), pipeline._private_copy(result)),
+            owned=True)
     return Outcome(tool=tool, request_id=context.request_id, result=result)
 
 

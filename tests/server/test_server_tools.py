@@ -196,6 +196,25 @@ def test_hooks_see_a_frozen_event_with_private_copies_of_the_arguments_and_resul
     assert events[0].context.agent_id == "me" and events[0].duration_ms is not None
 
 
+@pytest.mark.parametrize("ends", ["ok", "fails"])
+def test_every_terminal_hook_has_its_own_arguments_even_the_same_hook_twice(ends: str) -> None:
+    server = McpServer(name="s", version="1")
+    server.add_tool(tool(name="ok")(_ok))
+    seen: list[ExecutionEvent] = []
+
+    def grab(event: ExecutionEvent) -> None:
+        event.arguments["x"] = len(seen)  # a hook may scribble on its own copy
+        seen.append(event)
+
+    for _ in range(3):
+        server.on_execute_end(grab)
+        server.on_execute_error(grab)
+    outcome = server.execute("ok", {"x": 1} if ends == "ok" else {"x": "one"})
+    assert outcome.ok is (ends == "ok") and len(seen) == 3
+    assert len({id(event.arguments) for event in seen}) == 3 and len({id(event) for event in seen}) == 3
+    assert [event.arguments["x"] for event in seen] == [0, 1, 2]  # none saw another's change
+
+
 def test_a_policy_that_raises_or_answers_nonsense_denies() -> None:
     server = McpServer(name="s", version="1")
     server.add_tool(tool(name="ok")(_ok))
