@@ -235,6 +235,22 @@ def default_context() -> AgentContext:
     return context
 
 
+def new_context(
+    agent_id: str = "anonymous", model: str | None = None, request_id: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+) -> AgentContext:
+    """``AgentContext(agent_id=..., model=..., request_id=..., metadata=...)`` (no session;
+    a new request id when none is given), built like :func:`default_context`: a transport
+    makes one for every request."""
+    context: AgentContext = _new_object(AgentContext)
+    _set_agent_id(context, agent_id)
+    _set_model(context, model)
+    _set_request_id(context, _new_request_id() if request_id is None else request_id)
+    _set_metadata(context, MappingProxyType(dict(metadata)) if metadata else _NO_METADATA)
+    _set_session(context, NO_SESSION)
+    return context
+
+
 def is_context_annotation(annotation: Any) -> bool:
     """Whether a parameter annotated ``annotation`` receives the caller's :class:`AgentContext`.
 

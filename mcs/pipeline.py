@@ -92,6 +92,24 @@ Hook = Callable[[ExecutionEvent], object]
 ))
 
 
+def new_event(
+    tool: str, arguments: dict[str, Any], context: AgentContext, started_at: float,
+    duration_ms: float | None = None, result: Any = None, error: ToolCallError | None = None,
+) -> ExecutionEvent:
+    """``ExecutionEvent(tool, arguments, ...)`` built without the frozen dataclass's
+    ``__init__`` (the fields are slots, set through their descriptors): every hooked call
+    makes one when it starts and one when it ends."""
+    event: ExecutionEvent = object.__new__(ExecutionEvent)
+    _set_event_tool(event, tool)
+    _set_event_arguments(event, arguments)
+    _set_event_context(event, context)
+    _set_event_started_at(event, started_at)
+    _set_event_duration_ms(event, duration_ms)
+    _set_event_result(event, result)
+    _set_event_error(event, error)
+    return event
+
+
 def _event_with(event: ExecutionEvent, arguments: dict[str, Any]) -> ExecutionEvent:
     """``dataclasses.replace(event, arguments=arguments)`` (a hook's own copy of the event)
     for the cost of setting its fields: ``replace`` inspects the dataclass's fields on
@@ -249,13 +267,18 @@ class Controls:
                     f"The call to {tool} was denied by policy: {decision.reason}", tool=tool
                 )
 
-    def fire(self, hooks: list[Hook], event: ExecutionEvent) -> bool:
+    def fire(self, hooks: list[Hook], event: ExecutionEvent, *, owned: bool = False) -> bool:
         """Call each hook with its own copy of ``event``; a hook that raises is logged and
-        skipped. ``False`` when one of them raised."""
+        skipped. ``False`` when one of them raised.
+
+        ``owned``: ``event`` and its ``arguments`` were made for these hooks and nothing
+        else holds them, so the last hook is handed ``event`` itself (still its own: every
+        other hook got a copy); a terminal event with one hook is not copied again."""
         ok = True
-        for hook in hooks:
+        last = len(hooks) - 1 if owned else -1
+        for index, hook in enumerate(hooks):
             try:
-                hook(_event_with(event, private_arguments(event.arguments)))
+                hook(event if index == last else _event_with(event, private_arguments(event.arguments)))
             except Exception:
                 ok = False
                 phase = "start" if event.duration_ms is None else "error" if event.error is not None else "end"
@@ -355,11 +378,12 @@ def _private_copy(value: Any, depth: int = 0) -> Any:
     kind = type(value)
     if kind in _ATOMS:
         return value
-    if depth < _FAST_COPY_DEPTH:
+    if depth < _FAST_COPY_DEPTH:  # atoms inside are kept as they are, without a call each
         if kind is dict:
-            return {key: _private_copy(item, depth + 1) for key, item in value.items()}
+            return {key: item if type(item) in _ATOMS else _private_copy(item, depth + 1)
+                    for key, item in value.items()}
         if kind is list:
-            return [_private_copy(item, depth + 1) for item in value]
+            return [item if type(item) in _ATOMS else _private_copy(item, depth + 1) for item in value]
     try:
         return copy.deepcopy(value)
     except Exception:

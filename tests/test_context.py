@@ -28,6 +28,21 @@ def test_the_pipelines_default_context_is_a_bare_agent_context_with_its_own_requ
         made.agent_id = "someone"  # type: ignore[misc]
 
 
+def test_new_context_builds_what_the_constructor_builds() -> None:
+    from mcs.context import new_context
+
+    made = new_context("agent-7", "gpt-x", "req-1", {"env": "prod"})
+    assert made == AgentContext(agent_id="agent-7", model="gpt-x", request_id="req-1", metadata={"env": "prod"})
+    assert made.session is NO_SESSION and isinstance(made.metadata, type(AgentContext(metadata={"a": "b"}).metadata))
+    with pytest.raises(TypeError):
+        made.metadata["env"] = "dev"  # type: ignore[index]
+    bare = new_context()
+    assert bare == AgentContext(request_id=bare.request_id) and len(bare.request_id) == 32
+    assert bare.metadata is AgentContext().metadata  # the shared empty mapping
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.agent_id = "someone"  # type: ignore[misc]
+
+
 def test_request_ids_stay_unique_across_threads_and_batches() -> None:
     ids: list[str] = []
 

@@ -477,3 +477,18 @@ def test_a_hooks_copy_of_an_event_differs_from_it_in_the_arguments_only() -> Non
     assert [getattr(copied, f.name) for f in dataclasses.fields(ExecutionEvent)] == [
         "t", {"a": 2}, event.context, 1.5, 2.5, {"r": 1}, error,
     ]  # every field set, so a field added later cannot be left out unnoticed
+
+
+def test_new_event_builds_the_same_frozen_event_as_its_constructor() -> None:
+    import dataclasses
+
+    from mcs.pipeline import new_event
+
+    error = ExecutionError("boom", tool="t")
+    values = ("t", {"a": 1}, AgentContext(agent_id="x"), 1.5, 2.5, {"r": 1}, error)
+    built = new_event(*values)
+    assert built == ExecutionEvent(*values)
+    assert [getattr(built, f.name) for f in dataclasses.fields(ExecutionEvent)] == list(values)  # every field set
+    assert new_event("t", {}, values[2], 1.0) == ExecutionEvent("t", {}, values[2], 1.0)  # the defaults
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.tool = "u"  # type: ignore[misc]

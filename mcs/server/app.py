@@ -19,7 +19,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -36,6 +36,7 @@ from mcs.server.wire import (
     STATUS_UNSUPPORTED_MEDIA,
     WEBSOCKET_PATH,
     context_from_headers,
+    context_from_raw_headers,
     decode_json,
     encode,
     encode_outcome,
@@ -48,9 +49,28 @@ logger = logging.getLogger("mcs.server")
 _JSON = "application/json"
 
 
+_RAW_REQUEST_ID = HEADER_REQUEST_ID.lower().encode("latin-1")
+_RAW_JSON = (b"content-type", _JSON.encode("latin-1"))
+
+
+class _JsonResponse(Response):
+    """``Response(body, status_code=status, media_type="application/json", headers=...)``
+    with its raw headers written directly: the same headers in the same order (the
+    request id, the length, the type), without ``init_headers``' generic pass."""
+
+    media_type = _JSON
+
+    def __init__(self, status: int, body: bytes, request_id: str | None) -> None:
+        self.status_code = status
+        self.background = None
+        self.body = body
+        length = (b"content-length", str(len(body)).encode("latin-1"))
+        self.raw_headers = ([(_RAW_REQUEST_ID, request_id.encode("latin-1")), length, _RAW_JSON]
+                            if request_id else [length, _RAW_JSON])
+
+
 def _json(status: int, body: bytes, request_id: str | None = None) -> Response:
-    headers = {HEADER_REQUEST_ID: request_id} if request_id else None
-    return Response(body, status_code=status, media_type=_JSON, headers=headers)
+    return _JsonResponse(status, body, request_id)
 
 
 def _invalid(status: int, message: str, request_id: str | None = None) -> Response:
@@ -62,17 +82,26 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
+    # The ASGI messages read directly (what ``request.stream()`` does, without an async
+    # generator per request).
+    receive = request.receive
     chunks: list[bytes] = []
     size = 0
-    try:
-        async for chunk in request.stream():
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "http.disconnect":
+            return b""  # nobody is left to answer; the empty body is refused as malformed
+        if kind != "http.request":
+            continue
+        chunk = message.get("body", b"")
+        if chunk:
             size += len(chunk)
             if size > limit:
                 return None
             chunks.append(chunk)
-    except ClientDisconnect:
-        return b""  # nobody is left to answer; the empty body is refused as malformed
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def create_app(
@@ -99,7 +128,7 @@ def create_app(
 
     async def execute(request: Request) -> Response:
         try:
-            context = context_from_headers(request.headers)
+            context = context_from_raw_headers(request.scope["headers"])
         except InvalidInputError as error:
             return _invalid(400, error.message)
         content_type = request.headers.get("content-type")

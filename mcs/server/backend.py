@@ -22,7 +22,7 @@ from mcs import discovery, pipeline
 from mcs.context import AgentContext
 from mcs.driver import ToolDriver
 from mcs.errors import ExecutionError, InvalidInputError, ToolCallError, ToolNotFoundError
-from mcs.pipeline import Controls, ExecutionEvent
+from mcs.pipeline import Controls
 from mcs.redaction import redact, secret_values
 from mcs.server.tools import ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
@@ -65,15 +65,15 @@ def observed(
     closed when a start hook raised (see :class:`~mcs.pipeline.Controls`).
     """
     mask = driver.secret_mask_of(tool) if driver is not None else None
-    event, audited = _started(controls, tool, arguments, context, mask)
+    seen, audited = _started(controls, tool, arguments, context, mask)
     started = time.perf_counter()
     try:
         if not audited and _refuses_unaudited(controls, driver, tool):
             raise _unaudited(tool)
         result = run()
     except Exception as exc:
-        return _failed(controls, tool, context, event, started, exc, secret_values(arguments, mask))
-    return _succeeded(controls, tool, context, event, started, result)
+        return _failed(controls, tool, context, seen, started, exc, secret_values(arguments, mask))
+    return _succeeded(controls, tool, context, seen, started, result)
 
 
 async def aobserved(
@@ -82,27 +82,34 @@ async def aobserved(
 ) -> Outcome:
     """The async twin of :func:`observed`: ``run()`` is awaited; hooks fire on the loop's thread."""
     mask = driver.secret_mask_of(tool) if driver is not None else None
-    event, audited = _started(controls, tool, arguments, context, mask)
+    seen, audited = _started(controls, tool, arguments, context, mask)
     started = time.perf_counter()
     try:
         if not audited and _refuses_unaudited(controls, driver, tool):
             raise _unaudited(tool)
         result = await run()
     except Exception as exc:
-        return _failed(controls, tool, context, event, started, exc, secret_values(arguments, mask))
-    return _succeeded(controls, tool, context, event, started, result)
+        return _failed(controls, tool, context, seen, started, exc, secret_values(arguments, mask))
+    return _succeeded(controls, tool, context, seen, started, result)
+
+
+#: What the terminal hooks' event keeps of the start: the hooks' (redacted, private) copy of
+#: the arguments and the start time.
+_Seen = tuple[dict[str, Any], float]
 
 
 def _started(
     controls: Controls, tool: str, arguments: Any, context: AgentContext, mask: Any,
-) -> tuple[ExecutionEvent | None, bool]:
-    """Fire the start hooks: the event the terminal hooks extend (``None`` without hooks),
-    and whether every start hook succeeded."""
+) -> tuple[_Seen | None, bool]:
+    """Fire the start hooks: what the terminal hooks' event keeps of the start (``None``
+    without hooks), and whether every start hook succeeded. The start event is built only
+    when a start hook is there to receive it."""
     if not (controls.start_hooks or controls.end_hooks or controls.error_hooks):
         return None, True
-    event = ExecutionEvent(tool=tool, arguments=redact(_copy(arguments), mask), context=context,
-                           started_at=time.time())
-    return event, controls.fire(controls.start_hooks, event)
+    seen = (redact(_copy(arguments), mask), time.time())
+    if not controls.start_hooks:
+        return seen, True
+    return seen, controls.fire(controls.start_hooks, pipeline.new_event(tool, seen[0], context, seen[1]))
 
 
 def _unaudited(tool: str) -> ExecutionError:
@@ -113,25 +120,23 @@ def _unaudited(tool: str) -> ExecutionError:
 
 
 def _failed(
-    controls: Controls, tool: str, context: AgentContext, event: ExecutionEvent | None, started: float,
+    controls: Controls, tool: str, context: AgentContext, seen: _Seen | None, started: float,
     exc: Exception, secrets: list[str],
 ) -> Outcome:
     error = pipeline.map_exception(exc, tool, secrets)
-    if event is not None and controls.error_hooks:
-        controls.fire(controls.error_hooks, ExecutionEvent(
-            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
-            duration_ms=_ms(started), error=error))
+    if seen is not None and controls.error_hooks:
+        controls.fire(controls.error_hooks, pipeline.new_event(
+            tool, seen[0], context, seen[1], _ms(started), error=error), owned=True)
     return Outcome(tool=tool, request_id=context.request_id, error=error)
 
 
 def _succeeded(
-    controls: Controls, tool: str, context: AgentContext, event: ExecutionEvent | None, started: float,
+    controls: Controls, tool: str, context: AgentContext, seen: _Seen | None, started: float,
     result: Any,
 ) -> Outcome:
-    if event is not None and controls.end_hooks:
-        controls.fire(controls.end_hooks, ExecutionEvent(
-            tool=tool, arguments=event.arguments, context=context, started_at=event.started_at,
-            duration_ms=_ms(started), result=pipeline._private_copy(result)))
+    if seen is not None and controls.end_hooks:
+        controls.fire(controls.end_hooks, pipeline.new_event(
+            tool, seen[0], context, seen[1], _ms(started), pipeline._private_copy(result)), owned=True)
     return Outcome(tool=tool, request_id=context.request_id, result=result)
 
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcs import pipeline, prompts
-from mcs.context import AgentContext
+from mcs.context import AgentContext, default_context
 from mcs.driver import DriverMeta, ToolDriver
 from mcs.errors import (
     ConfigurationError,
@@ -112,14 +112,43 @@ class _ToolsDriver(ToolDriver):
         return tools
 
     def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
-        tool = self.get_tool(call.name)
-        if self._server.strict and tool is not None:
-            self._validator(tool).validate_as_sent(call.arguments)
-        invocation = super().prepare(call, context)
+        return self._prepared(self._resolve(call.name), call.arguments, context)
+
+    def _prepared(self, tool: Tool, arguments: Any, context: AgentContext | None) -> Invocation:
+        """The call of ``tool`` (resolved) with ``arguments`` validated once: as sent when the
+        server is strict (valid arguments come back unchanged, so the core's repairing check
+        would find nothing to do), else with the core's repairs."""
+        server_tool = self._server._tools.get(tool.name)
+        plan = self._core_tool_plan(tool)
+        if server_tool is None or plan.unwraps:  # not one of the server's own tools
+            return self._prepared_by_core(tool, arguments, context)
+        validator = plan.validator
+        checked = validator.validate_as_sent(arguments) if self._server.strict else validator.validate(arguments)
         # ``timeout`` carries the tool's timeout_ms; the deadline is enforced when the tool
         # is handed to a thread, with the RFC's message (a core deadline too would race it).
+        return pipeline.new_invocation(tool, checked, context or default_context(), None,
+                                       server_tool.metadata.timeout_ms / 1000.0, validator.secret_mask,
+                                       plan.upstream)
+
+    def _prepared_by_core(self, tool: Tool, arguments: Any, context: AgentContext | None) -> Invocation:
+        if self._server.strict:
+            self._validator(tool).validate_as_sent(arguments)
+        invocation = super().prepare(ToolCall(name=tool.name, arguments=arguments), context)
         seconds = self._server._tools[invocation.tool.name].metadata.timeout_ms / 1000.0
         return dataclasses.replace(invocation, deadline=None, timeout=seconds)
+
+    async def acall_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *,
+        context: AgentContext | None = None,
+    ) -> Any:
+        """:meth:`ToolDriver.acall_tool` of one of the server's tools: resolved, validated
+        once, run through the core pipeline (policies, limits, the deadline, error mapping)."""
+        tool = self._resolve(name)
+        if tool.name not in self._server._tools:
+            return await super().acall_tool(name, arguments, context=context)
+        invocation = self._prepared(tool, dict(arguments or {}), context)
+        return await pipeline.run_async(invocation, self._acall_tool, controls=self.controls,
+                                        check_output=self._output_check(tool))
 
     def _call_tool(self, invocation: Invocation) -> Any:
         server_tool = self._server._tools[invocation.tool.name]
@@ -135,9 +164,9 @@ class _ToolsDriver(ToolDriver):
         """The tool on one of the server's threads, awaited from the event loop: one
         hand-off per call (the sync path takes two when a transport calls it from async code)."""
         server_tool = self._server._tools[invocation.tool.name]
-        invoke = functools.partial(server_tool.invoke, strict=self._server.strict)
-        running = asyncio.get_running_loop().run_in_executor(
-            self._executor, invoke, invocation.arguments, invocation.context)
+        # loop.run_in_executor(...) without its checks and a partial for the keyword
+        running = asyncio.wrap_future(self._executor.submit(
+            server_tool.invoke, invocation.arguments, invocation.context, strict=self._server.strict))
         deadline = asyncio.timeout(invocation.timeout)
         try:
             async with deadline:

@@ -33,6 +33,7 @@ from mcs.tools import TOOL_NAME_PATTERN
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_MODEL_VALIDATE = BaseModel.model_validate.__func__  # type: ignore[attr-defined]
 
 
 class ToolDefinitionError(ConfigurationError, TypeError):
@@ -209,6 +210,13 @@ class ServerTool(Generic[P, R]):
         self.func = func
         self.input_model: type[BaseModel] = input_model
         self.output_model: type[BaseModel] = output_model
+        # Whether the output model keeps pydantic's own model_validate and model_dump: its
+        # results are then checked by calling the validator and serializer those call
+        # (with the same arguments), without their Python-level wrappers.
+        self._pydantic_output = (
+            getattr(output_model.model_validate, "__func__", None) is _MODEL_VALIDATE
+            and output_model.model_dump is BaseModel.model_dump
+        )
         doc = inspect.getdoc(func)
         self.metadata = ToolMetadata(
             name=name,
@@ -268,15 +276,22 @@ class ServerTool(Generic[P, R]):
             )
         # Re-validate: a model built with model_construct() or mutated after creation
         # can hold values its own schema forbids.
+        model = self.output_model
+        direct = self._pydantic_output and type(result) is model
         try:
-            checked = self.output_model.model_validate(result.model_dump(warnings=False))
+            if direct:  # model.model_validate(result.model_dump(warnings=False))
+                serializer = model.__pydantic_serializer__
+                checked = model.__pydantic_validator__.validate_python(serializer.to_python(result, warnings=False))
+            else:
+                checked = model.model_validate(result.model_dump(warnings=False))
         except ValidationError as exc:
             raise ExecutionError(
                 f"{self.name} returned a {expected} that does not match its output schema: "
                 f"{_problems(exc)}.",
                 tool=self.name,
             ) from None
-        data: dict[str, Any] = checked.model_dump(mode="json")
+        data: dict[str, Any] = (serializer.to_python(checked, mode="json") if direct
+                                else checked.model_dump(mode="json"))
         if not _finite(data):
             raise ExecutionError(
                 f"{self.name} returned NaN or Infinity, which JSON cannot carry.", tool=self.name
@@ -284,13 +299,35 @@ class ServerTool(Generic[P, R]):
         return data
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def _finite(value: Any) -> bool:
-    if isinstance(value, float):
+    """Whether no float in ``value`` (JSON-ready data) is NaN or infinite. The exact types
+    JSON data is made of are told apart by one type lookup; anything else (a subclass, a
+    tuple) takes the ``isinstance`` checks."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list:
+        items = value
+    elif kind in _PLAIN:
+        return True
+    elif isinstance(value, float):
         return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return all(_finite(v) for v in value)
+    elif isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return True
+    for item in items:
+        kind = type(item)
+        if kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in _PLAIN and not _finite(item):
+            return False
     return True
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcs.context import AgentContext
+from mcs.context import AgentContext, new_context
 from mcs.errors import ErrorCode, ExecutionError, InvalidInputError, ToolCallError
 from mcs.tools import json_type
 
@@ -92,6 +92,10 @@ class Outcome:
         return {"tool": self.tool, "request_id": self.request_id, "result": self.result}
 
 
+# Built once: ``json.dumps`` with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def encode(body: Any) -> bytes:
     """Compact UTF-8 JSON; refuses NaN and Infinity, which JSON cannot carry.
 
@@ -99,7 +103,7 @@ def encode(body: Any) -> bytes:
         ExecutionError: ``body`` holds something JSON cannot represent.
     """
     try:
-        return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        return _ENCODER.encode(body).encode()
     except (TypeError, ValueError) as exc:
         raise ExecutionError(f"the result cannot be sent as JSON ({exc})") from None
 
@@ -159,6 +163,11 @@ def refuse_unknown_keys(payload: Mapping[str, Any], allowed: Sequence[str], wher
         InvalidInputError: naming the unknown keys (sorted) and ``allowed`` (in the order
             given) of the object described by ``where`` ("the frame", "'context'").
     """
+    for key in payload:
+        if key not in allowed:
+            break
+    else:
+        return  # every key allowed, the common case: no set to build
     unknown = sorted(set(payload).difference(allowed))
     if unknown:
         names = [repr(key) for key in allowed]
@@ -237,14 +246,12 @@ def _build_context(
                 "(starting with a letter or digit)."
             )
         meta[normal] = _check_text(f"Agent metadata {normal!r}", value, MAX_META_VALUE)
-    fields: dict[str, Any] = {"metadata": meta}
-    if agent_id is not None:
-        fields["agent_id"] = _check_text(HEADER_AGENT_ID, agent_id, MAX_AGENT_ID)
-    if model is not None:
-        fields["model"] = _check_text(HEADER_MODEL, model, MAX_MODEL)
-    if request_id is not None:
-        fields["request_id"] = request_id
-    return AgentContext(**fields)
+    return new_context(
+        "anonymous" if agent_id is None else _check_text(HEADER_AGENT_ID, agent_id, MAX_AGENT_ID),
+        None if model is None else _check_text(HEADER_MODEL, model, MAX_MODEL),
+        request_id,
+        meta,
+    )
 
 
 def context_from_headers(headers: Mapping[str, str]) -> AgentContext:
@@ -266,6 +273,35 @@ def context_from_headers(headers: Mapping[str, str]) -> AgentContext:
         lowered.get(HEADER_REQUEST_ID.lower()),
         metadata,
     )
+
+
+_RAW_AGENT_ID = HEADER_AGENT_ID.lower().encode()
+_RAW_MODEL = HEADER_MODEL.lower().encode()
+_RAW_REQUEST_ID = HEADER_REQUEST_ID.lower().encode()
+_RAW_META_PREFIX = HEADER_META_PREFIX.lower().encode()
+
+
+def context_from_raw_headers(raw: Iterable[tuple[bytes, bytes]]) -> AgentContext:
+    """:func:`context_from_headers` of an ASGI request's raw header list (``scope["headers"]``:
+    ``(name, value)`` byte pairs, read as Latin-1 like any ASGI framework does), the same
+    context and the same errors; only the ``X-`` headers are decoded. Where a header is
+    repeated the last one counts, as there."""
+    agent_id = model = request_id = None
+    metadata: dict[str, str] = {}
+    for name, value in raw:
+        if name[:2] not in (b"x-", b"X-"):
+            continue
+        name = name.lower()
+        if name == _RAW_AGENT_ID:
+            agent_id = value.decode("latin-1")
+        elif name == _RAW_REQUEST_ID:
+            request_id = value.decode("latin-1")
+        elif name == _RAW_MODEL:
+            model = value.decode("latin-1")
+        elif name.startswith(_RAW_META_PREFIX):
+            # str.lower as well: it also lowers the Latin-1 letters bytes.lower leaves
+            metadata[name[len(_RAW_META_PREFIX):].decode("latin-1").lower()] = value.decode("latin-1")
+    return _build_context(agent_id, model, request_id, metadata)
 
 
 def context_to_headers(context: AgentContext) -> dict[str, str]:
@@ -315,6 +351,8 @@ def context_to_json(context: AgentContext) -> dict[str, Any]:
 
 def is_json_content_type(value: str | None) -> bool:
     """``application/json`` or ``application/<x>+json``, any parameters, UTF-8 if a charset is given."""
+    if value == "application/json":  # what nearly every client sends
+        return True
     if not value:
         return False
     media, _, params = value.partition(";")

@@ -196,6 +196,25 @@ def test_hooks_see_a_frozen_event_with_private_copies_of_the_arguments_and_resul
     assert events[0].context.agent_id == "me" and events[0].duration_ms is not None
 
 
+@pytest.mark.parametrize("ends", ["ok", "fails"])
+def test_every_terminal_hook_has_its_own_arguments_even_the_same_hook_twice(ends: str) -> None:
+    server = McpServer(name="s", version="1")
+    server.add_tool(tool(name="ok")(_ok))
+    seen: list[ExecutionEvent] = []
+
+    def grab(event: ExecutionEvent) -> None:
+        event.arguments["x"] = len(seen)  # a hook may scribble on its own copy
+        seen.append(event)
+
+    for _ in range(3):
+        server.on_execute_end(grab)
+        server.on_execute_error(grab)
+    outcome = server.execute("ok", {"x": 1} if ends == "ok" else {"x": "one"})
+    assert outcome.ok is (ends == "ok") and len(seen) == 3
+    assert len({id(event.arguments) for event in seen}) == 3 and len({id(event) for event in seen}) == 3
+    assert [event.arguments["x"] for event in seen] == [0, 1, 2]  # none saw another's change
+
+
 def test_a_policy_that_raises_or_answers_nonsense_denies() -> None:
     server = McpServer(name="s", version="1")
     server.add_tool(tool(name="ok")(_ok))
@@ -279,6 +298,53 @@ def test_a_result_json_cannot_carry_is_an_execution_error_seen_by_the_error_hook
     body = server.execute("ratio", {"x": 1}).body()
     assert body == {"error": "EXECUTION_ERROR", "message": "ratio returned NaN or Infinity, which JSON cannot carry."}
     assert errors == ["EXECUTION_ERROR"]
+
+
+def test_results_are_revalidated_and_dumped_as_their_models_own_methods_would() -> None:
+    """The output check calls pydantic's validator and serializer directly only for a model
+    that keeps pydantic's model_validate and model_dump; an override is still honoured."""
+    from datetime import date
+
+    class Dated(BaseModel):
+        day: date
+        tags: tuple[str, ...] = ()
+
+    class Shouting(BaseModel):
+        text: str
+
+        def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+            data = super().model_dump(**kwargs)
+            return {**data, "text": data["text"].upper()}
+
+    class Wider(Dated):
+        note: str = "extra"
+
+    @tool(name="plain")
+    def plain(req: In) -> Dated:
+        return Dated(day=date(2026, 1, 2), tags=("a",))
+
+    @tool(name="subclass")
+    def subclass(req: In) -> Dated:
+        return Wider(day=date(2026, 1, 2))
+
+    @tool(name="constructed")
+    def constructed(req: In) -> Dated:
+        return Dated.model_construct(day="not a date")  # type: ignore[arg-type]
+
+    server = McpServer(name="s", version="1")
+    for made in (plain, subclass, constructed):
+        server.add_tool(made)
+    assert server.execute("plain", {"x": 1}).result == {"day": "2026-01-02", "tags": ["a"]}
+    assert server.execute("subclass", {"x": 1}).result == {"day": "2026-01-02", "tags": []}
+    refused = server.execute("constructed", {"x": 1}).body()
+    assert refused["error"] == "EXECUTION_ERROR" and "does not match its output schema: field 'day'" in refused["message"]
+
+    @tool(name="shout")
+    def shout(req: In) -> Shouting:
+        return Shouting(text="hi")
+
+    server.add_tool(shout)
+    assert server.execute("shout", {"x": 1}).result == {"text": "HI"}  # its model_dump was used
 
 
 def test_server_tool_declares_and_registers_with_models_defined_locally() -> None:
