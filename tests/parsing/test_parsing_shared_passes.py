@@ -441,3 +441,20 @@ def test_a_call_repeated_per_made_up_turn_then_one_taken_back() -> None:
     text = turn * 30 + 'Do not run this:\n{"name": "delete_repo", "arguments": {"name": "x"}}'
     calls = parse_tool_calls(text, known_names={"get_weather": {}, "delete_repo": {}})
     assert calls and all(call == _CALL for call in calls)  # (one paragraph: each turn's call is returned)
+
+
+def test_a_call_after_hundreds_of_docstring_quote_lines_is_the_one_call() -> None:
+    # deepseek-coder's tail: the answer, then hundreds of lines of `"""` (quotes side by side
+    # everywhere, for any reading that looks for strings written in pieces)
+    text = "\n            return [\"get_weather(city='Paris')\"]\n" + '            """\n' * 400
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+    assert parse_tool_calls(text) == [_CALL]
+
+
+def test_a_call_grouped_through_a_long_run_of_separators_keeps_the_first_calls_framing() -> None:
+    # The calls share one block however far apart the separators put them: the negation before
+    # the first takes back the last, 2,400 characters on (beyond any lead-in's reach).
+    text = "Never call these:\ncleanup(x=1)\n" + ";\n" * 1200 + "[get_weather(city='Paris')]"
+    assert parse_tool_calls(text, known_names=_KNOWN) == []
+    assert parse_tool_calls("cleanup(x=1)\n" + ";\n" * 1200 + "[get_weather(city='Paris')]",
+                            known_names=_KNOWN) == [_CALL]
