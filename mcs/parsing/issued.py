@@ -395,7 +395,7 @@ class Layout:
     length, so positions are shared; everything is computed once, lazily.
     """
 
-    __slots__ = ("_code_lines", "_fences", "_line_starts", "_masked", "_programs", "original")
+    __slots__ = ("_code_lines", "_fences", "_line_starts", "_masked", "_programs", "_verdicts", "original")
 
     def __init__(self, original: str) -> None:
         self.original = original
@@ -404,6 +404,8 @@ class Layout:
         self._fences: list[tuple[int, int, int, int]] | None = None
         self._programs: dict[int, bool] = {}
         self._code_lines: list[int] | None = None
+        # framing verdicts by the text read: (lead-in, explicit) and (follow-up, names)
+        self._verdicts: dict[tuple[str, bool | tuple[str, ...]], bool] = {}
 
     @property
     def text(self) -> str:
@@ -617,27 +619,19 @@ class Layout:
         is where the call before ended: its words are not this call's framing.
         ``sentences`` is how far back the lead-in reaches.
         """
-        lead = _plain(_DOUBLE_QUOTED.sub(" ", self.lead_in(start, floor, sentences)).lower())
-        words = set(_WORDS.findall(lead)) if lead else set()
-        if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
-            return True
-        if lead and not _CUE_WORDS.isdisjoint(words):
-            # (the strong cues are one long expression: searched only when one of their words is there)
-            if not _STRONG_WORDS.isdisjoint(words) and _STRONG.search(lead):
-                return True
-            last = _SENTENCE_END.split(lead)[-1]
-            if (_INTRODUCING_EXPLICIT if explicit else _INTRODUCING).search(last):
-                return True
-        if not follow:
-            return False
-        after = _plain(self.follow_up(end).lower())
-        if not after or _CUE_WORDS.isdisjoint(_WORDS.findall(after)):
-            return False
-        if _TAKEN_BACK.search(after):
-            return True
-        if _NOT_PROVIDED.search(after):
-            return _THIS_CALL.search(after) is not None or any(name.lower() in after for name in names)
-        return False
+        # Models repeat a call with the same words around it (a call per turn they make up,
+        # the same call restated): each verdict is a function of its text, read once.
+        lead = self.lead_in(start, floor, sentences)
+        verdict = self._verdicts.get((lead, explicit))
+        if verdict is None:
+            verdict = self._verdicts[lead, explicit] = _lead_takes_back(lead, explicit)
+        if verdict or not follow:
+            return verdict
+        after = self.follow_up(end)
+        verdict = self._verdicts.get((after, names))
+        if verdict is None:
+            verdict = self._verdicts[after, names] = _follow_up_takes_back(after, names)
+        return verdict
 
     def lead_in(self, start: int, floor: int = 0, sentences: int = 2) -> str:
         """The text leading into ``start``: its line so far and the paragraph before it
@@ -678,6 +672,34 @@ class Layout:
             if fence[2] <= position <= fence[3]:
                 return fence
         return None
+
+
+def _lead_takes_back(lead_in: str, explicit: bool) -> bool:
+    """Whether the words leading into a call take it back (:meth:`Layout.framed_out`)."""
+    lead = _plain(_DOUBLE_QUOTED.sub(" ", lead_in).lower())
+    words = set(_WORDS.findall(lead)) if lead else set()
+    if lead and (not lead.isascii() or not _FOREIGN_CUES.isdisjoint(words)) and _FOREIGN_NEGATION.search(lead):
+        return True
+    if lead and not _CUE_WORDS.isdisjoint(words):
+        # (the strong cues are one long expression: searched only when one of their words is there)
+        if not _STRONG_WORDS.isdisjoint(words) and _STRONG.search(lead):
+            return True
+        last = _SENTENCE_END.split(lead)[-1]
+        if (_INTRODUCING_EXPLICIT if explicit else _INTRODUCING).search(last):
+            return True
+    return False
+
+
+def _follow_up_takes_back(follow_up: str, names: tuple[str, ...]) -> bool:
+    """Whether the sentence after a call takes it back (:meth:`Layout.framed_out`)."""
+    after = _plain(follow_up.lower())
+    if not after or _CUE_WORDS.isdisjoint(_WORDS.findall(after)):
+        return False
+    if _TAKEN_BACK.search(after):
+        return True
+    if _NOT_PROVIDED.search(after):
+        return _THIS_CALL.search(after) is not None or any(name.lower() in after for name in names)
+    return False
 
 
 # What may follow a call and still leave it the call: `f(x=1)['chord']`, `f(x=1).get("a")`.

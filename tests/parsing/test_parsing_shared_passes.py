@@ -400,3 +400,61 @@ def test_repeated_explanations_and_a_pasted_program_alone_hold_no_call() -> None
 def test_a_program_fence_after_blank_lines_is_still_a_program() -> None:
     text = "```python\n\n\nimport requests\nresult = get_weather(city='Paris')\n  \nprint(result)\n```"
     assert parse_tool_calls(text, known_names=_KNOWN) == []
+
+
+# Framing verdicts are kept by the text they read (a model repeats a call with the same
+# words around it): a verdict read from the memo is the one a fresh layout gives.
+_FRAMING_TEXT = st.lists(st.sampled_from([
+    "Do not run this:", "You can run:", "Here is the call:", "f(x=1)", "g(y=2)", " ", "\n", "\n\n",
+    "This is only an example.", "f is not available in the provided tools.", "<|im_start|>", "maybe",
+    "{\"name\": \"f\", \"arguments\": {}}", ".", "Sure!",
+]), max_size=14).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_FRAMING_TEXT, st.lists(st.tuples(st.integers(0, 200), st.integers(0, 60), st.booleans(), st.booleans(),
+                                         st.sampled_from([(), ("f",), ("g",)]), st.integers(0, 200)), max_size=8))
+def test_framing_verdicts_kept_by_their_text_are_the_ones_read_afresh(
+    text: str, asks: list[tuple[int, int, bool, bool, tuple[str, ...], int]]
+) -> None:
+    shared = Layout(text)
+    for start, length, explicit, follow, names, floor in asks:
+        start = min(start, len(text))
+        end, floor = min(len(text), start + length), min(floor, start)
+        assert shared.framed_out(start, end, explicit=explicit, follow=follow, names=names, floor=floor) == \
+            Layout(text).framed_out(start, end, explicit=explicit, follow=follow, names=names, floor=floor)
+
+
+def test_the_same_follow_up_takes_back_only_the_call_it_names() -> None:
+    text = ("[get_weather(city='Paris')]\n\ndelete_repo is not available in the provided tools.\n\n"
+            "[delete_repo(name='x')]\n\ndelete_repo is not available in the provided tools.")
+    assert parse_tool_calls(text, known_names={"get_weather": {}, "delete_repo": {}}) == [_CALL]
+
+
+def test_the_same_lead_in_takes_back_a_call_in_prose_but_not_one_in_a_call_syntax() -> None:
+    text = 'You can run:\n[get_weather(city="Paris")]\n\nYou can run:\n{"name": "get_weather", "arguments": {"city": "Rome"}}'
+    assert parse_tool_calls(text, known_names=_KNOWN) == [ToolCall("get_weather", {"city": "Rome"})]
+
+
+def test_a_call_repeated_per_made_up_turn_then_one_taken_back() -> None:
+    turn = '<|im_start|>assistant\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+    text = turn * 30 + 'Do not run this:\n{"name": "delete_repo", "arguments": {"name": "x"}}'
+    calls = parse_tool_calls(text, known_names={"get_weather": {}, "delete_repo": {}})
+    assert calls and all(call == _CALL for call in calls)  # (one paragraph: each turn's call is returned)
+
+
+def test_a_call_after_hundreds_of_docstring_quote_lines_is_the_one_call() -> None:
+    # deepseek-coder's tail: the answer, then hundreds of lines of `"""` (quotes side by side
+    # everywhere, for any reading that looks for strings written in pieces)
+    text = "\n            return [\"get_weather(city='Paris')\"]\n" + '            """\n' * 400
+    assert parse_tool_calls(text, known_names=_KNOWN) == [_CALL]
+    assert parse_tool_calls(text) == [_CALL]
+
+
+def test_a_call_grouped_through_a_long_run_of_separators_keeps_the_first_calls_framing() -> None:
+    # The calls share one block however far apart the separators put them: the negation before
+    # the first takes back the last, 2,400 characters on (beyond any lead-in's reach).
+    text = "Never call these:\ncleanup(x=1)\n" + ";\n" * 1200 + "[get_weather(city='Paris')]"
+    assert parse_tool_calls(text, known_names=_KNOWN) == []
+    assert parse_tool_calls("cleanup(x=1)\n" + ";\n" * 1200 + "[get_weather(city='Paris')]",
+                            known_names=_KNOWN) == [_CALL]
