@@ -469,16 +469,13 @@ class _Analysis:
             if node.type != "command":
                 continue
             name = self._program(node)
-            base = name.rsplit("/", 1)[-1]
-            listed = name == base or name[: len(name) - len(base)] in _SYSTEM_DIRS
-            if name in self.trusted or (listed and (base in DATA_PROGRAMS or base in QUIET_BUILTINS)):
+            base = _listed_name(name)
+            if name in self.trusted or base in DATA_PROGRAMS or base in QUIET_BUILTINS:
                 continue
             raise self._refuse(node, label, f"is a model's value in a command that also runs {name!r}, which is "
                                "not on the list of programs proven to keep values as data; what one program "
                                "writes from a value (a file, a clone) the next could run",
-                               f"if {name} runs nothing a value could have written, the operator can trust it "
-                               f"with the driver option cli_trusted_programs (-o cli_trusted_programs={name}), or "
-                               "the file can mark the argument x-mcs-runsAsCode: true in its templateVariables entry")
+                               _ways_out(name, f"{name} runs nothing a value could have written"))
 
     def _renaming(self, root: Node) -> Node | None:
         """The first place where the script makes a name run something else than the
@@ -769,11 +766,10 @@ class _Analysis:
         name = self._program(command)
         if name in self.trusted:
             return
-        base = name.rsplit("/", 1)[-1]
-        listed = name == base or name[: len(name) - len(base)] in _SYSTEM_DIRS
-        if role != "an argument of" and listed and base in _READERS:
+        base = _listed_name(name)
+        if role != "an argument of" and base in _READERS:
             return  # read, mapfile: the variables they fill are followed
-        if not listed or base not in DATA_PROGRAMS:
+        if base not in DATA_PROGRAMS:
             raise self._refuse(start, label, f"is {role} {name!r}, which is not on the list of programs proven "
                                "to keep their arguments and input as data", _ways_out(name))
         if base != "git":
@@ -1080,8 +1076,15 @@ def _cluster(word: str) -> bool:
     return len(word) > 1 and word[0] == "-" and word[1] != "-"
 
 
-def _ways_out(name: str) -> str:
-    return (f"if {name} takes this value as data, the operator can trust it with the driver option "
+def _listed_name(name: str) -> str | None:
+    """The name to look up in the lists for a program written ``name``: itself, or its base
+    name under a system directory (``/usr/bin/git``); ``None`` for any other path."""
+    base = name.rsplit("/", 1)[-1]
+    return base if name == base or name[: len(name) - len(base)] in _SYSTEM_DIRS else None
+
+
+def _ways_out(name: str, condition: str | None = None) -> str:
+    return (f"if {condition or f'{name} takes this value as data'}, the operator can trust it with the driver option "
             f"cli_trusted_programs (in Python cli_trusted_programs=[{name!r}], on the command line "
             f"-o cli_trusted_programs={name}), or the file can mark the argument x-mcs-runsAsCode: true "
             "in its templateVariables entry")
