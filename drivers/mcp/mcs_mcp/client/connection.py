@@ -258,15 +258,14 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), timeout=self.connect_timeout)
         except TimeoutError:
-            self._mark_gone(f"no answer to initialize within {self.connect_timeout:g} s")
-            self._closing.set()
+            self._give_up(f"no answer to initialize within {self.connect_timeout:g} s")
             raise ServerGone(self.gone_reason or "") from None
 
     async def _main(self) -> None:
         from mcp import Client
 
         assert self._ready is not None and self._closing is not None
-        transport = _transport(self.spec, on_refused=self._refused)
+        transport = _transport(self.spec, on_refused=self._give_up)
         try:
             async with Client(
                 transport,
@@ -296,8 +295,9 @@ class Connection:
             if not self._ready.done():
                 self._ready.set_result(None)
 
-    def _refused(self, reason: str) -> None:
-        """The transport ended the session over what the server sent: every call hears why."""
+    def _give_up(self, reason: str) -> None:
+        """End the session for ``reason`` (the server's answer came too late, or the transport
+        refused what it sent): every call hears why, and the session closes."""
         self._mark_gone(reason)
         if self._closing is not None:
             self._closing.set()
