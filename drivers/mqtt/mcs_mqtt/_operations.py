@@ -20,7 +20,7 @@ from mcs.tools import Tool, unique_tool_names
 from mcs_mqtt._codec import Codec, kind_of
 from mcs_mqtt._schema import attach_defs
 from mcs_mqtt._spec import ApiSpec, Message, Operation
-from mcs_mqtt._topics import TopicTemplate, check_publish_topic
+from mcs_mqtt._topics import NOT_IN_PUBLISH_TOPICS, TopicTemplate, check_publish_topic
 
 PUBLISH_FIELDS = ("payload", "dry_run")
 READ_FIELDS = ("mode", "count", "wait_s")
@@ -172,7 +172,7 @@ class ToolBuilder:
         template = TopicTemplate.of(op.address)
         if op.action == "send":
             literal = "".join(template.literals)
-            if not op.address or any(c in literal for c in "+#\x00"):
+            if not op.address or any(c in literal for c in NOT_IN_PUBLISH_TOPICS):
                 raise ConfigurationError(
                     f"operation {op.name!r} publishes to {op.address!r}, which is no topic one can publish to "
                     "(a wildcard '+' or '#', NUL, or empty); give the channel a concrete address"

@@ -139,10 +139,14 @@ def check_size(topic: str, tool: str) -> None:
         )
 
 
+#: What a publish topic may never hold: the wildcards and NUL.
+NOT_IN_PUBLISH_TOPICS = ("+", "#", "\x00")
+
+
 def check_publish_topic(topic: str, tool: str) -> None:
     """Refuse what no broker should receive as a publish topic (wildcards, NUL, oversize)."""
     check_size(topic, tool)
-    if "\x00" in topic or "+" in topic or "#" in topic or not topic:
+    if not topic or any(c in topic for c in NOT_IN_PUBLISH_TOPICS):
         raise InvalidInputError(f"{topic[:120]!r} is not a topic one can publish to.", tool=tool)
 
 
