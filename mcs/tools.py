@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -109,6 +110,15 @@ def json_type(value: Any) -> str | None:
 
 def _stable_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
+
+
+def visible_text(text: str) -> str:
+    """``text`` without invisible format characters (Unicode category Cf: zero-width spaces and
+    joiners, bidi overrides, the tag block U+E0000-E007F that spells hidden ASCII): a spec's
+    description may not carry words its reader cannot see (SECURITY.md F2)."""
+    if text.isascii():
+        return text
+    return "".join(char for char in text if unicodedata.category(char) != "Cf")
 
 
 def sanitize_tool_name(name: str, *, max_length: int = MAX_TOOL_NAME_LENGTH) -> str:

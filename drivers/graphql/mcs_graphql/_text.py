@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from mcs.tools import visible_text
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _TAG = re.compile(r"</?[a-zA-Z][^>]{0,200}>")
@@ -18,17 +19,10 @@ def plain(text: str | None, limit: int = 0) -> str:
     """
     if not text:
         return ""
-    text = visible(text)
+    text = visible_text(text)
     out = _SPACE.sub(" ", _EMPHASIS.sub("", _TAG.sub("", _LINK.sub(r"\1", text)))).strip()
     if limit and len(out) > limit:
         out = out[: limit - 3].rstrip() + "..."
     return out
 
 
-def visible(text: str) -> str:
-    """``text`` without invisible format characters (Unicode category Cf: zero-width spaces and
-    joiners, bidi overrides, the tag block U+E0000-E007F that spells hidden ASCII): a schema's
-    description may not carry words its reader cannot see (SECURITY.md F2)."""
-    if text.isascii():
-        return text
-    return "".join(char for char in text if unicodedata.category(char) != "Cf")

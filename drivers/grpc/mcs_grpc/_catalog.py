@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, MethodDescriptor, ServiceDescriptor
 
 from mcs.errors import ConfigurationError
+from mcs.tools import visible_text
 
 #: Infrastructure services, left out unless a filter names them: reflection is how the
 #: driver loads, health is its ``healthcheck``.
@@ -85,8 +85,7 @@ def plain_text(comment: str) -> str:
     """A proto comment as plain text: links reduced to their words, lines rejoined, and no
     invisible format characters (Unicode category Cf: zero-width, bidi overrides, the tag
     block that spells hidden ASCII), so no description carries words its reader cannot see."""
-    if not comment.isascii():
-        comment = "".join(char for char in comment if unicodedata.category(char) != "Cf")
+    comment = visible_text(comment)
     lines = [line.strip() for line in comment.strip().splitlines()]
     paragraphs = "\n".join(lines).split("\n\n")
     text = "\n\n".join(" ".join(p.split("\n")).strip() for p in paragraphs if p.strip())

@@ -14,11 +14,12 @@ more, with the same hardened parser) and answers three questions:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from lxml import etree
+
+from mcs.tools import visible_text
 
 XSD = "http://www.w3.org/2001/XMLSchema"
 WSDL = "http://schemas.xmlsoap.org/wsdl/"
@@ -72,8 +73,7 @@ def documentation(node: etree._Element | None) -> str:
     if not texts:
         return ""
     text = " ".join(texts)
-    if not text.isascii():  # no invisible format characters (Cf: zero-width, bidi, tag block): no hidden words
-        text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    text = visible_text(text)  # no invisible format characters (Cf: zero-width, bidi, tag block): no hidden words
     text = _SPACE.sub(" ", text).strip()
     if len(text) > MAX_DOC_CHARS:
         text = text[: MAX_DOC_CHARS - 3].rstrip() + "..."
