@@ -369,6 +369,9 @@ def test_a_program_that_runs_a_value_as_a_command_is_refused_unless_the_argument
     # environment the tool inherits; the make case must show make itself, not that state.
     for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKE_TERMOUT", "MAKE_TERMERR"):
         monkeypatch.delenv(name, raising=False)
+    # GNU make's $(shell) fails with "make: -c: No such file or directory" when SHELL is
+    # absent from the environment, as it is under CI; a server's shell has it.
+    monkeypatch.setenv("SHELL", "/bin/sh")
     marked = {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}
     driver = cli_driver(new_driver, write_file, command, {"x": STRING}, marked, cli_cwd=workdir)
     try:
