@@ -16,12 +16,19 @@ options (``ToolDriver(circuit_breaker=..., rate_limit=...)``) or set them on
     Errors on the caller's side (invalid input, policy denials, unknown tools) never count.
 
 :class:`RateLimit`
-    Per agent (``AgentContext.agent_id``) and, unless ``per_tool=False``, per tool: at
-    most ``concurrent`` calls at once and ``calls`` per ``period`` seconds (a token
-    bucket, so a burst of ``calls`` is allowed, then one call per ``period / calls``).
+    Per agent (``AgentContext.agent_id``, unless ``per_agent=False``) and, unless
+    ``per_tool=False``, per tool: at most ``concurrent`` calls at once and ``calls`` per
+    ``period`` seconds (a token bucket, so a burst of ``calls`` is allowed, then one call
+    per ``period / calls``).
     Excess calls are refused at once, never queued: ``POLICY_DENIED`` with
     ``retry_after``. State is kept for at most ``max_tracked`` keys (idle ones are
     forgotten first), so untrusted agent ids cannot grow memory without bound.
+
+    The agent id is the caller's word (RFC-0001 section 17: "agent identity must be treated
+    as untrusted input"; on the RFC-0001 server it is the ``X-Agent-Id`` header): a caller
+    who may choose it escapes a per-agent budget by choosing a new one. ``per_agent=False``
+    holds every caller to one budget (per tool unless ``per_tool=False``), which no id can
+    escape. Behind ``mcs serve`` with OAuth the id is the token's, and per agent is sound.
 """
 
 from __future__ import annotations
@@ -147,6 +154,7 @@ class RateLimit:
         period: float = 60.0,
         concurrent: int | None = None,
         per_tool: bool = True,
+        per_agent: bool = True,
         max_tracked: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -160,6 +168,7 @@ class RateLimit:
         self.period = period
         self.concurrent = concurrent
         self.per_tool = per_tool
+        self.per_agent = per_agent
         self.max_tracked = max_tracked
         self._clock = clock
         self._buckets: OrderedDict[tuple[str, str], _Bucket] = OrderedDict()
@@ -198,15 +207,17 @@ class RateLimit:
         Raises:
             PolicyDeniedError: over a limit (``details["retry_after"]`` in seconds).
         """
-        key = (agent, tool if self.per_tool else "")
+        key = (agent if self.per_agent else "", tool if self.per_tool else "")
         with self._lock:
             now = self._clock()
             bucket = self._bucket(key, now)
             if self.concurrent is not None and bucket.running >= self.concurrent:
-                reason = f"{self.concurrent} calls of {agent!r} are already running"
+                who = f"of {agent!r}" if self.per_agent else "of all agents together"
+                reason = f"{self.concurrent} calls {who} are already running"
                 retry_after = min(1.0, self.period / (self.calls or 60))
             elif self.calls is not None and bucket.tokens < 1.0:
-                reason = f"{agent!r} made {self.calls} calls in {self.period:g} s"
+                who = repr(agent) if self.per_agent else "all agents together"
+                reason = f"{who} made {self.calls} calls in {self.period:g} s"
                 retry_after = (1.0 - bucket.tokens) / self._rate
             else:
                 bucket.tokens -= 1.0 if self.calls is not None else 0.0

@@ -382,6 +382,41 @@ def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> No
         server.close()
 
 
+def test_g4_a_budget_shared_by_all_agents_cannot_be_escaped_by_choosing_a_new_agent_id() -> None:
+    import httpx
+    import uvicorn
+    from pydantic import BaseModel
+    from support.servers import uvicorn_on_loopback
+
+    from mcs.server import McpServer
+
+    class Order(BaseModel):
+        item: str
+
+    ran: list[str] = []
+    server = McpServer(name="g4", version="1")
+
+    @server.tool(name="order", idempotent=False)
+    def order(req: Order) -> Order:
+        ran.append(req.item)
+        return req
+
+    server.controls.rate_limit = RateLimit(calls=3, period=60, per_agent=False, clock=Clock())
+    config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
+    try:
+        with uvicorn_on_loopback(config, timeout=10) as url:
+            answers = [
+                httpx.post(url + "/mcp/execute", json={"tool": "order", "arguments": {"item": f"tea{i}"}},
+                           headers={"X-Agent-Id": f"agent-{i}"}, timeout=10).json()
+                for i in range(5)
+            ]
+    finally:
+        server.close()
+    assert [answer.get("error") for answer in answers] == [None] * 3 + ["POLICY_DENIED"] * 2
+    assert "all agents together made 3 calls in 60 s" in answers[3]["message"]
+    assert ran == ["tea0", "tea1", "tea2"]  # the fresh ids ran nothing past the shared budget
+
+
 class _Orders(ToolDriver):
     """A driver written the plain way (``_call_tool`` only): its calls with a deadline run on
     a worker thread; each posts an order to the peer."""
