@@ -10,8 +10,11 @@ bridge builds, so every response body is counted as it arrives, per chunk, benea
 * a body that is not an event stream is one message: a ``Content-Length`` over
   ``max_message_bytes`` is refused before any of the body is read, and so is a body (chunked,
   or without a length) once more than ``max_message_bytes`` have arrived;
-* a ``text/event-stream`` body carries many messages: each event (its lines as sent, up to
-  the blank line that ends it) may hold up to ``max_message_bytes``, however long the stream;
+* an event stream (a successful ``text/event-stream`` answer to a request that asked for
+  one) carries many messages: each event (its lines as sent, up to the blank line that ends
+  it) may hold up to ``max_message_bytes``, however long the stream. Any other body is read
+  whole by the SDK (a redirect's, an error's, the legacy transport's POST answer), so it is one
+  message whatever its ``Content-Type`` says;
 * a compressed body (``Content-Encoding``) is counted as it is decoded, by ``httpx2``'s own
   decoders, so a small body that inflates past the bound is refused too.
 
@@ -55,7 +58,7 @@ def bound_messages(
         return MessageTooLong(reason)
 
     async def hook(response: httpx2.Response) -> None:
-        events = response.headers.get("content-type", "").partition(";")[0].strip().lower() == "text/event-stream"
+        events = _read_as_events(response)
         encoded = any(v.strip().lower() != "identity"
                       for v in response.headers.get_list("content-encoding", split_commas=True))
         if not events and not encoded:
@@ -77,6 +80,18 @@ def bound_messages(
 
     client.event_hooks["response"].append(hook)
     return client
+
+
+def _read_as_events(response: httpx2.Response) -> bool:
+    """Whether the SDK reads ``response`` as an event stream (per event) rather than whole.
+
+    Only a successful answer to a request that asked for events is: the body of a redirect
+    (drained when followed), of an error, or of the legacy transport's POST is read whole
+    whatever its ``Content-Type`` says, and JSON may hold blank lines.
+    """
+    return (response.is_success
+            and "text/event-stream" in response.request.headers.get("accept", "").lower()
+            and response.headers.get("content-type", "").partition(";")[0].strip().lower() == "text/event-stream")
 
 
 class _BoundedStream(httpx2.AsyncByteStream):

@@ -27,7 +27,11 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-TOOLS = ["json", "json_stalled", "json_gzip", "sse_endless", "sse_many", "sse_one", "hang"]
+TOOLS = ["json", "json_stalled", "json_gzip", "sse_endless", "sse_many", "sse_one", "hang", "events_read_whole"]
+
+
+#: Small events, four times ``BOUND`` bytes of them: fine in an event stream, not in a body read whole.
+MANY_EVENTS = b"event: message\ndata: {}\n\n" * (4 * BOUND // 25)
 
 
 def _answer(ident: Any, text: str) -> bytes:
@@ -54,7 +58,9 @@ class RawMCP:
     bytes of body, then nothing; ``json_gzip``: N bytes of JSON, gzip-encoded;
     ``sse_endless``: one event whose data line has N bytes and never ends; ``sse_many``:
     N bytes of small log events, then the answer; ``sse_one``: the answer as one event of
-    exactly N bytes, framing included; ``hang``: nothing at all.
+    exactly N bytes, framing included; ``hang``: nothing at all; ``events_read_whole``:
+    small events past the bound in a body the SDK reads whole (a redirect's; over HTTP+SSE
+    the POST's).
     """
 
     def __init__(self) -> None:
@@ -80,6 +86,9 @@ class RawMCP:
             stream = self.streams[scope["query_string"].decode().partition("=")[2]]
             if method == "tools/call" and request["params"]["name"] == "json":
                 await _respond(send, 202, [], _chunks(_answer_of(ident, request["params"]["arguments"]["size"])))
+                return
+            if method == "tools/call" and request["params"]["name"] == "events_read_whole":
+                await _respond(send, 202, [(b"content-type", b"text/event-stream")], _chunks(MANY_EVENTS))
                 return
             await _respond(send, 202, [], [b"Accepted"])
             if ident is not None:
@@ -120,6 +129,10 @@ class RawMCP:
                                      "params": {"level": "debug", "data": "y" * 1000}}).encode())
             events = [log] * (size // len(log) + 1) + [_event(_answer(ident, "done"))]
             await _respond(send, 200, [sse_type], events)
+        elif tool == "events_read_whole" and not scope["query_string"]:  # a redirect's body is read whole
+            await _respond(send, 307, [(b"location", b"/mcp?again=1"), sse_type], _chunks(MANY_EVENTS))
+        elif tool == "events_read_whole":
+            await _respond(send, 200, [json_type], [_answer(ident, "followed")])
         elif tool == "sse_one":
             await _respond(send, 200, [sse_type], [_event(_answer_of(ident, size - len(_event(b""))))])
         else:  # hang
@@ -258,3 +271,11 @@ def test_the_legacy_sse_transport_is_bounded_too(tool: str, what: str) -> None:
 def test_the_legacy_sse_transport_reads_a_message_under_the_bound() -> None:
     with raw_server() as base, _driver(base, sse=True) as driver:
         assert set(driver.call_tool("sse_one", {"size": BOUND})) == {"x"}
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["a redirect's body", "a legacy POST's body"])
+def test_a_body_read_whole_is_one_message_even_when_it_says_it_is_an_event_stream(sse: bool) -> None:
+    with raw_server() as base, _driver(base, sse=sse) as driver:
+        with pytest.raises(ExecutionError) as refused:
+            driver.call_tool("events_read_whole", {})
+        _assert_refused_at_the_bound(refused)
