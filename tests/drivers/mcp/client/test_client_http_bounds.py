@@ -65,6 +65,7 @@ class RawMCP:
 
     def __init__(self) -> None:
         self.streams: dict[str, asyncio.Queue[bytes]] = {}
+        self.called: list[str] = []  # the tools called, in order
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert scope["type"] == "http"
@@ -103,6 +104,7 @@ class RawMCP:
             await _respond(send, 200, [(b"content-type", b"application/json")], [message])
             return
         tool, arguments = request["params"]["name"], request["params"].get("arguments") or {}
+        self.called.append(tool)
         size = int(arguments.get("size", 0))
         json_type = (b"content-type", b"application/json")
         sse_type = (b"content-type", b"text/event-stream")
@@ -190,8 +192,8 @@ async def _until_gone(receive: Receive) -> None:
 
 
 @contextmanager
-def raw_server() -> Iterator[str]:
-    config = uvicorn.Config(RawMCP(), log_level="critical", lifespan="off")
+def raw_server(app: RawMCP | None = None) -> Iterator[str]:
+    config = uvicorn.Config(app or RawMCP(), log_level="critical", lifespan="off")
     with uvicorn_on_loopback(config) as base:
         yield base
 
@@ -245,10 +247,16 @@ def test_many_small_events_past_the_bound_in_all_are_read() -> None:
 
 
 async def test_a_refusal_fails_every_waiting_call_at_once() -> None:
-    with raw_server() as base:
+    app = RawMCP()
+    with raw_server(app) as base:
         driver = _driver(base)
         try:
             waiting = asyncio.ensure_future(driver.acall_tool("hang", {}))
+            for _ in range(1000):  # until the server holds the call (a later call would fail anyway)
+                if "hang" in app.called:
+                    break
+                await asyncio.sleep(0.01)
+            assert "hang" in app.called and not waiting.done()
             with pytest.raises(ExecutionError) as refused:
                 await driver.acall_tool("json", {"size": BOUND + 1})
             _assert_refused_at_the_bound(refused)
