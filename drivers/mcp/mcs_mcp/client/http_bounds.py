@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable
 
 import httpx2
 
@@ -109,30 +109,35 @@ class _BoundedStream(httpx2.AsyncByteStream):
         bound = self._bound
         held = 0  # bytes of the current message (of the current event, in an event stream)
         last = 0  # the previous chunk's last byte, for an event end split between two chunks
-        async for chunk in self._source:
-            if not chunk:
-                continue
-            if not self._events:
-                held += len(chunk)
-                if held > bound:
-                    raise self._refuse(held, "so far")
-            else:
-                if (last == 10 and chunk[0] in (10, 13)) or (last == 13 and chunk[0] == 13):
-                    held = 0
-                if held + len(chunk) <= bound:  # no event here can pass the bound: find where the last one ends
-                    end = max(chunk.rfind(b"\n\n"), chunk.rfind(b"\n\r"), chunk.rfind(b"\r\r"))
-                    held = held + len(chunk) if end < 0 else len(chunk) - end - 2
-                else:
-                    start = 0
-                    for match in _EVENT_END.finditer(chunk):
-                        if held + match.start() - start > bound:
-                            raise self._refuse(held + match.start() - start, "in one event")
-                        held, start = 0, match.end()
-                    held += len(chunk) - start
+        source = aiter(self._source)
+        try:
+            async for chunk in source:
+                if not chunk:
+                    continue
+                if not self._events:
+                    held += len(chunk)
                     if held > bound:
-                        raise self._refuse(held, "in one event so far")
-                last = chunk[-1]
-            yield chunk
+                        raise self._refuse(held, "so far")
+                else:
+                    if (last == 10 and chunk[0] in (10, 13)) or (last == 13 and chunk[0] == 13):
+                        held = 0
+                    if held + len(chunk) <= bound:  # no event here can pass the bound: find where the last one ends
+                        end = max(chunk.rfind(b"\n\n"), chunk.rfind(b"\n\r"), chunk.rfind(b"\r\r"))
+                        held = held + len(chunk) if end < 0 else len(chunk) - end - 2
+                    else:
+                        start = 0
+                        for match in _EVENT_END.finditer(chunk):
+                            if held + match.start() - start > bound:
+                                raise self._refuse(held + match.start() - start, "in one event")
+                            held, start = 0, match.end()
+                        held += len(chunk) - start
+                        if held > bound:
+                            raise self._refuse(held, "in one event so far")
+                    last = chunk[-1]
+                yield chunk
+        finally:
+            if isinstance(source, AsyncGenerator):  # the decoding one: closed now, not when collected
+                await source.aclose()
 
     async def aclose(self) -> None:
         await self._close()
