@@ -114,9 +114,10 @@ class MCPDriver(ToolDriver):
     * ``max_result_bytes``: cap on what one call returns to the model (default 1 MiB);
       a longer text, or structured content whose JSON is longer, is cut and ends with
       ``[truncated: ...]``;
-    * ``max_message_bytes``: the longest message a stdio server may send (default 16 MiB);
-      a longer one ends the session, and every waiting call fails saying so (see
-      :mod:`mcs_mcp.client.stdio`);
+    * ``max_message_bytes``: the longest message a server may send (default 16 MiB), over
+      stdio, streamable HTTP and HTTP+SSE; a longer one ends the session, and every waiting
+      call fails saying so (see :mod:`mcs_mcp.client.stdio` and
+      :mod:`mcs_mcp.client.http_bounds`);
     * ``stderr``: a text file that receives stdio servers' stderr (default: this process's);
     * ``bearer_token`` (HTTP): sent as ``Authorization: Bearer ...``; ``client_id`` with
       ``client_secret`` (``client_secret_basic``) or ``private_key_pem`` (+ ``signing_algorithm``,

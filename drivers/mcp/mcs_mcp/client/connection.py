@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import IO, Any, Literal, TextIO, TypeVar, cast
 
 from mcs_mcp.client.handlers import ClientHandlers
+from mcs_mcp.client.http_bounds import bound_messages, bounded_client_factory
 from mcs_mcp.client.loop import in_running_loop, sync_loop
 from mcs_mcp.client.stdio import MAX_MESSAGE_BYTES, bounded_stdio_client
 
@@ -52,8 +53,9 @@ class ServerSpec:
     ``sse``: ``url`` is an HTTP+SSE endpoint (the 2024-11-05 transport, ``GET /sse`` then
     ``POST`` to the endpoint it names) rather than streamable HTTP.
     ``errlog`` receives a stdio server's stderr (default: this process's stderr).
-    ``max_message_bytes``: the longest message a stdio server may send (see
-    :mod:`mcs_mcp.client.stdio`).
+    ``max_message_bytes``: the longest message the server may send, over stdio (see
+    :mod:`mcs_mcp.client.stdio`), streamable HTTP and HTTP+SSE (see
+    :mod:`mcs_mcp.client.http_bounds`).
     """
 
     name: str
@@ -127,15 +129,20 @@ def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None
         return bounded_stdio_client(params, _errlog(spec.errlog), max_message_bytes=spec.max_message_bytes,
                                     on_refused=on_refused)
     assert spec.url is not None
+    server = f"{spec.name!r} ({spec.url})"
     if spec.sse:
         from mcp.client.sse import sse_client
 
-        return sse_client(spec.url, headers=dict(spec.headers) or None, auth=spec.auth)
+        factory = bounded_client_factory(max_message_bytes=spec.max_message_bytes, server=server,
+                                         on_refused=on_refused)
+        return sse_client(spec.url, headers=dict(spec.headers) or None, auth=spec.auth,
+                          httpx_client_factory=factory)
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth)
+    http = bound_messages(create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth),
+                          max_message_bytes=spec.max_message_bytes, server=server, on_refused=on_refused)
     return _HttpTransport(spec.url, http, authenticated=bool(spec.auth) or any(
-        k.lower() == "authorization" for k in spec.headers))
+        k.lower() == "authorization" for k in spec.headers), max_message_bytes=spec.max_message_bytes)
 
 
 class _HttpTransport:
@@ -145,9 +152,11 @@ class _HttpTransport:
     what to configure instead of the SDK's generic "error response".
     """
 
-    def __init__(self, url: str, http: Any, *, authenticated: bool = False) -> None:
+    def __init__(self, url: str, http: Any, *, authenticated: bool = False,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self._url = url
         self._http = http
+        self._max_message_bytes = max_message_bytes
         self._stack = contextlib.AsyncExitStack()
         self.authenticated = authenticated
         self.unauthorized: str | None = None  # the WWW-Authenticate of the last 401
@@ -173,7 +182,10 @@ class _HttpTransport:
         from mcp.client.streamable_http import streamable_http_client
 
         await self._stack.enter_async_context(self._http)
-        return await self._stack.enter_async_context(streamable_http_client(self._url, http_client=self._http))
+        # ``http`` bounds every message (``bound_messages``); the SDK's own cap on one SSE event
+        # (1 MiB by default) is set to the same bound, so one option says how long a message may be.
+        return await self._stack.enter_async_context(streamable_http_client(
+            self._url, http_client=self._http, max_sse_event_size=self._max_message_bytes))
 
     async def __aexit__(
         self,

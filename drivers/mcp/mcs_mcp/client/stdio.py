@@ -8,7 +8,7 @@ server's stdout as bytes, looks for the newline only in what arrived since the l
 and ends the session when one message passes ``max_message_bytes``: ``on_refused`` is
 told why (the bridge turns that into the error every waiting call gets) and the server
 process is stopped. Messages under the bound are parsed by the SDK's own JSON-RPC model,
-as the SDK's transport does.
+as the SDK's transport does. The same bound holds over HTTP (:mod:`mcs_mcp.client.http_bounds`).
 
 The server runs in a session of its own (its process group): when it does not exit within
 :data:`STOP_GRACE_SECONDS` of its stdin closing, the group gets ``SIGTERM``, then
