@@ -49,7 +49,8 @@ or input as code (shells with ``-c``/``-s`` or no script,
 whose arguments and input are commands such as ``sqlite3`` or ``make``, the value of an
 option that names a command such as ``git -c`` or ``tar -I``, package runners such as
 ``npx`` or ``pip install``...) unless the file marks the argument ``x-mcs-runsAsCode: true``;
-any value in a script that renames programs (``alias``, ``hash -p``...); bash builtins that read names or evaluate
+a value glued to an option word (``-{x}``, ``--{x}``, ``-v{x}``; ``--name={x}`` and
+words after ``--`` are fine), which would choose the option; any value in a script that renames programs (``alias``, ``hash -p``...); bash builtins that read names or evaluate
 (``let``, ``declare``, ``read``, ``printf -v``, ``test -v``, ``unset``...); ``[[ ... ]]``,
 array subscripts, ``${...}`` operators, ``case`` patterns, output redirections, prefix
 assignments (``VAR={x} cmd`` puts the value in the program's environment), and any
@@ -720,6 +721,14 @@ class _Analysis:
             raise self._refuse(start, label, f"is an argument of {base!r}, which reads its arguments and standard "
                                "input as commands that can reach the shell", "pass the value to a program that "
                                "takes it as data, or mark the argument x-mcs-runsAsCode: true")
+        args = _field_children(command, "argument")
+        before = words[: args.index(argument)] if argument in args else words
+        glued = self._word_prefix(argument)
+        if glued.startswith("-") and not (glued.startswith("--") and "=" in glued) and "--" not in before:
+            raise self._refuse(start, label, f"continues the option word {glued!r} of {base}, so a value would "
+                               "choose the program's options (some run a command: git grep -O, git clone "
+                               "--upload-pack)", f"pass it as its own word after the option ({glued} {{x}}) or "
+                               "as --option={x}, or mark the argument x-mcs-runsAsCode: true")
         option = self._command_option(command, argument, base)
         if option is not None:
             raise self._refuse(start, label, f"is the value of {base} {option}, which names a command (or configuration "
@@ -728,8 +737,6 @@ class _Analysis:
         if base == "find" and _FIND_EXEC & set(words):
             raise self._refuse(start, label, "is an argument of find with -exec, which runs commands",
                                "drop -exec, or mark the argument x-mcs-runsAsCode: true")
-        args = _field_children(command, "argument")
-        before = words[: args.index(argument)] if argument in args else words
         # The subcommand is any word before the value, not only the first: global options
         # come first ("kubectl -n ns exec pod -- {x}", "docker --context c run image {x}").
         remote = REMOTE_RUNNERS.get(base, frozenset())
@@ -804,10 +811,7 @@ class _Analysis:
             options = GIT_COMMAND_OPTIONS.get(words[at] if at is not None and at < index else "", ())
         if not options:
             return None
-        # What precedes the value in its word, other values taken as empty ({a}-I{b} with a="").
-        word = self.source[argument.start_byte:argument.end_byte]
-        cut = max((m.start() for m in _SENTINEL.finditer(word)), default=word.find(b"$"))
-        own = _SENTINEL.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
+        own = self._word_prefix(argument)
         previous = _bare(args[index - 1], self.source) if index else ""
         for option in options:
             if option.startswith("--"):
@@ -824,6 +828,13 @@ class _Analysis:
             elif previous == option or own.startswith(option):  # zip's -TT
                 return option
         return None
+
+    def _word_prefix(self, argument: Node) -> str:
+        """What precedes the (last) value in its word, quotes removed and other values taken
+        as empty (``{a}-I{b}`` with a=""): ``-I`` for ``-I{x}``, ``--to=`` for ``--to={x}``."""
+        word = self.source[argument.start_byte:argument.end_byte]
+        cut = max((m.start() for m in _SENTINEL.finditer(word)), default=word.find(b"$"))
+        return _SENTINEL.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
 
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
