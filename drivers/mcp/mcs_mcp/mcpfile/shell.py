@@ -560,7 +560,8 @@ class _Analysis:
                     dashdash = True
                 elif not dashdash and text.startswith("-") and len(text) > 1:
                     option, expects, known = self._git_option(text, valued, flags)
-                    multiple = multiple or (subcommand == "fetch" and option in ("-m", "--multiple"))
+                    multiple = multiple or (subcommand == "fetch" and (  # -m, also in a cluster (-vm)
+                        option == "--multiple" or (not text.startswith("--") and "m" in text)))
                     if label and option in GIT_REPOSITORY_OPTIONS:
                         raise self._refuse(arg, label, f"is the value of git {subcommand} {option}, another "
                                            "repository or URI git would read", f"write the {option} value literally")

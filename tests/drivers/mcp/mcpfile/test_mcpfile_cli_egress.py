@@ -225,6 +225,14 @@ def test_when_the_first_operand_is_absent_the_next_one_is_the_repository_and_is_
     assert not any((tmp_path / "work").iterdir())
 
 
+@pytest.mark.parametrize("command", ["git fetch --multiple origin {x}", "git fetch -vm origin {x}",
+                                     "git fetch --mult origin {x}"])
+def test_with_fetch_multiple_every_operand_is_a_repository(git_driver, tmp_path: Path, command: str) -> None:
+    local = bare_repository(tmp_path)
+    with pytest.raises(PolicyDeniedError):
+        git_driver(command).call_tool("t", {"x": str(local)})
+
+
 def test_a_remote_name_is_never_taken_from_a_value_but_a_refspec_after_a_literal_remote_is_data(
     git_driver, tmp_path: Path
 ) -> None:
