@@ -127,6 +127,11 @@ class _Remote:
     multiple: bool
 
 
+#: Environment variables (any case) that would let git reach past the pin: proxies (the
+#: proxy resolves the name again; the HTTP tools' transport ignores them too) and settings
+#: that override ``protocol.*.allow``.
+_UNPINNED_ENVIRONMENT = frozenset({"http_proxy", "https_proxy", "all_proxy", "git_allow_protocol",
+                                   "git_protocol_from_user"})
 #: Where a git repository a value names may be: the schemes git reaches through curl, which
 #: can be pinned to the checked address (ssh, git://, file, paths and helpers cannot).
 GIT_REMOTE_SCHEMES = frozenset({"http", "https"})
@@ -411,6 +416,7 @@ class CliInvoker:
                 "or later is needed to pin it to the address the egress policy checked.", tool=self.tool,
             )
         config: list[tuple[str, str]] = [
+            ("http.proxy", ""),  # through a proxy the pin would not hold (the proxy resolves the name)
             ("http.followRedirects", "false"),
             ("protocol.allow", "never"),
             ("protocol.http.allow", "user"),
@@ -427,7 +433,7 @@ class CliInvoker:
                 continue  # an IPv6 address: curl does not resolve it
             pinned = ",".join(f"[{a}]" if ":" in a else a for a in addresses)
             config.append(("http.curloptResolve", f"{host}:{port}:{pinned}"))
-        base = {k: v for k, v in os.environ.items() if k not in ("GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER")}
+        base = {k: v for k, v in os.environ.items() if k.lower() not in _UNPINNED_ENVIRONMENT}
         return hardened_environment(base, extra=tuple(config))
 
     def argv(self, script: str, values: list[str]) -> list[str]:
@@ -779,7 +785,8 @@ def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
                 pieces.append((source[max(first, start):min(last, end)].decode(), item.group))
             literal = "".join(p for p, _ in pieces if isinstance(p, str))
             if not _REMOTE_LITERAL.match(literal) or ('"' in literal and "'" in literal):
-                word = source[start:end].decode(errors="replace")
+                word = re.sub(r"__mcs_slot_(\d+)__", lambda m: specs[int(m.group(1))].label,
+                              source[start:end].decode(errors="replace"))
                 raise ConfigurationError(
                     f"{where}: line {remote.line}: in git {remote.subcommand}, {word[:80]!r} may be the repository "
                     "git contacts, and MCS checks such a value against the egress policy; it cannot tell what "

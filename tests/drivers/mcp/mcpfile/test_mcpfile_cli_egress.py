@@ -255,6 +255,7 @@ def test_a_remote_name_is_never_taken_from_a_value_but_a_refspec_after_a_literal
         ("git clone --bundle-uri={x} https://example.org/r.git out", "git clone --bundle-uri"),
         ("git clone --some-future-option 1 {x}", "an option MCS does not know"),
         ("git clone http://$HOST/{x}", "cannot tell what this word becomes"),
+        ("git clone $'{x}' out", "in git clone, \"$'{x}'\" may be the repository"),
     ],
 )
 def test_where_mcs_cannot_tell_whether_a_value_is_the_repository_the_file_is_refused(
@@ -382,4 +383,21 @@ async def test_the_async_path_checks_and_pins_alike(new_driver, write_file, tmp_
         await driver.acall_tool("t", {"x": f"http://repo.example:{port}/r.git"})
     assert (work / "out" / "README").read_text() == "async\n"
     assert seen and all(line.startswith(f"repo.example:{port} ") for line in seen)  # reached through the pin
+    assert listener.received == []
+
+
+@pytest.mark.parametrize("variable", ["http_proxy", "ALL_PROXY", "all_proxy"])
+def test_a_proxy_in_the_environment_does_not_carry_the_request_past_the_pin(
+    git_driver, tmp_path: Path, listener: Listener, monkeypatch, variable: str
+) -> None:
+    # Through a proxy, the proxy resolves the name again (http.curloptResolve pins only a direct
+    # connection); the HTTP tools' transport ignores proxies from the environment, and so does git here.
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "direct\n"})
+    monkeypatch.setenv(variable, f"http://127.0.0.1:{listener.port}")
+    driver = git_driver("git clone -q {x} out", egress_allow=["localhost"])
+    with serving(tmp_path / "served") as (port, seen):
+        driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
+    assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
+    assert seen
     assert listener.received == []
