@@ -16,6 +16,13 @@ What is refused at call time (``INVALID_INPUT``, nothing spawned): a value with 
 where it starts a word and no ``--`` came before it in the command (it would be read as an
 option), and arguments no placeholder uses when the command's end is no safe place for them.
 
+Where git contacts a repository a value chose (:attr:`.shell.GitRemote`: the first operand
+of ``clone``, ``fetch``, ``pull``, ``ls-remote`` that is present at the call), the word git
+will read must be an http(s) URL the driver's egress policy allows (``POLICY_DENIED``
+otherwise, nothing spawned), and git runs pinned to the checked addresses, following no
+redirect, with no transport but http(s) and those only for the command itself (see
+:meth:`CliInvoker.environment`).
+
 Running: a new process group; at the deadline (or the output cap, or a cancellation) the
 whole group is killed, and a deadline fails the call with ``TIMEOUT``. Processes the
 command itself sends to the background (``nohup server &``) outlive it, as in gen-mcp. Output (stdout and stderr, combined as in gen-mcp) is capped with
@@ -33,10 +40,18 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolTimeoutError,
+)
+from mcs.urls import EgressPolicy
 from mcs_mcp.mcpfile import shell
 from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
 from mcs_mcp.mcpfile.shell import Occurrence
@@ -71,6 +86,8 @@ class CliOptions:
     #: Programs the operator vouches keep their arguments and input as data, added to
     #: :data:`.shell.DATA_PROGRAMS` (configuration only: a file cannot grant it).
     trusted_programs: frozenset[str] = frozenset()
+    #: Where a git repository a value names may be (the driver's ``egress_allow``/``egress``).
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +109,36 @@ class _Item:
     slot: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Operand:
+    """One operand word of a git command that may be the repository it contacts: its
+    pieces, literal text (quotes removed) or a slot, each with its group."""
+
+    pieces: tuple[tuple[str | int, int | None], ...]
+    trusted: frozenset[int]  # slots holding the server's environment, not a model's value
+
+
+@dataclass(frozen=True, slots=True)
+class _Remote:
+    """A git command whose repository a value may be (see :class:`.shell.GitRemote`)."""
+
+    subcommand: str
+    operands: tuple[_Operand, ...]
+    multiple: bool
+
+
+#: Environment variables (any case) that would let git reach past the pin: proxies (the
+#: proxy resolves the name again; the HTTP tools' transport ignores them too) and settings
+#: that override ``protocol.*.allow``.
+_UNPINNED_ENVIRONMENT = frozenset({"http_proxy", "https_proxy", "all_proxy", "git_allow_protocol",
+                                   "git_protocol_from_user"})
+#: Where a git repository a value names may be: the schemes git reaches through curl, which
+#: can be pinned to the checked address (ssh, git://, file, paths and helpers cannot).
+GIT_REMOTE_SCHEMES = frozenset({"http", "https"})
+_REMOTE_HOST = re.compile(r"^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|[0-9a-f:.]*:[0-9a-f:.]*)$")
+_REMOTE_LITERAL = re.compile(r"^[A-Za-z0-9._:/@%+,=~\"'-]*$")
+
+
 class CliInvoker:
     """One compiled ``cli`` invocation. Build with :func:`compile_cli`."""
 
@@ -108,6 +155,7 @@ class CliInvoker:
         options: CliOptions,
         input_schema: Mapping[str, Any] | None = None,
         extras_refused: str | None = None,
+        remotes: tuple[_Remote, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -119,6 +167,7 @@ class CliInvoker:
         self.options = options
         self.input_schema = input_schema
         self.extras_refused = extras_refused
+        self.remotes = remotes
 
     # ------------------------------------------------------------------ rendering
 
@@ -128,10 +177,19 @@ class CliInvoker:
         Raises:
             InvalidInputError: a value would be read as an option, or has control characters.
             ExecutionError: a needed environment variable or incoming header is missing.
+            PolicyDeniedError: a value is the repository a git command contacts and is not
+                an http(s) URL the egress policy allows (no DNS is asked here).
         """
+        script, values, _ = self._render(arguments, metadata)
+        return script, values
+
+    def _render(self, arguments: Mapping[str, Any],
+                metadata: Mapping[str, str]) -> tuple[str, list[str], list[tuple[str, int]]]:
+        """:meth:`render`, and the ``(host, port)`` of each git repository a value chose."""
         active = [self._group_active(g, arguments) for g in self.groups]
         script: list[str] = [PRELUDE]
         values: list[str] = []
+        words: dict[int, list[str]] = {}
         for item in self.items:
             if item.group is not None and not active[item.group]:
                 continue
@@ -146,7 +204,10 @@ class CliInvoker:
             value = self._value(part, arguments, metadata)
             if value is MISSING:
                 continue
+            start = len(values)
             script.append(self._reference(part, occurrence, value, values))
+            words[item.slot] = values[start:]
+        remotes = [self._check_remote(text) for text in self._repositories(active, words)]
         body = "".join(script)
         extras = self._extra_arguments(arguments)
         if extras and self.extras_refused:
@@ -162,7 +223,78 @@ class CliInvoker:
                 self._check_text(text, "an extra argument")
                 body += f' "${{{ARGS}[{len(values)}]}}"'
                 values.append(text)
-        return body, values
+        return body, values, remotes
+
+    # ------------------------------------------------------------------ git remotes
+
+    def _repositories(self, active: list[bool], words: Mapping[int, list[str]]) -> list[str]:
+        """The repositories git will contact that a model's value chose (in whole or in
+        part), as git will read them: for each git command of :attr:`remotes`, its first
+        operand word present at this call (all of them for ``fetch --multiple``)."""
+        out: list[str] = []
+        for remote in self.remotes:
+            for operand in remote.operands:
+                texts, chosen = self._operand_words(operand, active, words)
+                if not texts:
+                    continue  # absent at this call: the next operand is the repository
+                if chosen:
+                    out.extend(texts)
+                if not remote.multiple:
+                    break
+        return out
+
+    def _operand_words(self, operand: _Operand, active: list[bool],
+                       words: Mapping[int, list[str]]) -> tuple[list[str], bool]:
+        """The words ``operand`` becomes at this call, and whether a model's value chose
+        where they point (it stands before ``scheme://host/``, or is the whole word)."""
+        present = [(p, g) for p, g in operand.pieces if g is None or active[g]]
+        if len(present) == 1 and isinstance(present[0][0], int):
+            slot = present[0][0]
+            return list(words.get(slot, [])), slot not in operand.trusted
+        text = ""
+        fixed: bool | None = None
+        exists = False
+        for piece, _ in present:
+            if isinstance(piece, str):
+                text += piece
+                exists = True
+                continue
+            got = words.get(piece, [])
+            if len(got) > 1:
+                raise InvalidInputError(
+                    f"Invalid arguments for {self.tool}: a list cannot be part of the repository URL git "
+                    "contacts; pass one value.", tool=self.tool,
+                )
+            if fixed is None and piece not in operand.trusted:
+                fixed = bool(shell.DESTINATION_FIXED.match(text))
+            text += "".join(got)
+            exists = exists or bool(got)
+        if not exists:
+            return [], False
+        return [text], not fixed if fixed is not None else False
+
+    def _check_remote(self, url: str) -> tuple[str, int]:
+        """``(host, port)`` of ``url`` when a git repository a value chose may be there:
+        an http(s) URL with a plain host that passes the egress policy's form checks.
+
+        Raises:
+            PolicyDeniedError: anything else (scp-style, ssh, git://, file, a path, a
+                remote's name, a refused host); nothing runs.
+        """
+        policy = self.options.egress
+        scheme = url.split(":", 1)[0].lower() if "://" in url else ""
+        try:
+            if scheme not in GIT_REMOTE_SCHEMES & policy.schemes:
+                raise PolicyDeniedError("", details={"egress": "it is not an http(s) URL (a path, a remote's name, "
+                                        "scp-style host:path, ssh://, git://, file:// and transport helpers "
+                                        "cannot be checked or pinned)"})
+            host, port = policy.check_form(url)
+            if not _REMOTE_HOST.match(host):
+                raise PolicyDeniedError("", details={"egress": "its host is not written plainly (ASCII letters, "
+                                                               "digits, dots and hyphens, or an IP address)"})
+        except PolicyDeniedError as exc:
+            raise self._denied(url, str(exc.details.get("egress", exc.message))) from None
+        return host, port
 
     def _group_active(self, group: _Group, arguments: Mapping[str, Any]) -> bool:
         params = group.template.params()
@@ -254,9 +386,55 @@ class CliInvoker:
 
     # ------------------------------------------------------------------ running
 
-    def environment(self) -> dict[str, str]:
-        """This process's environment plus :data:`GIT_HARDENING` as git's command-line config."""
-        return hardened_environment(os.environ)
+    def _denied(self, url: str, why: str) -> PolicyDeniedError:
+        return PolicyDeniedError(
+            f"{self.tool}: the repository {url[:80]!r} git would contact was refused by the egress policy: {why}. "
+            "Only public http(s) hosts may be chosen by the model; the operator can allow more with the driver "
+            "options egress_allow (addresses or networks, 'localhost') or egress (a whole policy: allowed "
+            "hosts). A remote's name is never taken from a value: write it in the command (git fetch origin {ref}).",
+            tool=self.tool, details={"egress": why, "url": url[:200]},
+        )
+
+    def environment(self, remotes: list[tuple[str, int]] | None = None) -> dict[str, str]:
+        """This process's environment plus :data:`GIT_HARDENING` as git's command-line config;
+        with ``remotes`` (the repositories a value chose), git is also held to them: each
+        name pinned to the addresses the egress policy checked (``http.curloptResolve``), no
+        redirect followed, and http(s) the only transport, for the model's URLs only (a
+        submodule, an alternate or a redirect cannot switch to another).
+
+        Raises:
+            PolicyDeniedError: a host resolves to a refused address, or git is too old to pin.
+            ExecutionError: a host does not resolve.
+        """
+        if not remotes:
+            return hardened_environment(os.environ)
+        version = _git_version(os.environ.get("PATH", ""))
+        if version is None or version < (2, 37):
+            shown = "could not be run" if version is None else f"is {'.'.join(map(str, version))}"
+            raise PolicyDeniedError(
+                f"{self.tool}: git would contact a repository the model chose, and git {shown}; git 2.37 "
+                "or later is needed to pin it to the address the egress policy checked.", tool=self.tool,
+            )
+        config: list[tuple[str, str]] = [
+            ("http.proxy", ""),  # through a proxy the pin would not hold (the proxy resolves the name)
+            ("http.followRedirects", "false"),
+            ("protocol.allow", "never"),
+            ("protocol.http.allow", "user"),
+            ("protocol.https.allow", "user"),
+        ]
+        for host, port in dict.fromkeys(remotes):
+            try:
+                addresses = self.options.egress.check_host(host, port)
+            except PolicyDeniedError as exc:
+                raise self._denied(f"{host}:{port}", str(exc.details.get("egress", exc.message))) from None
+            except ExecutionError as exc:
+                raise ExecutionError(f"{self.tool}: {exc.message}", tool=self.tool, details=exc.details) from None
+            if ":" in host:
+                continue  # an IPv6 address: curl does not resolve it
+            pinned = ",".join(f"[{a}]" if ":" in a else a for a in addresses)
+            config.append(("http.curloptResolve", f"{host}:{port}:{pinned}"))
+        base = {k: v for k, v in os.environ.items() if k.lower() not in _UNPINNED_ENVIRONMENT}
+        return hardened_environment(base, extra=tuple(config))
 
     def argv(self, script: str, values: list[str]) -> list[str]:
         return [self.options.shell, "-c", script, f"mcs-{self.tool}", *values]
@@ -264,11 +442,12 @@ class CliInvoker:
     def run(self, arguments: Mapping[str, Any], metadata: Mapping[str, str], deadline: float | None,
             timeout: float | None) -> InvokeResult:
         """Render and run the command; see the module docstring for what can fail."""
-        script, values = self.render(arguments, metadata)
+        script, values, remotes = self._render(arguments, metadata)
+        env = self.environment(remotes)
         try:
             proc = subprocess.Popen(
                 self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd, env=self.environment(),
+                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd, env=env,
             )
         except OSError as exc:
             raise ExecutionError(f"{self.tool}: the command could not start ({exc.strerror}).", tool=self.tool) from None
@@ -309,10 +488,11 @@ class CliInvoker:
     async def arun(self, arguments: Mapping[str, Any], metadata: Mapping[str, str], deadline: float | None,
                    timeout: float | None) -> InvokeResult:
         """Async twin of :meth:`run`; cancelling the task kills the process group."""
-        script, values = self.render(arguments, metadata)
+        script, values, remotes = self._render(arguments, metadata)
+        env = await asyncio.to_thread(self.environment, remotes) if remotes else self.environment()
         starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd, env=self.environment(),
+            stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd, env=env,
         ))
         try:
             # Shielded: a cancellation that lands while the process is being set up (it may
@@ -422,18 +602,32 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
 )
 
 
-def hardened_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` with :data:`GIT_HARDENING` appended to any ``GIT_CONFIG_COUNT`` entries it has."""
+def hardened_environment(base: Mapping[str, str], extra: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
+    """``base`` with :data:`GIT_HARDENING` (and ``extra``) appended to any ``GIT_CONFIG_COUNT``
+    entries it has."""
     env = dict(base)
     try:
         count = max(int(env.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:
         count = 0
-    for offset, (key, value) in enumerate(GIT_HARDENING):
+    entries = (*GIT_HARDENING, *extra)
+    for offset, (key, value) in enumerate(entries):
         env[f"GIT_CONFIG_KEY_{count + offset}"] = key
         env[f"GIT_CONFIG_VALUE_{count + offset}"] = value
-    env["GIT_CONFIG_COUNT"] = str(count + len(GIT_HARDENING))
+    env["GIT_CONFIG_COUNT"] = str(count + len(entries))
     return env
+
+
+@cache
+def _git_version(path: str) -> tuple[int, ...] | None:
+    """The version of the ``git`` found on ``path``, asked once; ``None`` if it cannot run."""
+    try:
+        out = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=10, check=True,
+                             env={**os.environ, "PATH": path}).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"(\d+)\.(\d+)", out)
+    return tuple(int(n) for n in found.groups()) if found else None
 
 
 def _wait_for_exit(proc: subprocess.Popen[bytes], deadline: float | None) -> bool:
@@ -543,7 +737,8 @@ def compile_cli(
              for item in slotted if item.slot is not None and isinstance(item.part, Placeholder)}
     script, spans = _sentinel_script(slotted)
     try:
-        occurrences = shell.analyse(script, specs, trusted_programs=options.trusted_programs)
+        occurrences, found = shell.analyse_with_remotes(script, specs, trusted_programs=options.trusted_programs,
+                                                         optional=tuple(spans.values()))
         crossing = shell.crossing_spans(script, [spans[g] for g in sorted(spans)])
     except ConfigurationError as exc:
         raise ConfigurationError(f"{where}: {exc}") from None
@@ -560,7 +755,49 @@ def compile_cli(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
         extras_refused=_extras_refused(script, specs, options.trusted_programs),
+        remotes=_remotes(script, slotted, specs, found, where=where),
     )
+
+
+def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
+             found: tuple[shell.GitRemote, ...], *, where: str) -> tuple[_Remote, ...]:
+    """The git commands whose repository a value may be, with each candidate operand word
+    as pieces of the rendered command; a word whose quoting MCS would have to guess is refused."""
+    offsets: list[tuple[int, int]] = []
+    size = 0
+    for item in items:
+        length = len((item.part if isinstance(item.part, str) else shell.SENTINEL.format(item.slot)).encode())
+        offsets.append((size, size + length))
+        size += length
+    source = script.encode()
+    trusted = frozenset(slot for slot, spec in specs.items() if spec.trusted)
+    out: list[_Remote] = []
+    for remote in found:
+        operands: list[_Operand] = []
+        for start, end in remote.operands:
+            pieces: list[tuple[str | int, int | None]] = []
+            for item, (first, last) in zip(items, offsets, strict=True):
+                if last <= start or first >= end:
+                    continue
+                if item.slot is not None:
+                    pieces.append((item.slot, item.group))
+                    continue
+                pieces.append((source[max(first, start):min(last, end)].decode(), item.group))
+            literal = "".join(p for p, _ in pieces if isinstance(p, str))
+            if not _REMOTE_LITERAL.match(literal) or ('"' in literal and "'" in literal):
+                word = re.sub(r"__mcs_slot_(\d+)__", lambda m: specs[int(m.group(1))].label,
+                              source[start:end].decode(errors="replace"))
+                raise ConfigurationError(
+                    f"{where}: line {remote.line}: in git {remote.subcommand}, {word[:80]!r} may be the repository "
+                    "git contacts, and MCS checks such a value against the egress policy; it cannot tell what "
+                    "this word becomes (quoting, expansions or characters a URL does not hold). Pass the whole "
+                    "URL as one placeholder ({repoUrl}) or write scheme://host/ literally before the value"
+                )
+            cleaned = tuple((p.replace('"', "").replace("'", "") if isinstance(p, str) else p, g) for p, g in pieces)
+            operands.append(_Operand(tuple((p, g) for p, g in cleaned if p != ""), trusted))
+        if any(isinstance(p, int) and p not in trusted for o in operands for p, _ in o.pieces):
+            out.append(_Remote(remote.subcommand, tuple(operands), remote.multiple))
+    return tuple(out)
 
 
 def _slot_spec(part: Placeholder, schema: Mapping[str, Any] | None, marked: frozenset[str]) -> shell.SlotSpec:

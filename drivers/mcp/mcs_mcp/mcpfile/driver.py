@@ -153,7 +153,10 @@ class MCPFileDriver(ToolDriver):
         allow_dynamic_hosts: let arguments choose the host of a URL (off by default); such
             hosts must still pass the egress block list (public addresses only).
         egress_allow: IP addresses or networks (``"10.0.0.0/8"``), or ``"localhost"``, that
-            a caller-chosen host may reach although they are not public.
+            a caller-chosen host may reach although they are not public: a URL's host with
+            ``allow_dynamic_hosts``, and the repository of a command's ``git clone``,
+            ``fetch``, ``pull`` or ``ls-remote`` that a value names (always checked; only
+            http(s), pinned to the checked address).
         egress: a whole :class:`mcs.urls.EgressPolicy` instead (an allow-list of hosts, a resolver).
         allow_control_characters: let command values contain line breaks (NUL never).
         cli_cwd: working directory of commands (default: the current one).
@@ -197,6 +200,7 @@ class MCPFileDriver(ToolDriver):
         self._constructed_with: tuple[dict[str, Any], dict[str, Any]] = (arguments, dict(options))
         refuse_unknown_options(MCPFileDriver, options, "the MCP file driver")
         super().__init__(**options)
+        policy = egress or EgressPolicy(allow=egress_allow)
         self.file: LoadedFile = load(
             path,
             server_config,
@@ -206,13 +210,14 @@ class MCPFileDriver(ToolDriver):
                 allow_dynamic_hosts=allow_dynamic_hosts,
                 retries=max(0, int(retries)),
                 backoff=max(0.0, float(backoff)),
-                egress=egress or EgressPolicy(allow=egress_allow),
+                egress=policy,
             ),
             cli_options=CliOptions(
                 max_output_bytes=max_output_bytes,
                 allow_control_characters=allow_control_characters,
                 cwd=str(cli_cwd) if cli_cwd is not None else None,
                 trusted_programs=_program_names(cli_trusted_programs),
+                egress=policy,
             ),
             apply_env_overrides=apply_env_overrides,
         )

@@ -49,7 +49,8 @@ or input as code (shells with ``-c``/``-s`` or no script,
 whose arguments and input are commands such as ``sqlite3`` or ``make``, the value of an
 option that names a command such as ``git -c`` or ``tar -I``, package runners such as
 ``npx`` or ``pip install``...) unless the file marks the argument ``x-mcs-runsAsCode: true``;
-any value in a script that renames programs (``alias``, ``hash -p``...); bash builtins that read names or evaluate
+a value glued to an option word (``-{x}``, ``--{x}``, ``-v{x}``; ``--name={x}`` and
+words after ``--`` are fine), which would choose the option; any value in a script that renames programs (``alias``, ``hash -p``...); bash builtins that read names or evaluate
 (``let``, ``declare``, ``read``, ``printf -v``, ``test -v``, ``unset``...); ``[[ ... ]]``,
 array subscripts, ``${...}`` operators, ``case`` patterns, output redirections, prefix
 assignments (``VAR={x} cmd`` puts the value in the program's environment), and any
@@ -194,6 +195,41 @@ GIT_DATA_SUBCOMMANDS = frozenset({
     "checkout", "switch", "restore", "reset", "rm", "mv", "branch", "tag", "merge", "rev-parse",
     "ls-files", "ls-tree", "blame", "describe", "shortlog", "grep",
 })
+#: The git subcommands whose first operand is the repository git contacts (a URL, a path, a
+#: remote's name), with their options as ``git <subcommand> -h`` lists them (git 2.39): those
+#: that take the next word as their value, and the rest. A value that may become that operand
+#: is checked at each call against the egress policy (see :mod:`.cli`); an option not listed
+#: here before such a value means MCS cannot tell where the value lands, and is refused at load.
+GIT_REMOTE_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    name: (frozenset(valued.split()), frozenset(flags.split())) for name, valued, flags in (
+        ("clone", "-j --jobs --template --reference --reference-if-able -o --origin -b --branch -u --upload-pack "
+                  "--depth --shallow-since --shallow-exclude --separate-git-dir -c --config --server-option "
+                  "--filter --bundle-uri",
+         "-v --verbose -q --quiet --progress --reject-shallow -n --no-checkout --bare --mirror -l --local "
+         "--no-hardlinks -s --shared --recurse-submodules --recursive --dissociate --single-branch --no-tags "
+         "--shallow-submodules -4 --ipv4 -6 --ipv6 --also-filter-submodules --remote-submodules --sparse"),
+        ("fetch", "--upload-pack -j --jobs --depth --shallow-since --shallow-exclude --deepen --refmap -o "
+                  "--server-option --negotiation-tip --filter",
+         "-v --verbose -q --quiet --all --set-upstream -a --append --atomic -f --force -m --multiple -t --tags "
+         "-n --prefetch -p --prune -P --prune-tags --recurse-submodules --dry-run --write-fetch-head -k --keep "
+         "-u --update-head-ok --progress --unshallow --refetch --update-shallow -4 --ipv4 -6 --ipv6 "
+         "--negotiate-only --auto-maintenance --auto-gc --show-forced-updates --write-commit-graph --stdin"),
+        ("pull", "--cleanup -s --strategy -X --strategy-option --upload-pack --depth --shallow-since "
+                 "--shallow-exclude --deepen --refmap -o --server-option --negotiation-tip",
+         "-v --verbose -q --quiet --progress --recurse-submodules -r --rebase -n --stat --log --signoff --squash "
+         "--commit --edit --ff --ff-only --verify --verify-signatures --autostash -S --gpg-sign "
+         "--allow-unrelated-histories --all -a --append -f --force -t --tags -p --prune -j --jobs --dry-run -k "
+         "--keep --unshallow --update-shallow -4 --ipv4 -6 --ipv6 --show-forced-updates --set-upstream"),
+        ("ls-remote", "--upload-pack --sort -o --server-option",
+         "-q --quiet -t --tags -h --heads --refs --get-url --exit-code --symref"),
+    )
+}
+#: Options whose value is another repository git reads (``--reference``) or a URI it
+#: downloads (``--bundle-uri``): no value may go there.
+GIT_REPOSITORY_OPTIONS = frozenset({"--reference", "--reference-if-able", "--bundle-uri"})
+#: A literal start of a repository word that fixes the host (``https://host/``, ``git@host:``):
+#: a value after it chooses only the path.
+DESTINATION_FIXED = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://[^/]*/|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)")
 #: The allow-list: programs whose operands and standard input stay data, each read in its
 #: manual's option list. A placeholder may be an argument or the input of these only (or of
 #: a program the operator names in ``cli_trusted_programs``, or where the file marks the
@@ -339,6 +375,20 @@ class Occurrence:
     after_double_dash: bool = False  # a literal "--" came earlier among the same arguments
 
 
+@dataclass(frozen=True, slots=True)
+class GitRemote:
+    """A git command whose repository operand (the one it contacts) a value may be.
+
+    ``operands`` are the byte ranges of its operand words in order, up to and including
+    the first that always stands there (the caller decides which render at a call);
+    the first one present is the repository, or, with ``fetch --multiple``, all are."""
+
+    subcommand: str
+    line: int
+    operands: tuple[tuple[int, int], ...]
+    multiple: bool
+
+
 class Refused(ConfigurationError):
     """A placeholder sits where bash could run it or read it as a name."""
 
@@ -364,6 +414,21 @@ def analyse(script: str, slots: Mapping[int, SlotSpec], *,
             proven safe; the message names the line, the placeholder and the safe way.
     """
     return _Analysis(script, slots, trusted=trusted_programs).run()
+
+
+def analyse_with_remotes(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
+                         optional: tuple[tuple[int, int], ...] = ()) -> tuple[dict[int, Occurrence], tuple[GitRemote, ...]]:
+    """:func:`analyse`, and the git commands whose repository a value may be (see
+    :class:`GitRemote`). ``optional`` are byte ranges that may be absent at a call (a
+    ``templateVariables`` format): a literal word there does not fix the repository.
+
+    Raises:
+        ConfigurationError: as :func:`analyse`; also where MCS cannot tell whether a value is
+            the repository a git command contacts.
+    """
+    analysis = _Analysis(script, slots, trusted=trusted_programs)
+    found = analysis.run()
+    return found, analysis.git_remotes(optional)
 
 
 _ENCLOSING = frozenset({
@@ -457,6 +522,116 @@ class _Analysis:
                 not spec.trusted for spec in self.slots.values()):
             self._check_every_program()
         return found
+
+    def git_remotes(self, optional: tuple[tuple[int, int], ...]) -> tuple[GitRemote, ...]:
+        """The git commands of :data:`GIT_REMOTE_OPTIONS` whose repository operand a model's
+        value may be; refuse a value git would read as a repository where MCS cannot check it."""
+        assert self.root is not None
+        out: list[GitRemote] = []
+        for command in _walk(self.root):
+            if command.type != "command" or self._program(command).rsplit("/", 1)[-1] != "git":
+                continue
+            args = _field_children(command, "argument")
+            subcommand, at = _git_subcommand([_bare(a, self.source) for a in args])
+            if at is None or subcommand not in GIT_REMOTE_OPTIONS:
+                continue
+            rest = args[at + 1:]
+            held = [self._value_in(arg) for arg in rest]
+            if not any(held):
+                continue
+            valued, flags = GIT_REMOTE_OPTIONS[subcommand]
+            operands: list[Node] = []
+            multiple = dashdash = False
+            expects: str | None = None
+            unknown: str | None = None
+            for arg, label in zip(rest, held, strict=True):
+                text = _bare(arg, self.source)
+                if expects is not None:
+                    if label and expects in GIT_REPOSITORY_OPTIONS:
+                        raise self._refuse(arg, label, f"is the value of git {subcommand} {expects}, another "
+                                           "repository or URI git would read", f"write the {expects} value literally")
+                    expects = None
+                    continue
+                if label and unknown is not None:
+                    raise self._refuse(arg, label, f"comes after {unknown!r}, an option MCS does not know for git "
+                                       f"{subcommand}, so it cannot tell whether the value is the repository git "
+                                       "contacts", f"drop {unknown} or write it as --option=value")
+                if not dashdash and text == "--":
+                    dashdash = True
+                elif not dashdash and text.startswith("-") and len(text) > 1:
+                    option, expects, known = self._git_option(text, valued, flags)
+                    multiple = multiple or (subcommand == "fetch" and (  # -m, also in a cluster (-vm)
+                        option == "--multiple" or (not text.startswith("--") and "m" in text)))
+                    if label and option in GIT_REPOSITORY_OPTIONS:
+                        raise self._refuse(arg, label, f"is the value of git {subcommand} {option}, another "
+                                           "repository or URI git would read", f"write the {option} value literally")
+                    if not known:
+                        unknown = text
+                else:
+                    if label and _value_is_indirect(arg, self):
+                        raise self._refuse(arg, label, f"may be the repository git {subcommand} contacts, but it "
+                                           "reaches git through a variable or a substitution, where MCS cannot "
+                                           "check it against the egress policy",
+                                           f"pass the placeholder directly: git {subcommand} {{url}}")
+                    operands.append(arg)
+            spans: list[tuple[int, int]] = []
+            for arg in operands:
+                spans.append((arg.start_byte, arg.end_byte))
+                if not multiple and self._always_present(arg, optional):
+                    break
+            out.append(GitRemote(subcommand, command.start_point[0] + 1, tuple(spans), multiple))
+        return tuple(out)
+
+    def _value_in(self, arg: Node) -> str:
+        """The label of a model's value ``arg`` holds (directly, through a variable or a
+        substitution), or ``""``."""
+        for match in _SENTINEL.finditer(self.source[arg.start_byte:arg.end_byte]):
+            spec = self.slots.get(int(match.group(1)))
+            if spec is not None and not spec.trusted:
+                return spec.label
+        for node in _walk(arg):
+            if node.type == "variable_name" and _text(node, self.source) in self.tainted:
+                name = _text(node, self.source)
+                return f"${name} (which holds {self.tainted[name].label})"
+        return ""
+
+    def _always_present(self, arg: Node, optional: tuple[tuple[int, int], ...]) -> bool:
+        """Whether ``arg`` is one word at every call: literal text (or quotes) outside the
+        optional ranges; a lone unquoted placeholder may be no word (absent) or several."""
+        word = self.source[arg.start_byte:arg.end_byte]
+        values = [range(m.start(), m.end()) for m in _SENTINEL.finditer(word)]
+        return any(
+            not any(start <= arg.start_byte + index < end for start, end in optional)
+            and not any(index in value for value in values)
+            for index in range(len(word))
+        )
+
+    @staticmethod
+    def _git_option(text: str, valued: frozenset[str], flags: frozenset[str]) -> tuple[str, str | None, bool]:
+        """An option word as git's parse-options reads it: ``(option, option whose value is
+        the next word or None, known)``; long options may be abbreviated, ``--no-`` negated."""
+        if text.startswith("--"):
+            name = text.split("=", 1)[0]
+            glued = "=" in text
+            if name in valued or name in flags:
+                matches = [name]
+            else:
+                matches = [o for o in valued | flags if o.startswith(name) and o.startswith("--")]
+                if not matches and name.startswith("--no-"):
+                    positive = "--" + name[5:]
+                    if any(o.startswith(positive) for o in valued | flags if o.startswith("--")):
+                        return name, None, True
+            if len(matches) != 1:
+                return name, None, False
+            option = matches[0]
+            return option, option if option in valued and not glued else None, True
+        for position, letter in enumerate(text[1:], start=1):
+            option = f"-{letter}"
+            if option in valued:
+                return option, option if position == len(text) - 1 else None, True
+            if option not in flags:
+                return option, None, False
+        return text[:2], None, True
 
     def _check_every_program(self) -> None:
         """In a command that takes a model's values, every program must be listed (or trusted),
@@ -720,6 +895,14 @@ class _Analysis:
             raise self._refuse(start, label, f"is an argument of {base!r}, which reads its arguments and standard "
                                "input as commands that can reach the shell", "pass the value to a program that "
                                "takes it as data, or mark the argument x-mcs-runsAsCode: true")
+        args = _field_children(command, "argument")
+        before = words[: args.index(argument)] if argument in args else words
+        glued = self._word_prefix(argument)
+        if glued.startswith("-") and not (glued.startswith("--") and "=" in glued) and "--" not in before:
+            raise self._refuse(start, label, f"continues the option word {glued!r} of {base}, so a value would "
+                               "choose the program's options (some run a command: git grep -O, git clone "
+                               "--upload-pack)", f"pass it as its own word after the option ({glued} {{x}}) or "
+                               "as --option={x}, or mark the argument x-mcs-runsAsCode: true")
         option = self._command_option(command, argument, base)
         if option is not None:
             raise self._refuse(start, label, f"is the value of {base} {option}, which names a command (or configuration "
@@ -728,8 +911,6 @@ class _Analysis:
         if base == "find" and _FIND_EXEC & set(words):
             raise self._refuse(start, label, "is an argument of find with -exec, which runs commands",
                                "drop -exec, or mark the argument x-mcs-runsAsCode: true")
-        args = _field_children(command, "argument")
-        before = words[: args.index(argument)] if argument in args else words
         # The subcommand is any word before the value, not only the first: global options
         # come first ("kubectl -n ns exec pod -- {x}", "docker --context c run image {x}").
         remote = REMOTE_RUNNERS.get(base, frozenset())
@@ -804,10 +985,7 @@ class _Analysis:
             options = GIT_COMMAND_OPTIONS.get(words[at] if at is not None and at < index else "", ())
         if not options:
             return None
-        # What precedes the value in its word, other values taken as empty ({a}-I{b} with a="").
-        word = self.source[argument.start_byte:argument.end_byte]
-        cut = max((m.start() for m in _SENTINEL.finditer(word)), default=word.find(b"$"))
-        own = _SENTINEL.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
+        own = self._word_prefix(argument)
         previous = _bare(args[index - 1], self.source) if index else ""
         for option in options:
             if option.startswith("--"):
@@ -824,6 +1002,13 @@ class _Analysis:
             elif previous == option or own.startswith(option):  # zip's -TT
                 return option
         return None
+
+    def _word_prefix(self, argument: Node) -> str:
+        """What precedes the (last) value in its word, quotes removed and other values taken
+        as empty (``{a}-I{b}`` with a=""): ``-I`` for ``-I{x}``, ``--to=`` for ``--to={x}``."""
+        word = self.source[argument.start_byte:argument.end_byte]
+        cut = max((m.start() for m in _SENTINEL.finditer(word)), default=word.find(b"$"))
+        return _SENTINEL.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
 
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
@@ -1062,6 +1247,17 @@ class _Position:
 
 
 _QUOTES = str.maketrans("", "", "\"'$\\")
+
+
+def _value_is_indirect(arg: Node, analysis: _Analysis) -> bool:
+    """Whether a value reaches ``arg`` other than as a placeholder written in it: a
+    variable holding one, or a ``$(...)``/``<(...)`` substitution."""
+    for node in _walk(arg):
+        if node.type in ("command_substitution", "process_substitution"):
+            return True
+        if node.type == "variable_name" and _text(node, analysis.source) in analysis.tainted:
+            return True
+    return False
 
 
 def _bare(node: Node, source: bytes) -> str:

@@ -349,6 +349,13 @@ RUNS_A_VALUE = [
     ("echo a > in && tar -cf a.tar in && tar -xf a.tar --to-c {x}", "touch MARKER", "tar --to-command"),
     ("printf '#!/bin/sh\\ntouch MARKER\\nexec cat\\n' > mk && chmod +x mk && seq 200000 | "
      "sort -S 16k -T . --compress-prog={x} > /dev/null", "./mk", "sort --compress-program"),
+    # a value glued to an option word completes it: git grep -O and git clone --upload-pack run it
+    ("git init -q . && echo a > f && git add f && git grep -{x} a", "Otouch MARKER;false",
+     "continues the option word '-'"),
+    ("git init -q src && git clone -q --no-local --{x} src dst", "upload-pack=touch MARKER;false",
+     "continues the option word '--'"),
+    ("git init -q . && echo a > f && git add f && git grep -i{x} a", "Otouch MARKER;false",
+     "continues the option word '-i'"),
     # git -C picks the repository whose configuration runs (a bare repository a clone brought in)
     ("git init -q evil && git -C evil remote add o ssh://h/r && git -C evil config core.sshCommand "
      "'touch ../MARKER; false' && git -C {x} fetch -q o", "evil", "git -C"),

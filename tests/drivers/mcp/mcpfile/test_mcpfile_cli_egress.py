@@ -1,0 +1,403 @@
+"""A git repository a value names goes through the egress policy (SECURITY.md B3-B5).
+
+``git clone {repoUrl}`` (the gen-mcp corpus has it) let the model choose what git contacts:
+a metadata address, loopback in any spelling, a private network, a local path, ssh, git://,
+a transport helper. Here the value must be an http(s) URL the driver's egress policy allows;
+git then runs pinned to the checked address, follows no redirect and reaches no other
+transport (a submodule cannot go elsewhere). Real peers: a recording TCP listener, a git
+repository served over dumb HTTP on loopback, and the real git.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcpfile_support import mcp_file, tool
+
+from mcs.errors import ConfigurationError, ExecutionError, PolicyDeniedError
+from mcs.urls import EgressPolicy
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+STRING = {"type": "string"}
+
+
+class Listener:
+    """A TCP listener that records every connection (and the first bytes sent on it)."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.sock = socket.socket()
+        self.sock.bind((host, 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[bytes] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.received.append(conn.recv(4096))
+                except OSError:
+                    self.received.append(b"")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() of the thread
+        self._thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    server = Listener()
+    yield server
+    server.close()
+
+
+def run_git(*args: str, cwd: Path | None = None) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main",
+                    *args], cwd=cwd, check=True, capture_output=True)
+
+
+def bare_repository(folder: Path, name: str = "r.git", *, files: dict[str, str] | None = None,
+                    submodule: str | None = None) -> Path:
+    """A bare repository holding ``files`` (and a submodule entry pointing at ``submodule``),
+    prepared to be served over git's dumb HTTP protocol."""
+    work = folder / f"{name}-work"
+    run_git("init", "-q", str(work))
+    for path, text in (files or {"README": "hello from the served repository\n"}).items():
+        (work / path).write_text(text)
+    run_git("add", ".", cwd=work)
+    if submodule is not None:
+        (work / ".gitmodules").write_text(f'[submodule "sub"]\n\tpath = sub\n\turl = {submodule}\n')
+        run_git("add", ".gitmodules", cwd=work)
+        run_git("update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    bare = folder / name
+    run_git("clone", "-q", "--bare", str(work), str(bare))
+    run_git("update-server-info", cwd=bare)
+    return bare
+
+
+@contextmanager
+def serving(root: Path, *, redirect_to: str | None = None) -> Iterator[tuple[int, list[str]]]:
+    """Serve ``root`` over HTTP on 127.0.0.1 (git's dumb protocol needs only files); yields
+    the port and the list of ``Host`` and path of each request. ``redirect_to``: answer every
+    request with 302 to that base URL instead."""
+    seen: list[str] = []
+
+    class Handler(SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append(f"{self.headers.get('Host')} {self.path}")
+            if redirect_to is not None:
+                self.send_response(302)
+                self.send_header("Location", redirect_to + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_GET()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def git_driver(new_driver, write_file, tmp_path: Path) -> Callable[..., Any]:
+    """A driver with one CLI tool ``t`` running ``command`` in ``tmp_path / 'work'``."""
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def build(command: str, properties: dict[str, Any] | None = None, **options: Any) -> Any:
+        invocation = {"cli": {"command": command}}
+        return new_driver(write_file(mcp_file(tool("t", invocation, properties or {"x": STRING}))),
+                          cli_cwd=work, **options)
+
+    return build
+
+
+# ----------------------------------------------------------------------------- refused, nothing runs
+
+
+def refused_values(port: int, local: Path) -> list[str]:
+    return [
+        "http://169.254.169.254/latest/meta-data/",
+        f"http://127.0.0.1:{port}/r.git",
+        f"http://127.1:{port}/r.git",
+        f"http://2130706433:{port}/r.git",
+        f"http://0x7f.1:{port}/r.git",
+        f"http://[::1]:{port}/r.git",
+        f"http://[::ffff:127.0.0.1]:{port}/r.git",
+        "http://10.0.0.5/r.git",
+        "http://100.64.0.1/r.git",
+        f"http://user@evil@127.0.0.1:{port}/r.git",
+        f"https://localhost:{port}/r.git",
+        "http://metadata.google.internal/r.git",
+        f"file://{local}",
+        str(local),
+        "../" + local.name,
+        f"ssh://127.0.0.1:{port}/r.git",
+        f"git://127.0.0.1:{port}/r.git",
+        f"127.0.0.1:{local}",
+        f"git@127.0.0.1:{local}",
+        "ext::sh -c touch% MARKER",
+        "fd::0",
+        "origin",
+        f"http::http://127.0.0.1:{port}/r.git",
+        f"HTTP://127.0.0.1:{port}/r.git",
+    ]
+
+
+def test_a_repository_the_model_chooses_outside_the_egress_policy_is_refused_before_git_runs(
+    git_driver, listener: Listener, tmp_path: Path
+) -> None:
+    local = bare_repository(tmp_path)
+    driver = git_driver("git clone {x} out")
+    work = tmp_path / "work"
+    for value in refused_values(listener.port, local):
+        with pytest.raises(PolicyDeniedError) as error:
+            driver.call_tool("t", {"x": value})
+        assert "egress policy" in error.value.message and "egress_allow" in error.value.message, value
+        assert not (work / "out").exists(), value  # git never ran
+    assert listener.received == []
+    assert not (work / "MARKER").exists()
+
+
+def test_a_value_in_the_host_part_of_a_repository_url_is_checked_as_the_whole_url(
+    git_driver, listener: Listener
+) -> None:
+    driver = git_driver('git clone "http://{x}/r.git" out')
+    for host in (f"127.0.0.1:{listener.port}", f"127.1:{listener.port}", "169.254.169.254"):
+        with pytest.raises(PolicyDeniedError):
+            driver.call_tool("t", {"x": host})
+    assert listener.received == []
+
+
+def test_the_corpus_clone_tool_checks_its_repository_url(corpus: Path, new_driver, listener: Listener,
+                                                         tmp_path: Path) -> None:
+    driver = new_driver(corpus / "testdata" / "pkg__mcpfile__testdata__one-server-cli-tools.yaml", cli_cwd=tmp_path)
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("clone_repo", {"repoUrl": f"http://127.0.0.1:{listener.port}/r.git", "depth": 1})
+    assert listener.received == []
+
+
+def test_when_the_first_operand_is_absent_the_next_one_is_the_repository_and_is_checked(
+    git_driver, listener: Listener, tmp_path: Path
+) -> None:
+    local = bare_repository(tmp_path)
+    driver = git_driver("git clone {x} {y}", {"x": STRING, "y": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"y": str(local)})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"y": f"http://127.0.0.1:{listener.port}/r.git"})
+    assert listener.received == []
+    assert not any((tmp_path / "work").iterdir())
+
+
+@pytest.mark.parametrize("command", ["git fetch --multiple origin {x}", "git fetch -vm origin {x}",
+                                     "git fetch --mult origin {x}"])
+def test_with_fetch_multiple_every_operand_is_a_repository(git_driver, tmp_path: Path, command: str) -> None:
+    local = bare_repository(tmp_path)
+    with pytest.raises(PolicyDeniedError):
+        git_driver(command).call_tool("t", {"x": str(local)})
+
+
+def test_a_remote_name_is_never_taken_from_a_value_but_a_refspec_after_a_literal_remote_is_data(
+    git_driver, tmp_path: Path
+) -> None:
+    with pytest.raises(PolicyDeniedError) as error:
+        git_driver("git fetch {x}").call_tool("t", {"x": "origin"})
+    assert "git fetch origin {ref}" in error.value.message
+    # the remote is written in the command: the value is a refspec, and git runs (no repository here)
+    with pytest.raises(ExecutionError) as failed:
+        git_driver("git fetch origin {x}").call_tool("t", {"x": "main"})
+    assert not isinstance(failed.value, PolicyDeniedError)
+    assert "not a git repository" in failed.value.message
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ('u={x}; git clone "$u" out', "through a variable or a substitution"),
+        ('git clone "$(printf %s {x})" out', "through a variable or a substitution"),
+        ("git clone --reference {x} https://example.org/r.git out", "git clone --reference"),
+        ("git clone --bundle-uri={x} https://example.org/r.git out", "git clone --bundle-uri"),
+        ("git clone --some-future-option 1 {x}", "an option MCS does not know"),
+        ("git clone http://$HOST/{x}", "cannot tell what this word becomes"),
+        ("git clone $'{x}' out", "in git clone, \"$'{x}'\" may be the repository"),
+    ],
+)
+def test_where_mcs_cannot_tell_whether_a_value_is_the_repository_the_file_is_refused(
+    git_driver, command: str, expected: str
+) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        git_driver(command)
+    assert expected in str(error.value)
+
+
+# ----------------------------------------------------------------------------- allowed, and held there
+
+
+def test_an_allowed_loopback_repository_is_cloned(git_driver, tmp_path: Path) -> None:
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "served\n"})
+    with serving(tmp_path / "served") as (port, seen):
+        with pytest.raises(PolicyDeniedError):  # loopback: only where the operator allows it
+            git_driver("git clone -q {x} out").call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
+        assert seen == []
+        driver = git_driver("git clone -q {x} out", egress_allow=["localhost"])
+        driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
+    assert (tmp_path / "work" / "out" / "README").read_text() == "served\n"
+    assert seen
+
+
+def test_the_clone_is_pinned_to_the_address_the_policy_checked(new_driver, write_file, tmp_path: Path) -> None:
+    # git's own DNS cannot resolve repo.example; only the pin (http.curloptResolve) makes it reach
+    # the address the policy's resolver answered.
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "pinned\n"})
+    asked: list[str] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]
+
+    work = tmp_path / "work"
+    work.mkdir()
+    policy = EgressPolicy(allow=["localhost"], resolver=resolver)
+    invocation = {"cli": {"command": "git clone -q {x} out"}}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation, {"x": STRING}))), cli_cwd=work, egress=policy)
+    with serving(tmp_path / "served") as (port, seen):
+        driver.call_tool("t", {"x": f"http://repo.example:{port}/r.git"})
+    assert (work / "out" / "README").read_text() == "pinned\n"
+    assert asked == ["repo.example"]
+    assert seen and all(line.startswith(f"repo.example:{port} ") for line in seen)
+
+
+def test_a_name_that_resolves_to_a_refused_address_is_refused(new_driver, write_file, tmp_path: Path,
+                                                              listener: Listener) -> None:
+    policy = EgressPolicy(resolver=lambda host, port: ["127.0.0.1"])
+    invocation = {"cli": {"command": "git clone -q {x} out"}}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation, {"x": STRING}))), cli_cwd=tmp_path, egress=policy)
+    with pytest.raises(PolicyDeniedError) as error:
+        driver.call_tool("t", {"x": f"http://rebind.example:{listener.port}/r.git"})
+    assert "loopback" in error.value.message
+    assert listener.received == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_redirect_from_the_allowed_repository_is_not_followed(git_driver, tmp_path: Path) -> None:
+    other = Listener("127.0.0.2")
+    try:
+        (tmp_path / "served").mkdir()
+        driver = git_driver("git clone -q {x} out", egress_allow=["localhost"])
+        redirect = f"http://127.0.0.2:{other.port}"
+        with serving(tmp_path / "served", redirect_to=redirect) as (port, seen), pytest.raises(ExecutionError):
+            driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
+        assert seen  # the allowed server was asked, and answered 302
+        assert other.received == []
+    finally:
+        other.close()
+
+
+def test_a_submodule_of_the_chosen_repository_is_not_fetched(git_driver, tmp_path: Path, listener: Listener) -> None:
+    # .gitmodules is the repository's content, so the model's choice: it may name any URL.
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", submodule=f"http://127.0.0.1:{listener.port}/sub.git")
+    driver = git_driver("git clone -q --recurse-submodules {x} out", egress_allow=["localhost"])
+    with serving(tmp_path / "served") as (port, _), pytest.raises(ExecutionError) as error:
+        driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
+    assert "transport 'http' not allowed" in error.value.message  # the clone itself succeeded
+    assert (tmp_path / "work" / "out" / "README").is_file()
+    assert listener.received == []
+
+
+def test_a_value_after_a_literal_host_chooses_only_the_path(git_driver, tmp_path: Path) -> None:
+    # the file's author wrote the destination: configuration, not the model's choice
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "literal host\n"})
+    with serving(tmp_path / "served") as (port, _):
+        driver = git_driver(f"git clone -q http://127.0.0.1:{port}/{{x}} out")
+        driver.call_tool("t", {"x": "r.git"})
+    assert (tmp_path / "work" / "out" / "README").read_text() == "literal host\n"
+
+
+def test_a_git_too_old_to_pin_is_refused_rather_than_run_unpinned(git_driver, tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    bin_dir = tmp_path / "oldgit"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/calls"\necho "git version 2.30.2"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    driver = git_driver("git clone {x} out")
+    with pytest.raises(PolicyDeniedError) as error:
+        driver.call_tool("t", {"x": "https://example.org/r.git"})
+    assert "2.37" in error.value.message
+    assert (bin_dir / "calls").read_text() == "--version\n"
+
+
+
+async def test_the_async_path_checks_and_pins_alike(new_driver, write_file, tmp_path: Path, listener: Listener) -> None:
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "async\n"})
+    work = tmp_path / "work"
+    work.mkdir()
+    policy = EgressPolicy(allow=["localhost"], resolver=lambda host, port: ["127.0.0.1"])
+    invocation = {"cli": {"command": "git clone -q {x} out"}}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation, {"x": STRING}))), cli_cwd=work, egress=policy)
+    with pytest.raises(PolicyDeniedError):
+        await driver.acall_tool("t", {"x": f"ssh://127.0.0.1:{listener.port}/r.git"})
+    with serving(tmp_path / "served") as (port, seen):
+        await driver.acall_tool("t", {"x": f"http://repo.example:{port}/r.git"})
+    assert (work / "out" / "README").read_text() == "async\n"
+    assert seen and all(line.startswith(f"repo.example:{port} ") for line in seen)  # reached through the pin
+    assert listener.received == []
+
+
+@pytest.mark.parametrize("variable", ["http_proxy", "ALL_PROXY", "all_proxy"])
+def test_a_proxy_in_the_environment_does_not_carry_the_request_past_the_pin(
+    git_driver, tmp_path: Path, listener: Listener, monkeypatch, variable: str
+) -> None:
+    # Through a proxy, the proxy resolves the name again (http.curloptResolve pins only a direct
+    # connection); the HTTP tools' transport ignores proxies from the environment, and so does git here.
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "direct\n"})
+    monkeypatch.setenv(variable, f"http://127.0.0.1:{listener.port}")
+    driver = git_driver("git clone -q {x} out", egress_allow=["localhost"])
+    with serving(tmp_path / "served") as (port, seen):
+        driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
+    assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
+    assert seen
+    assert listener.received == []
