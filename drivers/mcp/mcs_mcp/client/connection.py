@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any, Literal, TextIO, TypeVar, cast
+from urllib.parse import urlsplit, urlunsplit
 
 from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.http_bounds import bound_messages, bounded_client_factory
@@ -85,9 +86,12 @@ class ServerSpec:
         return "SSE" if self.sse else "HTTP"
 
     def describe(self) -> str:
-        """Where the server is, for messages (never the headers: they may hold tokens)."""
+        """Where the server is, for messages: never the headers, nor a URL's user, password,
+        query or fragment (any of them may hold a token)."""
         if self.url is not None:
-            return self.url
+            parts = urlsplit(self.url)
+            host = parts.netloc.rpartition("@")[2]
+            return urlunsplit((parts.scheme, host, parts.path, "", ""))
         return " ".join([str(self.command), *self.args])
 
 
@@ -129,7 +133,7 @@ def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None
         return bounded_stdio_client(params, _errlog(spec.errlog), max_message_bytes=spec.max_message_bytes,
                                     on_refused=on_refused)
     assert spec.url is not None
-    server = f"{spec.name!r} ({spec.url})"
+    server = f"{spec.name!r} ({spec.describe()})"
     if spec.sse:
         from mcp.client.sse import sse_client
 

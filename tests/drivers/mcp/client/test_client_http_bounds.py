@@ -226,6 +226,17 @@ def test_a_message_past_the_bound_ends_the_session_and_every_later_call_hears_wh
         assert later.value.message.endswith(refused.value.message.partition("could not run: ")[2])
 
 
+def test_the_refusal_names_the_server_without_the_credentials_or_query_of_its_url() -> None:
+    with raw_server() as base:
+        host = base.removeprefix("http://")
+        url = f"http://user:pw-s3cret@{host}/mcp?api_key=q-s3cret#f-s3cret"
+        with (MCPDriver(url=url, name="raw", timeout=20, max_message_bytes=BOUND) as driver,
+              pytest.raises(ExecutionError) as refused):
+            driver.call_tool("json", {"size": BOUND + 1})
+    _assert_refused_at_the_bound(refused)
+    assert f"http://{host}/mcp" in refused.value.message and "s3cret" not in refused.value.message
+
+
 def test_a_content_length_past_the_bound_is_refused_before_the_body_is_read() -> None:
     with raw_server() as base, _driver(base) as driver:
         with pytest.raises(ExecutionError) as refused:  # the body never comes: only the header can end it
