@@ -72,9 +72,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MCPDriver
     env = {k: v for k, v in os.environ.items() if not k.startswith("GENMCP_")}
     with open(os.devnull, "w") as quiet:
         # The argv recorder is python, off the allow-list: the operator trusts it, as `mcs serve -o` lets them.
+        # `runaway` takes no value, but its file's other tools do, so its `sleep` is held to the list too.
         driver = MCPDriver(command=str(MCS), args=["serve", str(path), "-o", "timeout=1",
                                                    "-o", "max_output_bytes=65536",
-                                                   "-o", f"cli_trusted_programs={sys.executable}"],
+                                                   "-o", f"cli_trusted_programs={sys.executable},sleep"],
                            env=env, cwd=str(work), timeout=20, stderr=quiet)
         try:
             yield driver, work

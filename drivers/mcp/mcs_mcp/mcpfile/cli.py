@@ -156,6 +156,8 @@ class CliInvoker:
         input_schema: Mapping[str, Any] | None = None,
         extras_refused: str | None = None,
         remotes: tuple[_Remote, ...] = (),
+        takes_values: bool = False,
+        unlisted: tuple[shell.Unlisted, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -168,6 +170,13 @@ class CliInvoker:
         self.input_schema = input_schema
         self.extras_refused = extras_refused
         self.remotes = remotes
+        #: Whether a call passes a model's value to bash (a placeholder that is not
+        #: ``{env.X}``, or an argument appended to the command's end).
+        self.takes_values = takes_values
+        #: The programs of the command off the allow-list (not trusted, not builtins that run
+        #: nothing); the loader refuses them when another command of the file takes a model's
+        #: values. Empty when the file marks one of this command's values x-mcs-runsAsCode.
+        self.unlisted = unlisted
 
     # ------------------------------------------------------------------ rendering
 
@@ -751,11 +760,17 @@ def compile_cli(
     properties = (input_schema or {}).get("properties")
     order = tuple(properties) if isinstance(properties, Mapping) else ()
     _verify_references(slotted, occurrences, where=where)
+    extras_refused = _extras_refused(script, specs, options.trusted_programs)
+    takes_values = any(not spec.trusted and occurrences[slot].context != "comment" for slot, spec in specs.items()) or (
+        extras_refused is None and any(name not in referenced for name in order))
+    marked_here = any(spec.runs_as_code for spec in specs.values())
     return CliInvoker(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
-        extras_refused=_extras_refused(script, specs, options.trusted_programs),
+        extras_refused=extras_refused,
         remotes=_remotes(script, slotted, specs, found, where=where),
+        takes_values=takes_values,
+        unlisted=() if marked_here else shell.unlisted_programs(script, specs, trusted_programs=options.trusted_programs),
     )
 
 

@@ -519,4 +519,46 @@ def _compile_primitives(path: Path, d: model._Definitions, http: HttpOptions, cl
                              template.output_schema, tuple(template.required_scopes),
                              compile_invoker(where, template.name, template.invocation, schema),
                              uri_template=uri_template, mime_type=template.mime_type))
+    _check_shared_directory(path, out, cli)
     return tuple(out)
+
+
+def _label(primitive: Primitive) -> str:
+    return f"{primitive.kind.replace('_', ' ')} {primitive.name!r}"
+
+
+def _check_shared_directory(path: Path, primitives: list[Primitive], cli: CliOptions) -> None:
+    """The rule of a command that takes a model's values, lifted to the file: when any CLI
+    command of the file takes one, every CLI command of the file is held to the allow-list,
+    also those that take none. They run in the same directory on the same machine, so what
+    one writes from a value (``printf '%s' {text} > notes.sh``, ``git clone {repoUrl} repo``)
+    the next could run (``bash notes.sh``, ``make -C repo``). ``x-mcs-runsAsCode`` on one
+    command's argument lifts that command's own check only: it vouches for that argument,
+    not for what another command does with the files it leaves.
+
+    Raises:
+        ConfigurationError: naming the command that runs an unlisted program, the line, the
+            program, the command that takes the values, and the operator's way out.
+    """
+    commands = [p for p in primitives if isinstance(p.invoker, CliInvoker)]
+    for primitive in commands:
+        assert isinstance(primitive.invoker, CliInvoker)
+        if not primitive.invoker.unlisted:
+            continue
+        taker = next((p for p in commands if p is not primitive and isinstance(p.invoker, CliInvoker)
+                      and p.invoker.takes_values), None)
+        if taker is None:
+            continue
+        first = primitive.invoker.unlisted[0]
+        name = first.program
+        trusted = sorted({*cli.trusted_programs, name})
+        raise ConfigurationError(
+            f"{path}: {_label(primitive)}: {first.where}: runs {name!r}, which is not on the list of programs "
+            f"proven to keep values as data, and {_label(taker)} of this file takes the model's values and "
+            "can write files in the same directory: what one tool writes from a value (a file, a clone) another "
+            f"could run, so every command of a file with such a tool is held to the list, also one that takes no "
+            f"value. If {name} runs nothing another tool could have written, the operator can trust it with the "
+            f"driver option cli_trusted_programs (in Python cli_trusted_programs={trusted!r}, on the command "
+            f"line -o cli_trusted_programs={','.join(trusted)}); x-mcs-runsAsCode on an argument of "
+            f"{_label(taker)} does not lift this (it vouches for that argument, not for another tool)"
+        )

@@ -416,6 +416,27 @@ def analyse(script: str, slots: Mapping[int, SlotSpec], *,
     return _Analysis(script, slots, trusted=trusted_programs).run()
 
 
+@dataclass(frozen=True, slots=True)
+class Unlisted:
+    """A program of a command that is neither on the allow-list, nor trusted by the operator,
+    nor a builtin that runs nothing, and where it stands."""
+
+    program: str
+    where: str  # "line N ('excerpt')", placeholders shown as the file wrote them
+
+
+def unlisted_programs(script: str, slots: Mapping[int, SlotSpec], *,
+                      trusted_programs: frozenset[str] = frozenset()) -> tuple[Unlisted, ...]:
+    """The programs of ``script`` (written with :data:`SENTINEL` words) that the rule of a
+    command taking a model's values would refuse, in order; the script is valid bash
+    (:func:`analyse` accepted it). The loader holds every command of a file to this rule
+    when any command of the file takes a model's value."""
+    analysis = _Analysis(script, slots, trusted=trusted_programs)
+    analysis.source = script.encode()
+    analysis.root = _parse(analysis.source)
+    return tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted())
+
+
 def analyse_with_remotes(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
                          optional: tuple[tuple[int, int], ...] = ()) -> tuple[dict[int, Occurrence], tuple[GitRemote, ...]]:
     """:func:`analyse`, and the git commands whose repository a value may be (see
@@ -638,8 +659,17 @@ class _Analysis:
         also where no value reaches it: what a listed program writes from a value (a file, a
         clone) the next program could run (``echo {x} > s.sh; bash s.sh``,
         ``git clone {url} r && make -C r``)."""
-        assert self.root is not None
         label = next(spec.label for spec in self.slots.values() if not spec.trusted)
+        for node, name in self._unlisted():
+            raise self._refuse(node, label, f"is a model's value in a command that also runs {name!r}, which is "
+                               "not on the list of programs proven to keep values as data; what one program "
+                               "writes from a value (a file, a clone) the next could run",
+                               _ways_out(name, f"{name} runs nothing a value could have written"))
+
+    def _unlisted(self) -> Iterator[tuple[Node, str]]:
+        """Each command whose program is neither on the allow-list, nor trusted by the
+        operator, nor a builtin that runs nothing, with the program as written."""
+        assert self.root is not None
         for node in _walk(self.root):
             if node.type != "command":
                 continue
@@ -647,10 +677,7 @@ class _Analysis:
             base = _listed_name(name)
             if name in self.trusted or base in DATA_PROGRAMS or base in QUIET_BUILTINS:
                 continue
-            raise self._refuse(node, label, f"is a model's value in a command that also runs {name!r}, which is "
-                               "not on the list of programs proven to keep values as data; what one program "
-                               "writes from a value (a file, a clone) the next could run",
-                               _ways_out(name, f"{name} runs nothing a value could have written"))
+            yield node, name
 
     def _renaming(self, root: Node) -> Node | None:
         """The first place where the script makes a name run something else than the
@@ -1231,12 +1258,16 @@ class _Analysis:
     # ------------------------------------------------------------------ errors
 
     def _refuse(self, node: Node, label: str, what: str, advice: str) -> Refused:
+        return Refused(f"{self._where(node)}: {label} {what}; {advice}")
+
+    def _where(self, node: Node) -> str:
+        """``line N ('the line')``, each placeholder shown as the file wrote it."""
         line = node.start_point[0] + 1
         lines = self.script.splitlines()
         excerpt = lines[min(line, len(lines)) - 1].strip() if lines else ""
         excerpt = _SENTINEL.sub(lambda m: (self.slots.get(int(m.group(1))) or SlotSpec("{?}")).label.encode(),
                                 excerpt.encode()).decode()
-        return Refused(f"line {line} ({excerpt[:80]!r}): {label} {what}; {advice}")
+        return f"line {line} ({excerpt[:80]!r})"
 
 
 @dataclass(frozen=True, slots=True)

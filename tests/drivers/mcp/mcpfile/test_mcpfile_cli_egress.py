@@ -401,3 +401,47 @@ def test_a_proxy_in_the_environment_does_not_carry_the_request_past_the_pin(
     assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
     assert seen
     assert listener.received == []
+
+
+# ----------------------------------------------------------------------------- what another tool runs from a clone
+
+# The repository an attacker publishes passes the egress policy (a public host); what it holds is
+# theirs. Each file runs it from a second tool of the same server, which takes no value itself.
+CLONED_CODE = {
+    "Makefile": "all:\n\ttouch ../MARKER\n",
+    "setup.sh": "touch ../MARKER\n",
+    "main.py": "open('../MARKER', 'w')\n",
+    "package.json": '{"scripts": {"test": "touch ../MARKER"}}\n',
+}
+RUNS_THE_CLONE = [("make -s -C repo", "make"), ("cd repo && npm test --silent", "npm"),
+                  ("cd repo && bash setup.sh", "bash"), ("cd repo && python3 main.py", "python3")]
+
+
+@pytest.mark.parametrize(("runner", "program"), RUNS_THE_CLONE, ids=[r for r, _ in RUNS_THE_CLONE])
+def test_a_tool_that_runs_code_from_what_another_tool_cloned_is_refused_at_load(
+    new_driver, write_file, tmp_path: Path, monkeypatch, runner: str, program: str
+) -> None:
+    if shutil.which(program) is None:
+        pytest.skip(f"{program} is not installed, so what it would run cannot be shown")
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):  # show make itself, not the runner's make
+        monkeypatch.delenv(name, raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files=CLONED_CODE)
+    path = write_file(mcp_file(
+        tool("clone_repo", {"cli": {"command": "git clone -q {repoUrl} repo"}}, {"repoUrl": STRING}),
+        tool("run_tests", {"cli": {"command": runner}}, {}),
+    ))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=work, egress_allow=["localhost"])
+    message = str(error.value)
+    assert "tool 'run_tests'" in message and f"runs {program!r}" in message
+    assert "tool 'clone_repo' of this file takes the model's values" in message and "cli_trusted_programs" in message
+    # the operator's choice: trusting the program loads the file, and the clone's code then runs
+    driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=[program])
+    with serving(tmp_path / "served") as (port, _):
+        driver.call_tool("clone_repo", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+    with contextlib.suppress(ExecutionError):
+        driver.call_tool("run_tests", {})
+    assert (work / "MARKER").exists(), f"{program} did not run the cloned code: the case shows nothing"

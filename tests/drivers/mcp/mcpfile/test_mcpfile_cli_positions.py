@@ -778,3 +778,119 @@ def test_a_command_whose_only_values_are_the_servers_environment_may_run_any_pro
     driver = cli_driver(new_driver, write_file, "printf '%s' {env.GREETING} > g && bash -c 'cat g'", {},
                         cli_cwd=workdir)
     assert driver.call_tool("t", {}) == "hello"
+
+
+# ----------------------------------------------------------------------------- every CLI command of a file with values
+
+
+def two_tools(new_driver, write_file, writer: str, runner: str, properties: dict | None = None, **options):
+    """A file whose tool ``write`` takes the model's values and whose tool ``run`` takes none:
+    one server, one working directory."""
+    return new_driver(write_file(mcp_file(
+        tool("write", {"cli": {"command": writer}}, {"x": STRING} if properties is None else properties),
+        tool("run", {"cli": {"command": runner}}, {}),
+    )), **options)
+
+
+def file_refusal(new_driver, write_file, writer: str, runner: str, **options) -> str:
+    with pytest.raises(ConfigurationError) as error:
+        two_tools(new_driver, write_file, writer, runner, **options)
+    return str(error.value)
+
+
+# (tool that writes from a value, tool that runs what is there, the program, a value that runs there)
+ACROSS_TOOLS = [
+    ("printf '%s' {x} > notes.sh", "bash notes.sh", "bash", "touch MARKER"),
+    ("echo {x} >> Makefile", "make -s", "make", "$(shell touch MARKER)"),
+    ("mkdir -p repo && printf '%s' {x} > repo/setup.sh", "cd repo && bash setup.sh", "bash", "touch ../MARKER"),
+    ("printf '%s' {x} > main.py", "python3 main.py", "python3", "open('MARKER', 'w')"),
+    ("printf '%s' {x} > package.json", "npm test --silent", "npm", '{"scripts": {"test": "touch MARKER"}}'),
+    # the value an env placeholder carries is the server's, but the command's program is still one that runs files
+    ("printf '%s' {x} > notes.sh", "bash {env.MCS_TEST_SCRIPT}", "bash", "touch MARKER"),
+]
+
+
+@pytest.mark.parametrize(("writer", "runner", "program", "value"), ACROSS_TOOLS, ids=[r for _, r, _, _ in ACROSS_TOOLS])
+def test_a_tool_that_runs_what_another_tool_wrote_from_a_value_is_refused_at_load(
+    new_driver, write_file, workdir, monkeypatch, writer: str, runner: str, program: str, value: str
+) -> None:
+    for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):  # show make itself, not the runner's make
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SHELL", "/bin/sh")
+    monkeypatch.setenv("MCS_TEST_SCRIPT", "notes.sh")
+    message = file_refusal(new_driver, write_file, writer, runner, cli_cwd=workdir)
+    assert "tool 'run'" in message and "line 1" in message and f"runs {program!r}" in message
+    assert "tool 'write' of this file takes the model's values" in message
+    assert "cli_trusted_programs" in message
+    # the operator's choice: trusting the program loads the same file, and the chain is real
+    driver = two_tools(new_driver, write_file, writer, runner, cli_cwd=workdir, cli_trusted_programs=[program])
+    driver.call_tool("write", {"x": value})
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("run", {})
+    assert (workdir / "MARKER").exists(), f"{program} did not run what the value wrote: the case shows nothing"
+
+
+def test_arguments_appended_to_a_command_without_placeholders_are_the_models_values(
+    new_driver, write_file, workdir
+) -> None:
+    # `>> notes.sh echo` takes no placeholder, but a property it does not use is appended as --text=...
+    properties = {"text": STRING}
+    message = file_refusal(new_driver, write_file, ">> notes.sh echo", "bash notes.sh", properties=properties)
+    assert "tool 'write' of this file takes the model's values" in message and "runs 'bash'" in message
+    driver = two_tools(new_driver, write_file, ">> notes.sh echo", "bash notes.sh", properties=properties,
+                       cli_cwd=workdir, cli_trusted_programs=["bash"])
+    driver.call_tool("write", {"text": "x; touch MARKER"})
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("run", {})
+    assert (workdir / "MARKER").exists(), "bash did not run the appended argument: the case shows nothing"
+
+
+def test_a_prompt_or_resource_command_is_held_like_a_tool(new_driver, write_file) -> None:
+    data = mcp_file(tool("write", {"cli": {"command": "printf '%s' {x} > notes.sh"}}, {"x": STRING}))
+    data["resources"] = [{"name": "notes", "description": "the notes, run", "uri": "file:///notes",
+                          "invocation": {"cli": {"command": "bash notes.sh"}}}]
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(write_file(data))
+    assert "resource 'notes'" in str(error.value) and "runs 'bash'" in str(error.value)
+
+
+def test_marking_a_value_of_one_tool_does_not_lift_the_check_of_another(new_driver, write_file) -> None:
+    marked = mcp_file(
+        tool("write", {"cli": {"command": "printf '%s' {x} > notes.sh",
+                               "templateVariables": {"x": {"format": "{x}", "x-mcs-runsAsCode": True}}}},
+             {"x": STRING}),
+        tool("run", {"cli": {"command": "bash notes.sh"}}, {}),
+    )
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(write_file(marked))
+    assert "runs 'bash'" in str(error.value) and "does not lift" in str(error.value)
+
+
+def test_a_tool_that_already_runs_its_own_marked_value_as_code_is_not_held_again(new_driver, write_file,
+                                                                                 workdir) -> None:
+    data = mcp_file(
+        tool("write", {"cli": {"command": "printf '%s' {x} > notes.txt"}}, {"x": STRING}),
+        tool("calc", {"cli": {"command": "python3 -c {code}",
+                              "templateVariables": {"code": {"format": "{code}", "x-mcs-runsAsCode": True}}}},
+             {"code": STRING}),
+    )
+    driver = new_driver(write_file(data), cli_cwd=workdir)
+    driver.call_tool("write", {"x": "hi"})
+    assert driver.call_tool("calc", {"code": "print(open('notes.txt').read())"}) == "hi\n"
+
+
+def test_a_file_whose_tools_take_no_model_value_may_run_any_program(new_driver, write_file, workdir) -> None:
+    data = mcp_file(tool("write", {"cli": {"command": "printf 'echo built' > notes.sh"}}, {}),
+                    tool("run", {"cli": {"command": "bash notes.sh"}}, {}))
+    driver = new_driver(write_file(data), cli_cwd=workdir)
+    driver.call_tool("write", {})
+    assert driver.call_tool("run", {}) == "built\n"
+
+
+def test_a_value_free_tool_of_listed_programs_loads_beside_one_that_takes_values(new_driver, write_file,
+                                                                                 workdir) -> None:
+    driver = two_tools(new_driver, write_file, "printf '%s' {x} > notes.txt",
+                       "cat notes.txt && git init -q . && git status --short && wc -c < notes.txt", cli_cwd=workdir)
+    driver.call_tool("write", {"x": "$(touch MARKER)"})
+    assert driver.call_tool("run", {}).startswith("$(touch MARKER)")
+    no_marker(workdir)
