@@ -22,7 +22,14 @@ spellings getopt and git accept: ``-cI {x}``, ``-I{x}``, ``--to-c={x}``); only
 ``x-mcs-runsAsCode`` lifts those. In a command that takes a model's values, every program
 is held to the same list, also one no value reaches: what a listed program writes from a
 value (a file, a clone) the next program could run (``echo {x} > s.sh; bash s.sh``);
-builtins that run nothing (:data:`QUIET_BUILTINS`) are allowed there.
+builtins that run nothing (:data:`QUIET_BUILTINS`) are allowed there. The loader lifts that
+rule to the file (:func:`unlisted_programs`): when any CLI command of a file takes a model's
+value, every CLI command of the file is held to the list, also one that takes no value, since
+they share the machine and the working directory (tool ``write``: ``printf '%s' {x} >
+notes.sh``, tool ``build``: ``bash notes.sh``; ``git clone {repoUrl} repo``, then ``make -C
+repo``). Only the operator's ``cli_trusted_programs`` lifts that; ``x-mcs-runsAsCode`` on one
+command's argument lifts the check of that command only (it vouches for the argument, not
+for what another tool does with the files it leaves).
 
 Allowed:
 
