@@ -675,12 +675,13 @@ class _Analysis:
 
     def _unlisted(self) -> Iterator[tuple[Node, str]]:
         """Each command whose program is neither on the allow-list, nor trusted by the
-        operator, nor a builtin that runs nothing, with the program as written."""
+        operator, nor a builtin that runs nothing, with the program as the file writes it
+        (``{env.RUNNER}``, not the sentinel word that stands for it here)."""
         assert self.root is not None
         for node in _walk(self.root):
             if node.type != "command":
                 continue
-            name = self._program(node)
+            name = self._shown(self._program(node))
             base = _listed_name(name)
             if name in self.trusted or base in DATA_PROGRAMS or base in QUIET_BUILTINS:
                 continue
@@ -1271,10 +1272,13 @@ class _Analysis:
         """``line N ('the line')``, each placeholder shown as the file wrote it."""
         line = node.start_point[0] + 1
         lines = self.script.splitlines()
-        excerpt = lines[min(line, len(lines)) - 1].strip() if lines else ""
-        excerpt = _SENTINEL.sub(lambda m: (self.slots.get(int(m.group(1))) or SlotSpec("{?}")).label.encode(),
-                                excerpt.encode()).decode()
+        excerpt = self._shown(lines[min(line, len(lines)) - 1].strip() if lines else "")
         return f"line {line} ({excerpt[:80]!r})"
+
+    def _shown(self, text: str) -> str:
+        """``text`` with each sentinel word replaced by its placeholder as the file wrote it."""
+        return _SENTINEL.sub(lambda m: (self.slots.get(int(m.group(1))) or SlotSpec("{?}")).label.encode(),
+                             text.encode()).decode()
 
 
 @dataclass(frozen=True, slots=True)

@@ -894,3 +894,15 @@ def test_a_value_free_tool_of_listed_programs_loads_beside_one_that_takes_values
     driver.call_tool("write", {"x": "$(touch MARKER)"})
     assert driver.call_tool("run", {}).startswith("$(touch MARKER)")
     no_marker(workdir)
+
+
+def test_a_program_the_servers_environment_names_is_shown_and_trusted_as_the_file_writes_it(
+    new_driver, write_file, workdir, monkeypatch
+) -> None:
+    monkeypatch.setenv("RUNNER", "bash")
+    message = file_refusal(new_driver, write_file, "printf '%s' {x} > notes.sh", "{env.RUNNER} notes.sh")
+    assert "runs '{env.RUNNER}'" in message and "cli_trusted_programs=['{env.RUNNER}']" in message
+    driver = two_tools(new_driver, write_file, "printf '%s' {x} > notes.sh", "{env.RUNNER} notes.sh",
+                       cli_cwd=workdir, cli_trusted_programs=["{env.RUNNER}"])
+    driver.call_tool("write", {"x": "echo ran"})
+    assert driver.call_tool("run", {}) == "ran\n"
