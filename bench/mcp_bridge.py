@@ -15,6 +15,12 @@ so they also charge the bridge for entering and leaving the loop on every call).
 rows run the SDK's own output-schema check: the bridge puts a compiled pass in front of the
 validator the shared session keeps, and each SDK block takes it out again first.
 
+Sharing the session also shares the transport, and the bridge reads servers through its own
+bounded transports (``max_message_bytes``) where the SDK, used alone, reads through its own.
+So a further row, reported without a goal, is the SDK's ``Client`` on the SDK's own transport
+(a server process of its own over stdio; the same server over HTTP), in the same rounds, with
+each bridge row's ratio to it: what a user comparing the two products whole would see.
+
 Run alone: ``python -m bench mcp_bridge`` (server mode: ``python -m bench.mcp_bridge --serve``, from the
 repository's root: run as a script, the folder's own ``inspect.py`` would shadow the standard library's).
 """
@@ -69,6 +75,30 @@ class _LoopThread:
         self.thread.join()
 
 
+class _OwnSdkSession:
+    """The SDK's ``Client`` on the SDK's own transport to ``target``, held open on ``loop``."""
+
+    def __init__(self, loop: _LoopThread, target: Any) -> None:
+        import concurrent.futures
+
+        self._loop = loop
+        self._ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._held = asyncio.run_coroutine_threadsafe(self._hold(target), loop.loop)
+        self.client = self._ready.result(timeout=60)
+
+    async def _hold(self, target: Any) -> None:
+        from mcp import Client
+
+        self._closing = asyncio.Event()
+        async with Client(target, mode="legacy", cache=None) as client:  # the bridge's mode
+            self._ready.set_result(client)
+            await self._closing.wait()
+
+    def close(self) -> None:
+        self._loop.loop.call_soon_threadsafe(self._closing.set)
+        self._held.result(timeout=60)
+
+
 def _pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -85,7 +115,7 @@ def sdk_as_shipped(client: Any) -> None:
             validators[name] = exact
 
 
-def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
+def bench_transport(label: str, bridge_options: dict[str, Any], own_target: Any) -> None:
     from mcs_mcp.client.loop import sync_loop as sync_loop_of_the_bridge
     from mcs_mcp.client_driver import MCPDriver
 
@@ -153,6 +183,17 @@ def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
             assert not result.is_error
         return out
 
+    own = _OwnSdkSession(user_loop, own_target)
+
+    async def sdk_own_block(n: int) -> list[float]:
+        out = []
+        for i in range(n):
+            started = time.perf_counter()
+            result = await own.client.call_tool("echo", {"text": f"m{i}"})
+            out.append(time.perf_counter() - started)
+            assert not result.is_error
+        return out
+
     runners: dict[str, Callable[[], list[float]]] = {
         "sdk-sync": lambda: endpoint.run(lambda client: sdk_block(client, BLOCK)),
         "sync": lambda: bridge_sync_block(BLOCK),
@@ -160,9 +201,11 @@ def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
         "sdk-async": lambda: user_loop.run(sdk_on_user_loop(BLOCK)),
         "async": lambda: user_loop.run(bridge_async_block(BLOCK)),
         "sdk-per-call": lambda: sdk_per_call_block(BLOCK),
+        "sdk-own": lambda: user_loop.run(sdk_own_block(BLOCK)),
     }
     baseline = {"sdk-sync": "sdk-sync", "sync": "sdk-sync", "parse": "sdk-sync", "sdk-async": "sdk-async",
-                "async": "sdk-async", "sdk-per-call": "sdk-sync"}
+                "async": "sdk-async", "sdk-per-call": "sdk-sync", "sdk-own": "sdk-async"}
+    over_own: dict[str, list[float]] = {key: [] for key in ("sync", "parse", "async")}
     user_loop.run(driver.alist_tools())
     for run in runners.values():
         run()  # warm up every path
@@ -177,6 +220,9 @@ def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
             samples[key] += values
             ratios[key].append(statistics.median(values) / statistics.median(block[baseline[key]]))
         per_call_ratios.append(statistics.median(block["sync"]) / statistics.median(block["sdk-per-call"]))
+        for key, values in over_own.items():
+            values.append(statistics.median(block[key]) / statistics.median(block["sdk-own"]))
+    own.close()
     driver.close()
     user_loop.run(driver.aclose())
     user_loop.stop()
@@ -188,6 +234,7 @@ def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
         "sdk-async": "SDK call_tool, same session (user loop)",
         "async": "MCPDriver.acall_tool (async)",
         "sdk-per-call": "SDK call_tool, one loop run per call (sync)",
+        "sdk-own": "SDK call_tool, the SDK's own transport",
     }
     print(f"{label}: {ROUNDS * BLOCK} calls per path")
     for key, name in names.items():
@@ -200,17 +247,24 @@ def bench_transport(label: str, bridge_options: dict[str, Any]) -> None:
                                    item="10")
         print(f"  {name:<44} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms   x{ratio:.3f} of the SDK{verdict}")
     print(f"  MCPDriver.call_tool (sync) over the SDK run once per call: x{statistics.median(per_call_ratios):.3f} (reported)")
-    print("  (x of the SDK: median over rounds of each round's p50 ratio to the SDK on the same session)")
+    print("  over the SDK on its own transport (reported): " + ", ".join(
+        f"{names[key].removeprefix('MCPDriver.')} x{statistics.median(values):.3f}" for key, values in over_own.items()))
+    print("  (x of the SDK: median over rounds of each round's p50 ratio to the SDK on the same session;")
+    print("   the SDK's own transport row is x of the SDK in the user loop)")
 
 
 def main() -> None:
     # Imported here: server mode runs this file as a script, without the bench package.
+    from mcp.client.stdio import StdioServerParameters
+
     from bench._support import free_port, server_process
 
-    bench_transport("stdio", {"command": sys.executable, "args": SERVE, "cwd": str(ROOT)})
+    bench_transport("stdio", {"command": sys.executable, "args": SERVE, "cwd": str(ROOT)},
+                    StdioServerParameters(command=sys.executable, args=SERVE, cwd=str(ROOT)))
     port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
     with server_process([sys.executable, *SERVE, "--http", str(port)], port, cwd=ROOT):
-        bench_transport("streamable HTTP", {"url": f"http://127.0.0.1:{port}/mcp"})
+        bench_transport("streamable HTTP", {"url": url}, url)
 
 
 if __name__ == "__main__":
