@@ -760,7 +760,8 @@ def compile_cli(
     properties = (input_schema or {}).get("properties")
     order = tuple(properties) if isinstance(properties, Mapping) else ()
     _verify_references(slotted, occurrences, where=where)
-    extras_refused = _extras_refused(script, specs, options.trusted_programs)
+    extras_refused = _extras_refused(script, specs, options.trusted_programs,
+                                     tuple(name for name in order if name not in referenced))
     takes_values = any(not spec.trusted and occurrences[slot].context != "comment" for slot, spec in specs.items()) or (
         extras_refused is None and any(name not in referenced for name in order))
     marked_here = any(spec.runs_as_code for spec in specs.values())
@@ -839,14 +840,24 @@ def _sentinel_script(items: list[_Item]) -> tuple[str, dict[int, tuple[int, int]
     return "".join(pieces), spans
 
 
-def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec], trusted: frozenset[str]) -> str | None:
+def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec], trusted: frozenset[str],
+                    names: tuple[str, ...] = ()) -> str | None:
     """Why arguments no placeholder uses cannot be appended to the command's last line
-    (gen-mcp's rule), or ``None`` when that end is a safe argument position."""
+    (gen-mcp's rule), or ``None`` when that end is a safe argument position.
+
+    Each of ``names`` (the properties that may be appended) is read as the option word it
+    becomes, ``--name=value``, so a property named after an option that runs its value
+    (``upload-pack`` after ``git clone``, ``template`` after ``git init``) is refused as the
+    same option written in the command is."""
     extra = len(specs)
+    words = [shell.SENTINEL.format(extra)]
+    added = {extra: shell.SlotSpec(label="the appended argument")}
+    for offset, name in enumerate(names, start=1):
+        quoted = "'" + f"--{name}=".replace("'", "'\\''") + "'"
+        words.append(quoted + shell.SENTINEL.format(extra + offset))
+        added[extra + offset] = shell.SlotSpec(label=f"the appended argument --{name}=")
     try:
-        found = shell.analyse(f"{script.rstrip()} {shell.SENTINEL.format(extra)}",
-                              {**specs, extra: shell.SlotSpec(label="the appended argument")},
-                              trusted_programs=trusted)
+        found = shell.analyse(f"{script.rstrip()} {' '.join(words)}", {**specs, **added}, trusted_programs=trusted)
     except ConfigurationError as exc:
         return str(exc)
     if found[extra].context == "comment":

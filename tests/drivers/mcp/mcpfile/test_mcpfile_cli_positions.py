@@ -183,6 +183,19 @@ def test_unused_arguments_are_not_appended_after_a_block(new_driver, write_file,
         driver.call_tool("t", {"x": "a", "extra": "b"})
 
 
+def test_a_property_appended_as_an_option_that_runs_its_value_is_not_appended(new_driver, write_file, workdir) -> None:
+    # An unused property is appended as --name=value: a property named after an option that
+    # runs its value makes that option, whoever chose the name.
+    subprocess.run("git init -q . && echo needle > f && git add f", shell=True, cwd=workdir, check=True)
+    driver = cli_driver(new_driver, write_file, "git grep -l -e needle", {"open-files-in-pager": STRING},
+                        cli_cwd=workdir)
+    assert driver.call_tool("t", {}) == "f\n"
+    with pytest.raises(InvalidInputError, match="no safe place to append them") as refused:
+        driver.call_tool("t", {"open-files-in-pager": "touch MARKER;false"})
+    assert "--open-files-in-pager=" in refused.value.message
+    no_marker(workdir)
+
+
 # ----------------------------------------------------------------------------- the review's inputs, run
 
 
