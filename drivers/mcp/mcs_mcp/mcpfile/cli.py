@@ -158,6 +158,8 @@ class CliInvoker:
         remotes: tuple[_Remote, ...] = (),
         takes_values: bool = False,
         unlisted: tuple[shell.Unlisted, ...] = (),
+        writers: tuple[shell.Effect, ...] = (),
+        config_readers: tuple[shell.Effect, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -177,6 +179,14 @@ class CliInvoker:
         #: nothing); the loader refuses them when another command of the file takes a model's
         #: values. Empty when the file marks one of this command's values x-mcs-runsAsCode.
         self.unlisted = unlisted
+        #: Where the command writes files (:func:`.shell.file_effects`); empty when it takes
+        #: no model's value. The loader holds every :data:`.shell.CONFIG_READERS` program of
+        #: the file (:attr:`config_readers`) to the operator's list when any command has one.
+        self.writers = writers
+        #: The programs of the command that run configuration found in files (git, jq), not
+        #: trusted by the operator. Empty when the file marks one of this command's values
+        #: x-mcs-runsAsCode.
+        self.config_readers = config_readers
 
     # ------------------------------------------------------------------ rendering
 
@@ -765,6 +775,7 @@ def compile_cli(
     takes_values = any(not spec.trusted and occurrences[slot].context != "comment" for slot, spec in specs.items()) or (
         extras_refused is None and any(name not in referenced for name in order))
     marked_here = any(spec.runs_as_code for spec in specs.values())
+    writers, config_readers = shell.file_effects(script, specs, trusted_programs=options.trusted_programs)
     return CliInvoker(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
@@ -772,6 +783,8 @@ def compile_cli(
         remotes=_remotes(script, slotted, specs, found, where=where),
         takes_values=takes_values,
         unlisted=() if marked_here else shell.unlisted_programs(script, specs, trusted_programs=options.trusted_programs),
+        writers=writers if takes_values else (),
+        config_readers=() if marked_here else config_readers,
     )
 
 

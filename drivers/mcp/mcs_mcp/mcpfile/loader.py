@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcs.errors import ConfigurationError
 from mcs.validation import compile_validator
-from mcs_mcp.mcpfile import extends, model
+from mcs_mcp.mcpfile import extends, model, shell
 from mcs_mcp.mcpfile.cli import CliInvoker, CliOptions, compile_cli
 from mcs_mcp.mcpfile.http import HttpInvoker, HttpOptions, compile_http, ssl_context
 from mcs_mcp.mcpfile.uritemplate import UriTemplate
@@ -562,3 +562,44 @@ def _check_shared_directory(path: Path, primitives: list[Primitive], cli: CliOpt
             f"line -o cli_trusted_programs={','.join(trusted)}); x-mcs-runsAsCode on an argument of "
             f"{_label(taker)} does not lift this (it vouches for that argument, not for another tool)"
         )
+    _check_configuration_readers(path, commands, cli)
+
+
+def _check_configuration_readers(path: Path, commands: list[Primitive], cli: CliOptions) -> None:
+    """The listed programs that run configuration found in files (:data:`.shell.CONFIG_READERS`:
+    git runs ``diff.external`` of ``.git/config``, jq loads ``~/.jq``) are held like unlisted
+    programs when a CLI command of the file writes files from a model's value
+    (:func:`.shell.file_effects`): that command can write the configuration (``printf '%s'
+    {text} > notes.txt`` and ``cp -- {src} {dst}`` make ``.git/config``; a symlink a clone
+    brought in leads ``> repo/NOTES`` there). A git that writes is not paired with its own
+    write: it read its configuration before. Only the operator's ``cli_trusted_programs``
+    lifts this.
+
+    Raises:
+        ConfigurationError: naming the command and line that run the program, the writer
+            and its line, why, and the operator's way out.
+    """
+    writers = [(p, w) for p in commands if isinstance(p.invoker, CliInvoker) for w in p.invoker.writers]
+    if not writers:
+        return
+    for primitive in commands:
+        assert isinstance(primitive.invoker, CliInvoker)
+        for reader in primitive.invoker.config_readers:
+            found = next(((p, w) for p, w in writers
+                          if not (p is primitive and w.command == reader.command)), None)
+            if found is None:
+                continue
+            owner, writer = found
+            name = reader.program
+            base = name.rsplit("/", 1)[-1]
+            trusted = sorted({*cli.trusted_programs, name})
+            who = "this tool" if owner is primitive else _label(owner)
+            raise ConfigurationError(
+                f"{path}: {_label(primitive)}: {reader.where}: {reader.what}, and {who} writes files from the "
+                f"model's values ({writer.where}: {writer.what}); {shell.CONFIG_READERS[base]}, which such a "
+                "file can be, so a program that runs configuration from files is held to the operator's list "
+                f"in a file with such a writer. If the files {name} reads are the operator's alone, the operator "
+                f"can trust it with the driver option cli_trusted_programs (in Python "
+                f"cli_trusted_programs={trusted!r}, on the command line -o cli_trusted_programs={','.join(trusted)}); "
+                "x-mcs-runsAsCode does not lift this"
+            )

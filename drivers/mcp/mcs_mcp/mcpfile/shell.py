@@ -292,6 +292,24 @@ DATA_PROGRAMS: dict[str, str] = {
           "operands after a literal filter are JSON or files",
     "git": "the subcommands of GIT_DATA_SUBCOMMANDS, without the options of GIT_COMMAND_OPTIONS",
 }
+#: The listed programs that also run, or evaluate, configuration they find in files, beyond
+#: their operands and input. Their arguments stay data, but a file that writes files from a
+#: model's value can write that configuration, so they are held like unlisted programs
+#: there (see :func:`file_effects`). The rest of the list, read for this in their manuals,
+#: read no such configuration: ``file`` reads ``~/.magic`` (patterns, data: nothing runs),
+#: grep, diff and coreutils read none (only environment variables such as ``LS_COLORS``).
+CONFIG_READERS: dict[str, str] = {
+    "git": "git runs commands named in the configuration it reads from files (.git/config, ~/.gitconfig, "
+           "~/.config/git/config: diff.external, the diff and filter drivers .gitattributes names, core.pager, "
+           "core.hooksPath, alias.x=!cmd, include.path...)",
+    "jq": "jq loads ~/.jq into every filter (its definitions can shadow builtins and return $ENV, the server's "
+          "environment)",
+}
+#: Listed programs that create or replace files with content: any of their operands (the
+#: source, the destination, the target of a link) may be a model's choice.
+_FILE_COPIERS = frozenset({"cp", "mv", "ln"})
+#: Where an output redirection writes no file.
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 #: Builtins that put what they read in variables, which are then followed like an assignment.
 _READERS = frozenset({"read", "mapfile", "readarray"})
 #: Where a name written with a path is still the program of the list (``/usr/bin/git``).
@@ -442,6 +460,39 @@ def unlisted_programs(script: str, slots: Mapping[int, SlotSpec], *,
     analysis.source = script.encode()
     analysis.root = _parse(analysis.source)
     return tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted())
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """A place in a command that writes files (:func:`file_effects`), or a program there that
+    runs configuration it reads from files; ``command`` is the start of the command's node,
+    so a clone that writes and the git that runs it can be told to be the same command."""
+
+    what: str  # "runs 'git'", or how it writes ("an output redirection '> notes.txt'")
+    where: str  # "line N ('excerpt')"
+    command: int
+    program: str = ""  # the program as the file writes it (a reader)
+
+
+def file_effects(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset()
+                 ) -> tuple[tuple[Effect, ...], tuple[Effect, ...]]:
+    """The places where ``script`` (valid bash, accepted by :func:`analyse`) writes files, and
+    its programs of :data:`CONFIG_READERS` the operator does not trust.
+
+    A place writes files when it is an output redirection to a file (``>``, ``>>``, ``>|``,
+    ``&>``, ``&>>``, ``>& file``, also ``exec 3> f``; not a descriptor, ``/dev/null``,
+    ``/dev/stdout``, ``/dev/stderr``), or ``cp``, ``mv``, ``ln``, ``sort -o``, ``uniq`` with an
+    output operand, git's ``--output`` (log, show, diff), or ``git clone`` where a model's value
+    may be the directory it clones into (``git clone {url} {path}``: ``{path}`` may be
+    ``~/.config/git``, whose ``config`` git reads as the user's). No data flow is followed: in a
+    command that takes a model's values, every such place counts, whatever reaches it (a pipe,
+    a variable, ``exec >``). ``mkdir`` and ``touch`` are not writers (no content); nor is a
+    clone into a literal directory (its ``.git/config`` is git's own; the files are the
+    remote's, which the egress policy chose and which a later writer needs to reach ``.git``).
+    """
+    analysis = _Analysis(script, slots, trusted=trusted_programs)
+    analysis.run()
+    return tuple(analysis._writers()), tuple(analysis._config_readers())
 
 
 def analyse_with_remotes(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -686,6 +737,76 @@ class _Analysis:
             if name in self.trusted or base in DATA_PROGRAMS or base in QUIET_BUILTINS:
                 continue
             yield node, name
+
+    def _writers(self) -> Iterator[Effect]:
+        """Each place that writes files (see :func:`file_effects`)."""
+        assert self.root is not None
+        for node in _walk(self.root):
+            if node.type == "file_redirect":
+                operators = [c.type for c in node.children if not c.is_named]
+                target = node.child_by_field_name("destination")
+                text = _text(target, self.source)
+                if not set(operators) & _OUTPUT_REDIRECTS or text in _NOT_FILES:
+                    continue
+                if ">&" in operators and (target is None or target.type == "number" or text == "-"):
+                    continue  # 2>&1, >&-: a descriptor
+                command = next((a for a in _ancestors(node) if a.type in ("redirected_statement", "command")), node)
+                yield Effect(f"an output redirection {self._shown(_text(node, self.source))!r}", self._where(node),
+                             command.start_byte)
+            elif node.type == "command":
+                what = self._writes(node)
+                if what:
+                    yield Effect(what, self._where(node), node.start_byte)
+
+    def _writes(self, command: Node) -> str:
+        """How the listed program of ``command`` writes files, or ``""``."""
+        name = self._shown(self._program(command))
+        base = _listed_name(name)
+        args = _field_children(command, "argument")
+        words = [_bare(a, self.source) for a in args]
+        if base in _FILE_COPIERS:
+            return f"{base} creates or replaces files its operands name"
+        if base == "sort" and any((w.startswith("--o") and "--output".startswith(w.split("=", 1)[0]))
+                                  or (_cluster(w) and "o" in w[1:]) for w in words):
+            return "sort -o writes the file it names"
+        if base == "uniq" and len([w for w in words if not w.startswith("-") or w == "-"]) > 1:
+            return "uniq writes its second operand"
+        if base != "git":
+            return ""
+        subcommand, at = _git_subcommand(words)
+        if at is None:
+            return ""
+        rest = words[at + 1:]
+        if subcommand in ("log", "show", "diff") and any(
+                w.split("=", 1)[0] == "--output" or (len(w) > 4 and "--output".startswith(w)) for w in rest):
+            return f"git {subcommand} --output writes the file it names"
+        if subcommand == "clone":
+            valued, _ = GIT_REMOTE_OPTIONS["clone"]
+            operands: list[Node] = []
+            skip = dashdash = False
+            for arg, word in zip(args[at + 1:], rest, strict=True):
+                if skip:
+                    skip = False
+                elif not dashdash and word == "--":
+                    dashdash = True
+                elif not dashdash and word.startswith("-") and len(word) > 1:
+                    skip = word in valued or (not word.startswith("--") and f"-{word[-1]}" in valued)
+                else:
+                    operands.append(arg)
+            if any(self._value_in(arg) for arg in operands[1:]):
+                return "git clone writes the remote's files into a directory a model's value may choose"
+        return ""
+
+    def _config_readers(self) -> Iterator[Effect]:
+        """Each command whose program is on :data:`CONFIG_READERS` and not trusted by the operator."""
+        assert self.root is not None
+        for node in _walk(self.root):
+            if node.type != "command":
+                continue
+            name = self._shown(self._program(node))
+            base = _listed_name(name)
+            if name not in self.trusted and base in CONFIG_READERS:
+                yield Effect(f"runs {name!r}", self._where(node), node.start_byte, program=name)
 
     def _renaming(self, root: Node) -> Node | None:
         """The first place where the script makes a name run something else than the

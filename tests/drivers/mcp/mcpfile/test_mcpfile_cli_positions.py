@@ -902,8 +902,9 @@ def test_a_file_whose_tools_take_no_model_value_may_run_any_program(new_driver, 
 
 def test_a_value_free_tool_of_listed_programs_loads_beside_one_that_takes_values(new_driver, write_file,
                                                                                  workdir) -> None:
+    # git and jq, which run configuration a written file can be, are held apart (below)
     driver = two_tools(new_driver, write_file, "printf '%s' {x} > notes.txt",
-                       "cat notes.txt && git init -q . && git status --short && wc -c < notes.txt", cli_cwd=workdir)
+                       "cat notes.txt && ls && wc -c < notes.txt", cli_cwd=workdir)
     driver.call_tool("write", {"x": "$(touch MARKER)"})
     assert driver.call_tool("run", {}).startswith("$(touch MARKER)")
     no_marker(workdir)
@@ -919,3 +920,117 @@ def test_a_program_the_servers_environment_names_is_shown_and_trusted_as_the_fil
                        cli_cwd=workdir, cli_trusted_programs=["{env.RUNNER}"])
     driver.call_tool("write", {"x": "echo ran"})
     assert driver.call_tool("run", {}) == "ran\n"
+
+
+# ----------------------------------------------------------------------------- configuration a written file can be
+
+
+def git_repository_with_a_change(folder: Path) -> None:
+    """The operator's repository: one tracked file, changed in the work tree."""
+    run = functools.partial(subprocess.run, check=True, capture_output=True, cwd=folder)
+    run(["git", "init", "-q", "."])
+    (folder / "f").write_text("a\n")
+    run(["git", "add", "f"])
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "first"])
+    (folder / "f").write_text("b\n")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch) -> Path:
+    """A HOME of the test's own: ~/.gitconfig and ~/.jq are read from there."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return folder
+
+
+WRITE_AND_COPY = [
+    tool("write", {"cli": {"command": "printf '%s\\n' {text} > notes.txt"}}, {"text": STRING}),
+    tool("copy", {"cli": {"command": "cp -- {src} {dst}"}}, {"src": STRING, "dst": STRING}),
+]
+
+
+def test_git_runs_the_diff_command_a_tool_wrote_into_git_config_so_the_file_is_refused_at_load(
+    new_driver, write_file, workdir, home
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    git_repository_with_a_change(workdir)
+    path = write_file(mcp_file(*WRITE_AND_COPY, tool("diff", {"cli": {"command": "git diff"}}, {})))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=workdir)
+    message = str(error.value)
+    assert "tool 'diff'" in message and "runs 'git'" in message and ".git/config" in message
+    assert "tool 'write' writes files from the model's values" in message and "'> notes.txt'" in message
+    assert "cli_trusted_programs=['git']" in message and "x-mcs-runsAsCode does not lift" in message
+    # the operator's choice: trusting git loads the same file, and the chain is real
+    driver = new_driver(path, cli_cwd=workdir, cli_trusted_programs=["git"])
+    driver.call_tool("write", {"text": "[diff] external = touch MARKER #"})
+    driver.call_tool("copy", {"src": "notes.txt", "dst": ".git/config"})
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("diff", {})
+    assert (workdir / "MARKER").exists(), "git did not run the written diff.external: the case shows nothing"
+
+
+@pytest.mark.parametrize(("command", "writer"), [
+    ("printf '%s\\n' {text} > .git/config && git diff", "an output redirection '> .git/config'"),
+    ("git diff -- {text} 2>&1; echo {text} | sort -o .git/config; git diff", "sort -o writes"),
+    ("ln -sf -- {text} .git/config && git diff", "ln creates or replaces files"),
+    ('for w in {text}; do echo "$w"; done >> .git/config; git diff', "an output redirection '>> .git/config'"),
+])
+def test_a_command_that_writes_from_a_value_and_runs_git_is_refused_at_load(
+    new_driver, write_file, workdir, home, command: str, writer: str
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    git_repository_with_a_change(workdir)
+    path = write_file(mcp_file(tool("t", {"cli": {"command": command}}, {"text": STRING})))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=workdir)
+    assert "runs 'git'" in str(error.value) and "this tool writes files" in str(error.value)
+    assert writer in str(error.value)
+    if command.startswith("printf"):
+        driver = new_driver(path, cli_cwd=workdir, cli_trusted_programs=["git"])
+        with contextlib.suppress(ToolCallError):
+            driver.call_tool("t", {"text": "[diff] external = touch MARKER #"})
+        assert (workdir / "MARKER").exists(), "git did not run the written diff.external: the case shows nothing"
+
+
+def test_jq_loads_the_definitions_a_tool_copied_to_home_jq_so_the_file_is_refused_at_load(
+    new_driver, write_file, workdir, home, monkeypatch
+) -> None:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    monkeypatch.setenv("MCS_TEST_SECRET", "s3cret-of-the-server")
+    lower = tool("lower", {"cli": {"command": "jq -r '.[] | ascii_downcase' <<< '[\"A\"]'"}}, {})
+    path = write_file(mcp_file(*WRITE_AND_COPY, lower))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=workdir)
+    message = str(error.value)
+    assert "tool 'lower'" in message and "runs 'jq'" in message and "~/.jq" in message
+    assert "cli_trusted_programs=['jq']" in message
+    driver = new_driver(path, cli_cwd=workdir, cli_trusted_programs=["jq"])
+    assert driver.call_tool("lower", {}) == "a\n"
+    driver.call_tool("write", {"text": "def ascii_downcase: $ENV.MCS_TEST_SECRET;"})
+    driver.call_tool("copy", {"src": "notes.txt", "dst": str(home / ".jq")})
+    assert driver.call_tool("lower", {}) == "s3cret-of-the-server\n", "jq did not load ~/.jq: the case shows nothing"
+
+
+def test_git_and_jq_beside_tools_that_write_no_file_load_and_run(new_driver, write_file, workdir, home) -> None:
+    if shutil.which("git") is None or shutil.which("jq") is None:
+        pytest.skip("git or jq is not installed")
+    git_repository_with_a_change(workdir)
+    path = write_file(mcp_file(
+        tool("log", {"cli": {"command": "git log --oneline -- {path} && git status --short"}}, {"path": STRING}),
+        tool("diff", {"cli": {"command": "git diff -- {path}"}}, {"path": STRING}),
+        tool("field", {"cli": {"command": "jq -r --arg k {key} '.[$k]' data.json"}}, {"key": STRING}),
+        tool("dirs", {"cli": {"command": "mkdir -p -- {path} && touch -- {path}/keep"}}, {"path": STRING}),
+    ))
+    (workdir / "data.json").write_text('{"a": 1}')
+    driver = new_driver(path, cli_cwd=workdir)
+    assert " M f\n" in driver.call_tool("log", {"path": "f"})
+    assert "+b" in driver.call_tool("diff", {"path": "f"})
+    assert driver.call_tool("field", {"key": "a"}) == "1\n"
+    driver.call_tool("dirs", {"path": "sub"})
+    assert (workdir / "sub" / "keep").is_file()
