@@ -419,7 +419,8 @@ class CliInvoker:
         with ``remotes`` (the repositories a value chose), git is also held to them: each
         name pinned to the addresses the egress policy checked (``http.curloptResolve``), no
         redirect followed, and http(s) the only transport, for the model's URLs only (a
-        submodule, an alternate or a redirect cannot switch to another).
+        submodule, an alternate or a redirect cannot switch to another); and the symlinks of
+        the checkout are written as plain files (``core.symlinks=false``).
 
         Raises:
             PolicyDeniedError: a host resolves to a refused address, or git is too old to pin.
@@ -440,6 +441,9 @@ class CliInvoker:
             ("protocol.allow", "never"),
             ("protocol.http.allow", "user"),
             ("protocol.https.allow", "user"),
+            # a symlink the model's repository holds is checked out as a plain file: it cannot
+            # lead a later write (printf {text} > repo/NOTES) into repo/.git/config
+            ("core.symlinks", "false"),
         ]
         for host, port in dict.fromkeys(remotes):
             try:

@@ -445,3 +445,122 @@ def test_a_tool_that_runs_code_from_what_another_tool_cloned_is_refused_at_load(
     with contextlib.suppress(ExecutionError):
         driver.call_tool("run_tests", {})
     assert (work / "MARKER").exists(), f"{program} did not run the cloned code: the case shows nothing"
+
+
+# ----------------------------------------------------------------------------- configuration a clone can bring
+
+
+def served_with_symlink(folder: Path, links: dict[str, str]) -> Path:
+    """A bare repository served like ``bare_repository``, with two commits (README changes)
+    and symbolic links (name -> target) in the second."""
+    work = folder / "linked-work"
+    run_git("init", "-q", str(work))
+    (work / "README").write_text("first\n")
+    run_git("add", ".", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    (work / "README").write_text("second\n")
+    for name, target in links.items():
+        (work / name).symlink_to(target)
+    run_git("add", ".", cwd=work)
+    run_git("commit", "-q", "-m", "second", cwd=work)
+    bare = folder / "r.git"
+    run_git("clone", "-q", "--bare", str(work), str(bare))
+    run_git("update-server-info", cwd=bare)
+    return bare
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return folder
+
+
+def test_a_write_through_a_symlink_a_clone_brought_cannot_reach_git_config(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "served").mkdir()
+    served_with_symlink(tmp_path / "served", {"NOTES": ".git/config"})
+    path = write_file(mcp_file(
+        tool("clone", {"cli": {"command": "git clone -q {repoUrl} repo"}}, {"repoUrl": STRING}),
+        tool("note", {"cli": {"command": "printf '%s\\n' {text} > repo/NOTES"}}, {"text": STRING}),
+        tool("diff", {"cli": {"command": "cd repo && git diff HEAD~1"}}, {}),
+    ))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=work, egress_allow=["localhost"])
+    message = str(error.value)
+    assert "tool 'clone'" in message and "runs 'git'" in message
+    assert "tool 'note' writes files from the model's values" in message and "cli_trusted_programs" in message
+    # the operator trusts git: the clone's symlink is checked out as a plain file, so the
+    # model's line lands in it, not in .git/config
+    driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=["git"])
+    with serving(tmp_path / "served") as (port, _):
+        url = f"http://127.0.0.1:{port}/r.git"
+        driver.call_tool("clone", {"repoUrl": url})
+        assert not (work / "repo" / "NOTES").is_symlink()
+        driver.call_tool("note", {"text": "[diff] external = touch ../MARKER #"})
+        assert "+second" in driver.call_tool("diff", {})
+        assert not (work / "MARKER").exists()
+        assert "external" not in (work / "repo" / ".git" / "config").read_text()
+        # what the plain file prevents, shown with the same steps and git's defaults
+        run_git("clone", "-q", url, "plain", cwd=work)
+    (work / "plain" / "NOTES").write_text("[diff] external = touch ../MARKER #\n")
+    subprocess.run(["git", "diff", "HEAD~1"], cwd=work / "plain", check=False, capture_output=True)
+    assert (work / "MARKER").exists(), "the symlink chain ran nothing: the case shows nothing"
+
+
+def test_a_clone_into_a_directory_the_model_chooses_can_be_gits_user_configuration(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    run_git("init", "-q", ".", cwd=work)
+    (work / "f").write_text("a\n")
+    run_git("add", "f", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    (work / "f").write_text("b\n")
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"config": "[diff]\n\texternal = touch MARKER #\n"})
+    path = write_file(mcp_file(
+        tool("clone", {"cli": {"command": "git clone -q {repoUrl} {path}"}}, {"repoUrl": STRING, "path": STRING}),
+        tool("diff", {"cli": {"command": "git diff"}}, {}),
+    ))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=work, egress_allow=["localhost"])
+    message = str(error.value)
+    assert "tool 'diff'" in message and "runs 'git'" in message and "~/.config/git/config" in message
+    assert "tool 'clone' writes files" in message and "a directory a model's value may choose" in message
+    # the operator's choice: trusting git loads the same file, and ~/.config/git/config is the clone's
+    driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=["git"])
+    with serving(tmp_path / "served") as (port, _):
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git", "path": str(home / ".config" / "git")})
+    with contextlib.suppress(ExecutionError):
+        driver.call_tool("diff", {})
+    assert (work / "MARKER").exists(), "git did not read the cloned configuration: the case shows nothing"
+
+
+def test_git_tools_beside_a_clone_into_a_literal_directory_load_and_run(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "served\n"})
+    path = write_file(mcp_file(
+        tool("clone", {"cli": {"command": "git clone -q {repoUrl} repo"}}, {"repoUrl": STRING}),
+        tool("log", {"cli": {"command": "cd repo && git log --format=%s"}}, {}),
+        tool("status", {"cli": {"command": "cd repo && git status --short"}}, {}),
+        tool("diff", {"cli": {"command": "cd repo && git diff -- {path}"}}, {"path": STRING}),
+        tool("ensure_dir", {"cli": {"command": "mkdir -p -- {path}"}}, {"path": STRING}),
+    ))
+    driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"])
+    with serving(tmp_path / "served") as (port, _):
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+    assert driver.call_tool("log", {}) == "first\n"
+    driver.call_tool("ensure_dir", {"path": "repo/sub"})
+    assert driver.call_tool("status", {}) == ""
+    assert driver.call_tool("diff", {"path": "README"}) == ""
