@@ -29,7 +29,13 @@ they share the machine and the working directory (tool ``write``: ``printf '%s' 
 notes.sh``, tool ``build``: ``bash notes.sh``; ``git clone {repoUrl} repo``, then ``make -C
 repo``). Only the operator's ``cli_trusted_programs`` lifts that; ``x-mcs-runsAsCode`` on one
 command's argument lifts the check of that command only (it vouches for the argument, not
-for what another tool does with the files it leaves).
+for what another tool does with the files it leaves). The listed programs that also run
+configuration they find in files (:data:`CONFIG_READERS`: git runs the commands
+``.git/config`` and ``~/.gitconfig`` name, jq loads ``~/.jq``) are held further: when a
+command of the file writes files from a model's value (:func:`file_effects`: an output
+redirection to a file, ``cp``/``mv``/``ln``, ``sort -o``, git's ``--output``, ``git clone``
+into a directory a value may choose), the loader refuses every git and jq of the file unless
+the operator trusts them, since such a file can be that configuration.
 
 Allowed:
 
