@@ -489,12 +489,13 @@ def file_effects(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     ``&>``, ``&>>``, ``>& file``, also ``exec 3> f``; not a descriptor, ``/dev/null``,
     ``/dev/stdout``, ``/dev/stderr``), or ``cp``, ``mv``, ``ln``, ``sort -o``, ``uniq`` with an
     output operand, git's ``--output`` (log, show, diff), or ``git clone`` where a model's value
-    may be the directory it clones into (``git clone {url} {path}``: ``{path}`` may be
-    ``~/.config/git``, whose ``config`` git reads as the user's). No data flow is followed: in a
-    command that takes a model's values, every such place counts, whatever reaches it (a pipe,
-    a variable, ``exec >``). ``mkdir`` and ``touch`` are not writers (no content); nor is a
-    clone into a literal directory (its ``.git/config`` is git's own; the files are the
-    remote's, which the egress policy chose and which a later writer needs to reach ``.git``).
+    may choose the directory it clones into (``git clone {url} {path}``: ``{path}`` may be
+    ``~/.config/git``, whose ``config`` git reads as the user's; ``git clone {url}`` alone: the
+    URL's last component names it, ``.config`` in a working directory that is ``HOME``). No
+    data flow is followed: in a command that takes a model's values, every such place counts,
+    whatever reaches it (a pipe, a variable, ``exec >``). ``mkdir`` and ``touch`` are not
+    writers (no content); nor is a clone into a literal directory (its ``.git/config`` is git's
+    own; the files are the remote's, which a later writer needs to lead into ``.git``).
     """
     analysis = _Analysis(script, slots, trusted=trusted_programs)
     analysis.run()
@@ -799,7 +800,8 @@ class _Analysis:
                     skip = word in valued or (not word.startswith("--") and f"-{word[-1]}" in valued)
                 else:
                     operands.append(arg)
-            if any(self._value_in(arg) for arg in operands[1:]):
+            # the directory: the operand after the repository, else the repository's last component
+            if any(self._value_in(arg) for arg in (operands[1:] if len(operands) > 1 else operands)):
                 return "git clone writes the remote's files into a directory a model's value may choose"
         return ""
 

@@ -564,3 +564,39 @@ def test_git_tools_beside_a_clone_into_a_literal_directory_load_and_run(
     driver.call_tool("ensure_dir", {"path": "repo/sub"})
     assert driver.call_tool("status", {}) == ""
     assert driver.call_tool("diff", {"path": "README"}) == ""
+
+
+def test_a_clone_into_the_directory_its_url_names_can_be_gits_user_configuration(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    # git clone {repoUrl} with no directory clones into the URL's last component: ".config",
+    # in a working directory that is HOME (a container's /root often has no ~/.config)
+    source = tmp_path / "source"
+    run_git("init", "-q", str(source))
+    (source / "git").mkdir()
+    (source / "git" / "config").write_text("[diff]\n\texternal = touch MARKER #\n")
+    run_git("add", ".", cwd=source)
+    run_git("commit", "-q", "-m", "first", cwd=source)
+    (tmp_path / "served").mkdir()
+    run_git("clone", "-q", "--bare", str(source), str(tmp_path / "served" / ".config"))
+    run_git("update-server-info", cwd=tmp_path / "served" / ".config")
+    project = home / "project"
+    run_git("init", "-q", str(project))
+    (project / "f").write_text("a\n")
+    run_git("add", "f", cwd=project)
+    run_git("commit", "-q", "-m", "first", cwd=project)
+    (project / "f").write_text("b\n")
+    path = write_file(mcp_file(
+        tool("clone", {"cli": {"command": "git clone -q {repoUrl}"}}, {"repoUrl": STRING}),
+        tool("diff", {"cli": {"command": "cd project && git diff"}}, {}),
+    ))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=home, egress_allow=["localhost"])
+    assert "tool 'diff'" in str(error.value) and "tool 'clone' writes files" in str(error.value)
+    driver = new_driver(path, cli_cwd=home, egress_allow=["localhost"], cli_trusted_programs=["git"])
+    with serving(tmp_path / "served") as (port, _):
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/.config"})
+    assert (home / ".config" / "git" / "config").is_file()
+    with contextlib.suppress(ExecutionError):
+        driver.call_tool("diff", {})
+    assert (project / "MARKER").exists(), "git did not read the cloned configuration: the case shows nothing"
