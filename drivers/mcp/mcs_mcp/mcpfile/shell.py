@@ -488,7 +488,8 @@ def file_effects(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     A place writes files when it is an output redirection to a file (``>``, ``>>``, ``>|``,
     ``&>``, ``&>>``, ``>& file``, also ``exec 3> f``; not a descriptor, ``/dev/null``,
     ``/dev/stdout``, ``/dev/stderr``), or ``cp``, ``mv``, ``ln``, ``sort -o``, ``uniq`` with an
-    output operand, git's ``--output`` (log, show, diff), or ``git clone`` where a model's value
+    output operand, git's ``--output`` (log, show, diff), a program the operator trusts (``tee``,
+    ``curl -o``: MCS does not know what it writes), or ``git clone`` where a model's value
     may choose the directory it clones into (``git clone {url} {path}``: ``{path}`` may be
     ``~/.config/git``, whose ``config`` git reads as the user's; ``git clone {url}`` alone: the
     URL's last component names it, ``.config`` in a working directory that is ``HOME``). No
@@ -769,6 +770,8 @@ class _Analysis:
         """How the listed program of ``command`` writes files, or ``""``."""
         name = self._shown(self._program(command))
         base = _listed_name(name)
+        if name in self.trusted and base not in DATA_PROGRAMS and base not in QUIET_BUILTINS:
+            return f"{name} is trusted by the operator to keep values as data, which does not say which files it writes"
         args = _field_children(command, "argument")
         words = [_bare(a, self.source) for a in args]
         if base in _FILE_COPIERS:

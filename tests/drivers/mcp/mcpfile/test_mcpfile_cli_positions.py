@@ -288,9 +288,10 @@ def test_scripts_authors_write_load_and_keep_every_value_data(
     script = REAL_SCRIPTS[name]
     props = props_of(script)
     # kubectl is off the allow-list (kubectl exec runs code), and nohup runs its arguments:
-    # the operator vouches for both here.
+    # the operator vouches for both here; and for jq, which loads ~/.jq, beside kubectl, which
+    # may write files (kubectl cp) MCS cannot see.
     driver = cli_driver(new_driver, write_file, script, props, cli_cwd=workdir,
-                        cli_trusted_programs=["kubectl", "nohup"])
+                        cli_trusted_programs=["kubectl", "nohup", "jq"])
     for value in HOSTILE:
         arguments = {"namespace": value, "json": json.dumps({"n": value}), "count": 3}
         output = driver.call_tool("t", {k: v for k, v in arguments.items() if k in props})
@@ -304,7 +305,7 @@ def test_the_kubectl_loop_passes_the_namespace_as_one_argument(
     monkeypatch.setenv("PATH", fake_kubectl["PATH"])
     script = REAL_SCRIPTS["loop over kubectl output into jq"]
     driver = cli_driver(new_driver, write_file, script, props_of(script), cli_cwd=workdir,
-                        cli_trusted_programs=["kubectl"])
+                        cli_trusted_programs=["kubectl", "jq"])
     lines = driver.call_tool("t", {"namespace": "a b; touch MARKER"}).splitlines()
     assert [json.loads(line) for line in lines] == [
         ["logs", "-n", "a b; touch MARKER", "pod/a"], ["logs", "-n", "a b; touch MARKER", "pod/b"]
@@ -995,6 +996,23 @@ def test_a_command_that_writes_from_a_value_and_runs_git_is_refused_at_load(
         with contextlib.suppress(ToolCallError):
             driver.call_tool("t", {"text": "[diff] external = touch MARKER #"})
         assert (workdir / "MARKER").exists(), "git did not run the written diff.external: the case shows nothing"
+
+
+def test_a_program_the_operator_trusts_may_write_the_configuration_git_runs(new_driver, write_file, workdir,
+                                                                           home) -> None:
+    if shutil.which("git") is None or shutil.which("tee") is None:
+        pytest.skip("git or tee is not installed")
+    git_repository_with_a_change(workdir)
+    command = "printf '%s\\n' {text} | tee .git/config > /dev/null && git diff"
+    path = write_file(mcp_file(tool("t", {"cli": {"command": command}}, {"text": STRING})))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=workdir, cli_trusted_programs=["tee"])
+    assert "runs 'git'" in str(error.value) and "tee is trusted by the operator" in str(error.value)
+    assert "cli_trusted_programs=['git', 'tee']" in str(error.value)
+    driver = new_driver(path, cli_cwd=workdir, cli_trusted_programs=["tee", "git"])
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("t", {"text": "[diff] external = touch MARKER #"})
+    assert (workdir / "MARKER").exists(), "git did not run what tee wrote: the case shows nothing"
 
 
 def test_jq_loads_the_definitions_a_tool_copied_to_home_jq_so_the_file_is_refused_at_load(
