@@ -295,8 +295,9 @@ DATA_PROGRAMS: dict[str, str] = {
     "cmp": "GNU diffutils: compares bytes",
     "file": "file(1): guesses types; -m names a magic file (data), -z uses its own decompressors",
     "jq": "the filter is code and takes no value; --arg/--argjson/--slurpfile/--rawfile values and "
-          "operands after a literal filter are JSON or files",
-    "git": "the subcommands of GIT_DATA_SUBCOMMANDS, without the options of GIT_COMMAND_OPTIONS",
+          "operands after a literal filter are JSON or files (loads ~/.jq: see CONFIG_READERS)",
+    "git": "the subcommands of GIT_DATA_SUBCOMMANDS, without the options of GIT_COMMAND_OPTIONS (runs "
+           "commands its configuration files name: see CONFIG_READERS)",
 }
 #: The listed programs that also run, or evaluate, configuration they find in files, beyond
 #: their operands and input. Their arguments stay data, but a file that writes files from a
