@@ -774,12 +774,15 @@ def compile_cli(
     properties = (input_schema or {}).get("properties")
     order = tuple(properties) if isinstance(properties, Mapping) else ()
     _verify_references(slotted, occurrences, where=where)
-    extras_refused = _extras_refused(script, specs, options.trusted_programs,
-                                     tuple(name for name in order if name not in referenced))
+    unused = tuple(name for name in order if name not in referenced)
+    extras_refused = _extras_refused(script, specs, options.trusted_programs, unused)
     takes_values = any(not spec.trusted and occurrences[slot].context != "comment" for slot, spec in specs.items()) or (
-        extras_refused is None and any(name not in referenced for name in order))
+        extras_refused is None and bool(unused))
     marked_here = any(spec.runs_as_code for spec in specs.values())
-    writers, config_readers = shell.file_effects(script, specs, trusted_programs=options.trusted_programs)
+    # what the command writes with the arguments a call may append (git log + --output=...)
+    effects_script, effects_specs = (script, specs) if extras_refused is not None or not unused else _appended(
+        script, specs, unused, probe=False)
+    writers, config_readers = shell.file_effects(effects_script, effects_specs, trusted_programs=options.trusted_programs)
     return CliInvoker(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
@@ -867,19 +870,29 @@ def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec], trusted: f
     (``upload-pack`` after ``git clone``, ``template`` after ``git init``) is refused as the
     same option written in the command is."""
     extra = len(specs)
-    words = [shell.SENTINEL.format(extra)]
-    added = {extra: shell.SlotSpec(label="the appended argument")}
-    for offset, name in enumerate(names, start=1):
-        quoted = "'" + f"--{name}=".replace("'", "'\\''") + "'"
-        words.append(quoted + shell.SENTINEL.format(extra + offset))
-        added[extra + offset] = shell.SlotSpec(label=f"the appended argument --{name}=")
+    appended, slots = _appended(script, specs, names)
     try:
-        found = shell.analyse(f"{script.rstrip()} {' '.join(words)}", {**specs, **added}, trusted_programs=trusted)
+        found = shell.analyse(appended, slots, trusted_programs=trusted)
     except ConfigurationError as exc:
         return str(exc)
     if found[extra].context == "comment":
         return "the command ends in a comment"
     return None
+
+
+def _appended(script: str, specs: Mapping[int, shell.SlotSpec], names: tuple[str, ...], *,
+              probe: bool = True) -> tuple[str, dict[int, shell.SlotSpec]]:
+    """``script`` with the arguments a call may append to its last line (``--name=value`` for
+    each of ``names``, after a plain argument that probes the position when ``probe``) as
+    sentinel words, and the slots with theirs."""
+    extra = len(specs)
+    words = [shell.SENTINEL.format(extra)] if probe else []
+    added = {extra: shell.SlotSpec(label="the appended argument")} if probe else {}
+    for offset, name in enumerate(names, start=1):
+        quoted = "'" + f"--{name}=".replace("'", "'\\''") + "'"
+        words.append(quoted + shell.SENTINEL.format(extra + offset))
+        added[extra + offset] = shell.SlotSpec(label=f"the appended argument --{name}=")
+    return f"{script.rstrip()} {' '.join(words)}", {**specs, **added}
 
 
 def _verify_references(items: list[_Item], occurrences: Mapping[int, shell.Occurrence], *, where: str) -> None:

@@ -1015,6 +1015,31 @@ def test_a_program_the_operator_trusts_may_write_the_configuration_git_runs(new_
     assert (workdir / "MARKER").exists(), "git did not run what tee wrote: the case shows nothing"
 
 
+def test_an_appended_output_option_makes_git_log_write_the_configuration_another_git_runs(
+    new_driver, write_file, workdir, home
+) -> None:
+    # a property no placeholder uses is appended as --output=value: git log writes its output there
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    git_repository_with_a_change(workdir)
+    path = write_file(mcp_file(
+        tool("commit", {"cli": {"command": "git -c user.name=t -c user.email=t@example.org commit -q --allow-empty "
+                                           "-m {message}"}}, {"message": STRING}),
+        tool("last", {"cli": {"command": "git log -1 --format=%B"}}, {"output": STRING}),
+        tool("diff", {"cli": {"command": "git diff"}}, {}),
+    ))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=workdir)
+    message = str(error.value)
+    assert "runs 'git'" in message and "tool 'last' writes files" in message and "--output" in message
+    driver = new_driver(path, cli_cwd=workdir, cli_trusted_programs=["git"])
+    driver.call_tool("commit", {"message": "[diff] external = touch MARKER #"})
+    driver.call_tool("last", {"output": ".git/config"})
+    with contextlib.suppress(ToolCallError):
+        driver.call_tool("diff", {})
+    assert (workdir / "MARKER").exists(), "git did not run what git log wrote: the case shows nothing"
+
+
 def test_jq_loads_the_definitions_a_tool_copied_to_home_jq_so_the_file_is_refused_at_load(
     new_driver, write_file, workdir, home, monkeypatch
 ) -> None:
