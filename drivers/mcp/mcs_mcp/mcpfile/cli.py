@@ -419,8 +419,9 @@ class CliInvoker:
         with ``remotes`` (the repositories a value chose), git is also held to them: each
         name pinned to the addresses the egress policy checked (``http.curloptResolve``), no
         redirect followed, and http(s) the only transport, for the model's URLs only (a
-        submodule, an alternate or a redirect cannot switch to another); and the symlinks of
-        the checkout are written as plain files (``core.symlinks=false``).
+        submodule, an alternate or a redirect cannot switch to another); the symlinks of
+        the checkout are written as plain files (``core.symlinks=false``); and git-lfs, if the
+        user's configuration installs it, downloads nothing (``GIT_LFS_SKIP_SMUDGE=1``).
 
         Raises:
             PolicyDeniedError: a host resolves to a refused address, or git is too old to pin.
@@ -457,6 +458,9 @@ class CliInvoker:
             pinned = ",".join(f"[{a}]" if ":" in a else a for a in addresses)
             config.append(("http.curloptResolve", f"{host}:{port}:{pinned}"))
         base = {k: v for k, v in os.environ.items() if k.lower() not in _UNPINNED_ENVIRONMENT}
+        # git-lfs (when the user's configuration installs its filter) would download the files
+        # the model's repository points at from any URL its .lfsconfig names, past the pin.
+        base["GIT_LFS_SKIP_SMUDGE"] = "1"
         return hardened_environment(base, extra=tuple(config))
 
     def argv(self, script: str, values: list[str]) -> list[str]:

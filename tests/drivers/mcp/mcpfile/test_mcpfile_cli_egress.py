@@ -369,6 +369,29 @@ def test_a_git_too_old_to_pin_is_refused_rather_than_run_unpinned(git_driver, tm
 
 
 
+def test_git_lfs_downloads_nothing_for_a_repository_the_model_chose(git_driver, tmp_path: Path,
+                                                                    monkeypatch) -> None:
+    # With git-lfs installed in the user's configuration, a repository's .gitattributes sends
+    # its files through git-lfs, which fetches their content from wherever .lfsconfig says,
+    # past the pin. A stand-in git-lfs (the filter git runs) records what it was told.
+    home, bin_dir = tmp_path / "home", tmp_path / "bin"
+    home.mkdir()
+    bin_dir.mkdir()
+    (home / ".gitconfig").write_text('[filter "lfs"]\n\tsmudge = git-lfs smudge %f\n\trequired = true\n')
+    stand_in = bin_dir / "git-lfs"
+    stand_in.write_text('#!/bin/sh\necho "skip=${GIT_LFS_SKIP_SMUDGE:-unset}" >> "$(dirname "$0")/seen"\nexec cat\n')
+    stand_in.chmod(stand_in.stat().st_mode | stat.S_IEXEC)
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={".gitattributes": "*.bin filter=lfs\n", "a.bin": "pointer\n"})
+    monkeypatch.setenv("HOME", str(home))  # the configuration the server's user would have
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    with serving(tmp_path / "served") as (port, _):
+        git_driver("git clone -q {x} out", egress_allow=["localhost"]).call_tool(
+            "t", {"x": f"http://127.0.0.1:{port}/r.git"})
+    assert (tmp_path / "work" / "out" / "a.bin").read_text() == "pointer\n"
+    assert (bin_dir / "seen").read_text() == "skip=1\n"  # git-lfs would have downloaded nothing
+
+
 async def test_the_async_path_checks_and_pins_alike(new_driver, write_file, tmp_path: Path, listener: Listener) -> None:
     (tmp_path / "served").mkdir()
     bare_repository(tmp_path / "served", files={"README": "async\n"})
