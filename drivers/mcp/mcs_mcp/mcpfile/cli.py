@@ -88,6 +88,9 @@ class CliOptions:
     trusted_programs: frozenset[str] = frozenset()
     #: Where a git repository a value names may be (the driver's ``egress_allow``/``egress``).
     egress: EgressPolicy = field(default_factory=EgressPolicy)
+    #: Absolute directories, besides the working directory, where a path a value names may be
+    #: written, replaced or deleted (configuration only: a file cannot grant it).
+    write_roots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,18 @@ class _Remote:
     multiple: bool
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A command that writes where a value may say (see :class:`.shell.WriteTarget`): each
+    candidate word as pieces of the rendered command; ``home`` marks a word that starts with
+    an unquoted ``~/`` (bash puts ``$HOME`` there; the piece holds the rest)."""
+
+    program: str
+    words: tuple[_Operand, ...]
+    home: tuple[bool, ...]
+    clone: bool
+
+
 #: Environment variables (any case) that would let git reach past the pin: proxies (the
 #: proxy resolves the name again; the HTTP tools' transport ignores them too) and settings
 #: that override ``protocol.*.allow``.
@@ -160,6 +175,7 @@ class CliInvoker:
         unlisted: tuple[shell.Unlisted, ...] = (),
         writers: tuple[shell.Effect, ...] = (),
         config_readers: tuple[shell.Effect, ...] = (),
+        targets: tuple[_Target, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -187,6 +203,10 @@ class CliInvoker:
         #: trusted by the operator. Empty when the file marks one of this command's values
         #: x-mcs-runsAsCode.
         self.config_readers = config_readers
+        #: The commands that write, replace or delete files at a path a value may name; each
+        #: such path is checked at the call to stay inside the working directory or one of
+        #: :attr:`CliOptions.write_roots`.
+        self.targets = targets
 
     # ------------------------------------------------------------------ rendering
 
@@ -197,7 +217,9 @@ class CliInvoker:
             InvalidInputError: a value would be read as an option, or has control characters.
             ExecutionError: a needed environment variable or incoming header is missing.
             PolicyDeniedError: a value is the repository a git command contacts and is not
-                an http(s) URL the egress policy allows (no DNS is asked here).
+                an http(s) URL the egress policy allows (no DNS is asked here), or names a path
+                a program writes, replaces or deletes outside the working directory and the
+                operator's ``cli_write_roots``.
         """
         script, values, _ = self._render(arguments, metadata)
         return script, values
@@ -227,6 +249,8 @@ class CliInvoker:
             script.append(self._reference(part, occurrence, value, values))
             words[item.slot] = values[start:]
         remotes = [self._check_remote(text) for text in self._repositories(active, words)]
+        for program, path in self._write_paths(active, words):
+            self._check_write(program, path)
         body = "".join(script)
         extras = self._extra_arguments(arguments)
         if extras and self.extras_refused:
@@ -314,6 +338,79 @@ class CliInvoker:
         except PolicyDeniedError as exc:
             raise self._denied(url, str(exc.details.get("egress", exc.message))) from None
         return host, port
+
+    # ------------------------------------------------------------------ write targets
+
+    def _write_paths(self, active: list[bool], words: Mapping[int, list[str]]) -> list[tuple[str, str]]:
+        """``(program, path)`` for each path a model's value chose (in whole or in part) that
+        a program of the command writes, replaces or deletes at this call, as the program
+        will read it (relative to the working directory); for a clone with no directory, the
+        directories the repository's last component names."""
+        out: list[tuple[str, str]] = []
+        for target in self.targets:
+            present: list[tuple[str, bool]] = []
+            for operand, home in zip(target.words, target.home, strict=True):
+                texts, chosen = self._target_words(target.program, operand, active, words)
+                if home:
+                    texts = [os.path.expanduser("~") + text for text in texts]
+                present.extend((text, chosen) for text in texts)
+            if not target.clone:
+                out.extend((target.program, text) for text, chosen in present if chosen)
+            elif len(present) > 1 and present[1][1]:
+                out.append((target.program, present[1][0]))
+            elif len(present) == 1 and present[0][1]:
+                out.extend((target.program, name) for name in _clone_directories(present[0][0]))
+        return out
+
+    def _target_words(self, program: str, operand: _Operand, active: list[bool],
+                      words: Mapping[int, list[str]]) -> tuple[list[str], bool]:
+        """The words ``operand`` becomes at this call, and whether a model's value is in them."""
+        present = [(p, g) for p, g in operand.pieces if g is None or active[g]]
+        if len(present) == 1 and isinstance(present[0][0], int):
+            slot = present[0][0]
+            return list(words.get(slot, [])), slot not in operand.trusted
+        text = ""
+        exists = chosen = False
+        for piece, _ in present:
+            if isinstance(piece, str):
+                text += piece
+                exists = True
+                continue
+            got = words.get(piece, [])
+            if len(got) > 1:
+                raise InvalidInputError(
+                    f"Invalid arguments for {self.tool}: a list cannot be part of a path {program} writes; "
+                    "pass one value.", tool=self.tool,
+                )
+            text += "".join(got)
+            exists = exists or bool(got)
+            chosen = chosen or (bool(got) and piece not in operand.trusted)
+        return ([text], chosen) if exists else ([], False)
+
+    def _check_write(self, program: str, path: str) -> None:
+        """Refuse ``path`` unless, resolved as the OS would from the working directory (``..``
+        and the symlinks of the part that exists), it is inside the working directory or one
+        of the operator's ``write_roots``.
+
+        Raises:
+            PolicyDeniedError: naming the value, the working directory and the option.
+        """
+        cwd = self.options.cwd or os.getcwd()
+        real = os.path.realpath(os.path.join(cwd, path))
+        roots = [os.path.realpath(root) for root in (cwd, *self.options.write_roots)]
+        if any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots):
+            return
+        allowed = " or ".join(repr(root) for root in (cwd, *self.options.write_roots))
+        raise PolicyDeniedError(
+            f"{self.tool}: {program} would write, replace or delete {path[:200]!r} (that is, {real[:200]!r}), "
+            f"outside the command's working directory {cwd!r}"
+            + (f" and the operator's directories ({allowed})" if self.options.write_roots else "")
+            + "; a value may only name a path inside it (a relative path that stays there). The operator can "
+            "allow another directory with the driver option cli_write_roots (in Python "
+            "cli_write_roots=['/srv/data'], on the command line -o cli_write_roots=/srv/data).",
+            tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
+                                     "write_roots": list(self.options.write_roots)},
+        )
 
     def _group_active(self, group: _Group, arguments: Mapping[str, Any]) -> bool:
         params = group.template.params()
@@ -764,8 +861,8 @@ def compile_cli(
              for item in slotted if item.slot is not None and isinstance(item.part, Placeholder)}
     script, spans = _sentinel_script(slotted)
     try:
-        occurrences, found = shell.analyse_with_remotes(script, specs, trusted_programs=options.trusted_programs,
-                                                         optional=tuple(spans.values()))
+        occurrences, found, write_targets = shell.analyse_with_remotes(
+            script, specs, trusted_programs=options.trusted_programs, optional=tuple(spans.values()))
         crossing = shell.crossing_spans(script, [spans[g] for g in sorted(spans)])
     except ConfigurationError as exc:
         raise ConfigurationError(f"{where}: {exc}") from None
@@ -796,33 +893,107 @@ def compile_cli(
         unlisted=() if marked_here else shell.unlisted_programs(script, specs, trusted_programs=options.trusted_programs),
         writers=writers if takes_values else (),
         config_readers=() if marked_here else config_readers,
+        targets=_targets(script, slotted, specs, write_targets, where=where),
     )
 
 
-def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
-             found: tuple[shell.GitRemote, ...], *, where: str) -> tuple[_Remote, ...]:
-    """The git commands whose repository a value may be, with each candidate operand word
-    as pieces of the rendered command; a word whose quoting MCS would have to guess is refused."""
+def _item_offsets(items: list[_Item]) -> list[tuple[int, int]]:
+    """The byte range of each item in the sentinel script."""
     offsets: list[tuple[int, int]] = []
     size = 0
     for item in items:
         length = len((item.part if isinstance(item.part, str) else shell.SENTINEL.format(item.slot)).encode())
         offsets.append((size, size + length))
         size += length
+    return offsets
+
+
+def _word_pieces(source: bytes, items: list[_Item], offsets: list[tuple[int, int]], start: int,
+                 end: int) -> list[tuple[str | int, int | None]]:
+    """The pieces of the script's bytes ``start:end``: literal text or a slot, each with its group."""
+    pieces: list[tuple[str | int, int | None]] = []
+    for item, (first, last) in zip(items, offsets, strict=True):
+        if last <= start or first >= end:
+            continue
+        if item.slot is not None:
+            pieces.append((item.slot, item.group))
+            continue
+        pieces.append((source[max(first, start):min(last, end)].decode(), item.group))
+    return pieces
+
+
+def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
+             found: tuple[shell.WriteTarget, ...], *, where: str) -> tuple[_Target, ...]:
+    """The commands that write where a value may say, with each candidate word as pieces of
+    the rendered command; a word whose literal text MCS cannot read as the program will
+    (expansions, globs, a ``~`` bash may expand) is refused."""
+    offsets = _item_offsets(items)
+    source = script.encode()
+    trusted = frozenset(slot for slot, spec in specs.items() if spec.trusted)
+    out: list[_Target] = []
+    for target in found:
+        operands: list[_Operand] = []
+        homes: list[bool] = []
+        for start, end in target.words:
+            pieces = _word_pieces(source, items, offsets, start, end)
+            literal = "".join(p for p, _ in pieces if isinstance(p, str))
+            raw = source[start:end].decode(errors="replace")
+            home = raw.startswith("~/") or raw == "~"
+            if (not _REMOTE_LITERAL.match(literal) or ('"' in literal and "'" in literal)
+                    or "~" in (literal[1:] if home else literal)):
+                word = re.sub(r"__mcs_slot_(\d+)__", lambda m: specs[int(m.group(1))].label, raw)
+                raise ConfigurationError(
+                    f"{where}: line {target.line}: {target.program} may write to {word[:80]!r}, a path a model's "
+                    "value chooses, and MCS checks such a path at each call; it cannot tell what this word "
+                    "becomes (quoting, expansions, a '~' or characters a plain path does not hold). Write the "
+                    "literal part plainly (out/{path}) or pass the whole path as one placeholder"
+                )
+            cleaned = [(p.replace('"', "").replace("'", "") if isinstance(p, str) else p, g) for p, g in pieces]
+            if home:
+                first, group = cleaned[0]
+                assert isinstance(first, str)
+                cleaned[0] = (first[1:], group)
+            operands.append(_Operand(tuple((p, g) for p, g in cleaned if p != ""), trusted))
+            homes.append(home)
+        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone))
+    return tuple(out)
+
+
+def _clone_directories(url: str) -> list[str]:
+    """The directory ``git clone URL`` makes when given none, as git names it (its
+    ``git_url_basename``): the last component of the URL's path (after the host and any
+    user), without trailing ``/`` or ``/.git``, then without ``.git`` or ``.bundle``; also
+    with ``.git`` added (``--bare``, ``--mirror``)."""
+    start = url.find("://")
+    rest = url[start + 3:] if start >= 0 else url
+    host_end = rest.find("/")
+    authority = rest if host_end < 0 else rest[:host_end]
+    if "@" in authority:
+        rest = rest[rest.rfind("@", 0, len(authority)) + 1:]
+    rest = rest.rstrip("/ \t\n")
+    if rest.endswith("/.git"):
+        rest = rest[:-5].rstrip("/")
+    name = re.split(r"[/:]", rest)[-1]
+    for suffix in (".git", ".bundle"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            break
+    name = " ".join(re.sub(r"[\x00-\x20\x7f]+", " ", name).split())
+    return [name, f"{name}.git"]
+
+
+def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
+             found: tuple[shell.GitRemote, ...], *, where: str) -> tuple[_Remote, ...]:
+    """The git commands whose repository a value may be, with each candidate operand word
+    as pieces of the rendered command; a word whose quoting MCS would have to guess is refused."""
+    offsets = _item_offsets(items)
     source = script.encode()
     trusted = frozenset(slot for slot, spec in specs.items() if spec.trusted)
     out: list[_Remote] = []
     for remote in found:
         operands: list[_Operand] = []
         for start, end in remote.operands:
-            pieces: list[tuple[str | int, int | None]] = []
-            for item, (first, last) in zip(items, offsets, strict=True):
-                if last <= start or first >= end:
-                    continue
-                if item.slot is not None:
-                    pieces.append((item.slot, item.group))
-                    continue
-                pieces.append((source[max(first, start):min(last, end)].decode(), item.group))
+            pieces = _word_pieces(source, items, offsets, start, end)
             literal = "".join(p for p, _ in pieces if isinstance(p, str))
             if not _REMOTE_LITERAL.match(literal) or ('"' in literal and "'" in literal):
                 word = re.sub(r"__mcs_slot_(\d+)__", lambda m: specs[int(m.group(1))].label,

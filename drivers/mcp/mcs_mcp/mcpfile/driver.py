@@ -136,6 +136,21 @@ def _program_names(names: Sequence[str] | str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _write_roots(roots: Sequence[str | Path] | str) -> tuple[str, ...]:
+    """The ``cli_write_roots`` option: absolute directories, a list or one comma-separated string."""
+    items: list[Any] = roots.split(",") if isinstance(roots, str) else list(roots)
+    out: list[str] = []
+    for item in items:
+        root = item.strip() if isinstance(item, str) else item
+        if not isinstance(root, (str, Path)) or not str(root) or not Path(root).is_absolute():
+            raise ConfigurationError(
+                f"cli_write_roots takes absolute directories where a command may write, replace or delete the "
+                f"paths a model's value names (besides its working directory), got {item!r}"
+            )
+        out.append(str(root))
+    return tuple(dict.fromkeys(out))
+
+
 class MCPFileDriver(ToolDriver):
     """A gen-mcp MCP file (``mcpFileVersion: 0.1.0``, or a 0.2.0 pair) as a driver.
 
@@ -165,6 +180,10 @@ class MCPFileDriver(ToolDriver):
             comma-separated string on the command line), added to the built-in allow-list
             of programs a placeholder may reach. Inline-code and command options stay
             refused (``python3 -c {x}``); see ``docs/mcpfile.md``.
+        cli_write_roots: absolute directories where a command may also write, replace or
+            delete a path a model's value names (``cp``, ``mv``, ``ln``, ``rm``, ``touch``,
+            ``mkdir``, ``git clone``'s directory...); without them such a path must be
+            inside the command's working directory (a comma-separated string on the command line).
         apply_env_overrides: read ``GENMCP_*`` runtime overrides (default yes).
         **options: the :class:`mcs.ToolDriver` options (``timeout``, ``prefix``...).
 
@@ -192,6 +211,7 @@ class MCPFileDriver(ToolDriver):
         allow_control_characters: bool = False,
         cli_cwd: str | Path | None = None,
         cli_trusted_programs: Sequence[str] | str = (),
+        cli_write_roots: Sequence[str | Path] | str = (),
         apply_env_overrides: bool = True,
         **options: Any,
     ) -> None:
@@ -218,6 +238,7 @@ class MCPFileDriver(ToolDriver):
                 cwd=str(cli_cwd) if cli_cwd is not None else None,
                 trusted_programs=_program_names(cli_trusted_programs),
                 egress=policy,
+                write_roots=_write_roots(cli_write_roots),
             ),
             apply_env_overrides=apply_env_overrides,
         )

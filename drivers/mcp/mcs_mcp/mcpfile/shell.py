@@ -315,6 +315,16 @@ CONFIG_READERS: dict[str, str] = {
 #: Listed programs that create or replace files with content: any of their operands (the
 #: source, the destination, the target of a link) may be a model's choice.
 _FILE_COPIERS = frozenset({"cp", "mv", "ln"})
+#: Programs that write, replace, delete or change the files their operands name (the listed
+#: coreutils, and some an operator may trust): every word holding a model's value may be a
+#: target, sources included (``mv`` deletes its source; ``cp -t DIR`` still reads the rest,
+#: but an operand's role depends on options MCS would have to follow).
+_PATH_WRITERS = frozenset({"cp", "mv", "ln", "install", "rm", "rmdir", "touch", "mkdir", "tee", "truncate",
+                           "shred", "unlink", "link", "chmod", "chown", "chgrp"})
+#: GNU sort's short options that take a value (``-o`` the output file).
+_SORT_VALUED = frozenset("koSTt")
+#: uniq's short options that take a value.
+_UNIQ_VALUED = frozenset("fsw")
 #: Where an output redirection writes no file.
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 #: Builtins that put what they read in variables, which are then followed like an assignment.
@@ -421,6 +431,21 @@ class GitRemote:
     multiple: bool
 
 
+@dataclass(frozen=True, slots=True)
+class WriteTarget:
+    """A command that writes, replaces or deletes files where a model's value may say.
+
+    ``words`` are the byte ranges of the words that may name such a path (for a ``--name=``
+    word, the part after ``=``); with ``clone``, they are ``git clone``'s operands in order:
+    the second present at a call is the directory, and when only the repository is present,
+    its last component names the directory."""
+
+    program: str  # "cp", "git clone"...
+    line: int
+    words: tuple[tuple[int, int], ...]
+    clone: bool = False
+
+
 class Refused(ConfigurationError):
     """A placeholder sits where bash could run it or read it as a name."""
 
@@ -505,18 +530,21 @@ def file_effects(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
 
 
 def analyse_with_remotes(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
-                         optional: tuple[tuple[int, int], ...] = ()) -> tuple[dict[int, Occurrence], tuple[GitRemote, ...]]:
-    """:func:`analyse`, and the git commands whose repository a value may be (see
-    :class:`GitRemote`). ``optional`` are byte ranges that may be absent at a call (a
+                         optional: tuple[tuple[int, int], ...] = ()
+                         ) -> tuple[dict[int, Occurrence], tuple[GitRemote, ...], tuple[WriteTarget, ...]]:
+    """:func:`analyse`, the git commands whose repository a value may be (see
+    :class:`GitRemote`), and the commands that write where a value may say (see
+    :class:`WriteTarget`). ``optional`` are byte ranges that may be absent at a call (a
     ``templateVariables`` format): a literal word there does not fix the repository.
 
     Raises:
         ConfigurationError: as :func:`analyse`; also where MCS cannot tell whether a value is
-            the repository a git command contacts.
+            the repository a git command contacts, or a value reaches a write target through a
+            variable or a substitution (it could not be checked at the call).
     """
     analysis = _Analysis(script, slots, trusted=trusted_programs)
     found = analysis.run()
-    return found, analysis.git_remotes(optional)
+    return found, analysis.git_remotes(optional), analysis.write_targets()
 
 
 _ENCLOSING = frozenset({
@@ -669,6 +697,138 @@ class _Analysis:
                     break
             out.append(GitRemote(subcommand, command.start_point[0] + 1, tuple(spans), multiple))
         return tuple(out)
+
+    def write_targets(self) -> tuple[WriteTarget, ...]:
+        """The commands that write, replace or delete files at a path a model's value may name
+        (see :class:`WriteTarget`); a value that reaches such a word through a variable or a
+        substitution is refused, since the call could not check it."""
+        assert self.root is not None
+        out: list[WriteTarget] = []
+        for command in _walk(self.root):
+            if command.type != "command":
+                continue
+            found = self._targets_of(command)
+            if found is None:
+                continue
+            program, paths, operands = found
+            held = [(arg, start) for arg, start in paths if self._value_in(arg)]
+            cloned = any(self._value_in(arg) for arg in operands)
+            for arg in [a for a, _ in held] + (operands if cloned else []):
+                label = self._value_in(arg)
+                if label and _value_is_indirect(arg, self):
+                    raise self._refuse(arg, label, f"may name a path {program} writes to, but it reaches {program} "
+                                       "through a variable or a substitution, where MCS cannot check at the call that "
+                                       "the path stays inside the working directory",
+                                       f"pass the placeholder directly: {program} ... {{path}}")
+            line = command.start_point[0] + 1
+            if held:
+                out.append(WriteTarget(program, line, tuple((start, arg.end_byte) for arg, start in held)))
+            if cloned:
+                out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands), clone=True))
+        return tuple(out)
+
+    def _targets_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
+        """For a command that writes files: its name as shown, the words that may name a path
+        it writes (each with the byte where the path starts), and ``git clone``'s operands."""
+        base = _listed_name(self._shown(self._program(command)))
+        args = _field_children(command, "argument")
+        words = [_bare(a, self.source) for a in args]
+        if base in _PATH_WRITERS:
+            return base, self._every_path(args, words), []
+        if base == "sort":
+            return base, self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3), []
+        if base == "uniq":
+            return base, self._operands(args, words, _UNIQ_VALUED)[1:], []
+        if base != "git":
+            return None
+        subcommand, at = _git_subcommand(words)
+        if at is None:
+            return None
+        args, words = args[at + 1:], words[at + 1:]
+        name = f"git {subcommand}"
+        if subcommand == "init":
+            return name, self._every_path(args, words), []
+        if subcommand in ("log", "show", "diff"):
+            return name, self._option_paths(args, words, short="", valued=frozenset(), long="--output", least=5), []
+        if subcommand != "clone":
+            return None
+        valued, flags = GIT_REMOTE_OPTIONS["clone"]
+        paths: list[tuple[Node, int]] = []
+        operands: list[Node] = []
+        expects: str | None = None
+        dashdash = False
+        for arg, word in zip(args, words, strict=True):
+            if expects is not None:
+                if expects == "--separate-git-dir":
+                    paths.append((arg, arg.start_byte))
+                expects = None
+            elif not dashdash and word == "--":
+                dashdash = True
+            elif not dashdash and word.startswith("-") and len(word) > 1:
+                option, expects, _ = self._git_option(word, valued, flags)
+                if option == "--separate-git-dir" and expects is None:
+                    paths.append(self._after_equals(arg))
+            else:
+                operands.append(arg)
+        return name, paths, operands
+
+    def _after_equals(self, arg: Node) -> tuple[Node, int]:
+        """``arg`` (``--name=value``) and the byte where its value starts."""
+        return arg, self.source.index(b"=", arg.start_byte, arg.end_byte) + 1
+
+    def _every_path(self, args: list[Node], words: list[str]) -> list[tuple[Node, int]]:
+        """Every word (for ``--name=value``, its value): any may be a path the program writes."""
+        out: list[tuple[Node, int]] = []
+        dashdash = False
+        for arg, word in zip(args, words, strict=True):
+            if not dashdash and word == "--":
+                dashdash = True
+            elif not dashdash and word.startswith("--") and "=" in word:
+                out.append(self._after_equals(arg))
+            else:
+                out.append((arg, arg.start_byte))
+        return out
+
+    def _option_paths(self, args: list[Node], words: list[str], *, short: str, valued: frozenset[str], long: str,
+                      least: int) -> list[tuple[Node, int]]:
+        """The values of the option that names the file written (``-o FILE``, ``--output=FILE``,
+        ``--output FILE``; a long option abbreviated to at least ``least`` characters)."""
+        out: list[tuple[Node, int]] = []
+        expects = dashdash = False
+        for arg, word in zip(args, words, strict=True):
+            if expects:
+                out.append((arg, arg.start_byte))
+                expects = False
+            elif dashdash or word == "--":
+                dashdash = True
+            elif word.startswith("--"):
+                name = word.split("=", 1)[0]
+                if len(name) >= least and long.startswith(name):
+                    if "=" in word:
+                        out.append(self._after_equals(arg))
+                    else:
+                        expects = True
+            elif _cluster(word):
+                for position, letter in enumerate(word[1:], start=1):
+                    if letter == short or letter in valued:
+                        expects = letter == short and position == len(word) - 1
+                        break
+        return out
+
+    def _operands(self, args: list[Node], words: list[str], valued: frozenset[str]) -> list[tuple[Node, int]]:
+        """The operand words, skipping options and the values of ``valued`` short options."""
+        out: list[tuple[Node, int]] = []
+        skip = dashdash = False
+        for arg, word in zip(args, words, strict=True):
+            if skip:
+                skip = False
+            elif not dashdash and word == "--":
+                dashdash = True
+            elif not dashdash and word.startswith("-") and len(word) > 1:
+                skip = _cluster(word) and word[-1] in valued
+            else:
+                out.append((arg, arg.start_byte))
+        return out
 
     def _value_in(self, arg: Node) -> str:
         """The label of a model's value ``arg`` holds (directly, through a variable or a

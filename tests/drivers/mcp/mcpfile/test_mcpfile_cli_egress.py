@@ -557,10 +557,18 @@ def test_a_clone_into_a_directory_the_model_chooses_can_be_gits_user_configurati
     message = str(error.value)
     assert "tool 'diff'" in message and "runs 'git'" in message and "~/.config/git/config" in message
     assert "tool 'clone' writes files" in message and "a directory a model's value may choose" in message
-    # the operator's choice: trusting git loads the same file, and ~/.config/git/config is the clone's
+    # trusting git loads the same file, and the clone still may not leave the working directory
     driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=["git"])
-    with serving(tmp_path / "served") as (port, _):
-        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git", "path": str(home / ".config" / "git")})
+    arguments = {"path": str(home / ".config" / "git")}
+    with serving(tmp_path / "served") as (port, seen):
+        with pytest.raises(PolicyDeniedError):
+            driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git", **arguments})
+        assert seen == [] and not (home / ".config").exists()
+        # the operator's choice: HOME as a directory the commands may write, and
+        # ~/.config/git/config is the clone's
+        driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=["git"],
+                            cli_write_roots=[str(home)])
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git", **arguments})
     with contextlib.suppress(ExecutionError):
         driver.call_tool("diff", {})
     assert (work / "MARKER").exists(), "git did not read the cloned configuration: the case shows nothing"

@@ -22,7 +22,7 @@ import pytest
 from mcpfile_support import mcp_file, tool
 from support.security_cases import HOSTILE_SHELL_VALUES as HOSTILE
 
-from mcs.errors import ConfigurationError, InvalidInputError, ToolCallError
+from mcs.errors import ConfigurationError, InvalidInputError, PolicyDeniedError, ToolCallError
 
 STRING = {"type": "string"}
 
@@ -1056,6 +1056,12 @@ def test_jq_loads_the_definitions_a_tool_copied_to_home_jq_so_the_file_is_refuse
     driver = new_driver(path, cli_cwd=workdir, cli_trusted_programs=["jq"])
     assert driver.call_tool("lower", {}) == "a\n"
     driver.call_tool("write", {"text": "def ascii_downcase: $ENV.MCS_TEST_SECRET;"})
+    # trusting jq does not let the copy leave the working directory
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("copy", {"src": "notes.txt", "dst": str(home / ".jq")})
+    assert not (home / ".jq").exists()
+    # the operator's choice: HOME as a directory the commands may write, and jq loads the copy
+    driver = new_driver(path, cli_cwd=workdir, cli_trusted_programs=["jq"], cli_write_roots=[str(home)])
     driver.call_tool("copy", {"src": "notes.txt", "dst": str(home / ".jq")})
     assert driver.call_tool("lower", {}) == "s3cret-of-the-server\n", "jq did not load ~/.jq: the case shows nothing"
 

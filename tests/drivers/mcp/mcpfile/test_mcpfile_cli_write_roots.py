@@ -1,0 +1,244 @@
+"""Where a listed program writes from a model's value stays inside the command's working
+directory (or a directory the operator allows with ``cli_write_roots``).
+
+``cp -- {src} {dst}`` wrote ``~/.bashrc``, ``rm -- {file}`` deleted anything the server's
+user can, and the corpus's ``git clone {depth} {verbose} {repoUrl} {path}`` with
+``path=~/.config/git`` made the cloned repository's ``config`` the user's git configuration.
+Real bash, real coreutils, real git against a repository served over dumb HTTP on loopback.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcpfile_support import mcp_file, tool
+from test_mcpfile_cli_egress import bare_repository, run_git, serving
+
+from mcs.errors import ConfigurationError, PolicyDeniedError
+
+STRING = {"type": "string"}
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "a").write_text("model's text\n")
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path, work: Path) -> Path:
+    """A sibling of the working directory, with one file, and a symlink to it inside."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "victim").write_text("original\n")
+    (work / "link").symlink_to(folder)
+    return folder
+
+
+@pytest.fixture
+def cli(new_driver, write_file, work: Path) -> Callable[..., Any]:
+    def build(command: str, properties: dict[str, Any], **options: Any) -> Any:
+        invocation = {"cli": {"command": command}}
+        return new_driver(write_file(mcp_file(tool("t", invocation, properties))), cli_cwd=work, **options)
+
+    return build
+
+
+#: (command, the arguments for a target path, the name in the outside directory it aims at)
+WRITERS: dict[str, tuple[str, Callable[[str], dict[str, str]], str]] = {
+    "cp": ("cp -- {src} {dst}", lambda target: {"src": "a", "dst": target}, "victim"),
+    "mv": ("mv -- {src} {dst}", lambda target: {"src": "a", "dst": target}, "victim"),
+    "ln -s": ("ln -s -- {src} {dst}", lambda target: {"src": "a", "dst": target}, "newlink"),
+    "rm": ("rm -- {file}", lambda target: {"file": target}, "victim"),
+    "rm -r": ("rm -r -- {file}", lambda target: {"file": target}, "victim"),
+    "touch": ("touch -- {file}", lambda target: {"file": target}, "new"),
+    "mkdir -p": ("mkdir -p -- {file}", lambda target: {"file": target}, "newdir/sub"),
+    "cp -t": ("cp -t {dir} -- {src}", lambda target: {"src": "a", "dir": target.rsplit("/", 1)[0]}, "a"),
+    "sort -o": ("sort -o {dst} -- {src}", lambda target: {"src": "a", "dst": target}, "victim"),
+    "uniq": ("uniq -- {src} {dst}", lambda target: {"src": "a", "dst": target}, "victim"),
+}
+SPELLINGS = {
+    "absolute": lambda outside, name: str(outside / name),
+    "dot-dot": lambda outside, name: f"../outside/{name}",
+    "symlink inside": lambda outside, name: f"link/{name}",
+}
+
+
+def properties_of(arguments: dict[str, str]) -> dict[str, Any]:
+    return dict.fromkeys(arguments, STRING)
+
+
+def untouched(outside: Path) -> bool:
+    return sorted(p.name for p in outside.iterdir()) == ["victim"] and (outside / "victim").read_text() == "original\n"
+
+
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_a_write_target_outside_the_working_directory_is_refused_and_nothing_runs(
+    cli, work: Path, outside: Path, writer: str, spelling: str
+) -> None:
+    command, arguments, name = WRITERS[writer]
+    target = SPELLINGS[spelling](outside, name)
+    args = arguments(target)
+    driver = cli(command, properties_of(args))
+    with pytest.raises(PolicyDeniedError) as error:
+        driver.call_tool("t", args)
+    message = error.value.message
+    assert (args.get("dst") or args.get("file") or args.get("dir", "")) in message
+    assert str(work) in message and "cli_write_roots" in message
+    assert untouched(outside)
+    assert (work / "a").read_text() == "model's text\n"  # mv did not take it either
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_a_write_target_inside_the_working_directory_runs(cli, work: Path, outside: Path, writer: str) -> None:
+    command, arguments, name = WRITERS[writer]
+    (work / "victim").write_text("original\n")
+    (work / "x").mkdir()
+    args = arguments(f"./x/../{name}" if writer != "cp -t" else "./x/a")
+    cli(command, properties_of(args)).call_tool("t", args)
+    assert untouched(outside)
+    if writer in ("rm", "rm -r"):
+        assert not (work / "victim").exists()
+    elif writer == "cp -t":
+        assert (work / "x" / "a").is_file()
+    else:
+        assert (work / name).exists() or (work / name).is_symlink()
+
+
+def test_a_value_starting_with_a_tilde_is_a_directory_named_tilde_inside(cli, work: Path, tmp_path: Path,
+                                                                         monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cli("mkdir -p -- {file}", {"file": STRING}).call_tool("t", {"file": "~/.config/git"})
+    assert (work / "~" / ".config" / "git").is_dir()
+    assert not (tmp_path / "home").exists()
+
+
+def test_the_operator_can_allow_another_directory_with_cli_write_roots(cli, work: Path, outside: Path) -> None:
+    args = {"src": "a", "dst": str(outside / "victim")}
+    with pytest.raises(PolicyDeniedError):
+        cli("cp -- {src} {dst}", properties_of(args)).call_tool("t", args)
+    cli("cp -- {src} {dst}", properties_of(args), cli_write_roots=[str(outside)]).call_tool("t", args)
+    assert (outside / "victim").read_text() == "model's text\n"
+    # the command line's form: a comma-separated string
+    cli("touch -- {file}", {"file": STRING}, cli_write_roots=f"{outside},{work}").call_tool(
+        "t", {"file": "../outside/new"})
+    assert (outside / "new").is_file()
+    # a root the operator allows does not widen to its parent
+    with pytest.raises(PolicyDeniedError):
+        cli("touch -- {file}", {"file": STRING}, cli_write_roots=[str(outside)]).call_tool(
+            "t", {"file": str(outside.parent / "elsewhere")})
+    assert not (outside.parent / "elsewhere").exists()
+
+
+def test_cli_write_roots_takes_absolute_directories(cli) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        cli("touch -- {file}", {"file": STRING}, cli_write_roots=["relative/dir"])
+    assert "cli_write_roots" in str(error.value)
+
+
+@pytest.mark.parametrize("command", ['d={file}; touch -- "$d"', 'touch -- "$(printf %s {file})"',
+                                     'for f in {file}; do rm -- "$f"; done'])
+def test_a_write_target_a_value_reaches_through_a_variable_is_refused_at_load(cli, command: str) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        cli(command, {"file": STRING})
+    assert "through a variable or a substitution" in str(error.value)
+
+
+def test_a_literal_directory_around_the_value_is_joined_before_the_check(cli, work: Path, outside: Path) -> None:
+    driver = cli("mkdir -p -- out/{file}", {"file": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"file": "../../outside/newdir"})
+    assert untouched(outside)
+    driver.call_tool("t", {"file": "../x"})  # out/../x is still inside
+    assert (work / "x").is_dir()
+
+
+# ----------------------------------------------------------------------------- git
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Path:
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"config": "[diff]\n\texternal = touch MARKER #\n"})
+    return tmp_path / "served"
+
+
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
+def test_a_clone_into_a_directory_outside_is_refused_before_git_runs(cli, served: Path, outside: Path,
+                                                                     spelling: str) -> None:
+    driver = cli("git clone -q {url} {path}", {"url": STRING, "path": STRING}, egress_allow=["localhost"])
+    with serving(served) as (port, seen):
+        with pytest.raises(PolicyDeniedError) as error:
+            driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/r.git",
+                                   "path": SPELLINGS[spelling](outside, "git")})
+        assert seen == []
+    assert "cli_write_roots" in error.value.message
+    assert untouched(outside)
+
+
+def test_a_clone_with_no_directory_is_checked_where_the_url_names_it(cli, served: Path, work: Path,
+                                                                     tmp_path: Path) -> None:
+    empty = tmp_path / "empty-outside"
+    empty.mkdir()
+    (work / "r").symlink_to(empty)  # git clone .../r.git would clone into r/, that is, outside
+    driver = cli("git clone -q {url}", {"url": STRING}, egress_allow=["localhost"])
+    with serving(served) as (port, seen):
+        with pytest.raises(PolicyDeniedError):
+            driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/r.git"})
+        assert seen == []
+        (work / "r").unlink()
+        driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/r.git"})
+    assert list(empty.iterdir()) == []
+    assert (work / "r" / "config").is_file()
+
+
+def test_the_corpus_clone_tool_refuses_gits_user_configuration_and_clones_inside(
+    corpus: Path, new_driver, served: Path, work: Path, tmp_path: Path, monkeypatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    driver = new_driver(corpus / "testdata" / "pkg__mcpfile__testdata__full-demo.yaml", cli_cwd=work,
+                        egress_allow=["localhost"])
+    with serving(served) as (port, seen):
+        url = f"http://127.0.0.1:{port}/r.git"
+        for path in (str(home / ".config" / "git"), "../home/.config/git"):
+            with pytest.raises(PolicyDeniedError):
+                driver.call_tool("clone_repo", {"repoUrl": url, "path": path, "verbose": True})
+        assert seen == []
+        assert not (home / ".config").exists()
+        driver.call_tool("clone_repo", {"repoUrl": url, "path": "repos/x"})
+    assert (work / "repos" / "x" / "config").is_file()
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("ensure_dir_exists", {"path": str(home / ".config")})
+    assert not (home / ".config").exists()
+
+
+@pytest.mark.parametrize("command", ["git log --output={file} -1", "git diff --output {file}"])
+def test_git_output_outside_the_working_directory_is_refused(cli, work: Path, outside: Path, command: str) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    run_git("init", "-q", ".", cwd=work)
+    run_git("add", "a", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    (work / "a").write_text("changed\n")
+    driver = cli(command, {"file": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"file": str(outside / "victim")})
+    assert untouched(outside)
+
+
+def test_git_init_into_a_directory_outside_is_refused(cli, work: Path, outside: Path) -> None:
+    driver = cli("git init -q --bare -- {dir}", {"dir": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"dir": "../outside/git"})
+    assert untouched(outside)
+    driver.call_tool("t", {"dir": "repos/y.git"})
+    assert (work / "repos" / "y.git" / "config").is_file()
