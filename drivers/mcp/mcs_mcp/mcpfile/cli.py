@@ -140,6 +140,7 @@ class _Target:
     words: tuple[_Operand, ...]
     home: tuple[bool, ...]
     clone: bool
+    bases: tuple[str, ...] = ("",)  # where the program may run, relative to the working directory
 
 
 #: Environment variables (any case) that would let git reach past the pin: proxies (the
@@ -344,23 +345,31 @@ class CliInvoker:
     def _write_paths(self, active: list[bool], words: Mapping[int, list[str]]) -> list[tuple[str, str]]:
         """``(program, path)`` for each path a model's value chose (in whole or in part) that
         a program of the command writes, replaces or deletes at this call, as the program
-        will read it (relative to the working directory); for a clone with no directory, the
+        will read it, relative to the working directory (a path relative to a directory the
+        script's ``cd`` names counts once from each); for a clone with no directory, the
         directories the repository's last component names."""
         out: list[tuple[str, str]] = []
         for target in self.targets:
-            present: list[tuple[str, bool]] = []
-            for operand, home in zip(target.words, target.home, strict=True):
-                texts, chosen = self._target_words(target.program, operand, active, words)
-                if home:
-                    texts = [os.path.expanduser("~") + text for text in texts]
-                present.extend((text, chosen) for text in texts)
-            if not target.clone:
-                out.extend((target.program, text) for text, chosen in present if chosen)
-            elif len(present) > 1 and present[1][1]:
-                out.append((target.program, present[1][0]))
-            elif len(present) == 1 and present[0][1]:
-                out.extend((target.program, name) for name in _clone_directories(present[0][0]))
+            out.extend((program, os.path.join(base, path)) for base in target.bases
+                       for program, path in self._target_paths(target, active, words))
         return out
+
+    def _target_paths(self, target: _Target, active: list[bool],
+                      words: Mapping[int, list[str]]) -> list[tuple[str, str]]:
+        """The paths of one target a model's value chose at this call (see :meth:`_write_paths`)."""
+        present: list[tuple[str, bool]] = []
+        for operand, home in zip(target.words, target.home, strict=True):
+            texts, chosen = self._target_words(target.program, operand, active, words)
+            if home:
+                texts = [os.path.expanduser("~") + text for text in texts]
+            present.extend((text, chosen) for text in texts)
+        if not target.clone:
+            return [(target.program, text) for text, chosen in present if chosen]
+        if len(present) > 1:
+            return [(target.program, present[1][0])] if present[1][1] else []
+        if present and present[0][1]:
+            return [(target.program, name) for name in _clone_directories(present[0][0])]
+        return []
 
     def _target_words(self, program: str, operand: _Operand, active: list[bool],
                       words: Mapping[int, list[str]]) -> tuple[list[str], bool]:
@@ -955,7 +964,7 @@ def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
                 cleaned[0] = (first[1:], group)
             operands.append(_Operand(tuple((p, g) for p, g in cleaned if p != ""), trusted))
             homes.append(home)
-        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone))
+        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases))
     return tuple(out)
 
 

@@ -390,6 +390,8 @@ BASH_VARIABLES = frozenset({
     "TMOUT", "TMPDIR", "UID",
 })
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: A directory ``cd`` may name beside a write target: relative, plain, below the working directory.
+_PLAIN_DIRECTORY = re.compile(r"^[A-Za-z0-9_.+,=@%:][A-Za-z0-9_.+,=@%:/-]*$")
 _LITERAL_PROGRAM = re.compile(r"^[A-Za-z0-9_./+@%:,=-]+$")
 _OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _ARITH_EXPRESSIONS = frozenset({
@@ -444,6 +446,9 @@ class WriteTarget:
     line: int
     words: tuple[tuple[int, int], ...]
     clone: bool = False
+    #: The directories, relative to the working directory, where the program may run: the
+    #: working directory itself (``""``), and where the script's ``cd``/``pushd`` lead.
+    bases: tuple[str, ...] = ("",)
 
 
 class Refused(ConfigurationError):
@@ -721,11 +726,42 @@ class _Analysis:
                                        "the path stays inside the working directory",
                                        f"pass the placeholder directly: {program} ... {{path}}")
             line = command.start_point[0] + 1
+            if held or cloned:
+                bases = self._bases(command, held[0][0] if held else operands[0], program)
             if held:
-                out.append(WriteTarget(program, line, tuple((start, arg.end_byte) for arg, start in held)))
+                out.append(WriteTarget(program, line, tuple((start, arg.end_byte) for arg, start in held), bases=bases))
             if cloned:
-                out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands), clone=True))
+                out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands), clone=True,
+                                       bases=bases))
         return tuple(out)
+
+    def _bases(self, command: Node, arg: Node, program: str) -> tuple[str, ...]:
+        """Where, relative to the working directory, the programs of the script may run: the
+        working directory, each directory a ``cd``/``pushd`` of the script names, and all of
+        them joined in order (control flow is not followed); each must be a plain relative
+        path below the working directory, so that a relative value is checked where the
+        program resolves it (``cd /tmp && rm -- {file}`` would delete in ``/tmp``)."""
+        assert self.root is not None
+        found: list[str] = []
+        for node in _walk(self.root):
+            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd", "popd"):
+                continue
+            base = self._program(node).rsplit("/", 1)[-1]
+            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
+            if base == "popd" and not args:
+                continue  # back to a directory a cd or pushd chose, or the working directory
+            words = [_literal_word(a, self.source) for a in args]
+            text = words[0] if len(words) == 1 else None
+            if (text is None or not _PLAIN_DIRECTORY.match(text)
+                    or any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
+                raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, in a script "
+                                   f"that changes directory with {self._shown(_text(node, self.source))[:60]!r}, "
+                                   "which MCS cannot follow to check where the path lands", "write cd with one "
+                                   "plain relative directory below the working directory (cd repo), or none")
+            found.append(text.rstrip("/"))
+        if not found:
+            return ("",)
+        return tuple(dict.fromkeys(["", *found, "/".join(found)]))
 
     def _targets_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
         """For a command that writes files: its name as shown, the words that may name a path
@@ -744,14 +780,18 @@ class _Analysis:
         subcommand, at = _git_subcommand(words)
         if at is None:
             return None
-        args, words = args[at + 1:], words[at + 1:]
         name = f"git {subcommand}"
+        # --work-tree: where checkout, restore, reset, merge, pull... write the files
+        tree = [self._after_equals(a) for a, w in zip(args[:at], words[:at], strict=True) if w.startswith("--work-tree=")]
+        tree += [(args[i + 1], args[i + 1].start_byte) for i, w in enumerate(words[:at]) if w == "--work-tree"]
+        args, words = args[at + 1:], words[at + 1:]
         if subcommand == "init":
-            return name, self._every_path(args, words), []
+            return name, tree + self._every_path(args, words), []
         if subcommand in ("log", "show", "diff"):
-            return name, self._option_paths(args, words, short="", valued=frozenset(), long="--output", least=5), []
+            return name, tree + self._option_paths(args, words, short="", valued=frozenset(), long="--output",
+                                                   least=5), []
         if subcommand != "clone":
-            return None
+            return (name, tree, []) if tree else None
         valued, flags = GIT_REMOTE_OPTIONS["clone"]
         paths: list[tuple[Node, int]] = []
         operands: list[Node] = []
@@ -770,7 +810,7 @@ class _Analysis:
                     paths.append(self._after_equals(arg))
             else:
                 operands.append(arg)
-        return name, paths, operands
+        return name, tree + paths, operands
 
     def _after_equals(self, arg: Node) -> tuple[Node, int]:
         """``arg`` (``--name=value``) and the byte where its value starts."""

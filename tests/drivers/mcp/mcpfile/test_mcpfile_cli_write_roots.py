@@ -242,3 +242,39 @@ def test_git_init_into_a_directory_outside_is_refused(cli, work: Path, outside: 
     assert untouched(outside)
     driver.call_tool("t", {"dir": "repos/y.git"})
     assert (work / "repos" / "y.git" / "config").is_file()
+
+
+def test_a_value_under_git_work_tree_is_a_write_target(cli, work: Path, outside: Path) -> None:
+    run_git("init", "-q", ".", cwd=work)
+    run_git("add", "a", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    driver = cli("git --work-tree={dir} checkout HEAD -- .", {"dir": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"dir": str(outside)})
+    assert untouched(outside)
+    (work / "copy").mkdir()
+    driver.call_tool("t", {"dir": "copy"})
+    assert (work / "copy" / "a").read_text() == "model's text\n"
+
+
+# ----------------------------------------------------------------------------- cd
+
+
+def test_a_relative_value_is_checked_from_each_directory_the_script_changes_to(cli, work: Path,
+                                                                               outside: Path) -> None:
+    (work / "sub").mkdir()
+    driver = cli("cd sub && touch -- {file}", {"file": STRING})
+    with pytest.raises(PolicyDeniedError):  # sub/../x is inside, but from sub, ../../outside/new is not
+        driver.call_tool("t", {"file": "../outside/new"})
+    assert untouched(outside)
+    driver.call_tool("t", {"file": "new"})
+    assert (work / "sub" / "new").is_file()
+
+
+@pytest.mark.parametrize("command", ["cd /tmp && rm -- {file}", "cd .. && touch -- {file}",
+                                     "cd && touch -- {file}", "cd - && touch -- {file}",
+                                     'cd "$HOME" && touch -- {file}'])
+def test_a_write_target_after_a_cd_mcs_cannot_follow_is_refused_at_load(cli, command: str) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        cli(command, {"file": STRING})
+    assert "changes directory" in str(error.value)
