@@ -23,6 +23,15 @@ otherwise, nothing spawned), and git runs pinned to the checked addresses, follo
 redirect, with no transport but http(s) and those only for the command itself (see
 :meth:`CliInvoker.environment`).
 
+Where a program writes, replaces or deletes at a path a value chose (:class:`.shell.WriteTarget`:
+the operands of ``cp``, ``mv``, ``ln``, ``rm``, ``touch``, ``mkdir``..., ``sort -o``, ``git
+clone``'s directory, git's ``--output``...), the path as the program will read it (joined with
+the literal text of its word, resolved from the working directory with ``..`` and the
+symlinks of its existing part, from each directory a literal ``cd`` of the script names) must
+be inside the working directory or one of :attr:`CliOptions.write_roots` (``POLICY_DENIED``
+otherwise, nothing spawned). The check is not atomic with the write: a symlink a concurrent
+process puts in the path between the two is not seen.
+
 Running: a new process group; at the deadline (or the output cap, or a cancellation) the
 whole group is killed, and a deadline fails the call with ``TIMEOUT``. Processes the
 command itself sends to the background (``nohup server &``) outlive it, as in gen-mcp. Output (stdout and stderr, combined as in gen-mcp) is capped with

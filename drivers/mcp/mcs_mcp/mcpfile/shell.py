@@ -35,7 +35,11 @@ configuration they find in files (:data:`CONFIG_READERS`: git runs the commands
 command of the file writes files from a model's value (:func:`file_effects`: an output
 redirection to a file, ``cp``/``mv``/``ln``, ``sort -o``, git's ``--output``, ``git clone``
 into a directory a value may choose), the loader refuses every git and jq of the file unless
-the operator trusts them, since such a file can be that configuration.
+the operator trusts them, since such a file can be that configuration. Where a listed program
+writes, replaces or deletes at a path a value may name (:class:`WriteTarget`, found by
+:func:`analyse_with_remotes`), the caller checks the path at each call (see :mod:`.cli`); a
+value that reaches such a path through a variable or a substitution, or after a ``cd`` this
+module cannot follow, is refused at load.
 
 Allowed:
 
