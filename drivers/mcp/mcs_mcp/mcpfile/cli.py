@@ -186,6 +186,7 @@ class CliInvoker:
         writers: tuple[shell.Effect, ...] = (),
         config_readers: tuple[shell.Effect, ...] = (),
         targets: tuple[_Target, ...] = (),
+        appended_targets: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -217,6 +218,10 @@ class CliInvoker:
         #: such path is checked at the call to stay inside the working directory or one of
         #: :attr:`CliOptions.write_roots`.
         self.targets = targets
+        #: ``(property, program, bases)``: a property no placeholder uses whose appended
+        #: ``--property=value`` names a path the command's last program writes
+        #: (``cp a --target-directory=...``); its value is checked like a target's.
+        self.appended_targets = appended_targets
 
     # ------------------------------------------------------------------ rendering
 
@@ -270,6 +275,11 @@ class CliInvoker:
                 f"them and its end is no safe place to append them ({self.extras_refused}). Leave them out.",
                 tool=self.tool, details={"fields": names.split(", ")},
             )
+        for name, program, bases in self.appended_targets:
+            for text in extras:
+                if text.startswith(f"--{name}="):
+                    for base in bases:
+                        self._check_write(program, os.path.join(base, text[len(name) + 3:]))
         if extras:
             body = body.rstrip()
             for text in extras:
@@ -902,6 +912,19 @@ def compile_cli(
     effects_script, effects_specs = (script, specs) if extras_refused is not None or not unused else _appended(
         script, specs, unused, probe=False)
     writers, config_readers = shell.file_effects(effects_script, effects_specs, trusted_programs=options.trusted_programs)
+    appended_targets: list[tuple[str, str, tuple[str, ...]]] = []
+    if effects_script != script:  # cp a + --target-directory=..., sort a + --output=...
+        try:
+            found_appended = shell.write_targets(effects_script, effects_specs, trusted_programs=options.trusted_programs)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{where}: {exc}") from None
+        source = effects_script.encode()
+        for target in found_appended:
+            for start, end in target.words:
+                for match in re.finditer(rb"__mcs_slot_(\d+)__", source[start:end]):
+                    index = int(match.group(1)) - len(specs) - 1
+                    if index >= 0:
+                        appended_targets.append((unused[index], target.program, target.bases))
     return CliInvoker(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
@@ -912,6 +935,7 @@ def compile_cli(
         writers=writers if takes_values else (),
         config_readers=() if marked_here else config_readers,
         targets=_targets(script, slotted, specs, write_targets, where=where),
+        appended_targets=tuple(appended_targets),
     )
 
 

@@ -538,6 +538,19 @@ def file_effects(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     return tuple(analysis._writers()), tuple(analysis._config_readers())
 
 
+def write_targets(script: str, slots: Mapping[int, SlotSpec], *,
+                  trusted_programs: frozenset[str] = frozenset()) -> tuple[WriteTarget, ...]:
+    """The write targets of ``script`` (see :class:`WriteTarget`), for a script that also holds
+    the arguments a call may append (:func:`analyse_with_remotes` finds those of the command).
+
+    Raises:
+        ConfigurationError: as :func:`analyse_with_remotes`.
+    """
+    analysis = _Analysis(script, slots, trusted=trusted_programs)
+    analysis.run()
+    return analysis.write_targets()
+
+
 def analyse_with_remotes(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
                          optional: tuple[tuple[int, int], ...] = ()
                          ) -> tuple[dict[int, Occurrence], tuple[GitRemote, ...], tuple[WriteTarget, ...]]:

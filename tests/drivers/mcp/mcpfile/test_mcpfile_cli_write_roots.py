@@ -278,3 +278,19 @@ def test_a_write_target_after_a_cd_mcs_cannot_follow_is_refused_at_load(cli, com
     with pytest.raises(ConfigurationError) as error:
         cli(command, {"file": STRING})
     assert "changes directory" in str(error.value)
+
+
+@pytest.mark.parametrize(("command", "name"), [("cp a", "target-directory"), ("sort a", "output"),
+                                               ("ln -s a", "target-directory"), ("git log -1", "output")])
+def test_an_appended_argument_that_names_where_the_program_writes_is_checked(cli, work: Path, outside: Path,
+                                                                             command: str, name: str) -> None:
+    # a property no placeholder uses is appended as --name=value (gen-mcp's rule)
+    run_git("init", "-q", ".", cwd=work)
+    run_git("add", "a", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    driver = cli(command, {name: STRING})
+    target = str(outside) if name == "target-directory" else str(outside / "victim")
+    with pytest.raises(PolicyDeniedError) as error:
+        driver.call_tool("t", {name: target})
+    assert target in error.value.message
+    assert untouched(outside)
