@@ -1013,6 +1013,8 @@ def _clone_directories(url: str) -> list[str]:
     if "@" in authority:
         rest = rest[rest.rfind("@", 0, len(authority)) + 1:]
     rest = rest.rstrip("/ \t\n")
+    if "/" not in rest:  # only a host: without its port
+        rest = re.sub(r":[0-9]*$", "", rest)
     if rest.endswith("/.git"):
         rest = rest[:-5].rstrip("/")
     name = re.split(r"[/:]", rest)[-1]

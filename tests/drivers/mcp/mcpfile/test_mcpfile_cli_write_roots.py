@@ -294,3 +294,37 @@ def test_an_appended_argument_that_names_where_the_program_writes_is_checked(cli
         driver.call_tool("t", {name: target})
     assert target in error.value.message
     assert untouched(outside)
+
+
+async def test_the_async_path_refuses_a_write_target_outside_too(cli, work: Path, outside: Path) -> None:
+    driver = cli("rm -r -- {file}", {"file": STRING})
+    with pytest.raises(PolicyDeniedError):
+        await driver.acall_tool("t", {"file": "link/victim"})
+    assert untouched(outside)
+
+
+def test_each_word_of_a_list_value_is_checked(cli, work: Path, outside: Path) -> None:
+    driver = cli("rm -f -- {files}", {"files": {"type": "array", "items": STRING}})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"files": ["a", str(outside / "victim")]})
+    assert untouched(outside) and (work / "a").exists()
+    driver.call_tool("t", {"files": ["a"]})
+    assert not (work / "a").exists()
+
+
+def test_mcs_serve_takes_cli_write_roots_as_an_option(work: Path, outside: Path, write_file) -> None:
+    import argparse
+
+    from mcs_mcp.serving.cli import resolve_target
+
+    data = mcp_file(tool("t", {"cli": {"command": "cp -- {src} {dst}"}}, {"src": STRING, "dst": STRING}),
+                    runtime={"transportProtocol": "stdio"})
+    path = write_file(data)
+    options = [f"cli_cwd={work}"]
+    driver, _ = resolve_target(argparse.Namespace(target=str(path), option=options))
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"src": "a", "dst": str(outside / "victim")})
+    assert untouched(outside)
+    driver, _ = resolve_target(argparse.Namespace(target=str(path), option=[*options, f"cli_write_roots={outside}"]))
+    driver.call_tool("t", {"src": "a", "dst": str(outside / "victim")})
+    assert (outside / "victim").read_text() == "model's text\n"
