@@ -418,15 +418,19 @@ class CliInvoker:
     def _check_write(self, program: str, path: str) -> None:
         """Refuse ``path`` unless, resolved as the OS would from the working directory (``..``
         and the symlinks of the part that exists), it is inside the working directory or one
-        of the operator's ``write_roots``.
+        of the operator's ``write_roots``, and so is it as written (``..`` removed): this
+        process resolves ``/proc/self/cwd`` to its own directory, not the program's.
 
         Raises:
             PolicyDeniedError: naming the value, the working directory and the option.
         """
         cwd = self.options.cwd or os.getcwd()
-        real = os.path.realpath(os.path.join(cwd, path))
-        roots = [os.path.realpath(root) for root in (cwd, *self.options.write_roots)]
-        if any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots):
+        joined = os.path.join(os.path.abspath(cwd), path)
+        real = os.path.realpath(joined)
+        written = os.path.normpath(joined)
+        given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots)]
+        resolved = [os.path.realpath(root) for root in given]
+        if _inside(real, resolved) and _inside(written, given + resolved):
             return
         allowed = " or ".join(repr(root) for root in (cwd, *self.options.write_roots))
         raise PolicyDeniedError(
@@ -999,6 +1003,11 @@ def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
             homes.append(home)
         out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases))
     return tuple(out)
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    """Whether ``path`` (absolute, normalised) is one of ``roots`` or below one."""
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 def _clone_directories(url: str) -> list[str]:

@@ -328,3 +328,14 @@ def test_mcs_serve_takes_cli_write_roots_as_an_option(work: Path, outside: Path,
     driver, _ = resolve_target(argparse.Namespace(target=str(path), option=[*options, f"cli_write_roots={outside}"]))
     driver.call_tool("t", {"src": "a", "dst": str(outside / "victim")})
     assert (outside / "victim").read_text() == "model's text\n"
+
+
+def test_a_path_through_proc_self_is_not_resolved_in_the_servers_own_process(cli, work: Path, outside: Path,
+                                                                              monkeypatch) -> None:
+    # /proc/self/cwd is the server's directory when MCS resolves it, the program's when it runs
+    (work / "d1" / "d2").mkdir(parents=True)
+    monkeypatch.chdir(work / "d1" / "d2")
+    driver = cli("cp -- {src} {dst}", {"src": STRING, "dst": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"src": "a", "dst": "/proc/self/cwd/../outside/victim"})
+    assert untouched(outside)
