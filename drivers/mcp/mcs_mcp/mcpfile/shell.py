@@ -950,19 +950,21 @@ class _Analysis:
                                "writes from a value (a file, a clone) the next could run",
                                _ways_out(name, f"{name} runs nothing a value could have written"))
 
-    def _unlisted(self) -> Iterator[tuple[Node, str]]:
-        """Each command whose program is neither on the allow-list, nor trusted by the
-        operator, nor a builtin that runs nothing, with the program as the file writes it
-        (``{env.RUNNER}``, not the sentinel word that stands for it here)."""
+    def _commands(self) -> Iterator[tuple[Node, str, str | None]]:
+        """Each command with its program as the file writes it (``{env.RUNNER}``, not the
+        sentinel word that stands for it here) and the allow-list's name for it."""
         assert self.root is not None
         for node in _walk(self.root):
-            if node.type != "command":
-                continue
-            name = self._shown(self._program(node))
-            base = _listed_name(name)
-            if name in self.trusted or base in DATA_PROGRAMS or base in QUIET_BUILTINS:
-                continue
-            yield node, name
+            if node.type == "command":
+                name = self._shown(self._program(node))
+                yield node, name, _listed_name(name)
+
+    def _unlisted(self) -> Iterator[tuple[Node, str]]:
+        """Each command whose program is neither on the allow-list, nor trusted by the
+        operator, nor a builtin that runs nothing, with the program as the file writes it."""
+        for node, name, base in self._commands():
+            if not (name in self.trusted or base in DATA_PROGRAMS or base in QUIET_BUILTINS):
+                yield node, name
 
     def _writers(self) -> Iterator[Effect]:
         """Each place that writes files (see :func:`file_effects`)."""
@@ -1028,12 +1030,7 @@ class _Analysis:
 
     def _config_readers(self) -> Iterator[Effect]:
         """Each command whose program is on :data:`CONFIG_READERS` and not trusted by the operator."""
-        assert self.root is not None
-        for node in _walk(self.root):
-            if node.type != "command":
-                continue
-            name = self._shown(self._program(node))
-            base = _listed_name(name)
+        for node, name, base in self._commands():
             if name not in self.trusted and base in CONFIG_READERS:
                 yield Effect(f"runs {name!r}", self._where(node), node.start_byte, program=name)
 

@@ -1,4 +1,5 @@
-"""Fixtures: the gen-mcp corpus, MCP files written on the fly, and a recording HTTP server."""
+"""Fixtures: the gen-mcp corpus, MCP files written on the fly, a recording HTTP server, and a
+HOME of the test's own."""
 
 from __future__ import annotations
 
@@ -57,3 +58,13 @@ def new_driver() -> Iterator[Callable[..., Any]]:
     yield build
     for driver in made:
         driver.close()
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME of the test's own: ~/.gitconfig, ~/.config/git and ~/.jq are read from there."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return folder

@@ -492,15 +492,6 @@ def served_with_symlink(folder: Path, links: dict[str, str]) -> Path:
     return bare
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    return folder
-
-
 def test_a_write_through_a_symlink_a_clone_brought_cannot_reach_git_config(
     new_driver, write_file, tmp_path: Path, home: Path
 ) -> None:

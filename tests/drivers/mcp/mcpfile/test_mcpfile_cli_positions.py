@@ -936,16 +936,6 @@ def git_repository_with_a_change(folder: Path) -> None:
     (folder / "f").write_text("b\n")
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch) -> Path:
-    """A HOME of the test's own: ~/.gitconfig and ~/.jq are read from there."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    return folder
-
-
 WRITE_AND_COPY = [
     tool("write", {"cli": {"command": "printf '%s\\n' {text} > notes.txt"}}, {"text": STRING}),
     tool("copy", {"cli": {"command": "cp -- {src} {dst}"}}, {"src": STRING, "dst": STRING}),
