@@ -310,13 +310,24 @@ class CliInvoker:
                        words: Mapping[int, list[str]]) -> tuple[list[str], bool]:
         """The words ``operand`` becomes at this call, and whether a model's value chose
         where they point (it stands before ``scheme://host/``, or is the whole word)."""
+        texts, before, _ = self._rendered(operand, active, words, "the repository URL git contacts")
+        return texts, before is not None and not shell.DESTINATION_FIXED.match(before)
+
+    def _rendered(self, operand: _Operand, active: list[bool], words: Mapping[int, list[str]],
+                  what: str) -> tuple[list[str], str | None, bool]:
+        """The words ``operand`` becomes at this call (none when it is absent), the literal
+        text before its first model's value (``None`` when it holds none), and whether a
+        model's value put anything in it. A list value is one word only when it is the
+        whole operand; ``what`` names the operand in the refusal of a list inside one."""
         present = [(p, g) for p, g in operand.pieces if g is None or active[g]]
         if len(present) == 1 and isinstance(present[0][0], int):
             slot = present[0][0]
-            return list(words.get(slot, [])), slot not in operand.trusted
+            got = list(words.get(slot, []))
+            model = slot not in operand.trusted
+            return got, "" if model else None, model and bool(got)
         text = ""
-        fixed: bool | None = None
-        exists = False
+        before: str | None = None
+        exists = valued = False
         for piece, _ in present:
             if isinstance(piece, str):
                 text += piece
@@ -325,16 +336,15 @@ class CliInvoker:
             got = words.get(piece, [])
             if len(got) > 1:
                 raise InvalidInputError(
-                    f"Invalid arguments for {self.tool}: a list cannot be part of the repository URL git "
-                    "contacts; pass one value.", tool=self.tool,
+                    f"Invalid arguments for {self.tool}: a list cannot be part of {what}; pass one value.",
+                    tool=self.tool,
                 )
-            if fixed is None and piece not in operand.trusted:
-                fixed = bool(shell.DESTINATION_FIXED.match(text))
+            if piece not in operand.trusted:
+                before = text if before is None else before
+                valued = valued or bool(got)
             text += "".join(got)
             exists = exists or bool(got)
-        if not exists:
-            return [], False
-        return [text], not fixed if fixed is not None else False
+        return ([text], before, valued) if exists else ([], None, False)
 
     def _check_remote(self, url: str) -> tuple[str, int]:
         """``(host, port)`` of ``url`` when a git repository a value chose may be there:
@@ -393,27 +403,8 @@ class CliInvoker:
     def _target_words(self, program: str, operand: _Operand, active: list[bool],
                       words: Mapping[int, list[str]]) -> tuple[list[str], bool]:
         """The words ``operand`` becomes at this call, and whether a model's value is in them."""
-        present = [(p, g) for p, g in operand.pieces if g is None or active[g]]
-        if len(present) == 1 and isinstance(present[0][0], int):
-            slot = present[0][0]
-            return list(words.get(slot, [])), slot not in operand.trusted
-        text = ""
-        exists = chosen = False
-        for piece, _ in present:
-            if isinstance(piece, str):
-                text += piece
-                exists = True
-                continue
-            got = words.get(piece, [])
-            if len(got) > 1:
-                raise InvalidInputError(
-                    f"Invalid arguments for {self.tool}: a list cannot be part of a path {program} writes; "
-                    "pass one value.", tool=self.tool,
-                )
-            text += "".join(got)
-            exists = exists or bool(got)
-            chosen = chosen or (bool(got) and piece not in operand.trusted)
-        return ([text], chosen) if exists else ([], False)
+        texts, _, valued = self._rendered(operand, active, words, f"a path {program} writes")
+        return texts, valued
 
     def _check_write(self, program: str, path: str) -> None:
         """Refuse ``path`` unless, resolved as the OS would from the working directory (``..``
