@@ -7,8 +7,10 @@ position is safe, run by real bash with hostile values and no marker file create
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -640,6 +642,16 @@ DATA_CASES: dict[str, tuple[str, Callable[[str], Callable[[Path], None]] | None,
     "du": ("du -b -- {x}", _file, lambda out, d, v: out == f"{len(CONTENT)}\t{v}\n"),
     "df": ("df --output=file -- {x}", _file, lambda out, d, v: out.splitlines()[1:] == [v]),
     "date": ('date -u -d @0 "+{x}"', None, lambda out, d, v: out == v + "\n"),
+    "sleep": ("sleep -- {x} 2>&1 || echo refused", None, lambda out, d, v: out.endswith("refused\n")),
+    "uname": ("uname -s -- {x} 2>&1 || echo refused", None, lambda out, d, v: out.endswith("refused\n")),
+    "nproc": ("nproc -- {x} 2>&1 || echo refused", None, lambda out, d, v: out.endswith("refused\n")),
+    "whoami": ("whoami -- {x} 2>&1 || echo refused", None, lambda out, d, v: out.endswith("refused\n")),
+    "id": ("id -- {x} 2>&1 || echo refused", None, lambda out, d, v: out.endswith("no such user\nrefused\n")),
+    "md5sum": ("md5sum <<< {x}", None, lambda out, d, v: out == hashlib.md5((v + "\n").encode()).hexdigest() + "  -\n"),
+    "sha1sum": ("sha1sum <<< {x}", None, lambda out, d, v: out == hashlib.sha1((v + "\n").encode()).hexdigest() + "  -\n"),
+    "sha256sum": ("sha256sum <<< {x}", None,
+                  lambda out, d, v: out == hashlib.sha256((v + "\n").encode()).hexdigest() + "  -\n"),
+    "base64": ("base64 -w0 <<< {x}", None, lambda out, d, v: out == base64.b64encode((v + "\n").encode()).decode()),
     "grep": ("grep -F -x -- {x} <<< {x}", None, lambda out, d, v: out == v + "\n"),
     "egrep": ("egrep -x -e '.*' <<< {x}", None, lambda out, d, v: out.endswith(v + "\n")),
     "fgrep": ("fgrep -x -- {x} <<< {x}", None, lambda out, d, v: out.endswith(v + "\n")),
@@ -909,6 +921,12 @@ def test_a_value_free_tool_of_listed_programs_loads_beside_one_that_takes_values
     driver.call_tool("write", {"x": "$(touch MARKER)"})
     assert driver.call_tool("run", {}).startswith("$(touch MARKER)")
     no_marker(workdir)
+
+
+def test_a_value_free_status_tool_loads_beside_one_that_takes_values(new_driver, write_file, workdir) -> None:
+    driver = two_tools(new_driver, write_file, "echo {x}", "sleep 0 && uname -s && nproc && whoami && id -u",
+                       cli_cwd=workdir)
+    assert driver.call_tool("run", {}).splitlines()[0] == os.uname().sysname
 
 
 def test_a_program_the_servers_environment_names_is_shown_and_trusted_as_the_file_writes_it(
