@@ -32,6 +32,8 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaita
 
 import httpx2
 
+from mcs_mcp.client.stdio import too_long
+
 logger = logging.getLogger(__name__)
 
 #: Where an SSE event ends: a line terminator (CRLF, LF or CR) right after another.
@@ -50,8 +52,7 @@ def bound_messages(
     (see the module docstring); ``server`` names the server in the reason. Returns ``client``."""
 
     def refuse(size: int, how: str) -> MessageTooLong:
-        reason = (f"the MCP server {server} sent a message of more than {max_message_bytes} bytes "
-                  f"({size} {how}; max_message_bytes); the connection was closed")
+        reason = too_long(server, max_message_bytes, f"{size} {how}")
         logger.warning("%s", reason)
         if on_refused is not None:
             on_refused(reason)

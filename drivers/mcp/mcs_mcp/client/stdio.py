@@ -40,6 +40,13 @@ STOP_GRACE_SECONDS = 2.0
 _CHUNK = 65_536
 
 
+def too_long(server: str, max_message_bytes: int, size: str) -> str:
+    """The one-line reason a session ends for a message past the bound, on any transport:
+    ``server`` names it, ``size`` says how much came ("1234 so far")."""
+    return (f"the MCP server {server} sent a message of more than {max_message_bytes} bytes "
+            f"({size}; max_message_bytes); the connection was closed")
+
+
 @asynccontextmanager
 async def bounded_stdio_client(
     params: Any, errlog: TextIO, *, max_message_bytes: int = MAX_MESSAGE_BYTES,
@@ -77,8 +84,7 @@ async def bounded_stdio_client(
             return exc  # the session reports it, as the SDK's transport does
 
     def refuse(size: int) -> None:
-        reason = (f"the MCP server {params.command!r} sent a message of more than {max_message_bytes} bytes "
-                  f"({size} so far; max_message_bytes); the connection was closed")
+        reason = too_long(repr(params.command), max_message_bytes, f"{size} so far")
         logger.warning("%s", reason)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGTERM)  # a server past the bound is not waited on
