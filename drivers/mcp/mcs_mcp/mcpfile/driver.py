@@ -121,12 +121,17 @@ class ResourceContents:
     text: str
 
 
+def _items(option: Sequence[Any] | str) -> list[tuple[Any, Any]]:
+    """The entries of a list option given as a list or as one comma-separated string (the
+    command line's form): ``(as given, stripped when text)`` each."""
+    items = option.split(",") if isinstance(option, str) else list(option)
+    return [(item, item.strip() if isinstance(item, str) else item) for item in items]
+
+
 def _program_names(names: Sequence[str] | str) -> frozenset[str]:
     """The ``cli_trusted_programs`` option: a list, or one comma-separated string."""
-    items = names.split(",") if isinstance(names, str) else list(names)
     out: set[str] = set()
-    for item in items:
-        name = item.strip() if isinstance(item, str) else item
+    for item, name in _items(names):
         if not isinstance(name, str) or not name or any(c.isspace() for c in name):
             raise ConfigurationError(
                 f"cli_trusted_programs takes program names as the file writes them (kubectl, ./deploy.sh), "
@@ -138,10 +143,8 @@ def _program_names(names: Sequence[str] | str) -> frozenset[str]:
 
 def _write_roots(roots: Sequence[str | Path] | str) -> tuple[str, ...]:
     """The ``cli_write_roots`` option: absolute directories, a list or one comma-separated string."""
-    items: list[Any] = roots.split(",") if isinstance(roots, str) else list(roots)
     out: list[str] = []
-    for item in items:
-        root = item.strip() if isinstance(item, str) else item
+    for item, root in _items(roots):
         if not isinstance(root, (str, Path)) or not str(root) or not Path(root).is_absolute():
             raise ConfigurationError(
                 f"cli_write_roots takes absolute directories where a command may write, replace or delete the "
