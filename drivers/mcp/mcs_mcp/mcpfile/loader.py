@@ -540,32 +540,36 @@ def _check_shared_directory(path: Path, primitives: list[Primitive], cli: CliOpt
         ConfigurationError: naming the command that runs an unlisted program, the line, the
             program, the command that takes the values, and the operator's way out.
     """
-    commands = [p for p in primitives if isinstance(p.invoker, CliInvoker)]
-    for primitive in commands:
-        assert isinstance(primitive.invoker, CliInvoker)
-        if not primitive.invoker.unlisted:
+    commands = [(p, p.invoker) for p in primitives if isinstance(p.invoker, CliInvoker)]
+    for primitive, invoker in commands:
+        if not invoker.unlisted:
             continue
-        taker = next((p for p in commands if p is not primitive and isinstance(p.invoker, CliInvoker)
-                      and p.invoker.takes_values), None)
+        taker = next((p for p, other in commands if p is not primitive and other.takes_values), None)
         if taker is None:
             continue
-        first = primitive.invoker.unlisted[0]
+        first = invoker.unlisted[0]
         name = first.program
-        trusted = sorted({*cli.trusted_programs, name})
         raise ConfigurationError(
             f"{path}: {_label(primitive)}: {first.where}: runs {name!r}, which is not on the list of programs "
             f"proven to keep values as data, and {_label(taker)} of this file takes the model's values and "
             "can write files in the same directory: what one tool writes from a value (a file, a clone) another "
             f"could run, so every command of a file with such a tool is held to the list, also one that takes no "
-            f"value. If {name} runs nothing another tool could have written, the operator can trust it with the "
-            f"driver option cli_trusted_programs (in Python cli_trusted_programs={trusted!r}, on the command "
-            f"line -o cli_trusted_programs={','.join(trusted)}); x-mcs-runsAsCode on an argument of "
+            f"value. If {name} runs nothing another tool could have written, the operator can trust it with "
+            f"{_trust_option(cli, name)}; x-mcs-runsAsCode on an argument of "
             f"{_label(taker)} does not lift this (it vouches for that argument, not for another tool)"
         )
     _check_configuration_readers(path, commands, cli)
 
 
-def _check_configuration_readers(path: Path, commands: list[Primitive], cli: CliOptions) -> None:
+def _trust_option(cli: CliOptions, name: str) -> str:
+    """The driver option that trusts ``name`` beside what the operator trusts already, as
+    Python and as the command line write it."""
+    trusted = sorted({*cli.trusted_programs, name})
+    return (f"the driver option cli_trusted_programs (in Python cli_trusted_programs={trusted!r}, on the "
+            f"command line -o cli_trusted_programs={','.join(trusted)})")
+
+
+def _check_configuration_readers(path: Path, commands: list[tuple[Primitive, CliInvoker]], cli: CliOptions) -> None:
     """The listed programs that run configuration found in files (:data:`.shell.CONFIG_READERS`:
     git runs ``diff.external`` of ``.git/config``, jq loads ``~/.jq``) are held like unlisted
     programs when a CLI command of the file writes files from a model's value
@@ -579,12 +583,11 @@ def _check_configuration_readers(path: Path, commands: list[Primitive], cli: Cli
         ConfigurationError: naming the command and line that run the program, the writer
             and its line, why, and the operator's way out.
     """
-    writers = [(p, w) for p in commands if isinstance(p.invoker, CliInvoker) for w in p.invoker.writers]
+    writers = [(p, w) for p, invoker in commands for w in invoker.writers]
     if not writers:
         return
-    for primitive in commands:
-        assert isinstance(primitive.invoker, CliInvoker)
-        for reader in primitive.invoker.config_readers:
+    for primitive, invoker in commands:
+        for reader in invoker.config_readers:
             found = next(((p, w) for p, w in writers
                           if not (p is primitive and w.command == reader.command)), None)
             if found is None:
@@ -592,14 +595,11 @@ def _check_configuration_readers(path: Path, commands: list[Primitive], cli: Cli
             owner, writer = found
             name = reader.program
             base = name.rsplit("/", 1)[-1]
-            trusted = sorted({*cli.trusted_programs, name})
             who = "this tool" if owner is primitive else _label(owner)
             raise ConfigurationError(
                 f"{path}: {_label(primitive)}: {reader.where}: {reader.what}, and {who} writes files from the "
                 f"model's values ({writer.where}: {writer.what}); {shell.CONFIG_READERS[base]}, which such a "
                 "file can be, so a program that runs configuration from files is held to the operator's list "
                 f"in a file with such a writer. If the files {name} reads are the operator's alone, the operator "
-                f"can trust it with the driver option cli_trusted_programs (in Python "
-                f"cli_trusted_programs={trusted!r}, on the command line -o cli_trusted_programs={','.join(trusted)}); "
-                "x-mcs-runsAsCode does not lift this"
+                f"can trust it with {_trust_option(cli, name)}; x-mcs-runsAsCode does not lift this"
             )
