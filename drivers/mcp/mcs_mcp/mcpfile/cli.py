@@ -916,7 +916,7 @@ def compile_cli(
         source = effects_script.encode()
         for target in found_appended:
             for start, end in target.words:
-                for match in re.finditer(rb"__mcs_slot_(\d+)__", source[start:end]):
+                for match in shell.SENTINEL_WORD.finditer(source[start:end]):
                     index = int(match.group(1)) - len(specs) - 1
                     if index >= 0:
                         appended_targets.append((unused[index], target.program, target.bases))
@@ -934,29 +934,45 @@ def compile_cli(
     )
 
 
-def _item_offsets(items: list[_Item]) -> list[tuple[int, int]]:
-    """The byte range of each item in the sentinel script."""
-    offsets: list[tuple[int, int]] = []
-    size = 0
-    for item in items:
-        length = len((item.part if isinstance(item.part, str) else shell.SENTINEL.format(item.slot)).encode())
-        offsets.append((size, size + length))
-        size += length
-    return offsets
+class _Words:
+    """The words of a command's sentinel script as the pieces of the rendered command they
+    are made of: literal text or a slot, each with its group."""
 
+    def __init__(self, script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec]) -> None:
+        self.source = script.encode()
+        self.items = items
+        self.specs = specs
+        #: slots holding the server's environment, not a model's value
+        self.trusted = frozenset(slot for slot, spec in specs.items() if spec.trusted)
+        self.offsets: list[tuple[int, int]] = []  # the byte range of each item in the script
+        size = 0
+        for item in items:
+            length = len((item.part if isinstance(item.part, str) else shell.SENTINEL.format(item.slot)).encode())
+            self.offsets.append((size, size + length))
+            size += length
 
-def _word_pieces(source: bytes, items: list[_Item], offsets: list[tuple[int, int]], start: int,
-                 end: int) -> list[tuple[str | int, int | None]]:
-    """The pieces of the script's bytes ``start:end``: literal text or a slot, each with its group."""
-    pieces: list[tuple[str | int, int | None]] = []
-    for item, (first, last) in zip(items, offsets, strict=True):
-        if last <= start or first >= end:
-            continue
-        if item.slot is not None:
-            pieces.append((item.slot, item.group))
-            continue
-        pieces.append((source[max(first, start):min(last, end)].decode(), item.group))
-    return pieces
+    def at(self, start: int, end: int) -> tuple[list[tuple[str | int, int | None]], str, str]:
+        """The pieces of the script's bytes ``start:end``, their literal text (quotes kept),
+        and the word as written (sentinels for the slots)."""
+        pieces: list[tuple[str | int, int | None]] = []
+        for item, (first, last) in zip(self.items, self.offsets, strict=True):
+            if last <= start or first >= end:
+                continue
+            if item.slot is not None:
+                pieces.append((item.slot, item.group))
+                continue
+            pieces.append((self.source[max(first, start):min(last, end)].decode(), item.group))
+        literal = "".join(p for p, _ in pieces if isinstance(p, str))
+        return pieces, literal, self.source[start:end].decode(errors="replace")
+
+    def operand(self, pieces: list[tuple[str | int, int | None]]) -> _Operand:
+        """``pieces`` as an operand: quotes removed from the literal text, empty text dropped."""
+        cleaned = ((p.replace('"', "").replace("'", "") if isinstance(p, str) else p, g) for p, g in pieces)
+        return _Operand(tuple((p, g) for p, g in cleaned if p != ""), self.trusted)
+
+    def shown(self, word: str) -> str:
+        """``word`` with its placeholders as the file wrote them."""
+        return shell.shown(word, self.specs)
 
 
 def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
@@ -964,33 +980,27 @@ def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
     """The commands that write where a value may say, with each candidate word as pieces of
     the rendered command; a word whose literal text MCS cannot read as the program will
     (expansions, globs, a ``~`` bash may expand) is refused."""
-    offsets = _item_offsets(items)
-    source = script.encode()
-    trusted = frozenset(slot for slot, spec in specs.items() if spec.trusted)
+    words = _Words(script, items, specs)
     out: list[_Target] = []
     for target in found:
         operands: list[_Operand] = []
         homes: list[bool] = []
         for start, end in target.words:
-            pieces = _word_pieces(source, items, offsets, start, end)
-            literal = "".join(p for p, _ in pieces if isinstance(p, str))
-            raw = source[start:end].decode(errors="replace")
+            pieces, literal, raw = words.at(start, end)
             home = raw.startswith("~/") or raw == "~"
             if (not _REMOTE_LITERAL.match(literal) or ('"' in literal and "'" in literal)
                     or "~" in (literal[1:] if home else literal)):
-                word = re.sub(r"__mcs_slot_(\d+)__", lambda m: specs[int(m.group(1))].label, raw)
                 raise ConfigurationError(
-                    f"{where}: line {target.line}: {target.program} may write to {word[:80]!r}, a path a model's "
-                    "value chooses, and MCS checks such a path at each call; it cannot tell what this word "
-                    "becomes (quoting, expansions, a '~' or characters a plain path does not hold). Write the "
+                    f"{where}: line {target.line}: {target.program} may write to {words.shown(raw)[:80]!r}, a path "
+                    "a model's value chooses, and MCS checks such a path at each call; it cannot tell what this "
+                    "word becomes (quoting, expansions, a '~' or characters a plain path does not hold). Write the "
                     "literal part plainly (out/{path}) or pass the whole path as one placeholder"
                 )
-            cleaned = [(p.replace('"', "").replace("'", "") if isinstance(p, str) else p, g) for p, g in pieces]
-            if home:
-                first, group = cleaned[0]
+            if home:  # the '~' bash replaces with $HOME, which the call adds back
+                first, group = pieces[0]
                 assert isinstance(first, str)
-                cleaned[0] = (first[1:], group)
-            operands.append(_Operand(tuple((p, g) for p, g in cleaned if p != ""), trusted))
+                pieces[0] = (first[1:], group)
+            operands.append(words.operand(pieces))
             homes.append(home)
         out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases))
     return tuple(out)
@@ -1030,27 +1040,21 @@ def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
              found: tuple[shell.GitRemote, ...], *, where: str) -> tuple[_Remote, ...]:
     """The git commands whose repository a value may be, with each candidate operand word
     as pieces of the rendered command; a word whose quoting MCS would have to guess is refused."""
-    offsets = _item_offsets(items)
-    source = script.encode()
-    trusted = frozenset(slot for slot, spec in specs.items() if spec.trusted)
+    words = _Words(script, items, specs)
     out: list[_Remote] = []
     for remote in found:
         operands: list[_Operand] = []
         for start, end in remote.operands:
-            pieces = _word_pieces(source, items, offsets, start, end)
-            literal = "".join(p for p, _ in pieces if isinstance(p, str))
+            pieces, literal, raw = words.at(start, end)
             if not _REMOTE_LITERAL.match(literal) or ('"' in literal and "'" in literal):
-                word = re.sub(r"__mcs_slot_(\d+)__", lambda m: specs[int(m.group(1))].label,
-                              source[start:end].decode(errors="replace"))
                 raise ConfigurationError(
-                    f"{where}: line {remote.line}: in git {remote.subcommand}, {word[:80]!r} may be the repository "
-                    "git contacts, and MCS checks such a value against the egress policy; it cannot tell what "
-                    "this word becomes (quoting, expansions or characters a URL does not hold). Pass the whole "
-                    "URL as one placeholder ({repoUrl}) or write scheme://host/ literally before the value"
+                    f"{where}: line {remote.line}: in git {remote.subcommand}, {words.shown(raw)[:80]!r} may be the "
+                    "repository git contacts, and MCS checks such a value against the egress policy; it cannot "
+                    "tell what this word becomes (quoting, expansions or characters a URL does not hold). Pass the "
+                    "whole URL as one placeholder ({repoUrl}) or write scheme://host/ literally before the value"
                 )
-            cleaned = tuple((p.replace('"', "").replace("'", "") if isinstance(p, str) else p, g) for p, g in pieces)
-            operands.append(_Operand(tuple((p, g) for p, g in cleaned if p != ""), trusted))
-        if any(isinstance(p, int) and p not in trusted for o in operands for p, _ in o.pieces):
+            operands.append(words.operand(pieces))
+        if any(isinstance(p, int) and p not in words.trusted for o in operands for p, _ in o.pieces):
             out.append(_Remote(remote.subcommand, tuple(operands), remote.multiple))
     return tuple(out)
 

@@ -91,7 +91,8 @@ Context = Literal["word", "dq", "sq", "ansi", "heredoc", "arith", "comment"]
 
 #: The marker that stands for slot ``i`` while the script is parsed: one inert word.
 SENTINEL = "__mcs_slot_{}__"
-_SENTINEL = re.compile(rb"__mcs_slot_(\d+)__")
+#: A :data:`SENTINEL` word in the script's bytes; group 1 is the slot.
+SENTINEL_WORD = re.compile(rb"__mcs_slot_(\d+)__")
 
 SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 #: Interpreters: their first operand is a program file; inline-code options run a value.
@@ -651,7 +652,7 @@ class _Analysis:
         )
         self.renaming = self._renaming(root)
         found: dict[int, Occurrence] = {}
-        for match in _SENTINEL.finditer(self.source):
+        for match in SENTINEL_WORD.finditer(self.source):
             index = int(match.group(1))
             spec = self.slots.get(index)
             if spec is None:
@@ -899,7 +900,7 @@ class _Analysis:
     def _value_in(self, arg: Node) -> str:
         """The label of a model's value ``arg`` holds (directly, through a variable or a
         substitution), or ``""``."""
-        for match in _SENTINEL.finditer(self.source[arg.start_byte:arg.end_byte]):
+        for match in SENTINEL_WORD.finditer(self.source[arg.start_byte:arg.end_byte]):
             spec = self.slots.get(int(match.group(1)))
             if spec is not None and not spec.trusted:
                 return spec.label
@@ -913,7 +914,7 @@ class _Analysis:
         """Whether ``arg`` is one word at every call: literal text (or quotes) outside the
         optional ranges; a lone unquoted placeholder may be no word (absent) or several."""
         word = self.source[arg.start_byte:arg.end_byte]
-        values = [range(m.start(), m.end()) for m in _SENTINEL.finditer(word)]
+        values = [range(m.start(), m.end()) for m in SENTINEL_WORD.finditer(word)]
         return any(
             not any(start <= arg.start_byte + index < end for start, end in optional)
             and not any(index in value for value in values)
@@ -1093,7 +1094,7 @@ class _Analysis:
 
     def _starts_word(self, argument: Node, offset: int) -> bool:
         before = self.source[argument.start_byte:offset]
-        before = _SENTINEL.sub(b"", before)
+        before = SENTINEL_WORD.sub(b"", before)
         return not before.replace(b'"', b"").replace(b"'", b"").replace(b"$", b"")
 
     # ------------------------------------------------------------------ positions
@@ -1398,8 +1399,8 @@ class _Analysis:
         """What precedes the (last) value in its word, quotes removed and other values taken
         as empty (``{a}-I{b}`` with a=""): ``-I`` for ``-I{x}``, ``--to=`` for ``--to={x}``."""
         word = self.source[argument.start_byte:argument.end_byte]
-        cut = max((m.start() for m in _SENTINEL.finditer(word)), default=word.find(b"$"))
-        return _SENTINEL.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
+        cut = max((m.start() for m in SENTINEL_WORD.finditer(word)), default=word.find(b"$"))
+        return SENTINEL_WORD.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
 
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
@@ -1435,7 +1436,7 @@ class _Analysis:
             if data:  # a value of jq's --arg name value: data, whatever it holds
                 data -= 1
                 continue
-            if _SENTINEL.search(arg.text or b"") or text == "-":
+            if SENTINEL_WORD.search(arg.text or b"") or text == "-":
                 return None
             if skip:
                 skip -= 1
@@ -1632,9 +1633,7 @@ class _Analysis:
         return f"line {line} ({excerpt[:80]!r})"
 
     def _shown(self, text: str) -> str:
-        """``text`` with each sentinel word replaced by its placeholder as the file wrote it."""
-        return _SENTINEL.sub(lambda m: (self.slots.get(int(m.group(1))) or SlotSpec("{?}")).label.encode(),
-                             text.encode()).decode()
+        return shown(text, self.slots)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1645,6 +1644,12 @@ class _Position:
 
 
 _QUOTES = str.maketrans("", "", "\"'$\\")
+
+
+def shown(text: str, slots: Mapping[int, SlotSpec]) -> str:
+    """``text`` with each sentinel word replaced by its placeholder as the file wrote it."""
+    return SENTINEL_WORD.sub(lambda m: (slots.get(int(m.group(1))) or SlotSpec("{?}")).label.encode(),
+                             text.encode()).decode()
 
 
 def _value_is_indirect(arg: Node, analysis: _Analysis) -> bool:
@@ -1796,7 +1801,7 @@ def _refuse_parse_errors(root: Node, source: bytes) -> None:
     line = bad.start_point[0] + 1
     lines = source.decode(errors="replace").splitlines()
     excerpt = lines[min(line, len(lines)) - 1].strip() if lines else ""
-    excerpt = _SENTINEL.sub(b"{...}", excerpt.encode()).decode()
+    excerpt = SENTINEL_WORD.sub(b"{...}", excerpt.encode()).decode()
     raise ConfigurationError(f"line {line} ({excerpt[:80]!r}) is not valid bash: a quote, bracket or keyword "
                              "is missing or out of place")
 
