@@ -771,9 +771,9 @@ class _Analysis:
         assert self.root is not None
         found: list[str] = []
         for node in _walk(self.root):
-            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd", "popd"):
+            base = self._program(node).rsplit("/", 1)[-1] if node.type == "command" else ""
+            if base not in ("cd", "pushd", "popd"):
                 continue
-            base = self._program(node).rsplit("/", 1)[-1]
             args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
             if base == "popd" and not args:
                 continue  # back to a directory a cd or pushd chose, or the working directory
