@@ -206,7 +206,7 @@ class CliInvoker:
         #: nothing); the loader refuses them when another command of the file takes a model's
         #: values. Empty when the file marks one of this command's values x-mcs-runsAsCode.
         self.unlisted = unlisted
-        #: Where the command writes files (:func:`.shell.file_effects`); empty when it takes
+        #: Where the command writes files (:attr:`.shell.Findings.writers`); empty when it takes
         #: no model's value. The loader holds every :data:`.shell.CONFIG_READERS` program of
         #: the file (:attr:`config_readers`) to the operator's list when any command has one.
         self.writers = writers
@@ -884,13 +884,14 @@ def compile_cli(
              for item in slotted if item.slot is not None and isinstance(item.part, Placeholder)}
     script, spans = _sentinel_script(slotted)
     try:
-        occurrences, found, write_targets = shell.analyse_with_remotes(
-            script, specs, trusted_programs=options.trusted_programs, optional=tuple(spans.values()))
+        findings = shell.read_command(script, specs, trusted_programs=options.trusted_programs,
+                                      optional=tuple(spans.values()))
         crossing = shell.crossing_spans(script, [spans[g] for g in sorted(spans)])
     except ConfigurationError as exc:
         raise ConfigurationError(f"{where}: {exc}") from None
     if crossing:
         raise _unbalanced(where, groups[sorted(spans)[crossing[0]]].key)
+    occurrences = findings.occurrences
     for item in slotted:
         if item.slot is not None:
             assert isinstance(item.part, Placeholder)
@@ -904,17 +905,17 @@ def compile_cli(
         extras_refused is None and bool(unused))
     marked_here = any(spec.runs_as_code for spec in specs.values())
     # what the command writes with the arguments a call may append (git log + --output=...)
-    effects_script, effects_specs = (script, specs) if extras_refused is not None or not unused else _appended(
-        script, specs, unused, probe=False)
-    writers, config_readers = shell.file_effects(effects_script, effects_specs, trusted_programs=options.trusted_programs)
+    effects = findings
     appended_targets: list[tuple[str, str, tuple[str, ...]]] = []
-    if effects_script != script:  # cp a + --target-directory=..., sort a + --output=...
+    if extras_refused is None and unused:  # cp a + --target-directory=..., sort a + --output=...
+        effects_script, effects_specs = _appended(script, specs, unused, probe=False)
         try:
-            found_appended = shell.write_targets(effects_script, effects_specs, trusted_programs=options.trusted_programs)
+            effects = shell.read_command(effects_script, effects_specs, trusted_programs=options.trusted_programs,
+                                         remotes=False)
         except ConfigurationError as exc:
             raise ConfigurationError(f"{where}: {exc}") from None
         source = effects_script.encode()
-        for target in found_appended:
+        for target in effects.targets:
             for start, end in target.words:
                 for match in shell.SENTINEL_WORD.finditer(source[start:end]):
                     index = int(match.group(1)) - len(specs) - 1
@@ -924,12 +925,12 @@ def compile_cli(
         tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
         referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
         extras_refused=extras_refused,
-        remotes=_remotes(script, slotted, specs, found, where=where),
+        remotes=_remotes(script, slotted, specs, findings.remotes, where=where),
         takes_values=takes_values,
-        unlisted=() if marked_here else shell.unlisted_programs(script, specs, trusted_programs=options.trusted_programs),
-        writers=writers if takes_values else (),
-        config_readers=() if marked_here else config_readers,
-        targets=_targets(script, slotted, specs, write_targets, where=where),
+        unlisted=() if marked_here else findings.unlisted,
+        writers=effects.writers if takes_values else (),
+        config_readers=() if marked_here else effects.config_readers,
+        targets=_targets(script, slotted, specs, findings.targets, where=where),
         appended_targets=tuple(appended_targets),
     )
 

@@ -573,7 +573,7 @@ def _check_configuration_readers(path: Path, commands: list[tuple[Primitive, Cli
     """The listed programs that run configuration found in files (:data:`.shell.CONFIG_READERS`:
     git runs ``diff.external`` of ``.git/config``, jq loads ``~/.jq``) are held like unlisted
     programs when a CLI command of the file writes files from a model's value
-    (:func:`.shell.file_effects`): that command can write the configuration (``printf '%s'
+    (:attr:`.shell.Findings.writers`): that command can write the configuration (``printf '%s'
     {text} > notes.txt`` and ``cp -- {src} {dst}`` make ``.git/config``; a symlink a clone
     brought in leads ``> repo/NOTES`` there). A git that writes is not paired with its own
     write: it read its configuration before. Only the operator's ``cli_trusted_programs``

@@ -23,7 +23,7 @@ spellings getopt and git accept: ``-cI {x}``, ``-I{x}``, ``--to-c={x}``); only
 is held to the same list, also one no value reaches: what a listed program writes from a
 value (a file, a clone) the next program could run (``echo {x} > s.sh; bash s.sh``);
 builtins that run nothing (:data:`QUIET_BUILTINS`) are allowed there. The loader lifts that
-rule to the file (:func:`unlisted_programs`): when any CLI command of a file takes a model's
+rule to the file (:attr:`Findings.unlisted`): when any CLI command of a file takes a model's
 value, every CLI command of the file is held to the list, also one that takes no value, since
 they share the machine and the working directory (tool ``write``: ``printf '%s' {x} >
 notes.sh``, tool ``build``: ``bash notes.sh``; ``git clone {repoUrl} repo``, then ``make -C
@@ -32,12 +32,12 @@ command's argument lifts the check of that command only (it vouches for the argu
 for what another tool does with the files it leaves). The listed programs that also run
 configuration they find in files (:data:`CONFIG_READERS`: git runs the commands
 ``.git/config`` and ``~/.gitconfig`` name, jq loads ``~/.jq``) are held further: when a
-command of the file writes files from a model's value (:func:`file_effects`: an output
+command of the file writes files from a model's value (:attr:`Findings.writers`: an output
 redirection to a file, ``cp``/``mv``/``ln``, ``sort -o``, git's ``--output``, ``git clone``
 into a directory a value may choose), the loader refuses every git and jq of the file unless
 the operator trusts them, since such a file can be that configuration. Where a listed program
 writes, replaces or deletes at a path a value may name (:class:`WriteTarget`, found by
-:func:`analyse_with_remotes`), the caller checks the path at each call (see :mod:`.cli`); a
+:func:`read_command`), the caller checks the path at each call (see :mod:`.cli`); a
 value that reaches such a path through a variable or a substitution, or after a ``cd`` this
 module cannot follow, is refused at load.
 
@@ -316,7 +316,7 @@ DATA_PROGRAMS: dict[str, str] = {
 #: The listed programs that also run, or evaluate, configuration they find in files, beyond
 #: their operands and input. Their arguments stay data, but a file that writes files from a
 #: model's value can write that configuration, so they are held like unlisted programs
-#: there (see :func:`file_effects`). The rest of the list, read for this in their manuals,
+#: there (see :attr:`Findings.writers`). The rest of the list, read for this in their manuals,
 #: read no such configuration: ``file`` reads ``~/.magic`` (patterns, data: nothing runs),
 #: grep, diff and coreutils read none (only environment variables such as ``LS_COLORS``).
 CONFIG_READERS: dict[str, str] = {
@@ -501,21 +501,9 @@ class Unlisted:
     where: str  # "line N ('excerpt')", placeholders shown as the file wrote them
 
 
-def unlisted_programs(script: str, slots: Mapping[int, SlotSpec], *,
-                      trusted_programs: frozenset[str] = frozenset()) -> tuple[Unlisted, ...]:
-    """The programs of ``script`` (written with :data:`SENTINEL` words) that the rule of a
-    command taking a model's values would refuse, in order; the script is valid bash
-    (:func:`analyse` accepted it). The loader holds every command of a file to this rule
-    when any command of the file takes a model's value."""
-    analysis = _Analysis(script, slots, trusted=trusted_programs)
-    analysis.source = script.encode()
-    analysis.root = _parse(analysis.source)
-    return tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted())
-
-
 @dataclass(frozen=True, slots=True)
 class Effect:
-    """A place in a command that writes files (:func:`file_effects`), or a program there that
+    """A place in a command that writes files (:attr:`Findings.writers`), or a program there that
     runs configuration it reads from files; ``command`` is the start of the command's node,
     so a clone that writes and the git that runs it can be told to be the same command."""
 
@@ -525,49 +513,43 @@ class Effect:
     program: str = ""  # the program as the file writes it (a reader)
 
 
-def file_effects(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset()
-                 ) -> tuple[tuple[Effect, ...], tuple[Effect, ...]]:
-    """The places where ``script`` (valid bash, accepted by :func:`analyse`) writes files, and
-    its programs of :data:`CONFIG_READERS` the operator does not trust.
+@dataclass(frozen=True, slots=True)
+class Findings:
+    """What one reading of a command's script (written with :data:`SENTINEL` words) found."""
 
-    A place writes files when it is an output redirection to a file (``>``, ``>>``, ``>|``,
-    ``&>``, ``&>>``, ``>& file``, also ``exec 3> f``; not a descriptor, ``/dev/null``,
-    ``/dev/stdout``, ``/dev/stderr``), or ``cp``, ``mv``, ``ln``, ``sort -o``, ``uniq`` with an
-    output operand, git's ``--output`` (log, show, diff), a program the operator trusts (``tee``,
-    ``curl -o``: MCS does not know what it writes), or ``git clone`` where a model's value
-    may choose the directory it clones into (``git clone {url} {path}``: ``{path}`` may be
-    ``~/.config/git``, whose ``config`` git reads as the user's; ``git clone {url}`` alone: the
-    URL's last component names it, ``.config`` in a working directory that is ``HOME``). No
-    data flow is followed: in a command that takes a model's values, every such place counts,
-    whatever reaches it (a pipe, a variable, ``exec >``). ``mkdir`` and ``touch`` are not
-    writers (no content); nor is a clone into a literal directory (its ``.git/config`` is git's
-    own; the files are the remote's, which a later writer needs to lead into ``.git``).
-    """
-    analysis = _Analysis(script, slots, trusted=trusted_programs)
-    analysis.run()
-    return tuple(analysis._writers()), tuple(analysis._config_readers())
-
-
-def write_targets(script: str, slots: Mapping[int, SlotSpec], *,
-                  trusted_programs: frozenset[str] = frozenset()) -> tuple[WriteTarget, ...]:
-    """The write targets of ``script`` (see :class:`WriteTarget`), for a script that also holds
-    the arguments a call may append (:func:`analyse_with_remotes` finds those of the command).
-
-    Raises:
-        ConfigurationError: as :func:`analyse_with_remotes`.
-    """
-    analysis = _Analysis(script, slots, trusted=trusted_programs)
-    analysis.run()
-    return analysis.write_targets()
+    #: every slot's position (:func:`analyse`)
+    occurrences: dict[int, Occurrence]
+    #: the git commands whose repository a value may be (:class:`GitRemote`)
+    remotes: tuple[GitRemote, ...]
+    #: the commands that write where a value may say (:class:`WriteTarget`)
+    targets: tuple[WriteTarget, ...]
+    #: the programs the rule of a command taking a model's values would refuse, in order; the
+    #: loader holds every command of a file to it when any command of the file takes a value
+    unlisted: tuple[Unlisted, ...]
+    #: the places where the script writes files. A place writes files when it is an output
+    #: redirection to a file (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``>& file``, also ``exec 3>
+    #: f``; not a descriptor, ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``), or ``cp``,
+    #: ``mv``, ``ln``, ``sort -o``, ``uniq`` with an output operand, git's ``--output`` (log,
+    #: show, diff), a program the operator trusts (``tee``, ``curl -o``: MCS does not know what
+    #: it writes), or ``git clone`` where a model's value may choose the directory it clones
+    #: into (``git clone {url} {path}``: ``{path}`` may be ``~/.config/git``, whose ``config``
+    #: git reads as the user's; ``git clone {url}`` alone: the URL's last component names it,
+    #: ``.config`` in a working directory that is ``HOME``). No data flow is followed: in a
+    #: command that takes a model's values, every such place counts, whatever reaches it (a
+    #: pipe, a variable, ``exec >``). ``mkdir`` and ``touch`` are not writers (no content); nor
+    #: is a clone into a literal directory (its ``.git/config`` is git's own; the files are the
+    #: remote's, which a later writer needs to lead into ``.git``).
+    writers: tuple[Effect, ...]
+    #: its programs of :data:`CONFIG_READERS` the operator does not trust
+    config_readers: tuple[Effect, ...]
 
 
-def analyse_with_remotes(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
-                         optional: tuple[tuple[int, int], ...] = ()
-                         ) -> tuple[dict[int, Occurrence], tuple[GitRemote, ...], tuple[WriteTarget, ...]]:
-    """:func:`analyse`, the git commands whose repository a value may be (see
-    :class:`GitRemote`), and the commands that write where a value may say (see
-    :class:`WriteTarget`). ``optional`` are byte ranges that may be absent at a call (a
-    ``templateVariables`` format): a literal word there does not fix the repository.
+def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
+                 optional: tuple[tuple[int, int], ...] = (), remotes: bool = True) -> Findings:
+    """:func:`analyse` and all the rest :class:`Findings` holds, from one reading of ``script``.
+    ``optional`` are byte ranges that may be absent at a call (a ``templateVariables``
+    format): a literal word there does not fix the repository. ``remotes=False`` leaves the
+    git repositories out (for a script that also holds the arguments a call may append).
 
     Raises:
         ConfigurationError: as :func:`analyse`; also where MCS cannot tell whether a value is
@@ -575,8 +557,15 @@ def analyse_with_remotes(script: str, slots: Mapping[int, SlotSpec], *, trusted_
             variable or a substitution (it could not be checked at the call).
     """
     analysis = _Analysis(script, slots, trusted=trusted_programs)
-    found = analysis.run()
-    return found, analysis.git_remotes(optional), analysis.write_targets()
+    occurrences = analysis.run()
+    return Findings(
+        occurrences,
+        analysis.git_remotes(optional) if remotes else (),
+        analysis.write_targets(),
+        tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
+        tuple(analysis._writers()),
+        tuple(analysis._config_readers()),
+    )
 
 
 _ENCLOSING = frozenset({
@@ -977,7 +966,7 @@ class _Analysis:
                 yield node, name
 
     def _writers(self) -> Iterator[Effect]:
-        """Each place that writes files (see :func:`file_effects`)."""
+        """Each place that writes files (see :attr:`Findings.writers`)."""
         assert self.root is not None
         for node in _walk(self.root):
             if node.type == "file_redirect":
