@@ -114,15 +114,10 @@ def _event_with(event: ExecutionEvent, arguments: dict[str, Any]) -> ExecutionEv
     """``dataclasses.replace(event, arguments=arguments)`` (a hook's own copy of the event)
     for the cost of setting its fields: ``replace`` inspects the dataclass's fields on
     every call, and every hook of every call asks for a copy."""
-    copied: ExecutionEvent = object.__new__(ExecutionEvent)
-    _set_event_tool(copied, event.tool)
-    _set_event_arguments(copied, arguments)
-    _set_event_context(copied, event.context)
-    _set_event_started_at(copied, event.started_at)
-    _set_event_duration_ms(copied, event.duration_ms)
-    _set_event_result(copied, event.result)
-    _set_event_error(copied, event.error)
-    return copied
+    return new_event(event.tool, arguments, event.context, event.started_at, event.duration_ms, event.result,
+                     event.error)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -31,7 +31,7 @@ from mcs.server.origins import HostOriginMiddleware, allowed_hosts_for, allowed_
 from mcs.server.wire import (
     CAPABILITIES_PATH,
     EXECUTE_PATH,
-    HEADER_REQUEST_ID,
+    RAW_HEADER_REQUEST_ID,
     STATUS_TOO_LARGE,
     STATUS_UNSUPPORTED_MEDIA,
     WEBSOCKET_PATH,
@@ -49,7 +49,6 @@ logger = logging.getLogger("mcs.server")
 _JSON = "application/json"
 
 
-_RAW_REQUEST_ID = HEADER_REQUEST_ID.lower().encode("latin-1")
 _RAW_JSON = (b"content-type", _JSON.encode("latin-1"))
 
 
@@ -65,7 +64,7 @@ class _JsonResponse(Response):
         self.background = None
         self.body = body
         length = (b"content-length", str(len(body)).encode("latin-1"))
-        self.raw_headers = ([(_RAW_REQUEST_ID, request_id.encode("latin-1")), length, _RAW_JSON]
+        self.raw_headers = ([(RAW_HEADER_REQUEST_ID, request_id.encode("latin-1")), length, _RAW_JSON]
                             if request_id else [length, _RAW_JSON])
 
 

@@ -277,7 +277,8 @@ def context_from_headers(headers: Mapping[str, str]) -> AgentContext:
 
 _RAW_AGENT_ID = HEADER_AGENT_ID.lower().encode()
 _RAW_MODEL = HEADER_MODEL.lower().encode()
-_RAW_REQUEST_ID = HEADER_REQUEST_ID.lower().encode()
+#: ``X-Request-Id`` as an ASGI raw header name (lower-case bytes).
+RAW_HEADER_REQUEST_ID = HEADER_REQUEST_ID.lower().encode()
 _RAW_META_PREFIX = HEADER_META_PREFIX.lower().encode()
 
 
@@ -294,7 +295,7 @@ def context_from_raw_headers(raw: Iterable[tuple[bytes, bytes]]) -> AgentContext
         name = name.lower()
         if name == _RAW_AGENT_ID:
             agent_id = value.decode("latin-1")
-        elif name == _RAW_REQUEST_ID:
+        elif name == RAW_HEADER_REQUEST_ID:
             request_id = value.decode("latin-1")
         elif name == _RAW_MODEL:
             model = value.decode("latin-1")
