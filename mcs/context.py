@@ -223,16 +223,9 @@ _new_object = object.__new__
 
 def default_context() -> AgentContext:
     """``AgentContext()`` (an anonymous agent, a new request id, no metadata, no session),
-    built without the frozen dataclass's per-field machinery (each slot set through its
-    descriptor, not looked up by name): the pipeline makes one for every call that comes
+    built as :func:`new_context` builds it: the pipeline makes one for every call that comes
     without a context."""
-    context: AgentContext = _new_object(AgentContext)
-    _set_agent_id(context, "anonymous")
-    _set_model(context, None)
-    _set_request_id(context, _new_request_id())
-    _set_metadata(context, _NO_METADATA)
-    _set_session(context, NO_SESSION)
-    return context
+    return new_context()
 
 
 def new_context(
@@ -240,7 +233,8 @@ def new_context(
     metadata: Mapping[str, str] | None = None,
 ) -> AgentContext:
     """``AgentContext(agent_id=..., model=..., request_id=..., metadata=...)`` (no session;
-    a new request id when none is given), built like :func:`default_context`: a transport
+    a new request id when none is given), built without the frozen dataclass's per-field
+    machinery (each slot set through its descriptor, not looked up by name): a transport
     makes one for every request."""
     context: AgentContext = _new_object(AgentContext)
     _set_agent_id(context, agent_id)
