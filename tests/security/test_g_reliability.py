@@ -4,9 +4,11 @@ limits, against the hostile peer on loopback (which counts what reaches it)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -332,8 +334,11 @@ def test_g4_f3_a_stream_whose_opening_fails_gives_back_its_slot_and_is_audited_o
     assert seen == ["start", "error:TOOL_NOT_FOUND"] * 3 + ["start", "end"]
 
 
-def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> None:
-    import httpx
+@contextlib.contextmanager
+def _order_desk(ran: list[str], **controls: Any) -> Iterator[Callable[[str, str], dict[str, Any]]]:
+    """An RFC-0001 server on loopback with one tool, ``order`` (each item is recorded in
+    ``ran``; the item "broken" fails as an unreachable warehouse), ``controls`` set on its
+    controls; yields ``call(item, agent)``, the server's JSON answer to that agent's call."""
     import uvicorn
     from pydantic import BaseModel
     from support.servers import uvicorn_on_loopback
@@ -346,7 +351,6 @@ def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> No
     class Done(BaseModel):
         ok: bool
 
-    ran: list[str] = []
     server = McpServer(name="g4", version="1")
 
     @server.tool(name="order", idempotent=False)
@@ -356,62 +360,43 @@ def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> No
             raise ConnectionError("the warehouse is down")
         return Done(ok=True)
 
-    clock = Clock()
-    server.controls.rate_limit = RateLimit(calls=3, period=60, clock=clock)
-    server.controls.circuit_breaker = CircuitBreaker(failures=2, cooldown=30, clock=clock)
+    for name, value in controls.items():
+        setattr(server.controls, name, value)
     config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
-
-    def call(item: str, agent: str) -> dict[str, Any]:
-        answer = httpx.post(url + "/mcp/execute", json={"tool": "order", "arguments": {"item": item}},
-                            headers={"X-Agent-Id": agent}, timeout=10)
-        body: dict[str, Any] = answer.json()
-        return body
-
     try:
         with uvicorn_on_loopback(config, timeout=10) as url:
-            assert [call("tea", "busy")["result"] for _ in range(3)] == [{"ok": True}] * 3
-            refused = call("tea", "busy")
-            assert refused["error"] == "POLICY_DENIED" and "3 calls in 60 s" in refused["message"]
-            assert call("tea", "other")["result"] == {"ok": True}  # another agent's quota is its own
-            assert ran == ["tea"] * 4
-            assert [call("broken", f"b{i}")["error"] for i in range(2)] == ["EXECUTION_ERROR"] * 2
-            open_circuit = call("tea", "fresh")
-            assert open_circuit["error"] == "EXECUTION_ERROR" and "circuit is open" in open_circuit["message"]
-            assert ran == ["tea"] * 4 + ["broken"] * 2  # the open circuit sent nothing
+
+            def call(item: str, agent: str) -> dict[str, Any]:
+                answer = httpx.post(url + "/mcp/execute", json={"tool": "order", "arguments": {"item": item}},
+                                    headers={"X-Agent-Id": agent}, timeout=10)
+                body: dict[str, Any] = answer.json()
+                return body
+
+            yield call
     finally:
         server.close()
+
+
+def test_g2_g4_the_rfc0001_server_applies_the_limits_set_on_its_controls() -> None:
+    ran: list[str] = []
+    clock = Clock()
+    with _order_desk(ran, rate_limit=RateLimit(calls=3, period=60, clock=clock),
+                     circuit_breaker=CircuitBreaker(failures=2, cooldown=30, clock=clock)) as call:
+        assert [call("tea", "busy")["result"] for _ in range(3)] == [{"ok": True}] * 3
+        refused = call("tea", "busy")
+        assert refused["error"] == "POLICY_DENIED" and "3 calls in 60 s" in refused["message"]
+        assert call("tea", "other")["result"] == {"ok": True}  # another agent's quota is its own
+        assert ran == ["tea"] * 4
+        assert [call("broken", f"b{i}")["error"] for i in range(2)] == ["EXECUTION_ERROR"] * 2
+        open_circuit = call("tea", "fresh")
+        assert open_circuit["error"] == "EXECUTION_ERROR" and "circuit is open" in open_circuit["message"]
+        assert ran == ["tea"] * 4 + ["broken"] * 2  # the open circuit sent nothing
 
 
 def test_g4_a_budget_shared_by_all_agents_cannot_be_escaped_by_choosing_a_new_agent_id() -> None:
-    import httpx
-    import uvicorn
-    from pydantic import BaseModel
-    from support.servers import uvicorn_on_loopback
-
-    from mcs.server import McpServer
-
-    class Order(BaseModel):
-        item: str
-
     ran: list[str] = []
-    server = McpServer(name="g4", version="1")
-
-    @server.tool(name="order", idempotent=False)
-    def order(req: Order) -> Order:
-        ran.append(req.item)
-        return req
-
-    server.controls.rate_limit = RateLimit(calls=3, period=60, per_agent=False, clock=Clock())
-    config = uvicorn.Config(server.asgi_app(), log_level="critical", lifespan="off")
-    try:
-        with uvicorn_on_loopback(config, timeout=10) as url:
-            answers = [
-                httpx.post(url + "/mcp/execute", json={"tool": "order", "arguments": {"item": f"tea{i}"}},
-                           headers={"X-Agent-Id": f"agent-{i}"}, timeout=10).json()
-                for i in range(5)
-            ]
-    finally:
-        server.close()
+    with _order_desk(ran, rate_limit=RateLimit(calls=3, period=60, per_agent=False, clock=Clock())) as call:
+        answers = [call(f"tea{i}", f"agent-{i}") for i in range(5)]
     assert [answer.get("error") for answer in answers] == [None] * 3 + ["POLICY_DENIED"] * 2
     assert "all agents together made 3 calls in 60 s" in answers[3]["message"]
     assert ran == ["tea0", "tea1", "tea2"]  # the fresh ids ran nothing past the shared budget
