@@ -1,12 +1,15 @@
-"""Helpers for the mcpfile tests: MCP file builders and a recording HTTP server."""
+"""Helpers for the mcpfile tests: MCP file builders, a recording HTTP server and a git
+repository with a change."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -131,3 +134,16 @@ class Recorder:
 
     def close(self) -> None:
         self._running.close()
+
+
+def git_repository_with_a_change(folder: Path) -> None:
+    """``folder`` (existing) as the operator's repository: one tracked file, changed in the work tree."""
+    def run(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], check=True,
+                       capture_output=True, cwd=folder)
+
+    run("init", "-q", ".")
+    (folder / "f").write_text("a\n")
+    run("add", "f")
+    run("commit", "-q", "-m", "first")
+    (folder / "f").write_text("b\n")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcpfile_support import mcp_file, tool
+from mcpfile_support import git_repository_with_a_change, mcp_file, tool
 
 from mcs.errors import ConfigurationError, ExecutionError, PolicyDeniedError
 from mcs.urls import EgressPolicy
@@ -532,11 +532,7 @@ def test_a_clone_into_a_directory_the_model_chooses_can_be_gits_user_configurati
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    run_git("init", "-q", ".", cwd=work)
-    (work / "f").write_text("a\n")
-    run_git("add", "f", cwd=work)
-    run_git("commit", "-q", "-m", "first", cwd=work)
-    (work / "f").write_text("b\n")
+    git_repository_with_a_change(work)
     (tmp_path / "served").mkdir()
     bare_repository(tmp_path / "served", files={"config": "[diff]\n\texternal = touch MARKER #\n"})
     path = write_file(mcp_file(
@@ -603,11 +599,8 @@ def test_a_clone_into_the_directory_its_url_names_can_be_gits_user_configuration
     run_git("clone", "-q", "--bare", str(source), str(tmp_path / "served" / ".config"))
     run_git("update-server-info", cwd=tmp_path / "served" / ".config")
     project = home / "project"
-    run_git("init", "-q", str(project))
-    (project / "f").write_text("a\n")
-    run_git("add", "f", cwd=project)
-    run_git("commit", "-q", "-m", "first", cwd=project)
-    (project / "f").write_text("b\n")
+    project.mkdir()
+    git_repository_with_a_change(project)
     path = write_file(mcp_file(
         tool("clone", {"cli": {"command": "git clone -q {repoUrl}"}}, {"repoUrl": STRING}),
         tool("diff", {"cli": {"command": "cd project && git diff"}}, {}),

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcpfile_support import mcp_file, tool
+from mcpfile_support import git_repository_with_a_change, mcp_file, tool
 from support.security_cases import HOSTILE_SHELL_VALUES as HOSTILE
 
 from mcs.errors import ConfigurationError, InvalidInputError, PolicyDeniedError, ToolCallError
@@ -942,16 +942,6 @@ def test_a_program_the_servers_environment_names_is_shown_and_trusted_as_the_fil
 
 
 # ----------------------------------------------------------------------------- configuration a written file can be
-
-
-def git_repository_with_a_change(folder: Path) -> None:
-    """The operator's repository: one tracked file, changed in the work tree."""
-    run = functools.partial(subprocess.run, check=True, capture_output=True, cwd=folder)
-    run(["git", "init", "-q", "."])
-    (folder / "f").write_text("a\n")
-    run(["git", "add", "f"])
-    run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "first"])
-    (folder / "f").write_text("b\n")
 
 
 WRITE_AND_COPY = [
