@@ -20,6 +20,16 @@ if TYPE_CHECKING:
 HOST = "127.0.0.1"
 
 
+async def asgi_body(receive: Any) -> bytes:
+    """The whole body of an ASGI HTTP request, read from its ``receive`` messages."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 def free_port() -> int:
     """A loopback port nothing listens on (free when asked; a server should take it soon)."""
     with socket.socket() as sock:

@@ -36,7 +36,7 @@ from ariadne import (
 from ariadne.asgi import GraphQL
 from ariadne.asgi.handlers import GraphQLTransportWSHandler, GraphQLWSHandler
 from graphql import GraphQLError
-from support.servers import loopback_socket, running_uvicorn
+from support.servers import asgi_body, loopback_socket, running_uvicorn
 
 _QUIET = "mcs.tests.graphql_server"  # resolver errors are the tests' expected failures: not printed
 logging.getLogger(_QUIET).addHandler(logging.NullHandler())
@@ -283,12 +283,7 @@ def build_app(state: State) -> Any:
         if scope["type"] == "lifespan":
             return
         if scope["type"] == "http":
-            body = b""
-            while True:
-                message = await receive()
-                body += message.get("body", b"")
-                if not message.get("more_body"):
-                    break
+            body = await asgi_body(receive)
             headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
             state.requests.append(Recorded(path, headers, body))
             replayed = False

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import uvicorn
 from mcs_mcp.client_driver import MCPDriver
-from support.servers import uvicorn_on_loopback
+from support.servers import asgi_body, uvicorn_on_loopback
 
 from mcs.errors import ExecutionError
 
@@ -75,13 +75,7 @@ class RawMCP:
         if scope["method"] != "POST":
             await _respond(send, 405, [], [b""])
             return
-        body = b""
-        while True:
-            part = await receive()
-            body += part.get("body", b"")
-            if not part.get("more_body"):
-                break
-        request = json.loads(body)
+        request = json.loads(await asgi_body(receive))
         ident, method = request.get("id"), request.get("method")
         if scope["path"] == "/messages":  # legacy: answers go on the GET stream, or (json) in this body
             stream = self.streams[scope["query_string"].decode().partition("=")[2]]
