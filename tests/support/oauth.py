@@ -33,12 +33,13 @@ class AuthServer:
     def jwks_uri(self) -> str:
         return self.issuer + "/jwks"
 
-    def token(self, *, audience: str, scope: str = "", sub: str = "alice", lifetime: int = 300,
+    def token(self, *, audience: str, scope: str = "", sub: str | None = "alice", lifetime: int = 300,
               headers: dict[str, Any] | None = None, key: Any = None, algorithm: str = "RS256",
               **claims: Any) -> str:
         now = int(time.time())
         payload = {"iss": self.issuer, "sub": sub, "aud": audience, "iat": now, "exp": now + lifetime,
                    "scope": scope, "client_id": "test-client", **claims}
+        payload = {name: value for name, value in payload.items() if value is not None}  # None: leave it out
         return jwt.encode(payload, key if key is not None else self.key, algorithm=algorithm,
                           headers={"kid": self.kid, **(headers or {})})
 

@@ -293,14 +293,21 @@ class JWTVerifier:
             raise TokenError("the token could not be verified") from None
         if issuer is not None and claims.get("iss") != issuer:  # exact, never a prefix or substring match
             raise TokenError("the token was not issued by the trusted authorization server")
-        subject = claims.get("sub")
-        client_id = str(claims.get("client_id") or claims.get("azp") or subject or "unknown")
+        subject = _caller_name(claims.get("sub"))
+        client_id = _caller_name(claims.get("client_id")) or _caller_name(claims.get("azp")) or subject
+        if client_id is None:  # every such token would be one caller: one rate budget, one audit name
+            raise TokenError("the token names no caller: it has no sub, client_id or azp claim (RFC 9068)")
         return Principal(
-            subject=str(subject) if subject is not None else None,
+            subject=subject,
             client_id=client_id,
             scopes=scopes_of(claims),
             claims=claims,
         )
+
+
+def _caller_name(claim: Any) -> str | None:
+    """A claim that names a caller (``sub``, ``client_id``, ``azp``): non-empty text, else ``None``."""
+    return claim if isinstance(claim, str) and claim else None
 
 
 def _fits(alg: str, key: jwt.PyJWK) -> bool:

@@ -90,6 +90,18 @@ async def test_a_valid_token_works_and_its_subject_is_the_agent_id(
     assert token not in json.dumps(result.structured_content)
 
 
+@pytest.mark.parametrize(("claims", "agent_id"), [({"client_id": "batch-job"}, "batch-job"),
+                                                   ({"client_id": None, "azp": "reporting-app"}, "reporting-app")])
+async def test_a_token_without_a_subject_names_its_client_as_the_agent_id(
+    claims: dict[str, Any], agent_id: str, protected: tuple[str, SampleDriver], auth_server: AuthServer
+) -> None:
+    url, _ = protected
+    token = auth_server.token(audience=url, sub=None, **claims)
+    async with mcp_client(url, headers={"Authorization": f"Bearer {token}"}) as session:
+        result = await session.call_tool("whoami", {})
+    assert result.structured_content["agent_id"] == agent_id
+
+
 async def test_tools_the_token_lacks_scopes_for_are_hidden(
     protected: tuple[str, SampleDriver], auth_server: AuthServer
 ) -> None:
@@ -161,7 +173,7 @@ def test_prompts_and_resources_need_their_scopes_too(
 @pytest.mark.parametrize(
     "case",
     ["wrong_audience", "expired", "not_yet_valid", "wrong_issuer", "prefix_issuer", "alg_none",
-     "hs256_with_public_key", "unknown_kid", "jku_header", "crit_header", "other_key", "garbage"],
+     "hs256_with_public_key", "unknown_kid", "jku_header", "crit_header", "other_key", "garbage", "names_no_caller"],
 )
 def test_bad_tokens_are_refused_with_401(
     case: str, protected: tuple[str, SampleDriver], auth_server: AuthServer
@@ -185,6 +197,7 @@ def test_bad_tokens_are_refused_with_401(
         "crit_header": auth_server.token(**good, headers={"crit": ["exp"], "exp": 1}),
         "other_key": auth_server.token(**good, key=other),
         "garbage": "not-a-jwt",
+        "names_no_caller": auth_server.token(**good, sub=None, client_id=None),
     }
     response = _post(url, INIT, tokens[case])
     assert response.status_code == 401, response.text
