@@ -183,9 +183,10 @@ def bench_send(calls: int = CALLS) -> None:
 
 def bench_floor(calls: int = CALLS) -> None:
     """The cheapest code that does what ``process_llm_response`` does for this call, written
-    inline for this one message: read the JSON, check the call's shape and name, the Unicode
-    and schema checks (jsonschema_rs on the schema without its number bounds, the bounds in
-    Python, as the driver's validator does), armed, allow-list, the transmit rate budget under
+    inline for this one message: read the JSON (pydantic's reader refuses lone surrogates, so
+    no Unicode walk, as in the driver), check the call's shape and name, the schema checks
+    (jsonschema_rs on the schema without its number bounds, the bounds in Python, as the
+    driver's validator does), armed, allow-list, the transmit rate budget under
     the transmit lock, encode (without cantools' strict re-check, as the driver does),
     ``can.Message``, send with the deadline as timeout, and the frame described. No pipeline
     (context, invocation, hooks), no audit, no repair. What any driver doing the same checks
@@ -197,7 +198,7 @@ def bench_floor(calls: int = CALLS) -> None:
     import pydantic_core
     from mcs_can import CanDriver
 
-    from mcs.validation import _all_text, _bounds_plan, compile_validator
+    from mcs.validation import _bounds_plan, compile_validator
 
     print(f"\n-- 2b. the floor: the same checks inlined, no pipeline ({calls} calls each, interleaved)")
     db = cantools.database.load_file(str(FORD))
@@ -224,7 +225,7 @@ def bench_floor(calls: int = CALLS) -> None:
         if type(value) is not dict or len(value) != 2 or value.get("tool") != tool_name:
             raise ValueError("not a call of this tool")
         arguments = value["arguments"]
-        if type(arguments) is not dict or not _all_text(arguments):
+        if type(arguments) is not dict:
             raise ValueError("bad arguments")
         for name, low, high in bounds:
             number = arguments.get(name)
@@ -307,7 +308,8 @@ def bench_stages(calls: int = CALLS) -> None:
             "direct encode_message + bus.send": direct,
             "reading the text (parse_tool_calls)": lambda: parse_tool_calls(response, known_names=known),
             "  of which pydantic_core.from_json": lambda: pydantic_core.from_json(response),
-            "schema and Unicode checks": lambda: validator.validate(arguments),
+            # What the call runs: pydantic's reader vouched for the text (read_tool_calls), so no Unicode walk.
+            "schema checks": lambda: validator.validate_valid_text(arguments),
             "context and Invocation": lambda: pipeline.new_invocation(
                 tool, arguments, default_context(), time.monotonic() + 30.0, 30.0, None, ""),
             "the driver's send": lambda: driver._send(invocation),
@@ -317,7 +319,7 @@ def bench_stages(calls: int = CALLS) -> None:
     for name, median in medians.items():
         print(f"   median {name:38} {median:8.1f} us")
     own = medians["the driver's send"] - medians["  its part shared with the direct run"]
-    parts = sum(medians[name] for name in ("reading the text (parse_tool_calls)", "schema and Unicode checks",
+    parts = sum(medians[name] for name in ("reading the text (parse_tool_calls)", "schema checks",
                                            "context and Invocation", "the driver's send"))
     print(f"   the send's own work {own:.1f} us; what joins the stages (whole less their sum) "
           f"{medians['whole process_llm_response'] - parts:.1f} us")
