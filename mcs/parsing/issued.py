@@ -4,14 +4,13 @@ A call found by shape in free text is only a call when the model wrote it as its
 answer. Three checks decide, each cheap and each documented:
 
 1. **Unspoken text is blanked first** (:func:`mask_unspoken`): a tool's result echoed
-   in its chat-template wrapper (from the first opener to the last closer of its kind,
-   as a result can carry its own closer: see ``_TOOL_RESULT``) or a ReAct
-   ``Observation:``, tags wrapping quoted or
-   untrusted text (``<document>``, ``<example>``...), markdown blockquotes and table
-   rows, HTML and ``/* */`` comments, struck-out text, comment lines (``#``, ``//``)
-   outside code fences, LaTeX math, inline code inside a sentence, and double-quoted
-   text inside a sentence. A tool result the model quotes, a call it comments out or
-   puts in a formula is not a call.
+   in its chat-template wrapper (from the first opener to the last closer of its kind, as
+   a result can carry its own closer: see ``_TOOL_RESULT``) or a ReAct ``Observation:``,
+   tags wrapping quoted or untrusted text (``<document>``, ``<example>``...), markdown
+   blockquotes and table rows, HTML and ``/* */`` comments, struck-out text, comment
+   lines (``#``, ``//``) outside code fences, LaTeX math, inline code inside a sentence,
+   and double-quoted text inside a sentence. A tool result the model quotes, a call it
+   comments out or puts in a formula is not a call.
    Masking keeps every other character where it was, so positions stay valid.
 2. **A call stands on its own** (:meth:`Layout.standalone`): nothing but wrappers
    around it on its lines (list markers, a short label ending in ``:``, backticks,
@@ -58,7 +57,8 @@ _STRUCK_OR_COMMENTED: Final = re.compile(
 # or repeated echoes of one kind are thus one region, and a call between two echoes is
 # blanked with them (it cannot be told from one the first result injected); a call before
 # the first opener or after the last closer is read. Markers inside a region are the
-# tool's words: they neither open nor close anything.
+# tool's words: they neither open nor close anything. DeepSeek's `tool_output` and
+# `tool_outputs` tokens are one kind (the second wraps the first).
 _TOOL_RESULT: Final = re.compile(
     r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>(?:.*</\1>|.*)|"
     r"\[TOOL_RESULTS\](?:.*\[/TOOL_RESULTS\]|.*)|"
