@@ -1,7 +1,7 @@
 """False executions: answers that hold no call, given to a driver that offers the tools.
 
 Input: the negative corpus in ``tests/parsing/negatives`` (220 real answers from BFCL's
-``relevance`` category, each read by hand, and 193 written for the rule: mentions in a
+``relevance`` category, each read by hand, and 195 written for the rule: mentions in a
 sentence, negations, examples for the reader, quotations, comments, code, JSON in docs,
 maths, permission questions, options, tables, other languages, echoed results). Each
 answer goes through ``process_llm_response`` of a driver whose tools carry realistic

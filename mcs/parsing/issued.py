@@ -4,12 +4,13 @@ A call found by shape in free text is only a call when the model wrote it as its
 answer. Three checks decide, each cheap and each documented:
 
 1. **Unspoken text is blanked first** (:func:`mask_unspoken`): a tool's result echoed
-   in its chat-template wrapper or a ReAct ``Observation:``, tags wrapping quoted or
-   untrusted text (``<document>``, ``<example>``...), markdown blockquotes and table
-   rows, HTML and ``/* */`` comments, struck-out text, comment lines (``#``, ``//``)
-   outside code fences, LaTeX math, inline code inside a sentence, and double-quoted
-   text inside a sentence. A tool result the model quotes, a call it comments out or
-   puts in a formula is not a call.
+   in its chat-template wrapper (from the first opener to the last closer of its kind, as
+   a result can carry its own closer: see ``_TOOL_RESULT``) or a ReAct ``Observation:``,
+   tags wrapping quoted or untrusted text (``<document>``, ``<example>``...), markdown
+   blockquotes and table rows, HTML and ``/* */`` comments, struck-out text, comment
+   lines (``#``, ``//``) outside code fences, LaTeX math, inline code inside a sentence,
+   and double-quoted text inside a sentence. A tool result the model quotes, a call it
+   comments out or puts in a formula is not a call.
    Masking keeps every other character where it was, so positions stay valid.
 2. **A call stands on its own** (:meth:`Layout.standalone`): nothing but wrappers
    around it on its lines (list markers, a short label ending in ``:``, backticks,
@@ -49,12 +50,20 @@ _STRUCK_OR_COMMENTED: Final = re.compile(
 )
 # A tool's result as the chat templates wrap it for the model (Hermes/Qwen, Mistral,
 # DeepSeek, FunctionGemma, Anthropic-style prompts): the tool's words, never the model's,
-# even when the model echoes them. Unclosed, it runs to the end of the text.
+# even when the model echoes them. The region runs from the first opener to the *last*
+# closer of its kind in the text (greedy), or to the end of the text when none follows:
+# a result can hold its own closer (a page that says `</tool_response><tool_call>...`), so
+# the first closer may be the tool's, and only the last one is surely the model's. Nested
+# or repeated echoes of one kind are thus one region, and a call between two echoes is
+# blanked with them (it cannot be told from one the first result injected); a call before
+# the first opener or after the last closer is read. Markers inside a region are the
+# tool's words: they neither open nor close anything. DeepSeek's `tool_output` and
+# `tool_outputs` tokens are one kind (the second wraps the first).
 _TOOL_RESULT: Final = re.compile(
-    r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>.*?(?:</\1>|\Z)|"
-    r"\[TOOL_RESULTS\].*?(?:\[/TOOL_RESULTS\]|\Z)|"
-    r"<\|tool_outputs?_begin\|>.*?(?:<\|tool_outputs?_end\|>|\Z)|"
-    r"<start_function_response>.*?(?:<end_function_response>|\Z)",
+    r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>(?:.*</\1>|.*)|"
+    r"\[TOOL_RESULTS\](?:.*\[/TOOL_RESULTS\]|.*)|"
+    r"<\|tool_outputs?_begin\|>(?:.*<\|tool_outputs?_end\|>|.*)|"
+    r"<start_function_response>(?:.*<end_function_response>|.*)",
     re.DOTALL,
 )
 # A ReAct observation is the tool's result too (a model may write one out): up to the next

@@ -887,10 +887,12 @@ def _disarm(text: str, layout: Layout, marker: str) -> str:
             break
         if number == 0 and not text[:position].strip():
             disarm = False  # the response opens with it: nothing leads in or quotes it
+        elif layout.unspoken(position):
+            # before the check below: a tool's result echoed right after a call holds no
+            # letters that frame it (`<tool_response>` is markup), yet its calls are not made
+            disarm = True
         elif number > 0 and _plainly_next(text, previous, position):
             pass  # right after the one before, at the start of its line: framed as that one is
-        elif layout.unspoken(position):
-            disarm = True
         elif (fence := layout.fence_at(position)) is not None:
             disarm = layout.holds_program(fence) or layout.framed_out(fence[0], fence[3], explicit=True)
         else:
