@@ -21,7 +21,9 @@ of ``clone``, ``fetch``, ``pull``, ``ls-remote`` that is present at the call), t
 will read must be an http(s) URL the driver's egress policy allows (``POLICY_DENIED``
 otherwise, nothing spawned), and git runs pinned to the checked addresses, following no
 redirect, with no transport but http(s) and those only for the command itself (see
-:meth:`CliInvoker.environment`).
+:meth:`CliInvoker.environment`). A ``git clone`` whose repository a value may choose is given
+the same settings as ``--config`` options, so the clone keeps them in its ``.git/config`` for
+every later fetch or pull of that URL, also one no value reaches (see :data:`CLONE_PINS`).
 
 Where a program writes, replaces or deletes at a path a value chose (:class:`.shell.WriteTarget`:
 the operands of ``cp``, ``mv``, ``ln``, ``rm``, ``touch``, ``mkdir``..., ``sort -o``, ``git
@@ -81,6 +83,9 @@ ARGS = "__MCS_ARGS"
 #: runs its arguments as code (``bash -c``, ``ssh host CMD``...): the author's explicit choice.
 RUNS_AS_CODE = "x-mcs-runsAsCode"
 PRELUDE = f'{ARGS}=("$@"); set --\n'
+#: The bash array of the ``--config`` options a model-chosen clone is given (the last
+#: positional values of a call; empty when no value chose a repository).
+CLONE_PINS = "__MCS_CLONE_PINS"
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -113,10 +118,17 @@ class _Group:
 
 
 @dataclass(frozen=True, slots=True)
-class _Item:
-    """A piece of the expanded command: literal text or a placeholder, maybe in a group."""
+class _ClonePins:
+    """Where a ``git clone`` whose repository a value may choose takes the pins as
+    ``--config`` options (just after its subcommand word)."""
 
-    part: str | Placeholder
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """A piece of the expanded command: literal text, a placeholder or the place of a
+    clone's pins, maybe in a group."""
+
+    part: str | Placeholder | _ClonePins
     group: int | None
     slot: int | None = None
 
@@ -137,6 +149,7 @@ class _Remote:
     subcommand: str
     operands: tuple[_Operand, ...]
     multiple: bool
+    options_at: int  # the byte offset in the sentinel script just after the subcommand word
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +204,7 @@ class CliInvoker:
         self.tool = tool
         self.command = command
         self.items = items
+        self._clone_pins = any(isinstance(item.part, _ClonePins) for item in items)
         self.groups = groups
         self.occurrences = dict(occurrences)
         self.referenced = referenced
@@ -243,7 +257,7 @@ class CliInvoker:
                 metadata: Mapping[str, str]) -> tuple[str, list[str], list[tuple[str, int]]]:
         """:meth:`render`, and the ``(host, port)`` of each git repository a value chose."""
         active = [self._group_active(g, arguments) for g in self.groups]
-        script: list[str] = [PRELUDE]
+        script: list[str] = []
         values: list[str] = []
         words: dict[int, list[str]] = {}
         for item in self.items:
@@ -252,6 +266,9 @@ class CliInvoker:
             part = item.part
             if isinstance(part, str):
                 script.append(part)
+                continue
+            if isinstance(part, _ClonePins):
+                script.append(f' "${{{CLONE_PINS}[@]}}"')
                 continue
             assert item.slot is not None
             occurrence = self.occurrences[item.slot]
@@ -286,7 +303,15 @@ class CliInvoker:
                 self._check_text(text, "an extra argument")
                 body += f' "${{{ARGS}[{len(values)}]}}"'
                 values.append(text)
-        return body, values, remotes
+        return self._prelude(len(values)) + body, values, remotes
+
+    def _prelude(self, count: int) -> str:
+        """The script's first line: the first ``count`` positional values become the
+        array the placeholders reference; where a clone takes the pins, the values after
+        them (the ``--config`` options the call adds, if any) become :data:`CLONE_PINS`."""
+        if not self._clone_pins:
+            return PRELUDE
+        return f'{ARGS}=("${{@:1:{count}}}"); {CLONE_PINS}=("${{@:{count + 1}}}"); set --\n'
 
     # ------------------------------------------------------------------ git remotes
 
@@ -547,8 +572,19 @@ class CliInvoker:
             PolicyDeniedError: a host resolves to a refused address, or git is too old to pin.
             ExecutionError: a host does not resolve.
         """
+        return self._pinned(remotes)[0]
+
+    def _pinned(self, remotes: list[tuple[str, int]] | None) -> tuple[dict[str, str], list[str]]:
+        """:meth:`environment`, and the same git settings (all but the environment
+        variables) as ``git clone --config`` options: git writes them into the clone's
+        ``.git/config``, so a later fetch or pull there (``origin`` is the model's URL) is
+        pinned alike, also where no value reaches it. Empty without ``remotes``.
+
+        Raises:
+            as :meth:`environment`.
+        """
         if not remotes:
-            return hardened_environment(os.environ)
+            return hardened_environment(os.environ), []
         version = _git_version(os.environ.get("PATH", ""))
         if version is None or version < (2, 37):
             shown = "could not be run" if version is None else f"is {'.'.join(map(str, version))}"
@@ -581,7 +617,8 @@ class CliInvoker:
         # git-lfs (when the user's configuration installs its filter) would download the files
         # the model's repository points at from any URL its .lfsconfig names, past the pin.
         base["GIT_LFS_SKIP_SMUDGE"] = "1"
-        return hardened_environment(base, extra=tuple(config))
+        options = [word for key, value in config for word in ("--config", f"{key}={value}")]
+        return hardened_environment(base, extra=tuple(config)), options
 
     def argv(self, script: str, values: list[str]) -> list[str]:
         return [self.options.shell, "-c", script, f"mcs-{self.tool}", *values]
@@ -590,7 +627,8 @@ class CliInvoker:
             timeout: float | None) -> InvokeResult:
         """Render and run the command; see the module docstring for what can fail."""
         script, values, remotes = self._render(arguments, metadata)
-        env = self.environment(remotes)
+        env, pins = self._pinned(remotes)
+        values = [*values, *pins]
         try:
             proc = subprocess.Popen(
                 self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -636,7 +674,8 @@ class CliInvoker:
                    timeout: float | None) -> InvokeResult:
         """Async twin of :meth:`run`; cancelling the task kills the process group."""
         script, values, remotes = self._render(arguments, metadata)
-        env = await asyncio.to_thread(self.environment, remotes) if remotes else self.environment()
+        env, pins = await asyncio.to_thread(self._pinned, remotes) if remotes else self._pinned(remotes)
+        values = [*values, *pins]
         starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *self.argv(script, values), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True, cwd=self.options.cwd, env=env,
@@ -921,11 +960,11 @@ def compile_cli(
                     index = int(match.group(1)) - len(specs) - 1
                     if index >= 0:
                         appended_targets.append((unused[index], target.program, target.bases))
+    remotes = _remotes(script, slotted, specs, findings.remotes, where=where)
     return CliInvoker(
-        tool=tool, command=command, items=slotted, groups=groups, occurrences=occurrences,
-        referenced=frozenset(referenced), property_order=order, options=options, input_schema=input_schema,
-        extras_refused=extras_refused,
-        remotes=_remotes(script, slotted, specs, findings.remotes, where=where),
+        tool=tool, command=command, items=_with_clone_pins(slotted, remotes), groups=groups,
+        occurrences=occurrences, referenced=frozenset(referenced), property_order=order, options=options,
+        input_schema=input_schema, extras_refused=extras_refused, remotes=remotes,
         takes_values=takes_values,
         unlisted=() if marked_here else findings.unlisted,
         writers=effects.writers if takes_values else (),
@@ -1056,8 +1095,33 @@ def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
                 )
             operands.append(words.operand(pieces))
         if any(isinstance(p, int) and p not in words.trusted for o in operands for p, _ in o.pieces):
-            out.append(_Remote(remote.subcommand, tuple(operands), remote.multiple))
+            out.append(_Remote(remote.subcommand, tuple(operands), remote.multiple, remote.subcommand_end))
     return tuple(out)
+
+
+def _with_clone_pins(items: list[_Item], remotes: tuple[_Remote, ...]) -> list[_Item]:
+    """``items`` with a :class:`_ClonePins` just after the subcommand word of each ``git
+    clone`` of ``remotes``, in that word's group (the clone runs only where its word does)."""
+    points = sorted({r.options_at for r in remotes if r.subcommand == "clone"})
+    if not points:
+        return items
+    out: list[_Item] = []
+    size = 0
+    for item in items:
+        text = item.part if isinstance(item.part, str) else shell.SENTINEL.format(item.slot)
+        end = size + len(text.encode())
+        cuts = [p for p in points if size < p <= end]
+        if cuts and isinstance(item.part, str):  # a subcommand word is literal text (shell refuses a value there)
+            raw, last = item.part.encode(), 0
+            for cut in cuts:
+                out.extend((_Item(raw[last:cut - size].decode(), item.group), _Item(_ClonePins(), item.group)))
+                last = cut - size
+            if last < len(raw):
+                out.append(_Item(raw[last:].decode(), item.group))
+        else:
+            out.append(item)
+        size = end
+    return out
 
 
 def _slot_spec(part: Placeholder, schema: Mapping[str, Any] | None, marked: frozenset[str]) -> shell.SlotSpec:

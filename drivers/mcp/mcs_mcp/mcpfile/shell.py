@@ -439,12 +439,15 @@ class GitRemote:
 
     ``operands`` are the byte ranges of its operand words in order, up to and including
     the first that always stands there (the caller decides which render at a call);
-    the first one present is the repository, or, with ``fetch --multiple``, all are."""
+    the first one present is the repository, or, with ``fetch --multiple``, all are.
+    ``subcommand_end`` is the byte offset just after the subcommand word, where options
+    for the subcommand may be added."""
 
     subcommand: str
     line: int
     operands: tuple[tuple[int, int], ...]
     multiple: bool
+    subcommand_end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -716,7 +719,7 @@ class _Analysis:
                 spans.append((arg.start_byte, arg.end_byte))
                 if not multiple and self._always_present(arg, optional):
                     break
-            out.append(GitRemote(subcommand, command.start_point[0] + 1, tuple(spans), multiple))
+            out.append(GitRemote(subcommand, command.start_point[0] + 1, tuple(spans), multiple, args[at].end_byte))
         return tuple(out)
 
     def write_targets(self) -> tuple[WriteTarget, ...]:

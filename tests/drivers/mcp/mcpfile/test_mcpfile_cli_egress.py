@@ -37,9 +37,9 @@ STRING = {"type": "string"}
 class Listener:
     """A TCP listener that records every connection (and the first bytes sent on it)."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.sock = socket.socket()
-        self.sock.bind((host, 0))
+        self.sock.bind((host, port))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
         self.received: list[bytes] = []
@@ -99,8 +99,9 @@ def bare_repository(folder: Path, name: str = "r.git", *, files: dict[str, str] 
 
 
 @contextmanager
-def serving(root: Path, *, redirect_to: str | None = None) -> Iterator[tuple[int, list[str]]]:
-    """Serve ``root`` over HTTP on 127.0.0.1 (git's dumb protocol needs only files); yields
+def serving(root: Path, *, redirect_to: str | None = None, host: str = "127.0.0.1",
+            port: int = 0) -> Iterator[tuple[int, list[str]]]:
+    """Serve ``root`` over HTTP on ``host`` (git's dumb protocol needs only files); yields
     the port and the list of ``Host`` and path of each request. ``redirect_to``: answer every
     request with 302 to that base URL instead."""
     seen: list[str] = []
@@ -122,7 +123,7 @@ def serving(root: Path, *, redirect_to: str | None = None) -> Iterator[tuple[int
                 return
             super().do_GET()
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer((host, port), Handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -424,6 +425,153 @@ def test_a_proxy_in_the_environment_does_not_carry_the_request_past_the_pin(
     assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
     assert seen
     assert listener.received == []
+
+
+# ----------------------------------------------------------------------------- what the clone keeps
+
+# The clone records the model's URL as its origin; a later tool of the same file that takes no
+# value (git -C repo pull) contacts that URL again. The pins go with the clone, in .git/config.
+
+
+def advance(served: Path, files: dict[str, str] | None = None, links: dict[str, str] | None = None) -> str:
+    """A new commit in the repository :func:`bare_repository` serves from ``served``, writing
+    ``files`` and symbolic links (name -> target); returns its hash."""
+    work = served / "r.git-work"
+    for name, text in (files or {"README": "second\n"}).items():
+        (work / name).write_text(text)
+    for name, target in (links or {}).items():
+        (work / name).symlink_to(target)
+    run_git("add", ".", cwd=work)
+    run_git("commit", "-q", "-m", "next", cwd=work)
+    run_git("push", "-q", str(served / "r.git"), "HEAD:main", cwd=work)
+    run_git("update-server-info", cwd=served / "r.git")
+    return git_output("rev-parse", "HEAD", cwd=work)
+
+
+def git_output(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def clone_and_later(new_driver: Callable[..., Any], write_file: Callable[..., Path], work: Path, later: str,
+                    **options: Any) -> Any:
+    """A driver whose file has ``clone`` (the model's repository into ``repo``) and ``later``
+    (``later``, which takes no value)."""
+    path = write_file(mcp_file(
+        tool("clone", {"cli": {"command": "git clone -q {repoUrl} repo"}}, {"repoUrl": STRING}),
+        tool("later", {"cli": {"command": later}}, {}),
+    ))
+    return new_driver(path, cli_cwd=work, **options)
+
+
+@pytest.mark.parametrize("later", ["git -C repo pull -q", "cd repo && git fetch -q"])
+def test_a_later_fetch_with_no_value_in_the_models_clone_goes_to_the_address_checked_at_the_clone(
+    new_driver, write_file, tmp_path: Path, home: Path, later: str
+) -> None:
+    # At the clone, the policy's resolver answered 127.0.0.2 for "localhost", where the repository
+    # is served. The system's resolver answers 127.0.0.1, where another listener has the same port:
+    # a fetch that resolved the name again (DNS rebinding) would reach that one.
+    decoy = Listener("127.0.0.1")
+    try:
+        served, work = tmp_path / "served", tmp_path / "work"
+        served.mkdir()
+        work.mkdir()
+        bare_repository(served, files={"README": "first\n"})
+        policy = EgressPolicy(allow=["localhost"], resolver=lambda host, port: ["127.0.0.2"])
+        driver = clone_and_later(new_driver, write_file, work, later, egress=policy)
+        with serving(served, host="127.0.0.2", port=decoy.port) as (port, seen):
+            driver.call_tool("clone", {"repoUrl": f"http://localhost:{port}/r.git"})
+            head = advance(served)
+            cloned = len(seen)
+            driver.call_tool("later", {})
+            assert len(seen) > cloned
+        assert decoy.received == []
+        assert git_output("rev-parse", "origin/main", cwd=work / "repo") == head
+        assert git_output("remote", "get-url", "origin", cwd=work / "repo") == f"http://localhost:{port}/r.git"
+    finally:
+        decoy.close()
+
+
+async def test_a_later_fetch_in_a_clone_made_on_the_async_path_is_pinned_alike(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    decoy = Listener("127.0.0.1")
+    try:
+        served, work = tmp_path / "served", tmp_path / "work"
+        served.mkdir()
+        work.mkdir()
+        bare_repository(served)
+        policy = EgressPolicy(allow=["localhost"], resolver=lambda host, port: ["127.0.0.2"])
+        driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress=policy)
+        with serving(served, host="127.0.0.2", port=decoy.port) as (port, _):
+            await driver.acall_tool("clone", {"repoUrl": f"http://localhost:{port}/r.git"})
+            head = advance(served)
+            await driver.acall_tool("later", {})
+        assert decoy.received == []
+        assert git_output("rev-parse", "origin/main", cwd=work / "repo") == head
+    finally:
+        decoy.close()
+
+
+def test_a_later_fetch_with_no_value_in_the_models_clone_follows_no_redirect(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    other = Listener("127.0.0.2")
+    try:
+        served, work = tmp_path / "served", tmp_path / "work"
+        served.mkdir()
+        work.mkdir()
+        bare_repository(served)
+        driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress_allow=["localhost"])
+        with serving(served) as (port, _):
+            driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+        # the checked address now sends every request to another host
+        redirect = f"http://127.0.0.2:{other.port}"
+        with serving(served, port=port, redirect_to=redirect) as (_, seen), pytest.raises(ExecutionError):
+            driver.call_tool("later", {})
+        assert seen  # asked, and answered 302
+        assert other.received == []
+    finally:
+        other.close()
+
+
+def test_a_later_fetch_with_no_value_in_the_models_clone_goes_through_no_proxy(
+    new_driver, write_file, tmp_path: Path, home: Path, listener: Listener, monkeypatch
+) -> None:
+    # the proxy would resolve the name again; the clone's own run drops proxies from its environment,
+    # a later run that takes no value keeps them, so the clone's config turns them off
+    served, work = tmp_path / "served", tmp_path / "work"
+    served.mkdir()
+    work.mkdir()
+    bare_repository(served)
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress_allow=["localhost"])
+    with serving(served) as (port, seen):
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+        head = advance(served)
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{listener.port}")
+        cloned = len(seen)
+        driver.call_tool("later", {})
+        assert len(seen) > cloned
+    assert listener.received == []
+    assert git_output("rev-parse", "origin/main", cwd=work / "repo") == head
+
+
+def test_a_symlink_a_later_pull_with_no_value_brings_into_the_models_clone_is_a_plain_file(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    served, work = tmp_path / "served", tmp_path / "work"
+    served.mkdir()
+    work.mkdir()
+    bare_repository(served)
+    driver = clone_and_later(new_driver, write_file, work, "git -C repo pull -q", egress_allow=["localhost"])
+    with serving(served) as (port, _):
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+        advance(served, links={"NOTES": ".git/config"})
+        driver.call_tool("later", {})
+    notes = work / "repo" / "NOTES"
+    assert notes.is_file() and not notes.is_symlink()
+    assert notes.read_text() == ".git/config"
 
 
 # ----------------------------------------------------------------------------- what another tool runs from a clone
