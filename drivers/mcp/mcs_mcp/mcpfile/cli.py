@@ -575,10 +575,10 @@ class CliInvoker:
         return self._pinned(remotes)[0]
 
     def _pinned(self, remotes: list[tuple[str, int]] | None) -> tuple[dict[str, str], list[str]]:
-        """:meth:`environment`, and the same git settings (all but the environment
-        variables) as ``git clone --config`` options: git writes them into the clone's
-        ``.git/config``, so a later fetch or pull there (``origin`` is the model's URL) is
-        pinned alike, also where no value reaches it. Empty without ``remotes``.
+        """:meth:`environment`, and the same git settings as ``git clone --config`` options
+        (``lfs.fetchexclude=*`` in place of ``GIT_LFS_SKIP_SMUDGE``): git writes them into the
+        clone's ``.git/config``, so a later fetch or pull there (``origin`` is the model's URL)
+        is pinned alike, also where no value reaches it. Empty without ``remotes``.
 
         Raises:
             as :meth:`environment`.
@@ -617,7 +617,10 @@ class CliInvoker:
         # git-lfs (when the user's configuration installs its filter) would download the files
         # the model's repository points at from any URL its .lfsconfig names, past the pin.
         base["GIT_LFS_SKIP_SMUDGE"] = "1"
-        options = [word for key, value in config for word in ("--config", f"{key}={value}")]
+        # GIT_LFS_SKIP_SMUDGE does not stay with the clone; git-lfs's own setting does (it
+        # outranks the repository's .lfsconfig), so a later pull leaves its files as pointers too.
+        kept = [*config, ("lfs.fetchexclude", "*")]
+        options = [word for key, value in kept for word in ("--config", f"{key}={value}")]
         return hardened_environment(base, extra=tuple(config)), options
 
     def argv(self, script: str, values: list[str]) -> list[str]:

@@ -443,7 +443,7 @@ def advance(served: Path, files: dict[str, str] | None = None, links: dict[str, 
         (work / name).symlink_to(target)
     run_git("add", ".", cwd=work)
     run_git("commit", "-q", "-m", "next", cwd=work)
-    run_git("push", "-q", str(served / "r.git"), "HEAD:main", cwd=work)
+    run_git("push", "-q", "--no-verify", str(served / "r.git"), "HEAD:main", cwd=work)  # no git-lfs hook
     run_git("update-server-info", cwd=served / "r.git")
     return git_output("rev-parse", "HEAD", cwd=work)
 
@@ -572,6 +572,29 @@ def test_a_symlink_a_later_pull_with_no_value_brings_into_the_models_clone_is_a_
     notes = work / "repo" / "NOTES"
     assert notes.is_file() and not notes.is_symlink()
     assert notes.read_text() == ".git/config"
+
+
+@pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed")
+def test_git_lfs_downloads_nothing_in_a_later_pull_with_no_value_in_the_models_clone(
+    new_driver, write_file, tmp_path: Path, home: Path, listener: Listener
+) -> None:
+    # GIT_LFS_SKIP_SMUDGE holds for the clone's own run only. The repository's .lfsconfig names
+    # where git-lfs downloads from (here a listener the policy never checked), even overriding
+    # what to fetch; the clone's lfs.fetchexclude outranks it.
+    subprocess.run(["git", "lfs", "install", "--skip-repo"], check=True, capture_output=True)  # in the test's HOME
+    served, work = tmp_path / "served", tmp_path / "work"
+    served.mkdir()
+    work.mkdir()
+    lfs_config = f"[lfs]\n\turl = http://127.0.0.1:{listener.port}/lfs\n\tfetchinclude = *\n\tfetchexclude =\n"
+    bare_repository(served, files={".gitattributes": "*.bin filter=lfs -text\n", ".lfsconfig": lfs_config})
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{'a' * 64}\nsize 12\n"
+    driver = clone_and_later(new_driver, write_file, work, "git -C repo pull -q", egress_allow=["localhost"])
+    with serving(served) as (port, _):
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+        advance(served, files={"a.bin": pointer})
+        driver.call_tool("later", {})
+    assert (work / "repo" / "a.bin").read_text() == pointer
+    assert listener.received == []
 
 
 # ----------------------------------------------------------------------------- what another tool runs from a clone
