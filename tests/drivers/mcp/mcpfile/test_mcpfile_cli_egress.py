@@ -452,20 +452,29 @@ def git_output(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
+CLONE = {"command": "git clone -q {repoUrl} repo"}
+
+
 def clone_and_later(new_driver: Callable[..., Any], write_file: Callable[..., Path], work: Path, later: str,
-                    **options: Any) -> Any:
-    """A driver whose file has ``clone`` (the model's repository into ``repo``) and ``later``
-    (``later``, which takes no value)."""
+                    clone: dict[str, Any] = CLONE, **options: Any) -> Any:
+    """A driver whose file has ``clone`` (the model's repository into ``repo``; ``{quiet}`` is
+    a boolean) and ``later`` (``later``, which takes no value)."""
+    properties = {"repoUrl": STRING, "quiet": {"type": "boolean"}} if "{quiet}" in clone["command"] else None
     path = write_file(mcp_file(
-        tool("clone", {"cli": {"command": "git clone -q {repoUrl} repo"}}, {"repoUrl": STRING}),
+        tool("clone", {"cli": clone}, properties or {"repoUrl": STRING}),
         tool("later", {"cli": {"command": later}}, {}),
     ))
     return new_driver(path, cli_cwd=work, **options)
 
 
-@pytest.mark.parametrize("later", ["git -C repo pull -q", "cd repo && git fetch -q"])
+@pytest.mark.parametrize(("clone", "later"), [
+    (CLONE, "git -C repo pull -q"),
+    (CLONE, "cd repo && git fetch -q"),
+    ({"command": "git clone {quiet} -- {repoUrl} repo", "templateVariables": {"quiet": {"format": "-q"}}},
+     "git -C repo fetch -q"),
+])
 def test_a_later_fetch_with_no_value_in_the_models_clone_goes_to_the_address_checked_at_the_clone(
-    new_driver, write_file, tmp_path: Path, home: Path, later: str
+    new_driver, write_file, tmp_path: Path, home: Path, clone: dict[str, Any], later: str
 ) -> None:
     # At the clone, the policy's resolver answered 127.0.0.2 for "localhost", where the repository
     # is served. The system's resolver answers 127.0.0.1, where another listener has the same port:
@@ -477,9 +486,10 @@ def test_a_later_fetch_with_no_value_in_the_models_clone_goes_to_the_address_che
         work.mkdir()
         bare_repository(served, files={"README": "first\n"})
         policy = EgressPolicy(allow=["localhost"], resolver=lambda host, port: ["127.0.0.2"])
-        driver = clone_and_later(new_driver, write_file, work, later, egress=policy)
+        driver = clone_and_later(new_driver, write_file, work, later, clone, egress=policy)
         with serving(served, host="127.0.0.2", port=decoy.port) as (port, seen):
-            driver.call_tool("clone", {"repoUrl": f"http://localhost:{port}/r.git"})
+            quiet = {"quiet": True} if "{quiet}" in clone["command"] else {}
+            driver.call_tool("clone", {"repoUrl": f"http://localhost:{port}/r.git", **quiet})
             head = advance(served)
             cloned = len(seen)
             driver.call_tool("later", {})
