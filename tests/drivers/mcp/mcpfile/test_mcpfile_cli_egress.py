@@ -98,6 +98,10 @@ def bare_repository(folder: Path, name: str = "r.git", *, files: dict[str, str] 
     return bare
 
 
+class IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 @contextmanager
 def serving(root: Path, *, redirect_to: str | None = None, host: str = "127.0.0.1",
             port: int = 0) -> Iterator[tuple[int, list[str]]]:
@@ -123,7 +127,8 @@ def serving(root: Path, *, redirect_to: str | None = None, host: str = "127.0.0.
                 return
             super().do_GET()
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    server_class = IPv6Server if ":" in host else ThreadingHTTPServer
+    server = server_class((host, port), Handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -499,6 +504,36 @@ def test_a_later_fetch_with_no_value_in_the_models_clone_goes_to_the_address_che
         assert git_output("remote", "get-url", "origin", cwd=work / "repo") == f"http://localhost:{port}/r.git"
     finally:
         decoy.close()
+
+
+def has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not has_ipv6_loopback(), reason="no IPv6 loopback here")
+@pytest.mark.parametrize("host", ["repo.example", "[::1]"])
+def test_a_clone_at_an_ipv6_address_keeps_its_pin_or_needs_none(
+    new_driver, write_file, tmp_path: Path, home: Path, host: str
+) -> None:
+    # a name the policy's resolver answers with an IPv6 address is pinned as name:port:[address];
+    # a URL whose host is an IPv6 address is not resolved, so it has no pin and needs none
+    served, work = tmp_path / "served", tmp_path / "work"
+    served.mkdir()
+    work.mkdir()
+    bare_repository(served)
+    policy = EgressPolicy(allow=["localhost"], resolver=lambda name, port: ["::1"])
+    driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress=policy)
+    with serving(served, host="::1") as (port, seen):
+        driver.call_tool("clone", {"repoUrl": f"http://{host}:{port}/r.git"})
+        head = advance(served)
+        driver.call_tool("later", {})
+    assert git_output("rev-parse", "origin/main", cwd=work / "repo") == head
+    assert seen and all(line.startswith(f"{host}:{port} ") for line in seen)
 
 
 async def test_a_later_fetch_in_a_clone_made_on_the_async_path_is_pinned_alike(
