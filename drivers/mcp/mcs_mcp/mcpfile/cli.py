@@ -960,7 +960,7 @@ def compile_cli(
         for target in effects.targets:
             for start, end in target.words:
                 for match in shell.SENTINEL_WORD.finditer(source[start:end]):
-                    index = int(match.group(1)) - len(specs) - 1
+                    index = int(match.group(1)) - _first_free_slot(specs) - 1
                     if index >= 0:
                         appended_targets.append((unused[index], target.program, target.bases))
     remotes = _remotes(script, slotted, specs, findings.remotes, where=where)
@@ -1160,7 +1160,7 @@ def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec], trusted: f
     becomes, ``--name=value``, so a property named after an option that runs its value
     (``upload-pack`` after ``git clone``, ``template`` after ``git init``) is refused as the
     same option written in the command is."""
-    extra = len(specs)
+    extra = _first_free_slot(specs)
     appended, slots = _appended(script, specs, names)
     try:
         found = shell.analyse(appended, slots, trusted_programs=trusted)
@@ -1171,12 +1171,19 @@ def _extras_refused(script: str, specs: Mapping[int, shell.SlotSpec], trusted: f
     return None
 
 
+def _first_free_slot(specs: Mapping[int, shell.SlotSpec]) -> int:
+    """The first slot number after every one in ``specs``: the numbers are not contiguous
+    (a templateVariables group's placeholders are numbered apart), so ``len(specs)`` may be
+    one of them."""
+    return max(specs, default=-1) + 1
+
+
 def _appended(script: str, specs: Mapping[int, shell.SlotSpec], names: tuple[str, ...], *,
               probe: bool = True) -> tuple[str, dict[int, shell.SlotSpec]]:
     """``script`` with the arguments a call may append to its last line (``--name=value`` for
     each of ``names``, after a plain argument that probes the position when ``probe``) as
-    sentinel words, and the slots with theirs."""
-    extra = len(specs)
+    sentinel words, and the slots with theirs, numbered from :func:`_first_free_slot`."""
+    extra = _first_free_slot(specs)
     words = [shell.SENTINEL.format(extra)] if probe else []
     added = {extra: shell.SlotSpec(label="the appended argument")} if probe else {}
     for offset, name in enumerate(names, start=1):

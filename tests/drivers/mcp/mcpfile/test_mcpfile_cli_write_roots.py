@@ -199,6 +199,28 @@ def test_a_clone_with_no_directory_is_checked_where_the_url_names_it(cli, served
     assert (work / "r" / "config").is_file()
 
 
+def test_a_property_appended_beside_template_variables_loads_and_the_clone_is_still_confined(
+    new_driver, write_file, served: Path, work: Path, outside: Path
+) -> None:
+    # The corpus clone command with one more property, appended as --branch=value. A
+    # templateVariables group numbers its placeholders apart from the others; the appended
+    # argument's number was taken as len(...) of them, and loading failed with an IndexError.
+    invocation = {"cli": {"command": "git clone {depth} {verbose} {repoUrl} {path}", "templateVariables": {
+        "depth": {"format": "--depth {depth}"}, "verbose": {"format": "--verbose", "omitIfFalse": True}}}}
+    properties = {"repoUrl": STRING, "depth": {"type": "integer"}, "verbose": {"type": "boolean"},
+                  "path": STRING, "branch": STRING}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation, properties))), cli_cwd=work,
+                        egress_allow=["localhost"])
+    with serving(served) as (port, seen):
+        url = f"http://127.0.0.1:{port}/r.git"
+        with pytest.raises(PolicyDeniedError):
+            driver.call_tool("t", {"repoUrl": url, "depth": 1, "path": str(outside / "git"), "branch": "main"})
+        assert seen == []
+        driver.call_tool("t", {"repoUrl": url, "verbose": True, "path": "repos/x"})  # (a dumb server: no --depth)
+    assert untouched(outside)
+    assert (work / "repos" / "x" / "config").is_file()
+
+
 def test_the_corpus_clone_tool_refuses_gits_user_configuration_and_clones_inside(
     corpus: Path, new_driver, served: Path, work: Path, tmp_path: Path, monkeypatch
 ) -> None:
