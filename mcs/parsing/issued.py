@@ -6,7 +6,8 @@ answer. Three checks decide, each cheap and each documented:
 1. **Unspoken text is blanked first** (:func:`mask_unspoken`): a tool's result echoed
    in its chat-template wrapper (from the first opener to the last closer of its kind, as
    a result can carry its own closer: see ``_TOOL_RESULT``) or a ReAct ``Observation:``,
-   tags wrapping quoted or untrusted text (``<document>``, ``<example>``...), markdown
+   tags wrapping quoted or untrusted text (``<document>``, ``<example>``...; likewise to
+   the last closer of their kind, see ``_QUOTING_OPENER``), markdown
    blockquotes and table rows, HTML and ``/* */`` comments, struck-out text, comment
    lines (``#``, ``//``) outside code fences, LaTeX math, inline code inside a sentence,
    and double-quoted text inside a sentence. A tool result the model quotes, a call it
@@ -73,11 +74,18 @@ _OBSERVATION: Final = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 # Tags that wrap quoted, example or untrusted text (HTML quotes, the XML tags prompts put
-# documents and examples in): a call inside, once the tag closes, is data.
-_QUOTING_TAG: Final = re.compile(
+# documents and examples in): a call inside, once the tag closes, is data. As with
+# `_TOOL_RESULT`, each kind runs from its first opener to the *last* closer of its kind: the
+# quoted page can carry `</document>` and a call after it, so only the last closer is surely
+# the model's. A closer is required (a tag named in prose opens nothing). Short inline tags
+# (`<q>`, `<cite>`) follow the same rule: a page quoted inline injects as well, and none of
+# the 53,280 BFCL v1 outputs holds a second closer of any of these kinds, so the rule costs
+# no call there. Each kind's region is found on its own, on the text as it stands before
+# tool results are blanked: a region of another kind (or an echoed result) that ends at a
+# closer inside the page cannot swallow the opener of this one.
+_QUOTING_OPENER: Final = re.compile(
     r"<(example|examples|blockquote|quote|q|cite|document|documents|search_results?|untrusted\w*|context|"
-    r"source|webpage|web_page|page|email|article|snippet)\b[^>\n]{0,80}>.*?</\1>",
-    re.DOTALL,
+    r"source|webpage|web_page|page|email|article|snippet)\b[^>\n]{0,80}>"
 )
 _TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>")
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
@@ -109,10 +117,11 @@ def mask_unspoken(text: str) -> str:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
     if "/*" in text or "~~" in text or ("<" in text and ("<del>" in text or "<strike>" in text)):
         text = _STRUCK_OR_COMMENTED.sub(lambda m: _blank(m.group(0)), text)
+    quoted = _quoting_regions(text) if "</" in text else []
     if ("<" in text and any(marker in text for marker in _TOOL_RESULT_ANGLED)) or "[TOOL_RESULTS]" in text:
         text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
-    if "</" in text:
-        text = _QUOTING_TAG.sub(lambda m: _blank(m.group(0)), text)
+    if quoted:
+        text = _blank_regions(text, quoted)
     if "Observation" in text:
         text = _OBSERVATION.sub(lambda m: _blank(m.group(0)), text)
     # One character first (found by memchr), then the two-character markers it must begin
@@ -145,6 +154,39 @@ def mask_unspoken(text: str) -> str:
         if "<" in line and ('"' in line or "\u201c" in line) and _is_prose_line(line):
             lines[number] = _PROSE_QUOTE.sub(lambda m: _blank(m.group(0)), line)
     return text if lines == original else "\n".join(lines)
+
+
+def _quoting_regions(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each quoting tag kind in ``text``: its first opener to its last closer.
+
+    A kind with no closer after its first opener has no region. Regions may overlap.
+    """
+    regions = []
+    seen: set[str] = set()
+    for opener in _QUOTING_OPENER.finditer(text):
+        kind = opener.group(1)
+        if kind in seen:
+            continue
+        seen.add(kind)
+        closer = f"</{kind}>"
+        last = text.rfind(closer, opener.end())
+        if last >= 0:
+            regions.append((opener.start(), last + len(closer)))
+    return regions
+
+
+def _blank_regions(text: str, regions: list[tuple[int, int]]) -> str:
+    """``text`` with every (start, end) region blanked; regions may overlap."""
+    pieces = []
+    done = 0
+    for start, end in sorted(regions):
+        start = max(start, done)
+        if end <= start:
+            continue
+        pieces += [text[done:start], _blank(text[start:end])]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def _mask_math(match: re.Match[str]) -> str:
