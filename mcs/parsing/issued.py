@@ -67,12 +67,14 @@ _TOOL_RESULT: Final = re.compile(
     r"<start_function_response>(?:.*<end_function_response>|.*)",
     re.DOTALL,
 )
-# A ReAct observation is the tool's result too (a model may write one out): up to the next
-# Thought/Action/Final Answer line or blank line.
-_OBSERVATION: Final = re.compile(
-    r"^[ \t]*Observation\s*\d*\s*:.*?(?=^[ \t]*(?:Thought|Action|Final Answer)\b|\n[ \t]*\n|\Z)",
-    re.MULTILINE | re.DOTALL,
-)
+# A ReAct observation is the tool's result too (a model may write one out). It runs to the end
+# of the text: the observed page can hold a blank line and `Thought:`/`Action:` lines of its
+# own, so no line after it can be told to be the model's. The protocol agrees: ReAct loops
+# stop the model at `\nObservation` (LangChain's `create_react_agent` binds that stop
+# sequence by default, CrewAI's stop words are the same) and hand the result back in the next
+# prompt, so the model's next Thought/Action starts a new answer; an answer that holds an
+# Observation went past the point where its turn ends. The Action before it is read.
+_OBSERVATION: Final = re.compile(r"^[ \t]*Observation\s*\d*\s*:.*", re.MULTILINE | re.DOTALL)
 # Tags that wrap quoted, example or untrusted text (HTML quotes, the XML tags prompts put
 # documents and examples in): a call inside, once the tag closes, is data. As with
 # `_TOOL_RESULT`, each kind runs from its first opener to the *last* closer of its kind: the
