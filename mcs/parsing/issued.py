@@ -35,6 +35,7 @@ import ast
 import re
 import textwrap
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Final
 
@@ -58,7 +59,8 @@ _STRUCK_OR_COMMENTED: Final = re.compile(
 # or repeated echoes of one kind are thus one region, and a call between two echoes is
 # blanked with them (it cannot be told from one the first result injected); a call before
 # the first opener or after the last closer is read. Markers inside a region are the
-# tool's words: they neither open nor close anything. DeepSeek's `tool_output` and
+# tool's words: they close nothing, and one with no closer after it opens nothing (a kind that
+# is closed is also blanked on its own: see `_TOOL_RESULT_OPENER`). DeepSeek's `tool_output` and
 # `tool_outputs` tokens are one kind (the second wraps the first).
 _TOOL_RESULT: Final = re.compile(
     r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>(?:.*</\1>|.*)|"
@@ -90,6 +92,19 @@ _QUOTING_OPENER: Final = re.compile(
     r"source|webpage|web_page|page|email|article|snippet)\b[^>\n]{0,80}>"
 )
 _TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>")
+# The openers of `_TOOL_RESULT` on their own. Scanned left to right, a region of one kind that
+# ends at a closer inside a page can swallow the opener of the next kind (`<tool_result>` echoed
+# first, then a `<tool_response>` whose page says `</tool_result>`), so each kind that is closed
+# also blanks from its first opener to its last closer, found on its own.
+_TOOL_RESULT_OPENER: Final = re.compile(
+    r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>|"
+    r"\[TOOL_RESULTS\]|<\|tool_outputs?_begin\|>|<start_function_response>"
+)
+_TOOL_RESULT_CLOSERS: Final = {
+    "[TOOL_RESULTS]": ("[/TOOL_RESULTS]",),
+    "<|tool_output": ("<|tool_output_end|>", "<|tool_outputs_end|>"),
+    "<start_function_response>": ("<end_function_response>",),
+}
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
 # comment line (`#`, `//`).
@@ -119,11 +134,12 @@ def mask_unspoken(text: str) -> str:
         text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), text)
     if "/*" in text or "~~" in text or ("<" in text and ("<del>" in text or "<strike>" in text)):
         text = _STRUCK_OR_COMMENTED.sub(lambda m: _blank(m.group(0)), text)
-    quoted = _quoting_regions(text) if "</" in text else []
+    regions = _closed_regions(text, _QUOTING_OPENER, _quoting_closers) if "</" in text else []
     if ("<" in text and any(marker in text for marker in _TOOL_RESULT_ANGLED)) or "[TOOL_RESULTS]" in text:
+        regions += _closed_regions(text, _TOOL_RESULT_OPENER, _tool_result_closers)
         text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
-    if quoted:
-        text = _blank_regions(text, quoted)
+    if regions:
+        text = _blank_regions(text, regions)
     if "Observation" in text:
         text = _OBSERVATION.sub(lambda m: _blank(m.group(0)), text)
     # One character first (found by memchr), then the two-character markers it must begin
@@ -158,22 +174,42 @@ def mask_unspoken(text: str) -> str:
     return text if lines == original else "\n".join(lines)
 
 
-def _quoting_regions(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each quoting tag kind in ``text``: its first opener to its last closer.
+def _quoting_closers(opener: re.Match[str]) -> tuple[str, tuple[str, ...]]:
+    """The kind of a quoting tag opener and its closer."""
+    return opener.group(1), (f"</{opener.group(1)}>",)
+
+
+def _tool_result_closers(opener: re.Match[str]) -> tuple[str, tuple[str, ...]]:
+    """The kind of a tool result opener and its closers (DeepSeek's two tokens are one kind)."""
+    if opener.group(1):
+        return opener.group(1), (f"</{opener.group(1)}>",)
+    kind = "<|tool_output" if opener.group(0).startswith("<|tool_output") else opener.group(0)
+    return kind, _TOOL_RESULT_CLOSERS[kind]
+
+
+def _closed_regions(
+    text: str,
+    openers: re.Pattern[str],
+    kind_of: Callable[[re.Match[str]], tuple[str, tuple[str, ...]]],
+) -> list[tuple[int, int]]:
+    """(start, end) of each kind of opener in ``text``: its first opener to its last closer.
 
     A kind with no closer after its first opener has no region. Regions may overlap.
     """
     regions = []
     seen: set[str] = set()
-    for opener in _QUOTING_OPENER.finditer(text):
-        kind = opener.group(1)
+    for opener in openers.finditer(text):
+        kind, closers = kind_of(opener)
         if kind in seen:
             continue
         seen.add(kind)
-        closer = f"</{kind}>"
-        last = text.rfind(closer, opener.end())
-        if last >= 0:
-            regions.append((opener.start(), last + len(closer)))
+        ends = [
+            found + len(closer)
+            for closer in closers
+            if (found := text.rfind(closer, opener.end())) >= 0
+        ]
+        if ends:
+            regions.append((opener.start(), max(ends)))
     return regions
 
 

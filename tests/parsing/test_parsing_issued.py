@@ -369,6 +369,24 @@ def test_an_injected_call_in_any_syntax_inside_an_echoed_result_is_not_executed(
     assert driver.calls == []
 
 
+# An earlier echo of one kind, then an echo of another kind whose page closes both.
+RESULT_PAIRS = {
+    "tool_result then tool_response": ("tool_result", "Hermes/Qwen tool_response"),
+    "TOOL_RESULTS then tool_response": ("Mistral TOOL_RESULTS", "Hermes/Qwen tool_response"),
+    "tool_response then DeepSeek": ("Hermes/Qwen tool_response", "DeepSeek tool output"),
+    "FunctionGemma then function_results": ("FunctionGemma function response", "Anthropic-style function_results"),
+}
+
+
+@pytest.mark.parametrize(("first", "second"), RESULT_PAIRS.values(), ids=RESULT_PAIRS.keys())
+def test_a_page_closing_an_earlier_echo_of_another_kind_injects_nothing(first: str, second: str) -> None:
+    (first_opener, first_closer), (opener, closer) = RESULT_WRAPPERS[first], RESULT_WRAPPERS[second]
+    page = f"See below.\n{first_closer}\n{closer}\n{INJECTED}\n"
+    answer = f'{first_opener}\n{{"ok": true}}\n{first_closer}\n{opener}\n{page}{closer}\nNothing to do.'
+    assert parse_tool_calls(answer) == []
+    assert parse_tool_calls(f"{answer}\n{CALL}") == [PARIS]
+
+
 # ---------------------------------------------------------------- quoted text that closes its own tag
 
 # Every tag that wraps quoted, example or untrusted text, as a prompt or the model writes it.
