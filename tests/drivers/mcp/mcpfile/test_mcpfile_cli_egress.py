@@ -460,6 +460,15 @@ def git_output(*args: str, cwd: Path) -> str:
 CLONE = {"command": "git clone -q {repoUrl} repo"}
 
 
+def served_and_work(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """A bare repository to serve (``files`` in its one commit) and an empty working directory."""
+    served, work = tmp_path / "served", tmp_path / "work"
+    served.mkdir()
+    work.mkdir()
+    bare_repository(served, files=files)
+    return served, work
+
+
 def clone_and_later(new_driver: Callable[..., Any], write_file: Callable[..., Path], work: Path, later: str,
                     clone: dict[str, Any] = CLONE, **options: Any) -> Any:
     """A driver whose file has ``clone`` (the model's repository into ``repo``; ``{quiet}`` is
@@ -486,10 +495,7 @@ def test_a_later_fetch_with_no_value_in_the_models_clone_goes_to_the_address_che
     # a fetch that resolved the name again (DNS rebinding) would reach that one.
     decoy = Listener("127.0.0.1")
     try:
-        served, work = tmp_path / "served", tmp_path / "work"
-        served.mkdir()
-        work.mkdir()
-        bare_repository(served, files={"README": "first\n"})
+        served, work = served_and_work(tmp_path, files={"README": "first\n"})
         policy = EgressPolicy(allow=["localhost"], resolver=lambda host, port: ["127.0.0.2"])
         driver = clone_and_later(new_driver, write_file, work, later, clone, egress=policy)
         with serving(served, host="127.0.0.2", port=decoy.port) as (port, seen):
@@ -522,10 +528,7 @@ def test_a_clone_at_an_ipv6_address_keeps_its_pin_or_needs_none(
 ) -> None:
     # a name the policy's resolver answers with an IPv6 address is pinned as name:port:[address];
     # a URL whose host is an IPv6 address is not resolved, so it has no pin and needs none
-    served, work = tmp_path / "served", tmp_path / "work"
-    served.mkdir()
-    work.mkdir()
-    bare_repository(served)
+    served, work = served_and_work(tmp_path)
     policy = EgressPolicy(allow=["localhost"], resolver=lambda name, port: ["::1"])
     driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress=policy)
     with serving(served, host="::1") as (port, seen):
@@ -541,10 +544,7 @@ async def test_a_later_fetch_in_a_clone_made_on_the_async_path_is_pinned_alike(
 ) -> None:
     decoy = Listener("127.0.0.1")
     try:
-        served, work = tmp_path / "served", tmp_path / "work"
-        served.mkdir()
-        work.mkdir()
-        bare_repository(served)
+        served, work = served_and_work(tmp_path)
         policy = EgressPolicy(allow=["localhost"], resolver=lambda host, port: ["127.0.0.2"])
         driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress=policy)
         with serving(served, host="127.0.0.2", port=decoy.port) as (port, _):
@@ -562,10 +562,7 @@ def test_a_later_fetch_with_no_value_in_the_models_clone_follows_no_redirect(
 ) -> None:
     other = Listener("127.0.0.2")
     try:
-        served, work = tmp_path / "served", tmp_path / "work"
-        served.mkdir()
-        work.mkdir()
-        bare_repository(served)
+        served, work = served_and_work(tmp_path)
         driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress_allow=["localhost"])
         with serving(served) as (port, _):
             driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
@@ -584,10 +581,7 @@ def test_a_later_fetch_with_no_value_in_the_models_clone_goes_through_no_proxy(
 ) -> None:
     # the proxy would resolve the name again; the clone's own run drops proxies from its environment,
     # a later run that takes no value keeps them, so the clone's config turns them off
-    served, work = tmp_path / "served", tmp_path / "work"
-    served.mkdir()
-    work.mkdir()
-    bare_repository(served)
+    served, work = served_and_work(tmp_path)
     for name in ("no_proxy", "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
     driver = clone_and_later(new_driver, write_file, work, "git -C repo fetch -q", egress_allow=["localhost"])
@@ -605,10 +599,7 @@ def test_a_later_fetch_with_no_value_in_the_models_clone_goes_through_no_proxy(
 def test_a_symlink_a_later_pull_with_no_value_brings_into_the_models_clone_is_a_plain_file(
     new_driver, write_file, tmp_path: Path, home: Path
 ) -> None:
-    served, work = tmp_path / "served", tmp_path / "work"
-    served.mkdir()
-    work.mkdir()
-    bare_repository(served)
+    served, work = served_and_work(tmp_path)
     driver = clone_and_later(new_driver, write_file, work, "git -C repo pull -q", egress_allow=["localhost"])
     with serving(served) as (port, _):
         driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
