@@ -13,8 +13,9 @@ allowed; everything else is a ``ConfigurationError`` naming the line and the pos
 
 What is refused at call time (``INVALID_INPUT``, nothing spawned): a value with a NUL byte
 (or other control characters, unless allowed), a value beginning with ``-`` (numbers too)
-where it starts a word and no ``--`` came before it in the command (it would be read as an
-option), and arguments no placeholder uses when the command's end is no safe place for them.
+where it starts a word (also each item of a list after the first, and after text bash may
+expand to nothing, ``"$X"{x}``) and no ``--`` came before it in the command (it would be read
+as an option), and arguments no placeholder uses when the command's end is no safe place for them.
 
 Where git contacts a repository a value chose (:attr:`.shell.GitRemote`: the first operand
 of ``clone``, ``fetch``, ``pull``, ``ls-remote`` that is present at the call), the word git
@@ -494,10 +495,12 @@ class CliInvoker:
             words = [format_scalar(item) for item in items]
         else:
             words = [" ".join(format_scalar(item) for item in items)]
-        for word in words:
+        for index, word in enumerate(words):
             self._check_text(word, label, part.name)
             if (
-                occurrence.word_start
+                # each item of a list after the first is a word of its own, wherever the
+                # placeholder sits (out/{files}: "out/a" "--output=/x")
+                (occurrence.word_start or index > 0)
                 and not occurrence.after_double_dash
                 and part.source != "env"
                 and word.startswith("-")

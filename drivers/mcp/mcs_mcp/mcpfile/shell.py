@@ -407,6 +407,8 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: A directory ``cd`` may name beside a write target: relative, plain, below the working directory.
 _PLAIN_DIRECTORY = re.compile(r"^[A-Za-z0-9_.+,=@%:][A-Za-z0-9_.+,=@%:/-]*$")
 _LITERAL_PROGRAM = re.compile(r"^[A-Za-z0-9_./+@%:,=-]+$")
+_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion",
+                         "process_substitution"})
 _OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _ARITH_EXPRESSIONS = frozenset({
     "binary_expression", "unary_expression", "postfix_expression", "ternary_expression",
@@ -1085,9 +1087,23 @@ class _Analysis:
         return Occurrence(context, word_start, position.after_double_dash)
 
     def _starts_word(self, argument: Node, offset: int) -> bool:
-        before = self.source[argument.start_byte:offset]
+        """Whether the value at ``offset`` may be the start of the word the program gets:
+        only quotes, other values or expansions (``"$X"{x}``: ``$X`` may be empty) come before it."""
+        before = self._unexpanded(argument, argument.start_byte, offset)
         before = SENTINEL_WORD.sub(b"", before)
         return not before.replace(b'"', b"").replace(b"'", b"").replace(b"$", b"")
+
+    def _unexpanded(self, argument: Node, start: int, end: int) -> bytes:
+        """The script's bytes ``start:end`` inside ``argument`` without the expansions bash
+        makes there (``$X``, ``${X}``, ``$(...)``, `` `...` ``, ``$((...))``): each may be empty."""
+        out = bytearray()
+        at = start
+        for node in _walk(argument):
+            if node.type in _EXPANSIONS and at <= node.start_byte and node.end_byte <= end:
+                out += self.source[at:node.start_byte]
+                at = node.end_byte
+        out += self.source[at:end] if at < end else b""
+        return bytes(out)
 
     # ------------------------------------------------------------------ positions
 
@@ -1388,11 +1404,13 @@ class _Analysis:
         return None
 
     def _word_prefix(self, argument: Node) -> str:
-        """What precedes the (last) value in its word, quotes removed and other values taken
-        as empty (``{a}-I{b}`` with a=""): ``-I`` for ``-I{x}``, ``--to=`` for ``--to={x}``."""
+        """What precedes the (last) value in its word, quotes removed and other values and
+        expansions taken as empty (``{a}-I{b}`` with a="", ``"$X"-I{x}`` with X unset): ``-I``
+        for ``-I{x}``, ``--to=`` for ``--to={x}``."""
         word = self.source[argument.start_byte:argument.end_byte]
         cut = max((m.start() for m in SENTINEL_WORD.finditer(word)), default=word.find(b"$"))
-        return SENTINEL_WORD.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
+        before = self._unexpanded(argument, argument.start_byte, argument.start_byte + max(cut, 0))
+        return SENTINEL_WORD.sub(b"", before).decode(errors="replace").translate(_QUOTES)
 
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
