@@ -164,6 +164,7 @@ class _Target:
     home: tuple[bool, ...]
     clone: bool
     bases: tuple[str, ...] = ("",)  # where the program may run, relative to the working directory
+    after_first: bool = False  # uniq: every word present after the first is written
 
 
 #: Environment variables (any case) that would let git reach past the pin: proxies (the
@@ -418,6 +419,8 @@ class CliInvoker:
             if home:
                 texts = [os.path.expanduser("~") + text for text in texts]
             present.extend((text, chosen) for text in texts)
+        if target.after_first:
+            present = present[1:]
         if not target.clone:
             return [(target.program, text) for text, chosen in present if chosen]
         if len(present) > 1:
@@ -1048,7 +1051,8 @@ def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
                 pieces[0] = (first[1:], group)
             operands.append(words.operand(pieces))
             homes.append(home)
-        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases))
+        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases,
+                           target.after_first))
     return tuple(out)
 
 

@@ -459,12 +459,15 @@ class WriteTarget:
     ``words`` are the byte ranges of the words that may name such a path (for a ``--name=``
     word, the part after ``=``); with ``clone``, they are ``git clone``'s operands in order:
     the second present at a call is the directory, and when only the repository is present,
-    its last component names the directory."""
+    its last component names the directory; with ``after_first``, they are ``uniq``'s
+    operands in order: each word present at a call after the first (the input) is written
+    (``uniq -- {files}`` with two items writes the second)."""
 
     program: str  # "cp", "git clone"...
     line: int
     words: tuple[tuple[int, int], ...]
     clone: bool = False
+    after_first: bool = False
     #: The directories, relative to the working directory, where the program may run: the
     #: working directory itself (``""``), and where the script's ``cd``/``pushd`` lead.
     bases: tuple[str, ...] = ("",)
@@ -736,7 +739,7 @@ class _Analysis:
             found = self._targets_of(command)
             if found is None:
                 continue
-            program, paths, operands = found
+            program, paths, operands, moves = found
             held = [(arg, start) for arg, start in paths if self._value_in(arg)]
             cloned = any(self._value_in(arg) for arg in operands)
             for arg in [a for a, _ in held] + (operands if cloned else []):
@@ -748,12 +751,17 @@ class _Analysis:
                                        f"pass the placeholder directly: {program} ... {{path}}")
             line = command.start_point[0] + 1
             if held or cloned:
-                bases = self._bases(command, held[0][0] if held else operands[0], program)
+                first = held[0][0] if held else operands[0]
+                bases = self._bases(command, first, program)
+                if moves:  # git -C dir: git runs there, so its paths are relative to it
+                    into = "/".join(self._plain_directory(move, first, program, f"git -C {_text(move, self.source)}")
+                                    for move in moves)
+                    bases = tuple(dict.fromkeys(f"{base}/{into}" if base else into for base in bases))
             if held:
                 out.append(WriteTarget(program, line, tuple((start, arg.end_byte) for arg, start in held), bases=bases))
             if cloned:
-                out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands), clone=True,
-                                       bases=bases))
+                out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands),
+                                       clone=program == "git clone", after_first=program == "uniq", bases=bases))
         return tuple(out)
 
     def _bases(self, command: Node, arg: Node, program: str) -> tuple[str, ...]:
@@ -771,48 +779,60 @@ class _Analysis:
             args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
             if base == "popd" and not args:
                 continue  # back to a directory a cd or pushd chose, or the working directory
-            words = [_literal_word(a, self.source) for a in args]
-            text = words[0] if len(words) == 1 else None
-            if (text is None or not _PLAIN_DIRECTORY.match(text)
-                    or any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
-                raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, in a script "
-                                   f"that changes directory with {self._shown(_text(node, self.source))[:60]!r}, "
-                                   "which MCS cannot follow to check where the path lands", "write cd with one "
-                                   "plain relative directory below the working directory (cd repo), or none")
-            found.append(text.rstrip("/"))
+            found.append(self._plain_directory(args[0] if len(args) == 1 else None, arg, program,
+                                               self._shown(_text(node, self.source))))
         if not found:
             return ("",)
         return tuple(dict.fromkeys(["", *found, "/".join(found)]))
 
-    def _targets_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
+    def _plain_directory(self, word: Node | None, arg: Node, program: str, change: str) -> str:
+        """The directory ``word`` names for a change of directory (``change``, as the file
+        writes it) in a command where ``arg`` may name a path ``program`` writes: a plain
+        relative path below the working directory, without a trailing ``/``.
+
+        Raises:
+            Refused: anything else (absolute, ``..``, ``-``, ``~``, an expansion, no word).
+        """
+        text = _literal_word(word, self.source) if word is not None else None
+        if (text is None or not _PLAIN_DIRECTORY.match(text)
+                or any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
+            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, in a script "
+                               f"that changes directory with {change[:60]!r}, which MCS cannot follow to check "
+                               "where the path lands", "write cd (or git -C) with one plain relative directory "
+                               "below the working directory (cd repo), or none")
+        return text.rstrip("/")
+
+    def _targets_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node], list[Node]] | None:
         """For a command that writes files: its name as shown, the words that may name a path
-        it writes (each with the byte where the path starts), and ``git clone``'s operands."""
+        it writes (each with the byte where the path starts), ``git clone``'s or ``uniq``'s
+        operands, and the words naming the directories ``git -C`` runs in."""
         base = _listed_name(self._shown(self._program(command)))
         args = _field_children(command, "argument")
         words = [_bare(a, self.source) for a in args]
         if base in _PATH_WRITERS:
-            return base, self._every_path(args, words), []
+            return base, self._every_path(args, words), [], []
         if base == "sort":
-            return base, self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3), []
+            return base, self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3), [], []
         if base == "uniq":
-            return base, self._operands(args, words, _UNIQ_VALUED)[1:], []
+            return base, [], [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)], []
         if base != "git":
             return None
         subcommand, at = _git_subcommand(words)
         if at is None:
             return None
         name = f"git {subcommand}"
+        moves = [args[i + 1] for i, w in enumerate(words[:at]) if w == "-C" and i + 1 < at]
         # --work-tree: where checkout, restore, reset, merge, pull... write the files
         tree = [self._after_equals(a) for a, w in zip(args[:at], words[:at], strict=True) if w.startswith("--work-tree=")]
         tree += [(args[i + 1], args[i + 1].start_byte) for i, w in enumerate(words[:at]) if w == "--work-tree"]
         args, words = args[at + 1:], words[at + 1:]
         if subcommand == "init":
-            return name, tree + self._every_path(args, words), []
+            return name, tree + self._every_path(args, words), [], moves
         if subcommand in ("log", "show", "diff"):
             return name, tree + self._option_paths(args, words, short="", valued=frozenset(), long="--output",
-                                                   least=5), []
+                                                   least=5), [], moves
         if subcommand != "clone":
-            return (name, tree, []) if tree else None
+            return (name, tree, [], moves) if tree else None
         valued, flags = GIT_REMOTE_OPTIONS["clone"]
         paths: list[tuple[Node, int]] = []
         operands: list[Node] = []
@@ -831,7 +851,7 @@ class _Analysis:
                     paths.append(self._after_equals(arg))
             else:
                 operands.append(arg)
-        return name, tree + paths, operands
+        return name, tree + paths, operands, moves
 
     def _after_equals(self, arg: Node) -> tuple[Node, int]:
         """``arg`` (``--name=value``) and the byte where its value starts."""
@@ -1003,8 +1023,11 @@ class _Analysis:
         if base == "sort" and any((w.startswith("--o") and "--output".startswith(w.split("=", 1)[0]))
                                   or (_cluster(w) and "o" in w[1:]) for w in words):
             return "sort -o writes the file it names"
-        if base == "uniq" and len([w for w in words if not w.startswith("-") or w == "-"]) > 1:
-            return "uniq writes its second operand"
+        if base == "uniq":
+            operands = [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)]
+            # one unquoted placeholder may be several words: a list's second item is the output
+            if len(operands) > 1 or any(self._value_in(a) and not self._always_present(a, ()) for a in operands):
+                return "uniq writes its second operand"
         if base != "git":
             return ""
         subcommand, at = _git_subcommand(words)
