@@ -537,8 +537,10 @@ class Findings:
     #: the places where the script writes files. A place writes files when it is an output
     #: redirection to a file (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``>& file``, also ``exec 3>
     #: f``; not a descriptor, ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``), or ``cp``,
-    #: ``mv``, ``ln``, ``sort -o``, ``uniq`` with an output operand, git's ``--output`` (log,
-    #: show, diff), a program the operator trusts (``tee``, ``curl -o``: MCS does not know what
+    #: ``mv``, ``ln``, ``sort -o``, ``uniq`` with an output operand (or one unquoted value, which
+    #: a list makes two words), git's ``--output`` (log, show, diff), ``git --work-tree`` whose
+    #: directory a value may choose (``.git``: the repository's files, a model's once cloned,
+    #: become its ``config``), a program the operator trusts (``tee``, ``curl -o``: MCS does not know what
     #: it writes), or ``git clone`` where a model's value may choose the directory it clones
     #: into (``git clone {url} {path}``: ``{path}`` may be ``~/.config/git``, whose ``config``
     #: git reads as the user's; ``git clone {url}`` alone: the URL's last component names it,
@@ -1033,6 +1035,11 @@ class _Analysis:
         subcommand, at = _git_subcommand(words)
         if at is None:
             return ""
+        trees = [a for i, a in enumerate(args[:at]) if words[i].startswith("--work-tree=")
+                 or (i > 0 and words[i - 1] == "--work-tree")]
+        if any(self._value_in(a) for a in trees):
+            return ("git --work-tree writes the repository's files (a model's, once cloned) into a directory a "
+                    "model's value may choose, such as .git")
         rest = words[at + 1:]
         if subcommand in ("log", "show", "diff") and any(
                 w.split("=", 1)[0] == "--output" or (len(w) > 4 and "--output".startswith(w)) for w in rest):
