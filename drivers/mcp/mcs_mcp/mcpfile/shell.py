@@ -1026,9 +1026,9 @@ class _Analysis:
                                   or (_cluster(w) and "o" in w[1:]) for w in words):
             return "sort -o writes the file it names"
         if base == "uniq":
-            operands = [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)]
+            given = [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)]
             # one unquoted placeholder may be several words: a list's second item is the output
-            if len(operands) > 1 or any(self._value_in(a) and not self._always_present(a, ()) for a in operands):
+            if len(given) > 1 or any(self._value_in(a) and not self._always_present(a, ()) for a in given):
                 return "uniq writes its second operand"
         if base != "git":
             return ""

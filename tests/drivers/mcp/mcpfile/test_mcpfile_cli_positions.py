@@ -976,6 +976,7 @@ def test_git_runs_the_diff_command_a_tool_wrote_into_git_config_so_the_file_is_r
     ("printf '%s\\n' {text} > .git/config && git diff", "an output redirection '> .git/config'"),
     ("git diff -- {text} 2>&1; echo {text} | sort -o .git/config; git diff", "sort -o writes"),
     ("ln -sf -- {text} .git/config && git diff", "ln creates or replaces files"),
+    ("uniq -- {text} && git diff", "uniq writes its second operand"),  # a list is two words: [notes, .git/config]
     ('for w in {text}; do echo "$w"; done >> .git/config; git diff', "an output redirection '>> .git/config'"),
 ])
 def test_a_command_that_writes_from_a_value_and_runs_git_is_refused_at_load(
