@@ -76,6 +76,7 @@ script bash itself cannot parse.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -1555,6 +1556,12 @@ class _Analysis:
         if not _IDENTIFIER.match(name) or name in BASH_VARIABLES or name.upper().startswith(("BASH", "__MCS")):
             raise self._refuse(start, label, f"is assigned to {name!r}, a variable bash itself reads",
                                "assign it to a variable of your own (ns=\"{x}\")")
+        if name in os.environ or name.startswith("GIT_"):
+            # exported: assigning it changes the environment of every later program (git reads the
+            # GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n MCS sets, such as core.fsmonitor, as configuration)
+            raise self._refuse(start, label, f"is assigned to {name!r}, a variable of the environment the "
+                               "programs of the command get (git reads GIT_* variables as configuration)",
+                               "assign it to a variable of your own that the environment does not hold (ns=\"{x}\")")
         self.tainted.setdefault(name, _Taint(label, start.start_point[0] + 1))
 
     def _reads_into(self, command: Node, label: str, start: Node) -> None:
