@@ -13,8 +13,9 @@ allowed; everything else is a ``ConfigurationError`` naming the line and the pos
 
 What is refused at call time (``INVALID_INPUT``, nothing spawned): a value with a NUL byte
 (or other control characters, unless allowed), a value beginning with ``-`` (numbers too)
-where it starts a word and no ``--`` came before it in the command (it would be read as an
-option), and arguments no placeholder uses when the command's end is no safe place for them.
+where it starts a word (also each item of a list after the first, and after text bash may
+expand to nothing, ``"$X"{x}``) and no ``--`` came before it in the command (it would be read
+as an option), and arguments no placeholder uses when the command's end is no safe place for them.
 
 Where git contacts a repository a value chose (:attr:`.shell.GitRemote`: the first operand
 of ``clone``, ``fetch``, ``pull``, ``ls-remote`` that is present at the call), the word git
@@ -163,6 +164,7 @@ class _Target:
     home: tuple[bool, ...]
     clone: bool
     bases: tuple[str, ...] = ("",)  # where the program may run, relative to the working directory
+    after_first: bool = False  # uniq: every word present after the first is written
 
 
 #: Environment variables (any case) that would let git reach past the pin: proxies (the
@@ -417,6 +419,8 @@ class CliInvoker:
             if home:
                 texts = [os.path.expanduser("~") + text for text in texts]
             present.extend((text, chosen) for text in texts)
+        if target.after_first:
+            present = present[1:]
         if not target.clone:
             return [(target.program, text) for text, chosen in present if chosen]
         if len(present) > 1:
@@ -494,10 +498,12 @@ class CliInvoker:
             words = [format_scalar(item) for item in items]
         else:
             words = [" ".join(format_scalar(item) for item in items)]
-        for word in words:
+        for index, word in enumerate(words):
             self._check_text(word, label, part.name)
             if (
-                occurrence.word_start
+                # each item of a list after the first is a word of its own, wherever the
+                # placeholder sits (out/{files}: "out/a" "--output=/x")
+                (occurrence.word_start or index > 0)
                 and not occurrence.after_double_dash
                 and part.source != "env"
                 and word.startswith("-")
@@ -1045,7 +1051,8 @@ def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
                 pieces[0] = (first[1:], group)
             operands.append(words.operand(pieces))
             homes.append(home)
-        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases))
+        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases,
+                           target.after_first))
     return tuple(out)
 
 

@@ -76,6 +76,7 @@ script bash itself cannot parse.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -407,6 +408,8 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: A directory ``cd`` may name beside a write target: relative, plain, below the working directory.
 _PLAIN_DIRECTORY = re.compile(r"^[A-Za-z0-9_.+,=@%:][A-Za-z0-9_.+,=@%:/-]*$")
 _LITERAL_PROGRAM = re.compile(r"^[A-Za-z0-9_./+@%:,=-]+$")
+_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion",
+                         "process_substitution"})
 _OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _ARITH_EXPRESSIONS = frozenset({
     "binary_expression", "unary_expression", "postfix_expression", "ternary_expression",
@@ -457,12 +460,15 @@ class WriteTarget:
     ``words`` are the byte ranges of the words that may name such a path (for a ``--name=``
     word, the part after ``=``); with ``clone``, they are ``git clone``'s operands in order:
     the second present at a call is the directory, and when only the repository is present,
-    its last component names the directory."""
+    its last component names the directory; with ``after_first``, they are ``uniq``'s
+    operands in order: each word present at a call after the first (the input) is written
+    (``uniq -- {files}`` with two items writes the second)."""
 
     program: str  # "cp", "git clone"...
     line: int
     words: tuple[tuple[int, int], ...]
     clone: bool = False
+    after_first: bool = False
     #: The directories, relative to the working directory, where the program may run: the
     #: working directory itself (``""``), and where the script's ``cd``/``pushd`` lead.
     bases: tuple[str, ...] = ("",)
@@ -532,8 +538,10 @@ class Findings:
     #: the places where the script writes files. A place writes files when it is an output
     #: redirection to a file (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``>& file``, also ``exec 3>
     #: f``; not a descriptor, ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``), or ``cp``,
-    #: ``mv``, ``ln``, ``sort -o``, ``uniq`` with an output operand, git's ``--output`` (log,
-    #: show, diff), a program the operator trusts (``tee``, ``curl -o``: MCS does not know what
+    #: ``mv``, ``ln``, ``sort -o``, ``uniq`` with an output operand (or one unquoted value, which
+    #: a list makes two words), git's ``--output`` (log, show, diff), ``git --work-tree`` whose
+    #: directory a value may choose (``.git``: the repository's files, a model's once cloned,
+    #: become its ``config``), a program the operator trusts (``tee``, ``curl -o``: MCS does not know what
     #: it writes), or ``git clone`` where a model's value may choose the directory it clones
     #: into (``git clone {url} {path}``: ``{path}`` may be ``~/.config/git``, whose ``config``
     #: git reads as the user's; ``git clone {url}`` alone: the URL's last component names it,
@@ -734,7 +742,7 @@ class _Analysis:
             found = self._targets_of(command)
             if found is None:
                 continue
-            program, paths, operands = found
+            program, paths, operands, moves = found
             held = [(arg, start) for arg, start in paths if self._value_in(arg)]
             cloned = any(self._value_in(arg) for arg in operands)
             for arg in [a for a, _ in held] + (operands if cloned else []):
@@ -746,12 +754,17 @@ class _Analysis:
                                        f"pass the placeholder directly: {program} ... {{path}}")
             line = command.start_point[0] + 1
             if held or cloned:
-                bases = self._bases(command, held[0][0] if held else operands[0], program)
+                first = held[0][0] if held else operands[0]
+                bases = self._bases(command, first, program)
+                if moves:  # git -C dir: git runs there, so its paths are relative to it
+                    into = "/".join(self._plain_directory(move, first, program, f"git -C {_text(move, self.source)}")
+                                    for move in moves)
+                    bases = tuple(dict.fromkeys(f"{base}/{into}" if base else into for base in bases))
             if held:
                 out.append(WriteTarget(program, line, tuple((start, arg.end_byte) for arg, start in held), bases=bases))
             if cloned:
-                out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands), clone=True,
-                                       bases=bases))
+                out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands),
+                                       clone=program == "git clone", after_first=program == "uniq", bases=bases))
         return tuple(out)
 
     def _bases(self, command: Node, arg: Node, program: str) -> tuple[str, ...]:
@@ -769,48 +782,60 @@ class _Analysis:
             args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
             if base == "popd" and not args:
                 continue  # back to a directory a cd or pushd chose, or the working directory
-            words = [_literal_word(a, self.source) for a in args]
-            text = words[0] if len(words) == 1 else None
-            if (text is None or not _PLAIN_DIRECTORY.match(text)
-                    or any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
-                raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, in a script "
-                                   f"that changes directory with {self._shown(_text(node, self.source))[:60]!r}, "
-                                   "which MCS cannot follow to check where the path lands", "write cd with one "
-                                   "plain relative directory below the working directory (cd repo), or none")
-            found.append(text.rstrip("/"))
+            found.append(self._plain_directory(args[0] if len(args) == 1 else None, arg, program,
+                                               self._shown(_text(node, self.source))))
         if not found:
             return ("",)
         return tuple(dict.fromkeys(["", *found, "/".join(found)]))
 
-    def _targets_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
+    def _plain_directory(self, word: Node | None, arg: Node, program: str, change: str) -> str:
+        """The directory ``word`` names for a change of directory (``change``, as the file
+        writes it) in a command where ``arg`` may name a path ``program`` writes: a plain
+        relative path below the working directory, without a trailing ``/``.
+
+        Raises:
+            Refused: anything else (absolute, ``..``, ``-``, ``~``, an expansion, no word).
+        """
+        text = _literal_word(word, self.source) if word is not None else None
+        if (text is None or not _PLAIN_DIRECTORY.match(text)
+                or any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
+            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, in a script "
+                               f"that changes directory with {change[:60]!r}, which MCS cannot follow to check "
+                               "where the path lands", "write cd (or git -C) with one plain relative directory "
+                               "below the working directory (cd repo), or none")
+        return text.rstrip("/")
+
+    def _targets_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node], list[Node]] | None:
         """For a command that writes files: its name as shown, the words that may name a path
-        it writes (each with the byte where the path starts), and ``git clone``'s operands."""
+        it writes (each with the byte where the path starts), ``git clone``'s or ``uniq``'s
+        operands, and the words naming the directories ``git -C`` runs in."""
         base = _listed_name(self._shown(self._program(command)))
         args = _field_children(command, "argument")
         words = [_bare(a, self.source) for a in args]
         if base in _PATH_WRITERS:
-            return base, self._every_path(args, words), []
+            return base, self._every_path(args, words), [], []
         if base == "sort":
-            return base, self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3), []
+            return base, self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3), [], []
         if base == "uniq":
-            return base, self._operands(args, words, _UNIQ_VALUED)[1:], []
+            return base, [], [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)], []
         if base != "git":
             return None
         subcommand, at = _git_subcommand(words)
         if at is None:
             return None
         name = f"git {subcommand}"
+        moves = [args[i + 1] for i, w in enumerate(words[:at]) if w == "-C" and i + 1 < at]
         # --work-tree: where checkout, restore, reset, merge, pull... write the files
         tree = [self._after_equals(a) for a, w in zip(args[:at], words[:at], strict=True) if w.startswith("--work-tree=")]
         tree += [(args[i + 1], args[i + 1].start_byte) for i, w in enumerate(words[:at]) if w == "--work-tree"]
         args, words = args[at + 1:], words[at + 1:]
         if subcommand == "init":
-            return name, tree + self._every_path(args, words), []
+            return name, tree + self._every_path(args, words), [], moves
         if subcommand in ("log", "show", "diff"):
             return name, tree + self._option_paths(args, words, short="", valued=frozenset(), long="--output",
-                                                   least=5), []
+                                                   least=5), [], moves
         if subcommand != "clone":
-            return (name, tree, []) if tree else None
+            return (name, tree, [], moves) if tree else None
         valued, flags = GIT_REMOTE_OPTIONS["clone"]
         paths: list[tuple[Node, int]] = []
         operands: list[Node] = []
@@ -829,7 +854,7 @@ class _Analysis:
                     paths.append(self._after_equals(arg))
             else:
                 operands.append(arg)
-        return name, tree + paths, operands
+        return name, tree + paths, operands, moves
 
     def _after_equals(self, arg: Node) -> tuple[Node, int]:
         """``arg`` (``--name=value``) and the byte where its value starts."""
@@ -1001,13 +1026,21 @@ class _Analysis:
         if base == "sort" and any((w.startswith("--o") and "--output".startswith(w.split("=", 1)[0]))
                                   or (_cluster(w) and "o" in w[1:]) for w in words):
             return "sort -o writes the file it names"
-        if base == "uniq" and len([w for w in words if not w.startswith("-") or w == "-"]) > 1:
-            return "uniq writes its second operand"
+        if base == "uniq":
+            given = [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)]
+            # one unquoted placeholder may be several words: a list's second item is the output
+            if len(given) > 1 or any(self._value_in(a) and not self._always_present(a, ()) for a in given):
+                return "uniq writes its second operand"
         if base != "git":
             return ""
         subcommand, at = _git_subcommand(words)
         if at is None:
             return ""
+        trees = [a for i, a in enumerate(args[:at]) if words[i].startswith("--work-tree=")
+                 or (i > 0 and words[i - 1] == "--work-tree")]
+        if any(self._value_in(a) for a in trees):
+            return ("git --work-tree writes the repository's files (a model's, once cloned) into a directory a "
+                    "model's value may choose, such as .git")
         rest = words[at + 1:]
         if subcommand in ("log", "show", "diff") and any(
                 w.split("=", 1)[0] == "--output" or (len(w) > 4 and "--output".startswith(w)) for w in rest):
@@ -1085,9 +1118,23 @@ class _Analysis:
         return Occurrence(context, word_start, position.after_double_dash)
 
     def _starts_word(self, argument: Node, offset: int) -> bool:
-        before = self.source[argument.start_byte:offset]
+        """Whether the value at ``offset`` may be the start of the word the program gets:
+        only quotes, other values or expansions (``"$X"{x}``: ``$X`` may be empty) come before it."""
+        before = self._unexpanded(argument, argument.start_byte, offset)
         before = SENTINEL_WORD.sub(b"", before)
         return not before.replace(b'"', b"").replace(b"'", b"").replace(b"$", b"")
+
+    def _unexpanded(self, argument: Node, start: int, end: int) -> bytes:
+        """The script's bytes ``start:end`` inside ``argument`` without the expansions bash
+        makes there (``$X``, ``${X}``, ``$(...)``, `` `...` ``, ``$((...))``): each may be empty."""
+        out = bytearray()
+        at = start
+        for node in _walk(argument):
+            if node.type in _EXPANSIONS and at <= node.start_byte and node.end_byte <= end:
+                out += self.source[at:node.start_byte]
+                at = node.end_byte
+        out += self.source[at:end] if at < end else b""
+        return bytes(out)
 
     # ------------------------------------------------------------------ positions
 
@@ -1388,11 +1435,13 @@ class _Analysis:
         return None
 
     def _word_prefix(self, argument: Node) -> str:
-        """What precedes the (last) value in its word, quotes removed and other values taken
-        as empty (``{a}-I{b}`` with a=""): ``-I`` for ``-I{x}``, ``--to=`` for ``--to={x}``."""
+        """What precedes the (last) value in its word, quotes removed and other values and
+        expansions taken as empty (``{a}-I{b}`` with a="", ``"$X"-I{x}`` with X unset): ``-I``
+        for ``-I{x}``, ``--to=`` for ``--to={x}``."""
         word = self.source[argument.start_byte:argument.end_byte]
         cut = max((m.start() for m in SENTINEL_WORD.finditer(word)), default=word.find(b"$"))
-        return SENTINEL_WORD.sub(b"", word[: max(cut, 0)]).decode(errors="replace").translate(_QUOTES)
+        before = self._unexpanded(argument, argument.start_byte, argument.start_byte + max(cut, 0))
+        return SENTINEL_WORD.sub(b"", before).decode(errors="replace").translate(_QUOTES)
 
     def _after_program_file(self, command: Node, argument: Node, base: str) -> bool:
         """True if ``argument`` comes after a literal program (file, module or text)."""
@@ -1507,6 +1556,12 @@ class _Analysis:
         if not _IDENTIFIER.match(name) or name in BASH_VARIABLES or name.upper().startswith(("BASH", "__MCS")):
             raise self._refuse(start, label, f"is assigned to {name!r}, a variable bash itself reads",
                                "assign it to a variable of your own (ns=\"{x}\")")
+        if name in os.environ or name.startswith("GIT_"):
+            # exported: assigning it changes the environment of every later program (git reads the
+            # GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n MCS sets, such as core.fsmonitor, as configuration)
+            raise self._refuse(start, label, f"is assigned to {name!r}, a variable of the environment the "
+                               "programs of the command get (git reads GIT_* variables as configuration)",
+                               "assign it to a variable of your own that the environment does not hold (ns=\"{x}\")")
         self.tainted.setdefault(name, _Taint(label, start.start_point[0] + 1))
 
     def _reads_into(self, command: Node, label: str, start: Node) -> None:

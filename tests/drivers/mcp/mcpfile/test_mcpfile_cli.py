@@ -16,6 +16,7 @@ import pytest
 from mcpfile_support import mcp_file, tool
 from support.processes import assert_process_gone
 from support.security_cases import A1_VALUES, A2_VALUES, A3_VALUES
+from test_mcpfile_cli_egress import run_git
 
 from mcs import AgentContext
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
@@ -265,6 +266,43 @@ def test_a2_negative_numbers_are_options_too_unless_after_double_dash(new_driver
 def test_a2_dash_values_inside_a_word_are_not_options(new_driver, write_file, argv_script) -> None:
     driver = recorder_driver(new_driver, write_file, f"{argv_script} --message={{m}}", {"m": {"type": "string"}})
     assert json.loads(driver.call_tool("t", {"m": "-x"})) == ["--message=-x"]
+
+
+def test_a2_each_item_of_a_list_after_literal_text_is_a_word_that_may_not_be_an_option(
+    new_driver, write_file, tmp_path: Path, marker: Path
+) -> None:
+    # refs/heads/{branches}: the first item is glued to the literal text, every later one is a
+    # word of its own, where git fetch reads --upload-pack (run through the shell for a local remote)
+    work, mirror = tmp_path / "work", tmp_path / "mirror.git"
+    work.mkdir()
+    run_git("init", "-q", "--bare", str(mirror))
+    run_git("init", "-q", ".", cwd=work)
+    (work / "f").write_text("a\n")
+    run_git("add", "f", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    run_git("remote", "add", "origin", str(mirror), cwd=work)
+    run_git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=work)
+    driver = cli_driver(new_driver, write_file, "git fetch -q origin refs/heads/{branches}",
+                        {"branches": {"type": "array", "items": {"type": "string"}}}, cli_cwd=work)
+    with pytest.raises(InvalidInputError, match="must not start with '-'"):
+        driver.call_tool("t", {"branches": ["main", f"--upload-pack=touch '{marker}'; git-upload-pack"]})
+    assert not marker.exists()
+    driver.call_tool("t", {"branches": ["main", "main:refs/heads/copy"]})  # the later item is a refspec of its own
+    assert (work / ".git" / "refs" / "heads" / "copy").is_file()
+
+
+def test_a2_a_value_after_an_expansion_that_may_be_empty_starts_the_word(new_driver, write_file, tmp_path: Path) -> None:
+    # "$DATA_DIR"{name} with DATA_DIR unset is the value alone: -o chose sort's output file
+    (tmp_path / "victim").write_text("original\n")
+    (tmp_path / "b").write_text("2\n1\n")
+    driver = cli_driver(new_driver, write_file, 'sort "$DATA_DIR"{name}', {"name": {"type": "string"}}, cli_cwd=tmp_path)
+    with pytest.raises(InvalidInputError, match="must not start with '-'"):
+        driver.call_tool("t", {"name": f"-o{tmp_path / 'victim'}"})
+    assert (tmp_path / "victim").read_text() == "original\n"
+    assert driver.call_tool("t", {"name": "b"}) == "1\n2\n"
+    # glued to an option word behind such an expansion, a value would choose the option: refused at load
+    with pytest.raises(ConfigurationError, match="continues the option word '--'"):
+        cli_driver(new_driver, write_file, 'git clone "$X"--{x} r', {"x": {"type": "string"}})
 
 
 @pytest.mark.parametrize(("arguments", "field"), A3_VALUES)

@@ -768,6 +768,36 @@ def test_a_clone_into_a_directory_the_model_chooses_can_be_gits_user_configurati
     assert (work / "MARKER").exists(), "git did not read the cloned configuration: the case shows nothing"
 
 
+def test_a_work_tree_a_value_chooses_can_be_the_clones_git_directory_so_the_file_is_refused_at_load(
+    new_driver, write_file, tmp_path: Path, home: Path
+) -> None:
+    # the clone's files are the model's; --work-tree=.git checks them out over .git/config, whose
+    # filter the next checkout runs for every file .gitattributes marks
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={
+        "config": '[core]\n\trepositoryformatversion = 0\n[filter "x"]\n\tsmudge = touch ../MARKER; cat\n',
+        ".gitattributes": "* filter=x\n", "README": "served\n"})
+    path = write_file(mcp_file(
+        tool("clone", {"cli": {"command": "git clone -q {repoUrl} repo"}}, {"repoUrl": STRING}),
+        tool("export", {"cli": {"command": "cd repo && git --work-tree={dir} checkout HEAD -- ."}}, {"dir": STRING}),
+    ))
+    with pytest.raises(ConfigurationError) as error:
+        new_driver(path, cli_cwd=work, egress_allow=["localhost"])
+    message = str(error.value)
+    assert "tool 'clone'" in message and "runs 'git'" in message
+    assert "tool 'export' writes files" in message and "--work-tree" in message and "cli_trusted_programs" in message
+    # the operator's choice: trusting git loads the file, and the model's configuration then runs
+    driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=["git"])
+    with serving(tmp_path / "served") as (port, _):
+        driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+    driver.call_tool("export", {"dir": ".git"})
+    assert "smudge" in (work / "repo" / ".git" / "config").read_text()
+    driver.call_tool("export", {"dir": "."})
+    assert (work / "MARKER").exists(), "git did not run the checked-out configuration: the case shows nothing"
+
+
 def test_git_tools_beside_a_clone_into_a_literal_directory_load_and_run(
     new_driver, write_file, tmp_path: Path, home: Path
 ) -> None:

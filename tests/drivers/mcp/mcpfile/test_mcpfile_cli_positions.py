@@ -756,6 +756,32 @@ def test_a_bare_repository_found_by_walking_into_it_runs_no_command_of_its_confi
     no_marker(workdir)
 
 
+@pytest.mark.parametrize("command", ['GIT_CONFIG_VALUE_1={x}; git status --short',
+                                     'read -r GIT_EXTERNAL_DIFF <<< {x}; git diff',
+                                     'SERVER_SETTING={x}; git status --short'])
+def test_a_value_is_never_assigned_to_a_variable_of_the_environment_the_programs_get(
+    new_driver, write_file, workdir, monkeypatch, command: str
+) -> None:
+    # the environment is exported: GIT_CONFIG_VALUE_1 is the core.fsmonitor MCS sets to false,
+    # so assigning it chose the command git status runs
+    monkeypatch.setenv("SERVER_SETTING", "operator's")
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    git_repository_with_a_change(workdir)
+    with pytest.raises(ConfigurationError) as error:
+        cli_driver(new_driver, write_file, command, cli_cwd=workdir)
+    assert "a variable of the environment the programs of the command get" in str(error.value)
+    if command.startswith("GIT_CONFIG"):  # what it did, with the environment MCS gives bash
+        subprocess.run(["bash", "-c", command.replace("{x}", "'touch MARKER; false'")], cwd=workdir,
+                       env={**os.environ, "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "safe.bareRepository",
+                            "GIT_CONFIG_VALUE_0": "explicit", "GIT_CONFIG_KEY_1": "core.fsmonitor",
+                            "GIT_CONFIG_VALUE_1": "false"}, capture_output=True, check=False)
+        assert (workdir / "MARKER").exists(), "git ran no fsmonitor command: the case shows nothing"
+    # a variable of the script's own takes the value as before
+    driver = cli_driver(new_driver, write_file, 'note={x}; printf "%s" "$note"', cli_cwd=workdir)
+    assert driver.call_tool("t", {"x": "$(touch MARKER2)"}) == "$(touch MARKER2)"
+
+
 def test_git_config_a_deployment_sets_through_the_environment_is_kept(
     new_driver, write_file, workdir, monkeypatch
 ) -> None:
@@ -976,6 +1002,7 @@ def test_git_runs_the_diff_command_a_tool_wrote_into_git_config_so_the_file_is_r
     ("printf '%s\\n' {text} > .git/config && git diff", "an output redirection '> .git/config'"),
     ("git diff -- {text} 2>&1; echo {text} | sort -o .git/config; git diff", "sort -o writes"),
     ("ln -sf -- {text} .git/config && git diff", "ln creates or replaces files"),
+    ("uniq -- {text} && git diff", "uniq writes its second operand"),  # a list is two words: [notes, .git/config]
     ('for w in {text}; do echo "$w"; done >> .git/config; git diff', "an output redirection '>> .git/config'"),
 ])
 def test_a_command_that_writes_from_a_value_and_runs_git_is_refused_at_load(

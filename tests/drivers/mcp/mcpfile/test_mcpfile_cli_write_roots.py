@@ -361,3 +361,36 @@ def test_a_path_through_proc_self_is_not_resolved_in_the_servers_own_process(cli
     with pytest.raises(PolicyDeniedError):
         driver.call_tool("t", {"src": "a", "dst": "/proc/self/cwd/../outside/victim"})
     assert untouched(outside)
+
+
+def test_uniq_writes_the_second_item_of_a_list_its_only_operand_takes(cli, work: Path, outside: Path) -> None:
+    # uniq -- {files}: one operand in the file, two words at the call; the second is uniq's output
+    driver = cli("uniq -- {files}", {"files": {"type": "array", "items": STRING}})
+    with pytest.raises(PolicyDeniedError) as error:
+        driver.call_tool("t", {"files": ["a", str(outside / "victim")]})
+    assert "uniq" in error.value.message and "cli_write_roots" in error.value.message
+    assert untouched(outside)
+    assert driver.call_tool("t", {"files": [str(outside / "victim")]}) == "original\n"  # the input is only read
+    driver.call_tool("t", {"files": [str(outside / "victim"), "copy"]})
+    assert (work / "copy").read_text() == "original\n"
+
+
+def test_a_path_git_writes_after_git_c_is_checked_from_the_directory_git_runs_in(cli, work: Path,
+                                                                                 outside: Path) -> None:
+    (work / "sub").mkdir()
+    (work / "sub" / "away").symlink_to(outside)  # sub/away/new is outside; ./away/new would be inside
+    driver = cli("git -C sub init -q -- {dir}", {"dir": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"dir": "away/new"})
+    assert untouched(outside)
+    driver.call_tool("t", {"dir": "repos/y"})
+    assert (work / "sub" / "repos" / "y" / ".git").is_dir()
+
+
+@pytest.mark.parametrize("directory", ["{outside}", "..", "$HOME", "sub/../.."])
+def test_a_write_target_after_a_git_c_mcs_cannot_follow_is_refused_at_load(cli, outside: Path,
+                                                                           directory: str) -> None:
+    # git -C /elsewhere init {dir} created /elsewhere/{dir}, whatever the value
+    with pytest.raises(ConfigurationError) as error:
+        cli(f"git -C {directory.format(outside=outside)} init -q -- {{dir}}", {"dir": STRING})
+    assert "changes directory with 'git -C" in str(error.value)
