@@ -10,7 +10,7 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_reflection.v1alpha import reflection
-from grpc_servers import LAB_PROTO, Running, greeter_servicer, serve
+from grpc_servers import LAB_PROTO, Running, lab_servicer, serve
 from mcs_grpc import GrpcDriver
 
 from mcs.errors import ConfigurationError
@@ -75,7 +75,7 @@ def test_reflection_with_messages_nested_deeper_than_protobuf_parses_is_a_config
 
 
 def test_a_server_without_reflection_gives_a_clear_error_naming_the_other_sources() -> None:
-    with serve([greeter_servicer], reflection_version=None) as running, \
+    with serve([lab_servicer], reflection_version=None) as running, \
             pytest.raises(ConfigurationError, match=r"has no server reflection.*proto="):
         GrpcDriver(running.target)
 
