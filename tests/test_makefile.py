@@ -23,3 +23,10 @@ def test_a_driver_demo_installs_no_system_package(driver: str) -> None:
     assert done.returncode == 0, done.stderr
     assert f"-m mcs_{driver}.demo" in done.stdout
     assert "system-deps" not in done.stdout and "apt-get" not in done.stdout
+
+
+def test_a_driver_without_a_demo_is_told_which_drivers_have_one() -> None:
+    done = _dry_run("demo-mcp")
+    assert done.returncode == 2
+    assert "no demo for 'mcp'; the drivers with one: can graphql grpc mqtt rest soap" in done.stderr
+    assert "mcs_mcp.demo" not in done.stdout
