@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from types import FrameType
 from typing import Any, Literal, get_args
 
 from mcs.errors import ConfigurationError
@@ -102,10 +103,10 @@ def _caller_stacklevel() -> int:
     A driver selects the template twice per system message (tools, then prompt); both
     warnings then name the caller's own line, so Python's default filter shows one.
     """
-    frame = sys._getframe(1)  # the function that calls warnings.warn: stacklevel 1
+    frame: FrameType | None = sys._getframe(1)  # the function that calls warnings.warn: stacklevel 1
     level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     return level
 
