@@ -23,7 +23,10 @@ demo: install
 	$(PY) -m mcs_rest.demo
 
 # `make demo-graphql`, `make demo-grpc`...: each driver's own round trip against a local peer.
-demo-%: install system-deps
+# Every peer is in-process or on loopback, so no system package is needed.
+DEMOS := $(sort $(foreach f,$(wildcard drivers/*/mcs_*/demo.py),$(word 2,$(subst /, ,$(f)))))
+demo-%: install
+	$(if $(wildcard drivers/$*/mcs_$*/demo.py),,$(error no demo for '$*'; the drivers with one: $(DEMOS)))
 	$(PY) -m mcs_$*.demo
 
 test: install system-deps lint

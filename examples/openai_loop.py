@@ -29,7 +29,7 @@ import os
 import sys
 from typing import Any
 
-from openai import OpenAI
+from openai import APIConnectionError, APIStatusError, OpenAI
 
 from mcs import MCSDriver, ToolDriver
 from mcs.cli import load_with_options, to_jsonable
@@ -90,14 +90,23 @@ def main(argv: list[str] | None = None) -> int:
     driver = build_driver(args.driver, args.option)
     client = OpenAI(base_url=args.base_url, api_key=args.api_key, max_retries=0, timeout=120)
     llm = native_llm(client, args.model, driver) if args.native else text_llm(client, args.model)
-    result = run_conversation(
-        llm,
-        driver,
-        [{"role": "user", "content": args.prompt}],
-        model=args.model,
-        max_turns=args.max_turns,
-        system_message=not args.native,
-    )
+    try:
+        result = run_conversation(
+            llm,
+            driver,
+            [{"role": "user", "content": args.prompt}],
+            model=args.model,
+            max_turns=args.max_turns,
+            system_message=not args.native,
+        )
+    except APIConnectionError as exc:
+        print(f"openai_loop.py: no model server answers at {args.base_url} ({exc}); start one there "
+              "(Ollama: `ollama serve`) or give its /v1 URL with --base-url", file=sys.stderr)
+        return 2
+    except APIStatusError as exc:
+        print(f"openai_loop.py: the model server at {args.base_url} refused the request ({exc.message}); "
+              "check --model and --api-key", file=sys.stderr)
+        return 2
     for outcome in result.outcomes:
         print(f"-> {outcome.call.name}({json.dumps(outcome.call.arguments, ensure_ascii=False)})")
         shown = to_jsonable(outcome.result) if outcome.ok else outcome.error.to_dict()  # type: ignore[union-attr]

@@ -22,6 +22,7 @@ line on stderr (``MCS_DEBUG=1`` adds the traceback of an unexpected one); warnin
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -92,10 +93,25 @@ def load_with_options(name: str, pairs: Sequence[str], **fixed: Any) -> MCSDrive
 
     cls = driver_class(name)
     options = {**typed_options(cls, pairs, owner=f"the {name!r} driver"), **fixed}
+    missing = _missing_required(cls, options)
+    if missing:
+        given = " ".join(f"-o {key}=..." for key in missing)
+        raise ConfigurationError(f"the {name!r} driver needs {given}")
     try:
         return cls(**options)
     except TypeError as exc:  # the options fit the signature; the class itself cannot be built
         raise ConfigurationError(f"driver {name!r} could not be built: {exc}") from exc
+
+
+def _missing_required(cls: type, options: dict[str, Any]) -> list[str]:
+    """The constructor's keywords without a default that ``options`` leaves out, in order."""
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):  # a signature Python cannot read: the constructor decides
+        return []
+    keyword_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in parameters
+            if p.kind in keyword_kinds and p.default is inspect.Parameter.empty and p.name not in options]
 
 
 def build_driver(args: argparse.Namespace) -> MCSDriver:

@@ -32,7 +32,9 @@ import difflib
 import fnmatch
 import heapq
 import json
+import os
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from types import FrameType
 from typing import Any, Literal, get_args
 
 from mcs.errors import ConfigurationError
@@ -89,6 +92,23 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TEMPLATE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FRONT_MATTER_KEYS = frozenset({"name", "globs", "call_format", "description", "description_style"})
 _TEMPLATE_SUFFIXES = (".md", ".txt")
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent) + os.sep
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside ``mcs``.
+
+    A driver selects the template twice per system message (tools, then prompt); both
+    warnings then name the caller's own line, so Python's default filter shows one.
+    """
+    frame: FrameType | None = sys._getframe(1)  # the function that calls warnings.warn: stacklevel 1
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 class UnknownModelWarning(UserWarning):
@@ -448,7 +468,7 @@ class PromptRegistry:
                     f"no prompt template is made for model {model_name!r} (did you mean a {family} "
                     "model?); the default template (MCS JSON calls) is used",
                     UnknownModelWarning,
-                    stacklevel=2,
+                    stacklevel=_caller_stacklevel(),
                 )
         if fallback is None:
             raise TemplateError(

@@ -233,6 +233,32 @@ def test_a_driver_that_does_not_say_what_it_speaks_gets_one_line_naming_the_fix(
     assert line.startswith("mcs: Silent does not say what it speaks: declare protocol, transport, spec_format")
 
 
+NEEDS_SPEC_SOURCE = """
+import mcs
+
+class Driver(mcs.ToolDriver):
+    protocol, transport, spec_format = "REST", "HTTP", "OpenAPI"
+
+    def __init__(self, spec: str, base_url: str, *, timeout: float = 30.0, **options):
+        super().__init__(**options)
+
+    def _list_tools(self):
+        return []
+
+    def _call_tool(self, invocation):
+        return None
+"""
+
+
+def test_a_driver_option_without_a_default_left_out_is_named_as_the_option_to_add(tmp_path: Path) -> None:
+    env = _plugin(tmp_path, "acme-mcs-plugins", {"needs": "needs_module:Driver"}, NEEDS_SPEC_SOURCE)
+    done = run_mcs("describe", "needs", "-o", "base_url=http://127.0.0.1:1", env=env)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.splitlines() == ["mcs: the 'needs' driver needs -o spec=..."]
+    done = run_mcs("describe", "needs", env=env)
+    assert done.stderr.splitlines() == ["mcs: the 'needs' driver needs -o spec=... -o base_url=..."]
+
+
 @pytest.mark.parametrize(("response", "code", "message"), [
     ('{"tool": "ad", "arguments": {"a": 1, "b": 2}}', "TOOL_NOT_FOUND",
      "There is no tool named 'ad'. Did you mean add? Available tools: get_weather, add."),

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.servers import free_port, server_process
+
 import mcs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,3 +57,19 @@ def test_the_docs_mcp_servers_json_serves_the_notes_driver_to_the_mcp_driver(tmp
         assert {"write_note", "tidy", "summarise", "badge", "read_resource"} <= names
         assert driver.process_llm_response({"tool": "read_resource", "arguments": {"uri": "notes://index"}}) == \
             '{"notes": 2}'
+
+
+def test_the_docs_client_example_lists_and_calls_a_served_driver(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "serving.md").read_text()
+    block = re.search(r"<!-- client-example -->\s*```python\n(.*?)```", text, re.S)
+    assert block is not None, "docs/serving.md lost its client example"
+    port = free_port()
+    script = tmp_path / "client.py"
+    script.write_text(block.group(1)
+                      .replace("http://127.0.0.1:3000/mcp", f"http://127.0.0.1:{port}/mcp")
+                      .replace('command="mcs"', f"command={str(MCS)!r}"))
+    with server_process([MCS, "serve", "functions", "--transport", "http", "--port", str(port)], port):
+        done = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True,
+                              timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["['get_weather', 'add']", "3.0", "light rain"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -230,3 +231,25 @@ def test_replayed_outputs_mirror_the_corpus() -> None:
     gpt4o = recorded(GPT4O_FILE)
     assert [_adapt(next(iter(call.values()))) for call in gpt4o] == GPT4O_ARGUMENTS
     assert {next(iter(call)) for call in gpt4o} == {"get_current_weather"}
+
+
+def test_no_model_server_at_the_url_is_one_line_saying_what_to_start_or_pass() -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    done = run_example(url, "What is the weather in Paris?")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"openai_loop.py: no model server answers at {url} (")
+    assert line.endswith("start one there (Ollama: `ollama serve`) or give its /v1 URL with --base-url")
+
+
+def test_a_model_server_that_refuses_the_request_is_one_line_with_its_status(serve: Any) -> None:
+    _, url = serve([])  # the replay answers 500 once it has no reply left
+    done = run_example(url, "What is the weather in Paris?")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"openai_loop.py: the model server at {url} refused the request (Error code: 500 - the replay "
+        "has no more replies); check --model and --api-key"
+    ]

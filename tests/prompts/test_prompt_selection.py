@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -195,6 +198,24 @@ def test_a_misspelt_model_name_gets_the_default_template_and_a_warning_naming_th
         assert registry.select("gtp-4o").name == "default"
     with pytest.warns(UnknownModelWarning, match=r"model 'claud-3-opus' \(did you mean a claude-\* model\?\)"):
         assert registry.select("claud-3-opus").name == "default"
+
+
+MISSPELT_MODEL_SCRIPT = """\
+from mcs.demo import DemoDriver
+driver = DemoDriver()
+driver.get_driver_system_message("gtp-4o")
+"""
+
+
+def test_a_system_message_for_a_misspelt_model_warns_once_at_the_callers_line(tmp_path: Path) -> None:
+    script = tmp_path / "app.py"
+    script.write_text(MISSPELT_MODEL_SCRIPT)
+    done = subprocess.run([sys.executable, "-W", "default", str(script)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "UnknownModelWarning" in line]
+    assert warned == [f"{script}:3: UnknownModelWarning: no prompt template is made for model 'gtp-4o' "
+                      "(did you mean a gpt-* model?); the default template (MCS JSON calls) is used"]
 
 
 @pytest.mark.parametrize("model", ["gpt-4o", None, "deepseek-v3", "phi-4", "my-private-finetune"])

@@ -220,7 +220,10 @@ def build_schemes(spec_root: Mapping[str, Any], swagger: bool, auth: Mapping[str
         definition = declared.get(name)
         if not isinstance(definition, Mapping):
             known = ", ".join(sorted(map(str, declared))) or "none"
-            raise ConfigurationError(f"auth names the security scheme {name!r}, which the spec does not declare (declared: {known})")
+            raise ConfigurationError(
+                f"auth names the security scheme {name!r}, which the spec does not declare (declared: "
+                f"{known}); send a credential the spec does not describe with headers={{...}}"
+            )
         kind = str(definition.get("type", ""))
         if callable(credential):
             out[name] = _from_callable(name, kind, definition, swagger, credential)

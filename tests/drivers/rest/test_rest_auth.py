@@ -75,6 +75,17 @@ def test_credentials_for_an_undeclared_scheme_are_a_configuration_error():
     assert "nope" in str(info.value) and "bearer" in str(info.value)
 
 
+def test_credentials_for_a_spec_without_schemes_are_pointed_at_headers():
+    spec = yaml.safe_load(PETSTORE.read_text())
+    del spec["components"]["securitySchemes"]
+    with pytest.raises(ConfigurationError) as info:
+        RestDriver(spec, auth={"bearer": "s3cret"})
+    assert str(info.value) == (
+        "auth names the security scheme 'bearer', which the spec does not declare (declared: none); "
+        "send a credential the spec does not describe with headers={...}"
+    )
+
+
 def test_static_headers_are_sent_with_every_request(api: Running):
     with RestDriver(PETSTORE, base_url=api.url + "/v1", headers={"X-Client": "mcs"}) as driver:
         driver.call_tool("listPets", {})
