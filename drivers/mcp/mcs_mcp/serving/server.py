@@ -30,7 +30,7 @@ What is served is what the driver offers, in MCP's own terms:
 
 The caller's identity reaches the driver as an :class:`~mcs.AgentContext`: ``agent_id``
 is, with OAuth, the token's ``sub`` (else its ``client_id`` or ``azp``: always the token's,
-never what the client declares); without OAuth, the client's declared name, which is
+never what the client declares; ``<iss>#<sub>`` when several issuers are trusted); without OAuth, the client's declared name, which is
 untrusted. ``request_id`` is the JSON-RPC id, and ``metadata`` the incoming HTTP headers as
 ``"header:<name>"`` except credentials (``authorization``, ``cookie``,
 ``proxy-authorization``, ``x-api-key``...), which never reach a driver. Its ``session`` is an
@@ -374,7 +374,7 @@ def agent_context(ctx: Any, *, stateless: bool = False) -> AgentContext:
     """
     principal = principal_of(ctx)
     # A verified token names the caller (sub, else its client); a clientInfo name is no identity.
-    agent_id = (principal.subject or principal.client_id) if principal is not None else None
+    agent_id = principal.agent_id if principal is not None else None
     if agent_id is None:
         params = getattr(ctx.session, "client_params", None)
         info = getattr(params, "client_info", None)

@@ -377,3 +377,26 @@ def test_mcp_file_s3_3_a_jwks_uri_that_belongs_to_no_listed_server_is_refused() 
                         jwks_uri="https://keys.example.test/jwks")
     with pytest.raises(ValueError, match="whose keys it holds is unclear"):
         JWTVerifier(auth, resource="http://127.0.0.1:1/mcp")
+
+
+async def test_with_several_trusted_servers_the_agent_id_names_the_issuer_of_its_subject(
+    auth_server: AuthServer, second_auth_server: AuthServer
+) -> None:
+    from mcs.limits import RateLimit
+
+    # A subject is unique only at its issuer: "alice" of one server is not "alice" of another.
+    driver = SampleDriver(rate_limit=RateLimit(calls=2, period=3600))
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer, second_auth_server.issuer))
+    with serve_driver(driver, auth=auth) as url:
+        namesake = second_auth_server.token(audience=url, sub="alice")
+        async with mcp_client(url, headers={"Authorization": f"Bearer {namesake}"}) as session:
+            for _ in range(2):
+                assert (await session.call_tool("whoami", {})).is_error is False
+        alice = auth_server.token(audience=url, sub="alice")
+        async with mcp_client(url, headers={"Authorization": f"Bearer {alice}"}) as session:
+            result = await session.call_tool("whoami", {})
+        assert result.is_error is False  # her budget was not spent by the other server's namesake
+        assert result.structured_content["agent_id"] == f"{auth_server.issuer}#alice"
+        assert [ctx.agent_id for _, _, ctx in driver.calls] == [f"{second_auth_server.issuer}#alice"] * 2 + [
+            f"{auth_server.issuer}#alice"
+        ]
