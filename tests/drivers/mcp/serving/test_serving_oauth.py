@@ -154,6 +154,26 @@ def test_call_tool_needs_the_scopes_of_the_tool_it_calls(auth_server: AuthServer
     assert [name for name, _, _ in driver.calls] == ["admin_reset"]
 
 
+def test_describe_tool_needs_the_scopes_of_the_tool_it_describes(auth_server: AuthServer) -> None:
+    driver = SampleDriver()
+    driver.description_mode = "discovery"
+    driver.refresh_tools()
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    headers = {"MCP-Protocol-Version": "2025-06-18"}
+    describe = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "describe_tool", "arguments": {"name": "admin_reset"}}}
+    with serve_driver(driver, auth=auth) as url:
+        reader = auth_server.token(audience=url, scope="reports:read")
+        # tools/list hides admin_reset from this token; describing it would show it whole
+        refused = _post(url, describe, reader, **headers)
+        assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+        assert "Reset everything" not in refused.text
+        own = {**describe, "params": {"name": "describe_tool", "arguments": {"name": "read_report"}}}
+        assert "needs reports:read" in _post(url, own, reader, **headers).text
+        admin = auth_server.token(audience=url, scope="admin")
+        assert "Reset everything" in _post(url, describe, admin, **headers).text
+
+
 def test_prompts_and_resources_need_their_scopes_too(
     protected: tuple[str, SampleDriver], auth_server: AuthServer
 ) -> None:
