@@ -139,6 +139,10 @@ def is_call_tool(tool: Tool) -> bool:
     return tool.meta.get(_META_KEY) == CALL_TOOL
 
 
+def is_describe_tool(tool: Tool) -> bool:
+    return tool.meta.get(_META_KEY) == DESCRIBE_TOOL
+
+
 def unwrap_call(tool: Tool, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """The tool a ``call_tool`` call names and the arguments it passes.
 

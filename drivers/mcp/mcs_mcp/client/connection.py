@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import sys
 import threading
@@ -270,7 +271,10 @@ class Connection:
         running = asyncio.get_running_loop()
         self._ready = running.create_future()
         self._closing = asyncio.Event()
-        self._task = running.create_task(self._main(), name=f"mcp:{self.spec.name}")
+        # The session outlives the call that opened it and serves every later caller, so it
+        # starts in an empty context: nothing of that first call (a served request's log
+        # capture, its deadline) follows the session's reader into other callers' messages.
+        self._task = running.create_task(self._main(), name=f"mcp:{self.spec.name}", context=contextvars.Context())
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), timeout=self.connect_timeout)
         except TimeoutError:

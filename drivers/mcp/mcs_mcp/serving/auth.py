@@ -22,6 +22,8 @@ What a caller can rely on (SECURITY.md E2-E4, E6):
   ``WWW-Authenticate: Bearer error="insufficient_scope", scope="..."``.
 * The verified identity is put where the SDK binds sessions to it (``scope["user"]``),
   so a session id presented with another user's token is answered 404.
+* The caller's agent id is the token's ``sub`` (else ``client_id``, else ``azp``); with
+  several trusted issuers it is ``<iss>#<sub>``: a subject is unique only at its issuer.
 """
 
 from __future__ import annotations
@@ -65,6 +67,9 @@ class Principal:
     client_id: str
     scopes: frozenset[str]
     claims: Mapping[str, Any]
+    #: The caller's name for ``AgentContext.agent_id``: ``sub`` (else the client), prefixed
+    #: with ``<iss>#`` when several issuers are trusted, as a subject is unique only at its issuer.
+    agent_id: str
 
     def missing(self, required: Iterable[str]) -> list[str]:
         return [scope for scope in required if scope not in self.scopes]
@@ -297,11 +302,15 @@ class JWTVerifier:
         client_id = _caller_name(claims.get("client_id")) or _caller_name(claims.get("azp")) or subject
         if client_id is None:  # every such token would be one caller: one rate budget, one audit name
             raise TokenError("the token names no caller: it has no sub, client_id or azp claim (RFC 9068)")
+        name = subject or client_id
         return Principal(
             subject=subject,
             client_id=client_id,
             scopes=scopes_of(claims),
             claims=claims,
+            # "alice" of one trusted server is not "alice" of another: one name would give
+            # them one rate budget, one audit name and what an agents_policy grants either.
+            agent_id=f"{issuer}#{name}" if issuer is not None and len(self.issuers) > 1 else name,
         )
 
 

@@ -30,7 +30,7 @@ What is served is what the driver offers, in MCP's own terms:
 
 The caller's identity reaches the driver as an :class:`~mcs.AgentContext`: ``agent_id``
 is, with OAuth, the token's ``sub`` (else its ``client_id`` or ``azp``: always the token's,
-never what the client declares); without OAuth, the client's declared name, which is
+never what the client declares; ``<iss>#<sub>`` when several issuers are trusted); without OAuth, the client's declared name, which is
 untrusted. ``request_id`` is the JSON-RPC id, and ``metadata`` the incoming HTTP headers as
 ``"header:<name>"`` except credentials (``authorization``, ``cookie``,
 ``proxy-authorization``, ``x-api-key``...), which never reach a driver. Its ``session`` is an
@@ -234,6 +234,19 @@ class DriverCatalog:
             )
         return found, inner
 
+    def described(self, tool: Tool, arguments: Mapping[str, Any] | None) -> list[Tool]:
+        """The tools a call of ``tool`` shows whole: for ``describe_tool``, the tool its
+        ``name`` names (as served, and as the driver looks it up); else none. Describing a
+        tool needs its scopes, as ``tools/list`` hides it from a token without them."""
+        if not discovery.is_describe_tool(tool):
+            return []
+        name = (arguments or {}).get("name")
+        if not isinstance(name, str):
+            return []
+        get_tool = getattr(self.driver, "get_tool", None)
+        found = [self.tool(name), get_tool(name) if callable(get_tool) else None]
+        return [item for item in found if item is not None]
+
     def target(self, tool: Tool, arguments: Mapping[str, Any] | None) -> Tool | None:
         """The tool a call of ``tool`` runs (see :meth:`resolve`); ``None`` when it names none."""
         try:
@@ -296,9 +309,13 @@ class DriverCatalog:
         if method == "tools/call" and isinstance(name, str):
             tool = self.tool(name)
             arguments = params.get("arguments")
-            if tool is not None:
-                tool = self.target(tool, arguments if isinstance(arguments, Mapping) else None)
-            return results.required_scopes(tool) if tool is not None else ()
+            args = arguments if isinstance(arguments, Mapping) else None
+            if tool is None:
+                return ()
+            shown = self.described(tool, args)
+            target = self.target(tool, args)
+            scopes = [s for item in [target, *shown] if item is not None for s in results.required_scopes(item)]
+            return tuple(dict.fromkeys(scopes))
         if method == "prompts/get" and isinstance(name, str) and self.has_prompts:
             prompt = self.prompt(name)
             return results.required_scopes(prompt) if prompt is not None else ()
@@ -374,7 +391,7 @@ def agent_context(ctx: Any, *, stateless: bool = False) -> AgentContext:
     """
     principal = principal_of(ctx)
     # A verified token names the caller (sub, else its client); a clientInfo name is no identity.
-    agent_id = (principal.subject or principal.client_id) if principal is not None else None
+    agent_id = principal.agent_id if principal is not None else None
     if agent_id is None:
         params = getattr(ctx.session, "client_params", None)
         info = getattr(params, "client_info", None)
@@ -525,9 +542,11 @@ def build_server(
             target, arguments = catalog.resolve(tool, params.arguments)
         except ToolCallError as error:
             return results.tool_error_result(error)
-        if not _permitted(target, granted_scopes(ctx)) or not _permitted(tool, granted_scopes(ctx)):
-            # The HTTP layer answers 403 before this; kept for any other route in.
-            return results.error_result(f"the access token lacks the scope {target.name} needs")
+        granted = granted_scopes(ctx)
+        for needed in (target, tool, *catalog.described(tool, params.arguments)):
+            if not _permitted(needed, granted):
+                # The HTTP layer answers 403 before this; kept for any other route in.
+                return results.error_result(f"the access token lacks the scope {needed.name} needs")
         subscribers.seen(ctx)
         context = agent_context(ctx, stateless=stateless)
         started = time.perf_counter()

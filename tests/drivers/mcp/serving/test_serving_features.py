@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcs_mcp.serving.events import MemoryEventStore
-from serving_support import mcp_client, serve_driver
+from serving_support import HERE, MCS, mcp_client, serve_driver
 
 import mcs
 from mcs.targets import load_target
@@ -209,6 +209,31 @@ async def test_a_served_mcp_bridge_relays_each_of_its_upstreams_list_changed_onc
                     assert changed == ["notifications/tools/list_changed"] * 2
         finally:
             await bridge.aclose()
+
+
+@pytest.mark.parametrize("stateless", [True, False])
+async def test_a_served_mcp_bridge_never_sends_one_clients_upstream_logs_to_another(stateless: bool) -> None:
+    from mcs_mcp.client_driver import MCPDriver
+
+    heard_by_a: list[str] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        heard_by_a.append(json.dumps(params.data))
+
+    # over stdio one reader task receives what the upstream sends, for every caller
+    bridge = MCPDriver(command=str(MCS), args=["serve", "bridged_upstream", "-s", "log_level=warning"],
+                       env={"PYTHONPATH": str(HERE)})
+    try:
+        with serve_driver(bridge, stateless=stateless) as url:
+            async with mcp_client(url, logging_callback=on_log) as a, mcp_client(url) as b:
+                # A's call is the first on the serving loop: it opens the bridge's connection
+                slow = asyncio.create_task(a.call_tool("slow_upstream", {}))
+                await asyncio.sleep(0.5)
+                assert (await b.call_tool("log_upstream", {"text": "B-SECRET"})).is_error is False
+                assert (await slow).is_error is False
+        assert heard_by_a and not [line for line in heard_by_a if "B-SECRET" in line]
+    finally:
+        await bridge.aclose()
 
 
 @mcs.tool

@@ -154,6 +154,26 @@ def test_call_tool_needs_the_scopes_of_the_tool_it_calls(auth_server: AuthServer
     assert [name for name, _, _ in driver.calls] == ["admin_reset"]
 
 
+def test_describe_tool_needs_the_scopes_of_the_tool_it_describes(auth_server: AuthServer) -> None:
+    driver = SampleDriver()
+    driver.description_mode = "discovery"
+    driver.refresh_tools()
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer,), jwks_uri=auth_server.jwks_uri)
+    headers = {"MCP-Protocol-Version": "2025-06-18"}
+    describe = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "describe_tool", "arguments": {"name": "admin_reset"}}}
+    with serve_driver(driver, auth=auth) as url:
+        reader = auth_server.token(audience=url, scope="reports:read")
+        # tools/list hides admin_reset from this token; describing it would show it whole
+        refused = _post(url, describe, reader, **headers)
+        assert refused.status_code == 403 and 'scope="admin"' in refused.headers["www-authenticate"]
+        assert "Reset everything" not in refused.text
+        own = {**describe, "params": {"name": "describe_tool", "arguments": {"name": "read_report"}}}
+        assert "needs reports:read" in _post(url, own, reader, **headers).text
+        admin = auth_server.token(audience=url, scope="admin")
+        assert "Reset everything" in _post(url, describe, admin, **headers).text
+
+
 def test_prompts_and_resources_need_their_scopes_too(
     protected: tuple[str, SampleDriver], auth_server: AuthServer
 ) -> None:
@@ -377,3 +397,26 @@ def test_mcp_file_s3_3_a_jwks_uri_that_belongs_to_no_listed_server_is_refused() 
                         jwks_uri="https://keys.example.test/jwks")
     with pytest.raises(ValueError, match="whose keys it holds is unclear"):
         JWTVerifier(auth, resource="http://127.0.0.1:1/mcp")
+
+
+async def test_with_several_trusted_servers_the_agent_id_names_the_issuer_of_its_subject(
+    auth_server: AuthServer, second_auth_server: AuthServer
+) -> None:
+    from mcs.limits import RateLimit
+
+    # A subject is unique only at its issuer: "alice" of one server is not "alice" of another.
+    driver = SampleDriver(rate_limit=RateLimit(calls=2, period=3600))
+    auth = OAuthOptions(authorization_servers=(auth_server.issuer, second_auth_server.issuer))
+    with serve_driver(driver, auth=auth) as url:
+        namesake = second_auth_server.token(audience=url, sub="alice")
+        async with mcp_client(url, headers={"Authorization": f"Bearer {namesake}"}) as session:
+            for _ in range(2):
+                assert (await session.call_tool("whoami", {})).is_error is False
+        alice = auth_server.token(audience=url, sub="alice")
+        async with mcp_client(url, headers={"Authorization": f"Bearer {alice}"}) as session:
+            result = await session.call_tool("whoami", {})
+        assert result.is_error is False  # her budget was not spent by the other server's namesake
+        assert result.structured_content["agent_id"] == f"{auth_server.issuer}#alice"
+        assert [ctx.agent_id for _, _, ctx in driver.calls] == [f"{second_auth_server.issuer}#alice"] * 2 + [
+            f"{auth_server.issuer}#alice"
+        ]
