@@ -1062,10 +1062,11 @@ def _inside(path: str, roots: list[str]) -> bool:
 
 
 def _clone_directories(url: str) -> list[str]:
-    """The directory ``git clone URL`` makes when given none, as git names it (its
+    """The directories ``git clone URL`` may make when given none, as git names them (its
     ``git_url_basename``): the last component of the URL's path (after the host and any
-    user), without trailing ``/`` or ``/.git``, then without ``.git`` or ``.bundle``; also
-    with ``.git`` added (``--bare``, ``--mirror``)."""
+    user), without trailing ``/`` or ``/.git``, then without ``.git``; also with ``.git`` added
+    (``--bare``, ``--mirror``). git strips ``.bundle`` instead of ``.git`` only for a local
+    bundle file, so a name ending in ``.bundle`` is given both ways (``x.bundle``, ``x``)."""
     start = url.find("://")
     rest = url[start + 3:] if start >= 0 else url
     host_end = rest.find("/")
@@ -1077,13 +1078,13 @@ def _clone_directories(url: str) -> list[str]:
         rest = re.sub(r":[0-9]*$", "", rest)
     if rest.endswith("/.git"):
         rest = rest[:-5].rstrip("/")
-    name = re.split(r"[/:]", rest)[-1]
+    last = re.split(r"[/:]", rest)[-1]
+    out: list[str] = []
     for suffix in (".git", ".bundle"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-            break
-    name = " ".join(re.sub(r"[\x00-\x20\x7f]+", " ", name).split())
-    return [name, f"{name}.git"]
+        name = last[: -len(suffix)] if last.endswith(suffix) and len(last) > len(suffix) else last
+        name = " ".join(re.sub(r"[\x00-\x20\x7f]+", " ", name).split())
+        out.extend((name, f"{name}.git"))
+    return list(dict.fromkeys(out))
 
 
 def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],

@@ -199,6 +199,26 @@ def test_a_clone_with_no_directory_is_checked_where_the_url_names_it(cli, served
     assert (work / "r" / "config").is_file()
 
 
+def test_a_clone_of_a_url_ending_in_bundle_is_checked_where_git_puts_it(cli, tmp_path: Path, work: Path) -> None:
+    # git strips ".bundle" only from a local bundle file; an http(s) URL ending in x.bundle
+    # clones into x.bundle/ (MCS checked x and x.git, and git wrote through a symlink x.bundle)
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", "x.bundle")
+    empty = tmp_path / "empty-outside"
+    empty.mkdir()
+    (work / "x.bundle").symlink_to(empty)
+    driver = cli("git clone -q -- {url}", {"url": STRING}, egress_allow=["localhost"])
+    with serving(tmp_path / "served") as (port, seen):
+        with pytest.raises(PolicyDeniedError) as error:
+            driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/x.bundle"})
+        assert seen == []
+        assert "x.bundle" in error.value.message
+        (work / "x.bundle").unlink()
+        driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/x.bundle"})
+    assert list(empty.iterdir()) == []
+    assert (work / "x.bundle" / "README").is_file()
+
+
 def test_a_property_appended_beside_template_variables_loads_and_the_clone_is_still_confined(
     new_driver, write_file, served: Path, work: Path, outside: Path
 ) -> None:
