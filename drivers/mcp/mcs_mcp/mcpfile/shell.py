@@ -553,6 +553,9 @@ class Findings:
     writers: tuple[Effect, ...]
     #: its programs of :data:`CONFIG_READERS` the operator does not trust
     config_readers: tuple[Effect, ...]
+    #: the variables the script assigns a model's value to (``ns={x}``, ``read v``): the caller
+    #: refuses a call where the environment then holds one (bash would export the value)
+    assigned: frozenset[str] = frozenset()
 
 
 def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -576,6 +579,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
         tuple(analysis._writers()),
         tuple(analysis._config_readers()),
+        frozenset(analysis.tainted),
     )
 
 

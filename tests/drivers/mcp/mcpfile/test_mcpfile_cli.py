@@ -20,7 +20,14 @@ from support.security_cases import A1_VALUES, A2_VALUES, A3_VALUES
 from test_mcpfile_cli_egress import run_git
 
 from mcs import AgentContext
-from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolCallError,
+    ToolTimeoutError,
+)
 
 GIT_PROPS = {
     "repoUrl": {"type": "string"},
@@ -395,6 +402,26 @@ def test_a2_a_value_after_an_expansion_the_script_fills_is_refused_at_load(
     refused_at_load_or_harmless(new_driver, write_file, command, {"x": {"type": "string"}},
                                 {"x": f"Otouch {marker}"}, marker, "which the script may fill with '-'",
                                 cli_cwd=grep_work)
+
+
+def test_a_variable_the_environment_holds_at_the_call_but_not_at_load_is_refused(
+    new_driver, write_file, grep_work: Path, marker: Path, home: Path, monkeypatch
+) -> None:
+    # EDITOR was not in the environment at load, so EDITOR={x} was the script's own variable;
+    # once the server's environment holds it, bash exports the value and git commit ran it as its editor
+    for name in ("EDITOR", "VISUAL", "GIT_EDITOR"):
+        monkeypatch.delenv(name, raising=False)
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "t")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "t@example.org")
+    driver = cli_driver(new_driver, write_file, "EDITOR={x}; git commit -q --allow-empty", {"x": {"type": "string"}},
+                        cli_cwd=grep_work)
+    monkeypatch.setenv("EDITOR", "true")
+    with pytest.raises(ToolCallError) as error:
+        driver.call_tool("t", {"x": f"touch {marker}"})
+    assert not marker.exists(), "git ran the model's value as its editor"
+    assert isinstance(error.value, PolicyDeniedError)
+    assert "EDITOR" in error.value.message
 
 
 @pytest.mark.parametrize(("arguments", "field"), A3_VALUES)
