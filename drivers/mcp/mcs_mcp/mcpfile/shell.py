@@ -336,6 +336,10 @@ _FILE_COPIERS = frozenset({"cp", "mv", "ln"})
 #: but an operand's role depends on options MCS would have to follow).
 _PATH_WRITERS = frozenset({"cp", "mv", "ln", "install", "rm", "rmdir", "touch", "mkdir", "tee", "truncate",
                            "shred", "unlink", "link", "chmod", "chown", "chgrp"})
+#: git subcommands that write the work tree, and so may check out a symlink (a revision, a
+#: merge, a clone of a repository the file names).
+_GIT_LINKERS = frozenset({"clone", "checkout", "switch", "restore", "reset", "merge", "pull", "mv", "stash",
+                          "cherry-pick", "revert", "rebase", "apply", "am", "read-tree", "checkout-index"})
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
 #: uniq's short options that take a value.
@@ -772,6 +776,7 @@ class _Analysis:
             line = command.start_point[0] + 1
             if held or cloned:
                 first = held[0][0] if held else operands[0]
+                self._no_link_before(command, first, program)
                 bases = self._bases(command, first, program)
                 if moves:  # git -C dir: git runs there, so its paths are relative to it
                     into = "/".join(self._plain_directory(move, first, program, f"git -C {_text(move, self.source)}")
@@ -783,6 +788,35 @@ class _Analysis:
                 out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands),
                                        clone=program == "git clone", after_first=program == "uniq", bases=bases))
         return tuple(out)
+
+    def _no_link_before(self, command: Node, arg: Node, program: str) -> None:
+        """Refuse a command of the script that may put a symlink where ``command`` then writes a
+        path a value names: the path is checked before the script runs, so a link made on the
+        way (``git checkout {rev} && cp -- a d/{f}``, ``d`` a link in that revision) would lead
+        the write outside. Such a command is one that comes before ``command``, or shares a loop
+        with it, and runs ``ln``, ``cp``, ``mv``, a git subcommand of :data:`_GIT_LINKERS`, or a
+        program the operator trusts (MCS does not know what it writes)."""
+        assert self.root is not None
+        loops = {a.start_byte for a in _ancestors(command) if a.type in ("for_statement", "while_statement",
+                                                                         "c_style_for_statement")}
+        for node in _walk(self.root):
+            if node.type != "command" or node == command:
+                continue
+            shared = any(a.start_byte in loops for a in _ancestors(node))
+            if node.start_byte >= command.start_byte and not shared:
+                continue
+            name = self._shown(self._program(node))
+            base = _listed_name(name)
+            words = [_bare(a, self.source) for a in _field_children(node, "argument")]
+            subcommand = _git_subcommand(words)[0] if base == "git" else ""
+            if not (base in _FILE_COPIERS or subcommand in _GIT_LINKERS
+                    or (name in self.trusted and base not in DATA_PROGRAMS)):
+                continue
+            shown = f"git {subcommand}" if subcommand else name
+            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, which MCS checks "
+                               f"before the command runs, and {self._where(node)} runs {shown!r} first, which can "
+                               "put a symlink in that path on the way", f"split the command: run {shown} in a tool "
+                               f"of its own, so the path is checked after it")
 
     def _bases(self, command: Node, arg: Node, program: str) -> tuple[str, ...]:
         """Where, relative to the working directory, the programs of the script may run: the
