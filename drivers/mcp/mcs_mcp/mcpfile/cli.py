@@ -202,6 +202,7 @@ class CliInvoker:
         config_readers: tuple[shell.Effect, ...] = (),
         targets: tuple[_Target, ...] = (),
         appended_targets: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+        assigned: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -238,6 +239,9 @@ class CliInvoker:
         #: ``--property=value`` names a path the command's last program writes
         #: (``cp a --target-directory=...``); its value is checked like a target's.
         self.appended_targets = appended_targets
+        #: The variables the script assigns a model's value to; refused at load when the
+        #: server's environment holds one, and checked again at each call.
+        self.assigned = assigned
 
     # ------------------------------------------------------------------ rendering
 
@@ -258,6 +262,16 @@ class CliInvoker:
     def _render(self, arguments: Mapping[str, Any],
                 metadata: Mapping[str, str]) -> tuple[str, list[str], list[tuple[str, int]]]:
         """:meth:`render`, and the ``(host, port)`` of each git repository a value chose."""
+        exported = sorted(name for name in self.assigned if name in os.environ)
+        if exported:
+            # bash keeps a variable of its environment exported: the value would reach every
+            # program's environment (GIT_*, EDITOR...)
+            raise PolicyDeniedError(
+                f"{self.tool}: the command assigns a model's value to {', '.join(exported)}, which the server's "
+                "environment now holds, so every program of the command would get the value in its environment. "
+                "Rename the variable in the command, or remove it from the server's environment.",
+                tool=self.tool, details={"variables": exported},
+            )
         active = [self._group_active(g, arguments) for g in self.groups]
         script: list[str] = []
         values: list[str] = []
@@ -980,6 +994,7 @@ def compile_cli(
         config_readers=() if marked_here else effects.config_readers,
         targets=_targets(script, slotted, specs, findings.targets, where=where),
         appended_targets=tuple(appended_targets),
+        assigned=findings.assigned,
     )
 
 
@@ -1062,10 +1077,11 @@ def _inside(path: str, roots: list[str]) -> bool:
 
 
 def _clone_directories(url: str) -> list[str]:
-    """The directory ``git clone URL`` makes when given none, as git names it (its
+    """The directories ``git clone URL`` may make when given none, as git names them (its
     ``git_url_basename``): the last component of the URL's path (after the host and any
-    user), without trailing ``/`` or ``/.git``, then without ``.git`` or ``.bundle``; also
-    with ``.git`` added (``--bare``, ``--mirror``)."""
+    user), without trailing ``/`` or ``/.git``, then without ``.git``; also with ``.git`` added
+    (``--bare``, ``--mirror``). git strips ``.bundle`` instead of ``.git`` only for a local
+    bundle file, so a name ending in ``.bundle`` is given both ways (``x.bundle``, ``x``)."""
     start = url.find("://")
     rest = url[start + 3:] if start >= 0 else url
     host_end = rest.find("/")
@@ -1077,13 +1093,13 @@ def _clone_directories(url: str) -> list[str]:
         rest = re.sub(r":[0-9]*$", "", rest)
     if rest.endswith("/.git"):
         rest = rest[:-5].rstrip("/")
-    name = re.split(r"[/:]", rest)[-1]
+    last = re.split(r"[/:]", rest)[-1]
+    out: list[str] = []
     for suffix in (".git", ".bundle"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-            break
-    name = " ".join(re.sub(r"[\x00-\x20\x7f]+", " ", name).split())
-    return [name, f"{name}.git"]
+        name = last[: -len(suffix)] if last.endswith(suffix) and len(last) > len(suffix) else last
+        name = " ".join(re.sub(r"[\x00-\x20\x7f]+", " ", name).split())
+        out.extend((name, f"{name}.git"))
+    return list(dict.fromkeys(out))
 
 
 def _remotes(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],

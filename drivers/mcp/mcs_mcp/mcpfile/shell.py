@@ -81,7 +81,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -336,6 +336,10 @@ _FILE_COPIERS = frozenset({"cp", "mv", "ln"})
 #: but an operand's role depends on options MCS would have to follow).
 _PATH_WRITERS = frozenset({"cp", "mv", "ln", "install", "rm", "rmdir", "touch", "mkdir", "tee", "truncate",
                            "shred", "unlink", "link", "chmod", "chown", "chgrp"})
+#: git subcommands that write the work tree, and so may check out a symlink (a revision, a
+#: merge, a clone of a repository the file names).
+_GIT_LINKERS = frozenset({"clone", "checkout", "switch", "restore", "reset", "merge", "pull", "mv", "stash",
+                          "cherry-pick", "revert", "rebase", "apply", "am", "read-tree", "checkout-index"})
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
 #: uniq's short options that take a value.
@@ -553,6 +557,9 @@ class Findings:
     writers: tuple[Effect, ...]
     #: its programs of :data:`CONFIG_READERS` the operator does not trust
     config_readers: tuple[Effect, ...]
+    #: the variables the script assigns a model's value to (``ns={x}``, ``read v``): the caller
+    #: refuses a call where the environment then holds one (bash would export the value)
+    assigned: frozenset[str] = frozenset()
 
 
 def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -576,6 +583,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
         tuple(analysis._writers()),
         tuple(analysis._config_readers()),
+        frozenset(analysis.tainted),
     )
 
 
@@ -628,6 +636,11 @@ def count_expansions(script: str, name: str) -> int:
 class _Taint:
     label: str  # the placeholder whose value the variable holds
     line: int
+    #: every assignment gives the variable one value as its whole content (``v={x}``,
+    #: ``v="$w"`` of such a ``w``, ``for v in {x}``): its start is the value's start
+    direct: bool = False
+    slots: set[int] = field(default_factory=set)  # the slots of those values
+    copies: set[str] = field(default_factory=set)  # the variables it was assigned from ("$w")
 
 
 @dataclass
@@ -641,6 +654,10 @@ class _Analysis:
     renaming: Node | None = None
     read_targets: set[int] = field(default_factory=set)  # the names read and mapfile assign
     tainted: dict[str, _Taint] = field(default_factory=dict)
+    #: the uses of a variable holding a value that start an argument word with no "--" before
+    word_starts: list[tuple[str, Node, Node]] = field(default_factory=list)
+    #: the slots whose value starts such a word through a variable: checked at the call
+    starts_through_variables: set[int] = field(default_factory=set)
 
     def run(self) -> dict[int, Occurrence]:
         self.source = self.script.encode()
@@ -665,7 +682,11 @@ class _Analysis:
         if missing:
             label = self.slots[min(missing)].label
             raise Refused(f"{label} could not be located in the parsed command")
+        self._refuse_internal_names()
         self._follow_variables()
+        for index in self.starts_through_variables:
+            occurrence = found[index]
+            found[index] = Occurrence(occurrence.context, True, False)
         if not any(spec.runs_as_code for spec in self.slots.values()) and any(
                 not spec.trusted for spec in self.slots.values()):
             self._check_every_program()
@@ -755,6 +776,7 @@ class _Analysis:
             line = command.start_point[0] + 1
             if held or cloned:
                 first = held[0][0] if held else operands[0]
+                self._no_link_before(command, first, program)
                 bases = self._bases(command, first, program)
                 if moves:  # git -C dir: git runs there, so its paths are relative to it
                     into = "/".join(self._plain_directory(move, first, program, f"git -C {_text(move, self.source)}")
@@ -766,6 +788,35 @@ class _Analysis:
                 out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands),
                                        clone=program == "git clone", after_first=program == "uniq", bases=bases))
         return tuple(out)
+
+    def _no_link_before(self, command: Node, arg: Node, program: str) -> None:
+        """Refuse a command of the script that may put a symlink where ``command`` then writes a
+        path a value names: the path is checked before the script runs, so a link made on the
+        way (``git checkout {rev} && cp -- a d/{f}``, ``d`` a link in that revision) would lead
+        the write outside. Such a command is one that comes before ``command``, or shares a loop
+        with it, and runs ``ln``, ``cp``, ``mv``, a git subcommand of :data:`_GIT_LINKERS`, or a
+        program the operator trusts (MCS does not know what it writes)."""
+        assert self.root is not None
+        loops = {a.start_byte for a in _ancestors(command) if a.type in ("for_statement", "while_statement",
+                                                                         "c_style_for_statement")}
+        for node in _walk(self.root):
+            if node.type != "command" or node == command:
+                continue
+            shared = any(a.start_byte in loops for a in _ancestors(node))
+            if node.start_byte >= command.start_byte and not shared:
+                continue
+            name = self._shown(self._program(node))
+            base = _listed_name(name)
+            words = [_bare(a, self.source) for a in _field_children(node, "argument")]
+            subcommand = _git_subcommand(words)[0] if base == "git" else ""
+            if not (base in _FILE_COPIERS or subcommand in _GIT_LINKERS
+                    or (name in self.trusted and base not in DATA_PROGRAMS)):
+                continue
+            shown = f"git {subcommand}" if subcommand else name
+            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, which MCS checks "
+                               f"before the command runs, and {self._where(node)} runs {shown!r} first, which can "
+                               "put a symlink in that path on the way", f"split the command: run {shown} in a tool "
+                               f"of its own, so the path is checked after it")
 
     def _bases(self, command: Node, arg: Node, program: str) -> tuple[str, ...]:
         """Where, relative to the working directory, the programs of the script may run: the
@@ -1115,7 +1166,38 @@ class _Analysis:
         word_start = False
         if position.argument is not None and context in ("word", "dq", "sq", "ansi"):
             word_start = self._starts_word(position.argument, offset)
+            if word_start and not position.after_double_dash:
+                self._nothing_glued_before(position.argument, offset, leaf, spec.label)
         return Occurrence(context, word_start, position.after_double_dash)
+
+    def _nothing_glued_before(self, argument: Node, offset: int, leaf: Node, label: str) -> None:
+        """Refuse an expansion before the value at ``offset`` in its word that the script may
+        fill with a '-' (``D=-; git grep "$D"{x}`` is ``-O{x}``): only a variable of the server's
+        environment, which the script never sets, may stand there (it may be empty, so the
+        value is still checked at the call for a leading '-')."""
+        assigned = self._assigned_names()
+        for node in _walk(argument):
+            if node.start_byte >= offset or node.type not in _EXPANSIONS:
+                continue
+            names = [c for c in node.children if c.type == "variable_name"]
+            plain = node.type == "simple_expansion" or [c.type for c in node.children] == ["${", "variable_name", "}"]
+            if not (plain and len(names) == 1 and _text(names[0], self.source) not in assigned):
+                raise self._refuse(leaf, label, f"follows {_text(node, self.source)[:40]!r} in its word, which the "
+                                   "script may fill with '-', so the value would complete an option word (git grep "
+                                   "-O runs its value)", "write -- before it, or literal text first (./{x})")
+
+    def _assigned_names(self) -> frozenset[str]:
+        """The variables the script itself may set (assigned, a for variable, or named as a
+        word anywhere: read NAME, declare NAME=..., printf -v NAME), and bash's special ones."""
+        assert self.root is not None
+        names: set[str] = set()
+        for node in _walk(self.root):
+            if node.type == "variable_name" and node.parent is not None and node.parent.type not in (
+                    "simple_expansion", "expansion"):
+                names.add(_text(node, self.source))
+            elif node.type == "word":
+                names.add(re.split(r"[\[=+]", _text(node, self.source))[0])
+        return frozenset(names)
 
     def _starts_word(self, argument: Node, offset: int) -> bool:
         """Whether the value at ``offset`` may be the start of the word the program gets:
@@ -1189,7 +1271,7 @@ class _Analysis:
                 self._assignment(parent, node, start, label, quoted=quoted, origin=origin)
                 return _Position(arithmetic=arithmetic)
             elif kind == "for_statement" and node in _field_children(parent, "value"):
-                self._taint(parent.child_by_field_name("variable"), label, start)
+                self._taint(parent.child_by_field_name("variable"), label, start, **self._whole(node, start, origin))
                 self._check_enclosure(parent, label, spec)
                 return _Position(arithmetic=arithmetic)
             elif kind == "case_statement" and node == parent.child_by_field_name("value"):
@@ -1279,7 +1361,7 @@ class _Analysis:
                                "(declare -i, -n, -a...)", "assign it plainly: name=\"{x}\"")
         if child != assignment.child_by_field_name("value"):
             raise self._refuse(start, label, "names the variable being assigned", "name variables literally")
-        self._taint(assignment.child_by_field_name("name"), label, start)
+        self._taint(assignment.child_by_field_name("name"), label, start, **self._whole(child, start, origin))
         self._check_enclosure(assignment, label, None)
 
     # ------------------------------------------------------------------ programs
@@ -1548,7 +1630,27 @@ class _Analysis:
 
     # ------------------------------------------------------------------ variables
 
-    def _taint(self, name_node: Node | None, label: str, start: Node) -> None:
+    def _whole(self, value: Node, start: Node, origin: str) -> dict[str, Any]:
+        """How a variable assigned ``value`` (a word holding the value at ``start``) holds it:
+        ``direct`` when the word is that value alone (quotes aside), with its slot, or the
+        variable it copies (``"$w"``), whose own assignments decide."""
+        first = _literal_start(value, self.source)
+        if first and not first.startswith("-"):
+            return {"direct": True}  # literal text first that is not a '-': never an option
+        whole = self.source[value.start_byte:value.end_byte].replace(b'"', b"")
+        own = self.source[start.start_byte:start.end_byte]
+        if origin == "slot":
+            match = SENTINEL_WORD.fullmatch(whole)
+            return {"direct": True, "slots": {int(match.group(1))}} if match else {}
+        if whole != own:
+            return {}
+        names = [n for n in start.children if n.type == "variable_name"]
+        if origin == "expansion" and len(names) == 1:
+            return {"direct": True, "copies": {_text(names[0], self.source)}}
+        return {}
+
+    def _taint(self, name_node: Node | None, label: str, start: Node, *, direct: bool = False,
+               slots: set[int] | None = None, copies: set[str] | None = None) -> None:
         if name_node is None:
             raise self._refuse(start, label, "is assigned to a variable this parser cannot name", "assign it "
                                "plainly: name=\"{x}\"")
@@ -1562,7 +1664,10 @@ class _Analysis:
             raise self._refuse(start, label, f"is assigned to {name!r}, a variable of the environment the "
                                "programs of the command get (git reads GIT_* variables as configuration)",
                                "assign it to a variable of your own that the environment does not hold (ns=\"{x}\")")
-        self.tainted.setdefault(name, _Taint(label, start.start_point[0] + 1))
+        taint = self.tainted.setdefault(name, _Taint(label, start.start_point[0] + 1, direct=direct))
+        taint.direct = taint.direct and direct
+        taint.slots |= slots or set()
+        taint.copies |= copies or set()
 
     def _reads_into(self, command: Node, label: str, start: Node) -> None:
         """``read``, ``mapfile`` and ``readarray`` put what they read (a value) in variables:
@@ -1621,10 +1726,74 @@ class _Analysis:
             pending = [n for n in _walk(self.root) if n.type == "variable_name"
                        and _text(n, self.source) in self.tainted and n.start_byte not in checked]
             if not pending:
-                return
+                break
             for node in pending:
                 checked.add(node.start_byte)
                 self._use(node)
+        for name, expansion, argument in self.word_starts:
+            direct, slots = self._held_whole(name, set())
+            if not direct and not self._options_harmless(argument):
+                taint = self.tainted[name]
+                raise self._refuse(expansion, f"${name} (which holds {taint.label})", "starts an argument word with "
+                                   "no '--' before it, and the variable holds more than the value alone (text "
+                                   "around it, a substitution, what read or mapfile took in), so MCS cannot check "
+                                   "at the call that it does not start with '-' (an option: git grep -O runs its "
+                                   "value)", "write -- before it, or pass the placeholder itself there")
+            self.starts_through_variables |= slots
+
+    def _options_harmless(self, argument: Node) -> bool:
+        """Whether a word starting with '-' at ``argument`` cannot choose an option that matters:
+        an operand of ``echo`` (its options only change how it prints), of ``printf`` after its
+        format (read as data), or of a program the operator trusts (who vouches for what it does
+        with its arguments)."""
+        command = argument.parent
+        if command is None or command.type != "command":
+            return False
+        name = self._program(command)
+        base = _listed_name(name)
+        if name in self.trusted and base not in DATA_PROGRAMS:
+            return True
+        if base == "echo":
+            return True
+        words = [_bare(a, self.source) for a in _field_children(command, "argument")]
+        own = _field_children(command, "argument").index(argument)
+        if base == "printf":
+            first = next((i for i, w in enumerate(words) if not w.startswith("-") or w == "-"), None)
+            if words[:1] == ["--"]:
+                first = 1
+            return first is not None and first < own
+        return False
+
+    def _held_whole(self, name: str, seen: set[str]) -> tuple[bool, set[int]]:
+        """Whether every assignment of ``name`` (and of each variable it copies) is one value
+        alone, and the slots of those values."""
+        taint = self.tainted.get(name)
+        if taint is None or not taint.direct:
+            return False, set()
+        seen.add(name)
+        slots = set(taint.slots)
+        for copied in taint.copies - seen:
+            direct, more = self._held_whole(copied, seen)
+            if not direct:
+                return False, set()
+            slots |= more
+        return True, slots
+
+    def _refuse_internal_names(self) -> None:
+        """In a command that takes a model's values, refuse what reaches a value past the
+        placeholders: ``$_`` (the last argument of the previous command) and the names MCS
+        keeps the values in (``declare -n r=__MCS_ARGS``)."""
+        assert self.root is not None
+        label = next((spec.label for spec in self.slots.values() if not spec.trusted), None)
+        if label is None:
+            return
+        for node in _walk(self.root):
+            if node.type == "special_variable_name" and _text(node, self.source) == "_":
+                raise self._refuse(node, label, "may be what $_ holds (the last argument of the command before), "
+                                   "which MCS cannot follow", f"write {label} again where $_ stands")
+            if b"__MCS_" in self.source[node.start_byte:node.end_byte] and not node.children:
+                raise self._refuse(node, label, "may be reached through __MCS_..., the names MCS keeps the values "
+                                   "in", "reach the value only through its placeholder")
 
     def _named(self, word: Node) -> None:
         """A word spelling a variable that holds a value: harmless as text for most
@@ -1661,7 +1830,10 @@ class _Analysis:
         if kind == "for_statement" and node == parent.child_by_field_name("variable"):
             return
         if kind == "simple_expansion" or (kind == "expansion" and [c.type for c in parent.children] == ["${", "variable_name", "}"]):
-            self._position(parent, label, origin="expansion", spec=None)
+            position = self._position(parent, label, origin="expansion", spec=None)
+            if (position.argument is not None and not position.after_double_dash
+                    and self._starts_word(position.argument, parent.start_byte)):
+                self.word_starts.append((name, parent, position.argument))
             return
         raise self._refuse(node, label, "is used where bash evaluates it or reads it as a name (arithmetic, "
                            "[[ ]], a subscript, ${...} operators, declare, read, unset...)",
@@ -1708,6 +1880,23 @@ def _value_is_indirect(arg: Node, analysis: _Analysis) -> bool:
         if node.type == "variable_name" and _text(node, analysis.source) in analysis.tainted:
             return True
     return False
+
+
+def _literal_start(word: Node, source: bytes) -> str:
+    """The literal text a word starts with before any expansion or value, quotes removed
+    (``x`` for ``x{a}`` and ``"x$v"``; empty for ``{a}x``, ``"$v"`` and ``$(...)``)."""
+    out = ""
+    for node in [word, *_walk(word)]:
+        if node.type in _EXPANSIONS:
+            break
+        if node.type in ("word", "string_content") and not node.children:
+            text = _text(node, source)
+            cut = SENTINEL_WORD.search(text.encode())
+            text = text[: cut.start()] if cut else text
+            out += re.split(r"[$\\`*?\[{~]", text)[0]
+            if out != "" or cut:
+                break
+    return out
 
 
 def _bare(node: Node, source: bytes) -> str:

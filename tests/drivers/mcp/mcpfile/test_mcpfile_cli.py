@@ -6,6 +6,7 @@ The SECURITY.md cases A1 to A6 are here; each checks a marker file for side effe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -19,7 +20,14 @@ from support.security_cases import A1_VALUES, A2_VALUES, A3_VALUES
 from test_mcpfile_cli_egress import run_git
 
 from mcs import AgentContext
-from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolCallError,
+    ToolTimeoutError,
+)
 
 GIT_PROPS = {
     "repoUrl": {"type": "string"},
@@ -303,6 +311,117 @@ def test_a2_a_value_after_an_expansion_that_may_be_empty_starts_the_word(new_dri
     # glued to an option word behind such an expansion, a value would choose the option: refused at load
     with pytest.raises(ConfigurationError, match="continues the option word '--'"):
         cli_driver(new_driver, write_file, 'git clone "$X"--{x} r', {"x": {"type": "string"}})
+
+
+@pytest.fixture
+def grep_work(tmp_path: Path) -> Path:
+    """A repository with one file ``f`` holding ``hi``, where git grep -O would run its command."""
+    work = tmp_path / "work"
+    work.mkdir()
+    run_git("init", "-q", ".", cwd=work)
+    (work / "f").write_text("hi\n")
+    run_git("add", "f", cwd=work)
+    run_git("commit", "-q", "-m", "first", cwd=work)
+    return work
+
+
+def refused_at_load_or_harmless(new_driver, write_file, command: str, properties: dict, arguments: dict,
+                                marker: Path, refusal: str, **options) -> None:
+    """The command is refused at load naming ``refusal``; where it loads, a call with
+    ``arguments`` must not run the marker's command (it did: that is the break)."""
+    try:
+        driver = cli_driver(new_driver, write_file, command, properties, **options)
+    except ConfigurationError as error:
+        assert refusal in str(error)
+        return
+    with contextlib.suppress(InvalidInputError, ExecutionError):
+        driver.call_tool("t", arguments)
+    assert not marker.exists(), f"the model's value ran as a command through {command!r}"
+    pytest.fail(f"{command!r} loaded")
+
+
+@pytest.mark.parametrize(("command", "properties", "value"), [
+    ('v={x}; git grep -e hi "$v" -- f', {"x": {"type": "string"}}, "-Otouch {marker}"),
+    ('v="{x}"; w="$v"; git grep -e hi "$w" -- f', {"x": {"type": "string"}}, "-Otouch {marker}"),
+    ('for v in {x}; do git grep -e hi "$v" -- f; done', {"x": {"type": "array", "items": {"type": "string"}}},
+     ["-Otouch {marker}"]),
+])
+def test_a2_a_value_held_in_a_variable_is_checked_where_the_variable_starts_a_word(
+    new_driver, write_file, grep_work: Path, marker: Path, command: str, properties: dict, value
+) -> None:
+    # "$v" is git grep's first operand: -O<command> ran the model's command on every match
+    driver = cli_driver(new_driver, write_file, command, properties, cli_cwd=grep_work)
+    hostile = [v.format(marker=marker) for v in value] if isinstance(value, list) else value.format(marker=marker)
+    with pytest.raises(InvalidInputError, match="must not start with '-'"):
+        driver.call_tool("t", {"x": hostile})
+    assert not marker.exists()
+    assert driver.call_tool("t", {"x": ["HEAD"] if isinstance(value, list) else "HEAD"}) == "HEAD:f:hi\n"
+
+
+@pytest.mark.parametrize("command", [
+    'read -r v <<< {x}; git grep "$v" hi -- f',  # read drops the leading blank: " -O..." became -O...
+    'v=-{x}; git grep "$v" hi -- f',  # the variable glues the value to an option word
+    'v=$(echo {x}); git grep "$v" hi -- f',
+])
+def test_a2_a_variable_holding_more_than_the_value_may_not_start_a_word_before_dashdash(
+    new_driver, write_file, grep_work: Path, marker: Path, command: str
+) -> None:
+    value = f"{'' if command.startswith('v=-') else ' -'}Otouch {marker}"
+    refused_at_load_or_harmless(new_driver, write_file, command, {"x": {"type": "string"}}, {"x": value}, marker,
+                                "holds more than the value alone", cli_cwd=grep_work)
+
+
+def test_a2_a_variable_whose_text_starts_before_the_value_or_after_dashdash_loads(
+    new_driver, write_file, grep_work: Path
+) -> None:
+    for command in ('v=./{x}; ls -- "$v"', 'read -r v <<< {x}; git grep -e hi -- "$v"',
+                    'read -r v <<< {x}; printf "%s\n" "$v"'):
+        assert cli_driver(new_driver, write_file, command, {"x": {"type": "string"}}, cli_cwd=grep_work).call_tool(
+            "t", {"x": "f"}).strip() in ("./f", "f:hi", "f")
+
+
+@pytest.mark.parametrize(("command", "value", "options"), [
+    # $_ is the last argument of the command before: the value, past every check of it
+    ('printf -- "%s\n" {x}; git grep "$_" hi -- f', "-Otouch {marker}", {}),
+    ('echo {x}; bash -c "$_"', "touch {marker}", {"cli_trusted_programs": ["bash"]}),
+    # the array MCS keeps the values in, reached by a name reference
+    ('printf -- "%s\n" {x}; declare -n r=__MCS_ARGS; git grep "$r" hi -- f', "-Otouch {marker}", {}),
+])
+def test_a_value_reached_past_its_placeholder_is_refused_at_load(
+    new_driver, write_file, grep_work: Path, marker: Path, command: str, value: str, options: dict
+) -> None:
+    refused_at_load_or_harmless(new_driver, write_file, command, {"x": {"type": "string"}},
+                                {"x": value.format(marker=marker)}, marker, "{x} may be", cli_cwd=grep_work, **options)
+
+
+@pytest.mark.parametrize("command", ['D=-; git grep "$D"{x} hi -- f', 'git grep "$(echo -)"{x} hi -- f'])
+def test_a2_a_value_after_an_expansion_the_script_fills_is_refused_at_load(
+    new_driver, write_file, grep_work: Path, marker: Path, command: str
+) -> None:
+    # the expansion is not empty: "-" + "Otouch MARKER" is git grep -O's command
+    refused_at_load_or_harmless(new_driver, write_file, command, {"x": {"type": "string"}},
+                                {"x": f"Otouch {marker}"}, marker, "which the script may fill with '-'",
+                                cli_cwd=grep_work)
+
+
+def test_a_variable_the_environment_holds_at_the_call_but_not_at_load_is_refused(
+    new_driver, write_file, grep_work: Path, marker: Path, home: Path, monkeypatch
+) -> None:
+    # EDITOR was not in the environment at load, so EDITOR={x} was the script's own variable;
+    # once the server's environment holds it, bash exports the value and git commit ran it as its editor
+    for name in ("EDITOR", "VISUAL", "GIT_EDITOR"):
+        monkeypatch.delenv(name, raising=False)
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "t")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "t@example.org")
+    driver = cli_driver(new_driver, write_file, "EDITOR={x}; git commit -q --allow-empty", {"x": {"type": "string"}},
+                        cli_cwd=grep_work)
+    monkeypatch.setenv("EDITOR", "true")
+    with pytest.raises(ToolCallError) as error:
+        driver.call_tool("t", {"x": f"touch {marker}"})
+    assert not marker.exists(), "git ran the model's value as its editor"
+    assert isinstance(error.value, PolicyDeniedError)
+    assert "EDITOR" in error.value.message
 
 
 @pytest.mark.parametrize(("arguments", "field"), A3_VALUES)

@@ -9,6 +9,7 @@ Real bash, real coreutils, real git against a repository served over dumb HTTP o
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from mcpfile_support import mcp_file, tool
 from test_mcpfile_cli_egress import bare_repository, run_git, serving
 
-from mcs.errors import ConfigurationError, PolicyDeniedError
+from mcs.errors import ConfigurationError, PolicyDeniedError, ToolCallError
 
 STRING = {"type": "string"}
 
@@ -197,6 +198,26 @@ def test_a_clone_with_no_directory_is_checked_where_the_url_names_it(cli, served
         driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/r.git"})
     assert list(empty.iterdir()) == []
     assert (work / "r" / "config").is_file()
+
+
+def test_a_clone_of_a_url_ending_in_bundle_is_checked_where_git_puts_it(cli, tmp_path: Path, work: Path) -> None:
+    # git strips ".bundle" only from a local bundle file; an http(s) URL ending in x.bundle
+    # clones into x.bundle/ (MCS checked x and x.git, and git wrote through a symlink x.bundle)
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", "x.bundle")
+    empty = tmp_path / "empty-outside"
+    empty.mkdir()
+    (work / "x.bundle").symlink_to(empty)
+    driver = cli("git clone -q -- {url}", {"url": STRING}, egress_allow=["localhost"])
+    with serving(tmp_path / "served") as (port, seen):
+        with pytest.raises(PolicyDeniedError) as error:
+            driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/x.bundle"})
+        assert seen == []
+        assert "x.bundle" in error.value.message
+        (work / "x.bundle").unlink()
+        driver.call_tool("t", {"url": f"http://127.0.0.1:{port}/x.bundle"})
+    assert list(empty.iterdir()) == []
+    assert (work / "x.bundle" / "README").is_file()
 
 
 def test_a_property_appended_beside_template_variables_loads_and_the_clone_is_still_confined(
@@ -394,3 +415,35 @@ def test_a_write_target_after_a_git_c_mcs_cannot_follow_is_refused_at_load(cli, 
     with pytest.raises(ConfigurationError) as error:
         cli(f"git -C {directory.format(outside=outside)} init -q -- {{dir}}", {"dir": STRING})
     assert "changes directory with 'git -C" in str(error.value)
+
+
+def test_a_command_that_may_check_out_a_symlink_before_a_checked_write_is_refused_at_load(
+    cli, work: Path, outside: Path
+) -> None:
+    # the path d/{f} was checked before the script ran, when d was a directory; the revision
+    # the model chose has d -> the outside directory, so rm deleted outside it
+    run_git("init", "-q", ".", cwd=work)
+    (work / "d").mkdir()
+    (work / "d" / "victim").write_text("inside\n")
+    run_git("add", "d", cwd=work)
+    run_git("commit", "-q", "-m", "a directory", cwd=work)
+    run_git("checkout", "-q", "-b", "linked", cwd=work)
+    run_git("rm", "-q", "-r", "d", cwd=work)
+    (work / "d").symlink_to(outside)
+    run_git("add", "d", cwd=work)
+    run_git("commit", "-q", "-m", "a link", cwd=work)
+    run_git("checkout", "-q", "main", cwd=work)
+    command = "git checkout -q {rev} && rm -- d/{f}"
+    try:
+        driver = cli(command, {"rev": STRING, "f": STRING})
+    except ConfigurationError as error:
+        assert "runs 'git checkout' first" in str(error) and "split the command" in str(error)
+    else:
+        with contextlib.suppress(ToolCallError):
+            driver.call_tool("t", {"rev": "linked", "f": "victim"})
+        assert untouched(outside), "rm deleted outside the working directory through the checked-out link"
+        pytest.fail(f"{command!r} loaded")
+    for later in ("rm -- d/{f} && git checkout -q {rev}", "git checkout -q {rev}"):
+        cli(later, {"rev": STRING, "f": STRING} if "{f}" in later else {"rev": STRING})
+    with pytest.raises(ConfigurationError, match="runs 'ln' first"):
+        cli("for f in a b; do ln -s -- {src} l; touch -- l/{f}; done", {"src": STRING, "f": STRING})
