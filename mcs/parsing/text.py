@@ -44,7 +44,7 @@ from mcs.parsing._common import (
     run_end,
     unescape_markdown,
 )
-from mcs.parsing.issued import Layout, comment_takes_back, has_placeholder, holds_no_call
+from mcs.parsing.issued import Layout, comment_takes_back, has_placeholder, holds_no_call, mask_unspoken
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
@@ -777,11 +777,14 @@ def _demote(found: list[Found]) -> list[Found]:
 # answer cut off while thinking): <think> (left open), <thinking>, <reasoning>, <thought>,
 # Seed's <seed:think>, Magistral's [THINK], Kimi's ◁think▷, OpenThoughts' begin_of_thought,
 # and gpt-oss Harmony's analysis channel (its calls go on the commentary channel).
+# A tagged kind runs to the *last* closer of its kind (greedy), as `</think>` does: reasoning
+# can quote a page that holds the closer and a call after it, so the first closer may be the
+# page's; only the last one is surely the model's.
 _REASONING: Final = re.compile(
-    r"<(think|thinking|reasoning|thought|seed:think)>.*?(?:</\1>|\Z)|"
-    r"\[THINK\].*?(?:\[/THINK\]|\Z)|"
-    "\u25c1think\u25b7.*?(?:\u25c1/think\u25b7|\\Z)|"
-    r"<\|begin_of_thought\|>.*?(?:<\|end_of_thought\|>|\Z)|"
+    r"<(think|thinking|reasoning|thought|seed:think)>(?:.*</\1>|.*)|"
+    r"\[THINK\](?:.*\[/THINK\]|.*)|"
+    "\u25c1think\u25b7(?:.*\u25c1/think\u25b7|.*)|"
+    r"<\|begin_of_thought\|>(?:.*<\|end_of_thought\|>|.*)|"
     r"<\|channel\|>analysis<\|message\|>.*?(?=<\|end\|>|<\|start\|>|\Z)",
     re.DOTALL,
 )
@@ -791,8 +794,14 @@ _REASONING_ANGLED: Final = ("<think", "<reasoning>", "<thought>", "<seed:think>"
 
 def without_reasoning(text: str) -> str:
     """``text`` after its last ``</think>``, other reasoning blanked (:data:`_REASONING`):
-    reasoning drafts calls the model may not make, only the answer counts."""
-    thought_end = text.rfind("</think>")
+    reasoning drafts calls the model may not make, only the answer counts.
+
+    A ``</think>`` in text the model did not say (a page it quotes or echoes, found as
+    :func:`~mcs.parsing.issued.mask_unspoken` finds it) ends nothing: cut there, the answer
+    would lose the opener of the quotation and the page's call after it would be read as
+    the model's. When every ``</think>`` is in such text, none ends reasoning.
+    """
+    thought_end = _reasoning_end(text)
     if thought_end != -1:
         text = text[thought_end + len("</think>") :]
     # (most texts have no `<`: one look for it spares a look for each angled marker)
@@ -800,6 +809,18 @@ def without_reasoning(text: str) -> str:
             or "\u25c1think" in text:
         text = _REASONING.sub(_blank_reasoning, text)
     return text
+
+
+def _reasoning_end(text: str) -> int:
+    """Where the last ``</think>`` the model said starts (see :func:`without_reasoning`)."""
+    last = text.rfind("</think>")
+    if last == -1:
+        return -1
+    masked = mask_unspoken(text)  # same length: a blanked `<` is a quoted closer
+    position = last
+    while position != -1 and masked[position] != "<":
+        position = text.rfind("</think>", 0, position)
+    return position
 
 
 def _blank_reasoning(match: re.Match[str]) -> str:
