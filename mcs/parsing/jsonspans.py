@@ -228,8 +228,8 @@ _WINDOW: Final = 4 * 300  # bytes: an identifier longer than a name may be is no
 def _names_as_written(tree: ast.AST, source: str) -> None:
     """Every name, attribute and keyword in ``tree`` as ``source`` writes it (changed in place).
 
-    Python reads identifiers in their NFKC form, so ``ｄｅｌｅｔｅ_ｒｅｐｏ`` (fullwidth) or
-    ``𝐝𝐞𝐥𝐞𝐭𝐞_𝐫𝐞𝐩𝐨`` (mathematical bold) would come out as ``delete_repo``. A look-alike
+    Python reads identifiers in their NFKC form, so ``delete_repo`` written in fullwidth or
+    mathematical bold letters would come out as ``delete_repo``. A look-alike
     name is another name (docs/parsing.md, ``known_names``): it must never run the tool it
     resembles. Node offsets count UTF-8 bytes, hence the encoded lines.
     """

@@ -140,7 +140,7 @@ def test_a_name_with_invisible_or_non_ascii_characters_is_not_mapped_onto_a_know
 ])
 @pytest.mark.parametrize("shape", ["{}(name='prod')", "[{}(name='prod')]", "Deleting it now:\n\n{}(name='prod')"])
 def test_a_look_alike_name_written_as_python_is_not_read_as_the_name_it_normalises_to(emitted: str, shape: str) -> None:
-    # Python reads identifiers in NFKC form (fullwidth `ｄ` is `d`): the parser must give the
+    # Python reads identifiers in NFKC form (a fullwidth letter is its ASCII one): the parser must give the
     # name the model wrote, or a look-alike would run the tool it resembles.
     ran: list[str] = []
 
