@@ -210,8 +210,54 @@ def _parsed(source: str, mode: str) -> ast.AST:
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as error:
         _remember(source, mode, type(error))
         raise
+    if not source.isascii():
+        _names_as_written(tree, source)
     _remember(source, mode, tree)
     return tree
+
+
+# An identifier as Python's tokenizer reads it: the longest run of ASCII letters, digits,
+# `_` and non-ASCII characters (a combining accent included, so no shorter name is taken).
+_IDENTIFIER_CHARS: Final = r"[A-Za-z0-9_\u0080-\U0010ffff]+"
+_IDENTIFIER_AT: Final = re.compile(_IDENTIFIER_CHARS)
+_IDENTIFIER_ENDING: Final = re.compile(_IDENTIFIER_CHARS + "$")
+_LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")  # the line ends Python counts
+_WINDOW: Final = 4 * 300  # bytes: an identifier longer than a name may be is not read whole
+
+
+def _names_as_written(tree: ast.AST, source: str) -> None:
+    """Every name, attribute and keyword in ``tree`` as ``source`` writes it (changed in place).
+
+    Python reads identifiers in their NFKC form, so ``delete_repo`` written in fullwidth or
+    mathematical bold letters would come out as ``delete_repo``. A look-alike
+    name is another name (docs/parsing.md, ``known_names``): it must never run the tool it
+    resembles. Node offsets count UTF-8 bytes, hence the encoded lines.
+    """
+    lines = [line.encode("utf-8") for line in _LINE_BREAK.split(source)]
+
+    def written(line: int, start: int, end: int | None = None) -> str | None:
+        """The identifier starting at byte ``start`` of ``line``, or ending at byte ``end``."""
+        if not 0 < line <= len(lines):
+            return None
+        if end is None:  # (a window: an identifier is short, a line may be long)
+            found = _IDENTIFIER_AT.match(lines[line - 1][start : start + _WINDOW].decode("utf-8", "ignore"))
+        else:
+            found = _IDENTIFIER_ENDING.search(lines[line - 1][max(0, end - _WINDOW) : end].decode("utf-8", "ignore"))
+        return None if found is None else found.group()
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            name = written(node.lineno, node.col_offset)
+            if name is not None and name != node.id:
+                node.id = name
+        elif isinstance(node, ast.Attribute) and node.end_lineno is not None and node.end_col_offset is not None:
+            name = written(node.end_lineno, 0, node.end_col_offset)
+            if name is not None and name != node.attr:
+                node.attr = name
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            name = written(node.lineno, node.col_offset)
+            if name is not None and name != node.arg:
+                node.arg = name
 
 
 def parsed_already(source: str, mode: str) -> ast.AST | None:

@@ -44,7 +44,13 @@ from mcs.parsing._common import (
     run_end,
     unescape_markdown,
 )
-from mcs.parsing.issued import Layout, comment_takes_back, has_placeholder, holds_no_call
+from mcs.parsing.issued import (
+    Layout,
+    comment_takes_back,
+    has_placeholder,
+    holds_no_call,
+    mask_unspoken,
+)
 from mcs.parsing.jsonspans import (
     MAX_CANDIDATES,
     MISSING,
@@ -112,6 +118,48 @@ def _segments(text: str, opener: str, closers: tuple[str, ...]) -> Iterator[str]
         position = following
 
 
+# A value left open before a point: GLM-4.5's `<arg_value>`, Qwen3-Coder's `<parameter=k>`.
+_OPEN_VALUE: Final = (("<arg_value>", ("</arg_value>",)), ("<parameter=", ("</parameter>", "</function>")))
+
+
+def _call_bodies(text: str, opener: str, closers: tuple[str, ...]) -> Iterator[str]:
+    """:func:`_segments` for tagged calls, whose values are not escaped: an opener inside
+    the call's value (a JSON string, an ``<arg_value>`` or ``<parameter=k>`` not yet
+    closed) is the value's text and ends nothing. A value that quotes a page holding
+    ``<tool_call>...`` is not a second call (the formats' own parsers read a body to its
+    first closer, as here)."""
+    index: BracketIndex | None = None
+    position = text.find(opener)
+    for _ in range(MAX_CANDIDATES):
+        if position == -1:
+            return
+        start = position + len(opener)
+        head = start
+        while head < len(text) and text[head] in " \t\r\n":
+            head += 1
+        if head < len(text) and text[head] in "{[":
+            index = index or BracketIndex(text)
+            decoded = decode_at(text, head, index)
+            if decoded is not None:
+                head = decoded[1]  # whatever the JSON value holds is inside it
+        ends = [found for closer in closers if (found := text.find(closer, head)) != -1]
+        end = min(ends, default=len(text))
+        following = text.find(opener, head, end)
+        if following != -1 and not _value_open(text[start:following]):
+            end = following
+        yield text[start:end]
+        position = text.find(opener, end)
+
+
+def _value_open(body: str) -> bool:
+    """Whether ``body`` ends inside a value it opened (see :data:`_OPEN_VALUE`)."""
+    for value_opener, value_closers in _OPEN_VALUE:
+        opened = body.rfind(value_opener)
+        if opened != -1 and all(body.find(closer, opened) == -1 for closer in value_closers):
+            return True
+    return False
+
+
 def _body(text: str) -> list[Found]:
     """Calls in the body of an explicit tag: JSON, pythonic or JSON found by scanning."""
     stripped = text.strip()
@@ -140,26 +188,39 @@ _GLM_ARGS: Final = re.compile(r"<arg_key>([^<]{0,200})</arg_key>\s*<arg_value>(.
 
 
 def _function_tags(text: str) -> list[Found]:
-    """Llama ``<function=f>{json}</function>`` and Qwen3-Coder ``<parameter=k>v`` XML."""
+    """Llama ``<function=f>{json}</function>`` and Qwen3-Coder ``<parameter=k>v`` XML.
+
+    A call's body runs to its ``</function>`` (to the end of the text when none follows),
+    or to the end of its JSON object: a ``<function=`` tag inside it is a value's text, as
+    these formats do not escape values (a page quoted in ``<parameter=body>`` holding
+    ``<function=delete_repo>`` is not a second call).
+    """
     found: list[Found] = []
-    tags = list(islice(_FUNCTION_TAG.finditer(text), MAX_CANDIDATES))
-    for number, tag in enumerate(tags):
+    index = BracketIndex(text)
+    position = 0
+    for _ in range(MAX_CANDIDATES):
+        tag = _FUNCTION_TAG.search(text, position)
+        if tag is None:
+            break
         name = clean_name(tag.group(1))
-        if name is None:
-            continue
-        end = tags[number + 1].start() if number + 1 < len(tags) else len(text)
-        closing = text.find("</function>", tag.end(), end)
-        body = text[tag.end() : end if closing == -1 else closing]
-        if "<parameter=" in body:
-            arguments: dict[str, Any] = {
-                key.strip(): value for key, value in _XML_PARAMETER.findall(body)
-            }
-            found.append(Found(name, arguments))
-            continue
-        parsed = _args_after(body, 0)
+        parsed = _args_after(text, tag.end(), index)  # (a `</function>` in a JSON string closes nothing)
         if parsed is not None:
-            found.append(Found(name, parsed[0]))
-        elif not body.strip():
+            position = parsed[1]
+            if name is not None:
+                found.append(Found(name, parsed[0]))
+            continue
+        closing = text.find("</function>", tag.end())
+        end = len(text) if closing == -1 else closing
+        body = text[tag.end() : end]
+        position = end
+        if "<parameter=" in body:
+            if name is not None:
+                found.append(Found(name, {key.strip(): value for key, value in _XML_PARAMETER.findall(body)}))
+            continue
+        following = _FUNCTION_TAG.search(text, tag.end(), end)
+        if following is not None:
+            position = following.start()
+        if name is not None and not text[tag.end() : position].strip():
             found.append(Found(name, {}))
     return found
 
@@ -176,7 +237,7 @@ def _glm_xml(body: str) -> Found | None:
 def _tool_call_tags(text: str, depth: int, opener: str = "<tool_call>") -> list[Found]:
     found: list[Found] = []
     closers = ("</tool_call>", "<|/tool_call|>", "<tool_call|>")
-    for body in _segments(text, opener, closers):
+    for body in _call_bodies(text, opener, closers):
         if "<function=" in body:
             found.extend(_function_tags(body))
         elif "<arg_key>" in body:
@@ -290,13 +351,28 @@ _INVOKE_PARAMETER: Final = re.compile(
 )
 
 
+_INVOKE_CLOSER: Final = re.compile(r"</(?:\w+:)?invoke\s*>")
+# A parameter opened and not closed before the end of the span searched.
+_INVOKE_VALUE_OPEN: Final = re.compile(r"<(?:\w+:)?parameter\s+name=[^>\n]*>(?:(?!</(?:\w+:)?parameter>).)*\Z", re.DOTALL)
+
+
 def _invokes(text: str, depth: int = 0) -> list[Found]:
     """MiniMax-M2 / Step-3 ``<invoke name="f"><parameter name="k">v</parameter></invoke>``."""
     found: list[Found] = []
-    tags = list(islice(_INVOKE.finditer(text), MAX_CANDIDATES))
-    for number, tag in enumerate(tags):
+    position = 0
+    for _ in range(MAX_CANDIDATES):
+        tag = _INVOKE.search(text, position)
+        if tag is None:
+            break
+        # The body runs to its `</invoke>`, or to the next invoke outside a value when the model
+        # left it unclosed: an `<invoke` inside a parameter's value is its text (not escaped).
+        closing = _INVOKE_CLOSER.search(text, tag.end())
+        end = position = len(text) if closing is None else closing.start()
+        for following in islice(_INVOKE.finditer(text, tag.end(), end), MAX_CANDIDATES):
+            if not _INVOKE_VALUE_OPEN.search(text, tag.end(), following.start()):
+                end = position = following.start()
+                break
         name = clean_name(tag.group(1))
-        end = tags[number + 1].start() if number + 1 < len(tags) else len(text)
         if name is not None:
             body = text[tag.end() : end]
             found.append(Found(name, {k.strip(): v.strip() for k, v in _INVOKE_PARAMETER.findall(body)}))
@@ -777,11 +853,14 @@ def _demote(found: list[Found]) -> list[Found]:
 # answer cut off while thinking): <think> (left open), <thinking>, <reasoning>, <thought>,
 # Seed's <seed:think>, Magistral's [THINK], Kimi's ◁think▷, OpenThoughts' begin_of_thought,
 # and gpt-oss Harmony's analysis channel (its calls go on the commentary channel).
+# A tagged kind runs to the *last* closer of its kind (greedy), as `</think>` does: reasoning
+# can quote a page that holds the closer and a call after it, so the first closer may be the
+# page's; only the last one is surely the model's.
 _REASONING: Final = re.compile(
-    r"<(think|thinking|reasoning|thought|seed:think)>.*?(?:</\1>|\Z)|"
-    r"\[THINK\].*?(?:\[/THINK\]|\Z)|"
-    "\u25c1think\u25b7.*?(?:\u25c1/think\u25b7|\\Z)|"
-    r"<\|begin_of_thought\|>.*?(?:<\|end_of_thought\|>|\Z)|"
+    r"<(think|thinking|reasoning|thought|seed:think)>(?:.*</\1>|.*)|"
+    r"\[THINK\](?:.*\[/THINK\]|.*)|"
+    "\u25c1think\u25b7(?:.*\u25c1/think\u25b7|.*)|"
+    r"<\|begin_of_thought\|>(?:.*<\|end_of_thought\|>|.*)|"
     r"<\|channel\|>analysis<\|message\|>.*?(?=<\|end\|>|<\|start\|>|\Z)",
     re.DOTALL,
 )
@@ -791,8 +870,14 @@ _REASONING_ANGLED: Final = ("<think", "<reasoning>", "<thought>", "<seed:think>"
 
 def without_reasoning(text: str) -> str:
     """``text`` after its last ``</think>``, other reasoning blanked (:data:`_REASONING`):
-    reasoning drafts calls the model may not make, only the answer counts."""
-    thought_end = text.rfind("</think>")
+    reasoning drafts calls the model may not make, only the answer counts.
+
+    A ``</think>`` in text the model did not say (a page it quotes or echoes, found as
+    :func:`~mcs.parsing.issued.mask_unspoken` finds it) ends nothing: cut there, the answer
+    would lose the opener of the quotation and the page's call after it would be read as
+    the model's. When every ``</think>`` is in such text, none ends reasoning.
+    """
+    thought_end = _reasoning_end(text)
     if thought_end != -1:
         text = text[thought_end + len("</think>") :]
     # (most texts have no `<`: one look for it spares a look for each angled marker)
@@ -800,6 +885,18 @@ def without_reasoning(text: str) -> str:
             or "\u25c1think" in text:
         text = _REASONING.sub(_blank_reasoning, text)
     return text
+
+
+def _reasoning_end(text: str) -> int:
+    """Where the last ``</think>`` the model said starts (see :func:`without_reasoning`)."""
+    last = text.rfind("</think>")
+    if last == -1:
+        return -1
+    masked = mask_unspoken(text)  # same length: a blanked `<` is a quoted closer
+    position = last
+    while position != -1 and masked[position] != "<":
+        position = text.rfind("</think>", 0, position)
+    return position
 
 
 def _blank_reasoning(match: re.Match[str]) -> str:

@@ -130,3 +130,34 @@ def test_a_name_with_invisible_or_non_ascii_characters_is_not_mapped_onto_a_know
     driver = FunctionDriver([delete_repo], name="repos")
     assert driver.run_llm_response(text) == []  # no call of its tools: the loop says TOOL_NOT_FOUND
     assert ran == []
+
+
+@pytest.mark.parametrize("emitted", [
+    "\uff44\uff45\uff4c\uff45\uff54\uff45_\uff52\uff45\uff50\uff4f",  # fullwidth
+    "\U0001d41d\U0001d41e\U0001d425\U0001d41e\U0001d42d\U0001d41e_\U0001d42b\U0001d41e\U0001d429\U0001d428",  # bold
+    "delete_rep\u2092",  # subscript o
+    "delete_repo\u0301",  # a combining accent after the name
+])
+@pytest.mark.parametrize("shape", ["{}(name='prod')", "[{}(name='prod')]", "Deleting it now:\n\n{}(name='prod')"])
+def test_a_look_alike_name_written_as_python_is_not_read_as_the_name_it_normalises_to(emitted: str, shape: str) -> None:
+    # Python reads identifiers in NFKC form (a fullwidth letter is its ASCII one): the parser must give the
+    # name the model wrote, or a look-alike would run the tool it resembles.
+    ran: list[str] = []
+
+    def delete_repo(name: str) -> str:
+        """Delete a repository."""
+        ran.append(name)
+        return "deleted"
+
+    text = shape.format(emitted)
+    assert "delete_repo" not in [call.name for call in parse_tool_calls(text, known_names=["delete_repo"])]
+    assert "delete_repo" not in [call.name for call in parse_tool_calls(text)]
+    driver = FunctionDriver([delete_repo], name="repos")
+    driver.run_llm_response(text)
+    assert ran == []
+
+
+def test_a_look_alike_keyword_keeps_the_spelling_the_model_wrote() -> None:
+    assert parse_tool_calls("[delete_repo(\uff4e\uff41\uff4d\uff45='prod')]") == [
+        ToolCall("delete_repo", {"\uff4e\uff41\uff4d\uff45": "prod"})
+    ]
