@@ -24,13 +24,15 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import random
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import httpx
 import orjson
@@ -70,6 +72,9 @@ class Response:
     value: Any
     truncated: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: The credentials the request carried, as texts a peer may echo (longest first):
+    #: scrubbed from errors. Worked out only when asked (only an error needs them).
+    secrets: Callable[[], tuple[str, ...]] = tuple
 
 
 # ---------------------------------------------------------------------- reading
@@ -157,8 +162,32 @@ def _broken_off(tool: str, exc: httpx.TransportError) -> ExecutionError:
                           details={"category": category, "retryable": retryable})
 
 
+def credential_texts(applied: list[Applied], configured: tuple[tuple[str, str], ...]) -> set[str]:
+    """Every form in which a peer could echo the credentials of one request: each value
+    sent, the token after ``Bearer``/``Basic``, a Basic pair decoded (and its password),
+    query and cookie values percent- and form-encoded, and the configured headers' values."""
+    texts = {value for _, value in configured}
+    for extra in applied:
+        for _, value in (*extra.headers, *extra.query, *extra.cookies):
+            texts.add(value)
+            texts.update((quote(value, safe=""), quote_plus(value)))
+            word, _, rest = value.partition(" ")
+            if word.lower() == "bearer":
+                texts.add(rest)
+            elif word.lower() == "basic":
+                texts.add(rest)
+                try:
+                    pair = base64.b64decode(rest, validate=True).decode("utf-8")
+                except (ValueError, UnicodeDecodeError):
+                    continue
+                texts.update((pair, pair.partition(":")[2]))
+    return texts
+
+
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
-    """``EXECUTION_ERROR`` for a non-2xx answer, with a hint the LLM can act on."""
+    """``EXECUTION_ERROR`` for a non-2xx answer, with a hint the LLM can act on. The
+    credentials the request carried are scrubbed from the body excerpt it quotes: a peer
+    may echo them (a debug error page), and the model must never read them."""
     status = response.status
     value = response.value
     if isinstance(value, bytes):
@@ -169,6 +198,11 @@ def error_for(response: Response, method: str, path: str, tool: str) -> Executio
         excerpt = "<empty body>"
     else:
         excerpt = orjson.dumps(value).decode()
+    secrets = response.secrets()
+    if secrets:
+        from mcs.redaction import scrub
+
+        excerpt = scrub(excerpt, secrets)
     if len(excerpt) > _EXCERPT:
         excerpt = excerpt[:_EXCERPT] + "..."
     if status in (400, 409, 422):
@@ -273,10 +307,22 @@ class _Plan:
     deadline: float | None
     retryable: bool
     sensitive: frozenset[str] = frozenset()
+    sent: list[list[Applied]] = field(default_factory=list)
+
+    def secrets(self) -> tuple[str, ...]:
+        """The credential texts of every attempt so far (:func:`credential_texts`), longest
+        first, none too short to scrub (:data:`mcs.redaction.MIN_SCRUBBED_LENGTH`)."""
+        from mcs.redaction import MIN_SCRUBBED_LENGTH
+
+        texts = credential_texts([extra for applied in self.sent for extra in applied], self.options.headers)
+        texts = {t for t in texts if len(t) >= MIN_SCRUBBED_LENGTH}
+        return tuple(sorted(texts, key=len, reverse=True))
 
     def request(self, applied: list[Applied]) -> httpx.Request:
         """The request to send: built directly (no client defaults, no cookie jar)."""
         built = self.built
+        if applied:
+            self.sent.append(applied)
         headers = list(built.headers)  # beyond the defaults and the configured ones
         query = built.query
         cookies = built.cookies
@@ -484,7 +530,9 @@ def _send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan
             time.sleep(delay)
             attempt += 1
             continue
-        return read_sync(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result = read_sync(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result.secrets = plan.secrets
+        return result
 
 
 async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
@@ -521,7 +569,9 @@ async def _send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTrans
             await asyncio.sleep(delay)
             attempt += 1
             continue
-        return await read_async(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result = await read_async(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result.secrets = plan.secrets
+        return result
 
 
 def _left(deadline: float | None) -> float | None:

@@ -133,8 +133,10 @@ def build_app(state: State) -> Starlette:
             or auth == "Basic " + base64.b64encode(b"alice:pw").decode()
             or auth.startswith("Bearer oauth-")
         )
-        if not ok:
-            return JSONResponse({"error": "unauthorised"}, status_code=401)
+        if not ok:  # echoes what it was sent, as debug error pages do
+            received = {"authorization": auth, "x-api-key": entry.headers.get("x-api-key"),
+                        "cookie": entry.headers.get("cookie"), "query": entry.query}
+            return JSONResponse({"error": "unauthorised", "received": received}, status_code=401)
         return JSONResponse({"ok": True, "auth": auth})
 
     async def token(request: Request) -> Response:
@@ -147,6 +149,10 @@ def build_app(state: State) -> Starlette:
             return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
         state.tokens_issued += 1
         return JSONResponse({"access_token": f"oauth-{state.tokens_issued}", "token_type": "bearer", "expires_in": 3600})
+
+    async def token_bomb(request: Request) -> Response:
+        await record(request)
+        return Response(BOMB, media_type="application/json", headers={"Content-Encoding": "gzip"})
 
     async def oauth_only(request: Request) -> Response:
         entry = await record(request)
@@ -255,6 +261,7 @@ def build_app(state: State) -> Starlette:
         Route("/v1/echo/{rest:path}", echo, methods=["GET", "POST"]),
         Route("/v1/secure", secure, methods=["GET"]),
         Route("/oauth/token", token, methods=["POST"]),
+        Route("/oauth/bomb", token_bomb, methods=["POST"]),
         Route("/v1/oauth-only", oauth_only, methods=["GET"]),
         Route("/v1/flaky", flaky, methods=["GET", "POST"]),
         Route("/v1/redirect-same", redirect_same, methods=["GET"]),
