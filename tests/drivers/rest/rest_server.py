@@ -247,8 +247,13 @@ def build_app(state: State) -> Starlette:
         text = text.replace('"{scheme}://api.example.invalid/v1"', '"/v1"')
         return Response(text, media_type="application/yaml")
 
+    async def spec_bomb(request: Request) -> Response:
+        await record(request)
+        return Response(SPEC_BOMB, media_type="application/json", headers={"Content-Encoding": "gzip"})
+
     routes = [
         Route("/spec.yaml", spec, methods=["GET"]),
+        Route("/spec-bomb.json", spec_bomb, methods=["GET"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/pets", list_pets, methods=["GET"]),
         Route("/v1/pets", create_pet, methods=["POST"]),
@@ -297,16 +302,19 @@ def _memo(memo_id: int) -> Response:
                         headers={"X-Rate-Limit": "10"})
 
 
-def _bomb(size: int = 256 * 1024 * 1024) -> bytes:
-    """``size`` bytes of zeros, gzip-compressed (about a thousandth of that on the wire)."""
+def _bomb(size: int = 256 * 1024 * 1024, head: bytes = b"", fill: bytes = b"\0", tail: bytes = b"") -> bytes:
+    """``size`` bytes of ``fill`` between ``head`` and ``tail``, gzip-compressed (about a
+    thousandth of that on the wire)."""
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    block = b"\0" * (1024 * 1024)
-    parts = [compressor.compress(block) for _ in range(size // len(block))]
-    parts.append(compressor.flush())
+    block = fill * (1024 * 1024)
+    parts = [compressor.compress(head), *(compressor.compress(block) for _ in range(size // len(block)))]
+    parts += [compressor.compress(tail), compressor.flush()]
     return b"".join(parts)
 
 
 BOMB = _bomb()
+#: A valid OpenAPI document of 256 MiB, mostly spaces.
+SPEC_BOMB = _bomb(head=b'{"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {}', fill=b" ", tail=b"}")
 PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 56
 
 
