@@ -24,7 +24,6 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import random
 import re
@@ -32,7 +31,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 import httpx
 import orjson
@@ -162,28 +160,6 @@ def _broken_off(tool: str, exc: httpx.TransportError) -> ExecutionError:
                           details={"category": category, "retryable": retryable})
 
 
-def credential_texts(applied: list[Applied], configured: tuple[tuple[str, str], ...]) -> set[str]:
-    """Every form in which a peer could echo the credentials of one request: each value
-    sent, the token after ``Bearer``/``Basic``, a Basic pair decoded (and its password),
-    query and cookie values percent- and form-encoded, and the configured headers' values."""
-    texts = {value for _, value in configured}
-    for extra in applied:
-        for _, value in (*extra.headers, *extra.query, *extra.cookies):
-            texts.add(value)
-            texts.update((quote(value, safe=""), quote_plus(value)))
-            word, _, rest = value.partition(" ")
-            if word.lower() == "bearer":
-                texts.add(rest)
-            elif word.lower() == "basic":
-                texts.add(rest)
-                try:
-                    pair = base64.b64decode(rest, validate=True).decode("utf-8")
-                except (ValueError, UnicodeDecodeError):
-                    continue
-                texts.update((pair, pair.partition(":")[2]))
-    return texts
-
-
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
     """``EXECUTION_ERROR`` for a non-2xx answer, with a hint the LLM can act on. The
     credentials the request carried are scrubbed from the body excerpt it quotes: a peer
@@ -310,13 +286,13 @@ class _Plan:
     sent: list[list[Applied]] = field(default_factory=list)
 
     def secrets(self) -> tuple[str, ...]:
-        """The credential texts of every attempt so far (:func:`credential_texts`), longest
-        first, none too short to scrub (:data:`mcs.redaction.MIN_SCRUBBED_LENGTH`)."""
-        from mcs.redaction import MIN_SCRUBBED_LENGTH
+        """The credentials of every attempt so far and the configured headers' values, in
+        every form a peer may echo them (:func:`mcs.redaction.credential_forms`)."""
+        from mcs.redaction import credential_forms
 
-        texts = credential_texts([extra for applied in self.sent for extra in applied], self.options.headers)
-        texts = {t for t in texts if len(t) >= MIN_SCRUBBED_LENGTH}
-        return tuple(sorted(texts, key=len, reverse=True))
+        sent = [value for applied in self.sent for extra in applied
+                for _, value in (*extra.headers, *extra.query, *extra.cookies)]
+        return credential_forms([*sent, *(value for _, value in self.options.headers)])
 
     def request(self, applied: list[Applied]) -> httpx.Request:
         """The request to send: built directly (no client defaults, no cookie jar)."""
