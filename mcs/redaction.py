@@ -8,6 +8,10 @@ receives the real value; everything else sees ``[redacted]`` in its place:
 * validation errors, which never quote a secret value back;
 * any error message a call produces (a driver or a peer echoing the value): the
   pipeline scrubs secret values of four characters or more from it.
+
+A driver's own credentials (a token, an API key it sends) are scrubbed the same way from
+what a peer answers in an error: :func:`credential_forms` lists the forms a peer may echo
+them in, :func:`scrub` and :func:`scrub_value` replace them.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from typing import Any
 
 from mcs._schema_refs import variants as schema_variants
 
-__all__ = ["REDACTED", "SecretMask", "redact", "scrub", "secret_mask", "secret_values"]
+__all__ = [
+    "REDACTED", "SecretMask", "credential_forms", "redact", "scrub", "scrub_value", "secret_mask", "secret_values",
+]
 
 REDACTED = "[redacted]"
 #: Shorter secret values are not scrubbed from free text (they would mangle it).
@@ -138,3 +144,51 @@ def scrub(text: str, values: Iterable[str]) -> str:
             if escaped != value and escaped in text:
                 text = text.replace(escaped, REDACTED)
     return text
+
+
+def credential_forms(values: Iterable[str]) -> tuple[str, ...]:
+    """Every form in which a peer could echo the credentials ``values`` (header, query or
+    cookie values a driver sent), longest first, none shorter than
+    :data:`MIN_SCRUBBED_LENGTH`: each value as sent; the part after an auth-scheme word
+    (``Bearer x`` gives ``x``); a Basic pair decoded, and its password; and each of these
+    percent- and form-encoded."""
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    raw: set[str] = set()
+    for value in values:
+        raw.add(value)
+        word, _, rest = value.partition(" ")
+        if not rest or not word.isalpha():
+            continue
+        raw.add(rest)
+        if word.lower() == "basic":
+            try:
+                pair = base64.b64decode(rest, validate=True).decode("utf-8")
+            except ValueError:  # not base64, or not UTF-8 (UnicodeDecodeError is a ValueError)
+                continue
+            raw.update((pair, pair.partition(":")[2]))
+    texts = raw | {quote(text, safe="") for text in raw} | {quote_plus(text) for text in raw}
+    kept = {text for text in texts if len(text) >= MIN_SCRUBBED_LENGTH}
+    return tuple(sorted(kept, key=len, reverse=True))
+
+
+def scrub_value(value: Any, values: Iterable[str]) -> Any:
+    """``value`` (JSON-like: strings, lists, mappings) with :func:`scrub` applied to every
+    string in it, mapping keys included."""
+    secrets = list(values)
+    if not secrets:
+        return value
+    return _scrub_value(value, secrets, 0)
+
+
+def _scrub_value(value: Any, secrets: list[str], depth: int) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if depth > 64:  # deeper than any answer a driver keeps: dropped, not walked
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {scrub(str(k), secrets): _scrub_value(v, secrets, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub_value(v, secrets, depth + 1) for v in value]
+    return value

@@ -25,7 +25,7 @@ import random
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gql import Client, GraphQLRequest
@@ -42,6 +42,7 @@ from gql.transport.httpx import httpx as http  # type: ignore[attr-defined]  # h
 from mcs import http as mcs_http
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 from mcs.event_loops import PerLoop, close_outside_loops
+from mcs.redaction import credential_forms, scrub
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _DEFAULT_HEADERS = {
@@ -61,6 +62,9 @@ class Answer:
     data: Any = None
     errors: list[Any] | None = None
     truncated: str | None = None
+    #: The credentials the request carried, in the forms a server may echo them
+    #: (:func:`mcs.redaction.credential_forms`): to scrub from ``errors``.
+    secrets: tuple[str, ...] = ()
 
 
 def _truncated_text(cut: mcs_http.BodyTooLarge) -> str:
@@ -147,6 +151,7 @@ class HttpLink:
         self.retries = retries
         self.backoff = backoff
         self._headers = {**_DEFAULT_HEADERS, **headers}
+        self._configured = tuple(headers.values())
         self._auth = auth
         self._verify = verify
         self._client: Any = None
@@ -177,6 +182,10 @@ class HttpLink:
             if inspect.isawaitable(given):
                 given = await given
         return self._checked(given)
+
+    def secrets(self, auth: Mapping[str, str]) -> tuple[str, ...]:
+        """The configured and ``auth`` header values, in every form a server may echo them."""
+        return credential_forms([*self._configured, *auth.values()])
 
     @staticmethod
     def _checked(given: Any) -> dict[str, str]:
@@ -252,15 +261,16 @@ class HttpLink:
         """Send ``request`` (sync); retries and error mapping as the module docstring says."""
         attempt, refreshed = 0, False
         while True:
-            extra = self._extra(deadline, self.auth_headers())
+            auth = self.auth_headers()
+            extra = self._extra(deadline, auth)
             try:
                 with mcs_http.bounded(deadline):
                     result = self._sync_session().execute(request, get_execution_result=True, extra_args=extra)
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
-                outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)
+                outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool, auth)
             if isinstance(outcome, Answer):
-                return outcome
+                return replace(outcome, secrets=self.secrets(auth))
             if outcome is None:
                 refreshed = True
             else:
@@ -271,16 +281,17 @@ class HttpLink:
         """The async twin of :meth:`send`."""
         attempt, refreshed = 0, False
         while True:
-            extra = self._extra(deadline, await self.aauth_headers())
+            auth = await self.aauth_headers()
+            extra = self._extra(deadline, auth)
             try:
                 session = await self._async_session()
                 with mcs_http.bounded(deadline):
                     result = await session.execute(request, get_execution_result=True, extra_args=extra)
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
-                outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool)
+                outcome = self._after(exc, attempt, refreshed, deadline, retryable, tool, auth)
             if isinstance(outcome, Answer):
-                return outcome
+                return replace(outcome, secrets=self.secrets(auth))
             if outcome is None:
                 refreshed = True
             else:
@@ -289,6 +300,7 @@ class HttpLink:
 
     def _after(
         self, exc: TransportError, attempt: int, refreshed: bool, deadline: float | None, retryable: bool, tool: str,
+        auth: Mapping[str, str],
     ) -> Answer | float | None:
         """What to do after ``exc``: an :class:`Answer` to return, seconds to wait before a
         retry, ``None`` to retry at once with fresh credentials; or raise the mapped error."""
@@ -321,7 +333,7 @@ class HttpLink:
         if isinstance(exc, TransportProtocolError):
             raise ExecutionError(
                 f"{tool}: the server did not answer with a GraphQL result.", tool=tool,
-                details={"reason": str(exc)[:300]},
+                details={"reason": scrub(str(exc), self.secrets(auth))[:300]},
             ) from None
         raise ExecutionError(f"{tool}: the GraphQL transport failed ({type(exc).__name__}).", tool=tool) from None
 

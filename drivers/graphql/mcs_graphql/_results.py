@@ -4,13 +4,18 @@
 * errors beside data (a partial result): ``{"data": ..., "errors": [...]}``;
 * errors without data: ``EXECUTION_ERROR`` listing each message with its path, so the model
   can fix its query; the errors themselves are in ``error.details["errors"]``.
+
+The errors are the server's words: the credentials the request carried (``secrets``) are
+replaced by ``[redacted]`` in them, as a server may echo what it was sent.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mcs.errors import ExecutionError
+from mcs.redaction import scrub_value
 
 _LISTED = 10
 _MESSAGE = 300
@@ -26,11 +31,14 @@ def _compact(error: Any) -> dict[str, Any]:
     return out
 
 
-def shaped(data: Any, errors: list[Any] | None, tool: str) -> Any:
-    """``data``, ``{"data", "errors"}`` or an :class:`ExecutionError`, as the docstring says."""
+def shaped(data: Any, errors: list[Any] | None, tool: str, secrets: Sequence[str] = ()) -> Any:
+    """``data``, ``{"data", "errors"}`` or an :class:`ExecutionError`, as the docstring says;
+    ``secrets`` (:func:`mcs.redaction.credential_forms`) are scrubbed from the errors."""
     if not errors:
         return data
     compact = [_compact(e) for e in errors]
+    if secrets:
+        compact = scrub_value(compact, secrets)
     if data is None:
         lines = []
         for error in compact[:_LISTED]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from gql import Client, GraphQLRequest
@@ -20,6 +20,7 @@ from gql.transport.exceptions import TransportError, TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
 
 from mcs.errors import ExecutionError, ToolTimeoutError
+from mcs.redaction import scrub
 from mcs_graphql._results import shaped
 
 _CONNECT = 10.0
@@ -27,9 +28,11 @@ _CONNECT = 10.0
 
 async def subscribe(
     url: str, request: GraphQLRequest, *, headers: Mapping[str, str], max_events: int, window: float,
-    deadline: float | None, max_bytes: int, tool: str,
+    deadline: float | None, max_bytes: int, tool: str, secrets: Sequence[str] = (),
 ) -> AsyncGenerator[Any, None]:
-    """Yield each event's ``data`` (or ``{"data", "errors"}``) until a bound is reached."""
+    """Yield each event's ``data`` (or ``{"data", "errors"}``) until a bound is reached;
+    ``secrets`` (the credentials sent, :func:`mcs.redaction.credential_forms`) are scrubbed
+    from the server's errors."""
     end = time.monotonic() + window
     if deadline is not None:
         end = min(end, deadline)
@@ -46,7 +49,8 @@ async def subscribe(
         if isinstance(exc, TimeoutError):
             raise ToolTimeoutError(f"{tool}: the subscription endpoint did not accept the connection in time.", tool=tool) from None
         raise ExecutionError(
-            f"{tool}: could not open the subscription ({type(exc).__name__}: {str(exc)[:200]}).", tool=tool,
+            f"{tool}: could not open the subscription ({type(exc).__name__}: {scrub(str(exc), secrets)[:200]}).",
+            tool=tool,
         ) from None
     events = session.subscribe(request, get_execution_result=True)
     count = 0
@@ -61,10 +65,12 @@ async def subscribe(
             except (StopAsyncIteration, TimeoutError):
                 break
             except TransportQueryError as exc:
-                yield shaped(exc.data, list(exc.errors or []), tool)
+                yield shaped(exc.data, list(exc.errors or []), tool, secrets)
                 break
             except TransportError as exc:
-                raise ExecutionError(f"{tool}: the subscription failed ({str(exc)[:200]}).", tool=tool) from None
+                raise ExecutionError(
+                    f"{tool}: the subscription failed ({scrub(str(exc), secrets)[:200]}).", tool=tool,
+                ) from None
             except Exception as exc:  # the websockets library's own errors: a closed or oversized stream
                 raise ExecutionError(
                     f"{tool}: the subscription stream broke ({type(exc).__name__}); a message may have passed "

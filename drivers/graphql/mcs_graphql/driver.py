@@ -168,7 +168,7 @@ class GraphQLDriver(ToolDriver):
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         try:
             answer = self._link.send(request, deadline, retryable=True, tool="introspection")
-            data = shaped(answer.data, answer.errors, "introspection")
+            data = shaped(answer.data, answer.errors, "introspection", answer.secrets)
         except ToolCallError as exc:
             raise SchemaError(f"{self.url}: the schema could not be fetched by introspection: {exc.message}") from None
         if answer.truncated is not None or not isinstance(data, Mapping):
@@ -251,7 +251,7 @@ class GraphQLDriver(ToolDriver):
     def _answer(self, answer: Answer, tool: str) -> Any:
         if answer.truncated is not None:
             return answer.truncated
-        return shaped(answer.data, answer.errors, tool)
+        return shaped(answer.data, answer.errors, tool, answer.secrets)
 
     def _call_tool(self, invocation: Invocation) -> Any:
         tool = invocation.tool.name
@@ -303,9 +303,10 @@ class GraphQLDriver(ToolDriver):
         link = self._require_link(tool)
         if self.ws_url is None:  # pragma: no cover - a url always gives a ws_url
             raise ExecutionError(f"{tool}: no ws_url for subscriptions is configured.", tool=tool)
-        headers = {**self._static_headers, **(await link.aauth_headers())}
+        auth = await link.aauth_headers()
+        headers = {**self._static_headers, **auth}
         events = subscribe(
-            self.ws_url, FixedRequest(text, op_name, variables), headers=headers,
+            self.ws_url, FixedRequest(text, op_name, variables), headers=headers, secrets=link.secrets(auth),
             max_events=self.subscription_max_events, window=self.subscription_window,
             deadline=invocation.deadline, max_bytes=link.max_response_bytes, tool=tool,
         )

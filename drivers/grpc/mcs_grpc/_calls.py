@@ -241,7 +241,7 @@ class Caller:
                 received: int | None = None, connection: Any = None) -> ToolCallError:
         mapped = rpc_error(
             error, tool=invocation.tool.name, method=method.name, idempotent=method.idempotent,
-            extra=None if received is None else {"received_messages": received},
+            extra=None if received is None else {"received_messages": received}, secrets=self.metadata.secrets(),
         )
         if mapped.details.get("grpc_code") == "UNAVAILABLE" and connection is not None:
             connection.reset()

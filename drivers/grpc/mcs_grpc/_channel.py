@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ MetadataSource = Mapping[str, str | bytes] | Callable[[], Mapping[str, str | byt
 
 _KEY = re.compile(r"^[0-9a-z_.-]+$")
 _MAX_ATTEMPTS = 5  # gRPC caps retry attempts at 5 whatever the config says
+_RECENT_VALUES = 16  # metadata values kept to scrub from errors: enough for a few refreshed tokens
 
 
 def _pem(value: str | bytes | os.PathLike[str] | None, what: str) -> bytes | None:
@@ -207,6 +209,8 @@ class MetadataProvider:
     def __init__(self, source: MetadataSource | None) -> None:
         self._callable: Callable[[], Mapping[str, str | bytes]] | None = None
         self._static: Metadata | None = ()
+        self._recent: dict[str, None] = {}  # text values sent, oldest first (a few refreshed tokens)
+        self._lock = threading.Lock()
         if source is None:
             return
         if callable(source):
@@ -214,12 +218,30 @@ class MetadataProvider:
             self._static = None
         elif isinstance(source, Mapping):
             self._static = check_metadata(source, "metadata")
+            self._remember(self._static)
         else:
             raise ConfigurationError("metadata must be a mapping of key to value, or a callable returning one")
 
     @property
     def is_static(self) -> bool:
         return self._static is not None
+
+    def secrets(self) -> tuple[str, ...]:
+        """The text values sent lately (static, or the callable's last answers), in every form
+        a server may echo them (:func:`mcs.redaction.credential_forms`): scrubbed from errors."""
+        from mcs.redaction import credential_forms
+
+        with self._lock:
+            values = list(self._recent)
+        return credential_forms(values)
+
+    def _remember(self, pairs: Metadata) -> None:
+        with self._lock:
+            for _, value in pairs:
+                if isinstance(value, str) and value not in self._recent:
+                    self._recent[value] = None
+                    if len(self._recent) > _RECENT_VALUES:
+                        del self._recent[next(iter(self._recent))]
 
     def current(self) -> Metadata | None:
         """The pairs for one call (``None`` when there are none)."""
@@ -230,7 +252,9 @@ class MetadataProvider:
             produced = self._callable()
             if not isinstance(produced, Mapping):
                 raise ConfigurationError("it must return a mapping of key to value")
-            return check_metadata(produced, "metadata callable") or None
+            pairs = check_metadata(produced, "metadata callable")
+            self._remember(pairs)
+            return pairs or None
         except Exception as exc:
             reason = str(exc) if isinstance(exc, ConfigurationError) else type(exc).__name__
             raise ExecutionError(

@@ -10,11 +10,13 @@ idempotent method, and never for a message over the size limit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import grpc
 
 from mcs.errors import ExecutionError, ToolCallError, ToolTimeoutError
+from mcs.redaction import scrub
 
 _EXCERPT = 300
 TRANSIENT = frozenset({
@@ -52,9 +54,11 @@ def is_size_limit(code: grpc.StatusCode, details: str) -> bool:
 
 def status_error(
     code: grpc.StatusCode, details: str, *, tool: str, method: str, idempotent: bool,
-    extra: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None, secrets: Sequence[str] = (),
 ) -> ToolCallError:
-    """The error the model reads for a call that ended with ``code``."""
+    """The error the model reads for a call that ended with ``code``; ``secrets`` (the
+    metadata values sent, :func:`mcs.redaction.credential_forms`) are scrubbed from the
+    server's details, which may echo them."""
     size_limit = is_size_limit(code, details)
     retryable = code in TRANSIENT and idempotent and not size_limit
     hint = _HINTS.get(code, "The call did not succeed.")
@@ -62,7 +66,7 @@ def status_error(
         hint = "A message was larger than the configured limit; ask for less (a narrower request, a smaller page)."
     elif code in TRANSIENT:
         hint += " Trying again later may help." if retryable else " The method is not idempotent: do not repeat it blindly."
-    excerpt = _excerpt(details or "")
+    excerpt = _excerpt(scrub(details, secrets) if details and secrets else details or "")
     message = f"{method} failed with gRPC status {code.name}. {hint}"
     if excerpt:
         message += f" Server said: {excerpt}"
@@ -76,9 +80,9 @@ def status_error(
 
 
 def rpc_error(error: grpc.RpcError, *, tool: str, method: str, idempotent: bool,
-              extra: dict[str, Any] | None = None) -> ToolCallError:
+              extra: dict[str, Any] | None = None, secrets: Sequence[str] = ()) -> ToolCallError:
     """:func:`status_error` for a raised ``grpc.RpcError`` (sync or ``grpc.aio``)."""
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
     details = error.details() if hasattr(error, "details") else str(error)
     return status_error(code or grpc.StatusCode.UNKNOWN, details or "", tool=tool, method=method,
-                        idempotent=idempotent, extra=extra)
+                        idempotent=idempotent, extra=extra, secrets=secrets)

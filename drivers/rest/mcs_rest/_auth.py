@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import inspect
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,7 +41,11 @@ from mcs.errors import ConfigurationError, ExecutionError
 if TYPE_CHECKING:
     import httpx
 
+    from mcs.http import Body
+
 _REFRESH_MARGIN = 30.0
+#: The most of a token endpoint's answer that is read (decoded); a larger one is refused.
+TOKEN_MAX_BYTES = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,21 +70,29 @@ class OAuthClientCredentials:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _form(self) -> tuple[dict[str, str], dict[str, str]]:
+        from mcs.http import ACCEPT_ENCODING  # httpx loads on the first call
+
         data = {"grant_type": "client_credentials"}
         if self.scopes:
             data["scope"] = " ".join(self.scopes)
         raw = f"{self.client_id}:{self.client_secret}".encode()
-        headers = {"Authorization": "Basic " + base64.b64encode(raw).decode("ascii"), "Accept": "application/json"}
+        headers = {"Authorization": "Basic " + base64.b64encode(raw).decode("ascii"), "Accept": "application/json",
+                   "Accept-Encoding": ACCEPT_ENCODING}
         return data, headers
 
-    def _store(self, response: httpx.Response) -> str:
-        if response.status_code != 200:
+    def _store(self, status: int, body: Body) -> str:
+        if status != 200:
             raise ExecutionError(
-                f"The OAuth token endpoint refused the client credentials (HTTP {response.status_code}); "
+                f"The OAuth token endpoint refused the client credentials (HTTP {status}); "
                 "the driver's OAuth configuration must be fixed, retrying will not help."
             )
+        if body.truncated:
+            raise ExecutionError(
+                f"The OAuth token endpoint answered with more than {TOKEN_MAX_BYTES} bytes; refused "
+                "(a token response is small). The driver's OAuth configuration must be fixed."
+            )
         try:
-            payload = response.json()
+            payload = json.loads(body.data)
             token = str(payload["access_token"])
         except (ValueError, KeyError, TypeError):
             raise ExecutionError("The OAuth token endpoint answered without an access_token.") from None
@@ -103,17 +116,27 @@ class OAuthClientCredentials:
             cached = self._fresh()
             if cached is not None:
                 return cached
+            from mcs.http import read_body
+
             data, headers = self._form()
-            response = client.post(self.token_url, data=data, headers=headers, timeout=timeout)
-            return self._store(response)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            request = client.build_request("POST", self.token_url, data=data, headers=headers, timeout=timeout)
+            response = client.send(request, stream=True)
+            body = read_body(response, max_bytes=TOKEN_MAX_BYTES, deadline=deadline)
+            return self._store(response.status_code, body)
 
     async def atoken(self, client: httpx.AsyncClient, timeout: float | None) -> str:
         cached = self._fresh()
         if cached is not None:
             return cached
+        from mcs.http import aread_body
+
         data, headers = self._form()
-        response = await client.post(self.token_url, data=data, headers=headers, timeout=timeout)
-        return self._store(response)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        request = client.build_request("POST", self.token_url, data=data, headers=headers, timeout=timeout)
+        response = await client.send(request, stream=True)
+        body = await aread_body(response, max_bytes=TOKEN_MAX_BYTES, deadline=deadline)
+        return self._store(response.status_code, body)
 
 
 @dataclass

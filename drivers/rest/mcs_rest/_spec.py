@@ -65,15 +65,41 @@ def parse_document(data: bytes, where: str) -> Any:
         raise SpecError(f"{where}: not valid JSON or YAML{place}: {problem}") from None
 
 
-def _read_url(url: str, timeout: float = 30.0) -> bytes:
+#: The most of a spec read over HTTP (decoded); a larger one is refused. The largest public
+#: API descriptions are a few tens of MiB.
+MAX_SPEC_BYTES = 64 * 1024 * 1024
+
+
+def _read_url(url: str, timeout: float = 30.0, max_bytes: int = MAX_SPEC_BYTES) -> bytes:
+    """The document at ``url``, read through the core's bounded HTTP path: ``timeout``
+    covers the whole exchange, redirects included, and at most ``max_bytes`` of decoded
+    content is read (a compression bomb is inflated no further)."""
+    import time
+
     import httpx
 
+    from mcs import http as mcs_http
+    from mcs.errors import ExecutionError, ToolTimeoutError
+
+    deadline = time.monotonic() + timeout
     try:
-        response = httpx.get(url, timeout=timeout, follow_redirects=True)
-        response.raise_for_status()
+        with mcs_http.bounded(deadline), httpx.Client(transport=mcs_http.transport(), follow_redirects=True) as client:
+            request = client.build_request("GET", url, timeout=timeout,
+                                           headers={"Accept-Encoding": mcs_http.ACCEPT_ENCODING})
+            response = client.send(request, stream=True)
+            if response.is_error:
+                response.close()
+                raise SpecError(f"{url}: could not fetch the spec: HTTP {response.status_code}")
+            body = mcs_http.read_body(response, max_bytes=max_bytes, deadline=deadline)
+    except (ToolTimeoutError, httpx.TimeoutException):
+        raise SpecError(f"{url}: could not fetch the spec within {timeout:g} s") from None
     except httpx.HTTPError as exc:
         raise SpecError(f"{url}: could not fetch the spec: {exc}") from None
-    return response.content
+    except ExecutionError as exc:  # a content encoding the reader does not take, or a broken one
+        raise SpecError(f"{url}: could not read the spec: {exc.message}") from None
+    if body.truncated:
+        raise SpecError(f"{url}: the spec is larger than {max_bytes} bytes; refused")
+    return body.data
 
 
 def load_document(location: str) -> Any:

@@ -28,7 +28,7 @@ import functools
 import random
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,9 @@ class Response:
     value: Any
     truncated: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: The credentials the request carried, as texts a peer may echo (longest first):
+    #: scrubbed from errors. Worked out only when asked (only an error needs them).
+    secrets: Callable[[], tuple[str, ...]] = tuple
 
 
 # ---------------------------------------------------------------------- reading
@@ -158,7 +161,9 @@ def _broken_off(tool: str, exc: httpx.TransportError) -> ExecutionError:
 
 
 def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
-    """``EXECUTION_ERROR`` for a non-2xx answer, with a hint the LLM can act on."""
+    """``EXECUTION_ERROR`` for a non-2xx answer, with a hint the LLM can act on. The
+    credentials the request carried are scrubbed from the body excerpt it quotes: a peer
+    may echo them (a debug error page), and the model must never read them."""
     status = response.status
     value = response.value
     if isinstance(value, bytes):
@@ -169,6 +174,11 @@ def error_for(response: Response, method: str, path: str, tool: str) -> Executio
         excerpt = "<empty body>"
     else:
         excerpt = orjson.dumps(value).decode()
+    secrets = response.secrets()
+    if secrets:
+        from mcs.redaction import scrub
+
+        excerpt = scrub(excerpt, secrets)
     if len(excerpt) > _EXCERPT:
         excerpt = excerpt[:_EXCERPT] + "..."
     if status in (400, 409, 422):
@@ -273,10 +283,22 @@ class _Plan:
     deadline: float | None
     retryable: bool
     sensitive: frozenset[str] = frozenset()
+    sent: list[list[Applied]] = field(default_factory=list)
+
+    def secrets(self) -> tuple[str, ...]:
+        """The credentials of every attempt so far and the configured headers' values, in
+        every form a peer may echo them (:func:`mcs.redaction.credential_forms`)."""
+        from mcs.redaction import credential_forms
+
+        sent = [value for applied in self.sent for extra in applied
+                for _, value in (*extra.headers, *extra.query, *extra.cookies)]
+        return credential_forms([*sent, *(value for _, value in self.options.headers)])
 
     def request(self, applied: list[Applied]) -> httpx.Request:
         """The request to send: built directly (no client defaults, no cookie jar)."""
         built = self.built
+        if applied:
+            self.sent.append(applied)
         headers = list(built.headers)  # beyond the defaults and the configured ones
         query = built.query
         cookies = built.cookies
@@ -484,7 +506,9 @@ def _send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan
             time.sleep(delay)
             attempt += 1
             continue
-        return read_sync(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result = read_sync(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result.secrets = plan.secrets
+        return result
 
 
 async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
@@ -521,7 +545,9 @@ async def _send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTrans
             await asyncio.sleep(delay)
             attempt += 1
             continue
-        return await read_async(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result = await read_async(response, plan.options.max_response_bytes, plan.deadline, plan.tool)
+        result.secrets = plan.secrets
+        return result
 
 
 def _left(deadline: float | None) -> float | None:

@@ -63,3 +63,43 @@ def test_a_header_with_a_line_break_from_the_callable_is_refused_before_sending(
     with GraphQLDriver(server.graphql, schema=SDL, auth=lambda: bad) as driver, pytest.raises(ExecutionError, match="line break"):
         driver.call_tool("now", {})
     assert server.state.requests == []
+
+
+_ECHOED = ["Bearer echo-token-1", "echo-token-1", "api-key-2"]
+
+
+def _assert_scrubbed(text: str) -> None:
+    assert "[redacted]" in text
+    for secret in _ECHOED:
+        assert secret not in text
+
+
+def _echo_driver(server: Running, path: str) -> GraphQLDriver:
+    return GraphQLDriver(server.url + path, schema=SDL, headers={"X-Api-Key": "api-key-2"},
+                         auth=lambda: {"Authorization": "Bearer echo-token-1"})
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_credentials_echoed_in_graphql_errors_never_reach_the_model(server: Running, use_async: bool) -> None:
+    with _echo_driver(server, "/echo-denied") as driver, pytest.raises(ExecutionError) as info:
+        if use_async:
+            asyncio.run(driver.acall_tool("whoami", {}))
+        else:
+            driver.call_tool("whoami", {})
+    assert "is not valid" in info.value.message  # the server's error did come through
+    _assert_scrubbed(f"{info.value.message} {info.value.details} {info.value}")
+
+
+def test_credentials_echoed_beside_partial_data_never_reach_the_model(server: Running) -> None:
+    with _echo_driver(server, "/echo-partial") as driver:
+        result = driver.call_tool("whoami", {})
+    assert result["data"] == {"whoami": None}
+    _assert_scrubbed(str(result["errors"]))
+
+
+def test_credentials_echoed_in_a_page_that_is_not_graphql_never_reach_the_model(server: Running) -> None:
+    with _echo_driver(server, "/echo-html") as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("whoami", {})
+    assert "did not answer with a GraphQL result" in info.value.message
+    _assert_scrubbed(f"{info.value.message} {info.value.details}")
+

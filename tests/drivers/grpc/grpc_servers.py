@@ -93,7 +93,9 @@ def lab_servicer(state: State) -> Served:
 
         def Fail(self, request, context):
             state.count("Fail")
-            context.abort(grpc.StatusCode[request.code], request.details)
+            # "$METADATA" stands for what the call carried, as a server echoing its input would say
+            received = ", ".join(f"{k}={v}" for k, v in context.invocation_metadata() if isinstance(v, str))
+            context.abort(grpc.StatusCode[request.code], request.details.replace("$METADATA", received))
 
         def Slow(self, request, context):
             seen = state.count("Slow")

@@ -190,3 +190,22 @@ def test_a_plain_channel_to_a_tls_server_fails_clearly(certificates: Certificate
             pytest.raises(ExecutionError) as info:
         driver.call_tool("Lab_Echo", {})
     assert info.value.details["grpc_code"] == "UNAVAILABLE"
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("static", [True, False], ids=["static", "callable"])
+def test_metadata_echoed_in_a_status_never_reaches_the_model(lab: Running, use_async: bool, static: bool) -> None:
+    import asyncio
+
+    pairs = {"authorization": "Bearer grpc-token-7", "x-api-key": "grpc-key-8"}
+    with GrpcDriver(lab.target, metadata=pairs if static else lambda: pairs) as driver, \
+            pytest.raises(ExecutionError) as info:
+        arguments = {"code": "PERMISSION_DENIED", "details": "denied for $METADATA"}
+        if use_async:
+            asyncio.run(driver.acall_tool("Lab_Fail", arguments))
+        else:
+            driver.call_tool("Lab_Fail", arguments)
+    text = f"{info.value.message} {info.value.details} {info.value}"
+    assert "authorization=" in text  # the server did echo what the call carried
+    assert "[redacted]" in text
+    assert "grpc-token-7" not in text and "grpc-key-8" not in text

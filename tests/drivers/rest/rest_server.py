@@ -133,8 +133,10 @@ def build_app(state: State) -> Starlette:
             or auth == "Basic " + base64.b64encode(b"alice:pw").decode()
             or auth.startswith("Bearer oauth-")
         )
-        if not ok:
-            return JSONResponse({"error": "unauthorised"}, status_code=401)
+        if not ok:  # echoes what it was sent, as debug error pages do
+            received = {"authorization": auth, "x-api-key": entry.headers.get("x-api-key"),
+                        "cookie": entry.headers.get("cookie"), "query": entry.query}
+            return JSONResponse({"error": "unauthorised", "received": received}, status_code=401)
         return JSONResponse({"ok": True, "auth": auth})
 
     async def token(request: Request) -> Response:
@@ -147,6 +149,10 @@ def build_app(state: State) -> Starlette:
             return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
         state.tokens_issued += 1
         return JSONResponse({"access_token": f"oauth-{state.tokens_issued}", "token_type": "bearer", "expires_in": 3600})
+
+    async def token_bomb(request: Request) -> Response:
+        await record(request)
+        return Response(BOMB, media_type="application/json", headers={"Content-Encoding": "gzip"})
 
     async def oauth_only(request: Request) -> Response:
         entry = await record(request)
@@ -241,8 +247,13 @@ def build_app(state: State) -> Starlette:
         text = text.replace('"{scheme}://api.example.invalid/v1"', '"/v1"')
         return Response(text, media_type="application/yaml")
 
+    async def spec_bomb(request: Request) -> Response:
+        await record(request)
+        return Response(SPEC_BOMB, media_type="application/json", headers={"Content-Encoding": "gzip"})
+
     routes = [
         Route("/spec.yaml", spec, methods=["GET"]),
+        Route("/spec-bomb.json", spec_bomb, methods=["GET"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/pets", list_pets, methods=["GET"]),
         Route("/v1/pets", create_pet, methods=["POST"]),
@@ -255,6 +266,7 @@ def build_app(state: State) -> Starlette:
         Route("/v1/echo/{rest:path}", echo, methods=["GET", "POST"]),
         Route("/v1/secure", secure, methods=["GET"]),
         Route("/oauth/token", token, methods=["POST"]),
+        Route("/oauth/bomb", token_bomb, methods=["POST"]),
         Route("/v1/oauth-only", oauth_only, methods=["GET"]),
         Route("/v1/flaky", flaky, methods=["GET", "POST"]),
         Route("/v1/redirect-same", redirect_same, methods=["GET"]),
@@ -290,16 +302,19 @@ def _memo(memo_id: int) -> Response:
                         headers={"X-Rate-Limit": "10"})
 
 
-def _bomb(size: int = 256 * 1024 * 1024) -> bytes:
-    """``size`` bytes of zeros, gzip-compressed (about a thousandth of that on the wire)."""
+def _bomb(size: int = 256 * 1024 * 1024, head: bytes = b"", fill: bytes = b"\0", tail: bytes = b"") -> bytes:
+    """``size`` bytes of ``fill`` between ``head`` and ``tail``, gzip-compressed (about a
+    thousandth of that on the wire)."""
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    block = b"\0" * (1024 * 1024)
-    parts = [compressor.compress(block) for _ in range(size // len(block))]
-    parts.append(compressor.flush())
+    block = fill * (1024 * 1024)
+    parts = [compressor.compress(head), *(compressor.compress(block) for _ in range(size // len(block)))]
+    parts += [compressor.compress(tail), compressor.flush()]
     return b"".join(parts)
 
 
 BOMB = _bomb()
+#: A valid OpenAPI document of 256 MiB, mostly spaces.
+SPEC_BOMB = _bomb(head=b'{"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {}', fill=b" ", tail=b"}")
 PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 56
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import yaml
 from mcs_rest import RestDriver
@@ -67,6 +69,58 @@ def test_wrong_oauth_client_secret_is_reported_without_the_secret(api: Running):
         driver.call_tool("oauthOnly", {})
     assert "refused the client credentials" in info.value.message
     assert "wrong-secret" not in info.value.message
+
+
+def test_an_oauth_token_endpoint_sending_a_compression_bomb_is_refused_within_a_bounded_read(api: Running):
+    import resource
+
+    auth = {"oauth": {"client_id": "app", "client_secret": "appsecret", "token_url": api.url + "/oauth/bomb"}}
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth=auth) as driver, pytest.raises(ExecutionError) as info:
+        driver.call_tool("oauthOnly", {})
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert "more than 65536 bytes" in info.value.message
+    assert (after - before) < 100_000  # KiB: far below the 256 MiB the bomb inflates to
+    assert [r.path for r in api.state.requests] == ["/oauth/bomb"]
+
+
+async def test_an_oauth_token_endpoint_bomb_is_refused_on_the_async_path(api: Running):
+    auth = {"oauth": {"client_id": "app", "client_secret": "appsecret", "token_url": api.url + "/oauth/bomb"}}
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1", auth=auth)
+    try:
+        with pytest.raises(ExecutionError) as info:
+            await driver.acall_tool("oauthOnly", {})
+        assert "more than 65536 bytes" in info.value.message
+    finally:
+        await driver.aclose()
+
+
+@pytest.mark.parametrize(
+    ("auth", "headers", "secrets"),
+    [
+        ({"bearer": "wrong-bearer-token"}, None, ["wrong-bearer-token"]),
+        ({"headerKey": "wrong-header-key"}, None, ["wrong-header-key"]),
+        ({"queryKey": "wrong query+key"}, None, ["wrong query+key", "wrong%20query%2Bkey", "wrong+query%2Bkey"]),
+        ({"cookieKey": "wrong-cookie"}, None, ["wrong-cookie"]),
+        ({"basic": ("alice", "wrong-password")}, None, ["wrong-password", "YWxpY2U6d3JvbmctcGFzc3dvcmQ="]),
+        ({}, {"Authorization": "Token configured-token"}, ["configured-token"]),
+    ],
+)
+async def test_credentials_echoed_in_an_error_body_never_reach_the_model(api: Running, auth, headers, secrets):
+    driver = RestDriver(PETSTORE, base_url=api.url + "/v1", auth=auth, headers=headers)
+    try:
+        with pytest.raises(ExecutionError) as info:
+            await asyncio.to_thread(driver.call_tool, "secure", {})
+        with pytest.raises(ExecutionError) as async_info:
+            await driver.acall_tool("secure", {})
+    finally:
+        await driver.aclose()
+    assert "received" in info.value.message  # the server did echo what it was sent
+    for error in (info.value, async_info.value):
+        text = f"{error.message} {error.details} {error}"
+        assert "[redacted]" in text
+        for secret in secrets:
+            assert secret not in text
 
 
 def test_credentials_for_an_undeclared_scheme_are_a_configuration_error():

@@ -189,6 +189,21 @@ def test_a_spec_from_a_url_with_a_relative_server_calls_that_origin(api):
         driver.close()
 
 
+def test_a_spec_from_a_url_that_inflates_past_the_cap_is_refused_without_filling_memory(api):
+    import resource
+
+    from mcs_rest import SpecError
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(SpecError) as info:
+        RestDriver(api.url + "/spec-bomb.json", base_url=api.url + "/v1")
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert "larger than 67108864 bytes" in str(info.value)
+    # KiB: the read stops at the 64 MiB cap (the reader holds a few copies of it), far below
+    # what reading the 256 MiB inflated document whole takes
+    assert (after - before) < 400_000
+
+
 def test_openapi_3_1_type_lists_const_and_ref_siblings(api):
     spec = {
         "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
