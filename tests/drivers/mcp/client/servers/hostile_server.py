@@ -1,0 +1,44 @@
+"""A low-level MCP server that lists whatever tools it is told to, for the bridge's red-team
+tests: schemas with external ``$ref``s.
+
+``MCS_TEST_TOOLS`` holds the tools' JSON (``[{"name", "description", "inputSchema"}]``);
+every call is appended as one JSON line (``{"tool", "arguments"}``) to the file named by
+``MCS_TEST_CALLS``, and answered with the text ``"<name> ran"``. Run as
+``python hostile_server.py`` (stdio).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import anyio
+import mcp.types as mt
+from mcp.server.lowlevel import Server
+
+
+def _tools() -> list[mt.Tool]:
+    return [mt.Tool.model_validate(tool) for tool in json.loads(os.environ["MCS_TEST_TOOLS"])]
+
+
+async def on_list_tools(ctx: Any, params: Any) -> mt.ListToolsResult:
+    return mt.ListToolsResult(tools=_tools())
+
+
+async def on_call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+    with open(os.environ["MCS_TEST_CALLS"], "a", encoding="utf-8") as calls:
+        calls.write(json.dumps({"tool": params.name, "arguments": params.arguments or {}}) + "\n")
+    return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"{params.name} ran")])
+
+
+async def _serve() -> None:
+    from mcp.server.stdio import stdio_server
+
+    server: Server[Any] = Server("hostile", version="1.0.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(_serve)
