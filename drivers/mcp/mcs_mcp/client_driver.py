@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import IO, Any, ClassVar
 
-from mcs import prompts
+from mcs import discovery, prompts
 from mcs.context import AgentContext, Session
 from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
@@ -66,6 +66,9 @@ logger = logging.getLogger("mcs_mcp.client")
 
 _DRIVER_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "mcs:driver:mcp-client"))
 _READ_RESOURCE = "read_resource"
+#: The discovery meta-tools' names (MCS spec section 7): a server's tool exposed under one
+#: would take the driver's own place, and receive what the model meant for other tools.
+_META_TOOL_NAMES = frozenset({discovery.SEARCH_TOOL, discovery.DESCRIBE_TOOL, discovery.CALL_TOOL})
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +409,10 @@ class MCPDriver(ToolDriver):
     def _exposed(self, server: str, original: str) -> str:
         return sanitize_tool_name(f"{server}_{original}" if self.namespace else original)
 
+    @staticmethod
+    def _exposed_namespaced(server: str, original: str) -> str:
+        return sanitize_tool_name(f"{server}_{original}")
+
     def _server_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
         # Every tool is reviewed (pinned), selected or not: switching interfaces later
         # must not make the rest look new.
@@ -423,6 +430,14 @@ class MCPDriver(ToolDriver):
                   "is offered, since which one a call reaches would depend on the order of the listing"
             for exposed, names in originals.items() if len(names) > 1 for name in names
         }
+        for exposed, names in originals.items():
+            if exposed in _META_TOOL_NAMES:
+                for name in names:
+                    clashes[name] = (
+                        f"it would be exposed as {exposed!r}, the name of the driver's own discovery tool (the "
+                        f"model's searches and calls of other servers' tools go there); namespace=True offers it "
+                        f"as {self._exposed_namespaced(server, name)!r}"
+                    )
         allowed, held = self.pins.review(
             server,
             [(t["name"], t.get("description"), t.get("inputSchema"), _pinned_extra(t)) for t in candidates],
