@@ -298,12 +298,13 @@ class MCPDriver(ToolDriver):
         self._routes = {}
         tools: list[Tool] = []
         owners: dict[str, str] = {}  # exposed name -> server that owns it
+        methods: dict[str, str] = {}  # an interface's method name -> "server:tool" that answers to it
         for server, connection in self.connections.items():
             listing = self._listings.get(server)
             if listing is None:
                 listing = self._fetch(connection)
                 self._listings[server] = listing
-            tools.extend(self._server_tools(server, listing, owners))
+            tools.extend(self._server_tools(server, listing, owners, methods))
         return tools
 
     def _fetch(self, connection: Endpoint) -> _Listing:
@@ -413,7 +414,8 @@ class MCPDriver(ToolDriver):
     def _exposed_namespaced(server: str, original: str) -> str:
         return sanitize_tool_name(f"{server}_{original}")
 
-    def _server_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
+    def _server_tools(self, server: str, listing: _Listing, owners: dict[str, str],
+                      methods: dict[str, str] | None = None) -> list[Tool]:
         # Every tool is reviewed (pinned), selected or not: switching interfaces later
         # must not make the rest look new.
         candidates = [t for t in listing.tools if t["name"] != wire.METHOD]
@@ -430,7 +432,16 @@ class MCPDriver(ToolDriver):
                   "is offered, since which one a call reaches would depend on the order of the listing"
             for exposed, names in originals.items() if len(names) > 1 for name in names
         }
+        methods = {} if methods is None else methods
         for exposed, names in originals.items():
+            claim = methods.get(exposed)
+            if claim is not None and not claim.startswith(f"{server}:"):
+                owner, tool = claim.split(":", 1)
+                for name in names:
+                    clashes[name] = (
+                        f"server {owner!r} offers {tool!r} for the interface method {exposed!r}, which a model "
+                        f"calls by that name; namespace=True offers this one as {self._exposed_namespaced(server, name)!r}"
+                    )
             if exposed in _META_TOOL_NAMES:
                 for name in names:
                     clashes[name] = (
@@ -454,6 +465,8 @@ class MCPDriver(ToolDriver):
             if exposed in owners:
                 continue
             owners[exposed] = f"{server}:{item['name']}"
+            if item.get("_interface") and isinstance(item.get("_method"), str) and not self.namespace:
+                methods.setdefault(item["_method"], f"{server}:{exposed}")
             self._routes[exposed] = _Route(server, "tool", item["name"], wraps_result(item.get("outputSchema")))
             out.append(_tool(exposed, server, item))
         out.extend(self._prompt_tools(server, listing, owners))
