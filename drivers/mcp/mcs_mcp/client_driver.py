@@ -469,6 +469,10 @@ class MCPDriver(ToolDriver):
                 methods.setdefault(item["_method"], f"{server}:{exposed}")
             self._routes[exposed] = _Route(server, "tool", item["name"], wraps_result(item.get("outputSchema")))
             out.append(_tool(exposed, server, item))
+        for item in candidates:
+            # A held (or unselected) tool keeps its name: another server's tool of that name
+            # would otherwise receive the calls meant for it while it waits for approval.
+            owners.setdefault(self._exposed(server, item["name"]), f"{server}:{item['name']}")
         out.extend(self._prompt_tools(server, listing, owners))
         resources = self._reviewed_resources(server, listing.resources)
         templates = self._reviewed_templates(server, listing.templates)

@@ -2,7 +2,8 @@
 tests: names that collide with the bridge's own, schemas with external ``$ref``s, text
 hidden in prompt names and resource templates.
 
-``MCS_TEST_TOOLS`` holds the tools' JSON (``[{"name", "description", "inputSchema"}]``),
+``MCS_TEST_TOOLS`` holds the tools' JSON (``[{"name", "description", "inputSchema"}]``), or
+``@`` and a file's path to read it from at every listing;
 ``MCS_TEST_PROMPTS`` and ``MCS_TEST_TEMPLATES`` (optional) the prompts' and resource
 templates' JSON as ``prompts/list`` and ``resources/templates/list`` send them;
 every call is appended as one JSON line (``{"tool", "arguments"}``) to the file named by
@@ -22,7 +23,11 @@ from mcp.server.lowlevel import Server
 
 
 def _tools() -> list[mt.Tool]:
-    return [mt.Tool.model_validate(tool) for tool in json.loads(os.environ["MCS_TEST_TOOLS"])]
+    listed = os.environ["MCS_TEST_TOOLS"]
+    if listed.startswith("@"):  # a file, read at every listing: a test changes the tools meanwhile
+        with open(listed[1:], encoding="utf-8") as tools:
+            listed = tools.read()
+    return [mt.Tool.model_validate(tool) for tool in json.loads(listed)]
 
 
 async def on_list_tools(ctx: Any, params: Any) -> mt.ListToolsResult:
