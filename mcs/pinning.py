@@ -16,7 +16,8 @@ descriptions included) and, when present, title, output schema and annotations
   sanitised (``a.b`` and ``a_b``); a call by that name could reach either, so none of
   them is offered, whatever was approved before (``shadowing``);
 * any text of it hides instructions: ``<IMPORTANT>``-style tags or invisible Unicode, in
-  the description, a parameter description, a title or an enum (``suspicious``).
+  its name (a prompt's, a resource template's URI template), the description, a parameter
+  description, a title or an enum (``suspicious``).
 
 The ``mcp`` driver (``mcs_mcp.client.pinning`` re-exports this module) and the
 ``rfc0001`` client driver pin their servers' tools. The MCP driver pins and screens
@@ -154,6 +155,14 @@ def suspicious_definition(
     return None
 
 
+def _suspicious_name(name: str) -> str | None:
+    """Why a definition's name (a prompt's name, a resource template's URI template) hides
+    an instruction, or ``None``: a model reads it too, in the description of the tool that
+    offers it."""
+    why = suspicious_text(name)
+    return None if why is None else f"its name {why}"
+
+
 @dataclass(frozen=True, slots=True)
 class HeldTool:
     """A tool kept from the LLM until :meth:`PinStore.accept`; ``detail`` says why."""
@@ -233,7 +242,7 @@ class PinStore:
                     hold = ("shadowing", ambiguous[name])
                 elif pinned == current:
                     hold = None
-                elif (why := suspicious_definition(description, schema, extra)) is not None:
+                elif (why := _suspicious_name(name) or suspicious_definition(description, schema, extra)) is not None:
                     hold = ("suspicious", why)
                 elif name in owners and owners[name] != server:
                     hold = ("shadowing", f"server {owners[name]!r} already offers a tool named {name!r}")

@@ -40,6 +40,17 @@ def _strict_top_level(schema: Mapping[str, Any]) -> dict[str, Any]:
     return strict
 
 
+def _compiled(schema: Any) -> Any:
+    """A ``jsonschema_rs`` validator of ``schema`` that reads nothing outside it.
+
+    A ``$ref`` resolves within the schema (and the bundled meta-schemas); one to a URL or
+    a file is refused when compiling, not fetched: a schema often comes from a peer (an
+    MCP server's tool), and its reference must not make this process read a local file
+    (whose text would reach the model in an error) or reach an address of its choosing.
+    """
+    return jsonschema_rs.validator_for(schema, offline=True)
+
+
 def _without_patterns(node: Any) -> Any:
     """Drop ``pattern`` keywords a regex engine refused (some real specs carry PCRE-only syntax)."""
     if isinstance(node, dict):
@@ -242,10 +253,10 @@ class ArgumentValidator:
         self.secret_mask: SecretMask | None = secret_mask(self._schema)
         self._hints: dict[str, str] = {}  # a required argument's " (type)" hint, worked out once
         try:
-            self._validator = jsonschema_rs.validator_for(self._schema)
+            self._validator = _compiled(self._schema)
         except Exception:
             try:
-                self._validator = jsonschema_rs.validator_for(_without_patterns(self._schema))
+                self._validator = _compiled(_without_patterns(self._schema))
             except Exception as exc:
                 raise ConfigurationError(
                     f"the input schema of tool {tool!r} is not a valid JSON Schema: {exc}"
@@ -473,7 +484,7 @@ def _bounds_plan(schema: Mapping[str, Any]) -> tuple[Bounds | None, Any]:
     if not bounds:
         return None, None
     try:
-        unbounded = jsonschema_rs.validator_for({**schema, "properties": stripped})
+        unbounded = _compiled({**schema, "properties": stripped})
     except Exception:  # the full schema compiled only without its patterns: keep the full validator
         return None, None
     return tuple(bounds), unbounded
@@ -542,10 +553,10 @@ class ResultValidator:
         self._source = source
         self._structured = bool(_types_of(schema, schema) & {"object", "array"})
         try:
-            self._validator = jsonschema_rs.validator_for(dict(schema))
+            self._validator = _compiled(dict(schema))
         except Exception:
             try:
-                self._validator = jsonschema_rs.validator_for(_without_patterns(dict(schema)))
+                self._validator = _compiled(_without_patterns(dict(schema)))
             except Exception as exc:
                 raise ConfigurationError(
                     f"the output schema of tool {tool!r} is not a valid JSON Schema: {exc}"

@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import IO, Any, ClassVar
 
-from mcs import prompts
+from mcs import discovery, prompts
 from mcs.context import AgentContext, Session
 from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
@@ -66,6 +66,9 @@ logger = logging.getLogger("mcs_mcp.client")
 
 _DRIVER_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "mcs:driver:mcp-client"))
 _READ_RESOURCE = "read_resource"
+#: The discovery meta-tools' names (MCS spec section 7): a server's tool exposed under one
+#: would take the driver's own place, and receive what the model meant for other tools.
+_META_TOOL_NAMES = frozenset({discovery.SEARCH_TOOL, discovery.DESCRIBE_TOOL, discovery.CALL_TOOL})
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,12 +298,13 @@ class MCPDriver(ToolDriver):
         self._routes = {}
         tools: list[Tool] = []
         owners: dict[str, str] = {}  # exposed name -> server that owns it
+        methods: dict[str, str] = {}  # an interface's method name -> "server:tool" that answers to it
         for server, connection in self.connections.items():
             listing = self._listings.get(server)
             if listing is None:
                 listing = self._fetch(connection)
                 self._listings[server] = listing
-            tools.extend(self._server_tools(server, listing, owners))
+            tools.extend(self._server_tools(server, listing, owners, methods))
         return tools
 
     def _fetch(self, connection: Endpoint) -> _Listing:
@@ -406,7 +410,12 @@ class MCPDriver(ToolDriver):
     def _exposed(self, server: str, original: str) -> str:
         return sanitize_tool_name(f"{server}_{original}" if self.namespace else original)
 
-    def _server_tools(self, server: str, listing: _Listing, owners: dict[str, str]) -> list[Tool]:
+    @staticmethod
+    def _exposed_namespaced(server: str, original: str) -> str:
+        return sanitize_tool_name(f"{server}_{original}")
+
+    def _server_tools(self, server: str, listing: _Listing, owners: dict[str, str],
+                      methods: dict[str, str] | None = None) -> list[Tool]:
         # Every tool is reviewed (pinned), selected or not: switching interfaces later
         # must not make the rest look new.
         candidates = [t for t in listing.tools if t["name"] != wire.METHOD]
@@ -423,6 +432,23 @@ class MCPDriver(ToolDriver):
                   "is offered, since which one a call reaches would depend on the order of the listing"
             for exposed, names in originals.items() if len(names) > 1 for name in names
         }
+        methods = {} if methods is None else methods
+        for exposed, names in originals.items():
+            claim = methods.get(exposed)
+            if claim is not None and not claim.startswith(f"{server}:"):
+                owner, tool = claim.split(":", 1)
+                for name in names:
+                    clashes[name] = (
+                        f"server {owner!r} offers {tool!r} for the interface method {exposed!r}, which a model "
+                        f"calls by that name; namespace=True offers this one as {self._exposed_namespaced(server, name)!r}"
+                    )
+            if exposed in _META_TOOL_NAMES:
+                for name in names:
+                    clashes[name] = (
+                        f"it would be exposed as {exposed!r}, the name of the driver's own discovery tool (the "
+                        f"model's searches and calls of other servers' tools go there); namespace=True offers it "
+                        f"as {self._exposed_namespaced(server, name)!r}"
+                    )
         allowed, held = self.pins.review(
             server,
             [(t["name"], t.get("description"), t.get("inputSchema"), _pinned_extra(t)) for t in candidates],
@@ -439,8 +465,14 @@ class MCPDriver(ToolDriver):
             if exposed in owners:
                 continue
             owners[exposed] = f"{server}:{item['name']}"
+            if item.get("_interface") and isinstance(item.get("_method"), str) and not self.namespace:
+                methods.setdefault(item["_method"], f"{server}:{exposed}")
             self._routes[exposed] = _Route(server, "tool", item["name"], wraps_result(item.get("outputSchema")))
             out.append(_tool(exposed, server, item))
+        for item in candidates:
+            # A held (or unselected) tool keeps its name: another server's tool of that name
+            # would otherwise receive the calls meant for it while it waits for approval.
+            owners.setdefault(self._exposed(server, item["name"]), f"{server}:{item['name']}")
         out.extend(self._prompt_tools(server, listing, owners))
         resources = self._reviewed_resources(server, listing.resources)
         templates = self._reviewed_templates(server, listing.templates)

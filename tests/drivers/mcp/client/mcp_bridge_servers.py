@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.servers import free_port, start_server, stop, wait_for_port
 
-__all__ = ["IFACE", "PLAYER", "free_port", "player_stdio_options", "start_http", "stop", "wait_for_port"]
+__all__ = ["IFACE", "PLAYER", "SERVERS", "free_port", "player_stdio_options", "start_http", "stop", "wait_for_port"]
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 PLAYER = SERVERS / "player_server.py"
