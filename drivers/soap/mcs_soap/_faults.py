@@ -24,7 +24,9 @@ from mcs.errors import ExecutionError, InvalidInputError, ToolCallError
 
 SOAP12_ENV = "http://www.w3.org/2003/05/soap-envelope"
 _DETAIL_CHARS = 2000
-_ROLE: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcs_soap_fault_role", default=None)
+# A holder, not the value: an async call runs in a task with a copy of the caller's context,
+# where a value set would not be seen by the caller; the holder is shared by both.
+_ROLE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("mcs_soap_fault_role", default=None)
 
 
 class FaultRolePlugin(Plugin):
@@ -32,8 +34,9 @@ class FaultRolePlugin(Plugin):
 
     def ingress(self, envelope: Any, http_headers: Any, operation: Any) -> tuple[Any, Any]:
         role = envelope.findtext(f"{{{SOAP12_ENV}}}Body/{{{SOAP12_ENV}}}Fault/{{{SOAP12_ENV}}}Role")
-        if role is not None:
-            _ROLE.set(role.strip())
+        holder = _ROLE.get()
+        if role is not None and holder is not None:
+            holder[:] = [role.strip()]
         return envelope, http_headers
 
 
@@ -51,12 +54,18 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+def _role() -> str | None:
+    """The ``Role`` of the SOAP 1.2 fault read during the current call, if any."""
+    holder = _ROLE.get()
+    return holder[-1] if holder else None
+
+
 def fault_error(exc: Any, tool: str) -> ExecutionError:
     """``EXECUTION_ERROR`` for a SOAP fault."""
     fault: dict[str, Any] = {
         "code": _text(exc.code),
         "string": _text(exc.message),
-        "actor": _text(exc.actor) or _ROLE.get(),
+        "actor": _text(exc.actor) or _role(),
         "detail": _text(exc.detail),
     }
     if getattr(exc, "subcodes", None):
@@ -75,7 +84,7 @@ def fault_error(exc: Any, tool: str) -> ExecutionError:
 @contextlib.contextmanager
 def translate_errors(tool: str) -> Iterator[None]:
     """Map zeep's and lxml's exceptions raised inside the block (see the module docstring)."""
-    _ROLE.set(None)
+    _ROLE.set([])
     try:
         yield
     except ToolCallError:

@@ -104,6 +104,19 @@ def test_a_soap_fault_is_an_execution_error_with_code_string_actor_and_detail(dr
     assert "Division by zero" in info.value.message and "Traceback" not in info.value.message
 
 
+@pytest.mark.parametrize("tool", ["Calculator_CalculatorSoap_Divide", "Calculator_CalculatorSoap12_Divide"])
+def test_the_async_path_reports_a_fault_with_its_actor_or_role(world, tool):
+    async def run():
+        async with SoapDriver(world.wsdl) as driver:
+            with pytest.raises(ExecutionError) as info:
+                await driver.acall_tool(tool, {"dividend": 1, "divisor": 0})
+        return info.value
+
+    error = asyncio.run(run())
+    assert error.details["fault"]["actor"] == "urn:mcs:world:calculator"
+    assert "actor urn:mcs:world:calculator" in error.message
+
+
 def test_the_async_path_gives_the_same_results(world):
     async def run():
         async with SoapDriver(world.wsdl) as driver:
