@@ -12,11 +12,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class CallState:
-    """The call being sent: its tool (for messages), deadline and whether it may be retried."""
+    """The call being sent: its tool (for messages), deadline and whether it may be retried,
+    and the credentials it carries (configured header values, the WS-Security password, the
+    text of configured SOAP headers), to scrub from any error a service's answer becomes."""
 
     tool: str
     deadline: float | None
     retryable: bool
+    credentials: tuple[str, ...] = ()
 
 
 #: Set by the driver around each zeep call; the transports read it (sync and async).

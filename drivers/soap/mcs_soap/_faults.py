@@ -7,13 +7,18 @@
   ``INVALID_INPUT`` naming the field.
 * A response that declares a DTD or entities, or that is not XML -> ``EXECUTION_ERROR``
   saying it was refused; nothing in it is used.
+
+A service may quote back what it was sent (in a fault, an element's name, an error page):
+every error leaving :func:`translate_errors` has the configured credentials replaced by
+``[redacted]`` in its message and details, in the forms :func:`echo_forms` lists, and
+text from the service is scrubbed before it is cut, so no part of one is left at a cut.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from lxml import etree
@@ -21,6 +26,7 @@ from zeep import exceptions as zeep_errors
 from zeep.plugins import Plugin
 
 from mcs.errors import ExecutionError, InvalidInputError, ToolCallError
+from mcs.redaction import MIN_SCRUBBED_LENGTH, credential_forms, scrub, scrub_value
 
 SOAP12_ENV = "http://www.w3.org/2003/05/soap-envelope"
 _DETAIL_CHARS = 2000
@@ -40,18 +46,38 @@ class FaultRolePlugin(Plugin):
         return envelope, http_headers
 
 
-def _text(value: Any) -> str | None:
+def echo_forms(credentials: Sequence[str]) -> tuple[str, ...]:
+    """``credentials`` (values the driver sends) in every form a service may quote them back,
+    longest first: those of :func:`mcs.redaction.credential_forms`, and each of them
+    XML-escaped (as lxml writes a text or an attribute value, as an error page escapes it)
+    and with its whitespace runs collapsed (as messages print text)."""
+    from xml.sax.saxutils import escape
+
+    forms = set(credential_forms(credentials))
+    forms |= {escape(form) for form in forms} | {escape(form, {'"': "&quot;"}) for form in forms}
+    forms |= {" ".join(form.split()) for form in forms}
+    return tuple(sorted((f for f in forms if len(f) >= MIN_SCRUBBED_LENGTH), key=len, reverse=True))
+
+
+def excerpt(text: str, forms: Sequence[str], limit: int) -> str:
+    """``text`` as one line of at most ``limit`` characters (``...`` after a cut), with
+    ``forms`` (:func:`echo_forms`) replaced by ``[redacted]`` before it is cut."""
+    text = " ".join(scrub(text, forms).split())
+    if forms:
+        text = scrub(text, forms)
+    return text[:limit] + "..." if len(text) > limit else text
+
+
+def _text(value: Any, forms: Sequence[str]) -> str | None:
     if value is None:
         return None
     if isinstance(value, etree._Element):
         parts = [etree.tostring(child, encoding="unicode", with_tail=False) for child in value
                  if isinstance(child.tag, str)]
-        text = " ".join(" ".join(parts).split()) if parts else " ".join("".join(str(t) for t in value.itertext()).split())
+        raw = " ".join(parts) if parts else "".join(str(t) for t in value.itertext())
     else:
-        text = " ".join(str(value).split())
-    if len(text) > _DETAIL_CHARS:
-        text = text[:_DETAIL_CHARS] + "..."
-    return text or None
+        raw = str(value)
+    return excerpt(raw, forms, _DETAIL_CHARS) or None
 
 
 def _role() -> str | None:
@@ -60,16 +86,17 @@ def _role() -> str | None:
     return holder[-1] if holder else None
 
 
-def fault_error(exc: Any, tool: str) -> ExecutionError:
-    """``EXECUTION_ERROR`` for a SOAP fault."""
+def fault_error(exc: Any, tool: str, forms: Sequence[str] = ()) -> ExecutionError:
+    """``EXECUTION_ERROR`` for a SOAP fault, with ``forms`` (:func:`echo_forms`) scrubbed
+    from every field the service wrote."""
     fault: dict[str, Any] = {
-        "code": _text(exc.code),
-        "string": _text(exc.message),
-        "actor": _text(exc.actor) or _role(),
-        "detail": _text(exc.detail),
+        "code": _text(exc.code, forms),
+        "string": _text(exc.message, forms),
+        "actor": _text(exc.actor, forms) or _text(_role(), forms),
+        "detail": _text(exc.detail, forms),
     }
     if getattr(exc, "subcodes", None):
-        fault["subcodes"] = [getattr(c, "text", str(c)) for c in exc.subcodes]
+        fault["subcodes"] = [scrub(str(getattr(c, "text", c)), forms) for c in exc.subcodes]
     parts = [f"code {fault['code']}" if fault["code"] else None,
              f"actor {fault['actor']}" if fault["actor"] else None]
     said = ", ".join(p for p in parts if p)
@@ -81,41 +108,60 @@ def fault_error(exc: Any, tool: str) -> ExecutionError:
     return ExecutionError(message, tool=tool, details={"fault": fault})
 
 
+def _scrubbed(error: ToolCallError, forms: Sequence[str]) -> ToolCallError:
+    """``error`` with ``forms`` replaced by ``[redacted]`` in its message and details."""
+    if forms:
+        error.message = scrub(error.message, forms)
+        error.args = (error.message,)
+        error.details = scrub_value(error.details, forms)
+    return error
+
+
 @contextlib.contextmanager
-def translate_errors(tool: str) -> Iterator[None]:
-    """Map zeep's and lxml's exceptions raised inside the block (see the module docstring)."""
+def translate_errors(tool: str, credentials: Sequence[str] = ()) -> Iterator[None]:
+    """Map zeep's and lxml's exceptions raised inside the block (see the module docstring);
+    ``credentials`` (the values the driver sends) never leave it in an error."""
     _ROLE.set([])
     try:
         yield
-    except ToolCallError:
-        raise
-    except zeep_errors.Fault as exc:
-        raise fault_error(exc, tool) from None
-    except (zeep_errors.DTDForbidden, zeep_errors.EntitiesForbidden) as exc:
+    except Exception as exc:
+        forms = echo_forms(credentials) if credentials else ()
+        error = exc if isinstance(exc, ToolCallError) else _mapped(exc, tool, forms)
+        if error is None:
+            raise
+        _scrubbed(error, forms)
+        if error is exc:
+            raise
+        raise error from None
+
+
+def _mapped(exc: Exception, tool: str, forms: Sequence[str]) -> ToolCallError | None:
+    """The error the model reads for ``exc``, or ``None`` when it is not zeep's or lxml's."""
+    if isinstance(exc, zeep_errors.Fault):
+        return fault_error(exc, tool, forms)
+    if isinstance(exc, zeep_errors.DTDForbidden | zeep_errors.EntitiesForbidden):
         kind = "a DTD" if isinstance(exc, zeep_errors.DTDForbidden) else "XML entities"
-        raise ExecutionError(
+        return ExecutionError(
             f"{tool}: the service's response declares {kind}; it was refused unread "
             "(DTDs, entities and external references are never processed).",
             tool=tool, details={"refused": type(exc).__name__},
-        ) from None
-    except zeep_errors.ExternalReferenceForbidden as exc:
-        raise ExecutionError(f"{tool}: the response refers to an external resource ({exc.url}); refused.",
-                             tool=tool, details={"refused": "ExternalReferenceForbidden"}) from None
-    except (zeep_errors.TransportError, zeep_errors.XMLSyntaxError, zeep_errors.XMLParseError,
-            zeep_errors.UnexpectedElementError, etree.XMLSyntaxError) as exc:
+        )
+    if isinstance(exc, zeep_errors.ExternalReferenceForbidden):
+        return ExecutionError(f"{tool}: the response refers to an external resource ({exc.url}); refused.",
+                              tool=tool, details={"refused": "ExternalReferenceForbidden"})
+    if isinstance(exc, zeep_errors.TransportError | zeep_errors.XMLSyntaxError | zeep_errors.XMLParseError
+                  | zeep_errors.UnexpectedElementError | etree.XMLSyntaxError):
         status = getattr(exc, "status_code", None)
-        reason = str(getattr(exc, "message", "") or exc).split("\n", 1)[0]
-        if len(reason) > 300:
-            reason = reason[:300] + "..."
-        raise ExecutionError(
-            f"{tool}: the service's response could not be read as a SOAP message: {reason}",
+        reason = scrub(str(getattr(exc, "message", "") or exc), forms).split("\n", 1)[0]
+        return ExecutionError(
+            f"{tool}: the service's response could not be read as a SOAP message: {excerpt(reason, forms, 300)}",
             tool=tool, details={"status": status} if status else {},
-        ) from None
-    except zeep_errors.ValidationError as exc:
+        )
+    if isinstance(exc, zeep_errors.ValidationError):
         path = ".".join(str(p) for p in getattr(exc, "path", []) or [])
         where = f" at {path}" if path else ""
-        raise InvalidInputError(f"{tool}: {exc.message}{where}. Check the arguments against the tool's schema.",
-                                tool=tool, details={"path": path} if path else {}) from None
-    except (TypeError, ValueError) as exc:
-        text = " ".join(str(exc).split())[:300]
-        raise InvalidInputError(f"{tool}: the arguments cannot be sent: {text}", tool=tool) from None
+        return InvalidInputError(f"{tool}: {exc.message}{where}. Check the arguments against the tool's schema.",
+                                 tool=tool, details={"path": path} if path else {})
+    if isinstance(exc, TypeError | ValueError):
+        return InvalidInputError(f"{tool}: the arguments cannot be sent: {excerpt(str(exc), forms, 300)}", tool=tool)
+    return None

@@ -15,7 +15,9 @@ What a caller can rely on:
   broken connections; a connection that was never established may be retried for any
   operation, as nothing was sent.
 * A non-XML error answer (an HTML 404 page, a proxy's 502) becomes ``EXECUTION_ERROR``
-  naming the HTTP status, with a short excerpt; SOAP faults are left to zeep.
+  naming the HTTP status, with a short excerpt; SOAP faults are left to zeep. The call's
+  credentials (:attr:`CallState.credentials`) are scrubbed from the excerpt and from a
+  connection error's text, as a service or a proxy may quote them back.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from zeep.wsdl import utils as _wsdl_utils
 
 from mcs import http as mcs_http
 from mcs.errors import ExecutionError, ToolTimeoutError
+from mcs.redaction import scrub
 from mcs_soap._callstate import CALL, CallState, HttpOptions
+from mcs_soap._faults import echo_forms, excerpt
 
 _etree_to_string: Any = _wsdl_utils.etree_to_string
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -103,8 +107,8 @@ def declares_dtd(content: bytes) -> bool:
     return content[position:].lstrip()[:9].upper() == b"<!DOCTYPE"
 
 
-def _check_status(response: Response, tool: str) -> None:
-    status = response.status_code
+def _check_status(response: Response, state: CallState) -> None:
+    tool, status = state.tool, response.status_code
     if declares_dtd(response.content or b""):
         raise ExecutionError(
             f"{tool}: the service's response declares a DTD; it was refused unread "
@@ -115,16 +119,14 @@ def _check_status(response: Response, tool: str) -> None:
         return
     if _is_xml(response.headers.get("Content-Type", ""), response.content or b""):
         return  # a SOAP fault (500, or 400 in SOAP 1.2): zeep reads it
-    excerpt = " ".join((response.content or b"").decode("utf-8", "replace").split())
-    if len(excerpt) > _EXCERPT:
-        excerpt = excerpt[:_EXCERPT] + "..."
+    said = excerpt((response.content or b"").decode("utf-8", "replace"), echo_forms(state.credentials), _EXCERPT)
     hint = "The service failed; you may try again later." if status >= 500 else (
         "The request was not authorised; calling again will not help." if status in (401, 403) else
         "The call did not succeed.")
     raise ExecutionError(
         f"{tool}: the service answered HTTP {status} without a SOAP message. {hint}"
-        + (f" Response: {excerpt}" if excerpt else ""),
-        tool=tool, details={"status": status, "body": excerpt},
+        + (f" Response: {said}" if said else ""),
+        tool=tool, details={"status": status, "body": said},
     )
 
 
@@ -156,7 +158,8 @@ class _Attempts:
         delay = self._delay(None) if (never_sent or self.state.retryable) else None
         if delay is None:
             raise ExecutionError(
-                f"{tool}: could not reach the service ({type(exc).__name__}: {exc}).", tool=tool,
+                f"{tool}: could not reach the service "
+                f"({type(exc).__name__}: {scrub(str(exc), echo_forms(self.state.credentials))}).", tool=tool,
                 details={"retried": self.count},
             ) from None
         return delay
@@ -212,7 +215,7 @@ def _send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str
         finally:
             response.close()
         out = _to_requests(response, _whole(body, options, state.tool))
-        _check_status(out, state.tool)
+        _check_status(out, state)
         return out
 
 
@@ -251,7 +254,7 @@ async def _send_async(client: httpx.AsyncClient, options: HttpOptions, method: s
         finally:
             await response.aclose()
         out = _to_requests(response, _whole(body, options, state.tool))
-        _check_status(out, state.tool)
+        _check_status(out, state)
         return out
 
 

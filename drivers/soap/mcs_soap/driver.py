@@ -127,6 +127,7 @@ class SoapDriver(ToolDriver):
         self._wsse_options = _wsse_options(wsse_username, wsse_password, wsse_digest)
         self._wsse: Any = None  # zeep's UsernameToken, made with the first client
         self._soap_headers = _soap_headers(soap_headers)
+        self._credentials = _credentials(self._http.headers, self._wsse_options, self._soap_headers)
         self._cache_dir = cache_dir
         self._use_cache = bool(cache)
         self._lock = threading.RLock()
@@ -300,7 +301,7 @@ class SoapDriver(ToolDriver):
 
     def _state(self, invocation: Invocation) -> CallState:
         return CallState(tool=invocation.tool.name, deadline=invocation.deadline,
-                         retryable=bool(invocation.tool.meta.get("idempotent")))
+                         retryable=bool(invocation.tool.meta.get("idempotent")), credentials=self._credentials)
 
     def _finish(self, result: Any) -> Any:
         from mcs_soap._values import cap, to_json
@@ -313,7 +314,7 @@ class SoapDriver(ToolDriver):
         tool = invocation.tool
         token = CALL.set(self._state(invocation))
         try:
-            with translate_errors(tool.name):
+            with translate_errors(tool.name, self._credentials):
                 proxy = self._proxy(tool)
                 args, kwargs = self._arguments(tool, invocation.arguments)
                 result = proxy[tool.meta["operation"]](*args, **kwargs)
@@ -329,7 +330,7 @@ class SoapDriver(ToolDriver):
         tool = invocation.tool
         token = CALL.set(self._state(invocation))
         try:
-            with translate_errors(tool.name):
+            with translate_errors(tool.name, self._credentials):
                 proxy = await self._aproxy(tool)
                 args, kwargs = self._arguments(tool, invocation.arguments)
                 call = proxy[tool.meta["operation"]](*args, **kwargs)
@@ -503,6 +504,33 @@ def _wsse_options(username: str | None, password: str | None, digest: bool) -> t
     if not username or password is None:
         raise ConfigurationError("WS-Security needs both wsse_username and wsse_password")
     return username, password, bool(digest)
+
+
+def _credentials(headers: Sequence[tuple[str, str]], wsse: tuple[str, str, bool] | None,
+                 soap_headers: Sequence[Any]) -> tuple[str, ...]:
+    """What a service could quote back of the configuration: every configured HTTP header
+    value (the Basic ``Authorization`` one included), the WS-Security password, and the text
+    and attribute values of the configured SOAP headers (where services take API keys)."""
+    values = [value for _, value in headers]
+    if wsse is not None:
+        values.append(wsse[1])
+    for item in soap_headers:
+        if isinstance(item, Mapping):
+            values.extend(_leaves(item))
+        else:
+            for node in item.iter():
+                if isinstance(node.tag, str):  # elements, not comments or processing instructions
+                    values.extend(str(v).strip() for v in (node.text, *node.attrib.values()) if v is not None)
+    return tuple(dict.fromkeys(value for value in values if value))
+
+
+def _leaves(value: Any) -> list[str]:
+    """The text of every scalar in a SOAP header part's value (nested mappings and lists)."""
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in _leaves(item)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _leaves(item)]
+    return [] if value is None or isinstance(value, bool) else [str(value).strip()]
 
 
 def _soap_headers(headers: Mapping[str, Any] | Sequence[str] | None) -> list[Any]:

@@ -4,11 +4,15 @@ and an rpc/literal echo, all behind ``world.wsdl`` on a :class:`mcs_soap.peer.So
 
 from __future__ import annotations
 
+import base64
 import decimal
+import html
+from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 from lxml import etree
-from mcs_soap.peer import Context, PeerFault, SoapPeer, element
+from mcs_soap.peer import SOAP11, WSSE, Context, PeerFault, Recorded, SoapPeer, element
 
 HERE = Path(__file__).resolve().parent
 WORLD_WSDL = HERE / "world.wsdl"
@@ -148,3 +152,61 @@ def world_peer() -> SoapPeer:
         wsdl=WORLD_WSDL.read_text(), handlers=dict(HANDLERS),
         wsse={"/secure": ("alice", "s3cret")}, basic={"/basic": ("bob", "hunter2")},
     )
+
+
+class EchoPeer(SoapPeer):
+    """A careless service that quotes back what it was sent, in every way a server can:
+
+    * ``/fault``: any operation is a SOAP fault (of the request's version) whose string,
+      actor and detail hold the ``Authorization`` header, that header's Basic pair decoded,
+      the ``X-Api-Key`` header (percent- and form-encoded too), the WS-Security password and
+      the text of the SOAP Header;
+    * ``/page``: a 401 HTML page quoting those headers and the password (HTML-escaped);
+    * ``/tag``: 200 with broken XML whose element is named after the ``X-Api-Key`` header;
+    * ``/element``: a SOAP answer with an unexpected element named after that header;
+    * anything else: an answer holding the ``X-Api-Key`` header (for ``Echo``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(wsdl=WORLD_WSDL.read_text(), handlers=dict.fromkeys(HANDLERS, _echo), validate=False)
+
+    def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes,
+               base: str) -> tuple[int, str, bytes]:
+        key = headers.get("x-api-key", "none")
+        if path == "/page":
+            self.requests.append(Recorded(method, path, dict(headers), body))
+            envelope = etree.fromstring(body)
+            password = envelope.findtext(f".//{{{WSSE}}}Password") or ""
+            said = {"authorization": headers.get("authorization", ""), "x-api-key": key, "password": password}
+            listed = "".join(f"<li>{name}: {html.escape(value)}</li>" for name, value in said.items())
+            return 401, "text/html", f"<html><body><h1>Denied</h1><ul>{listed}</ul></body></html>".encode()
+        if path in ("/tag", "/element"):
+            self.requests.append(Recorded(method, path, dict(headers), body))
+            if path == "/tag":
+                return 200, "text/xml", f"<{key}></x>".encode()
+            wrong = f'<AddResponse xmlns="{NS}"><{key}>1</{key}></AddResponse>'
+            envelope = f'<soap:Envelope xmlns:soap="{SOAP11}"><soap:Body>{wrong}</soap:Body></soap:Envelope>'
+            return 200, "text/xml", envelope.encode()
+        return super().answer(method, path, headers, body, base)
+
+
+def _received(context: Context) -> tuple[str, str, str]:
+    """The request's Authorization header, X-Api-Key header and WS-Security password."""
+    password = None
+    if context.soap_header is not None:
+        password = context.soap_header.findtext(f"{{{WSSE}}}Security/{{{WSSE}}}UsernameToken/{{{WSSE}}}Password")
+    return context.headers.get("authorization", ""), context.headers.get("x-api-key", ""), password or ""
+
+
+def _echo(request: etree._Element, context: Context) -> etree._Element:
+    authorization, key, password = _received(context)
+    if context.path != "/fault":
+        return element(q("EchoResponse"), None, element("echoed", key))
+    pair = base64.b64decode(authorization.partition(" ")[2] or "").decode()
+    detail = element(q("Received"), None, element(q("pair"), pair), element(q("password"), password),
+                     element(q("key"), quote_plus(key)))
+    detail.set("authorization", authorization)
+    header = " ".join(context.soap_header.itertext()) if context.soap_header is not None else ""
+    raise PeerFault(f"denied for {authorization} ({pair}), key {key}, password {password}, header {header}", client=True,
+                    actor=f"urn:key:{quote(key, safe='')}", detail=detail)
+

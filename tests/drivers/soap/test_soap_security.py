@@ -262,3 +262,159 @@ def test_a_wsdl_server_dripping_its_headers_is_cut_at_load_timeout_as_a_whole():
 def test_a_wsdl_larger_than_max_wsdl_bytes_once_inflated_is_refused(path: str):
     with HostilePeer() as peer, pytest.raises(WsdlError, match="max_wsdl_bytes"):
         SoapDriver(peer.url + path, max_wsdl_bytes=1_000_000, cache=False)
+
+
+# -------------------------------------------------------------- credentials echoed back
+
+BASIC = ("bob", "hunter2/&x")
+API_KEY = "k3y/with+plus&more"
+WSSE_PASSWORD = "pa&ss<w>rd 2"
+
+
+def _forms(*credentials: str) -> list[str]:
+    """Every form of ``credentials`` a careless server may echo, and the XML-escaped ones."""
+    from xml.sax.saxutils import escape
+
+    from mcs.redaction import credential_forms
+
+    forms = set(credential_forms(credentials))
+    return sorted(forms | {escape(f) for f in forms} | {escape(f, {'"': "&quot;"}) for f in forms})
+
+
+def _texts(value) -> str:
+    if isinstance(value, dict):
+        return " ".join(_texts(k) + " " + _texts(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return " ".join(_texts(v) for v in value)
+    return str(value)
+
+
+def _told(error: ExecutionError) -> str:
+    """Everything the model may read of ``error``: its message and details."""
+    return error.message + " " + _texts(error.details)
+
+
+def _call(driver: SoapDriver, tool: str, use_async: bool):
+    import asyncio
+
+    arguments = {"text": "hi", "times": 1} if tool == "Echo" else {"a": 1, "b": 2}
+    if use_async:
+        async def run():
+            try:
+                return await driver.acall_tool(tool, arguments)
+            finally:
+                await driver.aclose()
+        return asyncio.run(run())
+    return driver.call_tool(tool, arguments)
+
+
+@pytest.fixture
+def echo_peer():
+    from soap_world import EchoPeer
+
+    peer = EchoPeer()
+    with serve(peer) as url:
+        yield peer, url
+
+
+def _basic_header() -> str:
+    import base64
+
+    return "Basic " + base64.b64encode(":".join(BASIC).encode()).decode()
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("tool", ["Calculator_CalculatorSoap_Add", "Calculator_CalculatorSoap12_Add"],
+                         ids=["soap11", "soap12"])
+def test_credentials_echoed_in_a_fault_never_reach_the_model(echo_peer, tool, use_async):
+    peer, url = echo_peer
+    with SoapDriver(WORLD_WSDL, endpoint=url + "/fault", http_basic=BASIC, http_headers={"X-Api-Key": API_KEY},
+                    wsse_username="alice", wsse_password=WSSE_PASSWORD) as driver, \
+            pytest.raises(ExecutionError) as info:
+        _call(driver, tool, use_async)
+    told = _told(info.value)
+    assert "SOAP fault" in told and "[redacted]" in info.value.details["fault"]["string"]
+    assert "[redacted]" in info.value.details["fault"]["actor"]
+    assert "[redacted]" in info.value.details["fault"]["detail"]
+    assert [form for form in _forms(_basic_header(), API_KEY, WSSE_PASSWORD) if form in told] == []
+    assert API_KEY in peer.requests[-1].headers["x-api-key"]  # the echo was of what was really sent
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_key_in_a_configured_soap_header_echoed_in_a_fault_never_reaches_the_model(echo_peer, use_async):
+    _, url = echo_peer
+    header = '<a:Auth xmlns:a="urn:auth"><a:ApiKey>soap-key-4242</a:ApiKey></a:Auth>'
+    with SoapDriver(WORLD_WSDL, endpoint=url + "/fault", soap_headers=[header]) as driver, \
+            pytest.raises(ExecutionError) as info:
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    told = _told(info.value)
+    assert "header [redacted]" in info.value.details["fault"]["string"]
+    assert "soap-key-4242" not in told
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_credentials_echoed_in_an_error_page_never_reach_the_model(echo_peer, use_async):
+    _, url = echo_peer
+    with SoapDriver(WORLD_WSDL, endpoint=url + "/page", http_basic=BASIC, http_headers={"X-Api-Key": API_KEY},
+                    wsse_username="alice", wsse_password=WSSE_PASSWORD) as driver, \
+            pytest.raises(ExecutionError) as info:
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    told = _told(info.value)
+    assert info.value.details["status"] == 401 and "[redacted]" in info.value.details["body"]
+    assert [form for form in _forms(_basic_header(), API_KEY, WSSE_PASSWORD) if form in told] == []
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("path", ["/tag", "/element"])
+def test_a_credential_echoed_as_an_element_name_never_reaches_the_model(echo_peer, path, use_async):
+    _, url = echo_peer
+    with SoapDriver(WORLD_WSDL, endpoint=url + path, http_headers={"X-Api-Key": "ak-5150-secret"}) as driver, \
+            pytest.raises(ExecutionError) as info:
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    told = _told(info.value)
+    assert "could not be read as a SOAP message" in told and "[redacted]" in told
+    assert "ak-5150-secret" not in told
+
+
+@pytest.fixture
+def status_echo():
+    """A raw HTTP peer answering with a broken status line that quotes the request's headers."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+
+    def serve_once() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                request = conn.recv(65536)
+                quoted = b" ".join(line for line in request.split(b"\r\n")
+                                   if line.lower().startswith((b"authorization:", b"x-api-key:")))
+                conn.sendall(b"HTTP/1.1 401 " + quoted + b"\x00\r\n\r\n")
+
+    thread = threading.Thread(target=serve_once, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+    thread.join(5)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_credentials_echoed_in_a_broken_status_line_never_reach_the_model(status_echo, use_async):
+    with SoapDriver(WORLD_WSDL, endpoint=status_echo, http_basic=BASIC, http_headers={"X-Api-Key": API_KEY},
+                    retries=0) as driver, pytest.raises(ExecutionError) as info:
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    told = _told(info.value)
+    assert "could not reach the service" in told and "[redacted]" in told
+    assert [form for form in _forms(_basic_header(), API_KEY) if form in told] == []
+
+
+def test_a_successful_answer_that_echoes_a_credential_is_data(echo_peer):
+    _, url = echo_peer
+    with SoapDriver(WORLD_WSDL, endpoint=url + "/ok", http_headers={"X-Api-Key": API_KEY}) as driver:
+        assert driver.call_tool("Echo", {"text": "hi", "times": 1}) == API_KEY
