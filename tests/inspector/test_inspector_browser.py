@@ -127,6 +127,27 @@ def test_a_pasted_reply_shows_its_calls_and_runs_them(page: Any, demo: tuple[str
     expect(page.locator("#reply-output")).to_contain_text('"name": "Tom"')
 
 
+def test_a_reply_edited_after_its_analysis_is_confirmed_as_edited_not_as_analysed(
+    page: Any, demo: tuple[str, str]
+) -> None:
+    url, shop = demo
+    page.goto(url + "#/reply")
+    page.fill("#reply-text", '{"tool": "addPet", "arguments": {"name": "Shown", "species": "cat"}}')
+    page.click("#reply-form button[type=submit]")
+    expect(page.locator("table.calls tbody tr")).to_contain_text("writes")
+    # The text changes after the analysis; the person clicks Run without analysing again.
+    page.fill("#reply-text", '{"tool": "addPet", "arguments": {"name": "Hidden", "species": "dog"}}')
+    page.click("#reply-run")
+    dialog = page.locator("#confirm")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Hidden")
+    expect(dialog).not_to_contain_text("Shown")
+    page.click("#confirm button[value=cancel]")
+    expect(page.locator("#reply-output")).to_contain_text("Not run")
+    names = {pet["name"] for pet in httpx.get(f"{shop}/pets", timeout=10).json()}
+    assert not names & {"Shown", "Hidden"}
+
+
 def test_a_request_without_the_token_is_refused_in_the_browser(page: Any, demo: tuple[str, str], screenshots: Path) -> None:
     url, _ = demo
     root = url.rsplit("/", 2)[0] + "/"

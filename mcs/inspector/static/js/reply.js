@@ -19,6 +19,7 @@ export class ReplyPage {
     this.output = document.getElementById("reply-output");
     this.runButton = document.getElementById("reply-run");
     this.last = null;
+    this.analysed = null;  // the text this.last describes
     document.getElementById("reply-form").addEventListener("submit", (event) => {
       event.preventDefault();
       this.analyse();
@@ -30,8 +31,12 @@ export class ReplyPage {
 
   async analyse() {
     fill(this.output);
+    const text = this.text.value;
+    this.last = null;
+    this.analysed = null;
     try {
-      this.last = await post("reply/analyse", {reply: this.text.value});
+      this.last = await post("reply/analyse", {reply: text});
+      this.analysed = text;
       this.render(this.last);
     } catch (error) {
       fill(this.analysis, failureView(error));
@@ -62,10 +67,14 @@ export class ReplyPage {
   }
 
   async run() {
-    if (!this.last) await this.analyse();
+    // What runs is the text the analysis (and so the confirmation) describes: a text edited
+    // since is analysed again first, so the person confirms the calls that will run.
+    if (!this.last || this.analysed !== this.text.value) await this.analyse();
+    if (!this.last) return;
+    const reply = this.analysed;
     fill(this.output, h("p", {class: "muted", role: "status"}, "Running…"));
     try {
-      const outcome = await runConfirmed("reply/run", {reply: this.text.value},
+      const outcome = await runConfirmed("reply/run", {reply},
         {writes: this.last.needs_confirmation, detail: this.last.calls.filter((c) => c.writes).map((c) => ({tool: c.tool, arguments: c.arguments}))});
       fill(this.output, outcomeView(outcome));
     } catch (error) {
