@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import json
+import os
+import shutil
 import signal
+import tempfile
 import threading
 import webbrowser
 from pathlib import Path
@@ -91,6 +95,24 @@ def build_target(args: argparse.Namespace) -> Any:
     return build_driver(argparse.Namespace(driver=target, option=pairs, config=None))
 
 
+def open_in_browser(url: str) -> Path:
+    """Open ``url`` in the default browser without putting it on a command line.
+
+    Any local user can read a process's command line, and ``url`` holds the session token,
+    so the browser is given a file only the current user can read, which leads to ``url``.
+    Returns the private folder holding that file; remove it when the inspector stops.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="mcs-inspect-"))  # mode 0700
+    page = folder / "open.html"
+    quoted = html.escape(url, quote=True)
+    descriptor = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(f'<!doctype html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url={quoted}">\n'
+                  f'<title>mcs inspect</title>\n<p><a href="{quoted}">Open the inspector</a></p>\n')
+    webbrowser.open(page.as_uri())
+    return folder
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from mcs.inspector.server import InspectorServer
 
@@ -104,12 +126,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         tools = server.inspection.overview()["tools"]
         print(f"mcs inspect: {driver.meta.name} ({tools} tools) at {server.url}", flush=True)
         print("Open that address in a browser (it carries the session token); Ctrl-C stops.", flush=True)
-        if args.open:
-            webbrowser.open(server.url)
+        launcher = open_in_browser(server.url) if args.open else None
         signal.signal(signal.SIGTERM, lambda *_: stopping.set())
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
             stopping.wait()
         server.stop()
+        if launcher is not None:
+            shutil.rmtree(launcher, ignore_errors=True)
     finally:
         close = getattr(driver, "close", None)
         if callable(close):

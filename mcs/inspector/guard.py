@@ -7,7 +7,9 @@ The inspector can run tools that change real systems, so it answers only request
 * name the loopback address it listens on in ``Host`` (``127.0.0.1:PORT`` or
   ``localhost:PORT``): a DNS-rebinding page sends its own host name;
 * come from the page itself: an ``Origin`` header, when present, is the page's own, and
-  ``Sec-Fetch-Site``, when present, is ``same-origin`` or ``none`` (typed by a person).
+  ``Sec-Fetch-Site``, when present, is ``same-origin`` or ``none`` (typed by a person);
+  the one exception is a top-level navigation to the page (``GET /TOKEN/``), which loads
+  static HTML and runs nothing (``--open`` reaches the page that way, from a local file).
 
 Everything else gets ``403`` and reaches no route. Every answer also carries headers
 that keep the page from being framed, sniffed or leaking its URL (the token) as a referrer.
@@ -60,13 +62,26 @@ class Guard:
         origin = headers.get("origin")
         if origin is not None and origin.lower() not in self.origins:
             return "requests from other origins are refused"
-        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-            return "requests from other sites are refused"
         path: str = scope.get("path", "")
+        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none") and not self._opens_page(
+            scope, headers
+        ):
+            return "requests from other sites are refused"
         segment = path[1:].split("/", 1)[0]
         if not secrets.compare_digest(segment.encode(), self.token.encode()):
             return "this address needs the session token printed by `mcs inspect`"
         return None
+
+    def _opens_page(self, scope: Scope, headers: dict[str, str]) -> bool:
+        """A top-level navigation to the page itself (what ``mcs inspect --open`` gives the
+        browser, from a local file): it loads the static page and runs nothing."""
+        return (
+            scope.get("method") == "GET"
+            and scope.get("path") == self.prefix + "/"
+            and not scope.get("query_string")
+            and headers.get("sec-fetch-mode") == "navigate"
+            and headers.get("sec-fetch-dest") == "document"
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import webbrowser
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from mcs_rest.demo import SPEC, serve_shop
 
 import mcs
 from mcs.inspector import InspectorServer
+from mcs.inspector.cli import open_in_browser
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
 expect = sync_api.expect
@@ -158,6 +161,22 @@ def test_a_request_without_the_token_is_refused_in_the_browser(page: Any, demo: 
 
 
 # ---------------------------------------------------------------------- interfaces
+
+
+def test_the_file_open_gives_the_browser_leads_to_the_page(
+    page: Any, demo: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, _ = demo
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda address: opened.append(address) or True)
+    folder = open_in_browser(url)
+    try:
+        assert opened and opened[0].startswith("file://") and url not in opened[0]
+        page.goto(opened[0])
+        page.wait_for_url(url + "**")
+        expect(page.locator("a.tool-link").first).to_be_visible()
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_the_media_player_drives_the_sdk_server(page: Any, studio: tuple[str, Path], screenshots: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -85,3 +86,24 @@ def test_bad_targets_get_one_clear_line_and_exit_2(args: list[str], words: str) 
 def test_it_is_listed_in_the_command_line_help() -> None:
     assert "inspect" in _mcs("--help").stdout
     assert "--open" in _mcs("inspect", "--help").stdout
+
+
+def test_open_never_puts_the_token_on_a_browser_command_line(tmp_path: Path, shop: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Any local user can read a process's command line (ps, /proc/PID/cmdline).
+    seen = tmp_path / "browser-argv.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{seen}"\n')
+    browser.chmod(0o755)
+    monkeypatch.setenv("BROWSER", f"{browser} %s")
+    with inspect_process(["rest", "-o", f"spec={SPEC}", "-o", f"base_url={shop}", "--open"]) as (_, url):
+        token = url.rstrip("/").rsplit("/", 1)[1]
+        deadline = time.monotonic() + 30
+        while not seen.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        argv = seen.read_text(encoding="utf-8").split()
+        assert argv and token not in " ".join(argv)
+        # What the browser opens is a file only its owner can read, leading to the page.
+        opened = Path(argv[-1].removeprefix("file://"))
+        assert opened.stat().st_mode & 0o077 == 0
+        assert url in opened.read_text(encoding="utf-8")
+    assert not opened.exists()

@@ -67,6 +67,23 @@ def test_a_foreign_host_or_origin_is_refused_even_with_the_token(server: Inspect
     assert httpx.get(server.url, headers={"Host": f"localhost:{server.port}"}).status_code == 200
 
 
+def test_only_a_top_level_navigation_to_the_page_itself_may_come_from_another_site(server: InspectorServer) -> None:
+    navigate = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    assert httpx.get(server.url, headers=navigate).status_code == 200
+    refused = [
+        ("GET", server.url + "api/tools", navigate),
+        ("GET", server.url + "?x=1", navigate),
+        ("GET", server.url + "static/js/main.js", navigate),
+        ("POST", server.url, navigate),
+        ("GET", server.url, {**navigate, "Sec-Fetch-Dest": "iframe"}),
+        ("GET", server.url, {**navigate, "Sec-Fetch-Mode": "cors"}),
+        ("GET", server.url, {**navigate, "Host": "evil.example"}),
+    ]
+    for method, address, headers in refused:
+        assert httpx.request(method, address, headers=headers).status_code == 403, (method, address, headers)
+    assert calls == []
+
+
 def test_answers_forbid_framing_sniffing_and_referrers(server: InspectorServer) -> None:
     headers = httpx.get(server.url).headers
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
