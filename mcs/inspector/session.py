@@ -264,6 +264,9 @@ class Inspection:
         limit = self.driver.max_calls_per_response
         too_many = len(claimed) > limit
         damaged = damaged_calls(reply) if not claimed else []
+        # A reply no tool here claims goes on to the chained bare-contract members, whose
+        # calls cannot be read ahead: running it asks first, naming them.
+        chained = [] if claimed else self._chained_members()
         note = _analysis_note(rows, claimed, refused)
         if too_many:
             note = (f"The reply holds {len(claimed)} calls for this driver; at most {limit} run from one "
@@ -271,15 +274,25 @@ class Inspection:
         elif damaged:
             note = ("The reply tried to call but no call can be read, so nothing runs; "
                     "the LLM loop tells the model what went wrong.")
+        elif chained:
+            note = (f"No call for this driver's own tools: the reply goes on to {', '.join(chained)}, "
+                    "which only speak the MCS contract, so what they run cannot be shown ahead; "
+                    "running it asks first.")
         return {
             "input": "json" if not isinstance(reply, str) else "text",
             "calls": rows,
             "damaged": damaged,
             "runs": bool(claimed) and not too_many
             and not any(r["stage"] in ("resolve", "validate") for r in refused),
-            "needs_confirmation": sorted({r["tool"] for r in claimed if r.get("writes")}),
+            "needs_confirmation": sorted({r["tool"] for r in claimed if r.get("writes")}) + chained,
             "note": note,
         }
+
+    def _chained_members(self) -> list[str]:
+        """The members a toolbox hands a reply on to when no tool of its own claims it: they
+        speak only the MCS contract, so their tools and annotations are unknown."""
+        members = getattr(self.driver, "members", {})
+        return [str(key) for key, member in members.items() if not isinstance(member, ToolDriver)]
 
     def _verdict(self, call: ToolCall) -> dict[str, Any]:
         if self.driver.get_tool(call.name) is None and self.driver.on_unknown_tool == "passthrough":

@@ -252,3 +252,42 @@ def test_a_large_spec_is_listed_grouped_in_discovery_mode(corpus: Any) -> None:
         assert found["total"] == model_sees["total"] == len(found["names"]) > 10
         shown = client.get("api/tool", params={"name": "issues_create"}).json()
         assert shown["describe_tool"] == discovery.describe(driver.get_tool("issues_create"))  # type: ignore[arg-type]
+
+
+class _Legacy(mcs.MCSDriver):
+    """A driver that speaks only the bare MCS contract: the inspector cannot read its tools."""
+
+    meta = mcs.DriverMeta(id="00000000-0000-4000-8000-0000000000aa", name="legacy", version="1.0",
+                          protocol="custom", transport="none", spec_format="none")
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def get_function_description(self, model_name: str | None = None) -> str:
+        return "wipe_disk(): erase everything"
+
+    def get_driver_system_message(self, model_name: str | None = None) -> str:
+        return self.get_function_description(model_name)
+
+    def process_llm_response(self, llm_response: Any, *, context: mcs.AgentContext | None = None) -> Any:
+        if "wipe_disk()" in str(llm_response):
+            self.ran.append("wipe_disk")
+            return "wiped"
+        return llm_response
+
+
+def test_a_reply_left_to_a_chained_bare_driver_asks_first() -> None:
+    legacy = _Legacy()
+    box = mcs.Toolbox({"notes": mcs.FunctionDriver([add], name="notes"), "legacy": legacy})
+    with InspectorServer(box) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        analysis = client.post("api/reply/analyse", json={"reply": "wipe_disk()"}).json()
+        assert analysis["needs_confirmation"] == ["legacy"]
+        refused = client.post("api/reply/run", json={"reply": "wipe_disk()"})
+        assert refused.status_code == 409 and refused.json()["tools"] == ["legacy"]
+        assert legacy.ran == []
+        assert client.post("api/reply/run", json={"reply": "wipe_disk()", "confirmed": True}).json()["result"] == "wiped"
+        assert legacy.ran == ["wipe_disk"]
+        # A reply the toolbox's own tools claim never reaches the chained driver: nothing to ask.
+        read = json.dumps({"tool": "add", "arguments": {"a": 1, "b": 2}})
+        assert client.post("api/reply/analyse", json={"reply": read}).json()["needs_confirmation"] == []
+        assert client.post("api/reply/run", json={"reply": read}).json()["result"] == 3

@@ -63,7 +63,8 @@ export class ReplyPage {
         h("thead", {}, h("tr", {}, ["#", "tool", "kind", "arguments", "verdict", "why"].map((t) => h("th", {scope: "col"}, t)))),
         h("tbody", {}, rows)) : null,
       h("p", {class: "help"}, "Kinds: ", Object.entries(KIND_HELP).map(([kind, text]) => `${kind}: ${text}`).join("; "), "."));
-    this.runButton.disabled = !result.calls.some((call) => call.verdict !== "passed through");
+    this.runButton.disabled = !result.calls.some((call) => call.verdict !== "passed through") &&
+      !result.needs_confirmation.length;
   }
 
   async run() {
