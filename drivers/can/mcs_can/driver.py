@@ -303,6 +303,8 @@ class CanDriver(ToolDriver):
             self._link.ensure()
             if self._link.receiver.failure is not None:
                 raise ExecutionError(f"cannot arm: the CAN bus failed ({self._link.receiver.failure})")
+            if not self._armed:
+                self._state.at_rest_from_now()
             self._armed = True
             set_listen_only(self._link.bus, False)
         if self._watchdog is not None:

@@ -183,10 +183,27 @@ def test_d4_a_step_limit_below_the_signals_resolution_is_refused_at_load(make_dr
 
 
 def test_d4_a_change_faster_than_the_rate_of_change_limit_is_refused(steering, sniffer) -> None:
-    call(steering, "send_CruiseCommand", **CRUISE)  # 0.5 m/s^2 from rest: a first value is only range-checked
+    time.sleep(0.3)  # 0.3 s after arming at 2 m/s^2 per second: 0.5 m/s^2 from rest is within the rate
+    call(steering, "send_CruiseCommand", **CRUISE)
     with pytest.raises(PolicyDeniedError, match="per second"):
         call(steering, "send_CruiseCommand", **{**CRUISE, "Acceleration": -4.5})
     assert len(drain(sniffer)) == 1
+
+
+@pytest.mark.parametrize("acceleration", [-5, 3])
+def test_d4_the_rate_of_change_limit_holds_for_the_first_send_after_arming(make_driver, sniffer, acceleration) -> None:
+    # Only a rate limit: rest (0) to full braking or full acceleration right after arming is a
+    # change of 5 or 3 m/s^2 within milliseconds, far beyond 2 m/s^2 per second.
+    driver = make_driver(allow_send=["CruiseCommand"], watchdog_timeout=None, tx_rate_limit=None,
+                         limits={"CruiseCommand.Acceleration": {"max_rate": 2.0}})
+    driver.arm()
+    with pytest.raises(PolicyDeniedError, match="per second"):
+        call(driver, "send_CruiseCommand", **{**CRUISE, "Acceleration": acceleration})
+    driver.disarm()
+    driver.arm()  # after a disarm too: the actuator is back at rest
+    with pytest.raises(PolicyDeniedError, match="per second"):
+        call(driver, "send_CruiseCommand", **{**CRUISE, "Acceleration": acceleration})
+    assert drain(sniffer) == []
 
 
 def test_d4_disarming_resets_the_last_values_to_rest(steering, sniffer) -> None:
