@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import json
 import logging
@@ -200,6 +201,8 @@ class CanDriver(ToolDriver):
         self._periodic: dict[str, Periodic] = {}
         self._armed = False
         self._tx_lock = threading.RLock()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None  # async sends (made on the first)
+        self._pool_lock = threading.Lock()
         self._watchdog = Watchdog(watchdog_timeout, self._watchdog_tripped) if watchdog_timeout is not None else None
         self._send_tools = send_tools
         self._shared_limits = Limits(
@@ -444,22 +447,27 @@ class CanDriver(ToolDriver):
         anyway (it held the lock as the cancellation came) is stopped once it returns."""
         gave_up = threading.Event()
         context = contextvars.copy_context()  # what asyncio.to_thread passes on
-        future = asyncio.get_running_loop().run_in_executor(None, context.run, self._send, invocation, gave_up)
+        future = self._send_pool().submit(context.run, self._send, invocation, gave_up)
         try:
-            return await future
+            return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             gave_up.set()
-            future.add_done_callback(self._stop_if_started)
+            future.add_done_callback(self._stop_if_started)  # at once when it has already returned
             raise
 
-    def _stop_if_started(self, future: asyncio.Future[dict[str, Any]]) -> None:
-        """Stop the periodic send a cancelled call started (on its own thread: it waits for the lock)."""
+    def _send_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._pool_lock:  # not the transmit lock: this runs on the event loop
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="mcs-can-send")
+            return self._pool
+
+    def _stop_if_started(self, future: concurrent.futures.Future[dict[str, Any]]) -> None:
+        """Stop the periodic send a cancelled call started (on a thread of its own: it waits for the lock)."""
         if future.cancelled() or future.exception() is not None:
             return
         result = future.result()
         if result.get("sent") and "period_ms" in result:
-            name = result["message"]
-            threading.Thread(target=self._stop_cancelled, args=(name,), daemon=True).start()
+            threading.Thread(target=self._stop_cancelled, args=(result["message"],), daemon=True).start()
 
     def _stop_cancelled(self, name: str) -> None:
         with self._tx_lock:
@@ -882,6 +890,9 @@ class CanDriver(ToolDriver):
         """Stop every periodic send (fail-safe), disarm, stop listening and release the bus."""
         self.disarm(reason="closed")
         self._link.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def __enter__(self) -> CanDriver:
         return self

@@ -99,3 +99,30 @@ def test_an_async_send_cancelled_while_the_bus_was_busy_never_starts_a_periodic_
     time.sleep(0.3)
     assert [f.arbitration_id for f in collect(sniffer, 5, timeout=0.3)] == [0x200]
     assert driver.get_status()["periodic"] == {}
+
+
+def test_a_periodic_send_whose_async_caller_was_cancelled_as_it_started_is_stopped(congested, sniffer) -> None:
+    driver, _ = congested
+
+    async def cancelled_as_it_returns() -> None:
+        task = asyncio.ensure_future(driver.acall_tool("send_SteeringTorque", {"Torque": 5, "period_ms": 50}))
+        await asyncio.sleep(0)  # the call is on its worker thread
+        time.sleep(0.3)  # the loop is busy: the send finishes before the caller hears of it
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_as_it_returns())
+    assert wait_until(lambda: driver.get_status()["periodic"] == {})
+    drain(sniffer)
+    time.sleep(0.2)
+    assert drain(sniffer) == []
+
+
+def wait_until(predicate: Any, timeout: float = 2.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return bool(predicate())
