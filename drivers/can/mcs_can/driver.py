@@ -562,6 +562,8 @@ class CanDriver(ToolDriver):
                 head = self._admitted_head(frame, kind, tool)
             described = head.copy()  # {**head, "data_hex": ...} in the same key order, built faster
             described["data_hex"] = frame.data.hex()  # a bytearray: describe_frame's bytes(...).hex() without the copy
+            if period is None and spec.name in self._periodic:
+                raise self._periodic_running(spec.name, tool)
             pending = self._state.check(spec.name, limited, tool, rounded) if limited else {}
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
@@ -615,6 +617,16 @@ class CanDriver(ToolDriver):
         if period is not None:
             out["period_ms"] = period
         return out
+
+    def _periodic_running(self, name: str, tool: str) -> PolicyDeniedError:
+        """A one-shot send of a message sent periodically would alternate with the periodic
+        frames on the bus, each step checked against the last send but not against them."""
+        running = self._periodic[name].period_ms
+        return PolicyDeniedError(
+            f"Refused: {name} is being sent every {running:g} ms. Change its values with period_ms={running:g}, "
+            "or call stop_periodic first; a one-shot send would alternate with the periodic frames.",
+            tool=tool, details={"periodic_ms": running},
+        )
 
     def _gave_up(self, invocation: Invocation, why: str) -> ToolTimeoutError:
         self._audit("send_abandoned", invocation, reason=why)

@@ -3,6 +3,7 @@ asserts exactly which frames appeared, and that none did when a send was refused
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
@@ -204,6 +205,21 @@ def test_d4_the_rate_of_change_limit_holds_for_the_first_send_after_arming(make_
     with pytest.raises(PolicyDeniedError, match="per second"):
         call(driver, "send_CruiseCommand", **{**CRUISE, "Acceleration": acceleration})
     assert drain(sniffer) == []
+
+
+def test_d4_one_shot_sends_cannot_move_a_message_away_from_its_running_periodic_send(steering, sniffer) -> None:
+    # The periodic send keeps repeating 10; one-shot sends stepping 10 at a time to 50 would
+    # put 10 and 50 on the bus in turn: a jump of 40 between frames under a max_step of 10.
+    call(steering, "send_SteeringTorque", Torque=10, period_ms=20)
+    for value in (20, 30, 40, 50):
+        with pytest.raises(PolicyDeniedError, match="period_ms"):
+            call(steering, "send_SteeringTorque", Torque=value)
+    call(steering, "send_SteeringTorque", Torque=20, period_ms=20)  # changing the periodic send's value is checked
+    time.sleep(0.1)
+    call(steering, "stop_periodic")
+    sent = [int.from_bytes(f.data, "little", signed=True) / 100 for f in drain(sniffer)]
+    assert set(sent) == {10, 20}
+    assert max(abs(b - a) for a, b in itertools.pairwise(sent)) <= 10
 
 
 def test_d4_disarming_resets_the_last_values_to_rest(steering, sniffer) -> None:
