@@ -56,7 +56,8 @@ class SignalLimit:
     * ``max_step``: the largest change from the value this driver last sent.
     * ``max_rate``: the largest change per second since that send.
     * ``initial``: the value assumed before the first send and after a disarm (an
-      actuator at rest), so a first jump from 0 to the maximum is refused too.
+      actuator at rest), set when the driver was armed, so a first jump from 0 to the
+      maximum is refused too (by ``max_step``, and by ``max_rate`` until enough time passed).
     """
 
     minimum: float | None = None
@@ -107,8 +108,9 @@ class LimitState:
 
     def __init__(self, limits: Mapping[tuple[str, str], SignalLimit], clock: Any = time.monotonic) -> None:
         self.limits = dict(limits)
-        self._last: dict[tuple[str, str], tuple[float, float | None]] = {}
+        self._last: dict[tuple[str, str], tuple[float, float]] = {}
         self._clock = clock
+        self._rest_since: float = clock()  # when the actuators were last known at rest (armed)
 
     def check(self, message: str, values: Mapping[str, float], tool: str,
               asked: Mapping[str, float] | None = None) -> dict[tuple[str, str], float]:
@@ -134,7 +136,7 @@ class LimitState:
                 raise _denied(tool, f"{where} = {shown} is below the configured minimum {limit.minimum:g}", where)
             if limit.maximum is not None and value > limit.maximum:
                 raise _denied(tool, f"{where} = {shown} is above the configured maximum {limit.maximum:g}", where)
-            previous, when = self._last.get(key, (limit.initial, None))
+            previous, when = self._last.get(key, (limit.initial, self._rest_since))
             change = abs(value - previous)
             if limit.max_step is not None and change > limit.max_step:
                 low, high = previous - limit.max_step, previous + limit.max_step
@@ -144,7 +146,7 @@ class LimitState:
                     f"the next value must lie in [{low:g}, {high:g}], got {shown.rstrip(',')}",
                     where, last=previous,
                 )
-            if limit.max_rate is not None and when is not None:
+            if limit.max_rate is not None:
                 allowed = limit.max_rate * max(0.0, now - when)
                 if change > allowed:
                     raise _denied(
@@ -164,6 +166,12 @@ class LimitState:
     def reset(self) -> None:
         """Forget every last value (after a disarm, actuators are back at rest)."""
         self._last.clear()
+        self._rest_since = self._clock()
+
+    def at_rest_from_now(self) -> None:
+        """Count the rate of change of a first send from now (arming), not from a disarm long ago."""
+        if not self._last:
+            self._rest_since = self._clock()
 
 
 def _denied(tool: str, message: str, signal: str, **details: Any) -> PolicyDeniedError:

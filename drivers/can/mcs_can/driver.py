@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import json
 import logging
 import os
@@ -16,7 +18,13 @@ import can
 from cantools.database.can import Database as CantoolsDatabase
 
 from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
-from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, PolicyDeniedError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    PolicyDeniedError,
+    ToolTimeoutError,
+)
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_can import _database
@@ -193,6 +201,8 @@ class CanDriver(ToolDriver):
         self._periodic: dict[str, Periodic] = {}
         self._armed = False
         self._tx_lock = threading.RLock()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None  # async sends (made on the first)
+        self._pool_lock = threading.Lock()
         self._watchdog = Watchdog(watchdog_timeout, self._watchdog_tripped) if watchdog_timeout is not None else None
         self._send_tools = send_tools
         self._shared_limits = Limits(
@@ -296,6 +306,8 @@ class CanDriver(ToolDriver):
             self._link.ensure()
             if self._link.receiver.failure is not None:
                 raise ExecutionError(f"cannot arm: the CAN bus failed ({self._link.receiver.failure})")
+            if not self._armed:
+                self._state.at_rest_from_now()
             self._armed = True
             set_listen_only(self._link.bus, False)
         if self._watchdog is not None:
@@ -425,7 +437,46 @@ class CanDriver(ToolDriver):
         if kind == STATUS:
             return self.get_status()
         # Sends hold the transmit lock and may block in the interface: off the event loop.
+        if kind == SEND and type(self)._call_tool is CanDriver._call_tool:
+            return await self._asend(invocation)
         return await asyncio.to_thread(self._call_tool, invocation)
+
+    async def _asend(self, invocation: Invocation) -> dict[str, Any]:
+        """:meth:`_send` on a worker thread. When the awaiting task is cancelled, the send is
+        refused if it has not taken the transmit lock yet, and a periodic send it started
+        anyway (it held the lock as the cancellation came) is stopped once it returns."""
+        gave_up = threading.Event()
+        context = contextvars.copy_context()  # what asyncio.to_thread passes on
+        future = self._send_pool().submit(context.run, self._send, invocation, gave_up)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            gave_up.set()
+            future.add_done_callback(self._stop_if_started)  # at once when it has already returned
+            raise
+
+    def _send_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._pool_lock:  # not the transmit lock: this runs on the event loop
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="mcs-can-send")
+            return self._pool
+
+    def _stop_if_started(self, future: concurrent.futures.Future[dict[str, Any]]) -> None:
+        """Stop the periodic send a cancelled call started (on a thread of its own: it waits for the lock)."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        result = future.result()
+        if result.get("sent") and "period_ms" in result:
+            threading.Thread(target=self._stop_cancelled, args=(result["message"],), daemon=True).start()
+
+    def _stop_cancelled(self, name: str) -> None:
+        with self._tx_lock:
+            task = self._periodic.pop(name, None)
+            if task is not None:
+                task.stop()
+                self._rate.release(name)
+        if task is not None:
+            self._audit("periodic_stopped", stopped=[name], reason="the call that started it was cancelled")
 
     def _stream_tool(self, invocation: Invocation) -> Iterator[Any]:
         if invocation.tool.meta.get("kind") != MONITOR:
@@ -465,7 +516,9 @@ class CanDriver(ToolDriver):
 
     # ------------------------------------------------------------------ sending
 
-    def _send(self, invocation: Invocation) -> dict[str, Any]:
+    def _send(self, invocation: Invocation, gave_up: threading.Event | None = None) -> dict[str, Any]:
+        """Check and send (or start the periodic send of) one frame. Nothing is sent when the
+        call's deadline passes, or ``gave_up`` is set, before it holds the transmit lock."""
         tool = invocation.tool.name
         spec = self._sendable[invocation.tool.meta["message"]]
         arguments = invocation.arguments
@@ -492,8 +545,16 @@ class CanDriver(ToolDriver):
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
         lock = self._tx_lock
-        lock.acquire()  # what ``with`` does, without looking up and calling __enter__/__exit__
+        deadline = invocation.deadline
+        # What ``with`` does, without looking up and calling __enter__/__exit__; a caller whose
+        # deadline passes while another send holds the bus gets its answer then, with nothing sent.
+        if not lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - time.monotonic())):
+            raise self._gave_up(invocation, "its deadline passed while another send held the bus")
         try:
+            if gave_up is not None and gave_up.is_set():
+                raise self._gave_up(invocation, "it was cancelled while another send held the bus")
+            if deadline is not None and time.monotonic() >= deadline:
+                raise self._gave_up(invocation, "its deadline passed while another send held the bus")
             # The last gate's verdict and the description head, kept per kind of frame (see _admitted_head).
             kind = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd)
             head = self._admitted_heads.get(kind)
@@ -501,6 +562,8 @@ class CanDriver(ToolDriver):
                 head = self._admitted_head(frame, kind, tool)
             described = head.copy()  # {**head, "data_hex": ...} in the same key order, built faster
             described["data_hex"] = frame.data.hex()  # a bytearray: describe_frame's bytes(...).hex() without the copy
+            if period is None and spec.name in self._periodic:
+                raise self._periodic_running(spec.name, tool)
             pending = self._state.check(spec.name, limited, tool, rounded) if limited else {}
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
@@ -531,7 +594,6 @@ class CanDriver(ToolDriver):
                 try:
                     if link.receiver.failure is not None:  # what ensure() looks at first: reopen a failed bus
                         link.ensure()
-                    deadline = invocation.deadline  # Invocation.remaining(), without its frame
                     try:
                         left = None if deadline is None else deadline - time.monotonic()
                         link.bus.send(frame, timeout=left if left is None or left > 0.0 else 0.0)  # max(0.0, left)
@@ -555,6 +617,21 @@ class CanDriver(ToolDriver):
         if period is not None:
             out["period_ms"] = period
         return out
+
+    def _periodic_running(self, name: str, tool: str) -> PolicyDeniedError:
+        """A one-shot send of a message sent periodically would alternate with the periodic
+        frames on the bus, each step checked against the last send but not against them."""
+        running = self._periodic[name].period_ms
+        return PolicyDeniedError(
+            f"Refused: {name} is being sent every {running:g} ms. Change its values with period_ms={running:g}, "
+            "or call stop_periodic first; a one-shot send would alternate with the periodic frames.",
+            tool=tool, details={"periodic_ms": running},
+        )
+
+    def _gave_up(self, invocation: Invocation, why: str) -> ToolTimeoutError:
+        self._audit("send_abandoned", invocation, reason=why)
+        return ToolTimeoutError(f"Nothing was sent: {why}.", tool=invocation.tool.name,
+                                details={"sent": False})
 
     def _check_frame(self, frame: can.Message, tool: str) -> None:
         """The last gate before the bus: the allow-list, and what the bus can carry."""
@@ -825,6 +902,9 @@ class CanDriver(ToolDriver):
         """Stop every periodic send (fail-safe), disarm, stop listening and release the bus."""
         self.disarm(reason="closed")
         self._link.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def __enter__(self) -> CanDriver:
         return self

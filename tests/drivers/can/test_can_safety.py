@@ -3,6 +3,7 @@ asserts exactly which frames appeared, and that none did when a send was refused
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
@@ -183,10 +184,42 @@ def test_d4_a_step_limit_below_the_signals_resolution_is_refused_at_load(make_dr
 
 
 def test_d4_a_change_faster_than_the_rate_of_change_limit_is_refused(steering, sniffer) -> None:
-    call(steering, "send_CruiseCommand", **CRUISE)  # 0.5 m/s^2 from rest: a first value is only range-checked
+    time.sleep(0.3)  # 0.3 s after arming at 2 m/s^2 per second: 0.5 m/s^2 from rest is within the rate
+    call(steering, "send_CruiseCommand", **CRUISE)
     with pytest.raises(PolicyDeniedError, match="per second"):
         call(steering, "send_CruiseCommand", **{**CRUISE, "Acceleration": -4.5})
     assert len(drain(sniffer)) == 1
+
+
+@pytest.mark.parametrize("acceleration", [-5, 3])
+def test_d4_the_rate_of_change_limit_holds_for_the_first_send_after_arming(make_driver, sniffer, acceleration) -> None:
+    # Only a rate limit: rest (0) to full braking or full acceleration right after arming is a
+    # change of 5 or 3 m/s^2 within milliseconds, far beyond 2 m/s^2 per second.
+    driver = make_driver(allow_send=["CruiseCommand"], watchdog_timeout=None, tx_rate_limit=None,
+                         limits={"CruiseCommand.Acceleration": {"max_rate": 2.0}})
+    driver.arm()
+    with pytest.raises(PolicyDeniedError, match="per second"):
+        call(driver, "send_CruiseCommand", **{**CRUISE, "Acceleration": acceleration})
+    driver.disarm()
+    driver.arm()  # after a disarm too: the actuator is back at rest
+    with pytest.raises(PolicyDeniedError, match="per second"):
+        call(driver, "send_CruiseCommand", **{**CRUISE, "Acceleration": acceleration})
+    assert drain(sniffer) == []
+
+
+def test_d4_one_shot_sends_cannot_move_a_message_away_from_its_running_periodic_send(steering, sniffer) -> None:
+    # The periodic send keeps repeating 10; one-shot sends stepping 10 at a time to 50 would
+    # put 10 and 50 on the bus in turn: a jump of 40 between frames under a max_step of 10.
+    call(steering, "send_SteeringTorque", Torque=10, period_ms=20)
+    for value in (20, 30, 40, 50):
+        with pytest.raises(PolicyDeniedError, match="period_ms"):
+            call(steering, "send_SteeringTorque", Torque=value)
+    call(steering, "send_SteeringTorque", Torque=20, period_ms=20)  # changing the periodic send's value is checked
+    time.sleep(0.1)
+    call(steering, "stop_periodic")
+    sent = [int.from_bytes(f.data, "little", signed=True) / 100 for f in drain(sniffer)]
+    assert set(sent) == {10, 20}
+    assert max(abs(b - a) for a, b in itertools.pairwise(sent)) <= 10
 
 
 def test_d4_disarming_resets_the_last_values_to_rest(steering, sniffer) -> None:
