@@ -238,8 +238,9 @@ class Controls:
     ) -> None:
         """Raise :class:`PolicyDeniedError` at the first denial; a policy that breaks denies.
 
-        Policies see the real arguments, so what one raises may quote a secret one:
-        ``secrets`` (the call's secret argument values) are scrubbed from its log record.
+        Policies see the real arguments, so what one raises or gives as a denial's reason
+        may quote a secret one: ``secrets`` (the call's secret argument values) are scrubbed
+        from its log record and from the denial's message.
         """
         if not self.policies:
             return
@@ -257,10 +258,9 @@ class Controls:
                     f"The call to {tool} was denied: a policy returned no PolicyDecision.",
                     tool=tool,
                 )
-            if not decision.allowed:
-                raise PolicyDeniedError(
-                    f"The call to {tool} was denied by policy: {decision.reason}", tool=tool
-                )
+            if not decision.allowed:  # a reason may quote the arguments: never a secret one
+                reason = scrub(str(decision.reason), secrets) if secrets else decision.reason
+                raise PolicyDeniedError(f"The call to {tool} was denied by policy: {reason}", tool=tool)
 
     def fire(self, hooks: list[Hook], event: ExecutionEvent, *, owned: bool = False) -> bool:
         """Call each hook with its own copy of ``event``; a hook that raises is logged and
