@@ -58,7 +58,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.limits import CircuitBreaker, RateLimit
-from mcs.redaction import SecretMask, redact, scrub, secret_values
+from mcs.redaction import SecretMask, redact, scrub, scrub_value, secret_values
 from mcs.tools import Tool
 
 logger = logging.getLogger("mcs.pipeline")
@@ -342,14 +342,16 @@ def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = Non
     A :class:`ToolCallError` keeps its message; any other exception becomes a generic
     ``EXECUTION_ERROR`` naming only its type (its text may hold internals: a password,
     a path, a host), and its text and traceback are logged on ``mcs.pipeline``.
-    ``secrets`` (secret argument values) are scrubbed from the message and the log.
+    ``secrets`` (secret argument values) are scrubbed from the message, the details and
+    the log.
     """
     if isinstance(exc, ToolCallError):
         if exc.tool is None:
             exc.tool = tool
-        if secrets:
+        if secrets:  # the details reach the caller and the error hooks too (a peer's answer quoted there)
             exc.message = scrub(exc.message, secrets)
             exc.args = (exc.message,)
+            exc.details = scrub_value(exc.details, secrets)
         return exc
     if isinstance(exc, TimeoutError):  # asyncio.TimeoutError too: the same class since 3.11
         return ToolTimeoutError(f"{tool} did not finish in time.", tool=tool)

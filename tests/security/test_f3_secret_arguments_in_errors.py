@@ -1,14 +1,22 @@
-"""SECURITY.md F3 from the model's side: a call refused before it runs (by a policy, by
-validation) never quotes a secret-typed argument, whole or in part, to the model or to an
-audit hook."""
+"""SECURITY.md F3 from the model's side: no error of a call (a policy's refusal, a
+validation error, a peer's answer quoting the request) hands a secret-typed argument, whole
+or in part, to the model or to an audit hook."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import uvicorn
+from mcs_rest import RestDriver
 from pydantic import SecretStr
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from support.servers import uvicorn_on_loopback
 
 from mcs.context import AgentContext, PolicyDecision
 from mcs.errors import InvalidInputError, PolicyDeniedError, ToolCallError
@@ -125,3 +133,68 @@ def test_a_refused_batch_quotes_no_secret_of_any_call() -> None:
     assert calls == [] and [o.error.code.value for o in outcomes if o.error] == ["POLICY_DENIED"] * 2
     text = " ".join(o.error.message for o in outcomes if isinstance(o.error, ToolCallError))
     assert not _leaks(text) and not _leaks(text, SECRET[::-1])
+
+
+@pytest.fixture(scope="module")
+def echoing_api() -> Iterator[str]:
+    """An API on loopback whose ``POST /login`` refuses with a 400 quoting the request body,
+    after ``pad`` characters of text (so the driver's excerpt is cut where the test wants)."""
+
+    async def login(request: Request) -> PlainTextResponse:
+        pad = "x" * int(request.query_params.get("pad", "0"))
+        return PlainTextResponse(f"{pad} bad login: {(await request.body()).decode()}", status_code=400)
+
+    app = Starlette(routes=[Route("/login", login, methods=["POST"])])
+    with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="off")) as url:
+        yield url
+
+
+def _login_spec() -> dict[str, Any]:
+    body = {"type": "object", "properties": {"pad": {"type": "integer"}, "user": {"type": "string"},
+                                             "password": {"type": "string", "format": "password"}}}
+    return {"openapi": "3.0.3", "info": {"title": "echo", "version": "1"}, "paths": {"/login": {"post": {
+        "operationId": "login", "responses": {"200": {"description": "ok"}},
+        "parameters": [{"name": "pad", "in": "query", "schema": {"type": "integer"}}],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "properties": {k: v for k, v in body["properties"].items() if k != "pad"}}}}}}}}}
+
+
+@pytest.mark.parametrize("pad", [0, 550], ids=["whole", "cut-in-the-secret"])
+def test_a_rest_answer_echoing_a_secret_argument_reaches_neither_model_nor_audit(echoing_api: str, pad: int) -> None:
+    errors: list[ExecutionEvent] = []
+    with RestDriver(_login_spec(), base_url=echoing_api, retries=0, timeout=5) as driver:
+        driver.on_execute_error(errors.append)
+        arguments = {"pad": pad, "user": "ann", "password": SECRET}
+        outcomes = driver.run_llm_response(_model_says("login", arguments))
+    error = outcomes[0].error
+    assert error is not None and "HTTP 400" in error.message and "bad login" in error.message
+    assert not _leaks(error.message), error.message[-80:]
+    assert not _leaks(json.dumps(error.details)), str(error.details)[-80:]
+    assert len(errors) == 1 and errors[0].error is not None
+    assert not _leaks(errors[0].error.message + json.dumps(errors[0].error.details))
+
+
+def test_the_details_of_a_tool_error_quoting_a_secret_argument_are_scrubbed() -> None:
+    from mcs.errors import ExecutionError
+
+    def login(user: str, password: SecretStr) -> str:
+        """Log in upstream; its refusal is quoted in the error's details."""
+        answer = {"user": user, "password": password.get_secret_value()}
+        raise ExecutionError("the upstream refused the login", details={"status": 400, "body": json.dumps(answer),
+                                                                         "echo": [answer]})
+
+    driver = FunctionDriver([login], name="auth")
+    errors: list[ExecutionEvent] = []
+    driver.on_execute_error(errors.append)
+    for run in (driver.run_llm_response, _async_outcomes(driver)):
+        outcomes = run(_model_says("login", {"user": "ann", "password": SECRET}))
+        error = outcomes[0].error
+        assert error is not None and error.details["status"] == 400 and "[redacted]" in error.details["body"]
+        assert not _leaks(json.dumps(error.details))
+    assert len(errors) == 2 and not any(_leaks(json.dumps(e.error.details)) for e in errors if e.error)
+
+
+def _async_outcomes(driver: FunctionDriver) -> Any:
+    import asyncio
+
+    return lambda answer: asyncio.run(driver.arun_llm_response(answer))
