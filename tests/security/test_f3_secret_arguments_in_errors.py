@@ -198,3 +198,27 @@ def _async_outcomes(driver: FunctionDriver) -> Any:
     import asyncio
 
     return lambda answer: asyncio.run(driver.arun_llm_response(answer))
+
+
+def test_secrets_in_a_map_or_a_tuple_are_redacted_for_hooks_and_scrubbed_from_errors() -> None:
+    from mcs.errors import ExecutionError
+
+    def connect(url: str, headers: dict[str, SecretStr], login: tuple[str, SecretStr]) -> str:
+        """Connect with extra headers and a user/password pair; the peer refuses, quoting them."""
+        sent = [v.get_secret_value() for v in headers.values()] + [login[1].get_secret_value()]
+        raise ExecutionError(f"the peer at {url} refused: {sent}")
+
+    driver = FunctionDriver([connect], name="net")
+    started: list[ExecutionEvent] = []
+    errors: list[ExecutionEvent] = []
+    driver.on_execute_start(started.append)
+    driver.on_execute_error(errors.append)
+    token, password = "tok-" + SECRET, SECRET[::-1]
+    arguments = {"url": "http://peer", "headers": {"X-Api-Key": token}, "login": ["ann", password]}
+    with pytest.raises(ExecutionError) as caught:
+        driver.process_llm_response(_model_says("connect", arguments))
+    assert "the peer at http://peer refused" in caught.value.message
+    records = json.dumps([e.arguments for e in started + errors]) + errors[0].error.message  # type: ignore[union-attr]
+    for text in (caught.value.message, records):
+        assert not _leaks(text, token) and not _leaks(text, password), text
+    assert started[0].arguments["url"] == "http://peer"
