@@ -179,13 +179,16 @@ def _collect(value: Any, mask: SecretMask | bool, found: list[str]) -> None:
 
 def scrub(text: str, values: Iterable[str]) -> str:
     """``text`` with each of ``values`` (and its JSON-escaped and ``repr`` forms, as an
-    exception quotes it) replaced by :data:`REDACTED`."""
+    exception quotes it, and its percent- and form-encoded forms, as a URL in one quotes
+    it) replaced by :data:`REDACTED`."""
     import json
+    from urllib.parse import quote, quote_plus
 
     for value in values:
         if value in text:
             text = text.replace(value, REDACTED)
-        for escaped in (json.dumps(value)[1:-1], repr(value)[1:-1]):
+        for escaped in (json.dumps(value)[1:-1], repr(value)[1:-1], quote(value, safe=""), quote(value),
+                        quote_plus(value)):
             if escaped != value and escaped in text:
                 text = text.replace(escaped, REDACTED)
     return text

@@ -222,3 +222,37 @@ def test_secrets_in_a_map_or_a_tuple_are_redacted_for_hooks_and_scrubbed_from_er
     for text in (caught.value.message, records):
         assert not _leaks(text, token) and not _leaks(text, password), text
     assert started[0].arguments["url"] == "http://peer"
+
+
+@pytest.fixture(scope="module")
+def refusing_api() -> Iterator[str]:
+    """An API on loopback that answers every GET with 401."""
+
+    async def refuse(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("no", status_code=401)
+
+    app = Starlette(routes=[Route("/items", refuse)])
+    with uvicorn_on_loopback(uvicorn.Config(app, log_level="critical", lifespan="off")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("secret", ["pass word/with+signs=1", "tok&en?x#y%z"])
+def test_a_crash_quoting_a_secret_url_encoded_keeps_it_out_of_the_log(
+        refusing_api: str, secret: str, caplog: pytest.LogCaptureFixture) -> None:
+    import httpx
+
+    def fetch(token: SecretStr) -> str:
+        """Fetch the items with a token in the query (the exception quotes the URL, encoded)."""
+        answer = httpx.get(refusing_api + "/items", params={"token": token.get_secret_value()}, timeout=5)
+        answer.raise_for_status()
+        return answer.text
+
+    driver = FunctionDriver([fetch], name="items")
+    with caplog.at_level("DEBUG"), pytest.raises(ToolCallError) as caught:
+        driver.process_llm_response(_model_says("fetch", {"token": secret}))
+    ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("mcs"))  # (httpx logs URLs itself)
+    assert "HTTPStatusError" in caught.value.message and "HTTPStatusError" in ours  # logged, for the operator
+    from urllib.parse import quote, quote_plus
+
+    for form in (secret, quote(secret, safe=""), quote_plus(secret), quote(secret)):
+        assert form not in ours + caught.value.message, form
