@@ -351,7 +351,8 @@ def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = Non
         if secrets:  # the details reach the caller and the error hooks too (a peer's answer quoted there)
             exc.message = scrub(exc.message, secrets)
             exc.args = (exc.message,)
-            exc.details = scrub_value(exc.details, secrets)
+            # (values only: the keys are the driver's own, which the circuit breaker reads)
+            exc.details = {key: scrub_value(value, secrets) for key, value in exc.details.items()}
         return exc
     if isinstance(exc, TimeoutError):  # asyncio.TimeoutError too: the same class since 3.11
         return ToolTimeoutError(f"{tool} did not finish in time.", tool=tool)
