@@ -58,7 +58,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.limits import CircuitBreaker, RateLimit
-from mcs.redaction import SecretMask, redact, scrub, secret_values
+from mcs.redaction import SecretMask, redact, scrub, scrub_value, secret_values
 from mcs.tools import Tool
 
 logger = logging.getLogger("mcs.pipeline")
@@ -238,8 +238,9 @@ class Controls:
     ) -> None:
         """Raise :class:`PolicyDeniedError` at the first denial; a policy that breaks denies.
 
-        Policies see the real arguments, so what one raises may quote a secret one:
-        ``secrets`` (the call's secret argument values) are scrubbed from its log record.
+        Policies see the real arguments, so what one raises or gives as a denial's reason
+        may quote a secret one: ``secrets`` (the call's secret argument values) are scrubbed
+        from its log record and from the denial's message.
         """
         if not self.policies:
             return
@@ -257,10 +258,9 @@ class Controls:
                     f"The call to {tool} was denied: a policy returned no PolicyDecision.",
                     tool=tool,
                 )
-            if not decision.allowed:
-                raise PolicyDeniedError(
-                    f"The call to {tool} was denied by policy: {decision.reason}", tool=tool
-                )
+            if not decision.allowed:  # a reason may quote the arguments: never a secret one
+                reason = scrub(str(decision.reason), secrets) if secrets else decision.reason
+                raise PolicyDeniedError(f"The call to {tool} was denied by policy: {reason}", tool=tool)
 
     def fire(self, hooks: list[Hook], event: ExecutionEvent, *, owned: bool = False) -> bool:
         """Call each hook with its own copy of ``event``; a hook that raises is logged and
@@ -342,14 +342,17 @@ def map_exception(exc: BaseException, tool: str, secrets: list[str] | None = Non
     A :class:`ToolCallError` keeps its message; any other exception becomes a generic
     ``EXECUTION_ERROR`` naming only its type (its text may hold internals: a password,
     a path, a host), and its text and traceback are logged on ``mcs.pipeline``.
-    ``secrets`` (secret argument values) are scrubbed from the message and the log.
+    ``secrets`` (secret argument values) are scrubbed from the message, the details and
+    the log.
     """
     if isinstance(exc, ToolCallError):
         if exc.tool is None:
             exc.tool = tool
-        if secrets:
+        if secrets:  # the details reach the caller and the error hooks too (a peer's answer quoted there)
             exc.message = scrub(exc.message, secrets)
             exc.args = (exc.message,)
+            # (values only: the keys are the driver's own, which the circuit breaker reads)
+            exc.details = {key: scrub_value(value, secrets) for key, value in exc.details.items()}
         return exc
     if isinstance(exc, TimeoutError):  # asyncio.TimeoutError too: the same class since 3.11
         return ToolTimeoutError(f"{tool} did not finish in time.", tool=tool)

@@ -8,9 +8,11 @@ value will really reach:
 * the value is refused outright when it could be read two ways: leading or trailing
   space or quotes, control characters or NUL;
 * every reading of it must fall under a root: as given, percent-decoded (repeatedly,
-  ``%252e`` too; a value still encoded after four rounds is refused) and
+  ``%252e`` too; a value still encoded after four rounds is refused),
   Unicode-normalised (NFC and NFKC, so a fullwidth solidus or full stop
-  is judged as the ``/`` or ``.`` a later step may turn it into);
+  is judged as the ``/`` or ``.`` a later step may turn it into), and with ``~`` and
+  ``$VARIABLE`` references expanded as this process would (``~/.ssh`` is judged as the home
+  folder's, which a tool calling ``expanduser`` reads);
 * each reading is made absolute (relative to ``base``, default the first root), ``.``
   and ``..`` are resolved and symlinks followed (``os.path.realpath``), and compared
   component by component, case-sensitively: ``/DATA/x`` is not under ``/data``.
@@ -52,7 +54,8 @@ def _refusal(value: str) -> str | None:
 
 
 def _readings(value: str) -> set[str] | None:
-    """The value as given, percent-decoded until stable, and in NFC and NFKC forms;
+    """The value as given, percent-decoded until stable, in NFC and NFKC forms, and each
+    with ``~`` and ``$VARIABLE`` references expanded;
     ``None`` when decoding has not settled after ``_MAX_DECODES`` rounds (a reading
     deeper down could not be judged)."""
     forms = {value}
@@ -68,6 +71,10 @@ def _readings(value: str) -> set[str] | None:
     for form in list(forms):
         forms.add(unicodedata.normalize("NFC", form))
         forms.add(unicodedata.normalize("NFKC", form))
+    for form in list(forms):  # what a tool that expands `~` or `$VAR` (many file tools do) would reach
+        forms.add(os.path.expanduser(form))
+        forms.add(os.path.expandvars(form))
+        forms.add(os.path.expanduser(os.path.expandvars(form)))
     return forms
 
 

@@ -1,8 +1,10 @@
 """Secret-typed arguments: found in a tool's schema once, kept out of every text but the call.
 
 An argument is secret when its schema says so: ``"format": "password"``, ``"writeOnly":
-true`` (what Pydantic's ``SecretStr`` produces) or ``"x-mcs-secret": true``. The tool
-receives the real value; everything else sees ``[redacted]`` in its place:
+true`` (what Pydantic's ``SecretStr`` produces) or ``"x-mcs-secret": true``. A map or a
+tuple with a secret among its values (``dict[str, SecretStr]``, ``tuple[str, SecretStr]``:
+``additionalProperties``, ``patternProperties``, ``prefixItems``...) is secret as a whole.
+The tool receives the real value; everything else sees ``[redacted]`` in its place:
 
 * hooks and audit records (:class:`~mcs.pipeline.ExecutionEvent` ``.arguments``);
 * validation errors, which never quote a secret value back;
@@ -51,18 +53,61 @@ def _mask(schema: Any, root: Mapping[str, Any], depth: int) -> SecretMask | bool
         return True
     mask: dict[str, Any] = {}
     for variant in variants:
+        if any(_mask(sub, root, depth + 1) is not None for sub in _unnamed_members(variant)):
+            return True  # values with no name or index of their own: the whole object or array is secret
         properties = variant.get("properties")
         if isinstance(properties, Mapping):
             for name, sub in properties.items():
                 inner = _mask(sub, root, depth + 1)
                 if inner is not None:
-                    mask[str(name)] = inner
+                    _merge(mask, str(name), inner)
         items = variant.get("items")
         if isinstance(items, Mapping):
             inner = _mask(items, root, depth + 1)
             if inner is not None:
-                mask["*"] = inner
+                _merge(mask, "*", inner)
+        for sub in _conditional_parts(variant):  # then/else/dependentSchemas add to this same object
+            inner = _mask(sub, root, depth + 1)
+            if inner is True:
+                return True
+            for name, part in (inner or {}).items():
+                _merge(mask, name, part)
     return mask or None
+
+
+def _unnamed_members(schema: Mapping[str, Any]) -> list[Any]:
+    """The subschemas of ``schema`` whose values a mask cannot name: a map's values
+    (``additionalProperties``, ``patternProperties``, ``unevaluatedProperties``) and a
+    tuple's positions (``prefixItems``, ``items`` as a list, ``additionalItems``,
+    ``unevaluatedItems``)."""
+    found: list[Any] = []
+    for key in ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems"):
+        if isinstance(schema.get(key), Mapping):
+            found.append(schema[key])
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, Mapping):
+        found.extend(patterns.values())
+    for key in ("prefixItems", "items"):
+        if isinstance(schema.get(key), list):
+            found.extend(schema[key])
+    return found
+
+
+def _conditional_parts(schema: Mapping[str, Any]) -> list[Any]:
+    parts = [schema[key] for key in ("then", "else") if isinstance(schema.get(key), Mapping)]
+    dependent = schema.get("dependentSchemas")
+    if isinstance(dependent, Mapping):
+        parts.extend(dependent.values())
+    return parts
+
+
+def _merge(mask: dict[str, Any], name: str, inner: SecretMask | bool) -> None:
+    """Add ``inner`` at ``name``; where two masks meet the value is wholly secret (more
+    redaction, never less)."""
+    if name in mask and mask[name] != inner:
+        mask[name] = True
+    else:
+        mask[name] = inner
 
 
 def secret_mask(schema: Mapping[str, Any]) -> SecretMask | None:
@@ -134,13 +179,16 @@ def _collect(value: Any, mask: SecretMask | bool, found: list[str]) -> None:
 
 def scrub(text: str, values: Iterable[str]) -> str:
     """``text`` with each of ``values`` (and its JSON-escaped and ``repr`` forms, as an
-    exception quotes it) replaced by :data:`REDACTED`."""
+    exception quotes it, and its percent- and form-encoded forms, as a URL in one quotes
+    it) replaced by :data:`REDACTED`."""
     import json
+    from urllib.parse import quote, quote_plus
 
     for value in values:
         if value in text:
             text = text.replace(value, REDACTED)
-        for escaped in (json.dumps(value)[1:-1], repr(value)[1:-1]):
+        for escaped in (json.dumps(value)[1:-1], repr(value)[1:-1], quote(value, safe=""), quote(value),
+                        quote_plus(value)):
             if escaped != value and escaped in text:
                 text = text.replace(escaped, REDACTED)
     return text

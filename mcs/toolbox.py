@@ -8,7 +8,8 @@ merged tool by tool; a driver that implements only the bare MCS contract is chai
 (it gets the response when no merged tool claims it, per the MCS chaining rule).
 
 Policies and hooks registered on the toolbox run before those of the member driver,
-which still applies its own.
+which still applies its own. They cannot see the calls a bare-contract member runs itself,
+so a toolbox with policies, hooks or limits refuses to chain (``ConfigurationError``).
 
 Members' prompts and resources pass through too (``prompts()``, ``render_prompt()``,
 ``resources()``, ``resource_templates()``, ``read_resource()``, ``acomplete()``): a prompt
@@ -240,6 +241,7 @@ class Toolbox(ToolDriver):
         result = super().process_llm_response(llm_response, context=context)
         if result is not llm_response:
             return result
+        self._refuse_unguarded_chaining()
         for driver in self.members.values():
             if not isinstance(driver, ToolDriver):
                 result = driver.process_llm_response(llm_response, context=context)
@@ -253,12 +255,29 @@ class Toolbox(ToolDriver):
         result = await super().aprocess_llm_response(llm_response, context=context)
         if result is not llm_response:
             return result
+        self._refuse_unguarded_chaining()
         for driver in self.members.values():
             if not isinstance(driver, ToolDriver):
                 result = await driver.aprocess_llm_response(llm_response, context=context)
                 if result is not llm_response:
                     return result
         return llm_response
+
+    def _refuse_unguarded_chaining(self) -> None:
+        """Refuse to hand a response to bare-contract members while the toolbox has policies,
+        hooks or limits: such a member runs the calls it finds itself, unseen by them, so a
+        call the toolbox's policies deny would run and its audit hooks would miss it.
+
+        Raises:
+            ConfigurationError: naming the members, and what to do.
+        """
+        chained = [key for key, d in self.members.items() if not isinstance(d, ToolDriver)]
+        if chained and not self.controls.is_empty():
+            raise ConfigurationError(
+                f"the toolbox has policies, hooks or limits, which cannot see the calls of its "
+                f"bare-contract member(s) {', '.join(map(repr, chained))}: build them on ToolDriver "
+                "(so their tools are merged and checked), or put the controls on each member"
+            )
 
     # ----------------------------------------------------------------- prompts and resources
 

@@ -402,9 +402,9 @@ class ArgumentValidator:
                 name = getattr(error.kind, "property", error.message)
                 problems.append(f"missing required argument {name!r}{self._hint(name)}")
                 fields.append(str(name))
-            elif self._is_secret_path(path):
-                problems.append(f"{_location(path)}: does not fit the schema ({kind}; the value is secret "
-                                "and not shown)")
+            elif self._holds_secret(path):  # a quote of it, even cut short, could show part of a secret
+                problems.append(f"{_location(path)}: does not fit the schema ({kind}; the value is or holds "
+                                "a secret and is not shown)")
                 fields.append(".".join(str(p) for p in path))
             else:
                 value = _at(arguments, path)
@@ -423,18 +423,20 @@ class ArgumentValidator:
         return InvalidInputError(message, tool=self._tool, details={"fields": list(dict.fromkeys(fields))})
 
 
-    def _is_secret_path(self, path: list[Any]) -> bool:
-        """Whether the value at ``path`` is (inside) a secret-typed argument."""
+    def _holds_secret(self, path: list[Any]) -> bool:
+        """Whether the value at ``path`` is, is inside or holds a secret-typed argument: an
+        object or array with a secret anywhere below it counts (an error quoting it would
+        quote the secret, and a quote cut short escapes :func:`~mcs.redaction.scrub`)."""
         node: Any = self.secret_mask
         for part in path:
             if node is True:
                 return True
             if not isinstance(node, Mapping):
                 return False
-            node = node.get(str(part)) if not isinstance(part, int) else node.get("*")
+            node = node.get("*") if isinstance(part, int) else node.get(str(part), node.get("*"))
             if node is None:
                 return False
-        return node is True
+        return node is True or isinstance(node, Mapping)
 
 
 _EXACT_INT = 2**53  # every integer up to this converts to a float exactly

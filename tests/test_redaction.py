@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from mcs.redaction import REDACTED, credential_forms, scrub_value
+from mcs.redaction import REDACTED, credential_forms, redact, scrub_value, secret_mask
 
 
 def test_credential_forms_cover_the_token_the_basic_pair_and_their_encodings():
@@ -19,3 +19,13 @@ def test_scrub_value_reaches_every_string_of_a_nested_answer():
     answer = {"message": "got tok-123", "extensions": {"tok-123": ["x tok-123", 5, None]}}
     scrubbed = scrub_value(answer, credential_forms(["Bearer tok-123"]))
     assert scrubbed == {"message": f"got {REDACTED}", "extensions": {REDACTED: [f"x {REDACTED}", 5, None]}}
+
+
+def test_a_property_two_variants_define_keeps_the_secrets_of_both() -> None:
+    secret = {"type": "string", "format": "password"}
+    schema = {"type": "object", "anyOf": [
+        {"properties": {"creds": {"type": "object", "properties": {"pw": secret}}}},
+        {"properties": {"creds": {"type": "object", "properties": {"token": secret}}}},
+    ]}
+    redacted = redact({"creds": {"pw": "pw-1234", "token": "tok-1234"}}, secret_mask(schema))
+    assert "pw-1234" not in str(redacted) and "tok-1234" not in str(redacted)

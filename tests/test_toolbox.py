@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 import mcs
 from mcs.demo import DemoDriver
 from mcs.errors import ConfigurationError
+from mcs.limits import RateLimit
+from mcs.policies import agents_policy
 
 
 @mcs.tool
@@ -111,7 +114,7 @@ async def test_async_calls_route_like_sync_ones() -> None:
 
 
 def test_two_unnamed_drivers_with_the_same_name_are_refused() -> None:
-    with pytest.raises(mcs.ConfigurationError, match="pass a mapping"):
+    with pytest.raises(ConfigurationError, match="pass a mapping"):
         mcs.Toolbox([DemoDriver(), DemoDriver()])
 
 
@@ -135,7 +138,7 @@ def test_from_config_reports_what_is_wrong_with_the_file(
 ) -> None:
     config = tmp_path / "box.yaml"
     config.write_text(content)
-    with pytest.raises(mcs.ConfigurationError, match=message):
+    with pytest.raises(ConfigurationError, match=message):
         mcs.Toolbox.from_config(config)
 
 
@@ -167,3 +170,51 @@ def test_a_class_target_that_is_not_a_driver_is_refused(tmp_path: Path, target: 
     config.write_text(f"drivers:\n  x: {{driver: '{target}'}}\n")
     with pytest.raises(ConfigurationError, match=message):
         mcs.Toolbox.from_config(config)
+
+
+class Shredder(mcs.MCSDriver):
+    """A bare-contract driver whose one tool writes a marker file: proof that it ran."""
+
+    meta = mcs.DriverMeta(id="5b0c1c7e-9a36-4f59-9d0e-3f7f2b1a8c44", name="shred", version="1.0",
+                          protocol="Custom", transport="in-process", spec_format="Custom")
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def get_function_description(self, model_name: str | None = None) -> str:
+        return 'shred: answer {"tool": "shred", "arguments": {}} to shred the records'
+
+    def get_driver_system_message(self, model_name: str | None = None) -> str:
+        return self.get_function_description(model_name)
+
+    def process_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
+        if isinstance(llm_response, str) and '"shred"' in llm_response:
+            self.marker.write_text("shredded")
+            return "done"
+        return llm_response
+
+
+@pytest.mark.parametrize("guard", ["policy", "audit hook", "rate limit"])
+def test_a_toolbox_with_controls_never_lets_a_bare_member_run_a_call_they_cannot_see(
+        tmp_path: Path, guard: str) -> None:
+    marker = tmp_path / "MARKER"
+    box = mcs.Toolbox({"math": mcs.FunctionDriver([add], name="math"), "shred": Shredder(marker)})
+    audit: list[Any] = []
+    if guard == "policy":
+        box.add_policy(agents_policy({}))  # default deny: no agent may call anything
+    elif guard == "audit hook":
+        box.on_execute_end(audit.append)
+    else:
+        box.controls.rate_limit = RateLimit(calls=1, period=3600)
+    answer = '{"tool": "shred", "arguments": {}}'
+    with pytest.raises(ConfigurationError, match=r"bare-contract member.*'shred'"):
+        box.process_llm_response(answer)
+    with pytest.raises(ConfigurationError, match="bare-contract member"):
+        asyncio.run(box.aprocess_llm_response(answer))
+    assert not marker.exists() and audit == []
+
+
+def test_a_toolbox_without_controls_still_chains_to_bare_members(tmp_path: Path) -> None:
+    marker = tmp_path / "MARKER"
+    box = mcs.Toolbox({"math": mcs.FunctionDriver([add], name="math"), "shred": Shredder(marker)})
+    assert box.process_llm_response('{"tool": "shred", "arguments": {}}') == "done" and marker.exists()

@@ -28,7 +28,7 @@ import functools
 import random
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,10 +160,13 @@ def _broken_off(tool: str, exc: httpx.TransportError) -> ExecutionError:
                           details={"category": category, "retryable": retryable})
 
 
-def error_for(response: Response, method: str, path: str, tool: str) -> ExecutionError:
+def error_for(
+    response: Response, method: str, path: str, tool: str, argument_secrets: Sequence[str] = ()
+) -> ExecutionError:
     """``EXECUTION_ERROR`` for a non-2xx answer, with a hint the LLM can act on. The
-    credentials the request carried are scrubbed from the body excerpt it quotes: a peer
-    may echo them (a debug error page), and the model must never read them."""
+    credentials the request carried and ``argument_secrets`` (the call's secret-typed
+    argument values) are scrubbed from the body excerpt it quotes, before it is cut: a peer
+    may echo them (a debug error page), and the model must never read them, whole or in part."""
     status = response.status
     value = response.value
     if isinstance(value, bytes):
@@ -175,6 +178,10 @@ def error_for(response: Response, method: str, path: str, tool: str) -> Executio
     else:
         excerpt = orjson.dumps(value).decode()
     secrets = response.secrets()
+    if argument_secrets:
+        from mcs.redaction import credential_forms
+
+        secrets = tuple(sorted({*secrets, *credential_forms(argument_secrets)}, key=len, reverse=True))
     if secrets:
         from mcs.redaction import scrub
 

@@ -372,11 +372,12 @@ class RestDriver(ToolDriver):
             deadline=invocation.deadline, retryable=retryable, sensitive=shared.sensitive,
         )
 
-    def _finish(self, op: Operation, response: Response, tool: str) -> Any:
+    def _finish(self, op: Operation, response: Response, invocation: Invocation) -> Any:
+        tool = invocation.tool.name
         if not 200 <= response.status < 300:
             from mcs_rest._transport import error_for
 
-            raise error_for(response, op.method, op.path, tool)
+            raise error_for(response, op.method, op.path, tool, invocation.secrets())
         if self.validate_responses:
             verdict = self._broken_contract(op, response)
             if verdict is not None and (verdict.violations or verdict.unpromised):
@@ -397,7 +398,7 @@ class RestDriver(ToolDriver):
         op, plan = self._plan(invocation)
         client = self._sync_client()
         assert self._transport is not None
-        return self._finish(op, send_sync(client, self._transport, plan), invocation.tool.name)
+        return self._finish(op, send_sync(client, self._transport, plan), invocation)
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
         from mcs_rest._transport import send_async
@@ -405,7 +406,7 @@ class RestDriver(ToolDriver):
         op, plan = self._plan(invocation)
         client, transport = await self._async_client()
         response = await send_async(client, transport, plan)
-        return self._finish(op, response, invocation.tool.name)
+        return self._finish(op, response, invocation)
 
     # ------------------------------------------------------------------ capabilities
 
