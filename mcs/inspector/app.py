@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mcs.errors import ConfigurationError
 from mcs.inspector.guard import ASGIApp, Guard
 from mcs.inspector.session import ConfirmationRequired, Inspection, UnknownTool
 
@@ -109,6 +110,8 @@ def create_app(inspection: Inspection, *, token: str, port: int) -> ASGIApp:
             except ConfirmationRequired as exc:
                 return JSONResponse({"error": "CONFIRMATION_REQUIRED", "message": str(exc), "tools": exc.tools},
                                     status_code=409)
+            except ConfigurationError as exc:  # e.g. a toolbox with controls refusing to chain a reply
+                return JSONResponse({"error": "CONFIGURATION", "message": str(exc)}, status_code=409)
             return JSONResponse(payload)
 
         return endpoint

@@ -105,8 +105,14 @@ class Inspection:
         self._interfaces: dict[str, Any] | None = None
 
     def _attach(self, driver: ToolDriver) -> None:
-        self.recorder.attach(driver.controls, driver.meta.name)
-        for key, member in getattr(driver, "members", {}).items():
+        members: dict[str, Any] = getattr(driver, "members", {})
+        # A toolbox with bare-contract members and no controls of its own chains replies to
+        # them; the recorder's hooks would count as controls and make it refuse to (see
+        # mcs.toolbox). Its own stages go unrecorded there, so it runs as it does outside.
+        chains = any(not isinstance(member, ToolDriver) for member in members.values())
+        if not (chains and driver.controls.is_empty()):
+            self.recorder.attach(driver.controls, driver.meta.name)
+        for key, member in members.items():
             if isinstance(member, ToolDriver):
                 self.recorder.attach(member.controls, f"{driver.meta.name}/{key}")
 

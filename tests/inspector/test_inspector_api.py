@@ -276,6 +276,17 @@ class _Legacy(mcs.MCSDriver):
         return llm_response
 
 
+def test_a_toolbox_with_a_policy_refuses_to_chain_and_the_inspector_says_why() -> None:
+    legacy = _Legacy()
+    box = mcs.Toolbox({"notes": mcs.FunctionDriver([add], name="notes"), "legacy": legacy})
+    box.controls.add_policy(lambda context, tool, arguments: mcs.PolicyDecision.allow())
+    with InspectorServer(box) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        refused = client.post("api/reply/run", json={"reply": "wipe_disk()", "confirmed": True})
+        assert refused.status_code == 409
+        assert refused.json()["error"] == "CONFIGURATION" and "bare-contract" in refused.json()["message"]
+    assert legacy.ran == []
+
+
 def test_a_reply_left_to_a_chained_bare_driver_asks_first() -> None:
     legacy = _Legacy()
     box = mcs.Toolbox({"notes": mcs.FunctionDriver([add], name="notes"), "legacy": legacy})
