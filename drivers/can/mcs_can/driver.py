@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import json
 import logging
 import os
@@ -101,6 +102,10 @@ class CanDriver(ToolDriver):
         * ``watchdog_timeout`` (1.0 s, ``None``: off): while armed, the operator calls
           :meth:`heartbeat` at least this often or the driver stops every periodic send
           and disarms.
+        * ``keep_periodic_after_session`` (False): by default a periodic send started by an
+          MCP client stops when that client's session ends (stdio closes, the HTTP session
+          is deleted or expires); ``True`` keeps it running until :meth:`disarm`, the
+          watchdog or ``stop_periodic``.
         * ``dry_run`` (False): simulation mode, every send returns its frame unsent.
         * ``send_tools``: ``"allowed"`` (default: send tools only for allow-listed
           messages) or ``"all"``.
@@ -139,6 +144,7 @@ class CanDriver(ToolDriver):
         approval_ttl: float = 60.0,
         operator_approval: bool = False,
         watchdog_timeout: float | None = 1.0,
+        keep_periodic_after_session: bool = False,
         dry_run: bool = False,
         send_tools: str = "allowed",
         history_size: int = 32,
@@ -199,6 +205,9 @@ class CanDriver(ToolDriver):
         self._approvals = Approvals(approval_ttl, operator_approval)
         self._state = LimitState(self._limits)
         self._periodic: dict[str, Periodic] = {}
+        #: The session each periodic send ends with (a ``SessionLifetime`` of the caller's MCP session).
+        self._owners: dict[str, Any] = {}
+        self._keep_periodic = bool(keep_periodic_after_session)
         self._armed = False
         self._tx_lock = threading.RLock()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None  # async sends (made on the first)
@@ -326,6 +335,7 @@ class CanDriver(ToolDriver):
             for task in self._periodic.values():
                 task.stop()
             self._periodic.clear()
+            self._owners.clear()
             self._rate.release()
             self._approvals.clear()
             self._state.reset()
@@ -471,6 +481,7 @@ class CanDriver(ToolDriver):
 
     def _stop_cancelled(self, name: str) -> None:
         with self._tx_lock:
+            self._owners.pop(name, None)
             task = self._periodic.pop(name, None)
             if task is not None:
                 task.stop()
@@ -544,6 +555,7 @@ class CanDriver(ToolDriver):
         limited, rounded = spec.limited_values(values, data) if spec.limited else ({}, {})
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
+        lifetime = self._lifetime(invocation) if period is not None and not dry else None
         lock = self._tx_lock
         deadline = invocation.deadline
         # What ``with`` does, without looking up and calling __enter__/__exit__; a caller whose
@@ -604,6 +616,7 @@ class CanDriver(ToolDriver):
                     raise
             else:
                 self._start_periodic(spec, frame, float(period), tool)
+                self._bind(spec.name, lifetime)
             if token is not None:
                 self._approvals.spend(str(token))
             if pending:
@@ -698,12 +711,45 @@ class CanDriver(ToolDriver):
                 raise
         self._rate.reserve(spec.name, period_ms)
 
+    def _lifetime(self, invocation: Invocation) -> Any:
+        """The session a periodic send of this call ends with: the caller's MCP session
+        (``context.session.lifetime``), or ``None`` (no such session, stateless serving,
+        ``keep_periodic_after_session``)."""
+        if self._keep_periodic:
+            return None
+        return getattr(invocation.context.session, "lifetime", None)
+
+    def _bind(self, name: str, lifetime: Any) -> None:
+        """Tie the periodic send ``name`` to ``lifetime`` (under the transmit lock): it stops
+        when that session ends. Whoever changes a periodic send last owns it."""
+        if lifetime is None:
+            self._owners.pop(name, None)
+            return
+        self._owners[name] = lifetime
+        lifetime.on_end(f"mcs_can:{id(self)}", functools.partial(self._session_ended, lifetime))
+
+    def _session_ended(self, lifetime: Any) -> None:
+        """Stop every periodic send the ended session owns, and audit it."""
+        stopped = []
+        with self._tx_lock:
+            for name in [n for n, owner in self._owners.items() if owner is lifetime]:
+                del self._owners[name]
+                task = self._periodic.pop(name, None)
+                if task is not None:
+                    task.stop()
+                    self._rate.release(name)
+                    stopped.append(name)
+        if stopped:
+            logger.warning("the MCP session that started %s ended; stopped", ", ".join(stopped))
+            self._audit("periodic_stopped", stopped=stopped, reason="the MCP session that started it ended")
+
     def _stop(self, invocation: Invocation) -> dict[str, Any]:
         wanted = invocation.arguments.get("message")
         with self._tx_lock:
             names = [wanted] if wanted is not None else list(self._periodic)
             stopped = []
             for name in names:
+                self._owners.pop(name, None)
                 task = self._periodic.pop(name, None)
                 if task is not None:
                     task.stop()

@@ -7,12 +7,19 @@
 session that can carry a server-to-client request: stdio, or streamable HTTP with
 ``-s stateful=true``. Stateless, or when the client did not declare the capability, they
 raise :class:`~mcs.SessionUnavailableError` saying so.
+
+``lifetime`` is the client's session as a whole (:class:`SessionLifetime`): a driver that
+starts something meant to last only as long as its client (a periodic CAN send) registers
+there what stops it, and it runs when the session ends: stdio closes, the HTTP session is
+deleted or expires, the client goes away. Stateless serving has no session: ``None``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
@@ -31,6 +38,48 @@ _CAPABILITY = {
 }
 
 
+_LIFETIME_KEY = "mcs.session_lifetime"
+_LIFETIME_LOCK = threading.Lock()  # a driver may ask from worker threads of one session at once
+
+
+class SessionLifetime:
+    """One client's MCP session, from its first call to its end.
+
+    :meth:`on_end` callbacks run once, each on a worker thread, when the session ends
+    (the SDK unwinds the connection's exit stack). Thread-safe: a driver registers from
+    the worker thread its call runs on.
+    """
+
+    def __init__(self) -> None:
+        self._callbacks: dict[str, Callable[[], None]] = {}
+        self._lock = threading.Lock()
+        self.ended = False
+
+    def on_end(self, key: str, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the session ends; once per ``key`` (a later registration
+        under the same key is ignored). A session that already ended runs it at once."""
+        with self._lock:
+            if not self.ended:
+                self._callbacks.setdefault(key, callback)
+                return
+        _run_logged(callback)
+
+    async def end(self) -> None:
+        """Run every registered callback (the connection's teardown calls this once)."""
+        with self._lock:
+            self.ended = True
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for callback in callbacks:
+            await asyncio.to_thread(_run_logged, callback)
+
+
+def _run_logged(callback: Callable[[], None]) -> None:
+    try:
+        callback()
+    except Exception:  # one failing cleanup must not keep the others from running
+        logger.exception("a session-end callback failed")
+
+
 class McpSession(Session):
     """The caller's MCP client, for one request (built by the server for each call)."""
 
@@ -39,6 +88,24 @@ class McpSession(Session):
     def __init__(self, request_context: Any, *, stateless: bool) -> None:
         self._ctx = request_context
         self._stateless = stateless
+
+    @property
+    def lifetime(self) -> SessionLifetime | None:
+        """The client's whole session (one per connection), or ``None`` when serving is
+        stateless and every request is a session of its own."""
+        if self._stateless:
+            return None
+        # The SDK's per-client Connection (its exit stack unwinds when the session ends), as
+        # the server's log level reaches it: the request context does not expose it.
+        connection = getattr(getattr(self._ctx, "session", None), "_connection", None)
+        if connection is None:
+            return None
+        with _LIFETIME_LOCK:
+            lifetime = connection.state.get(_LIFETIME_KEY)
+            if lifetime is None:
+                lifetime = connection.state[_LIFETIME_KEY] = SessionLifetime()
+                connection.exit_stack.push_async_callback(lifetime.end)
+        return lifetime  # type: ignore[no-any-return]
 
     # ----------------------------------------------------------------- progress and streams
 
