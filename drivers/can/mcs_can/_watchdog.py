@@ -14,6 +14,14 @@ from collections.abc import Callable
 
 
 class Watchdog:
+    """Trips once when :meth:`feed` is not called for ``timeout`` seconds after :meth:`start`.
+
+    Each start runs a thread of its own with its own wake-up event, so a thread that a
+    :meth:`halt` told to end never watches on for a later start. The driver starts and
+    halts it under its transmit lock, together with the armed state, and joins a halted
+    thread after releasing that lock (a tripping thread needs the lock to disarm).
+    """
+
     def __init__(self, timeout: float, trip: Callable[[], None]) -> None:
         if not timeout > 0:
             raise ValueError(f"watchdog_timeout must be a positive number of seconds, got {timeout!r}")
@@ -32,8 +40,8 @@ class Watchdog:
             if self._running:
                 return
             self._running = True
-            self._wake.clear()
-            self._thread = threading.Thread(target=self._run, name="mcs-can-watchdog", daemon=True)
+            wake = self._wake = threading.Event()
+            self._thread = threading.Thread(target=self._run, args=(wake,), name="mcs-can-watchdog", daemon=True)
             self._thread.start()
 
     def feed(self) -> None:
@@ -42,24 +50,35 @@ class Watchdog:
     def remaining(self) -> float | None:
         return max(0.0, self._deadline - time.monotonic()) if self._running else None
 
-    def stop(self) -> None:
+    def halt(self) -> threading.Thread | None:
+        """Stop watching at once, without waiting; the thread to join, if one was running.
+        Once this returns, that thread does not trip."""
         with self._lock:
             self._running = False
             self._wake.set()
             thread, self._thread = self._thread, None
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=self.timeout + 1.0)
+        return thread
 
-    def _run(self) -> None:
+    def stop(self) -> None:
+        """:meth:`halt`, then wait for the thread to end (unless called from it)."""
+        join(self.halt(), self.timeout + 1.0)
+
+    def _run(self, wake: threading.Event) -> None:
         while True:
-            left = self._deadline - time.monotonic()
-            if self._wake.wait(timeout=max(0.0, left)):
-                return  # stopped
-            if not self._running:
-                return
-            if time.monotonic() >= self._deadline:
-                with self._lock:
-                    self._running = False
-                    self._thread = None
-                self._trip()
-                return
+            if wake.wait(timeout=max(0.0, self._deadline - time.monotonic())):
+                return  # halted
+            with self._lock:
+                if wake.is_set() or not self._running:
+                    return  # halted while it woke up
+                if time.monotonic() < self._deadline:
+                    continue  # fed meanwhile
+                self._running = False
+                self._thread = None
+            self._trip()
+            return
+
+
+def join(thread: threading.Thread | None, timeout: float) -> None:
+    """Wait for ``thread`` to end, unless it is ``None`` or the calling thread."""
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(timeout=timeout)

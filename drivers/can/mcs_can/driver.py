@@ -52,7 +52,7 @@ from mcs_can._tools import (
     shared_tools,
 )
 from mcs_can._values import describe_frame, frame_digest, json_signals, json_value
-from mcs_can._watchdog import Watchdog
+from mcs_can._watchdog import Watchdog, join
 
 __version__ = "0.1.0"
 
@@ -319,8 +319,10 @@ class CanDriver(ToolDriver):
                 self._state.at_rest_from_now()
             self._armed = True
             set_listen_only(self._link.bus, False)
-        if self._watchdog is not None:
-            self._watchdog.start()
+            # Under the lock, with the armed state: an arm() racing a disarm() must not leave
+            # the driver armed with the watchdog stopped (or disarmed with it running).
+            if self._watchdog is not None:
+                self._watchdog.start()
         self._audit("armed")
 
     def disarm(self, reason: str = "operator") -> None:
@@ -340,8 +342,9 @@ class CanDriver(ToolDriver):
             self._approvals.clear()
             self._state.reset()
             set_listen_only(self._link.bus, True)
-        if self._watchdog is not None:
-            self._watchdog.stop()
+            halted = self._watchdog.halt() if self._watchdog is not None else None
+        if self._watchdog is not None:  # joined outside the lock: a tripping watchdog waits for it
+            join(halted, self._watchdog.timeout + 1.0)
         if was_armed or stopped:
             self._audit("disarmed", reason=reason, stopped=stopped)
 
