@@ -12,8 +12,10 @@ What a caller can rely on:
   the connection is up, so nothing is sent late.
 * A publish returns when the broker acknowledged it (QoS 1/2) or when it was written
   (QoS 0). If the connection drops after sending, paho re-sends it on reconnect (QoS 1:
-  at least once); if the deadline passes first, the message is withdrawn from paho's
-  queue so it is not re-sent after the caller was told it failed.
+  at least once). If the deadline passes first, the message is withdrawn: it leaves paho's
+  resend queue, and when its PUBLISH is still (even partly) in paho's outgoing byte queue,
+  as on a stalled link, the connection is cut so that it never goes out. The error says
+  whether the message can still reach the broker (``details.may_be_delivered``).
 * The async methods never block the event loop: the socket connect runs on a worker
   thread, acknowledgements and state changes wake the loop through ``call_soon_threadsafe``.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import socket
 import ssl
 import threading
 import time
@@ -47,8 +50,50 @@ _AUTH_FAILURES = {4, 5, 0x86, 0x87, 0x8C}  # bad user name or password / not aut
 _MARGIN = 0.05
 
 
+# How long a withdrawal waits for paho's network thread to notice the connection it cut.
+_ABORT_WAIT = 1.0
+_PUBLISH = 0x30
+_INFLIGHT_STATES = (mqtt.mqtt_ms_wait_for_puback, mqtt.mqtt_ms_wait_for_pubrec, mqtt.mqtt_ms_wait_for_pubrel,
+                    mqtt.mqtt_ms_wait_for_pubcomp, mqtt.mqtt_ms_resend_pubrel)
+# What became of a withdrawn message: "unsent" (it cannot reach the broker) or "maybe".
+Recall = Literal["unsent", "maybe"]
+
+
 def _left(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - _MARGIN - time.monotonic())
+
+
+def _published(info: mqtt.MQTTMessageInfo, done: dict[int, None]) -> bool:
+    """Acknowledged (QoS 1/2) or written (QoS 0). Never raises: paho's ``is_published`` does when
+    the message was queued without a connection or dropped with one."""
+    return info.mid in done or (info.rc == mqtt.MQTT_ERR_SUCCESS and info.is_published())
+
+
+def _queued_packet(client: mqtt.Client, mid: int) -> dict[str, Any] | None:
+    """The PUBLISH packet of ``mid`` that paho has not wholly written to the socket, if any."""
+    queue = getattr(client, "_out_packet", None)
+    if queue is None:
+        return None
+    for packet in list(queue):  # one copy under the GIL: the network thread pops and pushes back meanwhile
+        if packet["command"] & 0xF0 == _PUBLISH and packet["mid"] == mid and packet["to_process"] > 0:
+            return packet  # type: ignore[no-any-return]
+    return None
+
+
+class _Pending:
+    """A withdrawal that cut the connection: once paho's network thread has seen the cut, it
+    writes nothing more, so what is left of the packet then never leaves."""
+
+    def __init__(self, packet: dict[str, Any], connection: Connection, drops: int) -> None:
+        self.packet = packet
+        self.connection = connection
+        self.drops = drops
+
+    def observed(self) -> bool:
+        return self.connection.drops != self.drops
+
+    def outcome(self) -> Recall:
+        return "unsent" if self.observed() and self.packet["to_process"] > 0 else "maybe"
 
 
 @dataclass(frozen=True)
@@ -142,6 +187,7 @@ class Connection:
         self._early: dict[int, str | None] = {}
         self._seq = itertools.count(1)
         self.reconnects = 0
+        self.drops = 0  # connections lost or cut, counted by the network thread
         self._ever_connected = False
 
     # ------------------------------------------------------------------ state
@@ -292,10 +338,10 @@ class Connection:
             raise ExecutionError(f"paho refused to publish to {topic!r}: {mqtt.error_string(info.rc)}.")
 
     def _acknowledged(self, info: mqtt.MQTTMessageInfo) -> Callable[[], bool]:
-        return lambda: info.mid in self._done or info.is_published()
+        return lambda: _published(info, self._done)
 
-    def _settle(self, info: mqtt.MQTTMessageInfo, topic: str, waited: float) -> None:
-        if info.mid in self._done or info.is_published():
+    def _settle(self, info: mqtt.MQTTMessageInfo, topic: str, qos: int, started: float) -> None:
+        if _published(info, self._done):
             if not self._failed:  # the common case: no refusal recorded (it is, before the ack is visible)
                 return
             with self._lock:
@@ -304,50 +350,117 @@ class Connection:
                 raise ExecutionError(f"The broker refused the publish to {topic!r}: {failure}.",
                                      details={"topic": topic, "reason": failure})
             return
-        self._withdraw(info.mid)
-        if not self._connected:
-            raise ExecutionError(
-                f"The connection to the MQTT broker at {self.options.where} was lost while publishing to "
-                f"{topic!r} and did not come back within {waited:.1f} s. The message was withdrawn and will not "
-                "be re-sent; it may or may not have reached the broker.",
-                details={"topic": topic, "reason": "unacknowledged", "retryable": True},
-            )
-        raise ToolTimeoutError(
-            f"The broker did not acknowledge the publish to {topic!r} within {waited:.1f} s; the message was "
-            "withdrawn and will not be re-sent (it may or may not have reached the broker).",
-            details={"topic": topic, "reason": "unacknowledged"},
-        )
+        lost = not self._connected
+        recall = self._recall(info, qos)
+        if isinstance(recall, _Pending):
+            self._state.wait(recall.observed, time.monotonic() + _ABORT_WAIT)
+            recall = recall.outcome()
+        raise self._unacknowledged(topic, qos, recall, lost, time.monotonic() - started)
 
-    def _withdraw(self, mid: int) -> None:
-        """Drop an unacknowledged message from paho's resend queue (no late delivery)."""
+    async def _asettle(self, info: mqtt.MQTTMessageInfo, topic: str, qos: int, started: float) -> None:
+        if not _published(info, self._done):
+            lost = not self._connected
+            recall = self._recall(info, qos)
+            if isinstance(recall, _Pending):
+                await self._state.await_(recall.observed, time.monotonic() + _ABORT_WAIT)
+                recall = recall.outcome()
+            raise self._unacknowledged(topic, qos, recall, lost, time.monotonic() - started)
+        self._settle(info, topic, qos, started)
+
+    def _unacknowledged(self, topic: str, qos: int, recall: Recall, lost: bool,
+                        waited: float) -> ExecutionError | ToolTimeoutError:
+        """The error for a publish that did not complete by its deadline, saying what became of it."""
+        written = "written" if qos == 0 else "acknowledged by the broker"
+        if recall == "unsent":
+            fate = "It was not sent and will not be: it was withdrawn."
+        elif qos == 0:
+            fate = "It may still reach the broker (it had already left this client)."
+        else:
+            fate = ("It will not be re-sent, but it had already been sent, so it may have reached the broker "
+                    "or still reach it.")
+        details = {"topic": topic, "reason": "unsent" if recall == "unsent" else "unacknowledged",
+                   "may_be_delivered": recall != "unsent"}
+        if lost:
+            return ExecutionError(
+                f"The connection to the MQTT broker at {self.options.where} was lost while publishing to "
+                f"{topic!r} and did not come back within {waited:.1f} s. {fate}",
+                details={**details, "retryable": True},
+            )
+        return ToolTimeoutError(f"The publish to {topic!r} was not {written} within {waited:.1f} s. {fate}",
+                                details=details)
+
+    def _recall(self, info: mqtt.MQTTMessageInfo, qos: int) -> Recall | _Pending:
+        """Take a message that did not complete out of paho's hands, so that nothing goes out after
+        the caller was told it failed, and say whether it can have been sent.
+
+        QoS 1/2 messages leave paho's resend queue. A PUBLISH packet still (even partly) in paho's
+        outgoing byte queue cannot be taken out of it safely while the network thread writes, so
+        the connection is cut instead: paho then drops that queue (its bytes never complete a
+        packet the broker would accept) and reconnects; other unacknowledged QoS 1/2 messages are
+        re-sent on the new connection as after any drop.
+        """
+        if qos == 0 and info.rc == mqtt.MQTT_ERR_CONN_LOST:
+            return "unsent"  # paho discarded it with the connection it was queued on
         client = self._client
         if client is None:
-            return
+            return "maybe"
+        if qos > 0:
+            handed = self._withdraw(client, info.mid)
+            if handed != "queued":
+                return handed
+        packet = _queued_packet(client, info.mid)
+        if packet is None:
+            return "maybe"  # wholly written to the socket
+        sock = client.socket()
+        if sock is None:
+            return "unsent"  # between connections: paho clears its byte queue before it reconnects
+        pending = _Pending(packet, self, self.drops)
+        with contextlib.suppress(OSError):
+            # The plain socket's shutdown, also under TLS: the network thread still owns the TLS state.
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)  # type: ignore[arg-type]
+        return pending
+
+    def _withdraw(self, client: mqtt.Client, mid: int) -> Recall | Literal["queued"]:
+        """Drop a QoS 1/2 message from paho's resend queue. "queued": its PUBLISH was handed to
+        paho's byte queue, whether it left is for the caller to find out."""
         mutex = getattr(client, "_out_message_mutex", None)
         queue = getattr(client, "_out_messages", None)
         if mutex is None or not isinstance(queue, dict):
-            return
+            return "maybe"
         with mutex:
-            if queue.pop(mid, None) is not None:
+            message = queue.pop(mid, None)
+            if message is None:
+                return "maybe"  # acknowledged meanwhile, or already gone
+            if message.state in _INFLIGHT_STATES:
                 client._inflight_messages = max(0, client._inflight_messages - 1)
+        if message.state in (mqtt.mqtt_ms_publish, mqtt.mqtt_ms_queued) and not message.dup:
+            return "unsent"  # never handed to a connection
+        if message.state in (mqtt.mqtt_ms_wait_for_puback, mqtt.mqtt_ms_wait_for_pubrec) and not message.dup:
+            return "queued"
+        return "maybe"  # sent on an earlier connection, or (QoS 2) the broker already has it
 
     def publish(self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None,
                 deadline: float | None) -> int:
-        """Publish and wait for the acknowledgement; returns the message id."""
+        """Publish and wait for the acknowledgement; returns the message id.
+
+        When the deadline passes first, the message is withdrawn (see :meth:`_recall`) and the
+        error says whether it can still reach the broker (``details.may_be_delivered``)."""
         started = time.monotonic()
         client = self._client
         if client is None or not self._connected:
             client = self.ensure(deadline)
         info = self._send(client, topic, payload, qos, retain, properties)
         if info.rc == mqtt.MQTT_ERR_SUCCESS:  # the common case: paho's own wait, nothing in between
-            info.wait_for_publish(_left(deadline))
+            with contextlib.suppress(RuntimeError):  # paho dropped it with the connection: settled below
+                info.wait_for_publish(_left(deadline))
         else:  # queued by paho while the connection dropped: sent when it comes back
             self._acked.wait(self._acknowledged(info), started + 30.0 if deadline is None else deadline - _MARGIN)
-        self._settle(info, topic, time.monotonic() - started)
+        self._settle(info, topic, qos, started)
         return info.mid
 
     async def apublish(self, topic: str, payload: bytes, qos: int, retain: bool, properties: Properties | None,
                        deadline: float | None) -> int:
+        """:meth:`publish` without blocking the event loop; a cancelled call withdraws the message."""
         started = time.monotonic()
         client = await self.aensure(deadline)
         info = self._send(client, topic, payload, qos, retain, properties)
@@ -355,9 +468,10 @@ class Connection:
         try:
             await self._acked.await_(self._acknowledged(info), limit)
         except asyncio.CancelledError:
-            self._withdraw(info.mid)
+            if not _published(info, self._done):
+                self._recall(info, qos)
             raise
-        self._settle(info, topic, time.monotonic() - started)
+        await self._asettle(info, topic, qos, started)
         return info.mid
 
     # ------------------------------------------------------------------ subscribing
@@ -482,6 +596,7 @@ class Connection:
             self._refused_auth = False
             client.disconnect()
         self._connected = False
+        self.drops += 1
         with self._lock:
             self._active.clear()
         if reason.is_failure:
