@@ -43,7 +43,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext, default_context
 from mcs.driver import _identity
-from mcs.errors import ConfigurationError, InvalidInputError, ToolCallError, ToolNotFoundError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    ToolCallError,
+    ToolNotFoundError,
+)
 from mcs.limits import CircuitBreaker, RateLimit
 from mcs.pipeline import Controls, Invocation
 from mcs.redaction import SecretMask
@@ -526,11 +532,20 @@ class ToolDriver(MCSDriver):
     # ----------------------------------------------------------------- calling
 
     def _validator(self, tool: Tool) -> ArgumentValidator:
+        """The compiled argument check of ``tool``, made on its first call.
+
+        Raises:
+            ExecutionError: the tool's input schema does not compile; the message names
+                the tool and the fault, and says it is the tool's definition, not the call.
+        """
         validator = self._validators.get(tool.name)
         if validator is None:
             from mcs.validation import compile_validator
 
-            validator = compile_validator(tool.input_schema, tool=tool.name)
+            try:
+                validator = compile_validator(tool.input_schema, tool=tool.name)
+            except ConfigurationError as exc:
+                raise _unusable_schema(tool.name, "input schema", exc) from None
             self._validators[tool.name] = validator
         return validator
 
@@ -550,7 +565,10 @@ class ToolDriver(MCSDriver):
             )
             from mcs.validation import compile_result_validator
 
-            validator = compile_result_validator(tool.output_schema, tool=tool.name, source=source)
+            try:
+                validator = compile_result_validator(tool.output_schema, tool=tool.name, source=source)
+            except ConfigurationError as exc:
+                raise _unusable_schema(tool.name, "output schema", exc) from None
             self._output_validators[tool.name] = validator
         return validator.validate
 
@@ -661,7 +679,12 @@ class ToolDriver(MCSDriver):
         """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such
         tool); see :mod:`mcs.redaction`."""
         tool = self.get_tool(name)
-        return None if tool is None else self._validator(tool).secret_mask
+        if tool is None:
+            return None
+        try:
+            return self._validator(tool).secret_mask
+        except ExecutionError:  # a schema that does not compile: the tool cannot be called at all
+            return None
 
     def upstream_of(self, tool: Tool) -> str:
         """The upstream system a call of ``tool`` goes to, for the circuit breaker.
@@ -1008,6 +1031,23 @@ def _with_prefix(tool: Tool, prefix: str) -> Tool:
     meta = dict(tool.meta)
     meta.setdefault("unprefixed_name", tool.name)
     return replace(tool, name=sanitize_tool_name(f"{prefix}_{tool.name}"), meta=meta)
+
+
+def _unusable_schema(tool: str, which: str, exc: ConfigurationError) -> ExecutionError:
+    """The error a call of ``tool`` gets when its ``which`` schema does not compile: the
+    operator's fault, said so, with the compiler's first line (bounded) naming what is wrong."""
+    text = str(exc)
+    reason = text.split(": ", 1)[1] if ": " in text else text
+    reason = reason.strip().splitlines()[0] if reason.strip() else "unknown fault"
+    if len(reason) > 200:
+        reason = reason[:197] + "..."
+    return ExecutionError(
+        f"{tool} cannot be called: its {which} is not a valid JSON Schema ({reason}). This is a fault in "
+        "the tool's definition, for its operator to fix, not in your call: do not retry it; use another "
+        "tool or tell the user.",
+        tool=tool,
+        details={"category": "invalid_tool_schema", "retryable": False},
+    )
 
 
 def _method_name(tool: Tool) -> str:
