@@ -817,7 +817,10 @@ class ToolDriver(MCSDriver):
             check_output=None if invocation.tool.output_schema is None else self._output_check(invocation.tool),
         )
 
-    async def _arun(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
+    async def _arun(
+        self, invocation: Invocation, handler: Callable[[Invocation], Any] | None,
+        controls: Controls | None = None,
+    ) -> Any:
         call: Callable[[Invocation], Awaitable[Any]] = self._acall_tool
         if handler is not None:
             local = handler
@@ -826,14 +829,56 @@ class ToolDriver(MCSDriver):
                 return local(inv)
 
         return await pipeline.run_async(
-            invocation, call, controls=self.controls, check_output=self._output_check(invocation.tool)
+            invocation, call, controls=self.controls if controls is None else controls,
+            check_output=self._output_check(invocation.tool),
         )
+
+    def _judges(self, prepared: list[_Prepared]) -> list[tuple[int, Invocation, Controls]]:
+        """The policies each call of a batch answers to before any runs (see
+        :func:`pipeline.admit_batch`): this driver's controls. A toolbox adds its members'."""
+        return [(place, p.invocation, self.controls) for place, p in enumerate(prepared, 1)]
+
+    def _run_batch(self, prepared: list[_Prepared]) -> list[Any]:
+        """Run the calls of one model output, admitted whole: every call's policies are
+        judged before the first runs, so a refused call runs none. A call that then fails
+        as it runs (a rate limit, an open circuit, a deadline, the tool's own error) stops
+        the batch: with nothing run before it, its error is raised; else the results come
+        back with that error in its place and a "not run" error for each call after it."""
+        pipeline.admit_batch(self._judges(prepared), len(prepared))
+        controls = self.controls.judged()
+        results: list[Any] = []
+        for p in prepared:
+            try:
+                results.append(self._run(p.invocation, p.handler, controls))
+            except ToolCallError as error:
+                if not results:
+                    raise
+                return _stopped(results, prepared, error)
+        return results
+
+    async def _arun_batch(self, prepared: list[_Prepared]) -> list[Any]:
+        """The async twin of :meth:`_run_batch`."""
+        pipeline.admit_batch(self._judges(prepared), len(prepared))
+        controls = self.controls.judged()
+        results: list[Any] = []
+        for p in prepared:
+            try:
+                results.append(await self._arun(p.invocation, p.handler, controls))
+            except ToolCallError as error:
+                if not results:
+                    raise
+                return _stopped(results, prepared, error)
+        return results
 
     def process_llm_response(self, llm_response: Any, *, context: AgentContext | None = None) -> Any:
         """Execute the call(s) in ``llm_response``; see :class:`MCSDriver`.
 
-        Every call is resolved and validated before the first one runs, so a response
-        with one bad call runs none. Calls then run in order.
+        Every call is resolved, validated and judged by the policies before the first one
+        runs, so a response with one bad or refused call runs none. Calls then run in
+        order; one that fails as it runs (a rate limit, an open circuit, a deadline, its
+        own error) stops them: after calls that ran, the list of results comes back with
+        that call's error (``CallOutcome.to_dict()``: ``tool``, ``id``, ``error``,
+        ``message``) in its place and a ``not_run`` error for each call after it.
 
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.
@@ -848,7 +893,7 @@ class ToolDriver(MCSDriver):
             return llm_response
         if len(prepared) == 1:
             return self._run(prepared[0].invocation, prepared[0].handler)
-        return [self._run(p.invocation, p.handler) for p in prepared]
+        return self._run_batch(prepared)
 
     async def aprocess_llm_response(
         self, llm_response: Any, *, context: AgentContext | None = None
@@ -856,8 +901,9 @@ class ToolDriver(MCSDriver):
         prepared = self._prepare_all(llm_response, context)
         if prepared is None:
             return llm_response
-        results = [await self._arun(p.invocation, p.handler) for p in prepared]
-        return results[0] if len(results) == 1 else results
+        if len(prepared) == 1:
+            return await self._arun(prepared[0].invocation, prepared[0].handler)
+        return await self._arun_batch(prepared)
 
     def run_llm_response(
         self, llm_response: Any, *, context: AgentContext | None = None
@@ -1031,6 +1077,22 @@ def _with_prefix(tool: Tool, prefix: str) -> Tool:
     meta = dict(tool.meta)
     meta.setdefault("unprefixed_name", tool.name)
     return replace(tool, name=sanitize_tool_name(f"{prefix}_{tool.name}"), meta=meta)
+
+
+def _stopped(results: list[Any], prepared: list[_Prepared], error: ToolCallError) -> list[Any]:
+    """The answer of a batch stopped by ``error`` after ``results`` ran: those results, the
+    failed call's error, and a ``not_run`` error for each call after it."""
+    failed = prepared[len(results)].call
+    place = len(results) + 1
+    answer = [*results, CallOutcome(failed, error=error).to_dict()]
+    for p in prepared[place:]:
+        not_run = ExecutionError(
+            f"{p.call.name} was not run: call {place} ({failed.name}) failed before it, and no call after a "
+            "failure runs. Send it again if it is still needed.",
+            tool=p.call.name, details={"category": "not_run", "retryable": True},
+        )
+        answer.append(CallOutcome(p.call, error=not_run).to_dict())
+    return answer
 
 
 def _unusable_schema(tool: str, which: str, exc: ConfigurationError) -> ExecutionError:
