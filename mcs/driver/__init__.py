@@ -53,7 +53,7 @@ from mcs.errors import (
 from mcs.limits import CircuitBreaker, RateLimit
 from mcs.pipeline import Controls, Invocation
 from mcs.redaction import SecretMask
-from mcs.tools import Tool, ToolCall
+from mcs.tools import Tool, ToolCall, sanitize_tool_name
 
 # Imported where first used, so that importing a driver stays cheap: the parser (on the first
 # model output), the JSON Schema validators (on the first call), YAML (with the first prompt
@@ -426,7 +426,11 @@ class ToolDriver(MCSDriver):
                 if tool.name in tools:
                     raise ValueError(f"{type(self).__name__} lists tool {tool.name!r} twice")
                 tools[tool.name] = tool
-            for tool in self._builtin_tools(tools):
+            builtins = self._builtin_tools(tools)
+            reserved = {tool.name for tool in builtins}
+            if not reserved.isdisjoint(tools):
+                tools = _renamed_apart(tools, reserved, type(self).__name__)
+            for tool in builtins:
                 tools.setdefault(tool.name, tool)
             self._tools = tools
         return self._tools
@@ -1077,6 +1081,39 @@ def _with_prefix(tool: Tool, prefix: str) -> Tool:
     meta = dict(tool.meta)
     meta.setdefault("unprefixed_name", tool.name)
     return replace(tool, name=sanitize_tool_name(f"{prefix}_{tool.name}"), meta=meta)
+
+
+#: What a driver's own tool named like one of its meta-tools is renamed with (see _renamed_apart).
+_META_NAME_SUFFIX = "_op"
+
+
+def _renamed_apart(tools: dict[str, Tool], reserved: set[str], owner: str) -> dict[str, Tool]:
+    """``tools`` with each one named like a meta-tool in ``reserved`` (``call_tool``...)
+    renamed ``<name>_op`` in its place (``_op_2``... when that is taken too), so the
+    meta-tool keeps its name: a model searching or calling through ``call_tool`` must
+    reach the meta-tool, and the driver's tool stays callable under its new name, which
+    depends only on the tool list. Its driver still routes it by its own name
+    (``unprefixed_name``); ``original_name`` stays an alias."""
+    import logging
+
+    taken = set(tools) | reserved
+    renamed: dict[str, Tool] = {}
+    for name, tool in tools.items():
+        if name not in reserved or discovery.is_meta_tool(tool):
+            renamed[name] = tool
+            continue
+        new_name, number = sanitize_tool_name(f"{name}{_META_NAME_SUFFIX}"), 1
+        while new_name in taken:
+            number += 1
+            new_name = sanitize_tool_name(f"{name}{_META_NAME_SUFFIX}_{number}")
+        taken.add(new_name)
+        meta = {**tool.meta, "unprefixed_name": tool.unprefixed_name, "original_name": tool.original_name}
+        renamed[new_name] = replace(tool, name=new_name, meta=meta)
+        logging.getLogger("mcs.driver").warning(
+            "%s: tool %r has the name of a discovery meta-tool, which keeps it; the tool is offered as %r",
+            owner, name, new_name,
+        )
+    return renamed
 
 
 def _stopped(results: list[Any], prepared: list[_Prepared], error: ToolCallError) -> list[Any]:
