@@ -159,3 +159,24 @@ def test_a_toolbox_judges_its_members_policies_before_any_call_of_the_batch_runs
     assert "accounts are not closed by agents" in raised.value.message
     assert bank.ran == [] and ledger.ran == []
     assert toolbox.process_llm_response(batch("bank_deposit", "ledger_balance")) == ["deposit:a", "balance:a"]
+
+
+def test_a_call_whose_deadline_passed_while_earlier_calls_ran_is_not_run_and_they_are_kept() -> None:
+    import time
+
+    class Slow(Bank):
+        enforces_deadline = True  # inline: the deadline is checked before each call starts
+
+        def _call_tool(self, invocation: Invocation) -> Any:
+            time.sleep(0.3)
+            return super()._call_tool(invocation)
+
+    bank = Slow(timeout=0.2)
+    audit = Audit(bank)
+
+    answer = bank.process_llm_response(batch("deposit", "balance"))
+
+    assert bank.ran == ["deposit"]
+    assert answer[0] == "deposit:a"
+    assert answer[1]["error"] == "TIMEOUT" and "was not run" in answer[1]["message"]
+    assert [(event.tool, event.error and event.error.code) for event in audit.errors] == [("balance", "TIMEOUT")]
