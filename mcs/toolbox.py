@@ -237,17 +237,19 @@ class Toolbox(ToolDriver):
         return await driver.acall_tool(name, invocation.arguments, context=invocation.context)
 
     def _judges(self, prepared: list[_Prepared]) -> list[tuple[int, Invocation, Controls]]:
-        """The toolbox's policies, then the member's, for each call of a batch: a call its
-        member's policies refuse runs none of the batch either. (The member judges its
-        policies again as the call runs; a policy that changed its mind then stops the batch there.)"""
+        """The toolbox's policies, then the member's (and, for a member that is a toolbox
+        itself, its own members'), for each call of a batch: a call a member's policies
+        refuse runs none of the batch either. (A member judges its policies again as the
+        call runs; a policy that changed its mind then stops the batch there.)"""
         judges = super()._judges(prepared)
         for place, p in enumerate(prepared, 1):
             if _MEMBER not in p.invocation.tool.meta:
                 continue
             driver, name = self._member(p.invocation)
-            if driver.controls.policies:
-                own = driver.prepare(ToolCall(name=name, arguments=p.invocation.arguments), p.invocation.context)
-                judges.append((place, own, driver.controls))
+            call = ToolCall(name=name, arguments=p.invocation.arguments)
+            own = driver.prepare(call, p.invocation.context)
+            judges += [(place, invocation, controls) for _, invocation, controls
+                       in driver._judges([_Prepared(call, own, None)]) if controls.policies]
         return sorted(judges, key=lambda judge: judge[0])  # stable: the toolbox's before its member's
 
     def process_llm_response(self, llm_response: Any, *, context: AgentContext | None = None) -> Any:

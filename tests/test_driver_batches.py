@@ -180,3 +180,13 @@ def test_a_call_whose_deadline_passed_while_earlier_calls_ran_is_not_run_and_the
     assert answer[0] == "deposit:a"
     assert answer[1]["error"] == "TIMEOUT" and "was not run" in answer[1]["message"]
     assert [(event.tool, event.error and event.error.code) for event in audit.errors] == [("balance", "TIMEOUT")]
+
+
+def test_a_toolbox_inside_a_toolbox_judges_the_innermost_members_policies_up_front() -> None:
+    bank, ledger = Bank(prefix="bank"), Bank(prefix="ledger")
+    ledger.add_policy(never_close)
+    outer = Toolbox({"bank": bank, "inner": Toolbox({"ledger": ledger})})
+
+    with pytest.raises(PolicyDeniedError, match="call 2 of 2"):
+        outer.process_llm_response(batch("bank_deposit", "ledger_close_account"))
+    assert bank.ran == [] and ledger.ran == []
