@@ -12,7 +12,9 @@
 
 Guarantees a caller can rely on:
 
-* Policies run before any side effect; a denied call never reaches the driver.
+* Policies run before any side effect; a denied call never reaches the driver. The calls
+  of one model output are judged together first (:func:`admit_batch`): one refused call
+  runs none of them.
 * A call refused by a policy, the circuit breaker or the rate limit fires the
   ``on_execute_error`` hooks once with its error, and no ``on_execute_start`` hook: an
   audit log on the end and error hooks sees every admitted or refused call exactly once.
@@ -47,7 +49,7 @@ import copy
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from mcs.context import AgentContext, PolicyDecision
@@ -262,6 +264,12 @@ class Controls:
                 reason = scrub(str(decision.reason), secrets) if secrets else decision.reason
                 raise PolicyDeniedError(f"The call to {tool} was denied by policy: {reason}", tool=tool)
 
+    def judged(self) -> Controls:
+        """These controls without their policies, for the calls of a batch whose policies
+        :func:`admit_batch` judged already (each policy decides once per call). The hooks
+        and limits are these controls' own objects: the rate budget and the circuit stay shared."""
+        return replace(self, policies=[])
+
     def fire(self, hooks: list[Hook], event: ExecutionEvent, *, owned: bool = False) -> bool:
         """Call each hook with its own copy of ``event``; a hook that raises is logged and
         skipped. ``False`` when one of them raised.
@@ -442,6 +450,36 @@ def _admit(invocation: Invocation, controls: Controls) -> _Admitted:
         _finish(controls, admitted, invocation, time.perf_counter(), error=refusal, counts=False)
         raise refusal
     return admitted
+
+
+def admit_batch(batch: Sequence[tuple[int, Invocation, Controls]], count: int) -> None:
+    """Judge the policies of every call of one model output before any of them runs.
+
+    ``batch`` holds each call's place in the output (1-based), its invocation and the
+    controls whose policies apply to it; ``count`` is how many calls the output holds. The
+    first denial stops the judging: its call's error hooks fire once with the refusal (no
+    other hook fires: nothing ran) and the refusal is raised.
+
+    Raises:
+        PolicyDeniedError: naming the refused call's place and tool, the policy's reason,
+            and that none of the ``count`` calls ran (``details``: ``call``, ``calls``,
+            ``ran: 0``).
+    """
+    for place, invocation, controls in batch:
+        if not controls.policies:
+            continue
+        tool = invocation.tool.name
+        try:
+            controls.check_policies(tool, invocation.arguments, invocation.context, invocation.secrets())
+        except PolicyDeniedError as denial:
+            refusal = PolicyDeniedError(
+                f"{denial.message.rstrip('.')}. It was call {place} of {count} in this response, so none of "
+                f"the {count} calls ran; send the others again without it.",
+                tool=tool, details={**denial.details, "call": place, "calls": count, "ran": 0},
+            )
+            if controls.error_hooks:
+                controls.fire(controls.error_hooks, _event_of(invocation, refused_by=refusal))
+            raise refusal from None
 
 
 def _event_of(invocation: Invocation, refused_by: ToolCallError | None = None) -> ExecutionEvent:

@@ -33,11 +33,11 @@ import yaml
 
 from mcs import prompts
 from mcs.context import AgentContext
-from mcs.driver import DriverMeta, MCSDriver, ToolDriver, refuse_unknown_options
+from mcs.driver import DriverMeta, MCSDriver, ToolDriver, _Prepared, refuse_unknown_options
 from mcs.errors import ConfigurationError, ToolNotFoundError
 from mcs.interfaces import normalise_declaration
-from mcs.pipeline import Invocation
-from mcs.tools import Tool, sanitize_tool_name
+from mcs.pipeline import Controls, Invocation
+from mcs.tools import Tool, ToolCall, sanitize_tool_name
 
 _NAMESPACE = uuid.UUID("0c4a3c52-2f4e-4f1b-8a43-8f0d6d2b7a11")
 _MEMBER = "toolbox_member"
@@ -235,6 +235,22 @@ class Toolbox(ToolDriver):
     async def _acall_tool(self, invocation: Invocation) -> Any:
         driver, name = self._member(invocation)
         return await driver.acall_tool(name, invocation.arguments, context=invocation.context)
+
+    def _judges(self, prepared: list[_Prepared]) -> list[tuple[int, Invocation, Controls]]:
+        """The toolbox's policies, then the member's (and, for a member that is a toolbox
+        itself, its own members'), for each call of a batch: a call a member's policies
+        refuse runs none of the batch either. (A member judges its policies again as the
+        call runs; a policy that changed its mind then stops the batch there.)"""
+        judges = super()._judges(prepared)
+        for place, p in enumerate(prepared, 1):
+            if _MEMBER not in p.invocation.tool.meta:
+                continue
+            driver, name = self._member(p.invocation)
+            call = ToolCall(name=name, arguments=p.invocation.arguments)
+            own = driver.prepare(call, p.invocation.context)
+            judges += [(place, invocation, controls) for _, invocation, controls
+                       in driver._judges([_Prepared(call, own, None)]) if controls.policies]
+        return sorted(judges, key=lambda judge: judge[0])  # stable: the toolbox's before its member's
 
     def process_llm_response(self, llm_response: Any, *, context: AgentContext | None = None) -> Any:
         """Route each call to its driver; chain through bare-contract members otherwise."""

@@ -115,3 +115,85 @@ def test_describing_a_huge_tool_drops_nested_descriptions_but_no_field():
         inner = inner["properties"]["child"]
     small = Tool(name="small", description="Small.")
     assert discovery.describe(small) == small.to_dict()
+
+
+def _remote_functions() -> list[Any]:
+    """Functions whose names are those of discovery's meta-tools (an OpenAPI operationId can be anything)."""
+
+    def call_tool(name: str) -> str:
+        """Call a named procedure on the remote side."""
+        return f"remote call_tool({name})"
+
+    def search_tools(query: str) -> str:
+        """Search the remote catalogue."""
+        return f"remote search_tools({query})"
+
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    return [call_tool, search_tools, ping]
+
+
+def test_a_tool_named_like_a_meta_tool_never_shadows_it_and_stays_callable_renamed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import asyncio
+    import json
+
+    from mcs.functions import FunctionDriver
+
+    driver = FunctionDriver(_remote_functions(), description_mode="discovery")
+
+    names = [tool.name for tool in driver.list_tools()]
+    assert names == ["call_tool_op", "search_tools_op", "ping", "search_tools", "describe_tool", "call_tool"]
+    found = driver.process_llm_response(json.dumps({"tool": "search_tools", "arguments": {"query": "remote"}}))
+    assert {tool["name"] for tool in found["tools"]} == {"call_tool_op", "search_tools_op"}
+    described = driver.process_llm_response(json.dumps({"tool": "describe_tool", "arguments": {"name": "call_tool_op"}}))
+    assert described["description"] == "Call a named procedure on the remote side."
+    through = {"tool": "call_tool", "arguments": {"name": "call_tool_op", "arguments": {"name": "reboot"}}}
+    assert driver.process_llm_response(json.dumps(through)) == "remote call_tool(reboot)"
+    assert asyncio.run(driver.aprocess_llm_response(json.dumps(through))) == "remote call_tool(reboot)"
+    direct = {"tool": "search_tools_op", "arguments": {"query": "q"}}
+    assert driver.process_llm_response(json.dumps(direct)) == "remote search_tools(q)"
+    assert "'call_tool' has the name of a discovery meta-tool" in caplog.text and "'call_tool_op'" in caplog.text
+
+
+def test_call_tool_naming_the_meta_tool_itself_is_refused_not_run_as_the_drivers_tool() -> None:
+    import json
+
+    from mcs.functions import FunctionDriver
+
+    driver = FunctionDriver(_remote_functions(), description_mode="discovery")
+
+    with pytest.raises(ToolNotFoundError):
+        driver.process_llm_response(json.dumps({"tool": "call_tool", "arguments": {"name": "call_tool"}}))
+
+
+def test_inline_mode_keeps_a_tool_named_like_a_meta_tool_as_it_is() -> None:
+    import json
+
+    from mcs.functions import FunctionDriver
+
+    driver = FunctionDriver(_remote_functions(), description_mode="inline")
+
+    assert [tool.name for tool in driver.list_tools()] == ["call_tool", "search_tools", "ping"]
+    assert driver.process_llm_response(json.dumps({"tool": "call_tool", "arguments": {"name": "x"}})) == (
+        "remote call_tool(x)")
+
+
+def test_prefixed_and_toolbox_meta_tools_win_over_a_members_tool_of_their_name() -> None:
+    import json
+
+    from mcs.functions import FunctionDriver
+    from mcs.toolbox import Toolbox
+
+    prefixed = FunctionDriver(_remote_functions(), prefix="crm", description_mode="discovery")
+    assert {"crm_call_tool_op", "crm_call_tool", "crm_search_tools"} <= {t.name for t in prefixed.list_tools()}
+    through = {"tool": "crm_call_tool", "arguments": {"name": "crm_call_tool_op", "arguments": {"name": "a"}}}
+    assert prefixed.process_llm_response(json.dumps(through)) == "remote call_tool(a)"
+
+    toolbox = Toolbox([FunctionDriver(_remote_functions())], description_mode="discovery")
+    assert discovery.is_call_tool(toolbox.get_tool("call_tool") or Tool(name="none"))
+    through = {"tool": "call_tool", "arguments": {"name": "call_tool_op", "arguments": {"name": "b"}}}
+    assert toolbox.process_llm_response(json.dumps(through)) == "remote call_tool(b)"

@@ -588,3 +588,69 @@ def test_the_cores_own_drivers_refuse_an_unknown_option_by_name_and_list_theirs(
                   lambda: ReferenceToolDriver(object(), colour_of_the_sky="blue")):
         with pytest.raises(ConfigurationError, match=r"has no option 'colour_of_the_sky'; options: .*\btimeout\b"):
             build()
+
+
+class Registry(ToolDriver):
+    """A driver whose tool definitions come from its operator, as they are."""
+
+    protocol = "Python"
+    transport = "in-process"
+    spec_format = "Python"
+
+    def __init__(self, tools: list[Tool], **options: Any) -> None:
+        super().__init__(timeout=None, **options)
+        self.tools = tools
+        self.ran: list[str] = []
+
+    def _list_tools(self) -> Iterable[Tool]:
+        return self.tools
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        self.ran.append(invocation.tool.name)
+        return f"{invocation.tool.name} ran"
+
+
+BROKEN_SCHEMAS = {
+    "unknown $ref": {"type": "object", "properties": {"q": {"$ref": "#/$defs/missing"}}},
+    "unknown type": {"type": "object", "properties": {"q": {"type": "strin"}}},
+}
+
+
+@pytest.mark.parametrize("fault", sorted(BROKEN_SCHEMAS))
+def test_a_tool_whose_schema_does_not_compile_answers_the_model_and_the_others_keep_working(fault: str) -> None:
+    driver = Registry([Tool(name="lookup", input_schema=BROKEN_SCHEMAS[fault]),
+                       Tool(name="ping", input_schema={"type": "object"})])
+
+    with pytest.raises(ExecutionError) as raised:
+        driver.process_llm_response('{"tool": "lookup", "arguments": {"q": "x"}}')
+
+    message = raised.value.message
+    assert message.startswith("lookup cannot be called: its input schema is not a valid JSON Schema (")
+    assert ("missing" in message) if fault == "unknown $ref" else ("strin" in message)
+    assert "not in your call" in message and "operator" in message
+    assert raised.value.details == {"category": "invalid_tool_schema", "retryable": False}
+    assert driver.process_llm_response('{"tool": "ping", "arguments": {}}') == "ping ran"
+    assert driver.ran == ["ping"]
+
+
+def test_a_broken_schema_is_answered_on_the_async_path_and_in_outcomes_too() -> None:
+    import asyncio
+
+    driver = Registry([Tool(name="lookup", input_schema=BROKEN_SCHEMAS["unknown $ref"])])
+    reply = '{"tool": "lookup", "arguments": {"q": "x"}}'
+
+    with pytest.raises(ExecutionError, match="lookup cannot be called"):
+        asyncio.run(driver.aprocess_llm_response(reply))
+    [outcome] = driver.run_llm_response(reply)
+    assert outcome.error is not None and "not a valid JSON Schema" in outcome.error.message
+    assert driver.secret_mask_of("lookup") is None
+    assert driver.ran == []
+
+
+def test_a_tool_whose_output_schema_does_not_compile_is_not_run() -> None:
+    driver = Registry([Tool(name="report", output_schema={"type": "object", "properties": {"n": {"$ref": "#/x"}}})],
+                      validate_output=True)
+
+    with pytest.raises(ExecutionError, match="report cannot be called: its output schema is not a valid JSON Schema"):
+        driver.process_llm_response('{"tool": "report", "arguments": {}}')
+    assert driver.ran == []

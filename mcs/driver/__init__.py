@@ -43,11 +43,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext, default_context
 from mcs.driver import _identity
-from mcs.errors import ConfigurationError, InvalidInputError, ToolCallError, ToolNotFoundError
+from mcs.errors import (
+    ConfigurationError,
+    ExecutionError,
+    InvalidInputError,
+    ToolCallError,
+    ToolNotFoundError,
+)
 from mcs.limits import CircuitBreaker, RateLimit
 from mcs.pipeline import Controls, Invocation
 from mcs.redaction import SecretMask
-from mcs.tools import Tool, ToolCall
+from mcs.tools import Tool, ToolCall, sanitize_tool_name
 
 # Imported where first used, so that importing a driver stays cheap: the parser (on the first
 # model output), the JSON Schema validators (on the first call), YAML (with the first prompt
@@ -420,7 +426,11 @@ class ToolDriver(MCSDriver):
                 if tool.name in tools:
                     raise ValueError(f"{type(self).__name__} lists tool {tool.name!r} twice")
                 tools[tool.name] = tool
-            for tool in self._builtin_tools(tools):
+            builtins = self._builtin_tools(tools)
+            reserved = {tool.name for tool in builtins}
+            if not reserved.isdisjoint(tools):
+                tools = _renamed_apart(tools, reserved, type(self).__name__)
+            for tool in builtins:
                 tools.setdefault(tool.name, tool)
             self._tools = tools
         return self._tools
@@ -526,11 +536,20 @@ class ToolDriver(MCSDriver):
     # ----------------------------------------------------------------- calling
 
     def _validator(self, tool: Tool) -> ArgumentValidator:
+        """The compiled argument check of ``tool``, made on its first call.
+
+        Raises:
+            ExecutionError: the tool's input schema does not compile; the message names
+                the tool and the fault, and says it is the tool's definition, not the call.
+        """
         validator = self._validators.get(tool.name)
         if validator is None:
             from mcs.validation import compile_validator
 
-            validator = compile_validator(tool.input_schema, tool=tool.name)
+            try:
+                validator = compile_validator(tool.input_schema, tool=tool.name)
+            except ConfigurationError as exc:
+                raise _unusable_schema(tool.name, "input schema", exc) from None
             self._validators[tool.name] = validator
         return validator
 
@@ -550,7 +569,10 @@ class ToolDriver(MCSDriver):
             )
             from mcs.validation import compile_result_validator
 
-            validator = compile_result_validator(tool.output_schema, tool=tool.name, source=source)
+            try:
+                validator = compile_result_validator(tool.output_schema, tool=tool.name, source=source)
+            except ConfigurationError as exc:
+                raise _unusable_schema(tool.name, "output schema", exc) from None
             self._output_validators[tool.name] = validator
         return validator.validate
 
@@ -661,7 +683,12 @@ class ToolDriver(MCSDriver):
         """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such
         tool); see :mod:`mcs.redaction`."""
         tool = self.get_tool(name)
-        return None if tool is None else self._validator(tool).secret_mask
+        if tool is None:
+            return None
+        try:
+            return self._validator(tool).secret_mask
+        except ExecutionError:  # a schema that does not compile: the tool cannot be called at all
+            return None
 
     def upstream_of(self, tool: Tool) -> str:
         """The upstream system a call of ``tool`` goes to, for the circuit breaker.
@@ -794,7 +821,10 @@ class ToolDriver(MCSDriver):
             check_output=None if invocation.tool.output_schema is None else self._output_check(invocation.tool),
         )
 
-    async def _arun(self, invocation: Invocation, handler: Callable[[Invocation], Any] | None) -> Any:
+    async def _arun(
+        self, invocation: Invocation, handler: Callable[[Invocation], Any] | None,
+        controls: Controls | None = None,
+    ) -> Any:
         call: Callable[[Invocation], Awaitable[Any]] = self._acall_tool
         if handler is not None:
             local = handler
@@ -803,14 +833,56 @@ class ToolDriver(MCSDriver):
                 return local(inv)
 
         return await pipeline.run_async(
-            invocation, call, controls=self.controls, check_output=self._output_check(invocation.tool)
+            invocation, call, controls=self.controls if controls is None else controls,
+            check_output=self._output_check(invocation.tool),
         )
+
+    def _judges(self, prepared: list[_Prepared]) -> list[tuple[int, Invocation, Controls]]:
+        """The policies each call of a batch answers to before any runs (see
+        :func:`pipeline.admit_batch`): this driver's controls. A toolbox adds its members'."""
+        return [(place, p.invocation, self.controls) for place, p in enumerate(prepared, 1)]
+
+    def _run_batch(self, prepared: list[_Prepared]) -> list[Any]:
+        """Run the calls of one model output, admitted whole: every call's policies are
+        judged before the first runs, so a refused call runs none. A call that then fails
+        as it runs (a rate limit, an open circuit, a deadline, the tool's own error) stops
+        the batch: with nothing run before it, its error is raised; else the results come
+        back with that error in its place and a "not run" error for each call after it."""
+        pipeline.admit_batch(self._judges(prepared), len(prepared))
+        controls = self.controls.judged()
+        results: list[Any] = []
+        for p in prepared:
+            try:
+                results.append(self._run(p.invocation, p.handler, controls))
+            except ToolCallError as error:
+                if not results:
+                    raise
+                return _stopped(results, prepared, error)
+        return results
+
+    async def _arun_batch(self, prepared: list[_Prepared]) -> list[Any]:
+        """The async twin of :meth:`_run_batch`."""
+        pipeline.admit_batch(self._judges(prepared), len(prepared))
+        controls = self.controls.judged()
+        results: list[Any] = []
+        for p in prepared:
+            try:
+                results.append(await self._arun(p.invocation, p.handler, controls))
+            except ToolCallError as error:
+                if not results:
+                    raise
+                return _stopped(results, prepared, error)
+        return results
 
     def process_llm_response(self, llm_response: Any, *, context: AgentContext | None = None) -> Any:
         """Execute the call(s) in ``llm_response``; see :class:`MCSDriver`.
 
-        Every call is resolved and validated before the first one runs, so a response
-        with one bad call runs none. Calls then run in order.
+        Every call is resolved, validated and judged by the policies before the first one
+        runs, so a response with one bad or refused call runs none. Calls then run in
+        order; one that fails as it runs (a rate limit, an open circuit, a deadline, its
+        own error) stops them: after calls that ran, the list of results comes back with
+        that call's error (``CallOutcome.to_dict()``: ``tool``, ``id``, ``error``,
+        ``message``) in its place and a ``not_run`` error for each call after it.
 
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.
@@ -825,7 +897,7 @@ class ToolDriver(MCSDriver):
             return llm_response
         if len(prepared) == 1:
             return self._run(prepared[0].invocation, prepared[0].handler)
-        return [self._run(p.invocation, p.handler) for p in prepared]
+        return self._run_batch(prepared)
 
     async def aprocess_llm_response(
         self, llm_response: Any, *, context: AgentContext | None = None
@@ -833,8 +905,9 @@ class ToolDriver(MCSDriver):
         prepared = self._prepare_all(llm_response, context)
         if prepared is None:
             return llm_response
-        results = [await self._arun(p.invocation, p.handler) for p in prepared]
-        return results[0] if len(results) == 1 else results
+        if len(prepared) == 1:
+            return await self._arun(prepared[0].invocation, prepared[0].handler)
+        return await self._arun_batch(prepared)
 
     def run_llm_response(
         self, llm_response: Any, *, context: AgentContext | None = None
@@ -1008,6 +1081,72 @@ def _with_prefix(tool: Tool, prefix: str) -> Tool:
     meta = dict(tool.meta)
     meta.setdefault("unprefixed_name", tool.name)
     return replace(tool, name=sanitize_tool_name(f"{prefix}_{tool.name}"), meta=meta)
+
+
+#: What a driver's own tool named like one of its meta-tools is renamed with (see _renamed_apart).
+_META_NAME_SUFFIX = "_op"
+
+
+def _renamed_apart(tools: dict[str, Tool], reserved: set[str], owner: str) -> dict[str, Tool]:
+    """``tools`` with each one named like a meta-tool in ``reserved`` (``call_tool``...)
+    renamed ``<name>_op`` in its place (``_op_2``... when that is taken too), so the
+    meta-tool keeps its name: a model searching or calling through ``call_tool`` must
+    reach the meta-tool, and the driver's tool stays callable under its new name, which
+    depends only on the tool list. Its driver still routes it by its own name
+    (``unprefixed_name``); ``original_name`` stays an alias."""
+    import logging
+
+    taken = set(tools) | reserved
+    renamed: dict[str, Tool] = {}
+    for name, tool in tools.items():
+        if name not in reserved or discovery.is_meta_tool(tool):
+            renamed[name] = tool
+            continue
+        new_name, number = sanitize_tool_name(f"{name}{_META_NAME_SUFFIX}"), 1
+        while new_name in taken:
+            number += 1
+            new_name = sanitize_tool_name(f"{name}{_META_NAME_SUFFIX}_{number}")
+        taken.add(new_name)
+        meta = {**tool.meta, "unprefixed_name": tool.unprefixed_name, "original_name": tool.original_name}
+        renamed[new_name] = replace(tool, name=new_name, meta=meta)
+        logging.getLogger("mcs.driver").warning(
+            "%s: tool %r has the name of a discovery meta-tool, which keeps it; the tool is offered as %r",
+            owner, name, new_name,
+        )
+    return renamed
+
+
+def _stopped(results: list[Any], prepared: list[_Prepared], error: ToolCallError) -> list[Any]:
+    """The answer of a batch stopped by ``error`` after ``results`` ran: those results, the
+    failed call's error, and a ``not_run`` error for each call after it."""
+    failed = prepared[len(results)].call
+    place = len(results) + 1
+    answer = [*results, CallOutcome(failed, error=error).to_dict()]
+    for p in prepared[place:]:
+        not_run = ExecutionError(
+            f"{p.call.name} was not run: call {place} ({failed.name}) failed before it, and no call after a "
+            "failure runs. Send it again if it is still needed.",
+            tool=p.call.name, details={"category": "not_run", "retryable": True},
+        )
+        answer.append(CallOutcome(p.call, error=not_run).to_dict())
+    return answer
+
+
+def _unusable_schema(tool: str, which: str, exc: ConfigurationError) -> ExecutionError:
+    """The error a call of ``tool`` gets when its ``which`` schema does not compile: the
+    operator's fault, said so, with the compiler's first line (bounded) naming what is wrong."""
+    text = str(exc)
+    reason = text.split(": ", 1)[1] if ": " in text else text
+    reason = reason.strip().splitlines()[0] if reason.strip() else "unknown fault"
+    if len(reason) > 200:
+        reason = reason[:197] + "..."
+    return ExecutionError(
+        f"{tool} cannot be called: its {which} is not a valid JSON Schema ({reason}). This is a fault in "
+        "the tool's definition, for its operator to fix, not in your call: do not retry it; use another "
+        "tool or tell the user.",
+        tool=tool,
+        details={"category": "invalid_tool_schema", "retryable": False},
+    )
 
 
 def _method_name(tool: Tool) -> str:

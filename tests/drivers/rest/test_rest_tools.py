@@ -223,3 +223,17 @@ def test_an_include_entry_that_matches_no_operation_is_warned_about():
         driver = RestDriver(PETSTORE, include={"operations": ["listPets", "listPet"], "tags": ["petz", "pets"]})
     with driver:
         assert set(driver.operations) == {"listPets"}
+
+
+def test_an_operation_named_call_tool_does_not_shadow_the_discovery_meta_tool(api: Running):
+    spec = _spec({"/echo/remote-call": {"get": {"operationId": "call_tool", "summary": "Run a remote job",
+                                                "responses": {}}},
+                  "/pets": {"get": {"operationId": "listPets", "responses": {}}}},
+                 servers=[{"url": api.url + "/v1"}])
+    with RestDriver(spec, description_mode="discovery") as driver:
+        assert {"call_tool_op", "listPets", "call_tool"} <= {t.name for t in driver.list_tools()}
+        pets = {"tool": "call_tool", "arguments": {"name": "listPets", "arguments": {}}}
+        assert driver.process_llm_response(json.dumps(pets)) == []
+        remote = {"tool": "call_tool", "arguments": {"name": "call_tool_op"}}
+        assert driver.process_llm_response(json.dumps(remote))["path"] == "/v1/echo/remote-call"
+    assert [entry.path for entry in api.state.requests] == ["/v1/pets", "/v1/echo/remote-call"]

@@ -1,0 +1,192 @@
+"""A model output with several calls is admitted whole: every call's policies are judged
+before the first one runs, and what ran is never lost to a later refusal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+
+from mcs.context import AgentContext, PolicyDecision
+from mcs.driver import ToolDriver
+from mcs.errors import PolicyDeniedError, ToolTimeoutError
+from mcs.limits import RateLimit
+from mcs.pipeline import ExecutionEvent, Invocation
+from mcs.toolbox import Toolbox
+from mcs.tools import Tool
+
+ACCOUNT = {"type": "object", "properties": {"account": {"type": "string"}}, "required": ["account"]}
+
+
+class Bank(ToolDriver):
+    """An in-memory bank that records every call reaching it."""
+
+    protocol = "Python"
+    transport = "in-process"
+    spec_format = "Python"
+
+    def __init__(self, **options: Any) -> None:
+        options.setdefault("timeout", None)
+        super().__init__(**options)
+        self.ran: list[str] = []
+
+    def _list_tools(self) -> Iterable[Tool]:
+        return [Tool(name=name, input_schema=ACCOUNT) for name in ("balance", "deposit", "close_account")]
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        self.ran.append(invocation.tool.unprefixed_name)
+        return f"{invocation.tool.unprefixed_name}:{invocation.arguments['account']}"
+
+
+def batch(*names: str) -> str:
+    """A model output calling each tool of ``names`` on account ``a``, in order."""
+    return json.dumps([{"tool": name, "arguments": {"account": "a"}} for name in names])
+
+
+def never_close(context: AgentContext, tool: str, args: Mapping[str, Any]) -> PolicyDecision:
+    return PolicyDecision.deny("accounts are not closed by agents") if "close" in tool else PolicyDecision.allow()
+
+
+class Audit:
+    """The hooks an audit log would register."""
+
+    def __init__(self, driver: ToolDriver) -> None:
+        self.started: list[str] = []
+        self.errors: list[ExecutionEvent] = []
+        driver.on_execute_start(lambda event: self.started.append(event.tool))
+        driver.on_execute_error(self.errors.append)
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_batch_with_a_call_a_policy_refuses_runs_none_and_says_which_and_why(path: str) -> None:
+    bank = Bank()
+    bank.add_policy(never_close)
+    audit = Audit(bank)
+    reply = batch("deposit", "close_account", "balance")
+
+    with pytest.raises(PolicyDeniedError) as raised:
+        if path == "sync":
+            bank.process_llm_response(reply)
+        else:
+            asyncio.run(bank.aprocess_llm_response(reply))
+
+    assert bank.ran == []
+    message = raised.value.message
+    assert "close_account" in message and "accounts are not closed by agents" in message
+    assert "call 2 of 3" in message and "none of the 3 calls ran" in message
+    assert raised.value.details == {"call": 2, "calls": 3, "ran": 0}
+    assert audit.started == []
+    assert [(event.tool, event.error) for event in audit.errors] == [("close_account", raised.value)]
+
+
+def test_each_policy_decides_once_per_call_of_an_admitted_batch() -> None:
+    bank = Bank()
+    asked: list[str] = []
+
+    @bank.add_policy
+    def count(context: AgentContext, tool: str, args: Mapping[str, Any]) -> PolicyDecision:
+        asked.append(tool)
+        return PolicyDecision.allow()
+
+    assert bank.process_llm_response(batch("deposit", "balance")) == ["deposit:a", "balance:a"]
+    assert asked == ["deposit", "balance"]
+    assert bank.ran == ["deposit", "balance"]
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_rate_limit_refusing_a_later_call_returns_what_ran_with_the_refusal(path: str) -> None:
+    bank = Bank(rate_limit=RateLimit(calls=1, period=3600, per_tool=False))
+    reply = batch("deposit", "balance", "balance")
+
+    if path == "sync":
+        answer = bank.process_llm_response(reply)
+    else:
+        answer = asyncio.run(bank.aprocess_llm_response(reply))
+
+    assert bank.ran == ["deposit"]
+    assert answer[0] == "deposit:a"
+    refused, not_run = answer[1], answer[2]
+    assert refused["tool"] == "balance" and refused["error"] == "POLICY_DENIED"
+    assert "rate" in refused["message"].lower()
+    assert not_run["error"] == "EXECUTION_ERROR"
+    assert not_run["message"].startswith("balance was not run: call 2 (balance) failed before it")
+
+
+def test_a_refusal_of_the_first_call_at_run_time_is_raised_as_for_one_call() -> None:
+    bank = Bank(rate_limit=RateLimit(calls=1, period=3600, per_tool=False))
+    bank.process_llm_response(batch("balance"))
+
+    with pytest.raises(PolicyDeniedError, match="rate"):
+        bank.process_llm_response(batch("deposit", "balance"))
+    assert bank.ran == ["balance"]
+
+
+def test_a_deadline_passing_mid_batch_returns_what_ran() -> None:
+    class Slow(Bank):
+        enforces_deadline = True
+
+        def _call_tool(self, invocation: Invocation) -> Any:
+            result = super()._call_tool(invocation)
+            if invocation.tool.name == "deposit":
+                raise ToolTimeoutError("deposit did not finish in time.")
+            return result
+
+    bank = Slow()
+    answer = bank.process_llm_response(batch("balance", "deposit", "close_account"))
+
+    assert answer[0] == "balance:a"
+    assert answer[1]["error"] == "TIMEOUT" and answer[1]["tool"] == "deposit"
+    assert answer[2]["tool"] == "close_account" and "was not run" in answer[2]["message"]
+    assert bank.ran == ["balance", "deposit"]
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_toolbox_judges_its_members_policies_before_any_call_of_the_batch_runs(path: str) -> None:
+    bank, ledger = Bank(prefix="bank"), Bank(prefix="ledger")
+    ledger.add_policy(never_close)
+    toolbox = Toolbox({"bank": bank, "ledger": ledger})
+    reply = batch("bank_deposit", "ledger_close_account")
+
+    with pytest.raises(PolicyDeniedError, match="call 2 of 2") as raised:
+        if path == "sync":
+            toolbox.process_llm_response(reply)
+        else:
+            asyncio.run(toolbox.aprocess_llm_response(reply))
+
+    assert "accounts are not closed by agents" in raised.value.message
+    assert bank.ran == [] and ledger.ran == []
+    assert toolbox.process_llm_response(batch("bank_deposit", "ledger_balance")) == ["deposit:a", "balance:a"]
+
+
+def test_a_call_whose_deadline_passed_while_earlier_calls_ran_is_not_run_and_they_are_kept() -> None:
+    import time
+
+    class Slow(Bank):
+        enforces_deadline = True  # inline: the deadline is checked before each call starts
+
+        def _call_tool(self, invocation: Invocation) -> Any:
+            time.sleep(0.3)
+            return super()._call_tool(invocation)
+
+    bank = Slow(timeout=0.2)
+    audit = Audit(bank)
+
+    answer = bank.process_llm_response(batch("deposit", "balance"))
+
+    assert bank.ran == ["deposit"]
+    assert answer[0] == "deposit:a"
+    assert answer[1]["error"] == "TIMEOUT" and "was not run" in answer[1]["message"]
+    assert [(event.tool, event.error and event.error.code) for event in audit.errors] == [("balance", "TIMEOUT")]
+
+
+def test_a_toolbox_inside_a_toolbox_judges_the_innermost_members_policies_up_front() -> None:
+    bank, ledger = Bank(prefix="bank"), Bank(prefix="ledger")
+    ledger.add_policy(never_close)
+    outer = Toolbox({"bank": bank, "inner": Toolbox({"ledger": ledger})})
+
+    with pytest.raises(PolicyDeniedError, match="call 2 of 2"):
+        outer.process_llm_response(batch("bank_deposit", "ledger_close_account"))
+    assert bank.ran == [] and ledger.ran == []
