@@ -584,6 +584,8 @@ def _call_within_deadline(
         try:
             result = future.result(timeout=invocation.remaining())
         except concurrent.futures.TimeoutError:
+            if future.done():  # the call's own TimeoutError (or it ended at the deadline): its answer stands
+                return _checked(future.result(), check_output)
             if not future.cancel() and admitted is not None and admitted.release is not None:
                 release, admitted.release = admitted.release, None
                 future.add_done_callback(lambda _: release())
@@ -592,6 +594,10 @@ def _call_within_deadline(
                 f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",
                 tool=tool,
             ) from None
+    return _checked(result, check_output)
+
+
+def _checked(result: Any, check_output: Callable[[Any], None] | None) -> Any:
     if check_output is not None:
         check_output(result)
     return result
@@ -620,9 +626,13 @@ async def run_async(
         else:
             try:
                 # asyncio.timeout, not wait_for: no extra task per call (Python 3.11+).
-                async with asyncio.timeout(remaining):
+                async with asyncio.timeout(remaining) as scope:
                     result = await call(invocation)
+            except ToolCallError:
+                raise  # the driver's own answer, even one it gave on being cancelled at the deadline
             except TimeoutError:
+                if not scope.expired():
+                    raise  # the call's own TimeoutError, not the deadline
                 raise ToolTimeoutError(
                     f"{tool} did not finish within {_seconds(invocation)} and was cancelled.",
                     tool=tool,

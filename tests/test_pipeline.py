@@ -355,6 +355,48 @@ async def test_an_async_call_over_its_deadline_is_cancelled() -> None:
     assert cancelled.is_set()
 
 
+def test_a_sync_tools_own_timeout_error_on_the_worker_thread_reaches_the_caller_as_it_gave_it() -> None:
+    def gives_up(inv: Invocation) -> str:
+        raise ToolTimeoutError("the broker did not answer; the message was withdrawn", details={"sent": False})
+
+    with pytest.raises(ToolTimeoutError) as info:
+        run_sync(invocation(timeout=5), gives_up)
+    assert info.value.message == "the broker did not answer; the message was withdrawn"
+    assert info.value.details == {"sent": False}
+
+
+def test_a_sync_tools_own_os_timeout_is_not_reported_as_the_deadline() -> None:
+    def socket_timeout(inv: Invocation) -> str:
+        raise TimeoutError("timed out")
+
+    with pytest.raises(ToolTimeoutError) as info:
+        run_sync(invocation(timeout=5), socket_timeout)
+    assert "within" not in info.value.message and "abandoned" not in info.value.message
+
+
+async def test_an_async_tools_own_timeout_error_given_on_cancellation_at_the_deadline_reaches_the_caller() -> None:
+    async def withdraws(inv: Invocation) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise ToolTimeoutError("not sent: withdrawn at the deadline", details={"may_be_delivered": False}) from None
+        return "never"
+
+    with pytest.raises(ToolTimeoutError) as info:
+        await run_async(invocation(timeout=0.05), withdraws)
+    assert info.value.message == "not sent: withdrawn at the deadline"
+    assert info.value.details == {"may_be_delivered": False}
+
+
+async def test_an_async_tools_own_timeout_before_the_deadline_is_not_reported_as_the_deadline() -> None:
+    async def socket_timeout(inv: Invocation) -> str:
+        raise TimeoutError("timed out")
+
+    with pytest.raises(ToolTimeoutError) as info:
+        await run_async(invocation(timeout=5), socket_timeout)
+    assert "was cancelled" not in info.value.message
+
+
 # ---------------------------------------------------------------------- error mapping
 
 
