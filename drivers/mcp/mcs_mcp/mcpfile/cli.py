@@ -172,6 +172,8 @@ class _Target:
 #: that override ``protocol.*.allow``.
 _UNPINNED_ENVIRONMENT = frozenset({"http_proxy", "https_proxy", "all_proxy", "git_allow_protocol",
                                    "git_protocol_from_user"})
+#: Configuration git takes from the environment (``git -c`` passes it down as GIT_CONFIG_PARAMETERS).
+_CONFIG_FROM_ENVIRONMENT = re.compile(r"^GIT_CONFIG(?:_PARAMETERS|_COUNT|_KEY_\d+|_VALUE_\d+|_SYSTEM|_GLOBAL)?$")
 #: Where a git repository a value names may be: the schemes git reaches through curl, which
 #: can be pinned to the checked address (ssh, git://, file, paths and helpers cannot).
 GIT_REMOTE_SCHEMES = frozenset({"http", "https"})
@@ -633,7 +635,14 @@ class CliInvoker:
                 continue  # an IPv6 address: curl does not resolve it
             pinned = ",".join(f"[{a}]" if ":" in a else a for a in addresses)
             config.append(("http.curloptResolve", f"{host}:{port}:{pinned}"))
-        base = {k: v for k, v in os.environ.items() if k.lower() not in _UNPINNED_ENVIRONMENT}
+        base = {k: v for k, v in os.environ.items()
+                if k.lower() not in _UNPINNED_ENVIRONMENT and not _CONFIG_FROM_ENVIRONMENT.match(k)}
+        # The server user's and the system's configuration outrank the pins where their rule is
+        # more specific (url.<base>.insteadOf rewrites the model's URL to another host,
+        # http.<url>.proxy matches it better than http.proxy, include.path brings in more):
+        # git reads neither, nor configuration from the environment, so only the pins apply.
+        base["GIT_CONFIG_GLOBAL"] = os.devnull
+        base["GIT_CONFIG_NOSYSTEM"] = "1"
         # git-lfs (when the user's configuration installs its filter) would download the files
         # the model's repository points at from any URL its .lfsconfig names, past the pin.
         base["GIT_LFS_SKIP_SMUDGE"] = "1"
