@@ -899,4 +899,5 @@ def test_git_configuration_in_the_servers_environment_does_not_carry_a_models_cl
         driver = git_driver("git clone -q {x} out", egress_allow=["localhost"])
         driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
     assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
+    assert seen
     assert listener.received == []
