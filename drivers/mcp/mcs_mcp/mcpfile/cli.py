@@ -26,6 +26,10 @@ redirect, with no transport but http(s) and those only for the command itself (s
 the same settings as ``--config`` options, so the clone keeps them in its ``.git/config`` for
 every later fetch or pull of that URL, also one no value reaches (see :data:`CLONE_PINS`).
 
+Where a value may be the process ``kill`` signals (:class:`.shell.SignalTarget`), it must be
+one process id (``INVALID_INPUT`` otherwise) outside the server's process, parents, group and
+session (``POLICY_DENIED``); see :func:`check_signalled`.
+
 Where a program writes, replaces or deletes at a path a value chose (:class:`.shell.WriteTarget`:
 the operands of ``cp``, ``mv``, ``ln``, ``rm``, ``touch``, ``mkdir``..., ``sort -o``, ``git
 clone``'s directory, git's ``--output``...), the path as the program will read it (joined with
@@ -205,6 +209,7 @@ class CliInvoker:
         targets: tuple[_Target, ...] = (),
         appended_targets: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
         assigned: frozenset[str] = frozenset(),
+        signalled: tuple[_Operand, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -244,6 +249,9 @@ class CliInvoker:
         #: The variables the script assigns a model's value to; refused at load when the
         #: server's environment holds one, and checked again at each call.
         self.assigned = assigned
+        #: The operand words of the ``kill`` commands whose process a value may name; each is
+        #: checked at the call (see :func:`check_signalled`).
+        self.signalled = signalled
 
     # ------------------------------------------------------------------ rendering
 
@@ -301,6 +309,11 @@ class CliInvoker:
         remotes = [self._check_remote(text) for text in self._repositories(active, words)]
         for program, path in self._write_paths(active, words):
             self._check_write(program, path)
+        for operand in self.signalled:
+            texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
+            if valued:
+                for text in texts:
+                    check_signalled(text, tool=self.tool)
         body = "".join(script)
         extras = self._extra_arguments(arguments)
         if extras and self.extras_refused:
@@ -1004,7 +1017,69 @@ def compile_cli(
         targets=_targets(script, slotted, specs, findings.targets, where=where),
         appended_targets=tuple(appended_targets),
         assigned=findings.assigned,
+        signalled=_signalled(script, slotted, specs, findings.signalled),
     )
+
+
+def _signalled(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
+               found: tuple[shell.SignalTarget, ...]) -> tuple[_Operand, ...]:
+    """The operand words of the ``kill`` commands whose process a value may name, as pieces
+    of the rendered command."""
+    words = _Words(script, items, specs)
+    return tuple(words.operand(words.at(start, end)[0]) for target in found for start, end in target.words)
+
+
+_PROCESS_ID = re.compile(r"^[1-9][0-9]{0,9}$")
+
+
+def check_signalled(text: str, *, tool: str) -> None:
+    """Refuse ``text`` as the process a ``kill`` of the command signals unless it is one process
+    id (digits, not 0) outside the server's own: not this process, none of its ancestors, and
+    none of its process group or session (the commands run in sessions of their own, so a
+    process a command started may be signalled).
+
+    ``0``, ``-1``, ``-PGID``, ``%job`` and text bash would still read as a number (`` -1``,
+    ``+5``) signal groups or every process; the server's processes would stop serving.
+
+    Raises:
+        InvalidInputError: ``text`` is not a process id.
+        PolicyDeniedError: it names a process of the server.
+    """
+    if not _PROCESS_ID.match(text):
+        raise InvalidInputError(
+            f"Invalid arguments for {tool}: the process kill signals must be one process id (digits, not 0), "
+            f"got {text[:40]!r}; process groups, 0, -1 and job specifications are refused.", tool=tool,
+        )
+    pid = int(text)
+    if pid in _server_processes() or _same_group_or_session(pid):
+        raise PolicyDeniedError(
+            f"{tool}: kill would signal process {pid}, which is the server, one of its parents, or in its process "
+            "group or session; a command may signal only other processes (those it started run in a session of "
+            "their own).", tool=tool, details={"pid": pid},
+        )
+
+
+def _server_processes() -> set[int]:
+    """This process and its ancestors, as far as ``/proc`` shows them (its parent always)."""
+    found = {os.getpid(), os.getppid()}
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            break
+        pid = int(fields[1])
+        found.add(pid)
+    return found
+
+
+def _same_group_or_session(pid: int) -> bool:
+    """Whether ``pid`` is in this process's group or session (one that no longer exists is not)."""
+    try:
+        return os.getpgid(pid) == os.getpgrp() or os.getsid(pid) == os.getsid(0)
+    except (ProcessLookupError, PermissionError):
+        return False
 
 
 class _Words:

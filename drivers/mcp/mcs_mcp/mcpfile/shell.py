@@ -270,7 +270,7 @@ DATA_PROGRAMS: dict[str, str] = {
     "false": "bash builtin: ignores its operands",
     ":": "bash builtin: ignores its operands",
     "pwd": "bash builtin: prints the directory",
-    "kill": "bash builtin: signals the process named (a leading '-' is refused at call)",
+    "kill": "bash builtin: signals the process named (checked at each call: one pid, not the server's)",
     "cat": "coreutils: concatenates files or its input; no option names a program",
     "ls": "coreutils: lists files; options take patterns and formats only",
     "mkdir": "coreutils: creates directories (-m mode, -Z context)",
@@ -342,6 +342,8 @@ _GIT_LINKERS = frozenset({"clone", "checkout", "switch", "restore", "reset", "me
                           "cherry-pick", "revert", "rebase", "apply", "am", "read-tree", "checkout-index"})
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
+#: kill's options whose value is the next word (a signal, or sigqueue's value), not a process.
+_KILL_VALUED = frozenset({"-s", "-n", "-q", "--signal", "--queue"})
 #: uniq's short options that take a value.
 _UNIQ_VALUED = frozenset("fsw")
 #: Where an output redirection writes no file.
@@ -478,6 +480,16 @@ class WriteTarget:
     bases: tuple[str, ...] = ("",)
 
 
+@dataclass(frozen=True, slots=True)
+class SignalTarget:
+    """A ``kill`` whose process operand a model's value may be: ``words`` are the byte ranges
+    of those operand words (not the values of its options, ``-s TERM``). The caller checks at
+    each call that each such word is a process id MCS may signal (see :mod:`.cli`)."""
+
+    line: int
+    words: tuple[tuple[int, int], ...]
+
+
 class Refused(ConfigurationError):
     """A placeholder sits where bash could run it or read it as a name."""
 
@@ -557,6 +569,8 @@ class Findings:
     writers: tuple[Effect, ...]
     #: its programs of :data:`CONFIG_READERS` the operator does not trust
     config_readers: tuple[Effect, ...]
+    #: the ``kill`` commands whose process a value may name (:class:`SignalTarget`)
+    signalled: tuple[SignalTarget, ...] = ()
     #: the variables the script assigns a model's value to (``ns={x}``, ``read v``): the caller
     #: refuses a call where the environment then holds one (bash would export the value)
     assigned: frozenset[str] = frozenset()
@@ -583,6 +597,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
         tuple(analysis._writers()),
         tuple(analysis._config_readers()),
+        analysis.signal_targets(),
         frozenset(analysis.tainted),
     )
 
@@ -787,6 +802,42 @@ class _Analysis:
             if cloned:
                 out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands),
                                        clone=program == "git clone", after_first=program == "uniq", bases=bases))
+        return tuple(out)
+
+    def signal_targets(self) -> tuple[SignalTarget, ...]:
+        """The ``kill`` commands (the builtin, or ``kill`` of a system directory) whose process
+        operand a model's value may be; a value that reaches such a word through a variable or a
+        substitution is refused, since the call could not check it. A ``kill -l``/``-L`` lists
+        signals and signals nothing."""
+        assert self.root is not None
+        out: list[SignalTarget] = []
+        for command in _walk(self.root):
+            if command.type != "command" or _listed_name(self._shown(self._program(command))) != "kill":
+                continue
+            args = _field_children(command, "argument")
+            words = [_bare(a, self.source) for a in args]
+            held: list[Node] = []
+            skip = 0
+            dashdash = False
+            for arg, word in zip(args, words, strict=True):
+                if skip:
+                    skip -= 1
+                elif not dashdash and word == "--":
+                    dashdash = True
+                elif not dashdash and word.startswith("-") and len(word) > 1 and not self._value_in(arg):
+                    if word in ("-l", "-L", "--list", "--table"):
+                        held = []
+                        break
+                    skip = 2 if word == "--timeout" else 1 if word in _KILL_VALUED else 0
+                elif self._value_in(arg):
+                    held.append(arg)
+            for arg in held:
+                if _value_is_indirect(arg, self):
+                    raise self._refuse(arg, self._value_in(arg), "may name the process kill signals, but it reaches "
+                                       "kill through a variable or a substitution, where MCS cannot check at the "
+                                       "call which process it is", "pass the placeholder directly: kill -- {pid}")
+            if held:
+                out.append(SignalTarget(command.start_point[0] + 1, tuple((a.start_byte, a.end_byte) for a in held)))
         return tuple(out)
 
     def _no_link_before(self, command: Node, arg: Node, program: str) -> None:
