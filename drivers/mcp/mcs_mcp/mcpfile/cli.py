@@ -210,6 +210,7 @@ class CliInvoker:
         appended_targets: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
         assigned: frozenset[str] = frozenset(),
         signalled: tuple[_Operand, ...] = (),
+        literal_writes: tuple[shell.LiteralWrite, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -252,6 +253,9 @@ class CliInvoker:
         #: The operand words of the ``kill`` commands whose process a value may name; each is
         #: checked at the call (see :func:`check_signalled`).
         self.signalled = signalled
+        #: The paths the command itself names where it writes; each is checked at the call
+        #: not to lead outside through a symlink (see :meth:`_check_literal_write`).
+        self.literal_writes = literal_writes
 
     # ------------------------------------------------------------------ rendering
 
@@ -309,6 +313,9 @@ class CliInvoker:
         remotes = [self._check_remote(text) for text in self._repositories(active, words)]
         for program, path in self._write_paths(active, words):
             self._check_write(program, path)
+        for write in self.literal_writes:
+            for base in write.bases:
+                self._check_literal_write(write, os.path.join(base, write.path))
         for operand in self.signalled:
             texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
             if valued:
@@ -491,6 +498,33 @@ class CliInvoker:
             "cli_write_roots=['/srv/data'], on the command line -o cli_write_roots=/srv/data).",
             tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
                                      "write_roots": list(self.options.write_roots)},
+        )
+
+    def _check_literal_write(self, write: shell.LiteralWrite, path: str) -> None:
+        """Refuse a path the command itself names where it writes (``> out.txt``) when, as
+        written, it is inside the working directory or one of the operator's ``write_roots``
+        but resolves (symlinks followed) outside them: a link an earlier call made there, whose
+        target was checked while what it leads through was not yet a link. A path the file
+        writes outside them (``>> /var/log/tool.log``) is the file's own choice and not checked.
+
+        Raises:
+            PolicyDeniedError: naming the path, where it leads and the working directory.
+        """
+        cwd = self.options.cwd or os.getcwd()
+        joined = os.path.join(os.path.abspath(cwd), path)
+        given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots)]
+        resolved = [os.path.realpath(root) for root in given]
+        if not _inside(os.path.normpath(joined), given + resolved):
+            return
+        real = os.path.realpath(joined)
+        if _inside(real, resolved):
+            return
+        raise PolicyDeniedError(
+            f"{self.tool}: line {write.line}: {write.what} writes to {path[:200]!r}, which a symlink now leads to "
+            f"{real[:200]!r}, outside the command's working directory {cwd!r}"
+            + (" and the operator's directories" if self.options.write_roots else "")
+            + "; remove the link (a command that makes links lets a model choose where they lead).",
+            tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd},
         )
 
     def _group_active(self, group: _Group, arguments: Mapping[str, Any]) -> bool:
@@ -1018,6 +1052,7 @@ def compile_cli(
         appended_targets=tuple(appended_targets),
         assigned=findings.assigned,
         signalled=_signalled(script, slotted, specs, findings.signalled),
+        literal_writes=findings.literal_writes,
     )
 
 

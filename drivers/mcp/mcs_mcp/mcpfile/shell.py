@@ -490,6 +490,20 @@ class SignalTarget:
     words: tuple[tuple[int, int], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class LiteralWrite:
+    """A path the file itself names where the script writes, replaces or deletes (``> out.txt``,
+    ``cp -- {src} copy.txt``): no value chooses it, but a symlink an earlier call left there
+    (``ln -s -- {target} {name}``) can lead it elsewhere, so the caller checks where it leads
+    at each call. ``bases`` are the directories, relative to the working directory, the
+    script's plain ``cd`` lead to."""
+
+    what: str  # "an output redirection '> out.txt'", "cp"
+    line: int
+    path: str  # as the program reads it, quotes removed
+    bases: tuple[str, ...] = ("",)
+
+
 class Refused(ConfigurationError):
     """A placeholder sits where bash could run it or read it as a name."""
 
@@ -571,6 +585,8 @@ class Findings:
     config_readers: tuple[Effect, ...]
     #: the ``kill`` commands whose process a value may name (:class:`SignalTarget`)
     signalled: tuple[SignalTarget, ...] = ()
+    #: the paths the script itself names where it writes (:class:`LiteralWrite`)
+    literal_writes: tuple[LiteralWrite, ...] = ()
     #: the variables the script assigns a model's value to (``ns={x}``, ``read v``): the caller
     #: refuses a call where the environment then holds one (bash would export the value)
     assigned: frozenset[str] = frozenset()
@@ -598,6 +614,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         tuple(analysis._writers()),
         tuple(analysis._config_readers()),
         analysis.signal_targets(),
+        analysis.literal_writes(),
         frozenset(analysis.tainted),
     )
 
@@ -803,6 +820,54 @@ class _Analysis:
                 out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands),
                                        clone=program == "git clone", after_first=program == "uniq", bases=bases))
         return tuple(out)
+
+    def literal_writes(self) -> tuple[LiteralWrite, ...]:
+        """The literal paths the script writes, replaces or deletes (see :class:`LiteralWrite`):
+        the file of each output redirection, and the words of the programs of
+        :meth:`_targets_of` that hold no value; words bash expands (``"$OUT"``, ``~/x``, a glob)
+        are left out."""
+        assert self.root is not None
+        out: list[LiteralWrite] = []
+        bases = self._literal_bases()
+        for node in _walk(self.root):
+            if node.type == "file_redirect":
+                operators = {c.type for c in node.children if not c.is_named}
+                target = node.child_by_field_name("destination")
+                if target is None or not operators & _OUTPUT_REDIRECTS or (">&" in operators and target.type == "number"):
+                    continue
+                text = _literal_word(target, self.source)
+                if text and text not in _NOT_FILES and text != "-":
+                    out.append(LiteralWrite(f"an output redirection {self._shown(_text(node, self.source))!r}",
+                                            node.start_point[0] + 1, text, bases))
+            elif node.type == "command":
+                found = self._targets_of(node)
+                if found is None:
+                    continue
+                program, paths, _, moves = found
+                if moves:
+                    continue  # git -C: its paths are relative to a directory followed only for values
+                for arg, start in paths:
+                    text = None if self._value_in(arg) else _literal_word(arg, self.source)
+                    if text is not None and start != arg.start_byte:
+                        text = text.split("=", 1)[1] if "=" in text else None
+                    if text:
+                        out.append(LiteralWrite(program, node.start_point[0] + 1, text, bases))
+        return tuple(out)
+
+    def _literal_bases(self) -> tuple[str, ...]:
+        """The working directory, each plain relative directory below it a ``cd``/``pushd`` of
+        the script names, and all of them joined (others are not followed)."""
+        assert self.root is not None
+        found: list[str] = []
+        for node in _walk(self.root):
+            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd"):
+                continue
+            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
+            text = _literal_word(args[0], self.source) if len(args) == 1 else None
+            if (text is not None and _PLAIN_DIRECTORY.match(text)
+                    and not any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
+                found.append(text.rstrip("/"))
+        return tuple(dict.fromkeys(["", *found, "/".join(found)])) if found else ("",)
 
     def signal_targets(self) -> tuple[SignalTarget, ...]:
         """The ``kill`` commands (the builtin, or ``kill`` of a system directory) whose process

@@ -447,3 +447,60 @@ def test_a_command_that_may_check_out_a_symlink_before_a_checked_write_is_refuse
         cli(later, {"rev": STRING, "f": STRING} if "{f}" in later else {"rev": STRING})
     with pytest.raises(ConfigurationError, match="runs 'ln' first"):
         cli("for f in a b; do ln -s -- {src} l; touch -- l/{f}; done", {"src": STRING, "f": STRING})
+
+
+# ----------------------------------------------------------------------------- links left by earlier calls
+
+
+def chained_link(new_driver, write_file, work: Path, writer: str) -> Any:
+    """A file with a tool that makes links and ``writer``, which writes to a path it names itself;
+    after two checked calls of the first, ``out.txt`` leads to ``../victim`` (each target was
+    inside when checked: ``x/../victim`` while ``x`` did not exist, then ``x`` -> ``.``)."""
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("write", {"cli": {"command": writer}}, {"text": STRING}),
+    ))
+    driver = new_driver(path, cli_cwd=work)
+    driver.call_tool("link", {"target": "x/../victim", "name": "out.txt"})
+    driver.call_tool("link", {"target": ".", "name": "x"})
+    assert (work / "out.txt").resolve() == work.parent / "victim"
+    return driver
+
+
+@pytest.mark.parametrize("writer", [
+    "printf '%s\\n' {text} > out.txt",
+    "printf '%s\\n' {text} >> 'out.txt'",
+    "echo {text}; echo done &> out.txt",
+    "cp -- a out.txt",
+    "printf '%s\\n' {text} | sort -o out.txt",
+    "mkdir -p sub && cd sub && printf '%s\\n' {text} > ../out.txt",
+])
+def test_a_path_the_command_writes_itself_cannot_follow_a_link_an_earlier_call_left_outside(
+    new_driver, write_file, work: Path, tmp_path: Path, writer: str
+) -> None:
+    driver = chained_link(new_driver, write_file, work, writer)
+    with pytest.raises(PolicyDeniedError, match=r"out\.txt"):
+        driver.call_tool("write", {"text": "written by the model"})
+    assert not (tmp_path / "victim").exists()
+
+
+def test_a_path_the_command_writes_itself_inside_the_working_directory_still_runs(
+    new_driver, write_file, work: Path
+) -> None:
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("write", {"cli": {"command": "printf '%s\\n' {text} > out.txt"}}, {"text": STRING}),
+    ))
+    driver = new_driver(path, cli_cwd=work)
+    driver.call_tool("link", {"target": "notes/today.txt", "name": "out.txt"})
+    (work / "notes").mkdir()
+    driver.call_tool("write", {"text": "hello"})
+    assert (work / "notes" / "today.txt").read_text() == "hello\n"
+
+
+def test_a_path_the_file_writes_outside_the_working_directory_is_its_own_choice(
+    cli, work: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "tool.log"
+    cli(f"printf '%s\\n' {{text}} >> {log}", {"text": STRING}).call_tool("t", {"text": "logged"})
+    assert log.read_text() == "logged\n"
