@@ -340,6 +340,9 @@ _PATH_WRITERS = frozenset({"cp", "mv", "ln", "install", "rm", "rmdir", "touch", 
 #: merge, a clone of a repository the file names).
 _GIT_LINKERS = frozenset({"clone", "checkout", "switch", "restore", "reset", "merge", "pull", "mv", "stash",
                           "cherry-pick", "revert", "rebase", "apply", "am", "read-tree", "checkout-index"})
+#: The git subcommands of :data:`GIT_DATA_SUBCOMMANDS` that take the diff option ``--output``
+#: and write the file it names (tried on git 2.39 for every subcommand of that list).
+_GIT_OUTPUT_SUBCOMMANDS = frozenset({"log", "show", "diff", "blame", "shortlog"})
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
 #: kill's options whose value is the next word (a signal, or sigqueue's value), not a process.
@@ -569,7 +572,7 @@ class Findings:
     #: redirection to a file (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``>& file``, also ``exec 3>
     #: f``; not a descriptor, ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``), or ``cp``,
     #: ``mv``, ``ln``, ``sort -o``, ``uniq`` with an output operand (or one unquoted value, which
-    #: a list makes two words), git's ``--output`` (log, show, diff), ``git --work-tree`` whose
+    #: a list makes two words), git's ``--output`` (log, show, diff, blame, shortlog), ``git --work-tree`` whose
     #: directory a value may choose (``.git``: the repository's files, a model's once cloned,
     #: become its ``config``), a program the operator trusts (``tee``, ``curl -o``: MCS does not know what
     #: it writes), or ``git clone`` where a model's value may choose the directory it clones
@@ -998,7 +1001,7 @@ class _Analysis:
         args, words = args[at + 1:], words[at + 1:]
         if subcommand == "init":
             return name, tree + self._every_path(args, words), [], moves
-        if subcommand in ("log", "show", "diff"):
+        if subcommand in _GIT_OUTPUT_SUBCOMMANDS:
             return name, tree + self._option_paths(args, words, short="", valued=frozenset(), long="--output",
                                                    least=5), [], moves
         if subcommand != "clone":
@@ -1209,7 +1212,7 @@ class _Analysis:
             return ("git --work-tree writes the repository's files (a model's, once cloned) into a directory a "
                     "model's value may choose, such as .git")
         rest = words[at + 1:]
-        if subcommand in ("log", "show", "diff") and any(
+        if subcommand in _GIT_OUTPUT_SUBCOMMANDS and any(
                 w.split("=", 1)[0] == "--output" or (len(w) > 4 and "--output".startswith(w)) for w in rest):
             return f"git {subcommand} --output writes the file it names"
         if subcommand == "clone":

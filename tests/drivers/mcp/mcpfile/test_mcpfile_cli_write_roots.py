@@ -264,7 +264,9 @@ def test_the_corpus_clone_tool_refuses_gits_user_configuration_and_clones_inside
     assert not (home / ".config").exists()
 
 
-@pytest.mark.parametrize("command", ["git log --output={file} -1", "git diff --output {file}"])
+@pytest.mark.parametrize("command", ["git log --output={file} -1", "git diff --output {file}",
+                                     "git shortlog -s --output={file} HEAD", "git blame --output {file} -- a",
+                                     "git blame --outp={file} -- a"])
 def test_git_output_outside_the_working_directory_is_refused(cli, work: Path, outside: Path, command: str) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
@@ -324,7 +326,8 @@ def test_a_write_target_after_a_cd_mcs_cannot_follow_is_refused_at_load(cli, com
 
 
 @pytest.mark.parametrize(("command", "name"), [("cp a", "target-directory"), ("sort a", "output"),
-                                               ("ln -s a", "target-directory"), ("git log -1", "output")])
+                                               ("ln -s a", "target-directory"), ("git log -1", "output"),
+                                               ("git shortlog -s HEAD", "output"), ("git blame a", "output")])
 def test_an_appended_argument_that_names_where_the_program_writes_is_checked(cli, work: Path, outside: Path,
                                                                              command: str, name: str) -> None:
     # a property no placeholder uses is appended as --name=value (gen-mcp's rule)
