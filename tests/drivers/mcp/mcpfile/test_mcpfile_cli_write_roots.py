@@ -507,3 +507,26 @@ def test_a_path_the_file_writes_outside_the_working_directory_is_its_own_choice(
     log = tmp_path / "tool.log"
     cli(f"printf '%s\\n' {{text}} >> {log}", {"text": STRING}).call_tool("t", {"text": "logged"})
     assert log.read_text() == "logged\n"
+
+
+def test_a_clone_into_a_directory_the_file_names_cannot_follow_a_link_an_earlier_call_left_outside(
+    new_driver, write_file, work: Path, tmp_path: Path
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "served\n"})
+    (tmp_path / "empty").mkdir()  # git clones into an existing empty directory, also through a link
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("clone", {"cli": {"command": "git clone -q -- {repoUrl} repo"}}, {"repoUrl": STRING}),
+    ))
+    # git beside a tool that writes from values loads only where the operator trusts git
+    driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=["git"])
+    driver.call_tool("link", {"target": "x/../empty", "name": "repo"})
+    driver.call_tool("link", {"target": ".", "name": "x"})
+    with serving(tmp_path / "served") as (port, seen):
+        with pytest.raises(PolicyDeniedError, match="repo"):
+            driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+        assert seen == []
+    assert list((tmp_path / "empty").iterdir()) == []
