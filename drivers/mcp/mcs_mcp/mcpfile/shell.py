@@ -986,8 +986,10 @@ class _Analysis:
         words = [_bare(a, self.source) for a in args]
         if base in _PATH_WRITERS:
             return base, self._every_path(args, words), [], []
-        if base == "sort":
-            return base, self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3), [], []
+        if base == "sort":  # -o the output; -T a directory it writes its temporary files in
+            return base, (self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3)
+                          + self._option_paths(args, words, short="T", valued=_SORT_VALUED,
+                                               long="--temporary-directory", least=3)), [], []
         if base == "uniq":
             return base, [], [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)], []
         if base != "git":

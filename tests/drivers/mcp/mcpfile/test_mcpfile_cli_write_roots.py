@@ -530,3 +530,20 @@ def test_a_clone_into_a_directory_the_file_names_cannot_follow_a_link_an_earlier
             driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
         assert seen == []
     assert list((tmp_path / "empty").iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["sort -S 64K -T {dir} -- big | tail -n 1",
+                                     "sort -S 64K --temporary-directory={dir} big | tail -n 1",
+                                     "sort -S 64K --temp {dir} big | tail -n 1"])
+def test_the_directory_sort_writes_its_temporary_files_in_is_checked(cli, work: Path, outside: Path,
+                                                                    command: str) -> None:
+    # sort spills its input into files there when it outgrows its buffer (and leaves them when
+    # killed at the deadline); the directory's change time shows that it wrote
+    (work / "big").write_text("".join(f"{n}\n" for n in range(200000)))
+    before = outside.stat().st_mtime_ns
+    driver = cli(command, {"dir": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"dir": str(outside)})
+    assert outside.stat().st_mtime_ns == before
+    (work / "tmp").mkdir()
+    assert driver.call_tool("t", {"dir": "tmp"}) == "99999\n"
