@@ -1085,13 +1085,26 @@ def check_signalled(text: str, *, tool: str) -> None:
             f"Invalid arguments for {tool}: the process kill signals must be one process id (digits, not 0), "
             f"got {text[:40]!r}; process groups, 0, -1 and job specifications are refused.", tool=tool,
         )
-    pid = int(text)
+    pid = _thread_group(int(text))
     if pid in _server_processes() or _same_group_or_session(pid):
         raise PolicyDeniedError(
             f"{tool}: kill would signal process {pid}, which is the server, one of its parents, or in its process "
             "group or session; a command may signal only other processes (those it started run in a session of "
             "their own).", tool=tool, details={"pid": pid},
         )
+
+
+def _thread_group(pid: int) -> int:
+    """The process ``pid`` belongs to when it is the id of one of its threads (Linux's kill(2)
+    signals the whole process then); ``pid`` itself otherwise."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return pid
 
 
 def _server_processes() -> set[int]:

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,3 +108,27 @@ def test_a_value_reaching_kill_through_a_variable_is_refused_at_load(new_driver,
 def test_a_literal_kill_beside_a_value_is_unchanged(new_driver, write_file, tmp_path: Path) -> None:
     driver = kill_driver(new_driver, write_file, "echo {pid}; kill -0 $$ && echo alive", cli_cwd=tmp_path)
     assert driver.call_tool("t", {"pid": "0"}) == "0\nalive\n"
+
+
+def test_kill_cannot_signal_the_server_through_the_id_of_one_of_its_threads(new_driver, write_file, tmp_path: Path,
+                                                                            received: list[int]) -> None:
+    # Linux's kill(2) takes a thread's id for its whole process
+    started = threading.Event()
+    stop = threading.Event()
+
+    def idle() -> None:
+        started.set()
+        stop.wait(30)
+
+    thread = threading.Thread(target=idle, daemon=True)
+    thread.start()
+    started.wait(5)
+    try:
+        assert thread.native_id is not None and thread.native_id != os.getpid()
+        driver = kill_driver(new_driver, write_file, "kill -s USR1 {pid}", cli_cwd=tmp_path)
+        with pytest.raises(PolicyDeniedError, match="the server"):
+            driver.call_tool("t", {"pid": str(thread.native_id)})
+        assert received == []
+    finally:
+        stop.set()
+        thread.join()
