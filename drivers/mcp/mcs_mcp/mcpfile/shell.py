@@ -849,8 +849,9 @@ class _Analysis:
                 program, paths, operands, moves = found
                 if moves:
                     continue  # git -C: its paths are relative to a directory followed only for values
-                if program == "git clone" and len(operands) > 1:
-                    paths = [*paths, (operands[1], operands[1].start_byte)]  # the directory it clones into
+                if program in ("git clone", "uniq") and len(operands) > 1:
+                    # the directory git clones into; the file uniq writes
+                    paths = [*paths, (operands[1], operands[1].start_byte)]
                 for arg, start in paths:
                     text = None if self._value_in(arg) else _literal_word(arg, self.source)
                     if text is not None and start != arg.start_byte:

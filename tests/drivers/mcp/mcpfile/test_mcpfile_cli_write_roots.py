@@ -476,6 +476,7 @@ def chained_link(new_driver, write_file, work: Path, writer: str) -> Any:
     "echo {text}; echo done &> out.txt",
     "cp -- a out.txt",
     "printf '%s\\n' {text} | sort -o out.txt",
+    "printf '%s\\n' {text} | uniq - out.txt",
     "mkdir -p sub && cd sub && printf '%s\\n' {text} > ../out.txt",
 ])
 def test_a_path_the_command_writes_itself_cannot_follow_a_link_an_earlier_call_left_outside(
