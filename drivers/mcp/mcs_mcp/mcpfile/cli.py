@@ -481,6 +481,8 @@ class CliInvoker:
             PolicyDeniedError: naming the value, the working directory and the option.
         """
         cwd = self.options.cwd or os.getcwd()
+        if self.options.cwd is None:
+            self._refuse_unchosen_home(program, path, cwd)
         joined = os.path.join(os.path.abspath(cwd), path)
         real = os.path.realpath(joined)
         written = os.path.normpath(joined)
@@ -498,6 +500,29 @@ class CliInvoker:
             "cli_write_roots=['/srv/data'], on the command line -o cli_write_roots=/srv/data).",
             tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
                                      "write_roots": list(self.options.write_roots)},
+        )
+
+    def _refuse_unchosen_home(self, program: str, path: str, cwd: str) -> None:
+        """Refuse a write a value chose when the operator set no ``cli_cwd`` and the server's own
+        working directory is the home directory, ``/`` or a directory above the home directory
+        (some MCP clients start servers in ``/``): there, every start-up file of the user
+        (``.bashrc``, ``.ssh/authorized_keys``, ``.config/...``) is inside it, and the check would
+        hold nothing.
+
+        Raises:
+            PolicyDeniedError: naming the directory and the option that chooses another.
+        """
+        home = os.path.realpath(os.path.expanduser("~"))
+        real = os.path.realpath(cwd)
+        if real != "/" and not _inside(home, [real]):
+            return
+        raise PolicyDeniedError(
+            f"{self.tool}: {program} would write, replace or delete {path[:200]!r}, a path a model's value chose, "
+            f"and the command's working directory is the server's own, {cwd!r}: the home directory, / or above "
+            "the home directory, where the user's start-up files (.bashrc, .ssh/authorized_keys) are inside it. "
+            "The operator can give the commands a directory of their own with the driver option cli_cwd (in "
+            "Python cli_cwd='/srv/work', on the command line -o cli_cwd=/srv/work).",
+            tool=self.tool, details={"path": path[:200], "cwd": cwd},
         )
 
     def _check_literal_write(self, write: shell.LiteralWrite, path: str) -> None:

@@ -548,3 +548,39 @@ def test_the_directory_sort_writes_its_temporary_files_in_is_checked(cli, work: 
     assert outside.stat().st_mtime_ns == before
     (work / "tmp").mkdir()
     assert driver.call_tool("t", {"dir": "tmp"}) == "99999\n"
+
+
+# ----------------------------------------------------------------------------- a working directory the operator did not choose
+
+
+def notes_and_copy(new_driver, write_file, **options: Any) -> Any:
+    path = write_file(mcp_file(
+        tool("note", {"cli": {"command": "printf '%s\\n' {text} > note.txt"}}, {"text": STRING}),
+        tool("copy", {"cli": {"command": "cp -- {src} {dst}"}}, {"src": STRING, "dst": STRING}),
+    ))
+    return new_driver(path, **options)
+
+
+@pytest.mark.parametrize("where", ["home", "root"])
+def test_a_value_cannot_write_the_users_start_up_files_when_the_server_runs_in_home_or_root(
+    new_driver, write_file, home: Path, monkeypatch, where: str
+) -> None:
+    # with no cli_cwd, the working directory is the server's own; started from HOME (or from /,
+    # as some MCP clients start servers) every start-up file is "inside" it
+    monkeypatch.chdir(home if where == "home" else "/")
+    driver = notes_and_copy(new_driver, write_file)
+    if where == "home":
+        driver.call_tool("note", {"text": "touch MARKER"})
+    source = "note.txt" if where == "home" else str(home / "note.txt")
+    (home / "note.txt").write_text("touch MARKER\n")
+    target = ".bashrc" if where == "home" else str(home / ".bashrc")
+    with pytest.raises(PolicyDeniedError, match="cli_cwd"):
+        driver.call_tool("copy", {"src": source, "dst": target})
+    assert not (home / ".bashrc").exists()
+
+
+def test_an_operator_who_names_home_as_the_working_directory_chose_it(new_driver, write_file, home: Path) -> None:
+    driver = notes_and_copy(new_driver, write_file, cli_cwd=home)
+    driver.call_tool("note", {"text": "hello"})
+    driver.call_tool("copy", {"src": "note.txt", "dst": ".notes"})
+    assert (home / ".notes").read_text() == "hello\n"
