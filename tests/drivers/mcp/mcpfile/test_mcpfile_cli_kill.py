@@ -132,3 +132,11 @@ def test_kill_cannot_signal_the_server_through_the_id_of_one_of_its_threads(new_
     finally:
         stop.set()
         thread.join()
+
+
+def test_each_process_of_a_list_is_checked(new_driver, write_file, tmp_path: Path, received: list[int]) -> None:
+    pids = {"type": "array", "items": {"type": "integer"}}
+    driver = kill_driver(new_driver, write_file, "kill -s USR1 -- {pids}", {"pids": pids}, cli_cwd=tmp_path)
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"pids": [999999, os.getpid()]})
+    assert received == []
