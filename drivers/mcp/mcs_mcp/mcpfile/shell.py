@@ -308,7 +308,8 @@ DATA_PROGRAMS: dict[str, str] = {
     "fgrep": "grep -F",
     "diff": "GNU diffutils: compares files; -l runs only pr, no option names a program",
     "cmp": "GNU diffutils: compares bytes",
-    "file": "file(1): guesses types; -m names a magic file (data), -z uses its own decompressors",
+    "file": "file(1): guesses types; -m names a magic file (data), -z uses its own decompressors; -C writes "
+            "<name>.mgc and takes no value",
     "jq": "the filter is code and takes no value; --arg/--argjson/--slurpfile/--rawfile values and "
           "operands after a literal filter are JSON or files (loads ~/.jq: see CONFIG_READERS)",
     "git": "the subcommands of GIT_DATA_SUBCOMMANDS, without the options of GIT_COMMAND_OPTIONS (runs "
@@ -795,6 +796,7 @@ class _Analysis:
         for command in _walk(self.root):
             if command.type != "command":
                 continue
+            self._no_magic_compile(command)
             found = self._targets_of(command)
             if found is None:
                 continue
@@ -874,6 +876,28 @@ class _Analysis:
                     and not any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
                 found.append(text.rstrip("/"))
         return tuple(dict.fromkeys(["", *found, "/".join(found)])) if found else ("",)
+
+    def _no_magic_compile(self, command: Node) -> None:
+        """Refuse a model's value in ``file -C`` (``--compile``): it writes ``<name>.mgc`` for
+        each magic file ``-m`` names into the working directory, following a symlink there,
+        a write whose path MCS does not check."""
+        if _listed_name(self._shown(self._program(command))) != "file":
+            return
+        args = _field_children(command, "argument")
+        compiles = False
+        for word in (_bare(a, self.source) for a in args):
+            if word == "--":
+                break
+            if word.startswith("--"):
+                compiles = compiles or (len(word) > 3 and "--compile".startswith(word))
+            elif _cluster(word):
+                letters = re.split(r"[eFfmP]", word[1:], maxsplit=1)[0]  # a valued letter takes the rest
+                compiles = compiles or "C" in letters
+        held = next((a for a in args if self._value_in(a)), None)
+        if compiles and held is not None:
+            raise self._refuse(held, self._value_in(held), "is an argument of file -C, which writes a compiled "
+                               "magic file into the working directory (following a symlink there), a path MCS "
+                               "does not check", "compile magic files in a tool that takes no value")
 
     def signal_targets(self) -> tuple[SignalTarget, ...]:
         """The ``kill`` commands (the builtin, or ``kill`` of a system directory) whose process

@@ -584,3 +584,22 @@ def test_an_operator_who_names_home_as_the_working_directory_chose_it(new_driver
     driver.call_tool("note", {"text": "hello"})
     driver.call_tool("copy", {"src": "note.txt", "dst": ".notes"})
     assert (home / ".notes").read_text() == "hello\n"
+
+
+@pytest.mark.parametrize("command", ["file -C -m {magic}", "file -bC -m {magic}", "file --compile -m {magic}",
+                                     "file --comp -m {magic}"])
+def test_file_compiling_a_magic_file_a_value_names_is_refused_at_load(cli, work: Path, outside: Path, tmp_path: Path,
+                                                                     command: str) -> None:
+    # file -C writes <name>.mgc into the working directory, through a symlink there
+    (tmp_path / "magic").write_text("0\tstring\tHELLO\thello file\n")
+    (work / "magic.mgc").symlink_to(outside / "victim")
+    with pytest.raises(ConfigurationError, match="file -C"):
+        cli(command, {"magic": STRING}).call_tool("t", {"magic": str(tmp_path / "magic")})
+    assert untouched(outside)
+
+
+def test_file_reading_with_a_magic_file_a_value_names_still_loads_and_runs(cli, work: Path, tmp_path: Path) -> None:
+    (tmp_path / "magic").write_text("0\tstring\tHELLO\thello file\n")
+    (work / "greeting").write_text("HELLO there\n")
+    driver = cli("file -b -m {magic} -- greeting", {"magic": STRING})
+    assert driver.call_tool("t", {"magic": str(tmp_path / "magic")}) == "hello file\n"
