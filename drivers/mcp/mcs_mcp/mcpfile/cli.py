@@ -36,8 +36,16 @@ clone``'s directory, git's ``--output``...), the path as the program will read i
 the literal text of its word, resolved from the working directory with ``..`` and the
 symlinks of its existing part, from each directory a literal ``cd`` of the script names) must
 be inside the working directory or one of :attr:`CliOptions.write_roots` (``POLICY_DENIED``
-otherwise, nothing spawned). The check is not atomic with the write: a symlink a concurrent
-process puts in the path between the two is not seen.
+otherwise, nothing spawned); without :attr:`CliOptions.cwd`, a server whose own working
+directory is the home directory, ``/`` or above the home directory refuses every such write.
+A path the command itself writes inside those directories (:class:`.shell.LiteralWrite`: ``>
+out.txt``, ``cp -- {src} copy``) must still resolve inside them at each call, since a link an
+earlier call left may lead it out. The checks are not atomic with the write: a symlink a
+concurrent process puts in the path between the two is not seen.
+
+A git command whose repository a value chose reads no git configuration of the server's
+user, of the system or of the environment (``GIT_CONFIG_GLOBAL=/dev/null``,
+``GIT_CONFIG_NOSYSTEM=1``): only the pins and the repository's own apply.
 
 Running: a new process group; at the deadline (or the output cap, or a cancellation) the
 whole group is killed, and a deadline fails the call with ``TIMEOUT``. Processes the
