@@ -668,7 +668,9 @@ class CliInvoker:
         redirect followed, and http(s) the only transport, for the model's URLs only (a
         submodule, an alternate or a redirect cannot switch to another); the symlinks of
         the checkout are written as plain files (``core.symlinks=false``); and git-lfs, if the
-        user's configuration installs it, downloads nothing (``GIT_LFS_SKIP_SMUDGE=1``).
+        user's configuration installs it, downloads nothing (``GIT_LFS_SKIP_SMUDGE=1``); and
+        git reads no configuration of the user, the system or the environment, whose URL rules
+        would outrank the pins (``url.<base>.insteadOf``, ``http.<url>.proxy``).
 
         Raises:
             PolicyDeniedError: a host resolves to a refused address, or git is too old to pin.
