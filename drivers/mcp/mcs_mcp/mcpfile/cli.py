@@ -26,14 +26,26 @@ redirect, with no transport but http(s) and those only for the command itself (s
 the same settings as ``--config`` options, so the clone keeps them in its ``.git/config`` for
 every later fetch or pull of that URL, also one no value reaches (see :data:`CLONE_PINS`).
 
+Where a value may be the process ``kill`` signals (:class:`.shell.SignalTarget`), it must be
+one process id (``INVALID_INPUT`` otherwise) outside the server's process, parents, group and
+session (``POLICY_DENIED``); see :func:`check_signalled`.
+
 Where a program writes, replaces or deletes at a path a value chose (:class:`.shell.WriteTarget`:
 the operands of ``cp``, ``mv``, ``ln``, ``rm``, ``touch``, ``mkdir``..., ``sort -o``, ``git
 clone``'s directory, git's ``--output``...), the path as the program will read it (joined with
 the literal text of its word, resolved from the working directory with ``..`` and the
 symlinks of its existing part, from each directory a literal ``cd`` of the script names) must
 be inside the working directory or one of :attr:`CliOptions.write_roots` (``POLICY_DENIED``
-otherwise, nothing spawned). The check is not atomic with the write: a symlink a concurrent
-process puts in the path between the two is not seen.
+otherwise, nothing spawned); without :attr:`CliOptions.cwd`, a server whose own working
+directory is the home directory, ``/`` or above the home directory refuses every such write.
+A path the command itself writes inside those directories (:class:`.shell.LiteralWrite`: ``>
+out.txt``, ``cp -- {src} copy``) must still resolve inside them at each call, since a link an
+earlier call left may lead it out. The checks are not atomic with the write: a symlink a
+concurrent process puts in the path between the two is not seen.
+
+A git command whose repository a value chose reads no git configuration of the server's
+user, of the system or of the environment (``GIT_CONFIG_GLOBAL=/dev/null``,
+``GIT_CONFIG_NOSYSTEM=1``): only the pins and the repository's own apply.
 
 Running: a new process group; at the deadline (or the output cap, or a cancellation) the
 whole group is killed, and a deadline fails the call with ``TIMEOUT``. Processes the
@@ -172,6 +184,8 @@ class _Target:
 #: that override ``protocol.*.allow``.
 _UNPINNED_ENVIRONMENT = frozenset({"http_proxy", "https_proxy", "all_proxy", "git_allow_protocol",
                                    "git_protocol_from_user"})
+#: Configuration git takes from the environment (``git -c`` passes it down as GIT_CONFIG_PARAMETERS).
+_CONFIG_FROM_ENVIRONMENT = re.compile(r"^GIT_CONFIG(?:_PARAMETERS|_COUNT|_KEY_\d+|_VALUE_\d+|_SYSTEM|_GLOBAL)?$")
 #: Where a git repository a value names may be: the schemes git reaches through curl, which
 #: can be pinned to the checked address (ssh, git://, file, paths and helpers cannot).
 GIT_REMOTE_SCHEMES = frozenset({"http", "https"})
@@ -203,6 +217,8 @@ class CliInvoker:
         targets: tuple[_Target, ...] = (),
         appended_targets: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
         assigned: frozenset[str] = frozenset(),
+        signalled: tuple[_Operand, ...] = (),
+        literal_writes: tuple[shell.LiteralWrite, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -242,6 +258,12 @@ class CliInvoker:
         #: The variables the script assigns a model's value to; refused at load when the
         #: server's environment holds one, and checked again at each call.
         self.assigned = assigned
+        #: The operand words of the ``kill`` commands whose process a value may name; each is
+        #: checked at the call (see :func:`check_signalled`).
+        self.signalled = signalled
+        #: The paths the command itself names where it writes; each is checked at the call
+        #: not to lead outside through a symlink (see :meth:`_check_literal_write`).
+        self.literal_writes = literal_writes
 
     # ------------------------------------------------------------------ rendering
 
@@ -299,6 +321,14 @@ class CliInvoker:
         remotes = [self._check_remote(text) for text in self._repositories(active, words)]
         for program, path in self._write_paths(active, words):
             self._check_write(program, path)
+        for write in self.literal_writes:
+            for base in write.bases:
+                self._check_literal_write(write, os.path.join(base, write.path))
+        for operand in self.signalled:
+            texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
+            if valued:
+                for text in texts:
+                    check_signalled(text, tool=self.tool)
         body = "".join(script)
         extras = self._extra_arguments(arguments)
         if extras and self.extras_refused:
@@ -459,6 +489,8 @@ class CliInvoker:
             PolicyDeniedError: naming the value, the working directory and the option.
         """
         cwd = self.options.cwd or os.getcwd()
+        if self.options.cwd is None:
+            self._refuse_unchosen_home(program, path, cwd)
         joined = os.path.join(os.path.abspath(cwd), path)
         real = os.path.realpath(joined)
         written = os.path.normpath(joined)
@@ -476,6 +508,56 @@ class CliInvoker:
             "cli_write_roots=['/srv/data'], on the command line -o cli_write_roots=/srv/data).",
             tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
                                      "write_roots": list(self.options.write_roots)},
+        )
+
+    def _refuse_unchosen_home(self, program: str, path: str, cwd: str) -> None:
+        """Refuse a write a value chose when the operator set no ``cli_cwd`` and the server's own
+        working directory is the home directory, ``/`` or a directory above the home directory
+        (some MCP clients start servers in ``/``): there, every start-up file of the user
+        (``.bashrc``, ``.ssh/authorized_keys``, ``.config/...``) is inside it, and the check would
+        hold nothing.
+
+        Raises:
+            PolicyDeniedError: naming the directory and the option that chooses another.
+        """
+        home = os.path.realpath(os.path.expanduser("~"))
+        real = os.path.realpath(cwd)
+        if real != "/" and not _inside(home, [real]):
+            return
+        raise PolicyDeniedError(
+            f"{self.tool}: {program} would write, replace or delete {path[:200]!r}, a path a model's value chose, "
+            f"and the command's working directory is the server's own, {cwd!r}: the home directory, / or above "
+            "the home directory, where the user's start-up files (.bashrc, .ssh/authorized_keys) are inside it. "
+            "The operator can give the commands a directory of their own with the driver option cli_cwd (in "
+            "Python cli_cwd='/srv/work', on the command line -o cli_cwd=/srv/work).",
+            tool=self.tool, details={"path": path[:200], "cwd": cwd},
+        )
+
+    def _check_literal_write(self, write: shell.LiteralWrite, path: str) -> None:
+        """Refuse a path the command itself names where it writes (``> out.txt``) when, as
+        written, it is inside the working directory or one of the operator's ``write_roots``
+        but resolves (symlinks followed) outside them: a link an earlier call made there, whose
+        target was checked while what it leads through was not yet a link. A path the file
+        writes outside them (``>> /var/log/tool.log``) is the file's own choice and not checked.
+
+        Raises:
+            PolicyDeniedError: naming the path, where it leads and the working directory.
+        """
+        cwd = self.options.cwd or os.getcwd()
+        joined = os.path.join(os.path.abspath(cwd), path)
+        given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots)]
+        resolved = [os.path.realpath(root) for root in given]
+        if not _inside(os.path.normpath(joined), given + resolved):
+            return
+        real = os.path.realpath(joined)
+        if _inside(real, resolved):
+            return
+        raise PolicyDeniedError(
+            f"{self.tool}: line {write.line}: {write.what} writes to {path[:200]!r}, which a symlink now leads to "
+            f"{real[:200]!r}, outside the command's working directory {cwd!r}"
+            + (" and the operator's directories" if self.options.write_roots else "")
+            + "; remove the link (a command that makes links lets a model choose where they lead).",
+            tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd},
         )
 
     def _group_active(self, group: _Group, arguments: Mapping[str, Any]) -> bool:
@@ -586,7 +668,9 @@ class CliInvoker:
         redirect followed, and http(s) the only transport, for the model's URLs only (a
         submodule, an alternate or a redirect cannot switch to another); the symlinks of
         the checkout are written as plain files (``core.symlinks=false``); and git-lfs, if the
-        user's configuration installs it, downloads nothing (``GIT_LFS_SKIP_SMUDGE=1``).
+        user's configuration installs it, downloads nothing (``GIT_LFS_SKIP_SMUDGE=1``); and
+        git reads no configuration of the user, the system or the environment, whose URL rules
+        would outrank the pins (``url.<base>.insteadOf``, ``http.<url>.proxy``).
 
         Raises:
             PolicyDeniedError: a host resolves to a refused address, or git is too old to pin.
@@ -633,7 +717,14 @@ class CliInvoker:
                 continue  # an IPv6 address: curl does not resolve it
             pinned = ",".join(f"[{a}]" if ":" in a else a for a in addresses)
             config.append(("http.curloptResolve", f"{host}:{port}:{pinned}"))
-        base = {k: v for k, v in os.environ.items() if k.lower() not in _UNPINNED_ENVIRONMENT}
+        base = {k: v for k, v in os.environ.items()
+                if k.lower() not in _UNPINNED_ENVIRONMENT and not _CONFIG_FROM_ENVIRONMENT.match(k)}
+        # The server user's and the system's configuration outrank the pins where their rule is
+        # more specific (url.<base>.insteadOf rewrites the model's URL to another host,
+        # http.<url>.proxy matches it better than http.proxy, include.path brings in more):
+        # git reads neither, nor configuration from the environment, so only the pins apply.
+        base["GIT_CONFIG_GLOBAL"] = os.devnull
+        base["GIT_CONFIG_NOSYSTEM"] = "1"
         # git-lfs (when the user's configuration installs its filter) would download the files
         # the model's repository points at from any URL its .lfsconfig names, past the pin.
         base["GIT_LFS_SKIP_SMUDGE"] = "1"
@@ -995,7 +1086,83 @@ def compile_cli(
         targets=_targets(script, slotted, specs, findings.targets, where=where),
         appended_targets=tuple(appended_targets),
         assigned=findings.assigned,
+        signalled=_signalled(script, slotted, specs, findings.signalled),
+        literal_writes=findings.literal_writes,
     )
+
+
+def _signalled(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
+               found: tuple[shell.SignalTarget, ...]) -> tuple[_Operand, ...]:
+    """The operand words of the ``kill`` commands whose process a value may name, as pieces
+    of the rendered command."""
+    words = _Words(script, items, specs)
+    return tuple(words.operand(words.at(start, end)[0]) for target in found for start, end in target.words)
+
+
+_PROCESS_ID = re.compile(r"^[1-9][0-9]{0,9}$")
+
+
+def check_signalled(text: str, *, tool: str) -> None:
+    """Refuse ``text`` as the process a ``kill`` of the command signals unless it is one process
+    id (digits, not 0) outside the server's own: not this process, none of its ancestors, and
+    none of its process group or session (the commands run in sessions of their own, so a
+    process a command started may be signalled).
+
+    ``0``, ``-1``, ``-PGID``, ``%job`` and text bash would still read as a number (`` -1``,
+    ``+5``) signal groups or every process; the server's processes would stop serving.
+
+    Raises:
+        InvalidInputError: ``text`` is not a process id.
+        PolicyDeniedError: it names a process of the server.
+    """
+    if not _PROCESS_ID.match(text):
+        raise InvalidInputError(
+            f"Invalid arguments for {tool}: the process kill signals must be one process id (digits, not 0), "
+            f"got {text[:40]!r}; process groups, 0, -1 and job specifications are refused.", tool=tool,
+        )
+    pid = _thread_group(int(text))
+    if pid in _server_processes() or _same_group_or_session(pid):
+        raise PolicyDeniedError(
+            f"{tool}: kill would signal process {pid}, which is the server, one of its parents, or in its process "
+            "group or session; a command may signal only other processes (those it started run in a session of "
+            "their own).", tool=tool, details={"pid": pid},
+        )
+
+
+def _thread_group(pid: int) -> int:
+    """The process ``pid`` belongs to when it is the id of one of its threads (Linux's kill(2)
+    signals the whole process then); ``pid`` itself otherwise."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return pid
+
+
+def _server_processes() -> set[int]:
+    """This process and its ancestors, as far as ``/proc`` shows them (its parent always)."""
+    found = {os.getpid(), os.getppid()}
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            break
+        pid = int(fields[1])
+        found.add(pid)
+    return found
+
+
+def _same_group_or_session(pid: int) -> bool:
+    """Whether ``pid`` is in this process's group or session (one that no longer exists is not)."""
+    try:
+        return os.getpgid(pid) == os.getpgrp() or os.getsid(pid) == os.getsid(0)
+    except (ProcessLookupError, PermissionError):
+        return False
 
 
 class _Words:

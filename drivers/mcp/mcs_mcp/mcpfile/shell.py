@@ -270,7 +270,7 @@ DATA_PROGRAMS: dict[str, str] = {
     "false": "bash builtin: ignores its operands",
     ":": "bash builtin: ignores its operands",
     "pwd": "bash builtin: prints the directory",
-    "kill": "bash builtin: signals the process named (a leading '-' is refused at call)",
+    "kill": "bash builtin: signals the process named (checked at each call: one pid, not the server's)",
     "cat": "coreutils: concatenates files or its input; no option names a program",
     "ls": "coreutils: lists files; options take patterns and formats only",
     "mkdir": "coreutils: creates directories (-m mode, -Z context)",
@@ -308,7 +308,8 @@ DATA_PROGRAMS: dict[str, str] = {
     "fgrep": "grep -F",
     "diff": "GNU diffutils: compares files; -l runs only pr, no option names a program",
     "cmp": "GNU diffutils: compares bytes",
-    "file": "file(1): guesses types; -m names a magic file (data), -z uses its own decompressors",
+    "file": "file(1): guesses types; -m names a magic file (data), -z uses its own decompressors; -C writes "
+            "<name>.mgc and takes no value",
     "jq": "the filter is code and takes no value; --arg/--argjson/--slurpfile/--rawfile values and "
           "operands after a literal filter are JSON or files (loads ~/.jq: see CONFIG_READERS)",
     "git": "the subcommands of GIT_DATA_SUBCOMMANDS, without the options of GIT_COMMAND_OPTIONS (runs "
@@ -340,8 +341,13 @@ _PATH_WRITERS = frozenset({"cp", "mv", "ln", "install", "rm", "rmdir", "touch", 
 #: merge, a clone of a repository the file names).
 _GIT_LINKERS = frozenset({"clone", "checkout", "switch", "restore", "reset", "merge", "pull", "mv", "stash",
                           "cherry-pick", "revert", "rebase", "apply", "am", "read-tree", "checkout-index"})
+#: The git subcommands of :data:`GIT_DATA_SUBCOMMANDS` that take the diff option ``--output``
+#: and write the file it names (tried on git 2.39 for every subcommand of that list).
+_GIT_OUTPUT_SUBCOMMANDS = frozenset({"log", "show", "diff", "blame", "shortlog"})
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
+#: kill's options whose value is the next word (a signal, or sigqueue's value), not a process.
+_KILL_VALUED = frozenset({"-s", "-n", "-q", "--signal", "--queue"})
 #: uniq's short options that take a value.
 _UNIQ_VALUED = frozenset("fsw")
 #: Where an output redirection writes no file.
@@ -478,6 +484,30 @@ class WriteTarget:
     bases: tuple[str, ...] = ("",)
 
 
+@dataclass(frozen=True, slots=True)
+class SignalTarget:
+    """A ``kill`` whose process operand a model's value may be: ``words`` are the byte ranges
+    of those operand words (not the values of its options, ``-s TERM``). The caller checks at
+    each call that each such word is a process id MCS may signal (see :mod:`.cli`)."""
+
+    line: int
+    words: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralWrite:
+    """A path the file itself names where the script writes, replaces or deletes (``> out.txt``,
+    ``cp -- {src} copy.txt``): no value chooses it, but a symlink an earlier call left there
+    (``ln -s -- {target} {name}``) can lead it elsewhere, so the caller checks where it leads
+    at each call. ``bases`` are the directories, relative to the working directory, the
+    script's plain ``cd`` lead to."""
+
+    what: str  # "an output redirection '> out.txt'", "cp"
+    line: int
+    path: str  # as the program reads it, quotes removed
+    bases: tuple[str, ...] = ("",)
+
+
 class Refused(ConfigurationError):
     """A placeholder sits where bash could run it or read it as a name."""
 
@@ -543,7 +573,7 @@ class Findings:
     #: redirection to a file (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``>& file``, also ``exec 3>
     #: f``; not a descriptor, ``/dev/null``, ``/dev/stdout``, ``/dev/stderr``), or ``cp``,
     #: ``mv``, ``ln``, ``sort -o``, ``uniq`` with an output operand (or one unquoted value, which
-    #: a list makes two words), git's ``--output`` (log, show, diff), ``git --work-tree`` whose
+    #: a list makes two words), git's ``--output`` (log, show, diff, blame, shortlog), ``git --work-tree`` whose
     #: directory a value may choose (``.git``: the repository's files, a model's once cloned,
     #: become its ``config``), a program the operator trusts (``tee``, ``curl -o``: MCS does not know what
     #: it writes), or ``git clone`` where a model's value may choose the directory it clones
@@ -557,6 +587,10 @@ class Findings:
     writers: tuple[Effect, ...]
     #: its programs of :data:`CONFIG_READERS` the operator does not trust
     config_readers: tuple[Effect, ...]
+    #: the ``kill`` commands whose process a value may name (:class:`SignalTarget`)
+    signalled: tuple[SignalTarget, ...] = ()
+    #: the paths the script itself names where it writes (:class:`LiteralWrite`)
+    literal_writes: tuple[LiteralWrite, ...] = ()
     #: the variables the script assigns a model's value to (``ns={x}``, ``read v``): the caller
     #: refuses a call where the environment then holds one (bash would export the value)
     assigned: frozenset[str] = frozenset()
@@ -583,6 +617,8 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
         tuple(analysis._writers()),
         tuple(analysis._config_readers()),
+        analysis.signal_targets(),
+        analysis.literal_writes(),
         frozenset(analysis.tainted),
     )
 
@@ -760,6 +796,7 @@ class _Analysis:
         for command in _walk(self.root):
             if command.type != "command":
                 continue
+            self._no_magic_compile(command)
             found = self._targets_of(command)
             if found is None:
                 continue
@@ -787,6 +824,115 @@ class _Analysis:
             if cloned:
                 out.append(WriteTarget(program, line, tuple((a.start_byte, a.end_byte) for a in operands),
                                        clone=program == "git clone", after_first=program == "uniq", bases=bases))
+        return tuple(out)
+
+    def literal_writes(self) -> tuple[LiteralWrite, ...]:
+        """The literal paths the script writes, replaces or deletes (see :class:`LiteralWrite`):
+        the file of each output redirection, and the words of the programs of
+        :meth:`_targets_of` that hold no value; words bash expands (``"$OUT"``, ``~/x``, a glob)
+        are left out."""
+        assert self.root is not None
+        out: list[LiteralWrite] = []
+        bases = self._literal_bases()
+        for node in _walk(self.root):
+            if node.type == "file_redirect":
+                operators = {c.type for c in node.children if not c.is_named}
+                target = node.child_by_field_name("destination")
+                if target is None or not operators & _OUTPUT_REDIRECTS or (">&" in operators and target.type == "number"):
+                    continue
+                text = _literal_word(target, self.source)
+                if text and text not in _NOT_FILES and text != "-":
+                    out.append(LiteralWrite(f"an output redirection {self._shown(_text(node, self.source))!r}",
+                                            node.start_point[0] + 1, text, bases))
+            elif node.type == "command":
+                found = self._targets_of(node)
+                if found is None:
+                    continue
+                program, paths, operands, moves = found
+                if moves:
+                    continue  # git -C: its paths are relative to a directory followed only for values
+                if program in ("git clone", "uniq") and len(operands) > 1:
+                    # the directory git clones into; the file uniq writes
+                    paths = [*paths, (operands[1], operands[1].start_byte)]
+                for arg, start in paths:
+                    text = None if self._value_in(arg) else _literal_word(arg, self.source)
+                    if text is not None and start != arg.start_byte:
+                        text = text.split("=", 1)[1] if "=" in text else None
+                    if text:
+                        out.append(LiteralWrite(program, node.start_point[0] + 1, text, bases))
+        return tuple(out)
+
+    def _literal_bases(self) -> tuple[str, ...]:
+        """The working directory, each plain relative directory below it a ``cd``/``pushd`` of
+        the script names, and all of them joined (others are not followed)."""
+        assert self.root is not None
+        found: list[str] = []
+        for node in _walk(self.root):
+            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd"):
+                continue
+            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
+            text = _literal_word(args[0], self.source) if len(args) == 1 else None
+            if (text is not None and _PLAIN_DIRECTORY.match(text)
+                    and not any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
+                found.append(text.rstrip("/"))
+        return tuple(dict.fromkeys(["", *found, "/".join(found)])) if found else ("",)
+
+    def _no_magic_compile(self, command: Node) -> None:
+        """Refuse a model's value in ``file -C`` (``--compile``): it writes ``<name>.mgc`` for
+        each magic file ``-m`` names into the working directory, following a symlink there,
+        a write whose path MCS does not check."""
+        if _listed_name(self._shown(self._program(command))) != "file":
+            return
+        args = _field_children(command, "argument")
+        compiles = False
+        for word in (_bare(a, self.source) for a in args):
+            if word == "--":
+                break
+            if word.startswith("--"):
+                compiles = compiles or (len(word) > 3 and "--compile".startswith(word))
+            elif _cluster(word):
+                letters = re.split(r"[eFfmP]", word[1:], maxsplit=1)[0]  # a valued letter takes the rest
+                compiles = compiles or "C" in letters
+        held = next((a for a in args if self._value_in(a)), None)
+        if compiles and held is not None:
+            raise self._refuse(held, self._value_in(held), "is an argument of file -C, which writes a compiled "
+                               "magic file into the working directory (following a symlink there), a path MCS "
+                               "does not check", "compile magic files in a tool that takes no value")
+
+    def signal_targets(self) -> tuple[SignalTarget, ...]:
+        """The ``kill`` commands (the builtin, or ``kill`` of a system directory) whose process
+        operand a model's value may be; a value that reaches such a word through a variable or a
+        substitution is refused, since the call could not check it. A ``kill -l``/``-L`` lists
+        signals and signals nothing."""
+        assert self.root is not None
+        out: list[SignalTarget] = []
+        for command in _walk(self.root):
+            if command.type != "command" or _listed_name(self._shown(self._program(command))) != "kill":
+                continue
+            args = _field_children(command, "argument")
+            words = [_bare(a, self.source) for a in args]
+            held: list[Node] = []
+            skip = 0
+            dashdash = False
+            for arg, word in zip(args, words, strict=True):
+                if skip:
+                    skip -= 1
+                elif not dashdash and word == "--":
+                    dashdash = True
+                elif not dashdash and word.startswith("-") and len(word) > 1 and not self._value_in(arg):
+                    if word in ("-l", "-L", "--list", "--table"):
+                        held = []
+                        break
+                    skip = 2 if word == "--timeout" else 1 if word in _KILL_VALUED else 0
+                elif self._value_in(arg):
+                    held.append(arg)
+            for arg in held:
+                if _value_is_indirect(arg, self):
+                    raise self._refuse(arg, self._value_in(arg), "may name the process kill signals, but it reaches "
+                                       "kill through a variable or a substitution, where MCS cannot check at the "
+                                       "call which process it is", "pass the placeholder directly: kill -- {pid}")
+            if held:
+                out.append(SignalTarget(command.start_point[0] + 1, tuple((a.start_byte, a.end_byte) for a in held)))
         return tuple(out)
 
     def _no_link_before(self, command: Node, arg: Node, program: str) -> None:
@@ -865,8 +1011,10 @@ class _Analysis:
         words = [_bare(a, self.source) for a in args]
         if base in _PATH_WRITERS:
             return base, self._every_path(args, words), [], []
-        if base == "sort":
-            return base, self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3), [], []
+        if base == "sort":  # -o the output; -T a directory it writes its temporary files in
+            return base, (self._option_paths(args, words, short="o", valued=_SORT_VALUED, long="--output", least=3)
+                          + self._option_paths(args, words, short="T", valued=_SORT_VALUED,
+                                               long="--temporary-directory", least=3)), [], []
         if base == "uniq":
             return base, [], [arg for arg, _ in self._operands(args, words, _UNIQ_VALUED)], []
         if base != "git":
@@ -882,7 +1030,7 @@ class _Analysis:
         args, words = args[at + 1:], words[at + 1:]
         if subcommand == "init":
             return name, tree + self._every_path(args, words), [], moves
-        if subcommand in ("log", "show", "diff"):
+        if subcommand in _GIT_OUTPUT_SUBCOMMANDS:
             return name, tree + self._option_paths(args, words, short="", valued=frozenset(), long="--output",
                                                    least=5), [], moves
         if subcommand != "clone":
@@ -1093,7 +1241,7 @@ class _Analysis:
             return ("git --work-tree writes the repository's files (a model's, once cloned) into a directory a "
                     "model's value may choose, such as .git")
         rest = words[at + 1:]
-        if subcommand in ("log", "show", "diff") and any(
+        if subcommand in _GIT_OUTPUT_SUBCOMMANDS and any(
                 w.split("=", 1)[0] == "--output" or (len(w) > 4 and "--output".startswith(w)) for w in rest):
             return f"git {subcommand} --output writes the file it names"
         if subcommand == "clone":

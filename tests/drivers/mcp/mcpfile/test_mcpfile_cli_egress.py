@@ -395,7 +395,10 @@ def test_git_lfs_downloads_nothing_for_a_repository_the_model_chose(git_driver, 
         git_driver("git clone -q {x} out", egress_allow=["localhost"]).call_tool(
             "t", {"x": f"http://127.0.0.1:{port}/r.git"})
     assert (tmp_path / "work" / "out" / "a.bin").read_text() == "pointer\n"
-    assert (bin_dir / "seen").read_text() == "skip=1\n"  # git-lfs would have downloaded nothing
+    # git reads none of the user's configuration for a repository the model chose, so the filter
+    # it installs does not run; where it would (a later pull in the clone), GIT_LFS_SKIP_SMUDGE
+    # and the clone's lfs.fetchexclude hold it (see the tests of what the clone keeps)
+    assert not (bin_dir / "seen").exists()
 
 
 async def test_the_async_path_checks_and_pins_alike(new_driver, write_file, tmp_path: Path, listener: Listener) -> None:
@@ -852,3 +855,49 @@ def test_a_clone_into_the_directory_its_url_names_can_be_gits_user_configuration
     with contextlib.suppress(ExecutionError):
         driver.call_tool("diff", {})
     assert (project / "MARKER").exists(), "git did not read the cloned configuration: the case shows nothing"
+
+
+# ----------------------------------------------------------------------------- the server user's git configuration
+
+
+@pytest.mark.parametrize("setting", ["insteadOf", "proxy", "include"])
+def test_the_server_users_git_configuration_does_not_carry_a_models_clone_past_the_pin(
+    git_driver, tmp_path: Path, home: Path, listener: Listener, setting: str
+) -> None:
+    # ~/.gitconfig outranks nothing git is told on its command line, except where its rule is more
+    # specific: a url.<base>.insteadOf rewrites the model's URL to another address, and an
+    # http.<url>.proxy matches the URL better than the pinned http.proxy. Only the pins may apply.
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "direct\n"})
+    with serving(tmp_path / "served") as (port, seen):
+        base = f"http://127.0.0.1:{port}/"
+        rules = {
+            "insteadOf": f'[url "http://127.0.0.1:{listener.port}/"]\n\tinsteadOf = {base}\n',
+            "proxy": f'[http "{base}"]\n\tproxy = http://127.0.0.1:{listener.port}\n',
+        }
+        if setting == "include":
+            (home / "more.conf").write_text(rules["insteadOf"])
+            (home / ".gitconfig").write_text(f"[include]\n\tpath = {home / 'more.conf'}\n")
+        else:
+            (home / ".gitconfig").write_text(rules[setting])
+        driver = git_driver("git clone -q {x} out", egress_allow=["localhost"])
+        driver.call_tool("t", {"x": f"{base}r.git"})
+    assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
+    assert seen
+    assert listener.received == []
+
+
+def test_git_configuration_in_the_servers_environment_does_not_carry_a_models_clone_past_the_pin(
+    git_driver, tmp_path: Path, home: Path, listener: Listener, monkeypatch
+) -> None:
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "direct\n"})
+    with serving(tmp_path / "served") as (port, seen):
+        monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+        monkeypatch.setenv("GIT_CONFIG_KEY_0", f"url.http://127.0.0.1:{listener.port}/.insteadOf")
+        monkeypatch.setenv("GIT_CONFIG_VALUE_0", f"http://127.0.0.1:{port}/")
+        driver = git_driver("git clone -q {x} out", egress_allow=["localhost"])
+        driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
+    assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
+    assert seen
+    assert listener.received == []

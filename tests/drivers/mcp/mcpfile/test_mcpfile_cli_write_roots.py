@@ -264,7 +264,9 @@ def test_the_corpus_clone_tool_refuses_gits_user_configuration_and_clones_inside
     assert not (home / ".config").exists()
 
 
-@pytest.mark.parametrize("command", ["git log --output={file} -1", "git diff --output {file}"])
+@pytest.mark.parametrize("command", ["git log --output={file} -1", "git diff --output {file}",
+                                     "git shortlog -s --output={file} HEAD", "git blame --output {file} -- a",
+                                     "git blame --outp={file} -- a"])
 def test_git_output_outside_the_working_directory_is_refused(cli, work: Path, outside: Path, command: str) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
@@ -324,7 +326,8 @@ def test_a_write_target_after_a_cd_mcs_cannot_follow_is_refused_at_load(cli, com
 
 
 @pytest.mark.parametrize(("command", "name"), [("cp a", "target-directory"), ("sort a", "output"),
-                                               ("ln -s a", "target-directory"), ("git log -1", "output")])
+                                               ("ln -s a", "target-directory"), ("git log -1", "output"),
+                                               ("git shortlog -s HEAD", "output"), ("git blame a", "output")])
 def test_an_appended_argument_that_names_where_the_program_writes_is_checked(cli, work: Path, outside: Path,
                                                                              command: str, name: str) -> None:
     # a property no placeholder uses is appended as --name=value (gen-mcp's rule)
@@ -447,3 +450,156 @@ def test_a_command_that_may_check_out_a_symlink_before_a_checked_write_is_refuse
         cli(later, {"rev": STRING, "f": STRING} if "{f}" in later else {"rev": STRING})
     with pytest.raises(ConfigurationError, match="runs 'ln' first"):
         cli("for f in a b; do ln -s -- {src} l; touch -- l/{f}; done", {"src": STRING, "f": STRING})
+
+
+# ----------------------------------------------------------------------------- links left by earlier calls
+
+
+def chained_link(new_driver, write_file, work: Path, writer: str) -> Any:
+    """A file with a tool that makes links and ``writer``, which writes to a path it names itself;
+    after two checked calls of the first, ``out.txt`` leads to ``../victim`` (each target was
+    inside when checked: ``x/../victim`` while ``x`` did not exist, then ``x`` -> ``.``)."""
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("write", {"cli": {"command": writer}}, {"text": STRING}),
+    ))
+    driver = new_driver(path, cli_cwd=work)
+    driver.call_tool("link", {"target": "x/../victim", "name": "out.txt"})
+    driver.call_tool("link", {"target": ".", "name": "x"})
+    assert (work / "out.txt").resolve() == work.parent / "victim"
+    return driver
+
+
+@pytest.mark.parametrize("writer", [
+    "printf '%s\\n' {text} > out.txt",
+    "printf '%s\\n' {text} >> 'out.txt'",
+    "echo {text}; echo done &> out.txt",
+    "cp -- a out.txt",
+    "printf '%s\\n' {text} | sort -o out.txt",
+    "printf '%s\\n' {text} | uniq - out.txt",
+    "mkdir -p sub && cd sub && printf '%s\\n' {text} > ../out.txt",
+])
+def test_a_path_the_command_writes_itself_cannot_follow_a_link_an_earlier_call_left_outside(
+    new_driver, write_file, work: Path, tmp_path: Path, writer: str
+) -> None:
+    driver = chained_link(new_driver, write_file, work, writer)
+    with pytest.raises(PolicyDeniedError, match=r"out\.txt"):
+        driver.call_tool("write", {"text": "written by the model"})
+    assert not (tmp_path / "victim").exists()
+
+
+def test_a_path_the_command_writes_itself_inside_the_working_directory_still_runs(
+    new_driver, write_file, work: Path
+) -> None:
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("write", {"cli": {"command": "printf '%s\\n' {text} > out.txt"}}, {"text": STRING}),
+    ))
+    driver = new_driver(path, cli_cwd=work)
+    driver.call_tool("link", {"target": "notes/today.txt", "name": "out.txt"})
+    (work / "notes").mkdir()
+    driver.call_tool("write", {"text": "hello"})
+    assert (work / "notes" / "today.txt").read_text() == "hello\n"
+
+
+def test_a_path_the_file_writes_outside_the_working_directory_is_its_own_choice(
+    cli, work: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "tool.log"
+    cli(f"printf '%s\\n' {{text}} >> {log}", {"text": STRING}).call_tool("t", {"text": "logged"})
+    assert log.read_text() == "logged\n"
+
+
+def test_a_clone_into_a_directory_the_file_names_cannot_follow_a_link_an_earlier_call_left_outside(
+    new_driver, write_file, work: Path, tmp_path: Path
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    (tmp_path / "served").mkdir()
+    bare_repository(tmp_path / "served", files={"README": "served\n"})
+    (tmp_path / "empty").mkdir()  # git clones into an existing empty directory, also through a link
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("clone", {"cli": {"command": "git clone -q -- {repoUrl} repo"}}, {"repoUrl": STRING}),
+    ))
+    # git beside a tool that writes from values loads only where the operator trusts git
+    driver = new_driver(path, cli_cwd=work, egress_allow=["localhost"], cli_trusted_programs=["git"])
+    driver.call_tool("link", {"target": "x/../empty", "name": "repo"})
+    driver.call_tool("link", {"target": ".", "name": "x"})
+    with serving(tmp_path / "served") as (port, seen):
+        with pytest.raises(PolicyDeniedError, match="repo"):
+            driver.call_tool("clone", {"repoUrl": f"http://127.0.0.1:{port}/r.git"})
+        assert seen == []
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["sort -S 64K -T {dir} -- big | tail -n 1",
+                                     "sort -S 64K --temporary-directory={dir} big | tail -n 1",
+                                     "sort -S 64K --temp {dir} big | tail -n 1"])
+def test_the_directory_sort_writes_its_temporary_files_in_is_checked(cli, work: Path, outside: Path,
+                                                                    command: str) -> None:
+    # sort spills its input into files there when it outgrows its buffer (and leaves them when
+    # killed at the deadline); the directory's change time shows that it wrote
+    (work / "big").write_text("".join(f"{n}\n" for n in range(200000)))
+    before = outside.stat().st_mtime_ns
+    driver = cli(command, {"dir": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"dir": str(outside)})
+    assert outside.stat().st_mtime_ns == before
+    (work / "tmp").mkdir()
+    assert driver.call_tool("t", {"dir": "tmp"}) == "99999\n"
+
+
+# ----------------------------------------------------------------------------- a working directory the operator did not choose
+
+
+def notes_and_copy(new_driver, write_file, **options: Any) -> Any:
+    path = write_file(mcp_file(
+        tool("note", {"cli": {"command": "printf '%s\\n' {text} > note.txt"}}, {"text": STRING}),
+        tool("copy", {"cli": {"command": "cp -- {src} {dst}"}}, {"src": STRING, "dst": STRING}),
+    ))
+    return new_driver(path, **options)
+
+
+@pytest.mark.parametrize("where", ["home", "root"])
+def test_a_value_cannot_write_the_users_start_up_files_when_the_server_runs_in_home_or_root(
+    new_driver, write_file, home: Path, monkeypatch, where: str
+) -> None:
+    # with no cli_cwd, the working directory is the server's own; started from HOME (or from /,
+    # as some MCP clients start servers) every start-up file is "inside" it
+    monkeypatch.chdir(home if where == "home" else "/")
+    driver = notes_and_copy(new_driver, write_file)
+    if where == "home":
+        driver.call_tool("note", {"text": "touch MARKER"})
+    source = "note.txt" if where == "home" else str(home / "note.txt")
+    (home / "note.txt").write_text("touch MARKER\n")
+    target = ".bashrc" if where == "home" else str(home / ".bashrc")
+    with pytest.raises(PolicyDeniedError, match="cli_cwd"):
+        driver.call_tool("copy", {"src": source, "dst": target})
+    assert not (home / ".bashrc").exists()
+
+
+def test_an_operator_who_names_home_as_the_working_directory_chose_it(new_driver, write_file, home: Path) -> None:
+    driver = notes_and_copy(new_driver, write_file, cli_cwd=home)
+    driver.call_tool("note", {"text": "hello"})
+    driver.call_tool("copy", {"src": "note.txt", "dst": ".notes"})
+    assert (home / ".notes").read_text() == "hello\n"
+
+
+@pytest.mark.parametrize("command", ["file -C -m {magic}", "file -bC -m {magic}", "file --compile -m {magic}",
+                                     "file --comp -m {magic}"])
+def test_file_compiling_a_magic_file_a_value_names_is_refused_at_load(cli, work: Path, outside: Path, tmp_path: Path,
+                                                                     command: str) -> None:
+    # file -C writes <name>.mgc into the working directory, through a symlink there
+    (tmp_path / "magic").write_text("0\tstring\tHELLO\thello file\n")
+    (work / "magic.mgc").symlink_to(outside / "victim")
+    with pytest.raises(ConfigurationError, match="file -C"):
+        cli(command, {"magic": STRING}).call_tool("t", {"magic": str(tmp_path / "magic")})
+    assert untouched(outside)
+
+
+def test_file_reading_with_a_magic_file_a_value_names_still_loads_and_runs(cli, work: Path, tmp_path: Path) -> None:
+    (tmp_path / "magic").write_text("0\tstring\tHELLO\thello file\n")
+    (work / "greeting").write_text("HELLO there\n")
+    driver = cli("file -b -m {magic} -- greeting", {"magic": STRING})
+    assert driver.call_tool("t", {"magic": str(tmp_path / "magic")}) == "hello file\n"

@@ -1,0 +1,142 @@
+"""``kill {pid}``: the process a value names may not be the server's.
+
+``kill`` is on the allow-list (a model stops what an earlier call started), but bash's kill
+also reads ``0`` (its group), ``-1`` (every process the user may signal) and ``-PGID``, also
+written `` -1`` (bash skips the blank, so the leading '-' check missed it) or after ``--``;
+and a plain pid may be the server itself. Real bash signals the test process, which plays
+the server: a handler records what it got; signal 0 (nothing delivered) stands in where a
+real signal would reach other processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcpfile_support import mcp_file, tool
+
+from mcs.errors import ConfigurationError, InvalidInputError, PolicyDeniedError
+
+STRING = {"type": "string"}
+
+
+def kill_driver(new_driver, write_file, command: str, properties: dict | None = None, **options):
+    invocation = {"cli": {"command": command}}
+    return new_driver(write_file(mcp_file(tool("t", invocation, properties or {"pid": STRING}))), **options)
+
+
+@pytest.fixture
+def received() -> Iterator[list[int]]:
+    """The SIGUSR1s this process (the server) receives during the test."""
+    got: list[int] = []
+    previous = signal.signal(signal.SIGUSR1, lambda number, frame: got.append(number))
+    yield got
+    signal.signal(signal.SIGUSR1, previous)
+
+
+@pytest.mark.parametrize("command", ["kill -s USR1 {pid}", "kill -USR1 -- {pid}", "/bin/kill -s USR1 {pid}"])
+def test_kill_cannot_signal_the_server_itself(new_driver, write_file, tmp_path: Path, received: list[int],
+                                              command: str) -> None:
+    driver = kill_driver(new_driver, write_file, command, cli_cwd=tmp_path)
+    with pytest.raises(PolicyDeniedError, match="the server"):
+        driver.call_tool("t", {"pid": str(os.getpid())})
+    assert received == []
+
+
+@pytest.mark.parametrize("pid", ["parent", "group", "session"])
+def test_kill_cannot_signal_the_servers_parent_group_or_session(new_driver, write_file, tmp_path: Path,
+                                                                pid: str) -> None:
+    value = {"parent": os.getppid(), "group": os.getpgrp(), "session": os.getsid(0)}[pid]
+    driver = kill_driver(new_driver, write_file, "kill -0 -- {pid} && echo signalled", cli_cwd=tmp_path)
+    with pytest.raises(PolicyDeniedError, match="the server"):
+        driver.call_tool("t", {"pid": str(value)})
+
+
+@pytest.mark.parametrize("value", ["-1", " -1", "0", " 0", "+1", "-{group}", "%1", "1 2", "0x10"])
+def test_kill_takes_one_process_id_never_a_group_or_every_process(new_driver, write_file, tmp_path: Path,
+                                                                  value: str) -> None:
+    driver = kill_driver(new_driver, write_file, "kill -0 -- {pid} && echo signalled", cli_cwd=tmp_path)
+    with pytest.raises(InvalidInputError, match="one process id"):
+        driver.call_tool("t", {"pid": value.format(group=os.getpgrp())})
+
+
+def test_an_integer_property_that_names_the_server_is_refused_too(new_driver, write_file, tmp_path: Path,
+                                                                  received: list[int]) -> None:
+    driver = kill_driver(new_driver, write_file, "kill -s USR1 {pid}", {"pid": {"type": "integer"}}, cli_cwd=tmp_path)
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"pid": os.getpid()})
+    assert received == []
+
+
+def test_a_process_a_command_started_can_be_signalled(new_driver, write_file, tmp_path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        driver = kill_driver(new_driver, write_file, "kill -s TERM {pid} && echo sent", cli_cwd=tmp_path)
+        assert driver.call_tool("t", {"pid": str(child.pid)}) == "sent\n"
+        assert child.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_signal_kill_sends_stays_data(new_driver, write_file, tmp_path: Path) -> None:
+    driver = kill_driver(new_driver, write_file, "kill -s {sig} -- 999999 2>&1 || echo refused",
+                         {"sig": STRING}, cli_cwd=tmp_path)
+    out = driver.call_tool("t", {"sig": "$(touch MARKER)"})
+    assert "$(touch MARKER)" in out and out.endswith("refused\n")
+    assert not (tmp_path / "MARKER").exists()
+
+
+def test_kill_lists_signals_with_any_value(new_driver, write_file, tmp_path: Path) -> None:
+    driver = kill_driver(new_driver, write_file, "kill -l {pid}", cli_cwd=tmp_path)
+    assert driver.call_tool("t", {"pid": "9"}) == "KILL\n"
+
+
+@pytest.mark.parametrize("command", ['p={pid}; kill -0 "$p"', "for p in {pid}; do kill -0 -- \"$p\"; done",
+                                     'kill -0 $(echo {pid})'])
+def test_a_value_reaching_kill_through_a_variable_is_refused_at_load(new_driver, write_file, command: str) -> None:
+    with pytest.raises(ConfigurationError, match="kill"):
+        kill_driver(new_driver, write_file, command)
+
+
+def test_a_literal_kill_beside_a_value_is_unchanged(new_driver, write_file, tmp_path: Path) -> None:
+    driver = kill_driver(new_driver, write_file, "echo {pid}; kill -0 $$ && echo alive", cli_cwd=tmp_path)
+    assert driver.call_tool("t", {"pid": "0"}) == "0\nalive\n"
+
+
+def test_kill_cannot_signal_the_server_through_the_id_of_one_of_its_threads(new_driver, write_file, tmp_path: Path,
+                                                                            received: list[int]) -> None:
+    # Linux's kill(2) takes a thread's id for its whole process
+    started = threading.Event()
+    stop = threading.Event()
+
+    def idle() -> None:
+        started.set()
+        stop.wait(30)
+
+    thread = threading.Thread(target=idle, daemon=True)
+    thread.start()
+    started.wait(5)
+    try:
+        assert thread.native_id is not None and thread.native_id != os.getpid()
+        driver = kill_driver(new_driver, write_file, "kill -s USR1 {pid}", cli_cwd=tmp_path)
+        with pytest.raises(PolicyDeniedError, match="the server"):
+            driver.call_tool("t", {"pid": str(thread.native_id)})
+        assert received == []
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_each_process_of_a_list_is_checked(new_driver, write_file, tmp_path: Path, received: list[int]) -> None:
+    pids = {"type": "array", "items": {"type": "integer"}}
+    driver = kill_driver(new_driver, write_file, "kill -s USR1 -- {pids}", {"pids": pids}, cli_cwd=tmp_path)
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"pids": [999999, os.getpid()]})
+    assert received == []
