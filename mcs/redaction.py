@@ -13,18 +13,25 @@ The tool receives the real value; everything else sees ``[redacted]`` in its pla
 
 A driver's own credentials (a token, an API key it sends) are scrubbed the same way from
 what a peer answers in an error: :func:`credential_forms` lists the forms a peer may echo
-them in, :func:`scrub` and :func:`scrub_value` replace them.
+them in, :func:`scrub` and :func:`scrub_value` replace them. While a driver sends,
+:func:`scrubbed_logs` keeps them out of the log records of the libraries it sends through
+(:data:`LIBRARY_LOGGERS`: httpx, httpcore, gql, websockets...), which write URLs, headers
+and payloads at ``INFO`` and ``DEBUG``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from mcs._schema_refs import variants as schema_variants
 
 __all__ = [
-    "REDACTED", "SecretMask", "credential_forms", "redact", "scrub", "scrub_value", "secret_mask", "secret_values",
+    "LIBRARY_LOGGERS", "REDACTED", "SecretMask", "credential_forms", "redact", "scrub", "scrub_value", "scrubbed_logs",
+    "secret_mask", "secret_values",
 ]
 
 REDACTED = "[redacted]"
@@ -240,3 +247,86 @@ def _scrub_value(value: Any, secrets: list[str], depth: int) -> Any:
     if isinstance(value, list | tuple):
         return [_scrub_value(v, secrets, depth + 1) for v in value]
     return value
+
+
+# ---------------------------------------------------------------------- other libraries' logs
+
+#: The loggers of the libraries the drivers send through, where a record may quote what
+#: was sent: httpx's request line (a query-string key), websockets' request headers, gql's
+#: payloads. A filter on each scrubs the secrets of every :func:`scrubbed_logs` block
+#: running at the time; a record with none of them is left as it is, and none is dropped.
+LIBRARY_LOGGERS: tuple[str, ...] = (
+    "httpx", "httpx2",
+    *(f"{core}.{part}" for core in ("httpcore", "httpcore2")
+      for part in ("connection", "http11", "http2", "proxy", "socks")),
+    "gql.transport.httpx", "gql.transport.aiohttp", "gql.transport.requests", "gql.transport.websockets",
+    "gql.transport.common.base", "websockets.client", "websockets.protocol", "aiohttp.client",
+    "urllib3.connectionpool", "zeep.transports",
+)
+
+_SecretSource = Callable[[], Iterable[str]]
+_active: tuple[_SecretSource, ...] = ()
+_active_lock = threading.Lock()
+
+
+class _ScrubbingFilter(logging.Filter):
+    """Scrubs the secrets of the running :func:`scrubbed_logs` blocks from a record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sources = _active
+        if sources:
+            secrets = sorted({text for source in sources for text in source() if len(text) >= MIN_SCRUBBED_LENGTH},
+                             key=len, reverse=True)
+            if secrets:
+                _scrub_record(record, secrets)
+        return True
+
+
+def _scrub_record(record: logging.LogRecord, secrets: list[str]) -> None:
+    """``record`` with ``secrets`` scrubbed from its message (formatted once, its ``args``
+    folded in, when a secret is there), its exception text and its stack text."""
+    try:
+        message = record.getMessage()
+    except Exception:  # a record whose args do not fit its format: the handler reports it
+        return
+    scrubbed = scrub(message, secrets)
+    if scrubbed != message or (record.args and scrub(repr(record.args), secrets) != repr(record.args)):
+        record.msg, record.args = scrubbed, None
+    if record.exc_info or record.exc_text:
+        text = record.exc_text or logging.Formatter().formatException(record.exc_info)  # type: ignore[arg-type]
+        if scrub(text, secrets) != text:
+            record.exc_text = scrub(text, secrets)  # what a formatter prints in place of the traceback
+    if record.stack_info:
+        record.stack_info = scrub(record.stack_info, secrets)
+
+
+_FILTER = _ScrubbingFilter()
+_installed = False
+
+
+def _install() -> None:
+    global _installed
+    if not _installed:
+        for name in LIBRARY_LOGGERS:
+            logging.getLogger(name).addFilter(_FILTER)  # addFilter keeps one copy
+        _installed = True
+
+
+@contextlib.contextmanager
+def scrubbed_logs(secrets: _SecretSource) -> Iterator[None]:
+    """While the block runs, no record of the :data:`LIBRARY_LOGGERS` carries any text
+    ``secrets()`` gives (in the forms :func:`scrub` replaces): in any thread or task, as
+    a library may log from a task of its own. ``secrets`` is called only when a record is
+    written (credentials worked out late, an OAuth token fetched inside the block, are
+    covered); give it the forms :func:`credential_forms` lists."""
+    global _active
+    _install()
+    with _active_lock:
+        _active = (*_active, secrets)
+    try:
+        yield
+    finally:
+        with _active_lock:
+            rest = list(_active)
+            rest.remove(secrets)
+            _active = tuple(rest)

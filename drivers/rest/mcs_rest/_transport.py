@@ -47,6 +47,7 @@ from mcs.http import (
     retry_after,
     truncation_marker,
 )
+from mcs.redaction import scrubbed_logs
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, HttpOptions, cookie_header
 from mcs_rest._results import BinaryContent
@@ -479,9 +480,11 @@ def send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan)
 
     Going below :class:`httpx.Client` skips what this driver must not or need not do per
     request: the cookie jar (no state leaks from one call into the next), its redirect
-    and auth flows (handled here with stricter rules), its default headers.
+    and auth flows (handled here with stricter rules), its default headers. The
+    credentials sent appear in no log record of the HTTP libraries
+    (:func:`mcs.redaction.scrubbed_logs`).
     """
-    with bounded(plan.deadline):
+    with bounded(plan.deadline), scrubbed_logs(plan.secrets):
         return _send_sync(client, transport, plan)
 
 
@@ -520,7 +523,7 @@ def _send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan
 
 async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
     """The async twin of :func:`send_sync`."""
-    with bounded(plan.deadline):
+    with bounded(plan.deadline), scrubbed_logs(plan.secrets):
         return await _send_async(client, transport, plan)
 
 

@@ -128,7 +128,7 @@ def build_app(state: State) -> Starlette:
         ok = (
             auth == "Bearer s3cret"
             or entry.headers.get("x-api-key") == "k3y"
-            or "api_key=k3y" in entry.query
+            or "api_key=k3y" in entry.query  # k3y, or a longer key starting so
             or "session=c00kie" in entry.headers.get("cookie", "")
             or auth == "Basic " + base64.b64encode(b"alice:pw").decode()
             or auth.startswith("Bearer oauth-")

@@ -12,6 +12,7 @@ from mcs_soap import SoapDriver, WsdlError
 from mcs_soap.peer import SoapPeer, serve
 from soap_world import WORLD_WSDL, World
 from support.hostile import HostilePeer
+from support.logs import log_everything, quoting
 
 from mcs.errors import ExecutionError, InvalidInputError
 
@@ -418,3 +419,14 @@ def test_a_successful_answer_that_echoes_a_credential_is_data(echo_peer):
     _, url = echo_peer
     with SoapDriver(WORLD_WSDL, endpoint=url + "/ok", http_headers={"X-Api-Key": API_KEY}) as driver:
         assert driver.call_tool("Echo", {"text": "hi", "times": 1}) == API_KEY
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_credentials_are_in_no_record_the_http_libraries_or_zeep_log(echo_peer, caplog, use_async):
+    _, url = echo_peer
+    log_everything(caplog)
+    with SoapDriver(WORLD_WSDL, endpoint=url + "/page", http_basic=BASIC, http_headers={"X-Api-Key": API_KEY},
+                    wsse_username="alice", wsse_password=WSSE_PASSWORD) as driver, pytest.raises(ExecutionError):
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    assert caplog.records
+    assert quoting(caplog.records, *_forms(_basic_header(), API_KEY, WSSE_PASSWORD)) == []
