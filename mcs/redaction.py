@@ -13,7 +13,8 @@ The tool receives the real value; everything else sees ``[redacted]`` in its pla
 
 A driver's own credentials (a token, an API key it sends) are scrubbed the same way from
 what a peer answers in an error: :func:`credential_forms` lists the forms a peer may echo
-them in, :func:`scrub` and :func:`scrub_value` replace them. While a driver sends,
+them in, :func:`scrub` and :func:`scrub_value` replace them, :func:`excerpt` scrubs and cuts
+a peer's text for an error message. While a driver sends,
 :func:`scrubbed_logs` keeps them out of the log records of the libraries it sends through
 (:data:`LIBRARY_LOGGERS`: httpx, httpcore, gql, websockets...), which write URLs, headers
 and payloads at ``INFO`` and ``DEBUG``.
@@ -24,13 +25,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from mcs._schema_refs import variants as schema_variants
 
 __all__ = [
-    "LIBRARY_LOGGERS", "REDACTED", "SecretMask", "credential_forms", "redact", "scrub", "scrub_value", "scrubbed_logs",
+    "LIBRARY_LOGGERS", "REDACTED", "SecretMask", "credential_forms", "excerpt", "redact", "scrub", "scrub_value", "scrubbed_logs",
     "secret_mask", "secret_values",
 ]
 
@@ -201,12 +202,30 @@ def scrub(text: str, values: Iterable[str]) -> str:
     return text
 
 
+def excerpt(text: str, secrets: Sequence[str], limit: int, *, fold: bool = True) -> str:
+    """``text`` as a peer's words are quoted in an error: ``secrets`` (longest first, as
+    :func:`credential_forms` gives them) replaced by :data:`REDACTED`, then cut to at most
+    ``limit`` characters with ``...`` after a cut, so no part of a secret is left at the cut.
+    With ``fold``, every run of whitespace becomes one space (one line of text), and a
+    secret is found both as given and as folding writes it."""
+    if secrets:
+        text = scrub(text, secrets)
+    if fold:
+        text = " ".join(text.split())
+        if secrets:
+            folded = {" ".join(secret.split()) for secret in secrets}
+            text = scrub(text, sorted(folded.union(secrets), key=len, reverse=True))
+    return text[:limit] + "..." if len(text) > limit else text
+
+
 def credential_forms(values: Iterable[str]) -> tuple[str, ...]:
-    """Every form in which a peer could echo the credentials ``values`` (header, query or
-    cookie values a driver sent), longest first, none shorter than
-    :data:`MIN_SCRUBBED_LENGTH`: each value as sent; the part after an auth-scheme word
-    (``Bearer x`` gives ``x``); a Basic pair decoded, and its password; and each of these
-    percent- and form-encoded."""
+    """The texts to give :func:`scrub` so that no form in which a peer could echo the
+    credentials ``values`` (header, query or cookie values a driver sent) is left, longest
+    first, none shorter than :data:`MIN_SCRUBBED_LENGTH`: each value as sent; the part after
+    an auth-scheme word (``Bearer x`` gives ``x``); a Basic pair decoded, and its password.
+    :func:`scrub` replaces the percent- and form-encoded forms of each of these itself; they
+    are listed only for a text too short to be scrubbed whose encoding is long enough
+    (``a/b`` gives ``a%2Fb``)."""
     import base64
     from urllib.parse import quote, quote_plus
 
@@ -223,7 +242,8 @@ def credential_forms(values: Iterable[str]) -> tuple[str, ...]:
             except ValueError:  # not base64, or not UTF-8 (UnicodeDecodeError is a ValueError)
                 continue
             raw.update((pair, pair.partition(":")[2]))
-    texts = raw | {quote(text, safe="") for text in raw} | {quote_plus(text) for text in raw}
+    short = {text for text in raw if len(text) < MIN_SCRUBBED_LENGTH}
+    texts = (raw - short) | {quote(text, safe="") for text in short} | {quote_plus(text) for text in short}
     kept = {text for text in texts if len(text) >= MIN_SCRUBBED_LENGTH}
     return tuple(sorted(kept, key=len, reverse=True))
 

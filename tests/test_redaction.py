@@ -12,7 +12,9 @@ import pytest
 from mcs.redaction import (
     REDACTED,
     credential_forms,
+    excerpt,
     redact,
+    scrub,
     scrub_value,
     scrubbed_logs,
     secret_mask,
@@ -22,9 +24,18 @@ from mcs.redaction import (
 def test_credential_forms_cover_the_token_the_basic_pair_and_their_encodings():
     basic = "Basic " + base64.b64encode(b"alice:pa ss+word").decode()
     forms = credential_forms(["Bearer tok/en 1", basic, "key"])
-    assert {"Bearer tok/en 1", "tok/en 1", "tok%2Fen%201", "tok%2Fen+1", "alice:pa ss+word", "pa ss+word"} <= set(forms)
+    assert {"Bearer tok/en 1", "tok/en 1", "alice:pa ss+word", "pa ss+word"} <= set(forms)
     assert "key" not in forms  # too short to scrub from free text
     assert list(forms) == sorted(forms, key=len, reverse=True)
+    echoed = ["tok%2Fen%201", "tok%2Fen+1", "tok/en%201", "alice%3Apa%20ss%2Bword", "pa+ss%2Bword"]
+    assert scrub(" | ".join(echoed), forms) == " | ".join([REDACTED] * len(echoed))
+
+
+def test_credential_forms_list_encodings_only_where_scrub_would_not_find_them():
+    forms = credential_forms(["Bearer tok/en 1", "Bearer a/b"])
+    assert "tok%2Fen%201" not in forms and "tok%2Fen+1" not in forms  # scrub("tok/en 1") replaces them
+    assert {"a%2Fb"} <= set(forms) and "a/b" not in forms  # "a/b" is too short to scrub; its encoding is not
+    assert scrub("key=a%2Fb", forms) == f"key={REDACTED}"
 
 
 def test_scrub_value_reaches_every_string_of_a_nested_answer():
@@ -106,3 +117,17 @@ def test_an_exception_text_is_scrubbed_and_nested_blocks_add_up(httpx_log):
     (record,) = records
     assert record.getMessage() == "[redacted] refused"
     assert "outer-1234" not in logging.Formatter().format(record)
+
+
+# ---------------------------------------------------------------- excerpt
+
+
+def test_an_excerpt_scrubs_before_it_cuts_so_no_part_of_a_secret_is_left():
+    text = "x" * 18 + "tok-123456789"
+    assert excerpt(text, ["tok-123456789"], 20) == "x" * 18 + "[r..."
+    assert excerpt(text, [], 20) == "x" * 18 + "to..."
+
+
+def test_an_excerpt_folds_whitespace_and_finds_a_secret_as_folding_writes_it():
+    assert excerpt("said:\n  pass \n word\t!", ["pass  word"], 100) == "said: [redacted] !"
+    assert excerpt("a\n b", [], 10, fold=False) == "a\n b"

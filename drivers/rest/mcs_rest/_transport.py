@@ -47,7 +47,7 @@ from mcs.http import (
     retry_after,
     truncation_marker,
 )
-from mcs.redaction import scrubbed_logs
+from mcs.redaction import credential_forms, excerpt, scrubbed_logs
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, HttpOptions, cookie_header
 from mcs_rest._results import BinaryContent
@@ -170,25 +170,17 @@ def error_for(
     may echo them (a debug error page), and the model must never read them, whole or in part."""
     status = response.status
     value = response.value
-    if isinstance(value, bytes):
-        excerpt = f"<{len(value)} bytes of {response.content_type or 'binary data'}>"
-    elif isinstance(value, str):
-        excerpt = " ".join(value.split())
-    elif value is None:
-        excerpt = "<empty body>"
-    else:
-        excerpt = orjson.dumps(value).decode()
     secrets = response.secrets()
     if argument_secrets:
-        from mcs.redaction import credential_forms
-
         secrets = tuple(sorted({*secrets, *credential_forms(argument_secrets)}, key=len, reverse=True))
-    if secrets:
-        from mcs.redaction import scrub
-
-        excerpt = scrub(excerpt, secrets)
-    if len(excerpt) > _EXCERPT:
-        excerpt = excerpt[:_EXCERPT] + "..."
+    if isinstance(value, bytes):
+        said = excerpt(f"<{len(value)} bytes of {response.content_type or 'binary data'}>", secrets, _EXCERPT)
+    elif isinstance(value, str):
+        said = excerpt(value, secrets, _EXCERPT)
+    elif value is None:
+        said = "<empty body>"
+    else:
+        said = excerpt(orjson.dumps(value).decode(), secrets, _EXCERPT, fold=False)
     if status in (400, 409, 422):
         hint = "Fix the arguments (see the message) and call again."
     elif status in (401, 403):
@@ -202,13 +194,13 @@ def error_for(
     else:
         hint = "The call did not succeed."
     reason = httpx.codes.get_reason_phrase(status)
-    details: dict[str, Any] = {"status": status, "body": excerpt, "category": "upstream" if status >= 500 else "request",
+    details: dict[str, Any] = {"status": status, "body": said, "category": "upstream" if status >= 500 else "request",
                                "retryable": status in (408, 429) or status >= 500}
     after = retry_after(response.headers) if isinstance(response.headers, httpx.Headers) else None
     if after is not None:
         details["retry_after"] = after
     return ExecutionError(
-        f"{method} {path} returned HTTP {status}{' ' + reason if reason else ''}. {hint} Response: {excerpt}",
+        f"{method} {path} returned HTTP {status}{' ' + reason if reason else ''}. {hint} Response: {said}",
         tool=tool,
         details=details,
     )
@@ -296,8 +288,6 @@ class _Plan:
     def secrets(self) -> tuple[str, ...]:
         """The credentials of every attempt so far and the configured headers' values, in
         every form a peer may echo them (:func:`mcs.redaction.credential_forms`)."""
-        from mcs.redaction import credential_forms
-
         sent = [value for applied in self.sent for extra in applied
                 for _, value in (*extra.headers, *extra.query, *extra.cookies)]
         return credential_forms([*sent, *(value for _, value in self.options.headers)])

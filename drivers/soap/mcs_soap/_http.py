@@ -38,9 +38,9 @@ from zeep.wsdl import utils as _wsdl_utils
 
 from mcs import http as mcs_http
 from mcs.errors import ExecutionError, ToolTimeoutError
-from mcs.redaction import scrub, scrubbed_logs
+from mcs.redaction import excerpt, scrub, scrubbed_logs
 from mcs_soap._callstate import CALL, CallState, HttpOptions
-from mcs_soap._faults import echo_forms, excerpt
+from mcs_soap._faults import echo_forms
 
 _etree_to_string: Any = _wsdl_utils.etree_to_string
 RETRY_STATUSES = frozenset({429, 502, 503, 504})

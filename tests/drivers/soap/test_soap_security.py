@@ -274,11 +274,13 @@ WSSE_PASSWORD = "pa&ss<w>rd 2"
 
 def _forms(*credentials: str) -> list[str]:
     """Every form of ``credentials`` a careless server may echo, and the XML-escaped ones."""
+    from urllib.parse import quote, quote_plus
     from xml.sax.saxutils import escape
 
     from mcs.redaction import credential_forms
 
     forms = set(credential_forms(credentials))
+    forms |= {quote(f, safe="") for f in forms} | {quote_plus(f) for f in forms}
     return sorted(forms | {escape(f) for f in forms} | {escape(f, {'"': "&quot;"}) for f in forms})
 
 
