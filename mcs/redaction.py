@@ -202,12 +202,18 @@ def scrub(text: str, values: Iterable[str]) -> str:
     return text
 
 
-def excerpt(text: str, secrets: Sequence[str], limit: int, *, fold: bool = True) -> str:
+def excerpt(text: str, secrets: Sequence[str], limit: int, *, fold: bool = True, markup: bool = False) -> str:
     """``text`` as a peer's words are quoted in an error: ``secrets`` (longest first, as
     :func:`credential_forms` gives them) replaced by :data:`REDACTED`, then cut to at most
     ``limit`` characters with ``...`` after a cut, so no part of a secret is left at the cut.
     With ``fold``, every run of whitespace becomes one space (one line of text), and a
-    secret is found both as given and as folding writes it."""
+    secret is found both as given and as folding writes it. With ``markup`` (an HTML or XML
+    page), character references (``&#115;``, ``&#x73;``, ``&amp;``) are decoded first, so a
+    secret written with them is found too; the excerpt shows the decoded text."""
+    if markup:
+        import html
+
+        text = html.unescape(text)
     if secrets:
         text = scrub(text, secrets)
     if fold:

@@ -43,7 +43,7 @@ from gql.transport.httpx import httpx as http  # type: ignore[attr-defined]  # h
 from mcs import http as mcs_http
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 from mcs.event_loops import PerLoop, close_outside_loops
-from mcs.redaction import credential_forms, scrub, scrubbed_logs
+from mcs.redaction import credential_forms, excerpt, scrubbed_logs
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _DEFAULT_HEADERS = {
@@ -334,7 +334,7 @@ class HttpLink:
         if isinstance(exc, TransportProtocolError):
             raise ExecutionError(
                 f"{tool}: the server did not answer with a GraphQL result.", tool=tool,
-                details={"reason": scrub(str(exc), self.secrets(auth))[:300]},
+                details={"reason": excerpt(str(exc), self.secrets(auth), 300, markup=True)},
             ) from None
         raise ExecutionError(f"{tool}: the GraphQL transport failed ({type(exc).__name__}).", tool=tool) from None
 

@@ -20,7 +20,7 @@ from gql.transport.exceptions import TransportError, TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
 
 from mcs.errors import ExecutionError, ToolTimeoutError
-from mcs.redaction import scrub, scrubbed_logs
+from mcs.redaction import excerpt, scrubbed_logs
 from mcs_graphql._results import shaped
 
 _CONNECT = 10.0
@@ -50,7 +50,7 @@ async def subscribe(
             if isinstance(exc, TimeoutError):
                 raise ToolTimeoutError(f"{tool}: the subscription endpoint did not accept the connection in time.", tool=tool) from None
             raise ExecutionError(
-                f"{tool}: could not open the subscription ({type(exc).__name__}: {scrub(str(exc), secrets)[:200]}).",
+                f"{tool}: could not open the subscription ({type(exc).__name__}: {excerpt(str(exc), secrets, 200)}).",
                 tool=tool,
             ) from None
         events = session.subscribe(request, get_execution_result=True)
@@ -70,7 +70,7 @@ async def subscribe(
                     break
                 except TransportError as exc:
                     raise ExecutionError(
-                        f"{tool}: the subscription failed ({scrub(str(exc), secrets)[:200]}).", tool=tool,
+                        f"{tool}: the subscription failed ({excerpt(str(exc), secrets, 200)}).", tool=tool,
                     ) from None
                 except Exception as exc:  # the websockets library's own errors: a closed or oversized stream
                     raise ExecutionError(

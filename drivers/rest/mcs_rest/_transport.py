@@ -175,8 +175,9 @@ def error_for(
         secrets = tuple(sorted({*secrets, *credential_forms(argument_secrets)}, key=len, reverse=True))
     if isinstance(value, bytes):
         said = excerpt(f"<{len(value)} bytes of {response.content_type or 'binary data'}>", secrets, _EXCERPT)
-    elif isinstance(value, str):
-        said = excerpt(value, secrets, _EXCERPT)
+    elif isinstance(value, str):  # an HTML or XML page may write a credential as character references
+        media = _media(response.content_type)
+        said = excerpt(value, secrets, _EXCERPT, markup=media.endswith(("html", "xml")))
     elif value is None:
         said = "<empty body>"
     else:

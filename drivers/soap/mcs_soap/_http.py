@@ -120,7 +120,8 @@ def _check_status(response: Response, state: CallState) -> None:
         return
     if _is_xml(response.headers.get("Content-Type", ""), response.content or b""):
         return  # a SOAP fault (500, or 400 in SOAP 1.2): zeep reads it
-    said = excerpt((response.content or b"").decode("utf-8", "replace"), echo_forms(state.credentials), _EXCERPT)
+    said = excerpt((response.content or b"").decode("utf-8", "replace"), echo_forms(state.credentials), _EXCERPT,
+                   markup=True)  # an error page may write a credential as character references
     hint = "The service failed; you may try again later." if status >= 500 else (
         "The request was not authorised; calling again will not help." if status in (401, 403) else
         "The call did not succeed.")

@@ -133,6 +133,11 @@ def build_app(state: State) -> Starlette:
             or auth == "Basic " + base64.b64encode(b"alice:pw").decode()
             or auth.startswith("Bearer oauth-")
         )
+        if not ok and entry.headers.get("x-error-page") == "as-html":  # the key as character references
+            key = "".join(f"&#{ord(c)};" for c in entry.headers.get("x-api-key") or "")
+            bearer = "".join(f"&#x{ord(c):x};" for c in auth)
+            page = f"<html><body><p>Denied: key {key}, {bearer}</p></body></html>"
+            return Response(page, status_code=401, media_type="text/html")
         if not ok:  # echoes what it was sent, as debug error pages do
             received = {"authorization": auth, "x-api-key": entry.headers.get("x-api-key"),
                         "cookie": entry.headers.get("cookie"), "query": entry.query}

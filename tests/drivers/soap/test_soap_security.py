@@ -368,6 +368,20 @@ def test_credentials_echoed_in_an_error_page_never_reach_the_model(echo_peer, us
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("path", ["/refs.html", "/refs.xml"])
+def test_credentials_written_as_character_references_never_reach_the_model(echo_peer, path, use_async):
+    _, url = echo_peer
+    with SoapDriver(WORLD_WSDL, endpoint=url + path, http_headers={"X-Api-Key": API_KEY},
+                    wsse_username="alice", wsse_password=WSSE_PASSWORD) as driver, \
+            pytest.raises(ExecutionError) as info:
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    told = _told(info.value)
+    assert "[redacted]" in told
+    assert [form for form in _forms(API_KEY, WSSE_PASSWORD) if form in told] == []
+    assert "&#" not in told  # nor the references themselves
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("path", ["/tag", "/element"])
 def test_a_credential_echoed_as_an_element_name_never_reaches_the_model(echo_peer, path, use_async):
     _, url = echo_peer
