@@ -258,6 +258,10 @@ def build_app(state: State) -> Starlette:
 
     routes = [
         Route("/spec.yaml", spec, methods=["GET"]),
+        Route("/spec-moved", lambda _: RedirectResponse("/spec.yaml", status_code=301), methods=["GET"]),
+        Route("/spec-away", lambda _: RedirectResponse(f"http://localhost:{state.port}/spec.yaml?sig=abc",
+                                                       status_code=302), methods=["GET"]),
+        Route("/spec-loop", lambda _: RedirectResponse("/spec-loop", status_code=302), methods=["GET"]),
         Route("/spec-bomb.json", spec_bomb, methods=["GET"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/pets", list_pets, methods=["GET"]),
