@@ -22,10 +22,9 @@ and payloads at ``INFO`` and ``DEBUG``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcs._schema_refs import variants as schema_variants
@@ -318,10 +317,11 @@ def _scrub_record(record: logging.LogRecord, secrets: list[str]) -> None:
     scrubbed = scrub(message, secrets)
     if scrubbed != message or (record.args and scrub(repr(record.args), secrets) != repr(record.args)):
         record.msg, record.args = scrubbed, None
-    if record.exc_info or record.exc_text:
-        text = record.exc_text or logging.Formatter().formatException(record.exc_info)  # type: ignore[arg-type]
-        if scrub(text, secrets) != text:
-            record.exc_text = scrub(text, secrets)  # what a formatter prints in place of the traceback
+    text = record.exc_text
+    if not text and record.exc_info:
+        text = logging.Formatter().formatException(record.exc_info)
+    if text and scrub(text, secrets) != text:
+        record.exc_text = scrub(text, secrets)  # what a formatter prints in place of the traceback
     if record.stack_info:
         record.stack_info = scrub(record.stack_info, secrets)
 
@@ -338,21 +338,28 @@ def _install() -> None:
         _installed = True
 
 
-@contextlib.contextmanager
-def scrubbed_logs(secrets: _SecretSource) -> Iterator[None]:
-    """While the block runs, no record of the :data:`LIBRARY_LOGGERS` carries any text
-    ``secrets()`` gives (in the forms :func:`scrub` replaces): in any thread or task, as
-    a library may log from a task of its own. ``secrets`` is called only when a record is
-    written (credentials worked out late, an OAuth token fetched inside the block, are
-    covered); give it the forms :func:`credential_forms` lists."""
-    global _active
-    _install()
-    with _active_lock:
-        _active = (*_active, secrets)
-    try:
-        yield
-    finally:
+class scrubbed_logs:
+    """While the ``with`` block runs, no record of the :data:`LIBRARY_LOGGERS` carries any
+    text ``secrets()`` gives (in the forms :func:`scrub` replaces): in any thread or task,
+    as a library may log from a task of its own. ``secrets`` is called only when a record
+    is written (credentials worked out late, an OAuth token fetched inside the block, are
+    covered); give it the forms :func:`credential_forms` lists. Blocks may nest and overlap."""
+
+    __slots__ = ("_secrets",)
+
+    def __init__(self, secrets: _SecretSource) -> None:
+        self._secrets = secrets
+
+    def __enter__(self) -> None:
+        global _active
+        if not _installed:
+            _install()
+        with _active_lock:
+            _active = (*_active, self._secrets)
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
         with _active_lock:
             rest = list(_active)
-            rest.remove(secrets)
+            rest.remove(self._secrets)
             _active = tuple(rest)
