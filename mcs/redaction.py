@@ -13,18 +13,25 @@ The tool receives the real value; everything else sees ``[redacted]`` in its pla
 
 A driver's own credentials (a token, an API key it sends) are scrubbed the same way from
 what a peer answers in an error: :func:`credential_forms` lists the forms a peer may echo
-them in, :func:`scrub` and :func:`scrub_value` replace them.
+them in, :func:`scrub` and :func:`scrub_value` replace them, :func:`excerpt` scrubs and cuts
+a peer's text for an error message. While a driver sends,
+:func:`scrubbed_logs` keeps them out of the log records of the libraries it sends through
+(:data:`LIBRARY_LOGGERS`: httpx, httpcore, gql, websockets...), which write URLs, headers
+and payloads at ``INFO`` and ``DEBUG``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcs._schema_refs import variants as schema_variants
 
 __all__ = [
-    "REDACTED", "SecretMask", "credential_forms", "redact", "scrub", "scrub_value", "secret_mask", "secret_values",
+    "LIBRARY_LOGGERS", "REDACTED", "SecretMask", "credential_forms", "excerpt", "redact", "scrub", "scrub_value", "scrubbed_logs",
+    "secret_mask", "secret_values",
 ]
 
 REDACTED = "[redacted]"
@@ -194,12 +201,36 @@ def scrub(text: str, values: Iterable[str]) -> str:
     return text
 
 
+def excerpt(text: str, secrets: Sequence[str], limit: int, *, fold: bool = True, markup: bool = False) -> str:
+    """``text`` as a peer's words are quoted in an error: ``secrets`` (longest first, as
+    :func:`credential_forms` gives them) replaced by :data:`REDACTED`, then cut to at most
+    ``limit`` characters with ``...`` after a cut, so no part of a secret is left at the cut.
+    With ``fold``, every run of whitespace becomes one space (one line of text), and a
+    secret is found both as given and as folding writes it. With ``markup`` (an HTML or XML
+    page), character references (``&#115;``, ``&#x73;``, ``&amp;``) are decoded first, so a
+    secret written with them is found too; the excerpt shows the decoded text."""
+    if markup:
+        import html
+
+        text = html.unescape(text)
+    if secrets:
+        text = scrub(text, secrets)
+    if fold:
+        text = " ".join(text.split())
+        if secrets:
+            folded = {" ".join(secret.split()) for secret in secrets}
+            text = scrub(text, sorted(folded.union(secrets), key=len, reverse=True))
+    return text[:limit] + "..." if len(text) > limit else text
+
+
 def credential_forms(values: Iterable[str]) -> tuple[str, ...]:
-    """Every form in which a peer could echo the credentials ``values`` (header, query or
-    cookie values a driver sent), longest first, none shorter than
-    :data:`MIN_SCRUBBED_LENGTH`: each value as sent; the part after an auth-scheme word
-    (``Bearer x`` gives ``x``); a Basic pair decoded, and its password; and each of these
-    percent- and form-encoded."""
+    """The texts to give :func:`scrub` so that no form in which a peer could echo the
+    credentials ``values`` (header, query or cookie values a driver sent) is left, longest
+    first, none shorter than :data:`MIN_SCRUBBED_LENGTH`: each value as sent; the part after
+    an auth-scheme word (``Bearer x`` gives ``x``); a Basic pair decoded, and its password.
+    :func:`scrub` replaces the percent- and form-encoded forms of each of these itself; they
+    are listed only for a text too short to be scrubbed whose encoding is long enough
+    (``a/b`` gives ``a%2Fb``)."""
     import base64
     from urllib.parse import quote, quote_plus
 
@@ -216,7 +247,8 @@ def credential_forms(values: Iterable[str]) -> tuple[str, ...]:
             except ValueError:  # not base64, or not UTF-8 (UnicodeDecodeError is a ValueError)
                 continue
             raw.update((pair, pair.partition(":")[2]))
-    texts = raw | {quote(text, safe="") for text in raw} | {quote_plus(text) for text in raw}
+    short = {text for text in raw if len(text) < MIN_SCRUBBED_LENGTH}
+    texts = (raw - short) | {quote(text, safe="") for text in short} | {quote_plus(text) for text in short}
     kept = {text for text in texts if len(text) >= MIN_SCRUBBED_LENGTH}
     return tuple(sorted(kept, key=len, reverse=True))
 
@@ -240,3 +272,94 @@ def _scrub_value(value: Any, secrets: list[str], depth: int) -> Any:
     if isinstance(value, list | tuple):
         return [_scrub_value(v, secrets, depth + 1) for v in value]
     return value
+
+
+# ---------------------------------------------------------------------- other libraries' logs
+
+#: The loggers of the libraries the drivers send through, where a record may quote what
+#: was sent: httpx's request line (a query-string key), websockets' request headers, gql's
+#: payloads. A filter on each scrubs the secrets of every :func:`scrubbed_logs` block
+#: running at the time; a record with none of them is left as it is, and none is dropped.
+LIBRARY_LOGGERS: tuple[str, ...] = (
+    "httpx", "httpx2",
+    *(f"{core}.{part}" for core in ("httpcore", "httpcore2")
+      for part in ("connection", "http11", "http2", "proxy", "socks")),
+    "gql.transport.httpx", "gql.transport.aiohttp", "gql.transport.requests", "gql.transport.websockets",
+    "gql.transport.common.base", "websockets.client", "websockets.protocol", "aiohttp.client",
+    "urllib3.connectionpool", "zeep.transports",
+)
+
+_SecretSource = Callable[[], Iterable[str]]
+_active: tuple[_SecretSource, ...] = ()
+_active_lock = threading.Lock()
+
+
+class _ScrubbingFilter(logging.Filter):
+    """Scrubs the secrets of the running :func:`scrubbed_logs` blocks from a record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sources = _active
+        if sources:
+            secrets = sorted({text for source in sources for text in source() if len(text) >= MIN_SCRUBBED_LENGTH},
+                             key=len, reverse=True)
+            if secrets:
+                _scrub_record(record, secrets)
+        return True
+
+
+def _scrub_record(record: logging.LogRecord, secrets: list[str]) -> None:
+    """``record`` with ``secrets`` scrubbed from its message (formatted once, its ``args``
+    folded in, when a secret is there), its exception text and its stack text."""
+    try:
+        message = record.getMessage()
+    except Exception:  # a record whose args do not fit its format: the handler reports it
+        return
+    scrubbed = scrub(message, secrets)
+    if scrubbed != message or (record.args and scrub(repr(record.args), secrets) != repr(record.args)):
+        record.msg, record.args = scrubbed, None
+    text = record.exc_text
+    if not text and record.exc_info:
+        text = logging.Formatter().formatException(record.exc_info)
+    if text and scrub(text, secrets) != text:
+        record.exc_text = scrub(text, secrets)  # what a formatter prints in place of the traceback
+    if record.stack_info:
+        record.stack_info = scrub(record.stack_info, secrets)
+
+
+_FILTER = _ScrubbingFilter()
+_installed = False
+
+
+def _install() -> None:
+    global _installed
+    if not _installed:
+        for name in LIBRARY_LOGGERS:
+            logging.getLogger(name).addFilter(_FILTER)  # addFilter keeps one copy
+        _installed = True
+
+
+class scrubbed_logs:
+    """While the ``with`` block runs, no record of the :data:`LIBRARY_LOGGERS` carries any
+    text ``secrets()`` gives (in the forms :func:`scrub` replaces): in any thread or task,
+    as a library may log from a task of its own. ``secrets`` is called only when a record
+    is written (credentials worked out late, an OAuth token fetched inside the block, are
+    covered); give it the forms :func:`credential_forms` lists. Blocks may nest and overlap."""
+
+    __slots__ = ("_secrets",)
+
+    def __init__(self, secrets: _SecretSource) -> None:
+        self._secrets = secrets
+
+    def __enter__(self) -> None:
+        global _active
+        if not _installed:
+            _install()
+        with _active_lock:
+            _active = (*_active, self._secrets)
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
+        with _active_lock:
+            rest = list(_active)
+            rest.remove(self._secrets)
+            _active = tuple(rest)

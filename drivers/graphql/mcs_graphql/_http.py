@@ -20,6 +20,7 @@ What a caller can rely on:
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import random
 import threading
@@ -42,7 +43,7 @@ from gql.transport.httpx import httpx as http  # type: ignore[attr-defined]  # h
 from mcs import http as mcs_http
 from mcs.errors import ConfigurationError, ExecutionError, ToolTimeoutError
 from mcs.event_loops import PerLoop, close_outside_loops
-from mcs.redaction import credential_forms, scrub
+from mcs.redaction import credential_forms, excerpt, scrubbed_logs
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _DEFAULT_HEADERS = {
@@ -264,7 +265,7 @@ class HttpLink:
             auth = self.auth_headers()
             extra = self._extra(deadline, auth)
             try:
-                with mcs_http.bounded(deadline):
+                with mcs_http.bounded(deadline), scrubbed_logs(functools.partial(self.secrets, auth)):
                     result = self._sync_session().execute(request, get_execution_result=True, extra_args=extra)
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
@@ -285,7 +286,7 @@ class HttpLink:
             extra = self._extra(deadline, auth)
             try:
                 session = await self._async_session()
-                with mcs_http.bounded(deadline):
+                with mcs_http.bounded(deadline), scrubbed_logs(functools.partial(self.secrets, auth)):
                     result = await session.execute(request, get_execution_result=True, extra_args=extra)
                 return Answer(data=result.data, errors=None)
             except TransportError as exc:
@@ -333,7 +334,7 @@ class HttpLink:
         if isinstance(exc, TransportProtocolError):
             raise ExecutionError(
                 f"{tool}: the server did not answer with a GraphQL result.", tool=tool,
-                details={"reason": scrub(str(exc), self.secrets(auth))[:300]},
+                details={"reason": excerpt(str(exc), self.secrets(auth), 300, markup=True)},
             ) from None
         raise ExecutionError(f"{tool}: the GraphQL transport failed ({type(exc).__name__}).", tool=tool) from None
 

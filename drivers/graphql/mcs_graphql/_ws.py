@@ -20,7 +20,7 @@ from gql.transport.exceptions import TransportError, TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
 
 from mcs.errors import ExecutionError, ToolTimeoutError
-from mcs.redaction import scrub
+from mcs.redaction import excerpt, scrubbed_logs
 from mcs_graphql._results import shaped
 
 _CONNECT = 10.0
@@ -32,55 +32,56 @@ async def subscribe(
 ) -> AsyncGenerator[Any, None]:
     """Yield each event's ``data`` (or ``{"data", "errors"}``) until a bound is reached;
     ``secrets`` (the credentials sent, :func:`mcs.redaction.credential_forms`) are scrubbed
-    from the server's errors."""
-    end = time.monotonic() + window
-    if deadline is not None:
-        end = min(end, deadline)
-    connect = max(0.001, min(_CONNECT, end - time.monotonic()))
-    transport = WebsocketsTransport(
-        url=url, headers=dict(headers), connect_timeout=connect, ack_timeout=connect, close_timeout=1,
-        connect_args={"max_size": max_bytes},
-    )
-    client: Any = Client(transport=transport, execute_timeout=None)  # gql's connect/close are untyped
-    try:
-        session = await client.connect_async()
-    except (TransportError, OSError, TimeoutError) as exc:
-        await _quietly_close(client)
-        if isinstance(exc, TimeoutError):
-            raise ToolTimeoutError(f"{tool}: the subscription endpoint did not accept the connection in time.", tool=tool) from None
-        raise ExecutionError(
-            f"{tool}: could not open the subscription ({type(exc).__name__}: {scrub(str(exc), secrets)[:200]}).",
-            tool=tool,
-        ) from None
-    events = session.subscribe(request, get_execution_result=True)
-    count = 0
-    try:
-        while count < max_events:
-            left = end - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                async with asyncio.timeout(left):
-                    result = await anext(events)
-            except (StopAsyncIteration, TimeoutError):
-                break
-            except TransportQueryError as exc:
-                yield shaped(exc.data, list(exc.errors or []), tool, secrets)
-                break
-            except TransportError as exc:
-                raise ExecutionError(
-                    f"{tool}: the subscription failed ({scrub(str(exc), secrets)[:200]}).", tool=tool,
-                ) from None
-            except Exception as exc:  # the websockets library's own errors: a closed or oversized stream
-                raise ExecutionError(
-                    f"{tool}: the subscription stream broke ({type(exc).__name__}); a message may have passed "
-                    f"{max_bytes} bytes.", tool=tool,
-                ) from None
-            count += 1
-            yield result.data
-    finally:
-        await events.aclose()
-        await _quietly_close(client)
+    from the server's errors and from the libraries' logs."""
+    with scrubbed_logs(lambda: secrets):  # websockets logs the request headers at DEBUG
+        end = time.monotonic() + window
+        if deadline is not None:
+            end = min(end, deadline)
+        connect = max(0.001, min(_CONNECT, end - time.monotonic()))
+        transport = WebsocketsTransport(
+            url=url, headers=dict(headers), connect_timeout=connect, ack_timeout=connect, close_timeout=1,
+            connect_args={"max_size": max_bytes},
+        )
+        client: Any = Client(transport=transport, execute_timeout=None)  # gql's connect/close are untyped
+        try:
+            session = await client.connect_async()
+        except (TransportError, OSError, TimeoutError) as exc:
+            await _quietly_close(client)
+            if isinstance(exc, TimeoutError):
+                raise ToolTimeoutError(f"{tool}: the subscription endpoint did not accept the connection in time.", tool=tool) from None
+            raise ExecutionError(
+                f"{tool}: could not open the subscription ({type(exc).__name__}: {excerpt(str(exc), secrets, 200)}).",
+                tool=tool,
+            ) from None
+        events = session.subscribe(request, get_execution_result=True)
+        count = 0
+        try:
+            while count < max_events:
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    async with asyncio.timeout(left):
+                        result = await anext(events)
+                except (StopAsyncIteration, TimeoutError):
+                    break
+                except TransportQueryError as exc:
+                    yield shaped(exc.data, list(exc.errors or []), tool, secrets)
+                    break
+                except TransportError as exc:
+                    raise ExecutionError(
+                        f"{tool}: the subscription failed ({excerpt(str(exc), secrets, 200)}).", tool=tool,
+                    ) from None
+                except Exception as exc:  # the websockets library's own errors: a closed or oversized stream
+                    raise ExecutionError(
+                        f"{tool}: the subscription stream broke ({type(exc).__name__}); a message may have passed "
+                        f"{max_bytes} bytes.", tool=tool,
+                    ) from None
+                count += 1
+                yield result.data
+        finally:
+            await events.aclose()
+            await _quietly_close(client)
 
 
 async def _quietly_close(client: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 
 from mcs.errors import ExecutionError, ToolCallError, ToolTimeoutError
-from mcs.redaction import scrub
+from mcs.redaction import excerpt
 
 _EXCERPT = 300
 TRANSIENT = frozenset({
@@ -43,11 +43,6 @@ _HINTS: dict[grpc.StatusCode, str] = {
 }
 
 
-def _excerpt(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "..."
-
-
 def is_size_limit(code: grpc.StatusCode, details: str) -> bool:
     return code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details
 
@@ -66,12 +61,12 @@ def status_error(
         hint = "A message was larger than the configured limit; ask for less (a narrower request, a smaller page)."
     elif code in TRANSIENT:
         hint += " Trying again later may help." if retryable else " The method is not idempotent: do not repeat it blindly."
-    excerpt = _excerpt(scrub(details, secrets) if details and secrets else details or "")
+    said = excerpt(details or "", secrets, _EXCERPT)
     message = f"{method} failed with gRPC status {code.name}. {hint}"
-    if excerpt:
-        message += f" Server said: {excerpt}"
+    if said:
+        message += f" Server said: {said}"
     info: dict[str, Any] = {
-        "grpc_code": code.name, "grpc_status": code.value[0], "grpc_details": excerpt,
+        "grpc_code": code.name, "grpc_status": code.value[0], "grpc_details": said,
         "method": method, "retryable": retryable, **(extra or {}),
     }
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:

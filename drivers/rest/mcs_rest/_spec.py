@@ -6,14 +6,15 @@ caller needs it (one operation's parameters, one schema), and remembers the answ
 
 External references (``other.yaml#/Pet``) are read only from the root document's own
 folder and below, unless ``allow_external`` names more roots or is ``True``; remote
-(``http``) references are refused unless allowed. Every error names the document and
-the place in it, so a broken spec can be fixed.
+(``http``) references are refused unless allowed. A document fetched from a URL follows
+redirects only within that URL's origin, unless ``redirect_hosts`` names the other host.
+Every error names the document and the place in it, so a broken spec can be fixed.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,10 +71,18 @@ def parse_document(data: bytes, where: str) -> Any:
 MAX_SPEC_BYTES = 64 * 1024 * 1024
 
 
-def _read_url(url: str, timeout: float = 30.0, max_bytes: int = MAX_SPEC_BYTES) -> bytes:
+#: The most redirects followed when fetching a spec.
+MAX_SPEC_REDIRECTS = 5
+
+
+def _read_url(url: str, timeout: float = 30.0, max_bytes: int = MAX_SPEC_BYTES,
+              redirect_hosts: frozenset[str] = frozenset()) -> bytes:
     """The document at ``url``, read through the core's bounded HTTP path: ``timeout``
     covers the whole exchange, redirects included, and at most ``max_bytes`` of decoded
-    content is read (a compression bomb is inflated no further)."""
+    content is read (a compression bomb is inflated no further). Redirects are followed
+    (at most :data:`MAX_SPEC_REDIRECTS`) within ``url``'s origin (scheme, host and port),
+    and to another origin only when its host is in ``redirect_hosts``; any other raises
+    :class:`SpecError` naming where it pointed."""
     import time
 
     import httpx
@@ -83,10 +92,19 @@ def _read_url(url: str, timeout: float = 30.0, max_bytes: int = MAX_SPEC_BYTES) 
 
     deadline = time.monotonic() + timeout
     try:
-        with mcs_http.bounded(deadline), httpx.Client(transport=mcs_http.transport(), follow_redirects=True) as client:
+        with mcs_http.bounded(deadline), httpx.Client(transport=mcs_http.transport(), follow_redirects=False) as client:
             request = client.build_request("GET", url, timeout=timeout,
                                            headers={"Accept-Encoding": mcs_http.ACCEPT_ENCODING})
             response = client.send(request, stream=True)
+            for _ in range(MAX_SPEC_REDIRECTS + 1):
+                if not response.is_redirect or response.next_request is None:
+                    break
+                response.close()
+                _check_redirect(url, response.next_request.url, redirect_hosts)
+                response = client.send(response.next_request, stream=True)
+            else:
+                response.close()
+                raise SpecError(f"{url}: the spec's address redirected more than {MAX_SPEC_REDIRECTS} times; stopped")
             if response.is_error:
                 response.close()
                 raise SpecError(f"{url}: could not fetch the spec: HTTP {response.status_code}")
@@ -102,10 +120,30 @@ def _read_url(url: str, timeout: float = 30.0, max_bytes: int = MAX_SPEC_BYTES) 
     return body.data
 
 
-def load_document(location: str) -> Any:
-    """Read and parse one document from a path or an ``http(s)`` URL."""
+def _check_redirect(url: str, target: Any, redirect_hosts: frozenset[str]) -> None:
+    """Raise :class:`SpecError` unless a redirect from ``url`` to ``target`` (an
+    ``httpx.URL``) stays in ``url``'s origin or goes to a host in ``redirect_hosts``."""
+    import httpx
+
+    def origin(address: httpx.URL) -> tuple[str, str, int | None]:
+        return address.scheme, address.host, address.port or {"http": 80, "https": 443}.get(address.scheme)
+
+    if target.scheme in ("http", "https") and (
+        origin(target) == origin(httpx.URL(url)) or target.host.lower() in redirect_hosts
+    ):
+        return
+    shown = str(target.copy_with(query=None, fragment=None, username=None, password=None))
+    raise SpecError(
+        f"{url}: the spec's address redirected to {shown}, another origin; not followed. If that host "
+        f"is trusted, allow it with spec_redirect_hosts=[{target.host!r}] (or fetch the spec from there)."
+    )
+
+
+def load_document(location: str, redirect_hosts: frozenset[str] = frozenset()) -> Any:
+    """Read and parse one document from a path or an ``http(s)`` URL (redirects as
+    :func:`_read_url` follows them: ``redirect_hosts`` names the other hosts allowed)."""
     if location.startswith(("http://", "https://")):
-        return parse_document(_read_url(location), location)
+        return parse_document(_read_url(location, redirect_hosts=redirect_hosts), location)
     try:
         data = Path(location).read_bytes()
     except OSError as exc:
@@ -168,6 +206,9 @@ class Spec:
     root: Mapping[str, Any]
     location: str = "<dict>"
     allow_external: bool | tuple[str, ...] = False
+    #: Hosts a redirect may lead to from the spec's URL (or a remote ``$ref``'s) when
+    #: it leaves that origin.
+    redirect_hosts: frozenset[str] = frozenset()
     version: str = ""
     root_key: str = ""
     _documents: dict[str, Any] = field(default_factory=dict)
@@ -204,15 +245,18 @@ class Spec:
     @classmethod
     def load(
         cls, source: str | os.PathLike[str] | Mapping[str, Any], *,
-        allow_external: bool | tuple[str, ...] = False,
+        allow_external: bool | tuple[str, ...] = False, redirect_hosts: Iterable[str] = (),
     ) -> Spec:
-        """A spec from a path, an ``http(s)`` URL, or an already parsed mapping."""
+        """A spec from a path, an ``http(s)`` URL, or an already parsed mapping. A URL's
+        redirects are followed within its origin, and to the hosts in ``redirect_hosts``."""
+        hosts = frozenset(host.lower() for host in redirect_hosts)
         if isinstance(source, Mapping):
-            return cls(root=source, allow_external=allow_external)
+            return cls(root=source, allow_external=allow_external, redirect_hosts=hosts)
         location = os.fspath(source)
         if not _is_url(location):
             location = str(Path(location))
-        return cls(root=load_document(location), location=location, allow_external=allow_external)
+        return cls(root=load_document(location, hosts), location=location, allow_external=allow_external,
+                   redirect_hosts=hosts)
 
     @property
     def is_swagger(self) -> bool:
@@ -248,7 +292,7 @@ class Spec:
                 )
         if key not in self._documents:
             try:
-                self._documents[key] = load_document(key)
+                self._documents[key] = load_document(key, self.redirect_hosts)
             except SpecError as exc:
                 raise SpecError(f"{where}: $ref {ref!r} cannot be loaded: {exc}") from None
         return key

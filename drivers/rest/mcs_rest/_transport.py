@@ -47,6 +47,7 @@ from mcs.http import (
     retry_after,
     truncation_marker,
 )
+from mcs.redaction import credential_forms, excerpt, scrubbed_logs
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, HttpOptions, cookie_header
 from mcs_rest._results import BinaryContent
@@ -169,25 +170,18 @@ def error_for(
     may echo them (a debug error page), and the model must never read them, whole or in part."""
     status = response.status
     value = response.value
-    if isinstance(value, bytes):
-        excerpt = f"<{len(value)} bytes of {response.content_type or 'binary data'}>"
-    elif isinstance(value, str):
-        excerpt = " ".join(value.split())
-    elif value is None:
-        excerpt = "<empty body>"
-    else:
-        excerpt = orjson.dumps(value).decode()
     secrets = response.secrets()
     if argument_secrets:
-        from mcs.redaction import credential_forms
-
         secrets = tuple(sorted({*secrets, *credential_forms(argument_secrets)}, key=len, reverse=True))
-    if secrets:
-        from mcs.redaction import scrub
-
-        excerpt = scrub(excerpt, secrets)
-    if len(excerpt) > _EXCERPT:
-        excerpt = excerpt[:_EXCERPT] + "..."
+    if isinstance(value, bytes):
+        said = excerpt(f"<{len(value)} bytes of {response.content_type or 'binary data'}>", secrets, _EXCERPT)
+    elif isinstance(value, str):  # an HTML or XML page may write a credential as character references
+        media = _media(response.content_type)
+        said = excerpt(value, secrets, _EXCERPT, markup=media.endswith(("html", "xml")))
+    elif value is None:
+        said = "<empty body>"
+    else:
+        said = excerpt(orjson.dumps(value).decode(), secrets, _EXCERPT, fold=False)
     if status in (400, 409, 422):
         hint = "Fix the arguments (see the message) and call again."
     elif status in (401, 403):
@@ -201,13 +195,13 @@ def error_for(
     else:
         hint = "The call did not succeed."
     reason = httpx.codes.get_reason_phrase(status)
-    details: dict[str, Any] = {"status": status, "body": excerpt, "category": "upstream" if status >= 500 else "request",
+    details: dict[str, Any] = {"status": status, "body": said, "category": "upstream" if status >= 500 else "request",
                                "retryable": status in (408, 429) or status >= 500}
     after = retry_after(response.headers) if isinstance(response.headers, httpx.Headers) else None
     if after is not None:
         details["retry_after"] = after
     return ExecutionError(
-        f"{method} {path} returned HTTP {status}{' ' + reason if reason else ''}. {hint} Response: {excerpt}",
+        f"{method} {path} returned HTTP {status}{' ' + reason if reason else ''}. {hint} Response: {said}",
         tool=tool,
         details=details,
     )
@@ -295,8 +289,6 @@ class _Plan:
     def secrets(self) -> tuple[str, ...]:
         """The credentials of every attempt so far and the configured headers' values, in
         every form a peer may echo them (:func:`mcs.redaction.credential_forms`)."""
-        from mcs.redaction import credential_forms
-
         sent = [value for applied in self.sent for extra in applied
                 for _, value in (*extra.headers, *extra.query, *extra.cookies)]
         return credential_forms([*sent, *(value for _, value in self.options.headers)])
@@ -479,9 +471,11 @@ def send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan)
 
     Going below :class:`httpx.Client` skips what this driver must not or need not do per
     request: the cookie jar (no state leaks from one call into the next), its redirect
-    and auth flows (handled here with stricter rules), its default headers.
+    and auth flows (handled here with stricter rules), its default headers. The
+    credentials sent appear in no log record of the HTTP libraries
+    (:func:`mcs.redaction.scrubbed_logs`).
     """
-    with bounded(plan.deadline):
+    with bounded(plan.deadline), scrubbed_logs(plan.secrets):
         return _send_sync(client, transport, plan)
 
 
@@ -520,7 +514,7 @@ def _send_sync(client: httpx.Client, transport: httpx.BaseTransport, plan: _Plan
 
 async def send_async(client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport, plan: _Plan) -> Response:
     """The async twin of :func:`send_sync`."""
-    with bounded(plan.deadline):
+    with bounded(plan.deadline), scrubbed_logs(plan.secrets):
         return await _send_async(client, transport, plan)
 
 

@@ -72,6 +72,9 @@ class RestDriver(ToolDriver):
       "operations": [operationIds]}`` to choose operations.
     * ``allow_external_refs``: follow ``$ref``\\ s outside the spec's folder (``True``, or a
       tuple of allowed folders).
+    * ``spec_redirect_hosts``: hosts a redirect may lead to when the spec (or a remote
+      ``$ref``) is fetched from a URL; redirects within that URL's origin are followed
+      without it, at most 5.
     * ``max_response_bytes`` (1 MiB), ``retries`` (2), ``backoff`` (0.25 s),
       ``max_redirects`` (5), ``redirect_hosts`` (hosts a redirect may leave the origin
       for; credentials are stripped, and the target must pass the egress block list),
@@ -115,6 +118,7 @@ class RestDriver(ToolDriver):
         include: Mapping[str, Any] | None = None,
         exclude: Mapping[str, Any] | None = None,
         allow_external_refs: bool | Sequence[str] = False,
+        spec_redirect_hosts: Iterable[str] = (),
         max_response_bytes: int = 1_048_576,
         retries: int = 2,
         backoff: float = 0.25,
@@ -137,7 +141,7 @@ class RestDriver(ToolDriver):
         refuse_unknown_options(RestDriver, options, "the REST driver")
         super().__init__(**options)
         allow = allow_external_refs if isinstance(allow_external_refs, bool) else tuple(allow_external_refs)
-        self.spec = Spec.load(spec, allow_external=allow)
+        self.spec = Spec.load(spec, allow_external=allow, redirect_hosts=spec_redirect_hosts)
         info = self.spec.root.get("info") or {}
         title = str(info.get("title") or "rest") if isinstance(info, Mapping) else "rest"
         # pydantic: imported by the first driver built, not by `import mcs_rest`

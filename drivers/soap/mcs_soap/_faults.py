@@ -26,7 +26,7 @@ from zeep import exceptions as zeep_errors
 from zeep.plugins import Plugin
 
 from mcs.errors import ExecutionError, InvalidInputError, ToolCallError
-from mcs.redaction import MIN_SCRUBBED_LENGTH, credential_forms, scrub, scrub_value
+from mcs.redaction import MIN_SCRUBBED_LENGTH, credential_forms, excerpt, scrub, scrub_value
 
 SOAP12_ENV = "http://www.w3.org/2003/05/soap-envelope"
 _DETAIL_CHARS = 2000
@@ -57,15 +57,6 @@ def echo_forms(credentials: Sequence[str]) -> tuple[str, ...]:
     forms |= {escape(form) for form in forms} | {escape(form, {'"': "&quot;"}) for form in forms}
     forms |= {" ".join(form.split()) for form in forms}
     return tuple(sorted((f for f in forms if len(f) >= MIN_SCRUBBED_LENGTH), key=len, reverse=True))
-
-
-def excerpt(text: str, forms: Sequence[str], limit: int) -> str:
-    """``text`` as one line of at most ``limit`` characters (``...`` after a cut), with
-    ``forms`` (:func:`echo_forms`) replaced by ``[redacted]`` before it is cut."""
-    text = " ".join(scrub(text, forms).split())
-    if forms:
-        text = scrub(text, forms)
-    return text[:limit] + "..." if len(text) > limit else text
 
 
 def _text(value: Any, forms: Sequence[str]) -> str | None:

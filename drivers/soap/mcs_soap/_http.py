@@ -17,7 +17,8 @@ What a caller can rely on:
 * A non-XML error answer (an HTML 404 page, a proxy's 502) becomes ``EXECUTION_ERROR``
   naming the HTTP status, with a short excerpt; SOAP faults are left to zeep. The call's
   credentials (:attr:`CallState.credentials`) are scrubbed from the excerpt and from a
-  connection error's text, as a service or a proxy may quote them back.
+  connection error's text, as a service or a proxy may quote them back, and from the
+  records httpx and httpcore log while a request is sent.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ from zeep.wsdl import utils as _wsdl_utils
 
 from mcs import http as mcs_http
 from mcs.errors import ExecutionError, ToolTimeoutError
-from mcs.redaction import scrub
+from mcs.redaction import excerpt, scrub, scrubbed_logs
 from mcs_soap._callstate import CALL, CallState, HttpOptions
-from mcs_soap._faults import echo_forms, excerpt
+from mcs_soap._faults import echo_forms
 
 _etree_to_string: Any = _wsdl_utils.etree_to_string
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -119,7 +120,8 @@ def _check_status(response: Response, state: CallState) -> None:
         return
     if _is_xml(response.headers.get("Content-Type", ""), response.content or b""):
         return  # a SOAP fault (500, or 400 in SOAP 1.2): zeep reads it
-    said = excerpt((response.content or b"").decode("utf-8", "replace"), echo_forms(state.credentials), _EXCERPT)
+    said = excerpt((response.content or b"").decode("utf-8", "replace"), echo_forms(state.credentials), _EXCERPT,
+                   markup=True)  # an error page may write a credential as character references
     hint = "The service failed; you may try again later." if status >= 500 else (
         "The request was not authorised; calling again will not help." if status in (401, 403) else
         "The call did not succeed.")
@@ -183,7 +185,9 @@ def _incomplete(tool: str) -> ToolTimeoutError:
 def send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str, *,
               content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     """Send one request under the current :data:`CALL`; the body read whole, within the caps."""
-    with mcs_http.bounded(_state().deadline):  # connect, headers and body within the deadline, as a whole
+    state = _state()
+    with mcs_http.bounded(state.deadline), scrubbed_logs(lambda: echo_forms(state.credentials)):
+        # connect, headers and body within the deadline, as a whole; no credential in httpx's logs
         return _send_sync(client, options, method, url, content=content, params=params, headers=headers)
 
 
@@ -222,7 +226,8 @@ def _send_sync(client: httpx.Client, options: HttpOptions, method: str, url: str
 async def send_async(client: httpx.AsyncClient, options: HttpOptions, method: str, url: str, *,
                      content: bytes | None = None, params: Any = None, headers: Mapping[str, str]) -> Response:
     """The async twin of :func:`send_sync`."""
-    with mcs_http.bounded(_state().deadline):
+    state = _state()
+    with mcs_http.bounded(state.deadline), scrubbed_logs(lambda: echo_forms(state.credentials)):
         return await _send_async(client, options, method, url, content=content, params=params, headers=headers)
 
 

@@ -8,8 +8,9 @@ interface, a Relay connection, a subscription); and it brings fewer dependencies
 Routes: ``/graphql`` (subscriptions over graphql-transport-ws), ``/legacy`` (Apollo's older
 graphql-ws), ``/private`` (needs a bearer token from ``state.tokens``), ``/flaky`` (answers
 503 ``state.fail_next`` times first), ``/bomb`` (a gzip body that inflates to 64 MiB),
-``/html`` (a page, not GraphQL), ``/echo-denied``, ``/echo-partial`` and ``/echo-html`` (errors
-and a page quoting the credentials received, as debug servers do). Every HTTP request is
+``/html`` (a page, not GraphQL), ``/echo-denied``, ``/echo-partial``, ``/echo-html`` and
+``/echo-refs`` (errors and a page quoting the credentials received, as debug servers do, the
+last as character references). Every HTTP request is
 recorded with its headers and body.
 """
 
@@ -300,8 +301,12 @@ def build_app(state: State) -> Any:
             if path == "/private" and headers.get("authorization", "").removeprefix("Bearer ") not in state.tokens:
                 await _plain(send, 401, b'{"message": "Bad credentials"}')
                 return
-            if path in ("/echo-denied", "/echo-partial", "/echo-html"):  # a debug server echoing what it got
+            if path in ("/echo-denied", "/echo-partial", "/echo-html", "/echo-refs"):  # a debug server echoing what it got
                 received = {"authorization": headers.get("authorization"), "x-api-key": headers.get("x-api-key")}
+                if path == "/echo-refs":  # as decimal character references
+                    refs = {name: "".join(f"&#{ord(c)};" for c in value or "") for name, value in received.items()}
+                    await _plain(send, 200, f"<html>denied: {refs}</html>".encode(), json_type=False)
+                    return
                 if path == "/echo-html":
                     await _plain(send, 200, f"<html>denied: {received}</html>".encode(), json_type=False)
                     return

@@ -97,8 +97,9 @@ def test_credentials_echoed_beside_partial_data_never_reach_the_model(server: Ru
     _assert_scrubbed(str(result["errors"]))
 
 
-def test_credentials_echoed_in_a_page_that_is_not_graphql_never_reach_the_model(server: Running) -> None:
-    with _echo_driver(server, "/echo-html") as driver, pytest.raises(ExecutionError) as info:
+@pytest.mark.parametrize("path", ["/echo-html", "/echo-refs"], ids=["as-is", "character-references"])
+def test_credentials_echoed_in_a_page_that_is_not_graphql_never_reach_the_model(server: Running, path: str) -> None:
+    with _echo_driver(server, path) as driver, pytest.raises(ExecutionError) as info:
         driver.call_tool("whoami", {})
     assert "did not answer with a GraphQL result" in info.value.message
     _assert_scrubbed(f"{info.value.message} {info.value.details}")

@@ -10,6 +10,7 @@ import pytest
 from graphql_paths import OPERATIONS
 from graphql_server import Running
 from mcs_graphql import GraphQLDriver
+from support.logs import log_everything, quoting
 
 from mcs.errors import ErrorCode, InvalidInputError
 
@@ -129,3 +130,17 @@ def test_extra_arguments_never_become_variables(driver: GraphQLDriver, server: R
     with pytest.raises(InvalidInputError, match="query"):
         driver.process_llm_response(json.dumps({"tool": "hello", "arguments": {"name": "a", "query": "{ x }"}}))
     assert server.state.requests == []
+
+
+# ---------------------------------------------------------------- the libraries' own logs
+
+
+def test_a_configured_key_is_in_no_record_the_http_and_websocket_libraries_log(server: Running, caplog) -> None:
+    log_everything(caplog)
+    key, token = "gk-5150-secret", "tok-8080-secret"
+    with GraphQLDriver(server.graphql, operations=OPERATIONS, headers={"X-Api-Key": key},
+                       auth=lambda: {"Authorization": f"Bearer {token}"}) as driver:
+        driver.call_tool("hello", {"name": "x"})
+        assert list(driver.stream_call("ticks", {"count": 1})) == [{"ticks": 1}]
+    assert {r.name.split(".")[0] for r in caplog.records} >= {"websockets", "gql"}
+    assert quoting(caplog.records, key, token) == []

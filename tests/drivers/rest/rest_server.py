@@ -128,11 +128,16 @@ def build_app(state: State) -> Starlette:
         ok = (
             auth == "Bearer s3cret"
             or entry.headers.get("x-api-key") == "k3y"
-            or "api_key=k3y" in entry.query
+            or "api_key=k3y" in entry.query  # k3y, or a longer key starting so
             or "session=c00kie" in entry.headers.get("cookie", "")
             or auth == "Basic " + base64.b64encode(b"alice:pw").decode()
             or auth.startswith("Bearer oauth-")
         )
+        if not ok and entry.headers.get("x-error-page") == "as-html":  # the key as character references
+            key = "".join(f"&#{ord(c)};" for c in entry.headers.get("x-api-key") or "")
+            bearer = "".join(f"&#x{ord(c):x};" for c in auth)
+            page = f"<html><body><p>Denied: key {key}, {bearer}</p></body></html>"
+            return Response(page, status_code=401, media_type="text/html")
         if not ok:  # echoes what it was sent, as debug error pages do
             received = {"authorization": auth, "x-api-key": entry.headers.get("x-api-key"),
                         "cookie": entry.headers.get("cookie"), "query": entry.query}
@@ -253,6 +258,10 @@ def build_app(state: State) -> Starlette:
 
     routes = [
         Route("/spec.yaml", spec, methods=["GET"]),
+        Route("/spec-moved", lambda _: RedirectResponse("/spec.yaml", status_code=301), methods=["GET"]),
+        Route("/spec-away", lambda _: RedirectResponse(f"http://localhost:{state.port}/spec.yaml?sig=abc",
+                                                       status_code=302), methods=["GET"]),
+        Route("/spec-loop", lambda _: RedirectResponse("/spec-loop", status_code=302), methods=["GET"]),
         Route("/spec-bomb.json", spec_bomb, methods=["GET"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/v1/pets", list_pets, methods=["GET"]),

@@ -123,6 +123,21 @@ async def test_credentials_echoed_in_an_error_body_never_reach_the_model(api: Ru
             assert secret not in text
 
 
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_credentials_written_as_character_references_in_an_html_page_never_reach_the_model(api: Running, use_async):
+    key, token = "wrong-key/42", "wrong-token-42"
+    headers = {"X-Error-Page": "as-html", "X-Api-Key": key}
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"bearer": token}, headers=headers) as driver, \
+            pytest.raises(ExecutionError) as info:
+        if use_async:
+            asyncio.run(driver.acall_tool("secure", {}))
+        else:
+            driver.call_tool("secure", {})
+    text = f"{info.value.message} {info.value.details}"
+    assert "Denied: key [redacted], [redacted]" in text
+    assert key not in text and token not in text and "&#" not in text
+
+
 def test_credentials_for_an_undeclared_scheme_are_a_configuration_error():
     with pytest.raises(ConfigurationError) as info:
         RestDriver(PETSTORE, auth={"nope": "x"})

@@ -12,6 +12,7 @@ from mcs_rest import RestDriver, SpecError
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._spec import Spec, parse_document
 from rest_paths import CORPUS, PETSTORE
+from rest_server import Running
 
 from mcs.errors import ConfigurationError
 from mcs.validation import compile_validator
@@ -173,3 +174,30 @@ def test_the_test_petstore_loads_from_its_path():
     assert PETSTORE.is_file()
     with RestDriver(PETSTORE) as driver:
         assert "listPets" in driver.operations
+
+
+# ---------------------------------------------------------------- a spec fetched from a URL
+
+
+def test_a_spec_url_redirected_within_its_origin_is_followed(api: Running):
+    with RestDriver(api.url + "/spec-moved", base_url=api.url + "/v1") as driver:
+        assert "listPets" in driver.operations
+
+
+def test_a_spec_url_redirected_to_another_origin_is_refused_naming_the_target_and_the_option(api: Running):
+    port = api.url.rsplit(":", 1)[1]
+    with pytest.raises(SpecError) as info:
+        RestDriver(api.url + "/spec-away", base_url=api.url + "/v1")
+    message = str(info.value)
+    assert f"redirected to http://localhost:{port}/spec.yaml, another origin" in message
+    assert "spec_redirect_hosts=['localhost']" in message and "sig=abc" not in message
+
+
+def test_a_host_in_spec_redirect_hosts_may_serve_the_spec(api: Running):
+    with RestDriver(api.url + "/spec-away", base_url=api.url + "/v1", spec_redirect_hosts=["localhost"]) as driver:
+        assert "listPets" in driver.operations
+
+
+def test_a_spec_url_that_redirects_without_end_is_refused(api: Running):
+    with pytest.raises(SpecError, match="redirected more than 5 times"):
+        RestDriver(api.url + "/spec-loop", base_url=api.url + "/v1")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from urllib.parse import quote, quote_plus
 
 import pytest
 from mcs_rest import RestDriver
 from rest_paths import PETSTORE
 from rest_server import ResettingServer, Running
+from support.logs import log_everything, quoting
 from support.security_cases import B1_DOT_SEGMENTS, B1_PATH_VALUES
 from support.servers import free_port
 
@@ -225,3 +228,20 @@ def test_non_ascii_header_values_are_refused_with_a_clear_message(driver, api):
         driver.call_tool("getProfile", {"id": "u1", "X-Trace": "café"})
     assert "ASCII" in info.value.message
     assert api.state.requests == []
+
+
+# ---------------------------------------------------------------- the HTTP libraries' own logs
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_an_api_key_in_the_query_is_in_no_record_httpx_or_httpcore_logs(api: Running, caplog, use_async):
+    log_everything(caplog)
+    key = "k3y-7781/secret+value"
+    with RestDriver(PETSTORE, base_url=api.url + "/v1", auth={"queryKey": key}) as driver:
+        if use_async:
+            assert asyncio.run(driver.acall_tool("secure", {}))["ok"] is True
+        else:
+            assert driver.call_tool("secure", {})["ok"] is True
+    assert api.state.requests[-1].query.startswith("api_key=k3y-7781")
+    assert caplog.records  # the libraries did log at DEBUG
+    assert quoting(caplog.records, key, quote(key, safe=""), quote_plus(key)) == []

@@ -162,6 +162,8 @@ class EchoPeer(SoapPeer):
       the ``X-Api-Key`` header (percent- and form-encoded too), the WS-Security password and
       the text of the SOAP Header;
     * ``/page``: a 401 HTML page quoting those headers and the password (HTML-escaped);
+    * ``/refs.html``, ``/refs.xml``: a 401 HTML page and a 500 XML error (not SOAP) quoting
+      the ``X-Api-Key`` header as decimal and the password as hexadecimal character references;
     * ``/tag``: 200 with broken XML whose element is named after the ``X-Api-Key`` header;
     * ``/element``: a SOAP answer with an unexpected element named after that header;
     * anything else: an answer holding the ``X-Api-Key`` header (for ``Echo``).
@@ -180,6 +182,15 @@ class EchoPeer(SoapPeer):
             said = {"authorization": headers.get("authorization", ""), "x-api-key": key, "password": password}
             listed = "".join(f"<li>{name}: {html.escape(value)}</li>" for name, value in said.items())
             return 401, "text/html", f"<html><body><h1>Denied</h1><ul>{listed}</ul></body></html>".encode()
+        if path in ("/refs.html", "/refs.xml"):
+            self.requests.append(Recorded(method, path, dict(headers), body))
+            password = etree.fromstring(body).findtext(f".//{{{WSSE}}}Password") or ""
+            decimal = "".join(f"&#{ord(c)};" for c in key)
+            hexadecimal = "".join(f"&#x{ord(c):x};" for c in password)
+            if path == "/refs.html":
+                page = f"<html><body><p>key {decimal}</p><p>password {hexadecimal}</p></body></html>"
+                return 401, "text/html", page.encode()
+            return 500, "application/xml", f"<error><key>{decimal}</key><pw>{hexadecimal}</pw></error>".encode()
         if path in ("/tag", "/element"):
             self.requests.append(Recorded(method, path, dict(headers), body))
             if path == "/tag":

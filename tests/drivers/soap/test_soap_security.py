@@ -12,6 +12,7 @@ from mcs_soap import SoapDriver, WsdlError
 from mcs_soap.peer import SoapPeer, serve
 from soap_world import WORLD_WSDL, World
 from support.hostile import HostilePeer
+from support.logs import log_everything, quoting
 
 from mcs.errors import ExecutionError, InvalidInputError
 
@@ -273,11 +274,13 @@ WSSE_PASSWORD = "pa&ss<w>rd 2"
 
 def _forms(*credentials: str) -> list[str]:
     """Every form of ``credentials`` a careless server may echo, and the XML-escaped ones."""
+    from urllib.parse import quote, quote_plus
     from xml.sax.saxutils import escape
 
     from mcs.redaction import credential_forms
 
     forms = set(credential_forms(credentials))
+    forms |= {quote(f, safe="") for f in forms} | {quote_plus(f) for f in forms}
     return sorted(forms | {escape(f) for f in forms} | {escape(f, {'"': "&quot;"}) for f in forms})
 
 
@@ -365,6 +368,20 @@ def test_credentials_echoed_in_an_error_page_never_reach_the_model(echo_peer, us
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("path", ["/refs.html", "/refs.xml"])
+def test_credentials_written_as_character_references_never_reach_the_model(echo_peer, path, use_async):
+    _, url = echo_peer
+    with SoapDriver(WORLD_WSDL, endpoint=url + path, http_headers={"X-Api-Key": API_KEY},
+                    wsse_username="alice", wsse_password=WSSE_PASSWORD) as driver, \
+            pytest.raises(ExecutionError) as info:
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    told = _told(info.value)
+    assert "[redacted]" in told
+    assert [form for form in _forms(API_KEY, WSSE_PASSWORD) if form in told] == []
+    assert "&#" not in told  # nor the references themselves
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("path", ["/tag", "/element"])
 def test_a_credential_echoed_as_an_element_name_never_reaches_the_model(echo_peer, path, use_async):
     _, url = echo_peer
@@ -418,3 +435,14 @@ def test_a_successful_answer_that_echoes_a_credential_is_data(echo_peer):
     _, url = echo_peer
     with SoapDriver(WORLD_WSDL, endpoint=url + "/ok", http_headers={"X-Api-Key": API_KEY}) as driver:
         assert driver.call_tool("Echo", {"text": "hi", "times": 1}) == API_KEY
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_credentials_are_in_no_record_the_http_libraries_or_zeep_log(echo_peer, caplog, use_async):
+    _, url = echo_peer
+    log_everything(caplog)
+    with SoapDriver(WORLD_WSDL, endpoint=url + "/page", http_basic=BASIC, http_headers={"X-Api-Key": API_KEY},
+                    wsse_username="alice", wsse_password=WSSE_PASSWORD) as driver, pytest.raises(ExecutionError):
+        _call(driver, "Calculator_CalculatorSoap_Add", use_async)
+    assert caplog.records
+    assert quoting(caplog.records, *_forms(_basic_header(), API_KEY, WSSE_PASSWORD)) == []
