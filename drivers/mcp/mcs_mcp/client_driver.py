@@ -38,7 +38,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -128,6 +130,10 @@ class MCPDriver(ToolDriver):
       is tried again (reconnecting when its session ended) at the next listing
       (:meth:`list_tools`, :meth:`alist_tools`, the description). Only when every server
       fails does listing raise;
+    * ``relist_interval``: a server's ``list_changed`` notifications make the bridge list
+      that server again (not the others) on next use, at most once per this many seconds
+      (default 1); the change listeners hear a burst of them as at most two notifications,
+      one at once and one at the end of the interval;
     * ``max_result_bytes``: cap on what one call returns to the model (default 1 MiB);
       a longer text, or structured content whose JSON is longer, is cut and ends with
       ``[truncated: ...]``;
@@ -181,6 +187,7 @@ class MCPDriver(ToolDriver):
         namespace: bool = False,
         connect_timeout: float = 30.0,
         listing_timeout: float = 30.0,
+        relist_interval: float = 1.0,
         max_result_bytes: int = 1024 * 1024,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         mode: ConnectMode = "legacy",
@@ -237,15 +244,17 @@ class MCPDriver(ToolDriver):
         specs = [replace(s, max_message_bytes=max_message_bytes) for s in specs]
         self.connections: dict[str, Endpoint] = {
             spec.name: Endpoint(
-                spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=self._tools_changed,
+                spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=partial(self._tools_changed, spec.name),
                 handlers=ClientHandlers(
                     on_elicit=on_elicit, on_elicit_url=on_elicit_url, on_sample=on_sample, roots=roots,
                     on_log=on_log, on_progress=on_progress, server=spec.name,
                 ),
-                on_change=self._server_changed,
+                on_change=partial(self._server_changed, spec.name),
             )
             for spec in specs
         }
+        if relist_interval < 0:
+            raise ConfigurationError("relist_interval must be 0 or more seconds")
         if max_result_bytes < 1:
             raise ConfigurationError("max_result_bytes must be at least 1")
         self.max_result_bytes = max_result_bytes
@@ -260,7 +269,11 @@ class MCPDriver(ToolDriver):
         self.namespace = namespace
         self._routes: dict[str, _Route] = {}
         self._listings: dict[str, _Listing] = {}
-        self._tools_stale = False
+        self.relist_interval = relist_interval
+        self._stale: set[str] = set()  # servers that announced a change of their lists
+        self._relisted: dict[str, float] = {}  # server -> when its listing was last dropped for a change
+        self._announced: dict[str, float] = {}  # list kind -> when the listeners were last told
+        self._announcing: set[str] = set()  # list kinds with a notification held to the end of the interval
         self._reported: set[tuple[str, str, str]] = set()
         self.listing_timeout = listing_timeout
         self._failures: dict[str, _Failure] = {}  # server -> why its last listing failed
@@ -282,35 +295,74 @@ class MCPDriver(ToolDriver):
 
     # ----------------------------------------------------------------- listing
 
-    def _tools_changed(self) -> None:
-        # notifications/tools/list_changed: re-list on next use; new tools stay held (F2).
-        self._tools_stale = True
-        for listener in list(self._listeners()):
-            try:
-                listener("tools", None)
-            except Exception:
-                logger.exception("change listener %r raised", listener)
+    def _tools_changed(self, server: str) -> None:
+        # notifications/tools/list_changed: that server is listed again on next use; new tools stay held (F2).
+        self._stale.add(server)
+        self._announce("tools")
 
-    def _server_changed(self, kind: str, uri: str | None) -> None:
+    def _server_changed(self, server: str, kind: str, uri: str | None) -> None:
         """A server's prompts/resources list changed, or a subscribed resource was updated."""
         if kind in ("prompts", "resources"):
-            self._tools_stale = True  # prompt and resource tools are re-listed too
+            self._stale.add(server)  # prompt and resource tools are re-listed too
+            self._announce(kind)
+            return
         if kind == "resource" and uri is not None:
             for callback in list(self._subscriptions.get(uri, ())):
                 try:
                     callback(uri)
                 except Exception:
                     logger.exception("subscription callback for %s raised", uri)
+        self._tell(kind, uri)
+
+    def _tell(self, kind: str, uri: str | None) -> None:
         for listener in list(self._listeners()):
             try:
                 listener(kind, uri)  # type: ignore[arg-type]
             except Exception:
                 logger.exception("change listener %r raised", listener)
 
+    def _announce(self, kind: str) -> None:
+        """Tell the listeners that a list changed, at most once per ``relist_interval``: the
+        first notification of a burst is passed on at once, the rest become one more at the
+        end of the interval. Called on the event loop of the session that heard it."""
+        now = time.monotonic()
+        last = self._announced.get(kind)
+        if last is None or now - last >= self.relist_interval:
+            self._announced[kind] = now
+            self._tell(kind, None)
+            return
+        if kind in self._announcing:
+            return  # one is already due at the end of the interval
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not heard on a session's loop (a direct call): nothing to hold it on
+            self._tell(kind, None)
+            return
+        self._announcing.add(kind)
+        loop.call_later(last + self.relist_interval - now, self._announce_held, kind)
+
+    def _announce_held(self, kind: str) -> None:
+        self._announcing.discard(kind)
+        self._announced[kind] = time.monotonic()
+        self._tell(kind, None)
+
+    def _drop_changed_listings(self) -> bool:
+        """Forget the listings of the servers that announced a change, each at most once per
+        ``relist_interval`` (a later one waits for the next use after that); True when any was."""
+        if not self._stale:
+            return False
+        now = time.monotonic()
+        due = [s for s in list(self._stale) if now - self._relisted.get(s, -math.inf) >= self.relist_interval]
+        for server in due:
+            self._stale.discard(server)
+            self._relisted[server] = now
+            self._listings.pop(server, None)
+            if server in self._failures:
+                self._retry.add(server)  # it spoke: try it now
+        return bool(due)
+
     def _tool_map(self) -> dict[str, Tool]:
-        if self._tools_stale:
-            self._tools_stale = False
-            self._listings.clear()
+        if self._drop_changed_listings():
             self.refresh_tools()
         return super()._tool_map()
 
@@ -419,9 +471,7 @@ class MCPDriver(ToolDriver):
     async def _aprefetch(self, *, retry: bool = False) -> None:
         """List every server not listed yet on the caller's loop, so async use opens no second
         session; with ``retry``, servers that failed are tried again too."""
-        if self._tools_stale:
-            self._tools_stale = False
-            self._listings.clear()
+        if self._drop_changed_listings():
             self.refresh_tools()
         if retry and self._failures:
             self._retry_failed()
