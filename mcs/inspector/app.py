@@ -9,13 +9,16 @@ answers JSON; work that touches the driver runs on worker threads, never on the 
     GET  /api/search?q=&group=  the discovery search, best first
     GET  /api/tool?name=&model= one tool: rendered for the model, native exports, schemas
     GET  /api/prompt?model=     the full system prompt
-    POST /api/call              {"tool", "arguments", "confirmed"}
+    POST /api/call              {"tool", "arguments", "confirmation"}
+    POST /api/calls             {"calls": [{"tool", "arguments"}...], "confirmation"}: in order,
+                                stopping at the first that fails (the editor's Save)
     POST /api/reply/analyse     {"reply"}: the calls found, their kind and verdict
-    POST /api/reply/run         {"reply", "confirmed"}: run it as process_llm_response
-    GET  /api/interfaces        interface views and conformance problems
+    POST /api/reply/run         {"reply", "confirmation"}: run it as process_llm_response
 
-A call that may write answers ``409`` with ``{"error": "CONFIRMATION_REQUIRED"}`` unless
-the request says the person confirmed it.
+A call that may write answers ``409`` with ``{"error": "CONFIRMATION_REQUIRED", "tools",
+"preview", "confirmation"}``: ``preview`` is exactly what would run, for the page to show,
+and ``confirmation`` confirms that content only. The same request sent again with that
+``confirmation`` runs; a request with other content needs a confirmation of its own.
 """
 
 from __future__ import annotations
@@ -94,6 +97,21 @@ def _text(data: dict[str, Any], key: str) -> str:
     return value
 
 
+def _confirmation(data: dict[str, Any]) -> str | None:
+    value = data.get("confirmation")
+    if value is not None and not isinstance(value, str):
+        raise _BadRequest(400, "'confirmation' must be the string a 409 CONFIRMATION_REQUIRED answer gave")
+    return value
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _BadRequest(400, "'arguments' must be a JSON object")
+    return value
+
+
 def create_app(inspection: Inspection, *, token: str, port: int) -> ASGIApp:
     """The guarded ASGI app for ``inspection``, answering on ``127.0.0.1:port`` under ``/token/``."""
     files = static_files()
@@ -108,8 +126,8 @@ def create_app(inspection: Inspection, *, token: str, port: int) -> ASGIApp:
             except UnknownTool as exc:
                 return JSONResponse({"error": "UNKNOWN_TOOL", "message": f"no tool named {exc}"}, status_code=404)
             except ConfirmationRequired as exc:
-                return JSONResponse({"error": "CONFIRMATION_REQUIRED", "message": str(exc), "tools": exc.tools},
-                                    status_code=409)
+                return JSONResponse({"error": "CONFIRMATION_REQUIRED", "message": str(exc), "tools": exc.tools,
+                                     "preview": exc.preview, "confirmation": exc.confirmation}, status_code=409)
             except ConfigurationError as exc:  # e.g. a toolbox with controls refusing to chain a reply
                 return JSONResponse({"error": "CONFIGURATION", "message": str(exc)}, status_code=409)
             return JSONResponse(payload)
@@ -146,12 +164,17 @@ def create_app(inspection: Inspection, *, token: str, port: int) -> ASGIApp:
 
     async def call(request: Request) -> Any:
         data = await _json_body(request)
-        arguments = data.get("arguments") or {}
-        if not isinstance(arguments, dict):
-            raise _BadRequest(400, "'arguments' must be a JSON object")
-        return await run_in_threadpool(
-            lambda: inspection.call(_text(data, "tool"), arguments, confirmed=data.get("confirmed") is True)
-        )
+        name, arguments, confirmation = _text(data, "tool"), _arguments(data.get("arguments")), _confirmation(data)
+        return await run_in_threadpool(lambda: inspection.call(name, arguments, confirmation=confirmation))
+
+    async def calls(request: Request) -> Any:
+        data = await _json_body(request)
+        listed = data.get("calls")
+        if not isinstance(listed, list) or not listed or not all(isinstance(c, dict) for c in listed):
+            raise _BadRequest(400, "'calls' must be a non-empty list of {\"tool\", \"arguments\"} objects")
+        batch = [(_text(c, "tool"), _arguments(c.get("arguments"))) for c in listed]
+        confirmation = _confirmation(data)
+        return await run_in_threadpool(lambda: inspection.calls(batch, confirmation=confirmation))
 
     async def analyse(request: Request) -> Any:
         data = await _json_body(request)
@@ -159,9 +182,8 @@ def create_app(inspection: Inspection, *, token: str, port: int) -> ASGIApp:
 
     async def run_reply(request: Request) -> Any:
         data = await _json_body(request)
-        return await run_in_threadpool(
-            lambda: inspection.run_reply(_text(data, "reply"), confirmed=data.get("confirmed") is True)
-        )
+        reply, confirmation = _text(data, "reply"), _confirmation(data)
+        return await run_in_threadpool(lambda: inspection.run_reply(reply, confirmation=confirmation))
 
     async def interfaces(request: Request) -> Any:
         return await run_in_threadpool(inspection.interfaces)
@@ -175,6 +197,7 @@ def create_app(inspection: Inspection, *, token: str, port: int) -> ASGIApp:
         Route("/api/tool", api(tool)),
         Route("/api/prompt", api(prompt)),
         Route("/api/call", api(call), methods=["POST"]),
+        Route("/api/calls", api(calls), methods=["POST"]),
         Route("/api/reply/analyse", api(analyse), methods=["POST"]),
         Route("/api/reply/run", api(run_reply), methods=["POST"]),
         Route("/api/interfaces", api(interfaces)),

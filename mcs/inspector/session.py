@@ -8,12 +8,18 @@ pipeline (``call_tool`` / ``process_llm_response``, whose policy decisions and h
 recorded per call by :class:`~mcs.inspector.recorder.CallRecorder`).
 
 Calls that may write (a tool not marked ``readOnlyHint`` nor ``destructiveHint: false``,
-the MCP defaults) run only when the request says the person confirmed them.
+the MCP defaults) run only with a confirmation of exactly what runs: the first request is
+refused with a preview of it and that preview's confirmation (a keyed hash only this
+inspection computes); the request sent again with that confirmation runs, and any other
+content (a changed argument, another line, another reply) needs a confirmation of its own.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import secrets
 import threading
 import time
 import uuid
@@ -48,11 +54,17 @@ _SUMMARY_CHARS = 120
 
 
 class ConfirmationRequired(Exception):
-    """The call may write and the person has not confirmed it; nothing ran."""
+    """The call may write and the person has not confirmed this very content; nothing ran.
 
-    def __init__(self, tools: list[str]) -> None:
+    ``preview`` is what will run, to show the person; ``confirmation`` confirms that preview
+    and nothing else (send it back with the same content to run it).
+    """
+
+    def __init__(self, tools: list[str], preview: Any = None, confirmation: str = "") -> None:
         super().__init__(f"confirm before running {', '.join(tools)}: it may change data")
         self.tools = tools
+        self.preview = preview
+        self.confirmation = confirmation
 
 
 class UnknownTool(LookupError):
@@ -103,6 +115,7 @@ class Inspection:
         self._tools = driver.list_tools()
         self._lock = threading.Lock()
         self._interfaces: dict[str, Any] | None = None
+        self._confirmation_key = secrets.token_bytes(32)
 
     def _attach(self, driver: ToolDriver) -> None:
         members: dict[str, Any] = getattr(driver, "members", {})
@@ -215,18 +228,70 @@ class Inspection:
     def _context(self) -> AgentContext:
         return AgentContext(agent_id=AGENT_ID, request_id=uuid.uuid4().hex)
 
-    def call(self, name: str, arguments: Mapping[str, Any], *, confirmed: bool = False) -> dict[str, Any]:
+    def _confirmation_of(self, preview: Any) -> str:
+        """The confirmation of ``preview``: a hash of its canonical JSON keyed by this
+        inspection's secret, so only a preview the server showed has one."""
+        data = json.dumps(preview, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+        return hmac.new(self._confirmation_key, data.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def _confirm(self, tools: list[str], preview: Any, confirmation: str | None) -> None:
+        """Return when ``confirmation`` confirms exactly ``preview``.
+
+        Raises:
+            ConfirmationRequired: it does not (or there is none), with the preview and its confirmation.
+        """
+        expected = self._confirmation_of(preview)
+        if confirmation is None or not hmac.compare_digest(confirmation.encode("utf-8"), expected.encode("utf-8")):
+            raise ConfirmationRequired(tools, preview, expected)
+
+    def call(self, name: str, arguments: Mapping[str, Any], *, confirmation: str | None = None) -> dict[str, Any]:
         """Run one tool through the whole pipeline; the result or the error the model would
         read, the duration, and the policy and hook events of the call.
 
+        A tool that may write runs only when ``confirmation`` confirms this tool with these
+        arguments (see :class:`ConfirmationRequired`).
+
         Raises:
             UnknownTool: no tool has that name (nothing ran).
-            ConfirmationRequired: the tool may write and ``confirmed`` is false (nothing ran).
+            ConfirmationRequired: the tool may write and this call is not confirmed (nothing ran).
         """
-        tool = self.tool(name)
-        runs = self._named_by_call_tool(tool, arguments) or tool
-        if needs_confirmation(runs) and not confirmed:
-            raise ConfirmationRequired([runs.name])
+        outcome: dict[str, Any] = self._run_calls([(name, arguments)], confirmation, single=True)[0]
+        return outcome
+
+    def calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]], *,
+              confirmation: str | None = None) -> dict[str, Any]:
+        """Run ``calls`` (tool name, arguments) in order, each as :meth:`call` runs one,
+        stopping after the first that fails: ``{"outcomes": [...]}``. When any may write,
+        they are confirmed together: ``confirmation`` must confirm this very list
+        (previewed as ``{"calls": [{"tool", "arguments"}...]}``).
+
+        Raises:
+            UnknownTool: a call names no tool (nothing ran).
+            ConfirmationRequired: a call may write and the list is not confirmed (nothing ran).
+        """
+        return {"outcomes": self._run_calls(calls, confirmation, single=False)}
+
+    def _run_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]], confirmation: str | None, *,
+                   single: bool) -> list[dict[str, Any]]:
+        """Resolve every call, confirm the whole list when one may write (judged now, on the
+        driver's tools), then run them in order until one fails."""
+        resolved = [(self.tool(name), arguments) for name, arguments in calls]
+        writes: dict[str, None] = {}  # the tools that may write, in order, once each
+        for tool, arguments in resolved:
+            runs = self._named_by_call_tool(tool, arguments) or tool
+            if needs_confirmation(runs):
+                writes[runs.name] = None
+        if writes:
+            shown = [{"tool": tool.name, "arguments": dict(arguments)} for tool, arguments in resolved]
+            self._confirm(list(writes), shown[0] if single else {"calls": shown}, confirmation)
+        outcomes: list[dict[str, Any]] = []
+        for tool, arguments in resolved:
+            outcomes.append(self._run_call(tool, arguments))
+            if not outcomes[-1]["ok"]:
+                break
+        return outcomes
+
+    def _run_call(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
         context = self._context()
         with self._lock:
             started = time.perf_counter()
@@ -330,15 +395,21 @@ class Inspection:
         finally:
             self.recorder.take(context.request_id, started)
 
-    def run_reply(self, text: str, *, confirmed: bool = False) -> dict[str, Any]:
+    def run_reply(self, text: str, *, confirmation: str | None = None) -> dict[str, Any]:
         """Run a pasted reply exactly as ``process_llm_response`` would.
 
+        When a call in it may write (or it goes on to bare-contract members), it runs only
+        when ``confirmation`` confirms this very text and the calls its analysis finds.
+
         Raises:
-            ConfirmationRequired: a call in it may write and ``confirmed`` is false.
+            ConfirmationRequired: it needs a confirmation and this one does not fit (nothing ran).
         """
         analysis = self.analyse(text)
-        if analysis["needs_confirmation"] and not confirmed:
-            raise ConfirmationRequired(analysis["needs_confirmation"])
+        if analysis["needs_confirmation"]:
+            shown = {"reply": text, "may_write": analysis["needs_confirmation"],
+                     "calls": [{"tool": row["tool"], "arguments": row["arguments"]}
+                               for row in analysis["calls"] if row["verdict"] == "runs"]}
+            self._confirm(analysis["needs_confirmation"], shown, confirmation)
         reply = as_reply(text)
         context = self._context()
         with self._lock:

@@ -46,6 +46,15 @@ def _math() -> mcs.FunctionDriver:
     return driver
 
 
+def _confirmed(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response:
+    """POST ``body``; when the answer asks for a confirmation, send it again with the one given
+    (what the page does once the person agreed to the preview)."""
+    first = client.post(path, json=body)
+    if first.status_code != 409 or first.json()["error"] != "CONFIRMATION_REQUIRED":
+        return first
+    return client.post(path, json={**body, "confirmation": first.json()["confirmation"]})
+
+
 @pytest.fixture
 def notes() -> Iterator[httpx.Client]:
     with InspectorServer(_math()) as server, httpx.Client(base_url=server.url, timeout=30) as client:
@@ -102,7 +111,8 @@ def test_a_write_runs_only_once_confirmed_and_reaches_the_real_server(petstore: 
     refused = client.post("api/call", json=body)
     assert refused.status_code == 409 and refused.json()["tools"] == ["addPet"]
     assert [p["name"] for p in driver.call_tool("listPets", {})] == ["Tom"]
-    done = client.post("api/call", json={**body, "confirmed": True}).json()
+    assert refused.json()["preview"] == body
+    done = client.post("api/call", json={**body, "confirmation": refused.json()["confirmation"]}).json()
     assert done["ok"] and done["result"] == {"id": 2, "name": "Rex", "species": "dog"}
     assert [p["name"] for p in driver.call_tool("listPets", {})] == ["Tom", "Rex"]
 
@@ -116,7 +126,8 @@ def test_call_tool_asks_first_when_the_tool_it_names_may_write() -> None:
         write = {"tool": "call_tool", "arguments": {"name": "delete_note", "arguments": {"title": "old"}}}
         refused = client.post("api/call", json=write)
         assert refused.status_code == 409 and refused.json()["tools"] == ["delete_note"]
-        assert client.post("api/call", json={**write, "confirmed": True}).json()["result"] == "deleted old"
+        confirmation = refused.json()["confirmation"]
+        assert client.post("api/call", json={**write, "confirmation": confirmation}).json()["result"] == "deleted old"
 
 
 def test_a_secret_argument_never_comes_back_in_the_error_the_page_shows() -> None:
@@ -146,12 +157,12 @@ def test_the_pipelines_limits_answer_the_pages_calls_as_they_answer_a_model() ->
 
 
 def test_a_call_shows_the_error_the_model_reads_and_the_policy_and_hook_events(notes: httpx.Client) -> None:
-    denied = notes.post("api/call", json={"tool": "delete_note", "arguments": {"title": "secret plan"}, "confirmed": True}).json()
+    denied = _confirmed(notes, "api/call", {"tool": "delete_note", "arguments": {"title": "secret plan"}}).json()
     assert (denied["ok"], denied["error"]) == (False, "POLICY_DENIED")
     assert "secret notes stay" in denied["message"]
     assert [(e["kind"], e["name"], e["outcome"]) for e in denied["events"]] == [
         ("policy", "_math.<locals>.no_secret_notes", "deny"), ("hook", "on_execute_error", "POLICY_DENIED")]
-    done = notes.post("api/call", json={"tool": "delete_note", "arguments": {"title": "groceries"}, "confirmed": True}).json()
+    done = _confirmed(notes, "api/call", {"tool": "delete_note", "arguments": {"title": "groceries"}}).json()
     assert done["result"] == "deleted groceries" and done["duration_ms"] >= 0
     kinds = [(e["kind"], e["name"]) for e in done["events"]]
     assert kinds == [("policy", "_math.<locals>.no_secret_notes"), ("hook", "on_execute_start"), ("hook", "on_execute_end")]
@@ -281,7 +292,7 @@ def test_a_toolbox_with_a_policy_refuses_to_chain_and_the_inspector_says_why() -
     box = mcs.Toolbox({"notes": mcs.FunctionDriver([add], name="notes"), "legacy": legacy})
     box.controls.add_policy(lambda context, tool, arguments: mcs.PolicyDecision.allow())
     with InspectorServer(box) as server, httpx.Client(base_url=server.url, timeout=30) as client:
-        refused = client.post("api/reply/run", json={"reply": "wipe_disk()", "confirmed": True})
+        refused = _confirmed(client, "api/reply/run", {"reply": "wipe_disk()"})
         assert refused.status_code == 409
         assert refused.json()["error"] == "CONFIGURATION" and "bare-contract" in refused.json()["message"]
     assert legacy.ran == []
@@ -296,7 +307,7 @@ def test_a_reply_left_to_a_chained_bare_driver_asks_first() -> None:
         refused = client.post("api/reply/run", json={"reply": "wipe_disk()"})
         assert refused.status_code == 409 and refused.json()["tools"] == ["legacy"]
         assert legacy.ran == []
-        assert client.post("api/reply/run", json={"reply": "wipe_disk()", "confirmed": True}).json()["result"] == "wiped"
+        assert _confirmed(client, "api/reply/run", {"reply": "wipe_disk()"}).json()["result"] == "wiped"
         assert legacy.ran == ["wipe_disk"]
         # A reply the toolbox's own tools claim never reaches the chained driver: nothing to ask.
         read = json.dumps({"tool": "add", "arguments": {"a": 1, "b": 2}})

@@ -217,6 +217,7 @@ def test_the_file_tree_editor_and_chat_work_from_their_definitions(page: Any, st
     expect(editor.locator("textarea.editor")).to_have_value("print('hello')\nprint('world')\n")
     editor.locator("textarea.editor").fill("print('hello')\nprint('inspector')\n")
     editor.locator("button[data-method=edit_line]").click()
+    expect(page.locator("#confirm")).to_contain_text("print('inspector')")  # the server's preview of the Save
     page.click("#confirm button[value=run]")
     expect(editor.locator(".output")).to_contain_text('"success": true')
     editor.locator("button[data-method=run_code]").click()

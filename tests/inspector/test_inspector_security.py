@@ -43,12 +43,16 @@ def test_requests_without_the_token_are_refused(server: InspectorServer) -> None
         answer = httpx.get(root + path)
         assert answer.status_code == 403, path
         assert server.token not in answer.text
-    refused = httpx.post(f"{root}/api/call", json={"tool": "wipe", "arguments": {"table": "users"}, "confirmed": True})
+    refused = httpx.post(f"{root}/api/call", json={"tool": "wipe", "arguments": {"table": "users"}, "confirmation": "0" * 64})
     assert refused.status_code == 403 and calls == []
 
 
 def test_a_foreign_host_or_origin_is_refused_even_with_the_token(server: InspectorServer) -> None:
-    body = {"tool": "wipe", "arguments": {"table": "users"}, "confirmed": True}
+    own = {"Origin": f"http://127.0.0.1:{server.port}", "Sec-Fetch-Site": "same-origin"}
+    write = {"tool": "wipe", "arguments": {"table": "users"}}
+    asked = httpx.post(server.url + "api/call", json=write, headers=own)
+    assert asked.status_code == 409 and calls == []
+    body = {**write, "confirmation": asked.json()["confirmation"]}  # even a valid confirmation
     attempts = [
         {"Host": "evil.example"},                                     # DNS rebinding
         {"Host": f"evil.example:{server.port}"},
@@ -62,7 +66,6 @@ def test_a_foreign_host_or_origin_is_refused_even_with_the_token(server: Inspect
         answer = httpx.post(server.url + "api/call", json=body, headers=headers)
         assert answer.status_code == 403, headers
     assert calls == []
-    own = {"Origin": f"http://127.0.0.1:{server.port}", "Sec-Fetch-Site": "same-origin"}
     assert httpx.post(server.url + "api/call", json=body, headers=own).json()["result"] == "wiped"
     assert httpx.get(server.url, headers={"Host": f"localhost:{server.port}"}).status_code == 200
 

@@ -38,7 +38,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -47,7 +49,7 @@ from typing import IO, Any, ClassVar
 
 from mcs import discovery, prompts
 from mcs.context import AgentContext, Session
-from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
+from mcs.driver import DriverMeta, ToolDriver, _with_prefix, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
@@ -79,6 +81,14 @@ class _Route:
     kind: str  # "tool" | "prompt" | "resource"
     target: str
     wrapped: bool = False  # a tool's output schema is the SDKs' {"result": ...} wrapper
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """Why one server is left out of the listing: the full error, and a short reason for the model."""
+
+    error: ExecutionError
+    why: str  # "cannot be reached", "did not list its tools in time"... (never the server's own text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +124,16 @@ class MCPDriver(ToolDriver):
     * ``namespace``: prefix every tool with its server's name (default off: a name another
       server already offers is then held back as shadowing);
     * ``connect_timeout``: seconds to start and initialise a server (default 30);
+      ``listing_timeout``: seconds a connected server may take to list its tools (default 30).
+      A server that cannot be reached, answers its listing with an error or too late is
+      left out of the listing and named in the description; the others are listed, and it
+      is tried again (reconnecting when its session ended) at the next listing
+      (:meth:`list_tools`, :meth:`alist_tools`, the description). Only when every server
+      fails does listing raise;
+    * ``relist_interval``: a server's ``list_changed`` notifications make the bridge list
+      that server again (not the others) on next use, at most once per this many seconds
+      (default 1); the change listeners hear a burst of them as at most two notifications,
+      one at once and one at the end of the interval;
     * ``max_result_bytes``: cap on what one call returns to the model (default 1 MiB);
       a longer text, or structured content whose JSON is longer, is cut and ends with
       ``[truncated: ...]``;
@@ -166,6 +186,8 @@ class MCPDriver(ToolDriver):
         trust_new_tools: bool = False,
         namespace: bool = False,
         connect_timeout: float = 30.0,
+        listing_timeout: float = 30.0,
+        relist_interval: float = 1.0,
         max_result_bytes: int = 1024 * 1024,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         mode: ConnectMode = "legacy",
@@ -222,15 +244,17 @@ class MCPDriver(ToolDriver):
         specs = [replace(s, max_message_bytes=max_message_bytes) for s in specs]
         self.connections: dict[str, Endpoint] = {
             spec.name: Endpoint(
-                spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=self._tools_changed,
+                spec, connect_timeout=connect_timeout, mode=mode, on_tools_changed=partial(self._tools_changed, spec.name),
                 handlers=ClientHandlers(
                     on_elicit=on_elicit, on_elicit_url=on_elicit_url, on_sample=on_sample, roots=roots,
                     on_log=on_log, on_progress=on_progress, server=spec.name,
                 ),
-                on_change=self._server_changed,
+                on_change=partial(self._server_changed, spec.name),
             )
             for spec in specs
         }
+        if relist_interval < 0:
+            raise ConfigurationError("relist_interval must be 0 or more seconds")
         if max_result_bytes < 1:
             raise ConfigurationError("max_result_bytes must be at least 1")
         self.max_result_bytes = max_result_bytes
@@ -245,8 +269,17 @@ class MCPDriver(ToolDriver):
         self.namespace = namespace
         self._routes: dict[str, _Route] = {}
         self._listings: dict[str, _Listing] = {}
-        self._tools_stale = False
+        self.relist_interval = relist_interval
+        self._stale: set[str] = set()  # servers that announced a change of their lists
+        self._relisted: dict[str, float] = {}  # server -> when its listing was last dropped for a change
+        self._announced: dict[str, float] = {}  # list kind -> when the listeners were last told
+        self._announcing: set[str] = set()  # list kinds with a notification held to the end of the interval
         self._reported: set[tuple[str, str, str]] = set()
+        self.listing_timeout = listing_timeout
+        self._failures: dict[str, _Failure] = {}  # server -> why its last listing failed
+        self._retry: set[str] = set()  # failed servers to list again at the next listing
+        self._offered: dict[str, list[str]] = {}  # server -> the tool names it offered last
+        self._unavailable: dict[str, Tool] = {}  # a failed server's former tool name -> its stand-in
         transports = sorted({spec.transport for spec in specs})
         self.meta = DriverMeta(
             id=_DRIVER_ID,
@@ -262,35 +295,74 @@ class MCPDriver(ToolDriver):
 
     # ----------------------------------------------------------------- listing
 
-    def _tools_changed(self) -> None:
-        # notifications/tools/list_changed: re-list on next use; new tools stay held (F2).
-        self._tools_stale = True
-        for listener in list(self._listeners()):
-            try:
-                listener("tools", None)
-            except Exception:
-                logger.exception("change listener %r raised", listener)
+    def _tools_changed(self, server: str) -> None:
+        # notifications/tools/list_changed: that server is listed again on next use; new tools stay held (F2).
+        self._stale.add(server)
+        self._announce("tools")
 
-    def _server_changed(self, kind: str, uri: str | None) -> None:
+    def _server_changed(self, server: str, kind: str, uri: str | None) -> None:
         """A server's prompts/resources list changed, or a subscribed resource was updated."""
         if kind in ("prompts", "resources"):
-            self._tools_stale = True  # prompt and resource tools are re-listed too
+            self._stale.add(server)  # prompt and resource tools are re-listed too
+            self._announce(kind)
+            return
         if kind == "resource" and uri is not None:
             for callback in list(self._subscriptions.get(uri, ())):
                 try:
                     callback(uri)
                 except Exception:
                     logger.exception("subscription callback for %s raised", uri)
+        self._tell(kind, uri)
+
+    def _tell(self, kind: str, uri: str | None) -> None:
         for listener in list(self._listeners()):
             try:
                 listener(kind, uri)  # type: ignore[arg-type]
             except Exception:
                 logger.exception("change listener %r raised", listener)
 
+    def _announce(self, kind: str) -> None:
+        """Tell the listeners that a list changed, at most once per ``relist_interval``: the
+        first notification of a burst is passed on at once, the rest become one more at the
+        end of the interval. Called on the event loop of the session that heard it."""
+        now = time.monotonic()
+        last = self._announced.get(kind)
+        if last is None or now - last >= self.relist_interval:
+            self._announced[kind] = now
+            self._tell(kind, None)
+            return
+        if kind in self._announcing:
+            return  # one is already due at the end of the interval
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not heard on a session's loop (a direct call): nothing to hold it on
+            self._tell(kind, None)
+            return
+        self._announcing.add(kind)
+        loop.call_later(last + self.relist_interval - now, self._announce_held, kind)
+
+    def _announce_held(self, kind: str) -> None:
+        self._announcing.discard(kind)
+        self._announced[kind] = time.monotonic()
+        self._tell(kind, None)
+
+    def _drop_changed_listings(self) -> bool:
+        """Forget the listings of the servers that announced a change, each at most once per
+        ``relist_interval`` (a later one waits for the next use after that); True when any was."""
+        if not self._stale:
+            return False
+        now = time.monotonic()
+        due = [s for s in list(self._stale) if now - self._relisted.get(s, -math.inf) >= self.relist_interval]
+        for server in due:
+            self._stale.discard(server)
+            self._relisted[server] = now
+            self._listings.pop(server, None)
+            if server in self._failures:
+                self._retry.add(server)  # it spoke: try it now
+        return bool(due)
+
     def _tool_map(self) -> dict[str, Tool]:
-        if self._tools_stale:
-            self._tools_stale = False
-            self._listings.clear()
+        if self._drop_changed_listings():
             self.refresh_tools()
         return super()._tool_map()
 
@@ -302,32 +374,121 @@ class MCPDriver(ToolDriver):
         for server, connection in self.connections.items():
             listing = self._listings.get(server)
             if listing is None:
+                if server in self._failures and server not in self._retry:
+                    continue  # tried again at the next listing, not at every call
                 listing = self._fetch(connection)
-                self._listings[server] = listing
+                if listing is None:
+                    continue
             tools.extend(self._server_tools(server, listing, owners, methods))
+        self._retry.clear()
+        if self._failures and len(self._failures) == len(self.connections):
+            raise next(iter(self._failures.values())).error  # nothing to offer: say why
+        self._stand_ins(owners)
         return tools
 
-    def _fetch(self, connection: Endpoint) -> _Listing:
+    def _fetch(self, connection: Endpoint) -> _Listing | None:
+        """The server's listing (kept for later), or ``None`` after recording why it failed."""
+        server = connection.spec.name
+        if server in self._retry:
+            connection.forget_ended()
         try:
-            return connection.run(partial(self._afetch, server=connection.spec.name),
-                                  timeout=connection.connect_timeout + 30)
+            listing = connection.run(partial(self._afetch, server=server), timeout=self.listing_timeout)
         except Exception as exc:
-            raise _listing_error(exc, connection) from None
+            self._listing_failed(connection, exc)
+            return None
+        self._listed(server, listing)
+        return listing
 
-    async def _aprefetch(self) -> None:
-        """List every server not listed yet on the caller's loop, so async use opens no second session."""
-        if self._tools_stale:
-            self._tools_stale = False
-            self._listings.clear()
+    def _listed(self, server: str, listing: _Listing) -> None:
+        self._listings[server] = listing
+        if self._failures.pop(server, None) is not None:
+            logger.info("MCP server %r answers again: its tools are listed", server)
+
+    def _listing_failed(self, connection: Endpoint, exc: Exception) -> None:
+        """Leave the server out of the listing, remembering why (logged with the full reason)."""
+        server = connection.spec.name
+        error = _listing_error(exc, connection)
+        if not isinstance(error, ExecutionError):  # anything else the listing raised (a malformed answer)
+            logger.warning("listing MCP server %r failed", server, exc_info=exc)
+            error = ExecutionError(f"MCP server {server!r} could not list its tools: {_reason_of(exc)}",
+                                   details={"server": server})
+        self._failures[server] = _Failure(error, _why(exc))
+        logger.warning("MCP server %r is left out of the listing: %s", server, error.message)
+
+    def _stand_ins(self, owners: Mapping[str, str]) -> None:
+        """Remember what each listed server offers; a failed server's former tools get
+        stand-ins (not listed, not described) whose calls say that server is unavailable."""
+        for server in self._listings:
+            self._offered[server] = [name for name, route in self._routes.items() if route.server == server]
+        self._unavailable = {}
+        for server in self._failures:
+            for name in self._offered.get(server, ()):
+                if name in owners:
+                    continue
+                self._routes[name] = _Route(server, "unavailable", name)
+                tool = Tool(name=name, description="", input_schema={"type": "object"},
+                            meta={"original_name": name, "server": server, "kind": "unavailable"})
+                tool = _with_prefix(tool, self.prefix) if self.prefix else tool
+                self._unavailable[tool.name] = tool
+
+    def _retry_failed(self) -> None:
+        """A listing: the servers that failed are tried again (and the tools listed anew)."""
+        if self._failures:
+            self._retry = set(self._failures)
             self.refresh_tools()
+
+    def list_tools(self) -> tuple[Tool, ...]:
+        """Every tool of the servers that answer; one that failed before is tried again."""
+        self._retry_failed()
+        return super().list_tools()
+
+    def get_tool(self, name: str) -> Tool | None:
+        """:meth:`mcs.ToolDriver.get_tool`; a tool of a server that failed its last listing
+        resolves to a stand-in whose call fails saying so."""
+        found = super().get_tool(name)
+        if found is None and self._unavailable:
+            return self._unavailable.get(name)
+        return found
+
+    def _known_names(self) -> dict[str, Mapping[str, Any]]:
+        known = super()._known_names()
+        if not self._unavailable:
+            return known
+        return {**{name: tool.input_schema for name, tool in self._unavailable.items()}, **known}
+
+    def get_function_description(self, model_name: str | None = None) -> str:
+        """The tools' description; a server left out of the listing is named at its end."""
+        self._retry_failed()
+        text = super().get_function_description(model_name)
+        if self._failures and self.custom_tool_description is None:
+            text += "\n\n" + self._unavailable_note()
+        return text
+
+    def _unavailable_note(self) -> str:
+        servers = "; ".join(f"MCP server {server!r} {failure.why}" for server, failure in self._failures.items())
+        return f"Unavailable now, so their tools are not listed: {servers}."
+
+    async def _aprefetch(self, *, retry: bool = False) -> None:
+        """List every server not listed yet on the caller's loop, so async use opens no second
+        session; with ``retry``, servers that failed are tried again too."""
+        if self._drop_changed_listings():
+            self.refresh_tools()
+        if retry and self._failures:
+            self._retry_failed()
         for server, connection in self.connections.items():
-            if server not in self._listings:
-                try:
-                    self._listings[server] = await connection.arun(
-                        partial(self._afetch, server=server), timeout=connection.connect_timeout + 30
-                    )
-                except Exception as exc:
-                    raise _listing_error(exc, connection) from None
+            if server in self._listings or (server in self._failures and server not in self._retry):
+                continue
+            if server in self._retry:
+                connection.forget_ended()
+                self._retry.discard(server)
+            try:
+                listing = await connection.arun(partial(self._afetch, server=server),
+                                                timeout=self.listing_timeout)
+            except Exception as exc:
+                self._listing_failed(connection, exc)
+            else:
+                self._listed(server, listing)
+                self.refresh_tools()
 
     async def aprocess_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
         await self._aprefetch()
@@ -348,8 +509,10 @@ class MCPDriver(ToolDriver):
         use reads them when the next call comes. ``mcs serve`` connects a served bridge on
         its own loop this way, so its clients hear of changes at once.
 
+        A server that cannot be listed is left out (and tried again at the next listing).
+
         Raises:
-            ExecutionError: a server cannot be reached.
+            ExecutionError: no server can be listed.
         """
         loop = asyncio.get_running_loop()
         fetched = False
@@ -358,19 +521,22 @@ class MCPDriver(ToolDriver):
                 continue
             try:
                 # a listing, not a bare connect: a server tells of changes to clients that listed
-                self._listings[server] = await connection.arun(
-                    partial(self._afetch, server=server), timeout=connection.connect_timeout + 30
-                )
+                listing = await connection.arun(partial(self._afetch, server=server),
+                                                timeout=self.listing_timeout)
             except Exception as exc:
-                raise _listing_error(exc, connection) from None
+                self._listing_failed(connection, exc)
+            else:
+                self._listed(server, listing)
             fetched = True
         if fetched:
             self.refresh_tools()
+        if self._failures and len(self._failures) == len(self.connections):
+            raise next(iter(self._failures.values())).error
 
     async def alist_tools(self) -> tuple[Tool, ...]:
         """:meth:`list_tools` for async code: lists the servers on the caller's loop."""
-        await self._aprefetch()
-        return self.list_tools()
+        await self._aprefetch(retry=True)
+        return ToolDriver.list_tools(self)
 
     async def _afetch(self, client: Any, *, server: str = "mcp") -> _Listing:
         interfaces: list[dict[str, Any]] = []
@@ -635,6 +801,14 @@ class MCPDriver(ToolDriver):
         route = self._routes.get(invocation.tool.unprefixed_name)
         if route is None:
             raise ExecutionError(f"{invocation.tool.name} is not offered by any connected MCP server")
+        if route.kind == "unavailable":
+            failure = self._failures.get(route.server)
+            why = failure.why if failure is not None else "is unavailable"
+            raise ExecutionError(
+                f"{invocation.tool.name} cannot run now: MCP server {route.server!r} {why}. It is tried again at "
+                "the next listing of the tools; use another tool meanwhile.",
+                tool=invocation.tool.name, details={"server": route.server},
+            )
         return route, self.connections[route.server]
 
     def _prime_output_schemas(self, client: Any, server: str) -> None:
@@ -862,6 +1036,7 @@ class MCPDriver(ToolDriver):
                     "connected": c.is_open,
                     "gone": c.gone_reason,
                     "listing": self._listings[server].via if server in self._listings else None,
+                    "listing_error": self._failures[server].error.message if server in self._failures else None,
                 }
                 for server, c in self.connections.items()
             },
@@ -883,6 +1058,23 @@ class MCPDriver(ToolDriver):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _why(exc: Exception) -> str:
+    """Why a listing failed, in words that hold nothing the server wrote (the description
+    and the model's errors carry this; the full reason goes to the log)."""
+    if isinstance(exc, ServerGone):
+        return "cannot be reached"
+    if isinstance(exc, TimeoutError):
+        return "did not list its tools in time"
+    if isinstance(exc, ServerError):
+        return "answered its listing with an error"
+    return "could not list its tools"
+
+
+def _reason_of(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "..."
 
 
 def _listing_error(exc: Exception, connection: Endpoint) -> Exception:

@@ -492,6 +492,15 @@ class Endpoint:
 
         return (None if on_tools_changed is None else tools_changed), (None if on_change is None else changed)
 
+    def forget_ended(self) -> None:
+        """Drop the sessions that ended (the server died, or could not be reached), so the
+        next request connects anew: a stdio server is started again, an HTTP one reached
+        again. Sessions still open are kept; after :meth:`close` nothing reconnects."""
+        with self._lock:
+            for loop, session in list(self._sessions.items()):
+                if session.gone_reason is not None and (session._task is None or session._task.done()):
+                    del self._sessions[loop]
+
     @property
     def is_open(self) -> bool:
         """True when a session is connected and alive."""

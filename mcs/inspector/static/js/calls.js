@@ -23,30 +23,25 @@ export function confirmWrite(tools, detail) {
 }
 
 /**
- * POST `path` with `body`; when the answer is 409 CONFIRMATION_REQUIRED (or `writes` says so
- * up front) ask first, then send again with `confirmed: true`. Returns the outcome, or null
- * when the person said no.
+ * POST `path` with `body`. When the server answers 409 CONFIRMATION_REQUIRED, it sends the
+ * exact content that would run (`preview`) and the confirmation of that content: the page
+ * shows the preview, and if the person agrees, sends the same body again with that
+ * confirmation. The server judges what writes, and a confirmation fits that content only.
+ * Returns the outcome, or null when the person said no.
  */
-export async function runConfirmed(path, body, {writes = [], detail} = {}) {
-  let confirmed = false;
-  if (writes.length) {
-    if (!(await confirmWrite(writes, detail))) return null;
-    confirmed = true;
-  }
+export async function runConfirmed(path, body) {
   try {
-    return await post(path, {...body, confirmed});
+    return await post(path, body);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 409 && !confirmed) {
-      if (!(await confirmWrite(error.body.tools || [], detail))) return null;
-      return post(path, {...body, confirmed: true});
-    }
-    throw error;
+    if (!(error instanceof ApiError && error.status === 409 && error.body.error === "CONFIRMATION_REQUIRED")) throw error;
+    if (!(await confirmWrite(error.body.tools || [], error.body.preview))) return null;
+    return post(path, {...body, confirmation: error.body.confirmation});
   }
 }
 
 /** Run one tool by name. */
-export function callTool(tool, args, writes) {
-  return runConfirmed("call", {tool, arguments: args}, {writes: writes ? [tool] : [], detail: {tool, arguments: args}});
+export function callTool(tool, args) {
+  return runConfirmed("call", {tool, arguments: args});
 }
 
 function eventsTable(events) {

@@ -4,7 +4,7 @@
 // get forms generated from the method's parameters. Conformance problems sit beside each.
 
 import {get, post} from "./api.js";
-import {callTool, confirmWrite, failureView, outcomeView} from "./calls.js";
+import {callTool, failureView, outcomeView, runConfirmed} from "./calls.js";
 import {codeBlock, fill, h, uid} from "./dom.js";
 import {schemaForm} from "./schemaform.js";
 
@@ -26,7 +26,7 @@ function parameter(m, types) {
 async function run(m, args, output) {
   fill(output, h("p", {class: "muted", role: "status"}, `${m.name}…`));
   try {
-    const outcome = await callTool(m.tool, args, m.writes);
+    const outcome = await callTool(m.tool, args);
     fill(output, outcomeView(outcome));
     return outcome;
   } catch (error) {
@@ -180,12 +180,19 @@ function codeEditor(view) {
       fill(output, h("p", {class: "muted", role: "status"}, "No line changed."));
       return;
     }
-    if (editLine.writes && !(await confirmWrite([editLine.tool], changes))) return;
-    for (const change of changes) {
-      const outcome = await post("call", {tool: editLine.tool, arguments: change, confirmed: true});
+    // One request for every changed line: the server shows them all, and the confirmation
+    // it gives covers exactly those lines.
+    let answer;
+    try {
+      answer = await runConfirmed("calls", {calls: changes.map((change) => ({tool: editLine.tool, arguments: change}))});
+    } catch (error) {
+      fill(output, failureView(error));
+      return;
+    }
+    if (!answer) return;
+    for (const [index, outcome] of answer.outcomes.entries()) {
       fill(output, outcomeView(outcome));
-      if (!outcome.ok) return;
-      original[change.line - 1] = change.text;
+      if (outcome.ok) original[changes[index].line - 1] = changes[index].text;
     }
   };
 

@@ -75,8 +75,7 @@ export class ReplyPage {
     const reply = this.analysed;
     fill(this.output, h("p", {class: "muted", role: "status"}, "Running…"));
     try {
-      const outcome = await runConfirmed("reply/run", {reply},
-        {writes: this.last.needs_confirmation, detail: this.last.calls.filter((c) => c.writes).map((c) => ({tool: c.tool, arguments: c.arguments}))});
+      const outcome = await runConfirmed("reply/run", {reply});
       fill(this.output, outcomeView(outcome));
     } catch (error) {
       fill(this.output, failureView(error));

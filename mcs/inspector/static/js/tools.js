@@ -198,7 +198,7 @@ export class ToolsPage {
       }
       fill(output, h("p", {class: "muted", role: "status"}, "Running…"));
       try {
-        fill(output, outcomeView(await callTool(tool.name, args, tool.writes)));
+        fill(output, outcomeView(await callTool(tool.name, args)));
       } catch (error) {
         fill(output, failureView(error));
       }

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from mcp_bridge_servers import PLAYER, start_http, stop
+from mcp_bridge_servers import PLAYER, free_port, start_http, start_moody, stop
 from support.servers import JSONHandler, serving_http
 
 
@@ -30,3 +31,18 @@ def player_http(backend: str) -> Iterator[str]:
         yield url
     finally:
         stop(process)
+
+
+@pytest.fixture
+def moody_pair() -> Iterator[dict[str, Any]]:
+    """Two moody servers, ``a`` and ``b`` (tools ``a_ping``, ``b_ping``...), over streamable
+    HTTP: their ``ports``, ``processes`` (a test may stop and restart one) and the bridge's
+    ``config``."""
+    ports = {"a": free_port(), "b": free_port()}
+    processes = {name: start_moody(port, f"{name}_") for name, port in ports.items()}
+    try:
+        yield {"ports": ports, "processes": processes,
+               "config": {"mcpServers": {name: {"url": f"http://127.0.0.1:{port}/mcp"} for name, port in ports.items()}}}
+    finally:
+        for process in processes.values():
+            stop(process)

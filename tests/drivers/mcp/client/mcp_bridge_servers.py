@@ -9,11 +9,12 @@ from pathlib import Path
 
 from support.servers import free_port, start_server, stop, wait_for_port
 
-__all__ = ["IFACE", "PLAYER", "SERVERS", "free_port", "player_stdio_options", "start_http", "stop", "wait_for_port"]
+__all__ = ["IFACE", "MOODY", "PLAYER", "SERVERS", "free_port", "player_stdio_options", "start_http", "start_moody", "stop", "wait_for_port"]
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 PLAYER = SERVERS / "player_server.py"
 IFACE = SERVERS / "iface_server.py"
+MOODY = SERVERS / "moody_server.py"
 
 
 def start_http(script: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
@@ -29,3 +30,10 @@ def player_stdio_options(**env: str) -> dict[str, object]:
     if env:
         options["env"] = env
     return options
+
+
+def start_moody(port: int, prefix: str, listing: str = "") -> subprocess.Popen[bytes]:
+    """The moody server (tools named ``<prefix>...``, its listing failing as ``listing`` says)
+    over streamable HTTP on ``port``; the caller ``stop``s it."""
+    env = {**os.environ, "MCS_TEST_PREFIX": prefix, "MCS_TEST_LISTING": listing}
+    return start_server([sys.executable, MOODY, "--http", str(port)], port, env=env)
