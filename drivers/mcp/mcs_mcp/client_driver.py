@@ -329,14 +329,14 @@ class MCPDriver(ToolDriver):
         last = self._announced.get(kind)
         if last is None or now - last >= self.relist_interval:
             self._announced[kind] = now
-            self._tell(kind, None)
+            self._tell_changed(kind)
             return
         if kind in self._announcing:
             return  # one is already due at the end of the interval
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not heard on a session's loop (a direct call): nothing to hold it on
-            self._tell(kind, None)
+            self._tell_changed(kind)
             return
         self._announcing.add(kind)
         loop.call_later(last + self.relist_interval - now, self._announce_held, kind)
@@ -344,6 +344,14 @@ class MCPDriver(ToolDriver):
     def _announce_held(self, kind: str) -> None:
         self._announcing.discard(kind)
         self._announced[kind] = time.monotonic()
+        self._tell_changed(kind)
+
+    def _tell_changed(self, kind: str) -> None:
+        """Tell the listeners that a list changed, after making the changed servers' next
+        use list them again: a listener that lists at once sees the change it was told of.
+        Announcements are themselves held to ``relist_interval``, so this bounds re-listing too."""
+        for server in self._stale:
+            self._relisted.pop(server, None)
         self._tell(kind, None)
 
     def _drop_changed_listings(self) -> bool:
