@@ -19,7 +19,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
-from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, PolicyDeniedError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_mqtt import _spec
@@ -69,7 +69,9 @@ class MqttDriver(ToolDriver):
       ``session_expiry`` (MQTT 5), ``reconnect_min_delay`` / ``reconnect_max_delay`` (s).
     * Publishing: ``default_qos`` (1) and ``retain`` (False) where the spec has no MQTT
       binding; ``operations={"turnOn": {"qos": 2, "retain": True, "destructive": False}}``
-      overrides per operation; ``destructive`` (True) for the ``destructiveHint``;
+      overrides per operation (``"clear_retained": True`` lets an empty payload delete the
+      retained value; otherwise an empty retained publish is refused); ``destructive``
+      (True) for the ``destructiveHint``;
       ``publish_allow`` / ``subscribe_allow``: topic globs on top of the spec;
       ``rate_limit`` per topic (``"10/s"``) and ``rate_limit_total`` (``"100/s"``), or
       ``None``; ``dry_run=True`` simulates every publish; ``read_only=True`` offers no
@@ -331,15 +333,33 @@ class MqttDriver(ToolDriver):
                 f"{self.limits.max_payload_bytes} (max_payload_bytes).", tool=tool,
                 details={"payload_bytes": len(data), "max_payload_bytes": self.limits.max_payload_bytes},
             )
+        if plan.retain and not data:
+            self._check_clearing(plan, topic, tool)
         if not (self.simulate or args.get("dry_run")):
             return topic, data, codec, None
         shown: dict[str, Any] = {
             "dry_run": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
             "content_type": codec.content_type, "payload_base64": base64.b64encode(data).decode("ascii"),
         }
+        if plan.retain and not data:
+            shown["cleared_retained"] = True
         with contextlib.suppress(UnicodeDecodeError):
             shown["payload_text"] = data.decode("utf-8")
         return topic, data, codec, shown
+
+    @staticmethod
+    def _check_clearing(plan: Plan, topic: str, tool: str) -> None:
+        """An empty retained publish deletes the broker's retained value: ``POLICY_DENIED``
+        unless the operator allowed it (``operations.<name>.clear_retained``)."""
+        if plan.clear_retained:
+            return
+        name = plan.tool.meta.get("original_name", tool)
+        raise PolicyDeniedError(
+            f"An empty payload on the retained topic {topic!r} would delete the broker's retained value; "
+            f"this driver does not allow that for {tool}. Nothing was sent. Send a non-empty payload "
+            f"(the operator can allow clearing with operations.{name}.clear_retained).",
+            tool=tool, details={"topic": topic, "retain": True, "bytes": 0},
+        )
 
     def _properties(self, codec: Codec) -> Properties | None:
         """The MQTT 5 publish properties of ``codec``'s messages (``None`` on 3.1.1): built
@@ -356,8 +376,11 @@ class MqttDriver(ToolDriver):
         return properties
 
     def _published(self, plan: Plan, topic: str, data: bytes, mid: int) -> dict[str, Any]:
-        return {"published": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
-                "message_id": mid, "acknowledged": plan.qos > 0}
+        result = {"published": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
+                  "message_id": mid, "acknowledged": plan.qos > 0}
+        if plan.retain and not data:
+            result["cleared_retained"] = True
+        return result
 
     def _publish(self, plan: Plan, invocation: Invocation) -> Any:
         topic, data, codec, dry = self._outgoing(plan, invocation)
