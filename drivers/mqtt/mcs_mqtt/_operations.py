@@ -25,7 +25,7 @@ from mcs_mqtt._topics import NOT_IN_PUBLISH_TOPICS, TopicTemplate, check_publish
 PUBLISH_FIELDS = ("payload", "dry_run")
 READ_FIELDS = ("mode", "count", "wait_s")
 DISCOVER_TOOL = "discover_topics"
-_OVERRIDE_KEYS = {"qos", "retain", "destructive"}
+_OVERRIDE_KEYS = {"qos", "retain", "destructive", "clear_retained"}
 _TOPIC_CACHE = 256
 
 
@@ -52,6 +52,7 @@ class Plan:
     messages: tuple[Message, ...] = ()
     qos: int = 1
     retain: bool = False
+    clear_retained: bool = False  # the operator allows an empty payload to delete the retained value
     nested: bool = False  # the channel parameters sit under "parameters"
     validators: list[Any] = field(default_factory=list)
     mixed: bool = False  # messages of different content types: the payload picks one
@@ -149,9 +150,13 @@ class ToolBuilder:
                 raise ConfigurationError(f"operations: the spec has no operation {name!r}")
             unknown = set(override) - _OVERRIDE_KEYS
             if unknown:
-                raise ConfigurationError(f"operations.{name}: unknown key(s) {sorted(unknown)}; allowed: qos, retain, destructive")
+                raise ConfigurationError(
+                    f"operations.{name}: unknown key(s) {sorted(unknown)}; allowed: {', '.join(sorted(_OVERRIDE_KEYS))}"
+                )
             if "qos" in override and override["qos"] not in (0, 1, 2):
                 raise ConfigurationError(f"operations.{name}.qos must be 0, 1 or 2")
+            if not isinstance(override.get("clear_retained", False), bool):
+                raise ConfigurationError(f"operations.{name}.clear_retained must be true or false")
 
     def plans(self) -> list[Plan]:
         ops = [op for op in self.spec.operations if not (self.read_only and op.action == "send")]
@@ -179,6 +184,12 @@ class ToolBuilder:
                 )
         qos = int(self._setting(op, "qos", op.qos, self.default_qos))
         retain = bool(self._setting(op, "retain", op.retain, self.default_retain))
+        clear_retained = bool(self.overrides.get(op.name, {}).get("clear_retained", False))
+        if clear_retained and not (retain and op.action == "send"):
+            raise ConfigurationError(
+                f"operations.{op.name}.clear_retained: the operation does not publish retained messages, "
+                "so there is no retained value to clear"
+            )
         reserved = PUBLISH_FIELDS if op.action == "send" else READ_FIELDS
         nested = any(p.name in reserved or p.name == "parameters" for p in op.parameters)
         properties: dict[str, Any] = {}
@@ -195,7 +206,7 @@ class ToolBuilder:
                 required.extend(params)
         if op.action == "send":
             plan_kind = "publish"
-            description = self._publish_text(op, qos, retain)
+            description = self._publish_text(op, qos, retain, clear_retained)
             payloads = [_payload_schema(m) for m in op.messages]
             properties["payload"] = payloads[0] if len(payloads) == 1 else {"anyOf": payloads}
             if any(m.schema is not None for m in op.messages):
@@ -235,16 +246,19 @@ class ToolBuilder:
                   "retain": retain if op.action == "send" else None},
         )
         return Plan(tool=tool, kind=plan_kind, template=template, messages=op.messages, qos=qos,
-                    retain=retain, nested=nested and bool(params),
+                    retain=retain, clear_retained=clear_retained, nested=nested and bool(params),
                     mixed=len({m.content_type for m in op.messages}) > 1)
 
-    def _publish_text(self, op: Operation, qos: int, retain: bool) -> str:
+    def _publish_text(self, op: Operation, qos: int, retain: bool, clear_retained: bool) -> str:
         head = op.description or op.summary or (op.messages[0].description if op.messages else "")
         flags = f"QoS {qos}, {'retained' if retain else 'not retained'}"
         kinds = sorted({m.content_type for m in op.messages})
         text = f"Publishes one message to the MQTT topic {op.address} ({flags}; payload as {', '.join(kinds)})."
         if any(kind_of(k) == "binary" for k in kinds):
             text += " The payload is base64 text."
+        if retain:
+            text += (" An empty payload deletes the broker's retained value of the topic." if clear_retained else
+                     " An empty payload is refused: it would delete the broker's retained value of the topic.")
         return f"{head}\n{text}" if head else text
 
     def _read_text(self, op: Operation) -> str:

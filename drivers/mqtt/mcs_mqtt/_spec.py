@@ -87,7 +87,7 @@ class ApiSpec:
     operations: list[Operation]
     servers: dict[str, Server] = field(default_factory=dict)
     discover: tuple[str, ...] | None = None  # topic maps: filters the discovery tool watches
-    discover_default: bool = False  # the map named none: "#", where the subscribe allow-list permits it
+    discover_default: bool = False  # the map named none: its own channels, or "#" where subscribe_allow allows it
     defs: dict[str, Any] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 

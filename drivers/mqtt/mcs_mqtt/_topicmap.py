@@ -2,8 +2,9 @@
 
     name: plant                          # optional: the driver's name
     content_type: application/json       # optional: the default for every topic
-    discover: ["plant/#"]                # optional: what discover_topics watches (default "#",
-                                         # when the subscribe allow-list permits it)
+    discover: ["plant/+/temp"]           # optional: what discover_topics watches (default: the
+                                         # map's own topics; wider, such as "plant/#" or "#",
+                                         # only where the subscribe_allow option allows it)
     topics:
       line_temperature:                  # the tool's name
         topic: plant/{line}/temp         # {line} is one topic level the caller fills

@@ -139,6 +139,24 @@ def check_size(topic: str, tool: str) -> None:
         )
 
 
+def covers(wide: str, narrow: str) -> bool:
+    """Whether every topic the filter ``narrow`` matches is also matched by ``wide``
+    (MQTT filter semantics: ``+`` is one level, a final ``#`` the parent and every level
+    below it)."""
+    wide_levels, narrow_levels = wide.split("/"), narrow.split("/")
+    if wide_levels[0] in ("+", "#") and narrow.startswith("$"):
+        return False  # a wildcard first level never matches the broker's own $ topics
+    for index, level in enumerate(wide_levels):
+        if level == "#":
+            return True
+        if index >= len(narrow_levels):
+            return False
+        other = narrow_levels[index]
+        if other == "#" or (level != "+" and level != other):
+            return False
+    return len(wide_levels) == len(narrow_levels)
+
+
 #: What a publish topic may never hold: the wildcards and NUL.
 NOT_IN_PUBLISH_TOPICS = ("+", "#", "\x00")
 

@@ -19,7 +19,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
-from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, PolicyDeniedError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_mqtt import _spec
@@ -28,7 +28,7 @@ from mcs_mqtt._connection import BrokerOptions, Connection, Protocol, tls_contex
 from mcs_mqtt._history import History, Received, message_view
 from mcs_mqtt._limits import Rate, RateLimiter
 from mcs_mqtt._operations import Limits, Plan, ToolBuilder
-from mcs_mqtt._topics import AllowList, check_size
+from mcs_mqtt._topics import AllowList, TopicTemplate, check_size, covers
 
 __version__ = "0.1.0"
 
@@ -69,7 +69,9 @@ class MqttDriver(ToolDriver):
       ``session_expiry`` (MQTT 5), ``reconnect_min_delay`` / ``reconnect_max_delay`` (s).
     * Publishing: ``default_qos`` (1) and ``retain`` (False) where the spec has no MQTT
       binding; ``operations={"turnOn": {"qos": 2, "retain": True, "destructive": False}}``
-      overrides per operation; ``destructive`` (True) for the ``destructiveHint``;
+      overrides per operation (``"clear_retained": True`` lets an empty payload delete the
+      retained value; otherwise an empty retained publish is refused); ``destructive``
+      (True) for the ``destructiveHint``;
       ``publish_allow`` / ``subscribe_allow``: topic globs on top of the spec;
       ``rate_limit`` per topic (``"10/s"``) and ``rate_limit_total`` (``"100/s"``), or
       ``None``; ``dry_run=True`` simulates every publish; ``read_only=True`` offers no
@@ -77,7 +79,9 @@ class MqttDriver(ToolDriver):
     * Reading: ``history_size`` (100 messages per subscription), ``max_subscriptions`` (64),
       ``max_read_count`` (50), ``default_wait`` (2 s), ``max_wait`` (30 s),
       ``max_payload_bytes`` (64 KiB per message, read or published), ``max_result_bytes`` (256 KiB per call),
-      ``discover_window`` (10 s), ``max_topics`` (200).
+      ``discover_window`` (10 s), ``max_topics`` (200). Discovery (topic maps) watches the
+      map's own topics; ``#`` or a wider ``discover`` filter only where ``subscribe_allow``
+      allows it.
     * ``name``: the driver's name (default: from the spec's title).
 
     Raises:
@@ -156,16 +160,12 @@ class MqttDriver(ToolDriver):
         self.rate_limiter = RateLimiter(Rate.parse(rate_limit, "rate_limit"), Rate.parse(rate_limit_total, "rate_limit_total"))
         self.history_size = history_size
         self.max_subscriptions = max_subscriptions
-        if self.spec.discover_default and not self.subscribe_allow.allows("#"):
-            self.spec.discover = None
+        self._discover_within = self._discovery_scope()
         builder = ToolBuilder(
             self.spec, default_qos=default_qos, default_retain=bool(retain), destructive=bool(destructive),
             overrides=dict(operations or {}), read_only=bool(read_only), limits=self.limits,
         )
         self._plans = {plan.tool.name: plan for plan in builder.plans()}
-        for topic_filter in self.spec.discover or ():
-            if not self.subscribe_allow.allows(topic_filter):
-                raise ConfigurationError(f"discover filter {topic_filter!r} is not on the subscribe_allow list")
         self.broker = self._broker_options(
             host=host, port=port, server=server, tls=tls, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
             key_password=key_password, tls_check_hostname=tls_check_hostname, username=username, password=password,
@@ -191,6 +191,41 @@ class MqttDriver(ToolDriver):
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ configuration
+
+    def _discovery_scope(self) -> tuple[TopicTemplate, ...] | None:
+        """Fix the filters ``discover_topics`` watches (topic maps only; ``None`` for none) and
+        return the channels it may report, or ``None`` when the operator widened it.
+
+        Discovery stays within the map's own topics unless ``subscribe_allow`` says otherwise:
+        a map without ``discover`` watches its channels' filters (those ``subscribe_allow``
+        permits), or ``#`` when a configured ``subscribe_allow`` allows ``#``. A ``discover``
+        filter of the map must lie within one of its channels, or be on ``subscribe_allow``.
+
+        Raises:
+            ConfigurationError: a ``discover`` filter is outside the allowed scope.
+        """
+        if self.spec.discover is None:
+            return None
+        templates = tuple(TopicTemplate.of(op.address) for op in self.spec.operations)
+        own = tuple(dict.fromkeys(template.wide_filter() for template in templates))
+        configured = self.subscribe_allow.globs is not None
+        if self.spec.discover_default:
+            wide = configured and self.subscribe_allow.allows("#")
+            filters = ("#",) if wide else tuple(f for f in own if self.subscribe_allow.allows(f))
+            self.spec.discover = filters or None
+            return None if wide else templates
+        widened = False
+        for topic_filter in self.spec.discover:
+            within = any(covers(channel, topic_filter) for channel in own)
+            if not within and not configured:
+                raise ConfigurationError(
+                    f"discover filter {topic_filter!r} reaches beyond the topic map's own topics "
+                    f"({', '.join(own)}); to discover more, allow it with the subscribe_allow option"
+                )
+            if not self.subscribe_allow.allows(topic_filter):
+                raise ConfigurationError(f"discover filter {topic_filter!r} is not on the subscribe_allow list")
+            widened = widened or not within
+        return None if widened else templates
 
     def _broker_options(self, *, host: str | None, port: int | None, server: str | None, tls: bool | None,
                         ca_file: str | None, cert_file: str | None, key_file: str | None,
@@ -298,15 +333,33 @@ class MqttDriver(ToolDriver):
                 f"{self.limits.max_payload_bytes} (max_payload_bytes).", tool=tool,
                 details={"payload_bytes": len(data), "max_payload_bytes": self.limits.max_payload_bytes},
             )
+        if plan.retain and not data:
+            self._check_clearing(plan, topic, tool)
         if not (self.simulate or args.get("dry_run")):
             return topic, data, codec, None
         shown: dict[str, Any] = {
             "dry_run": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
             "content_type": codec.content_type, "payload_base64": base64.b64encode(data).decode("ascii"),
         }
+        if plan.retain and not data:
+            shown["cleared_retained"] = True
         with contextlib.suppress(UnicodeDecodeError):
             shown["payload_text"] = data.decode("utf-8")
         return topic, data, codec, shown
+
+    @staticmethod
+    def _check_clearing(plan: Plan, topic: str, tool: str) -> None:
+        """An empty retained publish deletes the broker's retained value: ``POLICY_DENIED``
+        unless the operator allowed it (``operations.<name>.clear_retained``)."""
+        if plan.clear_retained:
+            return
+        name = plan.tool.meta.get("original_name", tool)
+        raise PolicyDeniedError(
+            f"An empty payload on the retained topic {topic!r} would delete the broker's retained value; "
+            f"this driver does not allow that for {tool}. Nothing was sent. Send a non-empty payload "
+            f"(the operator can allow clearing with operations.{name}.clear_retained).",
+            tool=tool, details={"topic": topic, "retain": True, "bytes": 0},
+        )
 
     def _properties(self, codec: Codec) -> Properties | None:
         """The MQTT 5 publish properties of ``codec``'s messages (``None`` on 3.1.1): built
@@ -323,8 +376,11 @@ class MqttDriver(ToolDriver):
         return properties
 
     def _published(self, plan: Plan, topic: str, data: bytes, mid: int) -> dict[str, Any]:
-        return {"published": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
-                "message_id": mid, "acknowledged": plan.qos > 0}
+        result = {"published": True, "topic": topic, "qos": plan.qos, "retain": plan.retain, "bytes": len(data),
+                  "message_id": mid, "acknowledged": plan.qos > 0}
+        if plan.retain and not data:
+            result["cleared_retained"] = True
+        return result
 
     def _publish(self, plan: Plan, invocation: Invocation) -> Any:
         topic, data, codec, dry = self._outgoing(plan, invocation)
@@ -514,7 +570,11 @@ class MqttDriver(ToolDriver):
     # ------------------------------------------------------------------ discovery (topic maps)
 
     def _watch(self, seen: dict[str, dict[str, Any]], limit: int) -> Callable[[Received], None]:
+        within = self._discover_within
+
         def record(message: Received) -> None:
+            if within is not None and all(t.parameters_of(message.topic) is None for t in within):
+                return  # a topic the wide filter of a channel such as home/room-{room}/temp also matches
             entry = seen.get(message.topic)
             if entry is None:
                 if len(seen) >= limit:

@@ -183,8 +183,14 @@ def test_references_to_other_files_stay_in_the_spec_folder(tmp_path: Path) -> No
     ({"spec": LIGHTS, "rate_limit": "fast"}, "rate_limit"),
     ({"spec": LIGHTS, "operations": {"nope": {"qos": 1}}}, "no operation 'nope'"),
     ({"spec": LIGHTS, "operations": {"sendCommand": {"qos": 5}}}, "qos must be 0, 1 or 2"),
+    ({"spec": LIGHTS, "operations": {"sendCommand": {"clear_retained": True}}},
+     "operations.sendCommand.clear_retained: the operation does not publish retained messages"),
+    ({"spec": LIGHTS, "operations": {"setLabel": {"clear_retained": "yes"}}}, "clear_retained must be true or false"),
     ({"spec": LIGHTS, "tls": True, "ca_file": "/nonexistent/ca.pem"}, "ca_file"),
-    ({"spec": PLANT, "subscribe_allow": ["plant/line1/temp"]}, "discover filter 'plant/#'"),
+    ({"spec": {"discover": ["plant/#"], "topics": {"t": {"topic": "plant/temp", "action": "receive"}}}},
+     "discover filter 'plant/#' reaches beyond the topic map's own topics"),
+    ({"spec": {"discover": ["plant/#"], "topics": {"t": {"topic": "plant/temp", "action": "receive"}}},
+      "subscribe_allow": ["plant/temp"]}, "discover filter 'plant/#' is not on the subscribe_allow list"),
 ])
 def test_bad_options_are_a_configuration_error(options: dict, needle: str) -> None:
     with pytest.raises(ConfigurationError, match=None) as caught:

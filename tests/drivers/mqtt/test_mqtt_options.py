@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from mcs_mqtt import MqttDriver
 from mcs_mqtt._limits import Rate
+from mcs_mqtt._topics import covers
 from mqtt_broker import Mosquitto, Observer
 from mqtt_specs import LIGHTS, PLANT
 
@@ -43,8 +44,30 @@ def test_a_parameter_named_like_a_driver_argument_moves_under_parameters() -> No
 def test_a_topic_map_offers_discovery_only_where_the_allow_list_permits_it() -> None:
     spec = {"topics": {"t": {"topic": "plant/temp", "action": "receive"}}}
     assert "discover_topics" in {t.name for t in MqttDriver(spec, host="127.0.0.1").list_tools()}
-    narrow = MqttDriver(spec, host="127.0.0.1", subscribe_allow=["plant/temp"])
-    assert {t.name for t in narrow.list_tools()} == {"t"}
+    elsewhere = MqttDriver(spec, host="127.0.0.1", subscribe_allow=["other/*"])
+    assert {t.name for t in elsewhere.list_tools()} == {"t"}
+
+
+def discovery_text(**options: Any) -> str:
+    spec = {"topics": {"temp": {"topic": "plant/{line}/temp", "action": "receive"},
+                       "valve": {"topic": "plant/{line}/valve", "action": "send"}}}
+    [tool] = [t for t in MqttDriver(spec, host="127.0.0.1", **options).list_tools() if t.name == "discover_topics"]
+    return tool.description
+
+
+def test_discovery_watches_only_the_maps_own_topics_unless_subscribe_allow_allows_everything() -> None:
+    assert "seen on plant/+/temp, plant/+/valve within" in discovery_text()
+    assert "seen on plant/+/temp, plant/+/valve within" in discovery_text(subscribe_allow=["plant/*"])
+    assert "seen on # within" in discovery_text(subscribe_allow=["*"])
+
+
+def test_a_discover_filter_beyond_the_maps_topics_needs_subscribe_allow() -> None:
+    spec = {"discover": ["plant/#"], "topics": {"temp": {"topic": "plant/{line}/temp", "action": "receive"}}}
+    with pytest.raises(ConfigurationError, match=r"beyond the topic map's own topics \(plant/\+/temp\); .*subscribe_allow"):
+        MqttDriver(spec, host="127.0.0.1")
+    assert MqttDriver(spec, host="127.0.0.1", subscribe_allow=["plant/*"]).spec.discover == ("plant/#",)
+    within = {"discover": ["plant/line1/temp"], "topics": spec["topics"]}
+    assert MqttDriver(within, host="127.0.0.1").spec.discover == ("plant/line1/temp",)
 
 
 def test_status_before_the_first_call_does_not_connect() -> None:
@@ -98,3 +121,14 @@ def test_a_cancelled_publish_waiting_out_an_outage_is_never_sent(own_broker: Mos
         own_broker.start()
         driver.call_tool("valve_setpoint", {"line": "after", "payload": {"setpoint_c": 2}})  # reconnected
     assert watcher_topic not in own_broker.log()
+
+
+@pytest.mark.parametrize(("wide", "narrow", "expected"), [
+    ("plant/+/temp", "plant/line1/temp", True), ("plant/+/temp", "plant/+/temp", True),
+    ("plant/line1/temp", "plant/+/temp", False), ("plant/+/temp", "plant/#", False),
+    ("plant/#", "plant", True), ("plant/#", "plant/a/b", True), ("plant/+", "plant/a/b", False),
+    ("#", "$SYS/broker", False), ("+/x", "$SYS/x", False), ("a/b", "a", False), ("a", "a/b", False),
+])
+def test_one_filter_covers_another_only_when_it_matches_every_topic_of_it(wide: str, narrow: str,
+                                                                           expected: bool) -> None:
+    assert covers(wide, narrow) is expected

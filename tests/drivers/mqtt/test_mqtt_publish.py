@@ -10,9 +10,10 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
+from mqtt_broker import Mosquitto, publish_raw
 from mqtt_specs import PLANT
 
-from mcs.errors import InvalidInputError
+from mcs.errors import InvalidInputError, PolicyDeniedError
 
 
 def light() -> str:
@@ -127,3 +128,47 @@ def test_an_llm_response_runs_a_publish(connect: Any, observe: Any) -> None:
     result = connect().process_llm_response(reply)
     assert result["published"] is True
     assert seen.wait_for(1)[0].payload == b'{"command":"on"}'
+
+
+def first_message_after_subscribing(observe: Any, port: int, topic: str) -> bytes:
+    """What a new subscriber to ``topic`` gets first: the retained value, or else the marker
+    published after its subscription (the broker keeps the order)."""
+    seen = observe(topic)
+    publish_raw(port, topic, b"marker")
+    return bytes(seen.wait_for(1)[0].payload)
+
+
+def test_an_empty_payload_on_a_retained_topic_is_refused_and_the_retained_value_stays(
+        connect: Any, observe: Any, broker: Mosquitto) -> None:
+    lid = light()
+    driver = connect(operations={"setLabel": {"qos": 1}})  # acknowledged: the broker holds it before we look
+    driver.call_tool("setLabel", {"lightId": lid, "payload": "porch"})
+    for dry_run in (True, False):
+        with pytest.raises(PolicyDeniedError, match="would delete the broker's retained value") as caught:
+            driver.call_tool("setLabel", {"lightId": lid, "payload": "", "dry_run": dry_run})
+        assert "operations.setLabel.clear_retained" in str(caught.value)
+        assert "Nothing was sent" in str(caught.value)
+    assert first_message_after_subscribing(observe, broker.port, f"lights/{lid}/label") == b"porch"
+    assert "An empty payload is refused" in next(t for t in driver.list_tools() if t.name == "setLabel").description
+
+
+def test_the_operator_can_allow_an_empty_payload_to_clear_the_retained_value(
+        connect: Any, observe: Any, broker: Mosquitto) -> None:
+    lid = light()
+    driver = connect(operations={"setLabel": {"qos": 1, "clear_retained": True}})
+    driver.call_tool("setLabel", {"lightId": lid, "payload": "porch"})
+    dry = driver.call_tool("setLabel", {"lightId": lid, "payload": "", "dry_run": True})
+    assert (dry["cleared_retained"], dry["bytes"]) == (True, 0)
+    result = driver.call_tool("setLabel", {"lightId": lid, "payload": ""})
+    assert (result["published"], result["cleared_retained"], result["bytes"]) == (True, True, 0)
+    assert first_message_after_subscribing(observe, broker.port, f"lights/{lid}/label") == b"marker"
+    assert "An empty payload deletes" in next(t for t in driver.list_tools() if t.name == "setLabel").description
+    assert "cleared_retained" not in driver.call_tool("setLabel", {"lightId": lid, "payload": "back"})
+
+
+def test_an_empty_payload_on_a_topic_that_is_not_retained_is_sent(connect: Any, observe: Any) -> None:
+    seen = observe("plant/alarm")
+    result = connect(PLANT).call_tool("alarm", {"payload": ""})
+    assert (result["published"], result["retain"], result["bytes"]) == (True, False, 0)
+    assert "cleared_retained" not in result
+    assert seen.wait_for(1)[0].payload == b""

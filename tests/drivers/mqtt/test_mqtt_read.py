@@ -206,20 +206,60 @@ def test_discovery_lists_retained_and_live_topics_within_its_window(connect: Any
     line = light()
     publish_raw(broker.port, f"plant/{line}/temp", b'{"celsius": 21}', retain=True)
     driver = connect(PLANT)
-    thread = publish_soon(broker.port, f"plant/{line}/pressure", [b"1.2"], subscribed(driver, "plant/#"))
+    thread = publish_soon(broker.port, f"plant/{line}/valve", [b"1.2"], subscribed(driver, "plant/+/valve"))
     result = driver.call_tool("discover_topics", {"window_s": 0.5})
     thread.join()
     topics = {t["topic"]: t for t in result["topics"]}
     assert topics[f"plant/{line}/temp"]["retained"] is True
     assert topics[f"plant/{line}/temp"]["last_payload"] == '{"celsius": 21}'
-    assert topics[f"plant/{line}/pressure"]["messages"] == 1
-    assert result["filters"] == ["plant/#"]
+    assert topics[f"plant/{line}/valve"]["messages"] == 1
+    assert result["filters"] == ["plant/+/temp", "plant/+/valve", "plant/alarm"]
     assert driver.get_status()["subscriptions"] == []  # discovery unsubscribes after its window
 
 
+def test_discovery_by_default_never_shows_a_retained_topic_the_map_does_not_name(connect: Any,
+                                                                                  broker: Mosquitto) -> None:
+    line = light()
+    publish_raw(broker.port, f"plant/{line}/temp", b'{"celsius": 19}', retain=True)
+    publish_raw(broker.port, f"plant/{line}/pressure", b"1.2", retain=True)
+    publish_raw(broker.port, f"vault/{line}/secret", b"hunter2", retain=True)
+    found = {t["topic"] for t in connect(PLANT).call_tool("discover_topics", {"window_s": 0.5})["topics"]}
+    assert f"plant/{line}/temp" in found
+    assert not {f"plant/{line}/pressure", f"vault/{line}/secret"} & found
+
+
+def test_discovery_shows_every_topic_once_subscribe_allow_allows_it(own_broker: Mosquitto) -> None:
+    line = light()
+    publish_raw(own_broker.port, f"vault/{line}/secret", b"hunter2", retain=True)
+    with MqttDriver(PLANT, host="127.0.0.1", port=own_broker.port, timeout=10, subscribe_allow=["*"]) as driver:
+        result = driver.call_tool("discover_topics", {"window_s": 0.5})
+    assert result["filters"] == ["#"]
+    assert {"topic": f"vault/{line}/secret", "messages": 1, "retained": True, "last_payload": "hunter2",
+            "last_bytes": 7} in result["topics"]
+
+
+def test_a_wider_discover_filter_of_the_map_works_once_subscribe_allow_allows_it(own_broker: Mosquitto) -> None:
+    publish_raw(own_broker.port, "plant/line1/pressure", b"1.2", retain=True)
+    spec = {"discover": ["plant/#"], "topics": {"temp": {"topic": "plant/{line}/temp", "action": "receive"}}}
+    with MqttDriver(spec, host="127.0.0.1", port=own_broker.port, timeout=10, subscribe_allow=["plant/*"]) as driver:
+        result = driver.call_tool("discover_topics", {"window_s": 0.5})
+    assert [t["topic"] for t in result["topics"]] == ["plant/line1/pressure"]
+
+
+def test_discovery_of_a_channel_inside_a_level_keeps_only_that_channels_topics(connect: Any,
+                                                                              broker: Mosquitto) -> None:
+    home = light()
+    publish_raw(broker.port, f"{home}/room-kitchen/temp", b"20", retain=True)
+    publish_raw(broker.port, f"{home}/garage/temp", b"9", retain=True)
+    spec = {"topics": {"temp": {"topic": home + "/room-{room}/temp", "action": "receive"}}}
+    result = connect(spec).call_tool("discover_topics", {"window_s": 0.5})
+    assert result["filters"] == [f"{home}/+/temp"]
+    assert [t["topic"] for t in result["topics"]] == [f"{home}/room-kitchen/temp"]
+
+
 def test_async_discovery_is_bounded_by_max_topics(connect: Any, broker: Mosquitto) -> None:
-    for n in range(3):
-        publish_raw(broker.port, f"plant/{light()}/n{n}", b"1", retain=True)
+    for _ in range(3):
+        publish_raw(broker.port, f"plant/{light()}/temp", b"1", retain=True)
     result = asyncio.run(connect(PLANT).acall_tool("discover_topics", {"window_s": 0.3, "max_topics": 2}))
     assert result["count"] == 2
 
