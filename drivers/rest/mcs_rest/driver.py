@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
-from mcs.driver import AuthOption, ToolDriver, refuse_unknown_options
+from mcs.driver import AuthOption, ToolDriver, non_negative_int, non_negative_seconds, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
@@ -136,6 +136,8 @@ class RestDriver(ToolDriver):
     ) -> None:
         refuse_unknown_options(RestDriver, options, "the REST driver")
         super().__init__(**options)
+        retries, max_redirects = non_negative_int("retries", retries), non_negative_int("max_redirects", max_redirects)
+        backoff = non_negative_seconds("backoff", backoff)
         allow = allow_external_refs if isinstance(allow_external_refs, bool) else tuple(allow_external_refs)
         self.spec = Spec.load(spec, allow_external=allow)
         info = self.spec.root.get("info") or {}
@@ -163,9 +165,9 @@ class RestDriver(ToolDriver):
         redirect_hosts = frozenset(redirect_hosts)
         self.http = HttpOptions(
             max_response_bytes=int(max_response_bytes),
-            retries=max(0, int(retries)),
-            backoff=float(backoff),
-            max_redirects=int(max_redirects),
+            retries=retries,
+            backoff=backoff,
+            max_redirects=max_redirects,
             redirect_hosts=redirect_hosts,
             egress=egress or EgressPolicy(allow=[*egress_allow, *_named_local(redirect_hosts)]),
             idempotency_header=idempotency_header,
