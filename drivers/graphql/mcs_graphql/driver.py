@@ -14,7 +14,13 @@ from gql.utilities import get_introspection_query_ast
 from graphql import GraphQLSchema, print_ast
 
 from mcs import discovery
-from mcs.driver import DriverMeta, ToolDriver, non_negative_int, non_negative_seconds, refuse_unknown_options
+from mcs.driver import (
+    DriverMeta,
+    ToolDriver,
+    non_negative_int,
+    non_negative_seconds,
+    refuse_unknown_options,
+)
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name, unique_tool_names

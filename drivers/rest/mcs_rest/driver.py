@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
-from mcs.driver import AuthOption, ToolDriver, non_negative_int, non_negative_seconds, refuse_unknown_options
+from mcs.driver import (
+    AuthOption,
+    ToolDriver,
+    non_negative_int,
+    non_negative_seconds,
+    refuse_unknown_options,
+)
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation

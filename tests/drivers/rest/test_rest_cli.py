@@ -10,8 +10,8 @@ from pathlib import Path
 import jsonschema_rs
 import pytest
 import yaml
-from rest_paths import CORPUS, PETSTORE
 from mcs_rest import RestDriver
+from rest_paths import CORPUS, PETSTORE
 from rest_server import Running
 
 from mcs.cli import main
