@@ -34,6 +34,7 @@ from mcs_rest._check import InvalidOperations, SpecReport
 from mcs_rest._operations import Operation, Selection, build_operations
 from mcs_rest._repair import BodyShapeValidator
 from mcs_rest._request import HttpOptions, build
+from mcs_rest._results import json_safe
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._shaping import inline_refs
 from mcs_rest._spec import Spec, SpecError
@@ -397,8 +398,9 @@ class RestDriver(ToolDriver):
                         + "; ".join(verdict.violations), tool=tool,
                         details={"status": response.status, "violations": verdict.violations},
                     )
-                return {"result": response.value, "contract_note": note(verdict.violations, verdict.unpromised)}
-        return response.value
+                return {"result": json_safe(response.value, response.wide_ints),
+                        "contract_note": note(verdict.violations, verdict.unpromised)}
+        return json_safe(response.value, response.wide_ints)
 
     def _call_tool(self, invocation: Invocation) -> Any:
         from mcs_rest._transport import send_sync
