@@ -12,6 +12,7 @@ object. In a plain LLM loop the objects come back as they are.
 
 from __future__ import annotations
 
+import base64
 import types
 import typing
 from dataclasses import dataclass
@@ -46,6 +47,34 @@ class EmbeddedResource:
     def __post_init__(self) -> None:
         if (self.text is None) == (self.data is None):
             raise ValueError("an EmbeddedResource needs exactly one of text or data")
+
+
+class Binary(dict[str, Any]):
+    """Bytes a driver returns, in a form ``json.dumps`` writes as it is.
+
+    It is the JSON object ``{"content_type": "image/png", "base64": "iVBORw0K..."}``, with
+    ``"truncated": true`` added when the bytes were cut at a size cap. Build one with
+    :meth:`of`. ``mcs serve`` turns it into the MCP block its content type calls for (an
+    image, audio, or an embedded blob resource); a plain LLM loop reads it as JSON.
+    """
+
+    @classmethod
+    def of(cls, data: bytes, content_type: str = "application/octet-stream", *, truncated: bool = False) -> Binary:
+        """``data`` with its content type (and whether it was cut at a cap), base64-encoded."""
+        form = cls(content_type=content_type, base64=base64.b64encode(data).decode("ascii"))
+        if truncated:
+            form["truncated"] = True
+        return form
+
+    @property
+    def data(self) -> bytes:
+        """The bytes themselves."""
+        return base64.b64decode(str(self.get("base64", "")))
+
+    @property
+    def content_type(self) -> str:
+        """The content type, ``application/octet-stream`` when none was given."""
+        return str(self.get("content_type") or "application/octet-stream")
 
 
 #: The content types above, for ``isinstance`` checks.

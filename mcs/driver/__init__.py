@@ -27,6 +27,7 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 import functools
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import (
@@ -1049,6 +1050,27 @@ def refuse_unknown_options(driver_class: type[ToolDriver], options: Mapping[str,
     accepted = sorted(declared_keywords(driver_class)[0])
     raise ConfigurationError(f"{what} has no option {', '.join(map(repr, unknown))}; options: {', '.join(accepted)}")
 
+
+
+def non_negative_int(option: str, value: object) -> int:
+    """``value`` if it is an integer of at least 0 (a count such as ``retries``).
+
+    Anything else (a negative number, a bool, a float, text) raises
+    :class:`~mcs.errors.ConfigurationError` naming ``option``; it is never clamped.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"{option} must be a non-negative integer, not {value!r}")
+    return value
+
+
+def non_negative_seconds(option: str, value: object) -> float:
+    """``value`` as a float if it is a finite number of at least 0 (a delay such as ``backoff``).
+
+    Anything else raises :class:`~mcs.errors.ConfigurationError` naming ``option``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ConfigurationError(f"{option} must be a non-negative number of seconds, not {value!r}")
+    return float(value)
 
 @functools.cache
 def _tool_driver_keywords() -> frozenset[str]:

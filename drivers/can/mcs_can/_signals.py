@@ -16,13 +16,15 @@ from typing import Any
 from cantools.database.can import Message, Signal
 
 from mcs.errors import InvalidInputError
+from mcs.tools import visible_text
 
 _MARKUP = re.compile(r"\s+")
 
 
 def plain(text: Any) -> str:
-    """A DBC comment as one line of plain text."""
-    return _MARKUP.sub(" ", str(text or "")).strip()
+    """A DBC comment as one line of plain text, without invisible format characters
+    (:func:`mcs.tools.visible_text`: no words its reader cannot see)."""
+    return _MARKUP.sub(" ", visible_text(str(text or ""))).strip()
 
 
 def number(value: float) -> int | float:

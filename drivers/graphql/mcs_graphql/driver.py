@@ -14,7 +14,13 @@ from gql.utilities import get_introspection_query_ast
 from graphql import GraphQLSchema, print_ast
 
 from mcs import discovery
-from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
+from mcs.driver import (
+    DriverMeta,
+    ToolDriver,
+    non_negative_int,
+    non_negative_seconds,
+    refuse_unknown_options,
+)
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolCallError
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name, unique_tool_names
@@ -101,6 +107,7 @@ class GraphQLDriver(ToolDriver):
     ) -> None:
         refuse_unknown_options(GraphQLDriver, options, "the GraphQL driver")
         super().__init__(**options)
+        retries, backoff = non_negative_int("retries", retries), non_negative_seconds("backoff", backoff)
         if mutations not in ("none", "persisted", "all"):
             raise ConfigurationError(f"mutations must be 'none', 'persisted' or 'all', not {mutations!r}")
         if freeform not in (True, False, "auto"):
@@ -124,7 +131,7 @@ class GraphQLDriver(ToolDriver):
         self._static_headers = check_headers(headers or {}, "headers")
         self._link = HttpLink(
             url or "", headers=self._static_headers, auth=auth, max_response_bytes=max_response_bytes,
-            retries=max(0, int(retries)), backoff=float(backoff), verify=verify,
+            retries=retries, backoff=backoff, verify=verify,
         ) if url else None
         try:
             self.loaded = self._load(schema, lenient)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcs.tools import visible_text
 from mcs_mqtt._refs import Documents, SpecError
 
 #: Keywords whose value is one schema.
@@ -38,16 +39,22 @@ _EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
 
 
 def plain_text(text: Any) -> str:
-    """Markdown/HTML from a spec as plain text: links keep their words, markers go."""
+    """Markdown/HTML from a spec as plain text: links keep their words, markers go, and so do
+    invisible format characters (:func:`mcs.tools.visible_text`: no words a reader cannot see)."""
     if not isinstance(text, str):
         return ""
-    out = _LINK.sub(r"\1", text)
+    out = _LINK.sub(r"\1", visible_text(text))
     out = _TAG.sub("", out)
     out = _HEADING.sub("", out)
     out = _BULLET.sub(r"\1- ", out)
     out = _EMPHASIS.sub(r"\2", out)
     out = re.sub(r"\n{3,}", "\n\n", out)
     return out.strip()
+
+
+def _visible(key: str, value: Any) -> Any:
+    """A schema's ``title`` without invisible format characters; other values as they are."""
+    return visible_text(value) if key == "title" and isinstance(value, str) else value
 
 
 class SchemaConverter:
@@ -72,7 +79,7 @@ class SchemaConverter:
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in _DATA:
-                out[key] = plain_text(value) if key == "description" else value
+                out[key] = plain_text(value) if key == "description" else _visible(key, value)
             elif key == "example":
                 out.setdefault("examples", [value])
             elif key in _ONE:

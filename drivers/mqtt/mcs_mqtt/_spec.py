@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from mcs.tools import visible_text
 from mcs_mqtt._refs import Documents, SpecError, pointer_of
 from mcs_mqtt._schema import SchemaConverter, plain_text
 
@@ -145,7 +146,7 @@ class _AsyncApi:
         info = self.root.get("info") if isinstance(self.root.get("info"), Mapping) else {}
         assert isinstance(info, Mapping)
         spec = ApiSpec(
-            title=str(info.get("title") or "mqtt"),
+            title=visible_text(str(info.get("title") or "")) or "mqtt",
             version=str(info.get("version") or ""),
             spec_format=f"AsyncAPI {self.version}",
             location=self.doc,

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mcs.tools import visible_text
 from mcs_mqtt._refs import Documents, SpecError, pointer_of
 from mcs_mqtt._schema import SchemaConverter, plain_text
 from mcs_mqtt._spec import (
@@ -67,7 +68,7 @@ def load_topic_map(docs: Documents) -> ApiSpec:
     if not isinstance(discover, list) or not all(isinstance(f, str) and f for f in discover):
         raise SpecError(doc, "#/discover", "must be a list of topic filters")
     return ApiSpec(
-        title=str(root.get("name") or root.get("title") or "mqtt"),
+        title=visible_text(str(root.get("name") or root.get("title") or "")) or "mqtt",
         version=str(root.get("version") or ""),
         spec_format="MQTT topic map",
         location=doc,

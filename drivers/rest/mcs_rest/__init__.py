@@ -6,8 +6,8 @@
 or ``RestDriver(spec=...)`` directly. See :class:`RestDriver` for the options.
 """
 
+from mcs.content import Binary as BinaryContent
 from mcs_rest._check import SpecProblem, SpecReport
-from mcs_rest._results import BinaryContent
 from mcs_rest._spec import SpecError
 from mcs_rest.driver import RestDriver
 

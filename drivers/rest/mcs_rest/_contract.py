@@ -19,6 +19,7 @@ the converted response schema instead (:meth:`SwaggerBodies.violations`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -72,7 +73,10 @@ def _body_bytes(value: Any) -> bytes | None:
         return bytes(value)
     if isinstance(value, str):
         return value.encode("utf-8")
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits, which orjson does not write
+        return json.dumps(value).encode("utf-8")
 
 
 def _short(text: str) -> str:

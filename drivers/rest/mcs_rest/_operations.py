@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcs.tools import Tool, unique_tool_names
+from mcs.tools import Tool, unique_tool_names, visible_text
 from mcs_rest._schema import SchemaConverter, _merge_all_of
 from mcs_rest._spec import Spec, SpecError
 from mcs_rest._text import bounded, plain_text
@@ -204,7 +204,8 @@ def _group(tags: Sequence[str], path: str) -> str:
 
 
 def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    """A spec's text field, stripped and without invisible format characters."""
+    return visible_text(value).strip() if isinstance(value, str) else ""
 
 
 class _Builder:
@@ -333,7 +334,7 @@ class _Builder:
                         *self.convert.convert(raw_schema, rb_doc, f"{rb_where}.content.{media}.schema")
                     )
                     if isinstance(body_schema, dict) and request_body.get("description") and "description" not in body_schema:
-                        body_schema = {**body_schema, "description": request_body["description"]}
+                        body_schema = {**body_schema, "description": _text(request_body["description"])}
                     encoding = media_obj.get("encoding") if isinstance(media_obj, Mapping) else None
                     deep = frozenset(
                         str(k) for k, v in (encoding or {}).items()

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from mcs.tools import visible_text
 from mcs_rest._spec import Ref, Spec, SpecError
 
 # Keys that only document a schema; dropping them saves tokens and changes no meaning.
@@ -130,6 +131,8 @@ class SchemaConverter:
         if isinstance(ref, str):
             converted = self._ref(ref, document, where)
             siblings = {k: v for k, v in node.items() if k in ("description", "default", "readOnly", "writeOnly")}
+            if isinstance(siblings.get("description"), str):
+                siblings["description"] = visible_text(siblings["description"])
             nullable = node.get("nullable") is True or node.get("x-nullable") is True
             if siblings and isinstance(converted, dict) and "$ref" not in converted:
                 converted = {**converted, **siblings}
@@ -172,6 +175,8 @@ class SchemaConverter:
                     out[key] = value
             elif key in ("$defs", "definitions"):
                 continue  # local definitions are reached through $ref, never inlined whole
+            elif key == "description":
+                out[key] = visible_text(value) if isinstance(value, str) else value
             else:
                 out[key] = value
         if dropped and isinstance(out.get("required"), list):

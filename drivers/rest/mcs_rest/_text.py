@@ -9,7 +9,9 @@ keeps what reads as text:
 * a link keeps its text (an autolink or a bare URL stays the URL);
 * list items become lines starting ``- `` (``1. `` when ordered; nested ones too), paragraphs are
   separated by a line break, code blocks keep their lines;
-* entities are decoded (``&amp;`` is ``&``) and runs of spaces collapse.
+* entities are decoded (``&amp;`` is ``&``) and runs of spaces collapse;
+* invisible format characters (zero-width, bidi, tag block) go, so no description carries
+  words its reader cannot see.
 
 :func:`bounded` cuts a text at ``limit`` characters, at a word boundary, with ``…``.
 """
@@ -20,6 +22,8 @@ import re
 from functools import lru_cache
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
+
+from mcs.tools import visible_text
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -147,10 +151,13 @@ def _markdown_text(text: str) -> str:
 
 
 def plain_text(text: str) -> str:
-    """``text`` (CommonMark, HTML, or both) as plain text; see the module docstring."""
+    """``text`` (CommonMark, HTML, or both) as plain text; see the module docstring.
+
+    The result has no invisible format characters (:func:`mcs.tools.visible_text`), also
+    none that an entity such as ``&#x200B;`` spelled."""
     if not text:
         return ""
-    converted = text if _MARKUP.search(text) is None else _markdown_text(text)
+    converted = visible_text(text if _MARKUP.search(text) is None else _markdown_text(text))
     lines = (_SPACES.sub(" ", line).strip() for line in converted.split("\n"))
     return "\n".join(line for line in lines if line)
 

@@ -50,7 +50,7 @@ from mcs.http import (
 from mcs.redaction import credential_forms, excerpt, scrubbed_logs
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, HttpOptions, cookie_header
-from mcs_rest._results import BinaryContent
+from mcs_rest._results import BinaryBody, load_json
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _EXCERPT = 600
@@ -74,6 +74,8 @@ class Response:
     #: The credentials the request carried, as texts a peer may echo (longest first):
     #: scrubbed from errors. Worked out only when asked (only an error needs them).
     secrets: Callable[[], tuple[str, ...]] = tuple
+    #: ``value`` came from a JSON body that may hold integers beyond 2**53 - 1 (kept exact here).
+    wide_ints: bool = False
 
 
 # ---------------------------------------------------------------------- reading
@@ -109,6 +111,7 @@ def _marker(cap: int) -> str:
 def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes, truncated: bool, cap: int) -> Response:
     media = _media(content_type)
     value: Any
+    wide_ints = False
     if not body:
         value = None
     elif _is_json(media) or (not media and body[:1] in (b"{", b"[")):
@@ -116,8 +119,8 @@ def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes,
             value = body.decode("utf-8", errors="replace") + _marker(cap)
         else:
             try:
-                value = orjson.loads(body)
-            except orjson.JSONDecodeError:
+                value, wide_ints = load_json(body)
+            except ValueError:  # orjson.JSONDecodeError is one
                 value = body.decode("utf-8", errors="replace")
     elif _is_text(media) or not media:
         try:
@@ -127,8 +130,8 @@ def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes,
         if truncated:
             value += _marker(cap)
     else:
-        value = BinaryContent(body, content_type or "application/octet-stream", truncated)
-    return Response(status, content_type, value, truncated, headers)
+        value = BinaryBody(body, content_type or "application/octet-stream", truncated)
+    return Response(status, content_type, value, truncated, headers, wide_ints=wide_ints)
 
 
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from mcs import discovery, prompts
-from mcs.driver import AuthOption, ToolDriver, refuse_unknown_options
+from mcs.driver import (
+    AuthOption,
+    ToolDriver,
+    non_negative_int,
+    non_negative_seconds,
+    refuse_unknown_options,
+)
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
@@ -28,6 +34,7 @@ from mcs_rest._check import InvalidOperations, SpecReport
 from mcs_rest._operations import Operation, Selection, build_operations
 from mcs_rest._repair import BodyShapeValidator
 from mcs_rest._request import HttpOptions, build
+from mcs_rest._results import json_safe
 from mcs_rest._schema import SchemaConverter
 from mcs_rest._shaping import inline_refs
 from mcs_rest._spec import Spec, SpecError
@@ -140,6 +147,8 @@ class RestDriver(ToolDriver):
     ) -> None:
         refuse_unknown_options(RestDriver, options, "the REST driver")
         super().__init__(**options)
+        retries, max_redirects = non_negative_int("retries", retries), non_negative_int("max_redirects", max_redirects)
+        backoff = non_negative_seconds("backoff", backoff)
         allow = allow_external_refs if isinstance(allow_external_refs, bool) else tuple(allow_external_refs)
         self.spec = Spec.load(spec, allow_external=allow, redirect_hosts=spec_redirect_hosts)
         info = self.spec.root.get("info") or {}
@@ -167,9 +176,9 @@ class RestDriver(ToolDriver):
         redirect_hosts = frozenset(redirect_hosts)
         self.http = HttpOptions(
             max_response_bytes=int(max_response_bytes),
-            retries=max(0, int(retries)),
-            backoff=float(backoff),
-            max_redirects=int(max_redirects),
+            retries=retries,
+            backoff=backoff,
+            max_redirects=max_redirects,
             redirect_hosts=redirect_hosts,
             egress=egress or EgressPolicy(allow=[*egress_allow, *_named_local(redirect_hosts)]),
             idempotency_header=idempotency_header,
@@ -393,8 +402,9 @@ class RestDriver(ToolDriver):
                         + "; ".join(verdict.violations), tool=tool,
                         details={"status": response.status, "violations": verdict.violations},
                     )
-                return {"result": response.value, "contract_note": note(verdict.violations, verdict.unpromised)}
-        return response.value
+                return {"result": json_safe(response.value, response.wide_ints),
+                        "contract_note": note(verdict.violations, verdict.unpromised)}
+        return json_safe(response.value, response.wide_ints)
 
     def _call_tool(self, invocation: Invocation) -> Any:
         from mcs_rest._transport import send_sync

@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcs.driver import ToolDriver, refuse_unknown_options
+from mcs.driver import ToolDriver, non_negative_int, non_negative_seconds, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
@@ -104,6 +104,7 @@ class SoapDriver(ToolDriver):
     ) -> None:
         refuse_unknown_options(SoapDriver, options, "the SOAP driver")
         super().__init__(**options)
+        retries, backoff = non_negative_int("retries", retries), non_negative_seconds("backoff", backoff)
         for label, value in (("max_response_bytes", max_response_bytes), ("max_result_chars", max_result_chars),
                              ("max_wsdl_bytes", max_wsdl_bytes), ("max_documents", max_documents)):
             if int(value) < 1:
@@ -120,8 +121,8 @@ class SoapDriver(ToolDriver):
                                   max_bytes=int(max_wsdl_bytes), max_documents=int(max_documents),
                                   timeout=float(load_timeout), verify=verify)
         self._http = HttpOptions(headers=_static_headers(http_headers, http_basic),
-                                 max_response_bytes=int(max_response_bytes), retries=max(0, int(retries)),
-                                 backoff=float(backoff))
+                                 max_response_bytes=int(max_response_bytes), retries=retries,
+                                 backoff=backoff)
         self.max_result_chars = int(max_result_chars)
         self._verify = verify
         self._wsse_options = _wsse_options(wsse_username, wsse_password, wsse_digest)

@@ -4,6 +4,7 @@ database's multiplexing, choices, scaling, units, ranges and comments reach the 
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import cantools
@@ -174,3 +175,19 @@ def test_bad_options_are_configuration_errors_that_say_what_is_allowed(channel, 
     with pytest.raises(ConfigurationError) as info:
         CanDriver(DEMO_DBC, channel=channel, **options)
     assert text in str(info.value)
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def test_comments_carry_no_invisible_characters_into_descriptions(tmp_path: Path, make_driver) -> None:
+    text = DEMO_DBC.read_text(encoding="utf-8")
+    text = text.replace('"Cruise control set speed."', f'"Cruise control{HIDDEN} set speed."')
+    text = text.replace('"Cruise control request to the engine ECU."', f'"Cruise control request{HIDDEN} to the engine ECU."')
+    assert HIDDEN in text
+    (tmp_path / "hidden.dbc").write_text(text, encoding="utf-8")
+    driver = make_driver(tmp_path / "hidden.dbc", encoding="utf-8", allow_send=["CruiseCommand"])
+    tool = driver.get_tool("send_CruiseCommand")
+    shown = [tool.description, json.dumps(tool.input_schema, ensure_ascii=False), driver.get_function_description()]
+    assert "Cruise control request to the engine ECU." in shown[0] and "Cruise control set speed." in shown[1]
+    assert [[f"U+{ord(c):04X}" for c in s if unicodedata.category(c) == "Cf"] for s in shown] == [[], [], []]

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from graphql_server import Running
+from mcs_graphql import GraphQLDriver
 
 from mcs.cli import main
+from mcs.errors import ConfigurationError
 from mcs.toolbox import Toolbox
 
 MCS = Path(sys.executable).with_name("mcs")
@@ -60,3 +62,23 @@ async def test_mcs_serve_offers_the_tools_to_the_official_mcp_client(server: Run
         result = await session.call_tool("hello", {"name": "MCP"})
         assert not result.is_error and "Hello, MCP!" in result.content[0].text
     assert mcp is not None
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("retries", "-1", "retries must be a non-negative integer"),
+    ("backoff", "-0.5", "backoff must be a non-negative number of seconds"),
+])
+def test_a_negative_retry_option_is_one_line_and_exit_2(server: Running, option: str, value: str, message: str) -> None:
+    done = subprocess.run([str(MCS), "describe", "graphql", "-o", f"url={server.graphql}", "-o", f"{option}={value}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("option", "value"), [("retries", -1), ("backoff", -0.5), ("retries", 1.5),
+                                               ("backoff", float("inf"))])
+def test_the_constructor_refuses_a_negative_or_non_numeric_retry_option(server: Running, option: str,
+                                                                        value: object) -> None:
+    with pytest.raises(ConfigurationError, match=f"^{option} must be a non-negative"):
+        GraphQLDriver(server.graphql, **{option: value})

@@ -4,6 +4,7 @@ schemas, annotations, and errors that name the file and the place."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,41 @@ def test_bad_options_are_a_configuration_error(options: dict, needle: str) -> No
     with pytest.raises(ConfigurationError, match=None) as caught:
         MqttDriver(**options)
     assert needle in str(caught.value)
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def _invisible(text: str) -> list[str]:
+    return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"]
+
+
+def test_descriptions_from_the_spec_carry_no_invisible_characters(tmp_path: Path) -> None:
+    (tmp_path / "hidden.yaml").write_text(f"""asyncapi: 3.0.0
+info: {{title: "Hidden{HIDDEN}", version: "1"}}
+channels:
+  lamp:
+    address: 'lamps/{{lampId}}/set'
+    parameters:
+      lampId: {{description: "Which lamp{HIDDEN}."}}
+    messages:
+      set:
+        summary: Set a lamp{HIDDEN}.
+        payload:
+          type: object
+          title: Setting{HIDDEN}
+          properties:
+            level: {{type: integer, description: "Brightness{HIDDEN}.", title: "Level{HIDDEN}"}}
+operations:
+  setLamp:
+    action: send
+    channel: {{$ref: '#/channels/lamp'}}
+    summary: Set{HIDDEN} a lamp
+    description: Sets the lamp{HIDDEN}.
+""", encoding="utf-8")
+    with MqttDriver(tmp_path / "hidden.yaml", host="127.0.0.1") as driver:
+        tool = driver.get_tool("setLamp")
+        shown = [tool.description, tool.title or "", json.dumps(tool.input_schema, ensure_ascii=False),
+                 driver.get_function_description()]
+    assert "Sets the lamp." in shown[0] and "Brightness." in shown[2] and "Which lamp." in shown[2]
+    assert [_invisible(text) for text in shown] == [[], [], [], []]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import sys
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
 from mcs_rest import BinaryContent, RestDriver
+from mcs_rest._results import load_json
 from rest_paths import PETSTORE
-from rest_server import Running
+from rest_server import PNG, Running
 
 from mcs.errors import ExecutionError, InvalidInputError
 
@@ -86,11 +90,23 @@ def test_plain_text_body_and_text_response(driver, api):
     assert api.state.requests[-1].headers["content-type"] == "text/plain"
 
 
-def test_binary_response_keeps_its_content_type(driver, api):
-    result = driver.call_tool("image", {})
-    assert isinstance(result, BinaryContent)
-    assert result.content_type == "image/png"
-    assert bytes(result[:8]) == bytes.fromhex("89504e470d0a1a0a")
+def test_a_binary_response_is_json_with_its_content_type_and_base64_bytes(driver, api):
+    result = driver.process_llm_response('{"tool": "image", "arguments": {}}')
+    assert json.loads(json.dumps(result)) == {"content_type": "image/png", "base64": base64.b64encode(PNG).decode()}
+    assert isinstance(result, BinaryContent) and result.data == PNG and result.content_type == "image/png"
+
+
+@pytest.mark.parametrize("big", [2**53, -(2**53), 2**63 + 1, 10**30])
+def test_an_integer_a_javascript_client_would_round_comes_back_as_its_text(driver, api, big):
+    api.state.pets[1] = {"id": 1, "name": "Rex", "tag": "dog", "chip": big, "litters": [big, 2**53 - 1]}
+    result = driver.process_llm_response('{"tool": "showPetById", "arguments": {"petId": "1"}}')
+    assert result == {"id": 1, "name": "Rex", "tag": "dog", "chip": str(big), "litters": [str(big), 2**53 - 1]}
+    json.dumps(result)
+
+
+def test_a_json_body_with_a_wide_integer_still_refuses_nan_as_orjson_does():
+    with pytest.raises(ValueError, match="NaN"):
+        load_json(b'{"chip": 12345678901234567, "weight": NaN}')
 
 
 def test_gzip_responses_are_decoded(driver, api):
@@ -325,3 +341,18 @@ def test_a_deep_object_query_array_is_sent_in_brackets_as_stripe_reads_it(api):
         answer = driver.call_tool("get", {"rest": "q", "expand": ["data.customer", "data.plan"], "created": {"gt": 5}})
     assert parse_qsl(answer["query"]) == [
         ("expand[]", "data.customer"), ("expand[]", "data.plan"), ("created[gt]", "5")]
+
+
+async def test_mcs_serve_gives_a_binary_response_as_an_mcp_image_block(api):
+    pytest.importorskip("mcs_mcp.serving", reason="MCP serving (mcs serve --protocol mcp) is not in this build")
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    mcs = Path(sys.executable).with_name("mcs")
+    params = StdioServerParameters(command=str(mcs), args=[
+        "serve", "rest", "-o", f"spec={PETSTORE}", "-o", f"base_url={api.url}/v1"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("image", {})
+    assert [(block.type, block.mime_type, block.data) for block in result.content] == [
+        ("image", "image/png", base64.b64encode(PNG).decode())]

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import jsonschema_rs
 import pytest
 import yaml
+from mcs_rest import RestDriver
 from rest_paths import CORPUS, PETSTORE
 from rest_server import Running
 
 from mcs.cli import main
+from mcs.errors import ConfigurationError
+
+MCS = Path(sys.executable).with_name("mcs")
 
 GENMCP_SCHEMA = CORPUS / "genmcp" / "reference" / "specs__mcpfile-schema-0.1.0.json"
 
@@ -113,3 +120,24 @@ def test_describe_lists_the_specs_security_schemes_on_stderr(capsys):
     assert lines[0] == "mcs: the spec declares these security schemes; set one with -o:"
     assert "  bearer (http bearer): -o auth='{\"bearer\": \"TOKEN\"}'  (set)" in lines
     assert "  headerKey (apiKey in header X-API-Key): -o auth='{\"headerKey\": \"KEY\"}'" in lines
+
+
+BAD_HTTP_OPTIONS = [("retries", "-1", "retries must be a non-negative integer"),
+                    ("max_redirects", "-1", "max_redirects must be a non-negative integer"),
+                    ("backoff", "-0.5", "backoff must be a non-negative number of seconds")]
+
+
+@pytest.mark.parametrize(("option", "value", "message"), BAD_HTTP_OPTIONS)
+def test_a_negative_http_option_is_one_line_and_exit_2(api: Running, option: str, value: str, message: str) -> None:
+    done = subprocess.run([str(MCS), "describe", "rest", "-o", f"spec={PETSTORE}", "-o", f"base_url={api.url}/v1",
+                           "-o", f"{option}={value}"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("option", "value"), [("retries", -1), ("max_redirects", -1), ("backoff", -0.5),
+                                               ("retries", True), ("backoff", float("nan"))])
+def test_the_constructor_refuses_a_negative_or_non_numeric_http_option(api: Running, option: str, value: object) -> None:
+    with pytest.raises(ConfigurationError, match=f"^{option} must be a non-negative"):
+        RestDriver(PETSTORE, base_url=api.url + "/v1", **{option: value})

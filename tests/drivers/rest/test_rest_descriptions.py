@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import unicodedata
+from pathlib import Path
+
 import pytest
 from mcs_rest import RestDriver
 from mcs_rest._text import bounded, plain_text
@@ -73,3 +77,43 @@ def test_the_bound_is_an_option_and_a_tiny_one_is_refused():
     assert len(tool.description) <= 40 and tool.meta["full_description"].startswith("Creates a note.")
     with pytest.raises(ConfigurationError):
         RestDriver(NOTES, max_description_chars=5)
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def _invisible(text: str) -> list[str]:
+    return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"]
+
+
+def test_descriptions_from_the_spec_carry_no_invisible_characters(tmp_path: Path) -> None:
+    (tmp_path / "hidden.yaml").write_text(f"""openapi: 3.0.3
+info: {{title: Hidden, version: "1"}}
+paths:
+  /notes/{{id}}:
+    post:
+      operationId: saveNote
+      summary: Save{HIDDEN} a note
+      description: "Saves the note{HIDDEN}. Entity form too: &#x200B;done."
+      parameters:
+        - {{name: id, in: path, required: true, description: "The id{HIDDEN}.", schema: {{type: string}}}}
+      requestBody:
+        description: The note{HIDDEN}.
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                text: {{type: string, description: "Its text{HIDDEN}."}}
+                owner: {{$ref: "#/components/schemas/Owner", description: "Who{HIDDEN}."}}
+      responses: {{"200": {{description: ok}}}}
+components:
+  schemas:
+    Owner: {{type: object, description: "An owner{HIDDEN}.", properties: {{name: {{type: string}}}}}}
+""", encoding="utf-8")
+    with RestDriver(tmp_path / "hidden.yaml", base_url="http://127.0.0.1:9") as driver:
+        tool = driver.get_tool("saveNote")
+        shown = [tool.description, tool.title or "", json.dumps(tool.input_schema, ensure_ascii=False),
+                 driver.get_function_description()]
+    assert "Saves the note." in shown[0] and "The id." in shown[2] and "Its text." in shown[2]
+    assert [_invisible(text) for text in shown] == [[], [], [], []]

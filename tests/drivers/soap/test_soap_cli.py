@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from mcs_soap import SoapDriver
 from soap_world import World
 
 from mcs.cli import main
+from mcs.errors import ConfigurationError
 
 
 def test_describe_prints_the_tools(capsys, world: World):
@@ -46,3 +50,24 @@ def test_the_driver_served_over_mcp_stdio_calls_the_service(world: World):
         name = next(t.name for t in driver.list_tools() if t.name.endswith("FullCountryInfo"))
         result = driver.process_llm_response({"tool": name, "arguments": {"sCountryISOCode": "JP"}})
     assert "Tokyo" in json.dumps(result)
+
+
+MCS = Path(sys.executable).with_name("mcs")
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("retries", "-1", "retries must be a non-negative integer"),
+    ("backoff", "-0.5", "backoff must be a non-negative number of seconds"),
+])
+def test_a_negative_retry_option_is_one_line_and_exit_2(world: World, option: str, value: str, message: str) -> None:
+    done = subprocess.run([str(MCS), "describe", "soap", "-o", f"wsdl={world.wsdl}", "-o", f"{option}={value}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("option", "value"), [("retries", -1), ("backoff", -0.5), ("retries", True)])
+def test_the_constructor_refuses_a_negative_or_non_numeric_retry_option(world: World, option: str, value: object) -> None:
+    with pytest.raises(ConfigurationError, match=f"^{option} must be a non-negative"):
+        SoapDriver(world.wsdl, **{option: value})

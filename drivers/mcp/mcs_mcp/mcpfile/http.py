@@ -45,6 +45,7 @@ from urllib.parse import quote, urlencode, urljoin
 
 import httpx
 
+from mcs.content import Binary
 from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
 from mcs.http import (
     ACCEPT_ENCODING,
@@ -326,6 +327,11 @@ class HttpInvoker:
         return httpx.Request(method, target, headers=headers, content=request.content if keep_body else None)
 
     def _result(self, response: httpx.Response, raw: bytes, truncated: bool) -> InvokeResult:
+        mime = response.headers.get("content-type")
+        if 200 <= response.status_code < 300 and raw and not is_text_media(mime):
+            binary = Binary.of(raw, mime or "application/octet-stream", truncated=truncated)
+            return InvokeResult(text=binary["base64"], mime_type=mime, truncated=truncated,
+                                extra={"status": response.status_code}, binary=binary)
         text = raw.decode(response.encoding or "utf-8", errors="replace")
         if truncated:
             text += f"\n[truncated: the response exceeded {self.options.max_response_bytes} bytes]"
@@ -339,7 +345,6 @@ class HttpInvoker:
                 tool=self.tool,
                 details={"status": status, "retryable": status in (408, 429, 502, 503, 504)},
             )
-        mime = response.headers.get("content-type")
         structured: dict[str, Any] | None = None
         if not truncated and mime and "json" in mime.lower():
             try:
@@ -350,6 +355,18 @@ class HttpInvoker:
                 structured = parsed
         return InvokeResult(text=text, structured=structured, mime_type=mime, truncated=truncated,
                             extra={"status": status})
+
+
+def is_text_media(content_type: str | None) -> bool:
+    """Whether a body of ``content_type`` is text: none given, ``text/*``, JSON, XML, YAML,
+    JavaScript, a form, or any type that names a ``charset``."""
+    if not content_type:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    return (
+        not media or media.startswith("text/") or "charset=" in content_type.lower()
+        or media.endswith(("json", "xml", "yaml", "javascript")) or media == "application/x-www-form-urlencoded"
+    )
 
 
 def compile_http(

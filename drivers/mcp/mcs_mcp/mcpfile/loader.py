@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from mcs.errors import ConfigurationError
+from mcs.tools import visible_text
 from mcs.validation import compile_validator
 from mcs_mcp.mcpfile import extends, model, shell
 from mcs_mcp.mcpfile.cli import CliInvoker, CliOptions, compile_cli
@@ -146,7 +147,7 @@ def load(
         format_version=version,
         name=definitions.name,
         version=definitions.version,
-        instructions=definitions.instructions,
+        instructions=visible_text(definitions.instructions),
         runtime=runtime,
         primitives=primitives,
         http_options=http,
@@ -448,6 +449,57 @@ def _input_schema(schema: dict[str, Any] | None, *, where: str, required: bool) 
     return schema
 
 
+#: Schema keywords whose values are data, not schemas: their strings stay as written.
+_SCHEMA_DATA = frozenset({"default", "enum", "const", "examples", "example"})
+
+
+def _visible_schema(schema: Any) -> Any:
+    """``schema`` with every ``title`` and ``description`` string free of invisible format
+    characters (:func:`mcs.tools.visible_text`); data keywords (``default``, ``enum``...) as written."""
+    if isinstance(schema, list):
+        return [_visible_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: visible_text(value) if key in ("title", "description") and isinstance(value, str)
+        else value if key in _SCHEMA_DATA else _visible_schema(value)
+        for key, value in schema.items()
+    }
+
+
+_P = typing.TypeVar("_P", bound=model._Primitive)
+
+
+def _visible_primitive(item: _P) -> _P:
+    """``item`` with its name, title, description and schemas free of invisible format
+    characters, so nothing the model or a person reads holds words that cannot be seen
+    (SECURITY.md F2). A name made only of such characters becomes empty and is refused."""
+    update: dict[str, Any] = {
+        "name": visible_text(item.name), "title": visible_text(item.title),
+        "description": visible_text(item.description),
+        "input_schema": _visible_schema(item.input_schema), "output_schema": _visible_schema(item.output_schema),
+    }
+    if isinstance(item, model.PromptSpecModel):
+        update["arguments"] = [
+            a.model_copy(update={"name": visible_text(a.name), "title": visible_text(a.title),
+                                 "description": visible_text(a.description)})
+            for a in item.arguments
+        ]
+    if isinstance(item, model.ToolSpec) and item.annotations is not None and item.annotations.title:
+        update["annotations"] = item.annotations.model_copy(update={"title": visible_text(item.annotations.title)})
+    return item.model_copy(update=update)
+
+
+def _visible_definitions(d: model._Definitions) -> model._Definitions:
+    """``d`` with every primitive passed through :func:`_visible_primitive`."""
+    return d.model_copy(update={
+        "tools": [_visible_primitive(t) for t in d.tools],
+        "prompts": [_visible_primitive(p) for p in d.prompts],
+        "resources": [_visible_primitive(r) for r in d.resources],
+        "resource_templates": [_visible_primitive(t) for t in d.resource_templates],
+    })
+
+
 def _compile_primitives(path: Path, d: model._Definitions, http: HttpOptions, cli: CliOptions) -> tuple[Primitive, ...]:
     bases = {name: base for name, base in d.invocation_bases.items() if base is not None}
     for name, base in bases.items():
@@ -478,6 +530,7 @@ def _compile_primitives(path: Path, d: model._Definitions, http: HttpOptions, cl
             raise ConfigurationError(f"{where}: the {kind} name {item.name!r} is used twice (also {seen[(kind, item.name)]})")
         seen[(kind, item.name)] = where
 
+    d = _visible_definitions(d)
     for i, tool in enumerate(d.tools):
         where = f"{path}: tool {tool.name!r}" if tool.name else f"{path}: tools[{i}]"
         check_common(where, "tool", tool)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcs.content import Binary
 from mcs.errors import ExecutionError
 
 HEADER_PREFIX = "header:"
@@ -22,7 +23,8 @@ class InvokeResult:
     """The outcome of one HTTP request or command.
 
     ``text`` is the body (or the command's output); ``structured`` is set when the body
-    is a JSON object; ``truncated`` tells that ``text`` was cut at the size cap.
+    is a JSON object; ``binary`` when it is not text; ``truncated`` tells that the body was
+    cut at the size cap.
     """
 
     text: str
@@ -30,9 +32,14 @@ class InvokeResult:
     mime_type: str | None = None
     truncated: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: A body that is not text (an image, a PDF...), whole as base64; ``text`` is then its base64 too.
+    binary: Binary | None = None
 
     def value(self) -> Any:
-        """The raw tool result: the JSON object when there is one, else the text."""
+        """The raw tool result: a binary body's :class:`~mcs.content.Binary`, the JSON object
+        when there is one, else the text."""
+        if self.binary is not None:
+            return self.binary
         return self.structured if self.structured is not None else self.text
 
 

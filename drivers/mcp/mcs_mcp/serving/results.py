@@ -6,6 +6,8 @@ The rules a caller can rely on:
   ``list``/numbers/booleans/``None`` -> JSON text; ``bytes`` -> an image or audio block
   when the tool declares an image/audio MIME type (``Tool.meta["mime_type"]``), else an
   embedded blob resource; pydantic models are dumped first.
+* :class:`mcs.content.Binary` (bytes as ``{"content_type", "base64"}``) -> an image or
+  audio block by its content type, else an embedded blob resource.
 * :class:`mcs.Image` / :class:`mcs.Audio` -> an image / audio block;
   :class:`mcs.EmbeddedResource` -> an embedded resource; a list mixing them with strings
   (and MCP blocks) -> one block each.
@@ -183,6 +185,8 @@ def to_call_result(
         return types.CallToolResult(content=[content_block(v) for v in value])
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
+    if isinstance(value, mcs_content.Binary):
+        return types.CallToolResult(content=[binary_block(value.data, value.content_type)])
     if isinstance(value, bytes | bytearray):
         mime = field(tool.meta, "mime_type", "mimeType") if tool is not None else None
         return types.CallToolResult(content=[binary_block(bytes(value), mime)])

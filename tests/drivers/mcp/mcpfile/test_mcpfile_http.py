@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 
@@ -258,3 +259,24 @@ def test_a_decompression_bomb_stops_at_the_cap(new_driver, write_file, recorder)
     driver = answering(new_driver, write_file, recorder, reply, max_response_bytes=100_000)
     text = driver.call_tool("t", {"id": "1"})
     assert text.startswith("z" * 1000) and "[truncated" in text and len(text) < 100_200
+
+
+@pytest.mark.parametrize("content_type", ["image/png", "application/octet-stream", "application/pdf"])
+def test_a_body_that_is_not_text_comes_back_whole_as_base64_json(new_driver, write_file, recorder,
+                                                                 content_type: str) -> None:
+    body = bytes(range(256))  # not UTF-8: decoding it as text would replace bytes
+    driver = answering(new_driver, write_file, recorder, Reply(body=body, content_type=content_type))
+    result = driver.process_llm_response('{"tool": "t", "arguments": {"id": "1"}}')
+    assert json.loads(json.dumps(result)) == {"content_type": content_type, "base64": base64.b64encode(body).decode()}
+
+
+def test_a_cut_binary_body_says_it_was_cut(new_driver, write_file, recorder) -> None:
+    reply = Reply(body=b"\x89PNG" + b"\xff" * 5000, content_type="image/png")
+    driver = answering(new_driver, write_file, recorder, reply, max_response_bytes=1000)
+    result = driver.call_tool("t", {"id": "1"})
+    assert result["truncated"] is True and base64.b64decode(result["base64"]) == (b"\x89PNG" + b"\xff" * 5000)[:1000]
+
+
+def test_text_with_a_charset_stays_text(new_driver, write_file, recorder) -> None:
+    reply = Reply(body="café".encode("latin-1"), content_type="application/x-custom; charset=latin-1")
+    assert answering(new_driver, write_file, recorder, reply).call_tool("t", {"id": "1"}) == "café"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -335,3 +337,41 @@ def test_corpus_prompts_and_resources_match_genmcp_parser_expectations(corpus: P
     (template,) = MCPFileDriver(data / "pkg__mcpfile__testdata__one-server-resource-templates.yaml").resource_templates()
     assert (template.uri_template, template.mime_type) == ("weather://forecast/{city}/{date}", "application/json")
     assert template.input_schema["required"] == ["city", "date"]
+
+
+HIDDEN = "\u200b\u202e\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"  # zero-width, bidi, "IGNORE" in tag characters
+
+
+def _invisible(text: str) -> list[str]:
+    return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"]
+
+
+def test_names_titles_and_descriptions_carry_no_invisible_characters(tmp_path: Path) -> None:
+    schema = {"type": "object", "title": f"Ask{HIDDEN}",
+              "properties": {"who": {"type": "string", "description": f"Who asks{HIDDEN}.", "default": "me"}}}
+    data = mcp_file(
+        {"name": "ask", "title": f"Ask{HIDDEN}", "description": f"Asks{HIDDEN}.", "inputSchema": schema,
+         "annotations": {"title": f"Ask it{HIDDEN}"}, "invocation": HTTP},
+        instructions=f"Be kind{HIDDEN}.",
+        prompts=[{"name": f"greet{HIDDEN}", "title": f"Greet{HIDDEN}", "description": f"Greets{HIDDEN}.",
+                  "arguments": [{"name": "who", "description": f"Whom{HIDDEN}."}],
+                  "invocation": {"cli": {"command": "echo hi"}}}],
+        resources=[{"name": f"notes{HIDDEN}", "description": f"The notes{HIDDEN}.", "uri": "file:///notes",
+                    "invocation": HTTP}],
+        resourceTemplates=[{"name": f"note{HIDDEN}", "description": f"One note{HIDDEN}.",
+                            "uriTemplate": "file:///notes/{id}", "invocation": {"http": {
+                                "method": "GET", "url": "http://127.0.0.1:9/notes/{id}"}},
+                            "inputSchema": {"type": "object", "properties": {
+                                "id": {"type": "string", "description": f"Its id{HIDDEN}."}}}}],
+    )
+    path = tmp_path / "hidden.yaml"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")  # JSON is YAML
+    driver = MCPFileDriver(path)
+    tools = driver.list_tools()
+    shown = [json.dumps([t.name, t.title, t.description, t.input_schema, t.annotations], ensure_ascii=False) for t in tools]
+    shown += [json.dumps([str(spec) for spec in driver.prompts() + driver.resources() + driver.resource_templates()],
+                         ensure_ascii=False),
+              driver.file.instructions, driver.get_function_description()]
+    assert "Who asks." in shown[0] and "Asks." in shown[0] and "Its id." in shown[3]
+    assert [p.name for p in driver.prompts()] == ["greet"]
+    assert [_invisible(text) for text in shown] == [[]] * len(shown)

@@ -8,6 +8,7 @@ import mcp_types as types
 from mcs_mcp.serving import results
 from pydantic import BaseModel
 
+from mcs.content import Binary
 from mcs.errors import InvalidInputError
 from mcs.tools import Tool
 
@@ -71,3 +72,12 @@ def test_prompts_and_resources_from_plain_mappings() -> None:
     read = results.to_read_result(b"\x89PNG", "file://a.png", "image/png")
     assert read.contents[0].mime_type == "image/png" and read.contents[0].blob == base64.b64encode(b"\x89PNG").decode()
     assert results.to_read_result({"k": 1}, "x://k").contents[0].text == '{"k": 1}'
+
+
+def test_binary_forms_become_the_block_their_content_type_calls_for() -> None:
+    png, pdf = Binary.of(b"\x89PNG", "image/png"), Binary.of(b"%PDF", "application/pdf", truncated=True)
+    image = results.to_call_result(png).content[0]
+    assert (image.type, image.mime_type, image.data) == ("image", "image/png", base64.b64encode(b"\x89PNG").decode())
+    blob = results.to_call_result(pdf).content[0]
+    assert blob.type == "resource" and blob.resource.mime_type == "application/pdf"
+    assert base64.b64decode(blob.resource.blob) == b"%PDF"
