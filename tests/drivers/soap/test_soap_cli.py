@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
-from soap_world import World
+from lxml import etree
+from soap_world import NS, World
+from support.mcp_http import served_over_http
 
 from mcs.cli import main
+from mcs.toolbox import Toolbox
 
 
 def test_describe_prints_the_tools(capsys, world: World):
@@ -31,6 +35,26 @@ def test_a_fault_is_printed_as_execution_error(capsys, world: World):
     assert json.loads(capsys.readouterr().out)["error"] == "EXECUTION_ERROR"
 
 
+def test_prompt_holds_the_tools_in_the_chosen_model_familys_format(capsys, world: World):
+    assert main(["prompt", "soap", "-o", f"wsdl={world.wsdl}", "--model", "llama-3.1-8b"]) == 0
+    out = capsys.readouterr().out
+    assert '{"name": function name, "parameters": dictionary of argument name and its value}' in out
+    assert '"name":"FullCountryInfo"' in out and '"name":"Calculator_CalculatorSoap_Add"' in out
+
+
+def test_a_toolbox_file_holds_it_beside_another_driver(tmp_path: Path, world: World):
+    config = tmp_path / "toolbox.yaml"
+    config.write_text(f"drivers:\n  world: {{driver: soap, wsdl: '{world.wsdl}'}}\n  local: {{driver: functions}}\n")
+    with Toolbox.from_config(config) as box:
+        names = {tool.name for tool in box.list_tools()}
+        assert {"Calculator_CalculatorSoap_Add", "FullCountryInfo", "get_weather"} <= names
+        added = box.process_llm_response('{"tool": "Calculator_CalculatorSoap_Add", "arguments": {"a": 5, "b": 6}}')
+        assert added == 11
+        assert box.process_llm_response('{"tool": "add", "arguments": {"a": 1, "b": 2}}') == 3
+    sent = etree.fromstring(world.peer.requests[-1].body)
+    assert sent.findtext(f".//{{{NS}}}a") == "5" and sent.findtext(f".//{{{NS}}}b") == "6"
+
+
 def test_a_bad_option_is_one_line_and_exit_2(capsys, world: World):
     assert main(["describe", "soap", "-o", f"wsdl={world.wsdl}", "-o", "endpoint=ftp://x"]) == 2
     err = capsys.readouterr().err
@@ -46,3 +70,14 @@ def test_the_driver_served_over_mcp_stdio_calls_the_service(world: World):
         name = next(t.name for t in driver.list_tools() if t.name.endswith("FullCountryInfo"))
         result = driver.process_llm_response({"tool": name, "arguments": {"sCountryISOCode": "JP"}})
     assert "Tokyo" in json.dumps(result)
+
+
+async def test_mcs_serve_over_streamable_http_calls_the_service(world: World):
+    async with served_over_http(["soap", "-o", f"wsdl={world.wsdl}"]) as session:
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"Calculator.CalculatorSoap.Add", "FullCountryInfo", "Echo"} <= tools  # the WSDL's own names
+        added = await session.call_tool("Calculator.CalculatorSoap.Add", {"a": 19, "b": 23})
+        assert not added.is_error and added.content[0].text == "42"
+    [request] = world.peer.requests
+    sent = etree.fromstring(request.body)
+    assert sent.findtext(f".//{{{NS}}}a") == "19" and sent.findtext(f".//{{{NS}}}b") == "23"
