@@ -1,5 +1,5 @@
-"""Across processes: the driver in this process and another node (can_peer.py, a real child
-process) on one python-can ``udp_multicast`` bus. What the peer saw comes back as JSON lines;
+"""Across processes: the driver (in this process, or served by ``mcs serve can`` in its own) and
+another node (can_peer.py, a real child process) on one python-can ``udp_multicast`` bus. What the peer saw comes back as JSON lines;
 the tests assert on them. Skipped, with the reason, where the host cannot do IPv4 multicast."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import cantools
 import pytest
 from can_support import CRUISE, DEMO_DBC
 from mcs_can import CanDriver
+from support.mcp_http import served_over_http
 
 from mcs.errors import ErrorCode, ToolCallError
 
@@ -311,3 +312,27 @@ async def test_the_async_monitor_collects_what_the_peer_sends_in_its_window(peer
                                                            max_frames=2))
     peer.next()
     assert result["count"] == 2 and [frame["signals"] for frame in result["frames"]] == values
+
+
+# ------------------------------------------------------------------ served
+
+
+async def test_mcs_serve_can_over_streamable_http_reads_what_the_peer_sends_and_sends_nothing_disarmed(
+    peer, port,
+) -> None:
+    args = ["can", "-o", f"dbc={DEMO_DBC}", "-o", "interface=udp_multicast", "-o", f"channel={GROUP}",
+            "-o", f'bus_options={{"port": {port}}}', "-o", 'allow_send=["CruiseCommand"]']
+    async with served_over_http(args) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert {"send_CruiseCommand", "read", "monitor", "bus_status", "stop_periodic"} <= set(tools)
+        assert tools["send_CruiseCommand"].annotations.destructive_hint is True
+        status = await session.call_tool("bus_status", {})
+        assert status.structured_content["armed"] is False
+        peer.tell("send", message="WheelSpeeds", values=wheel_values(42.5), delay_s=0.3, interval_s=0.0)
+        reading = await session.call_tool("read", {"message": "WheelSpeeds", "wait_s": 5})
+        assert peer.next()["event"] == "sent"
+        assert not reading.is_error
+        assert [frame["signals"] for frame in reading.structured_content["frames"]] == wheel_values(42.5)
+        refused = await session.call_tool("send_CruiseCommand", CRUISE)
+        assert refused.is_error and "not armed" in refused.content[0].text
+        assert peer.watch(WINDOW) == []

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from graphql_server import Running
 from mcs_graphql import GraphQLDriver
+from support.mcp_http import served_over_http
 
 from mcs.cli import main
 from mcs.errors import ConfigurationError
@@ -30,6 +31,15 @@ def test_call_runs_the_llm_response_against_the_server(capsys: pytest.CaptureFix
                  "--response", '{"tool": "hello", "arguments": {"name": "CLI"}}'])
     assert code == 0
     assert json.loads(capsys.readouterr().out) == {"hello": "Hello, CLI!"}
+
+
+def test_prompt_holds_the_tools_in_the_chosen_model_familys_format(
+    capsys: pytest.CaptureFixture[str], server: Running
+) -> None:
+    assert main(["prompt", "graphql", "-o", f"url={server.graphql}", "--model", "claude-3-5-sonnet"]) == 0
+    out = capsys.readouterr().out
+    assert "<tools>" in out and '{"tool": "tool_name", "arguments"' in out
+    assert '"name":"hello"' in out and '"name":"books"' in out and '"name":"addBook"' not in out
 
 
 def test_a_bad_option_is_one_line_and_exit_2(server: Running) -> None:
@@ -82,3 +92,13 @@ def test_the_constructor_refuses_a_negative_or_non_numeric_retry_option(server: 
                                                                         value: object) -> None:
     with pytest.raises(ConfigurationError, match=f"^{option} must be a non-negative"):
         GraphQLDriver(server.graphql, **{option: value})
+async def test_mcs_serve_over_streamable_http_runs_a_mutation_the_server_keeps(server: Running) -> None:
+    args = ["graphql", "-o", f"url={server.graphql}", "-o", "mutations=all"]
+    async with served_over_http(args) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert {"hello", "books", "addBook"} <= set(tools)
+        assert tools["addBook"].annotations.destructive_hint is True
+        added = await session.call_tool("addBook", {"input": {"title": "Over HTTP", "author": {"name": "Ann"}}})
+        assert not added.is_error and added.structured_content["addBook"]["title"] == "Over HTTP"
+    assert server.state.books[-1]["title"] == "Over HTTP"
+    assert server.state.authors[server.state.books[-1]["author"]]["name"] == "Ann"

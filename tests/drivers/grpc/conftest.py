@@ -14,6 +14,7 @@ from grpc_servers import (
     key_value_servicer,
     lab_servicer,
     make_certificates,
+    publisher_servicer,
     route_guide_servicer,
     serve,
 )
@@ -57,3 +58,12 @@ def examples(examples_server: Running) -> Running:
 @pytest.fixture(scope="session")
 def certificates() -> Certificates:
     return make_certificates()
+
+
+@pytest.fixture(scope="module")
+def pubsub_server() -> Iterator[Running]:
+    """Pub/Sub's Publisher, generated from the corpus's googleapis (no reflection: the driver reads the proto)."""
+    if not CORPUS.is_dir():
+        pytest.skip("the shared corpus (../shared/corpus) is not available here")
+    with serve([publisher_servicer], reflection_version=None) as running:
+        yield running

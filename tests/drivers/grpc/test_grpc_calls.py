@@ -300,6 +300,6 @@ def test_discovery_mode_keeps_every_method_reachable_and_callable(lab: Running) 
 
 def test_large_services_go_to_discovery_mode_on_their_own(corpus) -> None:
     root = corpus / "proto" / "googleapis"
-    with GrpcDriver(proto=root / "google/pubsub/v1/pubsub.proto", include_paths=[root], token_budget=3000) as driver:
+    with GrpcDriver(proto=root / "google/pubsub/v1/pubsub.proto", include_paths=[root]) as driver:  # default budget
         assert "search_tools" in driver.get_function_description()
         assert driver.get_tool("Publisher_Publish") is not None

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from grpc_servers import LAB_PROTO, Running
 from mcs_grpc import demo
+from support.mcp_http import served_over_http
 
 from mcs.cli import main
 
@@ -31,6 +32,14 @@ def test_call_prints_a_grpc_error_as_execution_error(capsys, lab: Running) -> No
                  "--response", '{"tool": "Lab_Fail", "arguments": {"code": "NOT_FOUND"}}'])
     assert code == 1
     assert json.loads(capsys.readouterr().out)["error"] == "EXECUTION_ERROR"
+
+
+def test_prompt_holds_the_tools_in_the_chosen_model_familys_format(capsys) -> None:
+    assert main(["prompt", "grpc", "-o", f"proto={LAB_PROTO}", "-o", 'methods=["Echo", "Ticks"]',
+                 "--model", "gpt-4o"]) == 0
+    out = capsys.readouterr().out
+    assert "namespace functions {" in out and '{"tool": "tool_name", "arguments"' in out
+    assert "type Lab_Echo = (_: {" in out and "type Lab_Ticks = (_: {" in out and "Lab_Fail" not in out
 
 
 @pytest.mark.parametrize("options", [["-o", "proto=missing.proto"], ["-o", "colour=red"], []])
@@ -67,6 +76,17 @@ async def test_mcs_serve_exposes_the_driver_to_the_official_mcp_client(lab: Runn
         assert result.structured_content == {"text": "over mcp"}
         failed = await session.call_tool("Lab_Fail", {"code": "PERMISSION_DENIED", "details": "no"})
         assert failed.is_error and "PERMISSION_DENIED" in failed.content[0].text
+
+
+async def test_mcs_serve_over_streamable_http_calls_the_server(lab: Running) -> None:
+    args = ["grpc", "-o", f"target={lab.target}", "-o", 'methods=["Echo"]', "-o", "include_defaults=false",
+            "-o", 'metadata={"x-caller": "http-face"}']
+    async with served_over_http(args) as session:
+        assert [tool.name for tool in (await session.list_tools()).tools] == ["Lab_Echo"]
+        result = await session.call_tool("Lab_Echo", {"text": "over http", "big": 7})
+        assert not result.is_error and result.structured_content == {"text": "over http", "big": "7"}
+    assert lab.state.calls["Echo"] == 1
+    assert lab.state.metadata[-1]["x-caller"] == "http-face"
 
 
 def test_the_demo_makes_real_calls_and_prints_their_results(capsys) -> None:

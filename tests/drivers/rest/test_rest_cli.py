@@ -13,11 +13,13 @@ import yaml
 from mcs_rest import RestDriver
 from rest_paths import CORPUS, PETSTORE
 from rest_server import Running
+from support.mcp_http import MCS, served_over_http
 
 from mcs.cli import main
 from mcs.errors import ConfigurationError
 
 MCS = Path(sys.executable).with_name("mcs")
+from mcs.toolbox import Toolbox
 
 GENMCP_SCHEMA = CORPUS / "genmcp" / "reference" / "specs__mcpfile-schema-0.1.0.json"
 
@@ -41,6 +43,51 @@ def test_call_prints_an_http_error_as_execution_error(capsys, api: Running):
                  "--response", '{"tool": "showPetById", "arguments": {"petId": "404"}}'])
     assert code == 1
     assert json.loads(capsys.readouterr().out)["error"] == "EXECUTION_ERROR"
+
+
+def test_prompt_holds_the_tools_in_the_chosen_model_familys_format(capsys):
+    assert main(["prompt", "rest", "-o", f"spec={PETSTORE}", "--model", "qwen2.5"]) == 0
+    out = capsys.readouterr().out
+    assert "<tools>" in out and "<tool_call>" in out and '{"name": "tool_name", "arguments"' in out
+    assert '"name":"listPets"' in out and '"name":"createPet"' in out
+
+
+@pytest.mark.parametrize(("options", "needle"), [
+    (["-o", f"spec={PETSTORE}", "-o", "colour=red"], "no option 'colour'"),
+    (["-o", f"spec={PETSTORE}", "-o", "timeout=soon"], "option timeout='soon'"),
+    (["-o", "spec=no/such/spec.yaml"], "no/such/spec.yaml"),
+    ([], "spec"),
+])
+def test_a_bad_option_is_one_line_and_exit_2(options, needle):
+    done = subprocess.run([str(MCS), "describe", "rest", *options], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and needle in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_toolbox_file_holds_it_beside_another_driver(tmp_path: Path, api: Running):
+    config = tmp_path / "toolbox.yaml"
+    config.write_text(f"drivers:\n  pets: {{driver: rest, spec: '{PETSTORE}', base_url: '{api.url}/v1'}}\n"
+                      "  local: {driver: functions}\n")
+    with Toolbox.from_config(config) as box:
+        assert {"listPets", "createPet", "get_weather"} <= {tool.name for tool in box.list_tools()}
+        created = box.process_llm_response('{"tool": "createPet", "arguments": {"name": "Box", "tag": "cat"}}')
+        assert created == {"id": 1, "name": "Box", "tag": "cat"}
+        assert box.process_llm_response('{"tool": "add", "arguments": {"a": 1, "b": 2}}') == 3
+    assert api.state.pets == {1: {"id": 1, "name": "Box", "tag": "cat"}}
+
+
+async def test_mcs_serve_over_streamable_http_creates_a_pet_the_api_keeps(api: Running):
+    async with served_over_http(["rest", "-o", f"spec={PETSTORE}", "-o", f"base_url={api.url}/v1"]) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert tools["listPets"].annotations.read_only_hint is True
+        assert tools["deletePet"].annotations.destructive_hint is True
+        created = await session.call_tool("createPet", {"name": "Served", "tag": "dog"})
+        assert not created.is_error and created.structured_content == {"id": 1, "name": "Served", "tag": "dog"}
+        listed = await session.call_tool("listPets", {"limit": 5})
+        assert not listed.is_error and "Served" in listed.content[0].text
+    assert api.state.pets == {1: {"id": 1, "name": "Served", "tag": "dog"}}
+    assert [(r.method, r.path) for r in api.state.requests][:1] == [("POST", "/v1/pets")]
 
 
 def _genmcp_schema() -> dict:
