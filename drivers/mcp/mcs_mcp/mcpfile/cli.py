@@ -40,7 +40,11 @@ otherwise, nothing spawned); without :attr:`CliOptions.cwd`, a server whose own 
 directory is the home directory, ``/`` or above the home directory refuses every such write.
 A path the command itself writes inside those directories (:class:`.shell.LiteralWrite`: ``>
 out.txt``, ``cp -- {src} copy``) must still resolve inside them at each call, since a link an
-earlier call left may lead it out. The checks are not atomic with the write: a symlink a
+earlier call left may lead it out. Where a program reads at a path a value chose (:class:`.shell.ReadTarget`:
+``cat {file}``, ``grep -f``, ``jq --rawfile``, ``git diff``, ``< {file}``...), the path must
+resolve the same way inside the working directory, :attr:`CliOptions.write_roots` or
+:attr:`CliOptions.read_roots`, and never into ``/proc``, ``/sys`` or ``/dev`` unless a read
+root is there (``POLICY_DENIED``, naming ``cli_read_roots``). The checks are not atomic with the write: a symlink a
 concurrent process puts in the path between the two is not seen.
 
 A git command whose repository a value chose reads no git configuration of the server's
