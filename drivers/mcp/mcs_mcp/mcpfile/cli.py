@@ -40,7 +40,11 @@ otherwise, nothing spawned); without :attr:`CliOptions.cwd`, a server whose own 
 directory is the home directory, ``/`` or above the home directory refuses every such write.
 A path the command itself writes inside those directories (:class:`.shell.LiteralWrite`: ``>
 out.txt``, ``cp -- {src} copy``) must still resolve inside them at each call, since a link an
-earlier call left may lead it out. The checks are not atomic with the write: a symlink a
+earlier call left may lead it out. Where a program reads at a path a value chose (:class:`.shell.ReadTarget`:
+``cat {file}``, ``grep -f``, ``jq --rawfile``, ``git diff``, ``< {file}``...), the path must
+resolve the same way inside the working directory, :attr:`CliOptions.write_roots` or
+:attr:`CliOptions.read_roots`, and never into ``/proc``, ``/sys`` or ``/dev`` unless a read
+root is there (``POLICY_DENIED``, naming ``cli_read_roots``). The checks are not atomic with the write: a symlink a
 concurrent process puts in the path between the two is not seen.
 
 A git command whose repository a value chose reads no git configuration of the server's
@@ -118,6 +122,10 @@ class CliOptions:
     #: Absolute directories, besides the working directory, where a path a value names may be
     #: written, replaced or deleted (configuration only: a file cannot grant it).
     write_roots: tuple[str, ...] = ()
+    #: Absolute directories, besides the working directory and :attr:`write_roots`, where a
+    #: path a value names may be read (configuration only: a file cannot grant it). ``/proc``,
+    #: ``/sys`` and ``/dev`` are read only where a root is one of them or inside one.
+    read_roots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +185,8 @@ class _Target:
     clone: bool
     bases: tuple[str, ...] = ("",)  # where the program may run, relative to the working directory
     after_first: bool = False  # uniq: every word present after the first is written
+    #: for each word, the variable of the server's environment it starts with, or ""
+    variables: tuple[str, ...] = ()
 
 
 #: Environment variables (any case) that would let git reach past the pin: proxies (the
@@ -190,6 +200,8 @@ _CONFIG_FROM_ENVIRONMENT = re.compile(r"^GIT_CONFIG(?:_PARAMETERS|_COUNT|_KEY_\d
 #: can be pinned to the checked address (ssh, git://, file, paths and helpers cannot).
 GIT_REMOTE_SCHEMES = frozenset({"http", "https"})
 _REMOTE_HOST = re.compile(r"^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|[0-9a-f:.]*:[0-9a-f:.]*)$")
+#: A read path's leading ``"$NAME"``, ``$NAME`` or ``${NAME}`` (quotes already removed from the literal).
+_LEADING_VARIABLE = re.compile(r'^"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?')
 _REMOTE_LITERAL = re.compile(r"^[A-Za-z0-9._:/@%+,=~\"'-]*$")
 
 
@@ -219,6 +231,8 @@ class CliInvoker:
         assigned: frozenset[str] = frozenset(),
         signalled: tuple[_Operand, ...] = (),
         literal_writes: tuple[shell.LiteralWrite, ...] = (),
+        reads: tuple[_Target, ...] = (),
+        appended_reads: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -264,6 +278,13 @@ class CliInvoker:
         #: The paths the command itself names where it writes; each is checked at the call
         #: not to lead outside through a symlink (see :meth:`_check_literal_write`).
         self.literal_writes = literal_writes
+        #: The commands that read a file or directory at a path a value may name; each such
+        #: path is checked at the call to stay inside the working directory, the
+        #: :attr:`CliOptions.write_roots` or the :attr:`CliOptions.read_roots`.
+        self.reads = reads
+        #: ``(property, program, bases)``: a property no placeholder uses whose appended
+        #: ``--property=value`` names a path the command's last program reads.
+        self.appended_reads = appended_reads
 
     # ------------------------------------------------------------------ rendering
 
@@ -321,6 +342,10 @@ class CliInvoker:
         remotes = [self._check_remote(text) for text in self._repositories(active, words)]
         for program, path in self._write_paths(active, words):
             self._check_write(program, path)
+        for target in self.reads:
+            for base in target.bases:
+                for program, path in self._target_paths(target, active, words):
+                    self._check_read(program, os.path.join(base, path))
         for write in self.literal_writes:
             for base in write.bases:
                 self._check_literal_write(write, os.path.join(base, write.path))
@@ -343,6 +368,11 @@ class CliInvoker:
                 if text.startswith(f"--{name}="):
                     for base in bases:
                         self._check_write(program, os.path.join(base, text[len(name) + 3:]))
+        for name, program, bases in self.appended_reads:
+            for text in extras:
+                if text.startswith(f"--{name}="):
+                    for base in bases:
+                        self._check_read(program, os.path.join(base, text[len(name) + 3:]))
         if extras:
             body = body.rstrip()
             for text in extras:
@@ -458,10 +488,13 @@ class CliInvoker:
                       words: Mapping[int, list[str]]) -> list[tuple[str, str]]:
         """The paths of one target a model's value chose at this call (see :meth:`_write_paths`)."""
         present: list[tuple[str, bool]] = []
-        for operand, home in zip(target.words, target.home, strict=True):
+        for index, (operand, home) in enumerate(zip(target.words, target.home, strict=True)):
             texts, chosen = self._target_words(target.program, operand, active, words)
             if home:
                 texts = [os.path.expanduser("~") + text for text in texts]
+            variable = target.variables[index] if target.variables else ""
+            if variable:
+                texts = [os.environ.get(variable, "") + text for text in texts]
             present.extend((text, chosen) for text in texts)
         if target.after_first:
             present = present[1:]
@@ -510,7 +543,49 @@ class CliInvoker:
                                      "write_roots": list(self.options.write_roots)},
         )
 
-    def _refuse_unchosen_home(self, program: str, path: str, cwd: str) -> None:
+    def _check_read(self, program: str, path: str) -> None:
+        """Refuse ``path`` unless, resolved as the OS would from the working directory (``..``
+        and the symlinks of the part that exists), it is inside the working directory, one of
+        the operator's ``write_roots`` or ``read_roots``, and so is it as written (``..``
+        removed); a path in ``/proc``, ``/sys`` or ``/dev`` (the server's environment in
+        ``/proc/self/environ``, other processes, devices) only where a read root is that
+        directory or inside it. For ``file``, whose ``-m`` takes a ``:``-separated list, each
+        part of the path is checked.
+
+        Raises:
+            PolicyDeniedError: naming the value, what it resolves to, the working directory and
+                the option ``cli_read_roots``.
+        """
+        cwd = self.options.cwd or os.getcwd()
+        if self.options.cwd is None:
+            self._refuse_unchosen_home(program, path, cwd, "read")
+        roots = (cwd, *self.options.write_roots, *self.options.read_roots)
+        given = [os.path.abspath(root) for root in roots]
+        resolved = [os.path.realpath(root) for root in given]
+        special = [root for root in given + resolved if _inside(root, list(_SYSTEM_VIEWS))]
+        for part in path.split(":") if program == "file" else [path]:
+            joined = os.path.join(os.path.abspath(cwd), part)
+            real = os.path.realpath(joined)
+            written = os.path.normpath(joined)
+            views = [view for view in _SYSTEM_VIEWS if _inside(real, [view]) or _inside(written, [view])]
+            if (_inside(real, resolved) and _inside(written, given + resolved)
+                    and (not views or (_inside(real, special) and _inside(written, special)))):
+                continue
+            allowed = " or ".join(repr(root) for root in roots[1:])
+            where = (f"in {views[0]}, which holds the server's own environment, processes and devices, and no read "
+                     "root of the operator is there" if views else
+                     f"outside the command's working directory {cwd!r}"
+                     + (f" and the operator's directories ({allowed})" if roots[1:] else ""))
+            raise PolicyDeniedError(
+                f"{self.tool}: {program} would read {path[:200]!r} (that is, {real[:200]!r}), {where}; a value may "
+                "only name a path inside the working directory (a relative path that stays there). The operator "
+                "can allow another directory with the driver option cli_read_roots (in Python "
+                "cli_read_roots=['/srv/data'], on the command line -o cli_read_roots=/srv/data).",
+                tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
+                                         "read_roots": list(self.options.read_roots)},
+            )
+
+    def _refuse_unchosen_home(self, program: str, path: str, cwd: str, verb: str = "write, replace or delete") -> None:
         """Refuse a write a value chose when the operator set no ``cli_cwd`` and the server's own
         working directory is the home directory, ``/`` or a directory above the home directory
         (some MCP clients start servers in ``/``): there, every start-up file of the user
@@ -525,7 +600,7 @@ class CliInvoker:
         if real != "/" and not _inside(home, [real]):
             return
         raise PolicyDeniedError(
-            f"{self.tool}: {program} would write, replace or delete {path[:200]!r}, a path a model's value chose, "
+            f"{self.tool}: {program} would {verb} {path[:200]!r}, a path a model's value chose, "
             f"and the command's working directory is the server's own, {cwd!r}: the home directory, / or above "
             "the home directory, where the user's start-up files (.bashrc, .ssh/authorized_keys) are inside it. "
             "The operator can give the commands a directory of their own with the driver option cli_cwd (in "
@@ -1060,6 +1135,7 @@ def compile_cli(
     # what the command writes with the arguments a call may append (git log + --output=...)
     effects = findings
     appended_targets: list[tuple[str, str, tuple[str, ...]]] = []
+    appended_reads: list[tuple[str, str, tuple[str, ...]]] = []
     if extras_refused is None and unused:  # cp a + --target-directory=..., sort a + --output=...
         effects_script, effects_specs = _appended(script, specs, unused, probe=False)
         try:
@@ -1074,6 +1150,12 @@ def compile_cli(
                     index = int(match.group(1)) - _first_free_slot(specs) - 1
                     if index >= 0:
                         appended_targets.append((unused[index], target.program, target.bases))
+        for read in effects.reads:
+            for start, end in read.words:
+                for match in shell.SENTINEL_WORD.finditer(source[start:end]):
+                    index = int(match.group(1)) - _first_free_slot(specs) - 1
+                    if index >= 0:
+                        appended_reads.append((unused[index], read.program, read.bases))
     remotes = _remotes(script, slotted, specs, findings.remotes, where=where)
     return CliInvoker(
         tool=tool, command=command, items=_with_clone_pins(slotted, remotes), groups=groups,
@@ -1088,6 +1170,8 @@ def compile_cli(
         assigned=findings.assigned,
         signalled=_signalled(script, slotted, specs, findings.signalled),
         literal_writes=findings.literal_writes,
+        reads=_targets(script, slotted, specs, findings.reads, where=where),
+        appended_reads=tuple(appended_reads),
     )
 
 
@@ -1207,8 +1291,9 @@ class _Words:
 
 
 def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
-             found: tuple[shell.WriteTarget, ...], *, where: str) -> tuple[_Target, ...]:
-    """The commands that write where a value may say, with each candidate word as pieces of
+             found: tuple[shell.WriteTarget, ...] | tuple[shell.ReadTarget, ...], *,
+             where: str) -> tuple[_Target, ...]:
+    """The commands that write (or read) where a value may say, with each candidate word as pieces of
     the rendered command; a word whose literal text MCS cannot read as the program will
     (expansions, globs, a ``~`` bash may expand) is refused."""
     words = _Words(script, items, specs)
@@ -1216,13 +1301,26 @@ def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
     for target in found:
         operands: list[_Operand] = []
         homes: list[bool] = []
+        variables: list[str] = []
         for start, end in target.words:
             pieces, literal, raw = words.at(start, end)
             home = raw.startswith("~/") or raw == "~"
+            # a read path may start with a variable of the server's environment ("$DATA_DIR"{name}):
+            # the call checks it with the environment's value (the script sets no such variable)
+            variable = _LEADING_VARIABLE.match(literal) if isinstance(target, shell.ReadTarget) else None
+            if variable is not None and shell.may_set(script, variable.group(1) or variable.group(2)):
+                variable = None  # the script's own: refused below, as any expansion
+            if variable is not None:
+                first, group = pieces[0]
+                assert isinstance(first, str)
+                pieces[0] = (first[variable.end():], group)
+                literal = literal[variable.end():]
+            variables.append(variable.group(1) or variable.group(2) if variable else "")
             if (not _REMOTE_LITERAL.match(literal) or ('"' in literal and "'" in literal)
                     or "~" in (literal[1:] if home else literal)):
+                verb = "read" if isinstance(target, shell.ReadTarget) else "write to"
                 raise ConfigurationError(
-                    f"{where}: line {target.line}: {target.program} may write to {words.shown(raw)[:80]!r}, a path "
+                    f"{where}: line {target.line}: {target.program} may {verb} {words.shown(raw)[:80]!r}, a path "
                     "a model's value chooses, and MCS checks such a path at each call; it cannot tell what this "
                     "word becomes (quoting, expansions, a '~' or characters a plain path does not hold). Write the "
                     "literal part plainly (out/{path}) or pass the whole path as one placeholder"
@@ -1233,9 +1331,18 @@ def _targets(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec
                 pieces[0] = (first[1:], group)
             operands.append(words.operand(pieces))
             homes.append(home)
-        out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases,
-                           target.after_first))
+        if isinstance(target, shell.ReadTarget):
+            out.append(_Target(target.program, tuple(operands), tuple(homes), False, target.bases,
+                               variables=tuple(variables)))
+        else:
+            out.append(_Target(target.program, tuple(operands), tuple(homes), target.clone, target.bases,
+                               target.after_first))
     return tuple(out)
+
+
+#: Where the kernel shows the server's own process (``/proc/self/environ``: its API keys), other
+#: processes and devices: read only where the operator names a read root there.
+_SYSTEM_VIEWS = ("/proc", "/sys", "/dev")
 
 
 def _inside(path: str, roots: list[str]) -> bool:

@@ -154,6 +154,19 @@ def _write_roots(roots: Sequence[str | Path] | str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _read_roots(roots: Sequence[str | Path] | str) -> tuple[str, ...]:
+    """The ``cli_read_roots`` option: absolute directories, a list or one comma-separated string."""
+    out: list[str] = []
+    for item, root in _items(roots):
+        if not isinstance(root, (str, Path)) or not str(root) or not Path(root).is_absolute():
+            raise ConfigurationError(
+                f"cli_read_roots takes absolute directories where a command may read the paths a model's value "
+                f"names (besides its working directory and cli_write_roots), got {item!r}"
+            )
+        out.append(str(root))
+    return tuple(dict.fromkeys(out))
+
+
 class MCPFileDriver(ToolDriver):
     """A gen-mcp MCP file (``mcpFileVersion: 0.1.0``, or a 0.2.0 pair) as a driver.
 
@@ -187,6 +200,11 @@ class MCPFileDriver(ToolDriver):
             delete a path a model's value names (``cp``, ``mv``, ``ln``, ``rm``, ``touch``,
             ``mkdir``, ``git clone``'s directory...); without them such a path must be
             inside the command's working directory (a comma-separated string on the command line).
+        cli_read_roots: absolute directories where a command may also read a path a model's
+            value names (``cat``, ``head``, ``grep``, ``ls``, ``jq``'s files, ``git diff``,
+            ``< {file}``...); without them such a path must be inside the command's working
+            directory or ``cli_write_roots``, and never in ``/proc``, ``/sys`` or ``/dev``
+            unless a read root is there (a comma-separated string on the command line).
         apply_env_overrides: read ``GENMCP_*`` runtime overrides (default yes).
         **options: the :class:`mcs.ToolDriver` options (``timeout``, ``prefix``...).
 
@@ -215,6 +233,7 @@ class MCPFileDriver(ToolDriver):
         cli_cwd: str | Path | None = None,
         cli_trusted_programs: Sequence[str] | str = (),
         cli_write_roots: Sequence[str | Path] | str = (),
+        cli_read_roots: Sequence[str | Path] | str = (),
         apply_env_overrides: bool = True,
         **options: Any,
     ) -> None:
@@ -242,6 +261,7 @@ class MCPFileDriver(ToolDriver):
                 trusted_programs=_program_names(cli_trusted_programs),
                 egress=policy,
                 write_roots=_write_roots(cli_write_roots),
+                read_roots=_read_roots(cli_read_roots),
             ),
             apply_env_overrides=apply_env_overrides,
         )

@@ -344,6 +344,118 @@ _GIT_LINKERS = frozenset({"clone", "checkout", "switch", "restore", "reset", "me
 #: The git subcommands of :data:`GIT_DATA_SUBCOMMANDS` that take the diff option ``--output``
 #: and write the file it names (tried on git 2.39 for every subcommand of that list).
 _GIT_OUTPUT_SUBCOMMANDS = frozenset({"log", "show", "diff", "blame", "shortlog"})
+@dataclass(frozen=True, slots=True)
+class _Reads:
+    """Which words of a listed program name a file or directory it reads (see :data:`READ_PATHS`).
+
+    ``short`` and ``long`` are the options that take values: for each, whether the value (for
+    a long option, each of the words after it) is a path it reads (``True``) or data
+    (``False``). A word that holds a model's value is a read path unless it is proven data:
+    the value of a data option, the first operand where ``first_is_data`` (grep's pattern,
+    jq's filter; not when an option of ``first_named_by`` names it), a word after an option
+    of ``data_after`` (``jq --args``), or an operand of a program whose operands are not
+    files (``operands=False``, ``date``). The value of a long option not listed, written
+    ``--name=value``, counts as a path unless ``unknown_long_is_data`` (git, whose own
+    pathspecs stay in the repository)."""
+
+    operands: bool = True
+    first_is_data: bool = False
+    first_named_by: frozenset[str] = frozenset()
+    short: Mapping[str, bool] = field(default_factory=dict)
+    long: Mapping[str, tuple[bool, ...]] = field(default_factory=dict)
+    data_after: frozenset[str] = frozenset()
+    unknown_long_is_data: bool = False
+
+
+def _long(data: str = "", paths: str = "") -> dict[str, tuple[bool, ...]]:
+    """Long options taking one value each: ``data`` (space-separated names) data, ``paths`` paths."""
+    return {**dict.fromkeys(data.split(), (False,)), **dict.fromkeys(paths.split(), (True,))}
+
+
+_HEAD_TAIL = _Reads(short={"n": False, "c": False, "s": False},
+                    long=_long("--lines --bytes --pid --sleep-interval --max-unchanged-stats"))
+_SUMS = _Reads()
+_GREP = _Reads(first_is_data=True, first_named_by=frozenset({"-e", "-f", "--regexp", "--file"}),
+               short={"e": False, "A": False, "B": False, "C": False, "m": False, "d": False, "D": False,
+                      "f": True},
+               long=_long("--regexp --after-context --before-context --context --max-count --devices "
+                          "--directories --binary-files --label --include --exclude --exclude-dir --color "
+                          "--colour --group-separator", "--file --exclude-from"))
+#: The listed programs that read files or directories an operand or an option names (or the
+#: file system's view of them: ``ls``, ``stat``, ``du``, ``df``, ``realpath``), and which of
+#: their words are such paths. A model's value in such a word is checked at each call to
+#: resolve inside the working directory or a read root (see :mod:`.cli`): ``cat
+#: /proc/self/environ`` printed the server's environment. The programs of
+#: :data:`_PATH_WRITERS` are checked as writers, sources included; the rest of
+#: :data:`DATA_PROGRAMS` (``echo``, ``printf``, ``test``, ``basename``, ``dirname``, ``tr``,
+#: ``id``, ``kill``, ``sleep``...) reads no file a value names. git is read by
+#: :meth:`_Analysis._git_reads`.
+READ_PATHS: dict[str, _Reads] = {
+    "cat": _Reads(),
+    "head": _HEAD_TAIL,
+    "tail": _HEAD_TAIL,
+    "wc": _Reads(long=_long(paths="--files0-from")),
+    "cut": _Reads(short={"b": False, "c": False, "f": False, "d": False},
+                  long=_long("--bytes --characters --fields --delimiter --output-delimiter")),
+    "sort": _Reads(short={"k": False, "t": False, "S": False, "o": True, "T": True},
+                   long=_long("--key --field-separator --buffer-size --parallel --batch-size --sort",
+                              "--files0-from --random-source --output --temporary-directory")),
+    "uniq": _Reads(short={"f": False, "s": False, "w": False},
+                   long=_long("--skip-fields --skip-chars --check-chars")),
+    "md5sum": _SUMS, "sha1sum": _SUMS, "sha256sum": _SUMS,
+    "base64": _Reads(short={"w": False}, long=_long("--wrap")),
+    "ls": _Reads(short={"I": False, "w": False, "T": False},
+                 long=_long("--ignore --hide --width --tabsize --format --sort --time --time-style --block-size "
+                            "--color --indicator-style --quoting-style")),
+    "stat": _Reads(short={"c": False}, long=_long("--format --printf")),
+    "du": _Reads(short={"B": False, "d": False, "t": False, "X": True},
+                 long=_long("--block-size --max-depth --threshold --time-style --exclude --time",
+                            "--exclude-from --files0-from")),
+    "df": _Reads(short={"B": False, "t": False, "x": False},
+                 long=_long("--block-size --type --exclude-type --output")),
+    "realpath": _Reads(long=_long(paths="--relative-to --relative-base")),
+    "date": _Reads(operands=False, short={"d": False, "f": True, "r": True},
+                   long=_long("--date --set", "--file --reference")),
+    "grep": _GREP, "egrep": _GREP, "fgrep": _GREP,
+    "diff": _Reads(short={"I": False, "F": False, "D": False, "L": False, "C": False, "U": False, "W": False,
+                          "x": False, "S": False, "X": True},
+                   long=_long("--ignore-matching-lines --show-function-line --ifdef --label --context --unified "
+                              "--width --exclude --starting-file --tabsize --horizon-lines --line-format "
+                              "--old-line-format --new-line-format --unchanged-line-format --old-group-format "
+                              "--new-group-format --changed-group-format --unchanged-group-format --palette "
+                              "--color", "--from-file --to-file --exclude-from")),
+    "cmp": _Reads(short={"i": False, "n": False}, long=_long("--ignore-initial --bytes")),
+    "file": _Reads(short={"F": False, "e": False, "P": False, "m": True, "f": True},
+                   long=_long("--separator --exclude --exclude-quiet --parameter", "--magic-file --files-from")),
+    "jq": _Reads(first_is_data=True, first_named_by=frozenset({"-f", "--from-file"}),
+                 short={"L": True, "f": True},
+                 long={"--arg": (False, False), "--argjson": (False, False), "--slurpfile": (False, True),
+                       "--rawfile": (False, True), "--indent": (False,), "--from-file": (True,)},
+                 data_after=frozenset({"--args", "--jsonargs"})),
+}
+#: What git subcommands read at a path an option names (their pathspecs git keeps inside the
+#: repository); ``git diff``, and any git command with ``--no-index``, reads every operand as
+#: a file anywhere (also without ``--no-index`` outside a repository), so there every word
+#: holding a value is a read path.
+_GIT_READS: dict[str, _Reads] = {
+    "commit": _Reads(operands=False, unknown_long_is_data=True,
+                     short={"F": True, "t": True, "m": False, "c": False, "C": False},
+                     long=_long("--message --author --date --reuse-message --reedit-message --fixup --squash "
+                                "--cleanup --trailer", "--file --template --pathspec-from-file")),
+    "tag": _Reads(operands=False, unknown_long_is_data=True, short={"F": True, "m": False},
+                  long=_long("--message", "--file")),
+    "merge": _Reads(operands=False, unknown_long_is_data=True, short={"F": True, "m": False, "s": False, "X": False},
+                    long=_long("--message --strategy --strategy-option", "--file")),
+    "blame": _Reads(operands=False, unknown_long_is_data=True, short={"S": True, "L": False},
+                    long=_long("--ignore-rev", "--contents --ignore-revs-file")),
+    "ls-files": _Reads(operands=False, unknown_long_is_data=True, short={"X": True, "x": False},
+                       long=_long("--exclude --exclude-per-directory", "--exclude-from")),
+    "grep": _Reads(operands=False, unknown_long_is_data=True, short={"f": True, "e": False},
+                   long=_long(paths="--file")),
+}
+_GIT_READS_DEFAULT = _Reads(operands=False, unknown_long_is_data=True, long=_long(paths="--pathspec-from-file"))
+
+
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
 #: kill's options whose value is the next word (a signal, or sigqueue's value), not a process.
@@ -485,6 +597,19 @@ class WriteTarget:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadTarget:
+    """A command that reads a file or directory where a model's value may say (:data:`READ_PATHS`:
+    ``cat {file}``, ``grep -r -- {p} {dir}``, ``jq --rawfile v {file}``, ``git diff -- {a} {b}``,
+    an input redirection ``< {file}``). ``words`` are the byte ranges of those words (for a
+    ``--name=`` word, the part after ``=``); ``bases`` as for :class:`WriteTarget`."""
+
+    program: str  # "cat", "git diff", "an input redirection"...
+    line: int
+    words: tuple[tuple[int, int], ...]
+    bases: tuple[str, ...] = ("",)
+
+
+@dataclass(frozen=True, slots=True)
 class SignalTarget:
     """A ``kill`` whose process operand a model's value may be: ``words`` are the byte ranges
     of those operand words (not the values of its options, ``-s TERM``). The caller checks at
@@ -594,6 +719,8 @@ class Findings:
     #: the variables the script assigns a model's value to (``ns={x}``, ``read v``): the caller
     #: refuses a call where the environment then holds one (bash would export the value)
     assigned: frozenset[str] = frozenset()
+    #: the commands that read where a value may say (:class:`ReadTarget`)
+    reads: tuple[ReadTarget, ...] = ()
 
 
 def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -620,6 +747,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         analysis.signal_targets(),
         analysis.literal_writes(),
         frozenset(analysis.tainted),
+        analysis.file_reads(),
     )
 
 
@@ -662,6 +790,21 @@ def count_expansions(script: str, name: str) -> int:
         1 for node in _walk(root)
         if node.type == "variable_name" and _text(node, source) == name
         and node.parent is not None and node.parent.type in ("expansion", "simple_expansion", "subscript")
+    )
+
+
+def may_set(script: str, name: str) -> bool:
+    """Whether ``script`` may set the variable ``name``: it names it other than in an expansion
+    (an assignment, ``for name in``, ``read name``, ``export name``...); ``True`` when the
+    script is not valid bash."""
+    root = _parse(script.encode())
+    if root.has_error:
+        return True
+    source = script.encode()
+    return any(
+        node.type in ("variable_name", "word") and _text(node, source) == name
+        and not (node.parent is not None and node.parent.type in ("expansion", "simple_expansion"))
+        for node in _walk(root)
     )
 
 
@@ -826,6 +969,126 @@ class _Analysis:
                                        clone=program == "git clone", after_first=program == "uniq", bases=bases))
         return tuple(out)
 
+    def file_reads(self) -> tuple[ReadTarget, ...]:
+        """The commands that read a file or directory at a path a model's value may name (see
+        :class:`ReadTarget`); a value that reaches such a word through a variable or a
+        substitution, or after a ``cd`` this module cannot follow, is refused, since the call
+        could not check it."""
+        assert self.root is not None
+        out: list[ReadTarget] = []
+        for node in _walk(self.root):
+            found: tuple[str, list[tuple[Node, int]], list[Node]] | None = None
+            command = node
+            if node.type == "file_redirect":
+                operators = {c.type for c in node.children if not c.is_named}
+                source = node.child_by_field_name("destination")
+                if operators == {"<"} and source is not None:
+                    found = "an input redirection '<'", [(source, source.start_byte)], []
+                    command = node.parent or node
+            elif node.type == "command":
+                found = self._reads_of(node)
+            if found is None:
+                continue
+            program, paths, moves = found
+            held = [(arg, start) for arg, start in paths if self._value_in(arg)]
+            if not held:
+                continue
+            for arg, _ in held:
+                if _value_is_indirect(arg, self):
+                    raise self._refuse(arg, self._value_in(arg), f"may name a path {program} reads, but it reaches "
+                                       f"{program} through a variable or a substitution, where MCS cannot check at "
+                                       "the call that the path stays inside the working directory",
+                                       f"pass the placeholder directly: {program} ... {{path}}")
+            first = held[0][0]
+            self._no_link_before(command, first, program, "reads")
+            bases = self._bases(command, first, program, "reads")
+            if moves:  # git -C dir: git runs there, so its paths are relative to it
+                into = "/".join(self._plain_directory(move, first, program, f"git -C {_text(move, self.source)}",
+                                                      "reads") for move in moves)
+                bases = tuple(dict.fromkeys(f"{base}/{into}" if base else into for base in bases))
+            out.append(ReadTarget(program, node.start_point[0] + 1,
+                                  tuple((start, arg.end_byte) for arg, start in held), bases))
+        return tuple(out)
+
+    def _reads_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
+        """For a listed program that reads files: its name as shown, the words that may name
+        a path it reads (each with the byte where the path starts), and the words naming the
+        directories ``git -C`` runs in."""
+        base = _listed_name(self._shown(self._program(command)))
+        args = _field_children(command, "argument")
+        words = [_bare(a, self.source) for a in args]
+        if base != "git":
+            spec = READ_PATHS.get(base or "")
+            return None if spec is None else (base or "", self._read_paths(args, words, spec), [])
+        subcommand, at = _git_subcommand(words)
+        if at is None:
+            return None
+        moves = [args[i + 1] for i, w in enumerate(words[:at]) if w == "-C" and i + 1 < at]
+        args, words = args[at + 1:], words[at + 1:]
+        options = words[:words.index("--")] if "--" in words else words
+        if subcommand == "diff" or "--no-index" in options:
+            return f"git {subcommand}", self._every_path(args, words), moves
+        return f"git {subcommand}", self._read_paths(args, words, _GIT_READS.get(subcommand, _GIT_READS_DEFAULT)), moves
+
+    def _read_paths(self, args: list[Node], words: list[str], spec: _Reads) -> list[tuple[Node, int]]:
+        """The words of a command, as ``spec`` reads them, that may name a path it reads (for
+        ``--name=value``, its value): every word not proven data (see :class:`_Reads`)."""
+        out: list[tuple[Node, int]] = []
+        pending: list[bool] = []  # what the next words are: a path (True) or data
+        options = words[:words.index("--")] if "--" in words else words
+        first = spec.first_is_data and not any(
+            self._long_name(w, spec) in spec.first_named_by if w.startswith("--")
+            else _cluster(w) and any(f"-{c}" in spec.first_named_by for c in self._short_letters(w, spec))
+            for w in options)
+        dashdash = rest_data = False
+        for arg, word in zip(args, words, strict=True):
+            if pending:
+                if pending.pop(0):
+                    out.append((arg, arg.start_byte))
+            elif rest_data:
+                continue
+            elif not dashdash and word == "--":
+                dashdash = True
+            elif not dashdash and word.startswith("--"):
+                name = self._long_name(word, spec)
+                if name in spec.data_after:
+                    rest_data = True
+                elif "=" in word:
+                    roles = spec.long.get(name)
+                    if (roles[0] if roles else not spec.unknown_long_is_data):
+                        out.append(self._after_equals(arg))
+                    pending = list(roles[1:]) if roles else []
+                else:
+                    pending = list(spec.long.get(name, ()))
+            elif not dashdash and _cluster(word):
+                letters = self._short_letters(word, spec)
+                if letters and letters[-1] in spec.short and len(letters) == len(word) - 1:
+                    pending = [spec.short[letters[-1]]]
+            elif first:
+                first = False
+            elif spec.operands:
+                out.append((arg, arg.start_byte))
+        return out
+
+    @staticmethod
+    def _long_name(word: str, spec: _Reads) -> str:
+        """A long option as getopt reads it: the one listed option ``word`` abbreviates, or itself."""
+        name = word.split("=", 1)[0]
+        known = [*spec.long, *spec.data_after, *(o for o in spec.first_named_by if o.startswith("--"))]
+        if name in known:
+            return name
+        matches = [o for o in known if o.startswith(name)]
+        return matches[0] if len(matches) == 1 else name
+
+    @staticmethod
+    def _short_letters(word: str, spec: _Reads) -> str:
+        """The letters of a short option cluster up to and including the first that takes a
+        value (the rest of the word is that value)."""
+        for position, letter in enumerate(word[1:], start=1):
+            if letter in spec.short:
+                return word[1:position + 1]
+        return word[1:]
+
     def literal_writes(self) -> tuple[LiteralWrite, ...]:
         """The literal paths the script writes, replaces or deletes (see :class:`LiteralWrite`):
         the file of each output redirection, and the words of the programs of
@@ -935,7 +1198,7 @@ class _Analysis:
                 out.append(SignalTarget(command.start_point[0] + 1, tuple((a.start_byte, a.end_byte) for a in held)))
         return tuple(out)
 
-    def _no_link_before(self, command: Node, arg: Node, program: str) -> None:
+    def _no_link_before(self, command: Node, arg: Node, program: str, verb: str = "writes to") -> None:
         """Refuse a command of the script that may put a symlink where ``command`` then writes a
         path a value names: the path is checked before the script runs, so a link made on the
         way (``git checkout {rev} && cp -- a d/{f}``, ``d`` a link in that revision) would lead
@@ -959,12 +1222,12 @@ class _Analysis:
                     or (name in self.trusted and base not in DATA_PROGRAMS)):
                 continue
             shown = f"git {subcommand}" if subcommand else name
-            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, which MCS checks "
+            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} {verb}, which MCS checks "
                                f"before the command runs, and {self._where(node)} runs {shown!r} first, which can "
                                "put a symlink in that path on the way", f"split the command: run {shown} in a tool "
                                f"of its own, so the path is checked after it")
 
-    def _bases(self, command: Node, arg: Node, program: str) -> tuple[str, ...]:
+    def _bases(self, command: Node, arg: Node, program: str, verb: str = "writes to") -> tuple[str, ...]:
         """Where, relative to the working directory, the programs of the script may run: the
         working directory, each directory a ``cd``/``pushd`` of the script names, and all of
         them joined in order (control flow is not followed); each must be a plain relative
@@ -980,12 +1243,13 @@ class _Analysis:
             if base == "popd" and not args:
                 continue  # back to a directory a cd or pushd chose, or the working directory
             found.append(self._plain_directory(args[0] if len(args) == 1 else None, arg, program,
-                                               self._shown(_text(node, self.source))))
+                                               self._shown(_text(node, self.source)), verb))
         if not found:
             return ("",)
         return tuple(dict.fromkeys(["", *found, "/".join(found)]))
 
-    def _plain_directory(self, word: Node | None, arg: Node, program: str, change: str) -> str:
+    def _plain_directory(self, word: Node | None, arg: Node, program: str, change: str,
+                         verb: str = "writes to") -> str:
         """The directory ``word`` names for a change of directory (``change``, as the file
         writes it) in a command where ``arg`` may name a path ``program`` writes: a plain
         relative path below the working directory, without a trailing ``/``.
@@ -996,7 +1260,7 @@ class _Analysis:
         text = _literal_word(word, self.source) if word is not None else None
         if (text is None or not _PLAIN_DIRECTORY.match(text)
                 or any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
-            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} writes to, in a script "
+            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} {verb}, in a script "
                                f"that changes directory with {change[:60]!r}, which MCS cannot follow to check "
                                "where the path lands", "write cd (or git -C) with one plain relative directory "
                                "below the working directory (cd repo), or none")

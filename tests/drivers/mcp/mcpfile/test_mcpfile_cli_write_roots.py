@@ -389,7 +389,8 @@ def test_a_path_through_proc_self_is_not_resolved_in_the_servers_own_process(cli
 
 def test_uniq_writes_the_second_item_of_a_list_its_only_operand_takes(cli, work: Path, outside: Path) -> None:
     # uniq -- {files}: one operand in the file, two words at the call; the second is uniq's output
-    driver = cli("uniq -- {files}", {"files": {"type": "array", "items": STRING}})
+    # the operator lets commands read the outside directory, not write there
+    driver = cli("uniq -- {files}", {"files": {"type": "array", "items": STRING}}, cli_read_roots=[str(outside)])
     with pytest.raises(PolicyDeniedError) as error:
         driver.call_tool("t", {"files": ["a", str(outside / "victim")]})
     assert "uniq" in error.value.message and "cli_write_roots" in error.value.message
@@ -601,5 +602,5 @@ def test_file_compiling_a_magic_file_a_value_names_is_refused_at_load(cli, work:
 def test_file_reading_with_a_magic_file_a_value_names_still_loads_and_runs(cli, work: Path, tmp_path: Path) -> None:
     (tmp_path / "magic").write_text("0\tstring\tHELLO\thello file\n")
     (work / "greeting").write_text("HELLO there\n")
-    driver = cli("file -b -m {magic} -- greeting", {"magic": STRING})
+    driver = cli("file -b -m {magic} -- greeting", {"magic": STRING}, cli_read_roots=[str(tmp_path)])
     assert driver.call_tool("t", {"magic": str(tmp_path / "magic")}) == "hello file\n"

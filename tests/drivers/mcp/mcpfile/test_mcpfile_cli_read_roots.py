@@ -1,0 +1,215 @@
+"""Where a listed program reads from a model's value stays inside the command's working
+directory (or a directory the operator allows with ``cli_read_roots``).
+
+``cat {file}`` with ``/proc/self/environ`` printed the server's environment (its API keys),
+``head``, ``grep -r``, ``jq --rawfile``, ``git diff`` and ``< {file}`` printed any file the
+server's user can read. Real bash, real coreutils, grep, jq and git.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcpfile_support import mcp_file, tool
+
+from mcs.errors import ConfigurationError, PolicyDeniedError, ToolCallError
+
+STRING = {"type": "string"}
+MARKER = "MARKER-5f1c-secret"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("inside text\n")
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path, work: Path) -> Path:
+    """A sibling of the working directory holding the secret, and a symlink to it inside."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret").write_text(f"{MARKER}\n")
+    (work / "link").symlink_to(folder / "secret")
+    (work / "dirlink").symlink_to(folder)
+    return folder
+
+
+@pytest.fixture
+def cli(new_driver, write_file, work: Path) -> Callable[..., Any]:
+    def build(command: str, properties: dict[str, Any], **options: Any) -> Any:
+        invocation = {"cli": {"command": command}}
+        return new_driver(write_file(mcp_file(tool("t", invocation, properties))), cli_cwd=work, **options)
+
+    return build
+
+
+#: (command, the arguments that read a path, with the path as {path})
+READERS: dict[str, tuple[str, dict[str, str]]] = {
+    "cat": ("cat -- {file}", {"file": "{path}"}),
+    "cat <": ("cat < {file}", {"file": "{path}"}),
+    "head": ("head -n 5 -- {file}", {"file": "{path}"}),
+    "tail": ("tail -n 5 {file}", {"file": "{path}"}),
+    "sort": ("sort -- {file}", {"file": "{path}"}),
+    "base64": ("base64 {file}", {"file": "{path}"}),
+    "grep": ("grep -- {pattern} {file}", {"pattern": "MARKER", "file": "{path}"}),
+    "grep -r": ("grep -r -e {pattern} -- {file}", {"pattern": "MARKER", "file": "{path}"}),
+    "grep -f": ("grep -f {file} -- notes.txt", {"file": "{path}"}),
+    "diff": ("diff -- {file} notes.txt", {"file": "{path}"}),
+    "jq --rawfile": ("jq -n --rawfile v {file} '$v'", {"file": "{path}"}),
+    "jq -R": ("jq -R . {file}", {"file": "{path}"}),
+    "git diff --no-index": ("git diff --no-index -- {file} notes.txt", {"file": "{path}"}),
+    "date -f": ("date -f {file}", {"file": "{path}"}),
+    "wc --files0-from": ("wc --files0-from={file}", {"file": "{path}"}),
+}
+SPELLINGS = {
+    "absolute": lambda outside: str(outside / "secret"),
+    "dot-dot": lambda outside: "../outside/secret",
+    "symlink inside": lambda outside: "link",
+    "through a linked directory": lambda outside: "dirlink/secret",
+}
+
+
+def arguments_for(template: dict[str, str], path: str) -> dict[str, str]:
+    return {key: value.replace("{path}", path) for key, value in template.items()}
+
+
+def outcome(driver: Any, arguments: dict[str, str]) -> str:
+    """The tool's result or error text, whichever the call gives."""
+    try:
+        return str(driver.call_tool("t", arguments))
+    except ToolCallError as exc:
+        return f"{exc.message} {exc.details}"
+
+
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
+@pytest.mark.parametrize("reader", list(READERS))
+def test_a_read_outside_the_working_directory_is_refused_and_the_secret_never_shows(
+    cli, work: Path, outside: Path, reader: str, spelling: str
+) -> None:
+    command, template = READERS[reader]
+    arguments = arguments_for(template, SPELLINGS[spelling](outside))
+    driver = cli(command, dict.fromkeys(arguments, STRING))
+    with pytest.raises(PolicyDeniedError) as error:
+        driver.call_tool("t", arguments)
+    assert "cli_read_roots" in error.value.message and str(work) in error.value.message
+    assert MARKER not in outcome(driver, arguments)
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_the_servers_environment_never_shows_through_proc_self_environ(
+    cli, work: Path, reader: str, monkeypatch
+) -> None:
+    monkeypatch.setenv("MCS_TEST_API_KEY", MARKER)
+    command, template = READERS[reader]
+    for path in ("/proc/self/environ", "/proc/thread-self/environ", "/dev/fd/0"):
+        arguments = arguments_for(template, path)
+        driver = cli(command, dict.fromkeys(arguments, STRING), cli_read_roots=["/"])
+        with pytest.raises(PolicyDeniedError) as error:
+            driver.call_tool("t", arguments)
+        assert "cli_read_roots" in error.value.message
+        assert MARKER not in outcome(driver, arguments)
+
+
+def test_a_read_root_of_the_operator_is_read(cli, outside: Path) -> None:
+    driver = cli("cat -- {file}", {"file": STRING}, cli_read_roots=str(outside))
+    assert MARKER in str(driver.call_tool("t", {"file": str(outside / "secret")}))
+    assert MARKER in str(driver.call_tool("t", {"file": "link"}))
+
+
+def test_a_write_root_is_also_read(cli, outside: Path) -> None:
+    driver = cli("cat -- {file}", {"file": STRING}, cli_write_roots=[str(outside)])
+    assert MARKER in str(driver.call_tool("t", {"file": "../outside/secret"}))
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_a_file_inside_the_working_directory_is_read(cli, work: Path, reader: str) -> None:
+    command, template = READERS[reader]
+    (work / "sub").mkdir()
+    (work / "sub" / "in.txt").write_text(f"{MARKER}\n")
+    (work / "names").write_bytes(b"sub/in.txt\0")
+    path = "names" if reader == "wc --files0-from" else "./sub/../sub/in.txt"
+    arguments = arguments_for(template, path)
+    text = outcome(cli(command, dict.fromkeys(arguments, STRING)), arguments)
+    assert "PolicyDenied" not in text and "cli_read_roots" not in text
+    if reader not in ("date -f", "wc --files0-from", "grep -f", "base64"):
+        assert MARKER in text
+
+
+def test_a_pattern_or_filter_value_is_data_not_a_path(cli, work: Path) -> None:
+    (work / "paths.txt").write_text("/etc/passwd\n")
+    grep = cli("grep -F -- {pattern} paths.txt", {"pattern": STRING})
+    assert "/etc/passwd" in str(grep.call_tool("t", {"pattern": "/etc/passwd"}))
+    jq = cli("jq -n --arg v {value} '$v'", {"value": STRING})
+    assert "/etc/passwd" in str(jq.call_tool("t", {"value": "/etc/passwd"}))
+    head = cli("head -n {count} -- notes.txt", {"count": STRING})
+    assert "inside text" in str(head.call_tool("t", {"count": "1"}))
+
+
+def test_an_appended_option_that_names_a_file_is_checked(cli, outside: Path) -> None:
+    driver = cli("wc -l notes.txt", {"files0-from": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"files0-from": str(outside / "secret")})
+
+
+def test_a_value_reaching_a_read_through_a_variable_is_refused_at_load(cli) -> None:
+    with pytest.raises(ConfigurationError, match="through a variable"):
+        cli('f={file}; cat -- "$f"', {"file": STRING})
+
+
+def test_a_read_after_a_cd_it_cannot_follow_is_refused_at_load(cli) -> None:
+    with pytest.raises(ConfigurationError, match="changes directory"):
+        cli("cd / && cat -- {file}", {"file": STRING})
+
+
+def test_a_read_after_a_plain_cd_is_checked_from_there(cli, work: Path, outside: Path) -> None:
+    (work / "sub").mkdir()
+    (work / "sub" / "in.txt").write_text("sub text\n")
+    driver = cli("cd sub && cat -- {file}", {"file": STRING})
+    assert "sub text" in str(driver.call_tool("t", {"file": "in.txt"}))
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"file": "../../outside/secret"})
+
+
+def test_without_cli_cwd_a_server_in_the_home_directory_reads_nothing_a_value_names(
+    new_driver, write_file, tmp_path: Path, monkeypatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(f"{MARKER}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    driver = new_driver(write_file(mcp_file(tool("t", {"cli": {"command": "cat -- {file}"}}, {"file": STRING}))))
+    with pytest.raises(PolicyDeniedError, match="cli_cwd"):
+        driver.call_tool("t", {"file": ".ssh/id_rsa"})
+
+
+def test_the_git_diff_of_two_files_outside_is_refused(cli, work: Path, outside: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    driver = cli("git diff -- {a} {b}", {"a": STRING, "b": STRING})
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"a": "notes.txt", "b": str(outside / "secret")})
+
+
+def test_read_roots_must_be_absolute(cli) -> None:
+    with pytest.raises(ConfigurationError, match="cli_read_roots"):
+        cli("cat -- {file}", {"file": STRING}, cli_read_roots=["relative/dir"])
+
+
+def test_a_read_path_after_a_variable_of_the_servers_environment_is_checked_with_its_value(
+    cli, work: Path, outside: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("DATA_DIR", f"{work}/")
+    driver = cli('cat -- "$DATA_DIR"{name}', {"name": STRING})
+    assert "inside text" in str(driver.call_tool("t", {"name": "notes.txt"}))
+    with pytest.raises(PolicyDeniedError):
+        driver.call_tool("t", {"name": "../outside/secret"})
+    with pytest.raises(ConfigurationError, match="cannot tell what this word becomes"):
+        cli('D=/; cat -- "$D"{name}', {"name": STRING})
