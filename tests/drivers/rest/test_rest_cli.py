@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema_rs
@@ -17,8 +16,6 @@ from support.mcp_http import MCS, served_over_http
 
 from mcs.cli import main
 from mcs.errors import ConfigurationError
-
-MCS = Path(sys.executable).with_name("mcs")
 from mcs.toolbox import Toolbox
 
 GENMCP_SCHEMA = CORPUS / "genmcp" / "reference" / "specs__mcpfile-schema-0.1.0.json"

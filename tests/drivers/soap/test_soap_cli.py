@@ -8,16 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcs_soap import SoapDriver
-from soap_world import World
-
-from mcs.cli import main
-from mcs.errors import ConfigurationError
 from lxml import etree
+from mcs_soap import SoapDriver
 from soap_world import NS, World
 from support.mcp_http import served_over_http
 
 from mcs.cli import main
+from mcs.errors import ConfigurationError
 from mcs.toolbox import Toolbox
 
 
