@@ -24,6 +24,7 @@ from mcs_rest._text import bounded, plain_text
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 Location = Literal["path", "query", "header", "cookie", "body"]
 BodyKind = Literal["json", "form", "multipart", "text", "binary"]
 # Headers the spec may not declare as parameters (OpenAPI 3.0, 4.7.12.1), and those the
@@ -96,13 +97,14 @@ class Operation:
         """The tool the LLM sees. Its description is plain text (CommonMark and HTML
         stripped), cut at ``max_description_chars`` with the whole text kept in
         ``meta["full_description"]`` (what ``describe_tool`` answers)."""
-        annotations: dict[str, Any] = {}
-        if self.method in ("GET", "HEAD", "OPTIONS"):
-            annotations["readOnlyHint"] = True
+        # Every other method writes, and nothing in a spec proves a write only adds: said
+        # explicitly, so a client reading the hints never has to know MCP's defaults.
+        reads = self.method in _READ_METHODS
+        annotations: dict[str, Any] = {"readOnlyHint": reads}
+        if not reads:
+            annotations["destructiveHint"] = True
         if self.method in IDEMPOTENT:
             annotations["idempotentHint"] = True
-        if self.method == "DELETE":
-            annotations["destructiveHint"] = True
         summary = plain_text(self.summary)
         full = plain_text(self.description) or summary or f"{self.method} {self.path}"
         description = full if max_description_chars is None else bounded(full, max_description_chars)

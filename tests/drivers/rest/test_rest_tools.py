@@ -54,6 +54,21 @@ def test_title_and_description_come_from_summary_and_description():
     assert a.annotations["readOnlyHint"] is True
 
 
+@pytest.mark.parametrize(("method", "expected"), [
+    ("get", {"readOnlyHint": True, "idempotentHint": True}),
+    ("head", {"readOnlyHint": True, "idempotentHint": True}),
+    ("post", {"readOnlyHint": False, "destructiveHint": True}),
+    ("put", {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}),
+    ("patch", {"readOnlyHint": False, "destructiveHint": True}),
+    ("delete", {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}),
+])
+def test_every_write_method_is_marked_destructive_and_reads_read_only(method: str, expected: dict[str, bool]) -> None:
+    spec = _spec({"/things": {method: {"operationId": "op", "responses": {}}}})
+    with RestDriver(spec) as driver:
+        (tool,) = driver.list_tools()
+    assert dict(tool.annotations) == expected
+
+
 def test_allof_is_merged_and_enum_format_default_nullable_are_kept():
     with RestDriver(PETSTORE) as driver:
         create = driver.get_tool("createPet").input_schema
