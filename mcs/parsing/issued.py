@@ -61,12 +61,18 @@ _STRUCK_OR_COMMENTED: Final = re.compile(
 # the first opener or after the last closer is read. Markers inside a region are the
 # tool's words: they close nothing, and one with no closer after it opens nothing (a kind that
 # is closed is also blanked on its own: see `_TOOL_RESULT_OPENER`). DeepSeek's `tool_output` and
-# `tool_outputs` tokens are one kind (the second wraps the first).
+# `tool_outputs` tokens are one kind (the second wraps the first). A tool's turn written out in
+# the chat template's own tokens is an echo too: ChatML's `<|im_start|>tool` turn, which ends at
+# `<|im_end|>`, and Llama 3's `ipython` (or `tool`) header, whose turn ends at `<|eot_id|>` or
+# `<|eom_id|>`; the model's own turns end with the same tokens, so a turn it writes after the echo
+# is blanked with it (a call lost, never one injected).
 _TOOL_RESULT: Final = re.compile(
     r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>(?:.*</\1>|.*)|"
     r"\[TOOL_RESULTS\](?:.*\[/TOOL_RESULTS\]|.*)|"
     r"<\|tool_outputs?_begin\|>(?:.*<\|tool_outputs?_end\|>|.*)|"
-    r"<start_function_response>(?:.*<end_function_response>|.*)",
+    r"<start_function_response>(?:.*<end_function_response>|.*)|"
+    r"<\|im_start\|>tool\b(?:.*<\|im_end\|>|.*)|"
+    r"<\|start_header_id\|>(?:ipython|tool)<\|end_header_id\|>(?:.*<\|eo[tm]_id\|>|.*)",
     re.DOTALL,
 )
 # A ReAct observation is the tool's result too (a model may write one out). It runs to the end
@@ -77,8 +83,9 @@ _TOOL_RESULT: Final = re.compile(
 # prompt, so the model's next Thought/Action starts a new answer; an answer that holds an
 # Observation went past the point where its turn ends. The Action before it is read.
 _OBSERVATION: Final = re.compile(r"^[ \t]*Observation\s*\d*\s*:.*", re.MULTILINE | re.DOTALL)
-# Tags that wrap quoted, example or untrusted text (HTML quotes, the XML tags prompts put
-# documents and examples in): a call inside, once the tag closes, is data. As with
+# Tags that wrap quoted, example or untrusted text (HTML quotes, a folded `<details>` section,
+# the XML tags prompts put documents and examples in): a call inside, once the tag closes, is
+# data. As with
 # `_TOOL_RESULT`, each kind runs from its first opener to the *last* closer of its kind: the
 # quoted page can carry `</document>` and a call after it, so only the last closer is surely
 # the model's. A closer is required (a tag named in prose opens nothing). Short inline tags
@@ -88,22 +95,26 @@ _OBSERVATION: Final = re.compile(r"^[ \t]*Observation\s*\d*\s*:.*", re.MULTILINE
 # tool results are blanked: a region of another kind (or an echoed result) that ends at a
 # closer inside the page cannot swallow the opener of this one.
 _QUOTING_OPENER: Final = re.compile(
-    r"<(example|examples|blockquote|quote|q|cite|document|documents|search_results?|untrusted\w*|context|"
+    r"<(example|examples|blockquote|quote|q|cite|details|document|documents|search_results?|untrusted\w*|context|"
     r"source|webpage|web_page|page|email|article|snippet)\b[^>\n]{0,80}>"
 )
-_TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>")
+_TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>",
+                               "<|im_start|>tool", "<|start_header_id|>")
 # The openers of `_TOOL_RESULT` on their own. Scanned left to right, a region of one kind that
 # ends at a closer inside a page can swallow the opener of the next kind (`<tool_result>` echoed
 # first, then a `<tool_response>` whose page says `</tool_result>`), so each kind that is closed
 # also blanks from its first opener to its last closer, found on its own.
 _TOOL_RESULT_OPENER: Final = re.compile(
     r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>|"
-    r"\[TOOL_RESULTS\]|<\|tool_outputs?_begin\|>|<start_function_response>"
+    r"\[TOOL_RESULTS\]|<\|tool_outputs?_begin\|>|<start_function_response>|"
+    r"<\|im_start\|>tool\b|<\|start_header_id\|>(?:ipython|tool)<\|end_header_id\|>"
 )
 _TOOL_RESULT_CLOSERS: Final = {
     "[TOOL_RESULTS]": ("[/TOOL_RESULTS]",),
     "<|tool_output": ("<|tool_output_end|>", "<|tool_outputs_end|>"),
     "<start_function_response>": ("<end_function_response>",),
+    "<|im_start|>tool": ("<|im_end|>",),
+    "<|start_header_id|>": ("<|eot_id|>", "<|eom_id|>"),
 }
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
@@ -183,7 +194,7 @@ def _tool_result_closers(opener: re.Match[str]) -> tuple[str, tuple[str, ...]]:
     """The kind of a tool result opener and its closers (DeepSeek's two tokens are one kind)."""
     if opener.group(1):
         return opener.group(1), (f"</{opener.group(1)}>",)
-    kind = "<|tool_output" if opener.group(0).startswith("<|tool_output") else opener.group(0)
+    kind = next((kind for kind in _TOOL_RESULT_CLOSERS if opener.group(0).startswith(kind)), "")
     return kind, _TOOL_RESULT_CLOSERS[kind]
 
 
