@@ -8,7 +8,7 @@ answer. Three checks decide, each cheap and each documented:
    a result can carry its own closer: see ``_TOOL_RESULT``) or a ReAct ``Observation:``,
    tags wrapping quoted or untrusted text (``<document>``, ``<example>``...; likewise to
    the last closer of their kind, see ``_QUOTING_OPENER``), markdown
-   blockquotes and table rows, HTML and ``/* */`` comments, struck-out text, comment
+   blockquotes (as CommonMark reads them, and inside code fences) and table rows, HTML and ``/* */`` comments, struck-out text, comment
    lines (``#``, ``//``) outside code fences, LaTeX math, inline code inside a sentence,
    and double-quoted text inside a sentence. A tool result the model quotes, a call it
    comments out or puts in a formula is not a call.
@@ -36,10 +36,14 @@ import re
 import textwrap
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from functools import cache
 from itertools import accumulate
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from mcs.parsing.jsonspans import parsed_already, quiet_parse
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 # ------------------------------------------------------------------ masking
 
@@ -121,6 +125,10 @@ _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTAL
 # comment line (`#`, `//`).
 _LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]*>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
 _LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~|\|)", re.MULTILINE)
+# A line that opens a markdown blockquote (not functionary's `>>>name`, as `_LINE_KIND`), and
+# the `>>>` lines that open none.
+_QUOTE_LINE: Final = re.compile(r"^[ \t]*>(?!>>[ \t]*[A-Za-z_])", re.MULTILINE)
+_NOT_A_QUOTE: Final = re.compile(r"[ \t]*>>>[ \t]*[A-Za-z_]")
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
 # A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
 _PROSE_QUOTE: Final = re.compile(r"(?<![=(:,\[{])\"[^\"\n]*<[^\"\n]*\"|\u201c[^\u201d\n]*<[^\u201d\n]*\u201d")
@@ -156,6 +164,8 @@ def mask_unspoken(text: str) -> str:
     # One character first (found by memchr), then the two-character markers it must begin
     if ("\\" in text and ("\\[" in text or "\\(" in text)) or ("$" in text and "$$" in text):
         text = _MATH.sub(_mask_math, text)
+    if ">" in text and _QUOTE_LINE.search(text):
+        text = _mask_blockquotes(text)
     quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
     if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text):
         return text
@@ -173,7 +183,9 @@ def mask_unspoken(text: str) -> str:
                 if line.count("```") < 2:
                     in_fence = not in_fence
                 continue
-            if not in_fence:  # a quoted or commented line
+            # A quoted line, even in a fence: a fence's body read on its own has its quotes blanked
+            # too, and a quoted ``` in it closes nothing. A commented line, outside fences.
+            if not in_fence or lead == ">":
                 lines[number] = " " * len(line)
             continue
         if in_fence:
@@ -183,6 +195,33 @@ def mask_unspoken(text: str) -> str:
         if "<" in line and ('"' in line or "\u201c" in line) and _is_prose_line(line):
             lines[number] = _PROSE_QUOTE.sub(lambda m: _blank(m.group(0)), line)
     return text if lines == original else "\n".join(lines)
+
+
+@cache
+def _commonmark() -> MarkdownIt:
+    """A CommonMark reader of block structure only (inline markup is never needed here);
+    imported on first use, as few answers hold a quote and the import is slow."""
+    from markdown_it import MarkdownIt
+
+    reader = MarkdownIt("commonmark")
+    reader.core.ruler.disable(["inline", "text_join"])
+    return reader
+
+
+def _mask_blockquotes(text: str) -> str:
+    """``text`` (same length) with the lines of every blockquote blanked, as CommonMark reads
+    them: a line right after a quoted paragraph line, with no blank line between, continues
+    the quote ("lazy continuation"). A functionary ``>>>name`` or a ``>>> f(x)`` session
+    line opens no quote (see :data:`_LINE_KIND`)."""
+    lines = text.split("\n")
+    source = text.replace("\r", " ") if "\r" in text else text  # CommonMark ends a line at a lone CR too
+    for token in _commonmark().parse(source):
+        if token.type == "blockquote_open" and token.map is not None:
+            first, end = token.map[0], min(token.map[1], len(lines))
+            if not _NOT_A_QUOTE.match(lines[first]):
+                for number in range(first, end):
+                    lines[number] = " " * len(lines[number])
+    return "\n".join(lines)
 
 
 def _quoting_closers(opener: re.Match[str]) -> tuple[str, tuple[str, ...]]:
