@@ -10,7 +10,7 @@ answer. Three checks decide, each cheap and each documented:
    the last closer of their kind, see ``_QUOTING_OPENER``), markdown
    blockquotes (as CommonMark reads them, and inside code fences) and table rows, HTML and ``/* */`` comments, struck-out text, comment
    lines (``#``, ``//``) outside code fences, LaTeX math, inline code inside a sentence,
-   and double-quoted text inside a sentence. A tool result the model quotes, a call it
+   double-quoted text inside a sentence, and a quotation that runs over several lines. A tool result the model quotes, a call it
    comments out or puts in a formula is not a call.
    Masking keeps every other character where it was, so positions stay valid.
 2. **A call stands on its own** (:meth:`Layout.standalone`): nothing but wrappers
@@ -37,7 +37,7 @@ import textwrap
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import cache
-from itertools import accumulate
+from itertools import accumulate, chain
 from typing import TYPE_CHECKING, Final
 
 from mcs.parsing.jsonspans import parsed_already, quiet_parse
@@ -130,6 +130,13 @@ _LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~|\|)", re.MULTIL
 _QUOTE_LINE: Final = re.compile(r"^[ \t]*>(?!>>[ \t]*[A-Za-z_])", re.MULTILINE)
 _NOT_A_QUOTE: Final = re.compile(r"[ \t]*>>>[ \t]*[A-Za-z_]")
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
+# A quotation left open on its line (see `_mask_open_quotes`): a double quote before a letter
+# (after a blank, a colon or at a line's start, checked apart), or a typographic opening quote.
+# (One literal first, and no backtracking: most texts hold many JSON strings, each closed on its line.)
+_OPEN_QUOTE: Final = re.compile('"[A-Za-z][^"\n]*+(?:\n|\\Z)')
+_OPEN_TYPOGRAPHIC: Final = re.compile("\u201c[^\u201d\n]*+(?:\n|\\Z)")
+_BEFORE_A_QUOTE: Final = frozenset(" \t\n:")
+_QUOTE_END: Final = re.compile(r'"(?=[\s.!?;]|\Z)')
 # A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
 _PROSE_QUOTE: Final = re.compile(r"(?<![=(:,\[{])\"[^\"\n]*<[^\"\n]*\"|\u201c[^\u201d\n]*<[^\u201d\n]*\u201d")
 _CALLISH: Final = re.compile(r"[A-Za-z_][\w.]*\s*\(")
@@ -164,6 +171,8 @@ def mask_unspoken(text: str) -> str:
     # One character first (found by memchr), then the two-character markers it must begin
     if ("\\" in text and ("\\[" in text or "\\(" in text)) or ("$" in text and "$$" in text):
         text = _MATH.sub(_mask_math, text)
+    if ('"' in text or "\u201c" in text) and "\n" in text:
+        text = _mask_open_quotes(text)
     if ">" in text and _QUOTE_LINE.search(text):
         text = _mask_blockquotes(text)
     quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
@@ -195,6 +204,30 @@ def mask_unspoken(text: str) -> str:
         if "<" in line and ('"' in line or "\u201c" in line) and _is_prose_line(line):
             lines[number] = _PROSE_QUOTE.sub(lambda m: _blank(m.group(0)), line)
     return text if lines == original else "\n".join(lines)
+
+
+def _mask_open_quotes(text: str) -> str:
+    """``text`` (same length) with a quotation that runs over several lines blanked: from a
+    double quote that opens prose and is left open on its line (``The page says: "Welcome.``)
+    to the *last* double quote in the text that can end one (before a blank, sentence
+    punctuation or the end), as the quoted page can hold quotes of its own. Nothing is
+    blanked when no such closer follows. The same for typographic quotes."""
+    last_end: int | None = None  # where the last closing double quote ends (-1: none), found once
+    openers = chain(_OPEN_QUOTE.finditer(text) if '"' in text else (),
+                    _OPEN_TYPOGRAPHIC.finditer(text) if "\u201c" in text else ())
+    for opener in openers:
+        start = opener.start()
+        if text[start] == '"':
+            if start > 0 and text[start - 1] not in _BEFORE_A_QUOTE:
+                continue
+            if last_end is None:
+                last_end = max((found.end() for found in _QUOTE_END.finditer(text)), default=-1)
+            end = last_end
+        else:
+            end = text.rfind("\u201d") + 1
+        if end > opener.end():  # a closer on a later line
+            return text[:start] + _blank(text[start:end]) + text[end:]
+    return text
 
 
 @cache
