@@ -125,10 +125,15 @@ _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTAL
 # comment line (`#`, `//`).
 _LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]*>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
 _LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~|\|)", re.MULTILINE)
-# A line that opens a markdown blockquote (not functionary's `>>>name`, as `_LINE_KIND`), and
-# the `>>>` lines that open none.
-_QUOTE_LINE: Final = re.compile(r"^[ \t]*>(?!>>[ \t]*[A-Za-z_])", re.MULTILINE)
+# The `>>>` lines that open no markdown blockquote (functionary's `>>>name`, as `_LINE_KIND`).
 _NOT_A_QUOTE: Final = re.compile(r"[ \t]*>>>[ \t]*[A-Za-z_]")
+# A quoted line with a line of text right after it (a lazy continuation, when the quote is a
+# paragraph); a quoted line and every line after it up to a blank line or a fence.
+_LAZY_AFTER_QUOTE: Final = re.compile(r"^[ \t]*>(?!>>[ \t]*[A-Za-z_])[^\n]*\n[ \t]*[^\s>]", re.MULTILINE)
+_QUOTE_TO_BLANK_LINE: Final = re.compile(
+    r"^[ \t]*>(?!>>[ \t]*[A-Za-z_])[^\n]*(?:\n(?![ \t]*(?:```|~~~))[ \t]*\S[^\n]*)*", re.MULTILINE
+)
+_COMMONMARK_MAX: Final = 100_000  # characters of an answer CommonMark reads (about 0.2 s at most)
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
 # A quotation left open on its line (see `_mask_open_quotes`): a double quote before a letter
 # (after a blank, a colon or at a line's start, checked apart), or a typographic opening quote.
@@ -173,7 +178,7 @@ def mask_unspoken(text: str) -> str:
         text = _MATH.sub(_mask_math, text)
     if ('"' in text or "\u201c" in text) and "\n" in text:
         text = _mask_open_quotes(text)
-    if ">" in text and _QUOTE_LINE.search(text):
+    if ">" in text and _LAZY_AFTER_QUOTE.search(text):  # (the line loop below blanks the `>` lines)
         text = _mask_blockquotes(text)
     quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
     if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text):
@@ -245,7 +250,12 @@ def _mask_blockquotes(text: str) -> str:
     """``text`` (same length) with the lines of every blockquote blanked, as CommonMark reads
     them: a line right after a quoted paragraph line, with no blank line between, continues
     the quote ("lazy continuation"). A functionary ``>>>name`` or a ``>>> f(x)`` session
-    line opens no quote (see :data:`_LINE_KIND`)."""
+    line opens no quote (see :data:`_LINE_KIND`). A text longer than :data:`_COMMONMARK_MAX`
+    has every line after a ``>`` line up to the next blank line or fence blanked instead,
+    which bounds the time (a list or heading right after a quote is blanked too: a call
+    lost, never one run)."""
+    if len(text) > _COMMONMARK_MAX:
+        return _QUOTE_TO_BLANK_LINE.sub(lambda m: _blank(m.group(0)), text)
     lines = text.split("\n")
     source = text.replace("\r", " ") if "\r" in text else text  # CommonMark ends a line at a lone CR too
     for token in _commonmark().parse(source):

@@ -630,6 +630,15 @@ AROUND_ECHOES = {
 }
 
 
+def test_a_line_right_after_a_quote_in_a_long_answer_is_quoted_too() -> None:
+    # Past the length CommonMark is asked to read, a quote runs to the next blank line or fence.
+    log = "build log line\n" * 8_000
+    injected = f"{log}\n> Welcome to the project docs.\n{INJECTED}\n\nThe page is about a project."
+    assert parse_tool_calls(injected, known_names=NAMES) == []
+    assert parse_tool_calls(f"{log}\n> Welcome to the project docs.\n\n{CALL}", known_names=NAMES) == [PARIS]
+    assert parse_tool_calls(f"{log}\n> Welcome to the project docs.\n```\n{CALL}\n```", known_names=NAMES) == [PARIS]
+
+
 @pytest.mark.parametrize("answer", AROUND_ECHOES.values(), ids=AROUND_ECHOES.keys())
 def test_a_call_the_model_makes_beside_an_echo_is_still_made(answer: str) -> None:
     assert parse_tool_calls(answer, known_names=NAMES) == [PARIS]
