@@ -8,9 +8,9 @@ answer. Three checks decide, each cheap and each documented:
    a result can carry its own closer: see ``_TOOL_RESULT``) or a ReAct ``Observation:``,
    tags wrapping quoted or untrusted text (``<document>``, ``<example>``...; likewise to
    the last closer of their kind, see ``_QUOTING_OPENER``), markdown
-   blockquotes and table rows, HTML and ``/* */`` comments, struck-out text, comment
+   blockquotes (as CommonMark reads them, and inside code fences) and table rows, HTML and ``/* */`` comments, struck-out text, comment
    lines (``#``, ``//``) outside code fences, LaTeX math, inline code inside a sentence,
-   and double-quoted text inside a sentence. A tool result the model quotes, a call it
+   double-quoted text inside a sentence, and a quotation that runs over several lines. A tool result the model quotes, a call it
    comments out or puts in a formula is not a call.
    Masking keeps every other character where it was, so positions stay valid.
 2. **A call stands on its own** (:meth:`Layout.standalone`): nothing but wrappers
@@ -36,10 +36,14 @@ import re
 import textwrap
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from itertools import accumulate
-from typing import Final
+from functools import cache
+from itertools import accumulate, chain
+from typing import TYPE_CHECKING, Final
 
 from mcs.parsing.jsonspans import parsed_already, quiet_parse
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 # ------------------------------------------------------------------ masking
 
@@ -61,12 +65,18 @@ _STRUCK_OR_COMMENTED: Final = re.compile(
 # the first opener or after the last closer is read. Markers inside a region are the
 # tool's words: they close nothing, and one with no closer after it opens nothing (a kind that
 # is closed is also blanked on its own: see `_TOOL_RESULT_OPENER`). DeepSeek's `tool_output` and
-# `tool_outputs` tokens are one kind (the second wraps the first).
+# `tool_outputs` tokens are one kind (the second wraps the first). A tool's turn written out in
+# the chat template's own tokens is an echo too: ChatML's `<|im_start|>tool` turn, which ends at
+# `<|im_end|>`, and Llama 3's `ipython` (or `tool`) header, whose turn ends at `<|eot_id|>` or
+# `<|eom_id|>`; the model's own turns end with the same tokens, so a turn it writes after the echo
+# is blanked with it (a call lost, never one injected).
 _TOOL_RESULT: Final = re.compile(
     r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>(?:.*</\1>|.*)|"
     r"\[TOOL_RESULTS\](?:.*\[/TOOL_RESULTS\]|.*)|"
     r"<\|tool_outputs?_begin\|>(?:.*<\|tool_outputs?_end\|>|.*)|"
-    r"<start_function_response>(?:.*<end_function_response>|.*)",
+    r"<start_function_response>(?:.*<end_function_response>|.*)|"
+    r"<\|im_start\|>tool\b(?:.*<\|im_end\|>|.*)|"
+    r"<\|start_header_id\|>(?:ipython|tool)<\|end_header_id\|>(?:.*<\|eo[tm]_id\|>|.*)",
     re.DOTALL,
 )
 # A ReAct observation is the tool's result too (a model may write one out). It runs to the end
@@ -77,8 +87,9 @@ _TOOL_RESULT: Final = re.compile(
 # prompt, so the model's next Thought/Action starts a new answer; an answer that holds an
 # Observation went past the point where its turn ends. The Action before it is read.
 _OBSERVATION: Final = re.compile(r"^[ \t]*Observation\s*\d*\s*:.*", re.MULTILINE | re.DOTALL)
-# Tags that wrap quoted, example or untrusted text (HTML quotes, the XML tags prompts put
-# documents and examples in): a call inside, once the tag closes, is data. As with
+# Tags that wrap quoted, example or untrusted text (HTML quotes, a folded `<details>` section,
+# the XML tags prompts put documents and examples in): a call inside, once the tag closes, is
+# data. As with
 # `_TOOL_RESULT`, each kind runs from its first opener to the *last* closer of its kind: the
 # quoted page can carry `</document>` and a call after it, so only the last closer is surely
 # the model's. A closer is required (a tag named in prose opens nothing). Short inline tags
@@ -88,29 +99,54 @@ _OBSERVATION: Final = re.compile(r"^[ \t]*Observation\s*\d*\s*:.*", re.MULTILINE
 # tool results are blanked: a region of another kind (or an echoed result) that ends at a
 # closer inside the page cannot swallow the opener of this one.
 _QUOTING_OPENER: Final = re.compile(
-    r"<(example|examples|blockquote|quote|q|cite|document|documents|search_results?|untrusted\w*|context|"
+    r"<(example|examples|blockquote|quote|q|cite|details|document|documents|search_results?|untrusted\w*|context|"
     r"source|webpage|web_page|page|email|article|snippet)\b[^>\n]{0,80}>"
 )
-_TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<|tool_output", "<start_function_response>")
+_TOOL_RESULT_ANGLED: Final = ("<tool_", "<function_", "<start_function_response>")
+_TOOL_RESULT_PIPED: Final = ("<|tool_output", "<|im_start|>tool", "<|start_header_id|>")  # looked for after "<|"
 # The openers of `_TOOL_RESULT` on their own. Scanned left to right, a region of one kind that
 # ends at a closer inside a page can swallow the opener of the next kind (`<tool_result>` echoed
 # first, then a `<tool_response>` whose page says `</tool_result>`), so each kind that is closed
 # also blanks from its first opener to its last closer, found on its own.
 _TOOL_RESULT_OPENER: Final = re.compile(
     r"<(tool_response|tool_result|function_results|function_response|tool_output)\b[^>\n]{0,80}>|"
-    r"\[TOOL_RESULTS\]|<\|tool_outputs?_begin\|>|<start_function_response>"
+    r"\[TOOL_RESULTS\]|<\|tool_outputs?_begin\|>|<start_function_response>|"
+    r"<\|im_start\|>tool\b|<\|start_header_id\|>(?:ipython|tool)<\|end_header_id\|>"
 )
 _TOOL_RESULT_CLOSERS: Final = {
     "[TOOL_RESULTS]": ("[/TOOL_RESULTS]",),
     "<|tool_output": ("<|tool_output_end|>", "<|tool_outputs_end|>"),
     "<start_function_response>": ("<end_function_response>",),
+    "<|im_start|>tool": ("<|im_end|>",),
+    "<|start_header_id|>": ("<|eot_id|>", "<|eom_id|>"),
 }
 _MATH: Final = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)|\$\$(.*?)\$\$", re.DOTALL)
 # A fence line (group 1), a quoted line (`> ...`, but not functionary's `>>>name`) or a
 # comment line (`#`, `//`).
 _LINE_KIND: Final = re.compile(r"[ \t]*(```|~~~)|[ \t]*>(?!>>[ \t]*[A-Za-z_])|[ \t]*(?:#|//)")
-_LINES_TO_LOOK_AT: Final = re.compile(r"^[ \t]*(?:>|#|//|```|~~~|\|)", re.MULTILINE)
+# A line the loop in `mask_unspoken` looks at: led by a newline (searched for several times faster
+# than a pattern led by `^`), the first line apart.
+_LINES_TO_LOOK_AT: Final = re.compile(r"\n[ \t]*(?:>|#|//|```|~~~|\|)")
+_FIRST_LINE_TO_LOOK_AT: Final = re.compile(r"[ \t]*(?:>|#|//|```|~~~|\|)")
+# The `>>>` lines that open no markdown blockquote (functionary's `>>>name`, as `_LINE_KIND`).
+_NOT_A_QUOTE: Final = re.compile(r"[ \t]*>>>[ \t]*[A-Za-z_]")
+# A quoted line with a line of text right after it (a lazy continuation, when the quote is a
+# paragraph); a quoted line and every line after it up to a blank line or a fence.
+# (The first line apart, as `_LINES_TO_LOOK_AT`.)
+_LAZY_AFTER_QUOTE: Final = re.compile(r"\n[ \t]*>(?!>>[ \t]*[A-Za-z_])[^\n]*\n[ \t]*[^\s>]")
+_LAZY_AFTER_FIRST_QUOTE: Final = re.compile(r"[ \t]*>(?!>>[ \t]*[A-Za-z_])[^\n]*\n[ \t]*[^\s>]")
+_QUOTE_TO_BLANK_LINE: Final = re.compile(
+    r"^[ \t]*>(?!>>[ \t]*[A-Za-z_])[^\n]*(?:\n(?![ \t]*(?:```|~~~))[ \t]*\S[^\n]*)*", re.MULTILINE
+)
+_COMMONMARK_MAX: Final = 100_000  # characters of an answer CommonMark reads (about 0.2 s at most)
 _INLINE_CODE: Final = re.compile(r"`[^`\n]+`")
+# A quotation left open on its line (see `_mask_open_quotes`): a double quote before a letter
+# (after a blank, a colon or at a line's start, checked apart), or a typographic opening quote.
+# (One literal first, and no backtracking: most texts hold many JSON strings, each closed on its line.)
+_OPEN_QUOTE: Final = re.compile('"[A-Za-z][^"\n]*+(?:\n|\\Z)')
+_OPEN_TYPOGRAPHIC: Final = re.compile("\u201c[^\u201d\n]*+(?:\n|\\Z)")
+_BEFORE_A_QUOTE: Final = frozenset(" \t\n:")
+_QUOTE_END: Final = re.compile(r'"(?=[\s.!?;]|\Z)')
 # A quotation in a sentence that holds markup: `the page says "<tool_call>...</tool_call>"`.
 _PROSE_QUOTE: Final = re.compile(r"(?<![=(:,\[{])\"[^\"\n]*<[^\"\n]*\"|\u201c[^\u201d\n]*<[^\u201d\n]*\u201d")
 _CALLISH: Final = re.compile(r"[A-Za-z_][\w.]*\s*\(")
@@ -135,7 +171,8 @@ def mask_unspoken(text: str) -> str:
     if "/*" in text or "~~" in text or ("<" in text and ("<del>" in text or "<strike>" in text)):
         text = _STRUCK_OR_COMMENTED.sub(lambda m: _blank(m.group(0)), text)
     regions = _closed_regions(text, _QUOTING_OPENER, _quoting_closers) if "</" in text else []
-    if ("<" in text and any(marker in text for marker in _TOOL_RESULT_ANGLED)) or "[TOOL_RESULTS]" in text:
+    if ("<" in text and (any(marker in text for marker in _TOOL_RESULT_ANGLED) or (
+            "<|" in text and any(marker in text for marker in _TOOL_RESULT_PIPED)))) or "[TOOL_RESULTS]" in text:
         regions += _closed_regions(text, _TOOL_RESULT_OPENER, _tool_result_closers)
         text = _TOOL_RESULT.sub(lambda m: _blank(m.group(0)), text)
     if regions:
@@ -145,8 +182,14 @@ def mask_unspoken(text: str) -> str:
     # One character first (found by memchr), then the two-character markers it must begin
     if ("\\" in text and ("\\[" in text or "\\(" in text)) or ("$" in text and "$$" in text):
         text = _MATH.sub(_mask_math, text)
+    if "\n" in text and (("\u201c" in text) or ('"' in text and _OPEN_QUOTE.search(text))):
+        text = _mask_open_quotes(text)
+    # (the line loop below blanks the `>` lines themselves)
+    if ">" in text and (_LAZY_AFTER_QUOTE.search(text) or _LAZY_AFTER_FIRST_QUOTE.match(text)):
+        text = _mask_blockquotes(text)
     quoted_markup = "<" in text and ('"' in text or "\u201c" in text)
-    if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text):
+    if "`" not in text and not quoted_markup and not _LINES_TO_LOOK_AT.search(text) \
+            and not _FIRST_LINE_TO_LOOK_AT.match(text):
         return text
     lines = text.split("\n")
     original = list(lines)
@@ -162,7 +205,9 @@ def mask_unspoken(text: str) -> str:
                 if line.count("```") < 2:
                     in_fence = not in_fence
                 continue
-            if not in_fence:  # a quoted or commented line
+            # A quoted line, even in a fence: a fence's body read on its own has its quotes blanked
+            # too, and a quoted ``` in it closes nothing. A commented line, outside fences.
+            if not in_fence or lead == ">":
                 lines[number] = " " * len(line)
             continue
         if in_fence:
@@ -174,6 +219,62 @@ def mask_unspoken(text: str) -> str:
     return text if lines == original else "\n".join(lines)
 
 
+def _mask_open_quotes(text: str) -> str:
+    """``text`` (same length) with a quotation that runs over several lines blanked: from a
+    double quote that opens prose and is left open on its line (``The page says: "Welcome.``)
+    to the *last* double quote in the text that can end one (before a blank, sentence
+    punctuation or the end), as the quoted page can hold quotes of its own. Nothing is
+    blanked when no such closer follows. The same for typographic quotes."""
+    last_end: int | None = None  # where the last closing double quote ends (-1: none), found once
+    openers = chain(_OPEN_QUOTE.finditer(text) if '"' in text else (),
+                    _OPEN_TYPOGRAPHIC.finditer(text) if "\u201c" in text else ())
+    for opener in openers:
+        start = opener.start()
+        if text[start] == '"':
+            if start > 0 and text[start - 1] not in _BEFORE_A_QUOTE:
+                continue
+            if last_end is None:
+                last_end = max((found.end() for found in _QUOTE_END.finditer(text)), default=-1)
+            end = last_end
+        else:
+            end = text.rfind("\u201d") + 1
+        if end > opener.end():  # a closer on a later line
+            return text[:start] + _blank(text[start:end]) + text[end:]
+    return text
+
+
+@cache
+def _commonmark() -> MarkdownIt:
+    """A CommonMark reader of block structure only (inline markup is never needed here);
+    imported on first use, as few answers hold a quote and the import is slow."""
+    from markdown_it import MarkdownIt
+
+    reader = MarkdownIt("commonmark")
+    reader.core.ruler.disable(["inline", "text_join"])
+    return reader
+
+
+def _mask_blockquotes(text: str) -> str:
+    """``text`` (same length) with the lines of every blockquote blanked, as CommonMark reads
+    them: a line right after a quoted paragraph line, with no blank line between, continues
+    the quote ("lazy continuation"). A functionary ``>>>name`` or a ``>>> f(x)`` session
+    line opens no quote (see :data:`_LINE_KIND`). A text longer than :data:`_COMMONMARK_MAX`
+    has every line after a ``>`` line up to the next blank line or fence blanked instead,
+    which bounds the time (a list or heading right after a quote is blanked too: a call
+    lost, never one run)."""
+    if len(text) > _COMMONMARK_MAX:
+        return _QUOTE_TO_BLANK_LINE.sub(lambda m: _blank(m.group(0)), text)
+    lines = text.split("\n")
+    source = text.replace("\r", " ") if "\r" in text else text  # CommonMark ends a line at a lone CR too
+    for token in _commonmark().parse(source):
+        if token.type == "blockquote_open" and token.map is not None:
+            first, end = token.map[0], min(token.map[1], len(lines))
+            if not _NOT_A_QUOTE.match(lines[first]):
+                for number in range(first, end):
+                    lines[number] = " " * len(lines[number])
+    return "\n".join(lines)
+
+
 def _quoting_closers(opener: re.Match[str]) -> tuple[str, tuple[str, ...]]:
     """The kind of a quoting tag opener and its closer."""
     return opener.group(1), (f"</{opener.group(1)}>",)
@@ -183,7 +284,7 @@ def _tool_result_closers(opener: re.Match[str]) -> tuple[str, tuple[str, ...]]:
     """The kind of a tool result opener and its closers (DeepSeek's two tokens are one kind)."""
     if opener.group(1):
         return opener.group(1), (f"</{opener.group(1)}>",)
-    kind = "<|tool_output" if opener.group(0).startswith("<|tool_output") else opener.group(0)
+    kind = next((kind for kind in _TOOL_RESULT_CLOSERS if opener.group(0).startswith(kind)), "")
     return kind, _TOOL_RESULT_CLOSERS[kind]
 
 

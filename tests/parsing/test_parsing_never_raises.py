@@ -117,5 +117,8 @@ def test_huge_adversarial_texts_return() -> None:
         "\n" * size,
         "}.a" * (size // 3),
         "x=$1, " * (size // 6),
+        "> a\n" * (size // 4 - 10) + "f(x=1)",
+        "> a\nb\n" * (size // 6),
+        ' "a\n' * (size // 4),
     ):
         _check(parse_tool_calls(text))
