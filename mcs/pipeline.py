@@ -526,6 +526,17 @@ def _finish(
     controls.fire(hooks, done)
 
 
+def started_now(invocation: Invocation) -> Invocation:
+    """``invocation`` with its deadline started again: ``timeout`` seconds from now. A call
+    of a batch gets it as it starts, so the calls before it do not use up its time. An
+    invocation without a deadline, or without a ``timeout`` to restart it from, is returned
+    as it is (the RFC-0001 server's calls carry a timeout it enforces itself, no deadline)."""
+    timeout = invocation.timeout
+    if invocation.deadline is None or timeout is None:
+        return invocation
+    return replace(invocation, deadline=time.monotonic() + timeout)
+
+
 def run_sync(
     invocation: Invocation,
     call: Callable[[Invocation], Any],
