@@ -34,7 +34,8 @@ Guarantees a caller can rely on:
   ``mcs.pipeline`` log. Raise a :class:`~mcs.ToolCallError` subclass for a message the
   model should read.
 * A call over its deadline raises ``TIMEOUT``. A call whose deadline passed before it
-  could start (slow policies or hooks) is not handed to the driver at all. A synchronous call with a deadline that
+  could start (slow policies or hooks) is not handed to the driver at all, with or
+  without controls (``TIMEOUT``, ``details["category"] == "not_started"``). A synchronous call with a deadline that
   the driver does not enforce itself (``enforces_deadline``) runs on a worker thread;
   when that thread overruns, its eventual result is discarded (Python cannot stop a
   thread): tools with side effects should take their own timeouts too. In-process
@@ -64,6 +65,7 @@ from mcs.redaction import SecretMask, redact, scrub, scrub_value, secret_values
 from mcs.tools import Tool
 
 logger = logging.getLogger("mcs.pipeline")
+_monotonic = time.monotonic  # one global lookup on the bare path, not a module attribute too
 
 Policy = Callable[[AgentContext, str, dict[str, Any]], PolicyDecision]
 
@@ -571,7 +573,12 @@ def run_bare(
 ) -> Any:
     """:func:`run_sync` when no policy, hook or limit is set: nothing to admit or report,
     the same deadline and the same error mapping. The defaults are a call whose deadline the
-    callee enforces and whose result has no check (a driver's lane, see ``ToolDriver``)."""
+    callee enforces and whose result has no check (a driver's lane, see ``ToolDriver``).
+    A call whose deadline passed already is refused as :func:`run_sync` refuses it
+    (``TIMEOUT``, ``not_started``), without calling ``call``."""
+    deadline = invocation.deadline
+    if deadline is not None and deadline <= _monotonic():
+        raise _not_started(invocation)
     try:
         return _call_within_deadline(invocation, call, enforces_deadline, check_output)
     except Exception as exc:
@@ -781,15 +788,20 @@ def _refuse_if_late(controls: Controls, admitted: _Admitted, invocation: Invocat
     to act. Its terminal hook fires; the circuit breaker does not count it (the upstream
     was never asked)."""
     deadline = invocation.deadline
-    if deadline is None or deadline > time.monotonic():
+    if deadline is None or deadline > _monotonic():
         return
+    late = _not_started(invocation)
+    _finish(controls, admitted, invocation, started, error=late, counts=False)
+    raise late
+
+
+def _not_started(invocation: Invocation) -> ToolTimeoutError:
+    """The ``TIMEOUT`` of a call not handed to its driver: its deadline passed first."""
     tool = invocation.tool.name
-    late = ToolTimeoutError(
+    return ToolTimeoutError(
         f"{tool} was not run: its deadline ({_seconds(invocation)}) passed before it could start.",
         tool=tool, details={"category": "not_started", "retryable": True},
     )
-    _finish(controls, admitted, invocation, started, error=late, counts=False)
-    raise late
 
 
 def _interrupted(tool: str, exc: BaseException) -> ToolCallError:

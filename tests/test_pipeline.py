@@ -21,7 +21,7 @@ from mcs.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
-from mcs.pipeline import Controls, ExecutionEvent, Invocation, map_exception, run_async, run_sync
+from mcs.pipeline import Controls, ExecutionEvent, Invocation, map_exception, run_async, run_bare, run_sync
 from mcs.tools import Tool
 
 TOOL = Tool(name="transfer", input_schema={"type": "object", "properties": {"amount": {"type": "integer"}}})
@@ -330,6 +330,44 @@ def test_a_call_without_deadline_runs_on_the_calling_thread() -> None:
     threads: list[str] = []
     run_sync(invocation(), lambda inv: threads.append(threading.current_thread().name))
     assert threads == [threading.current_thread().name]
+
+
+def passed_deadline() -> Invocation:
+    """A call whose 0.2 s deadline passed before it was run."""
+    return Invocation(TOOL, {"amount": 5}, AgentContext(), deadline=time.monotonic() - 0.01, timeout=0.2)
+
+
+@pytest.mark.parametrize("enforces_deadline", [True, False], ids=["inline", "worker-thread"])
+@pytest.mark.parametrize("path", ["run_bare", "run_sync-empty-controls", "run_sync-with-a-hook"])
+def test_a_call_whose_deadline_passed_is_refused_unrun_with_or_without_controls(
+    path: str, enforces_deadline: bool
+) -> None:
+    ran: list[Invocation] = []
+    journal = Journal()
+
+    with pytest.raises(ToolTimeoutError) as info:
+        if path == "run_bare":
+            run_bare(passed_deadline(), ran.append, enforces_deadline)
+        else:
+            controls = journal.controls() if path == "run_sync-with-a-hook" else Controls()
+            run_sync(passed_deadline(), ran.append, controls=controls, enforces_deadline=enforces_deadline)
+
+    assert ran == []
+    assert info.value.message == "transfer was not run: its deadline (0.2 s) passed before it could start."
+    assert info.value.details == {"category": "not_started", "retryable": True}
+
+
+async def test_an_async_call_whose_deadline_passed_is_refused_unrun() -> None:
+    ran: list[Invocation] = []
+
+    async def tool(inv: Invocation) -> None:
+        ran.append(inv)
+
+    with pytest.raises(ToolTimeoutError) as info:
+        await run_async(passed_deadline(), tool)
+
+    assert ran == []
+    assert info.value.details == {"category": "not_started", "retryable": True}
 
 
 def test_remaining_is_never_negative_and_none_without_deadline() -> None:
