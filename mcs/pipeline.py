@@ -28,13 +28,16 @@ Guarantees a caller can rely on:
   return is ignored and what they raise is logged (logger ``mcs.pipeline``, with the
   hook, the tool and the phase) and swallowed, so a broken hook never breaks a call.
 * Secret-typed arguments (see :mod:`mcs.redaction`) reach the tool only: hooks see
-  ``[redacted]``, and their values are scrubbed from every error message.
+  ``[redacted]``, and their values are scrubbed from every error message and, while the
+  call (or its stream) runs, from the records of the libraries drivers send through
+  (:data:`~mcs.redaction.LIBRARY_LOGGERS`; gql logs a request's variables at ``DEBUG``).
 * An unexpected exception from a tool reaches the caller as a generic
   ``EXECUTION_ERROR`` naming its type only; its text and traceback go to the
   ``mcs.pipeline`` log. Raise a :class:`~mcs.ToolCallError` subclass for a message the
   model should read.
 * A call over its deadline raises ``TIMEOUT``. A call whose deadline passed before it
-  could start (slow policies or hooks) is not handed to the driver at all. A synchronous call with a deadline that
+  could start (slow policies or hooks) is not handed to the driver at all, with or
+  without controls (``TIMEOUT``, ``details["category"] == "not_started"``). A synchronous call with a deadline that
   the driver does not enforce itself (``enforces_deadline``) runs on a worker thread;
   when that thread overruns, its eventual result is discarded (Python cannot stop a
   thread): tools with side effects should take their own timeouts too. In-process
@@ -44,8 +47,10 @@ Guarantees a caller can rely on:
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import contextvars
 import copy
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
@@ -60,10 +65,11 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.limits import CircuitBreaker, RateLimit
-from mcs.redaction import SecretMask, redact, scrub, scrub_value, secret_values
+from mcs.redaction import SecretMask, redact, scrub, scrub_value, scrubbed_logs, secret_values
 from mcs.tools import Tool
 
 logger = logging.getLogger("mcs.pipeline")
+_monotonic = time.monotonic  # one global lookup on the bare path, not a module attribute too
 
 Policy = Callable[[AgentContext, str, dict[str, Any]], PolicyDecision]
 
@@ -526,6 +532,17 @@ def _finish(
     controls.fire(hooks, done)
 
 
+def started_now(invocation: Invocation) -> Invocation:
+    """``invocation`` with its deadline started again: ``timeout`` seconds from now. A call
+    of a batch gets it as it starts, so the calls before it do not use up its time. An
+    invocation without a deadline, or without a ``timeout`` to restart it from, is returned
+    as it is (the RFC-0001 server's calls carry a timeout it enforces itself, no deadline)."""
+    timeout = invocation.timeout
+    if invocation.deadline is None or timeout is None:
+        return invocation
+    return replace(invocation, deadline=time.monotonic() + timeout)
+
+
 def run_sync(
     invocation: Invocation,
     call: Callable[[Invocation], Any],
@@ -560,7 +577,12 @@ def run_bare(
 ) -> Any:
     """:func:`run_sync` when no policy, hook or limit is set: nothing to admit or report,
     the same deadline and the same error mapping. The defaults are a call whose deadline the
-    callee enforces and whose result has no check (a driver's lane, see ``ToolDriver``)."""
+    callee enforces and whose result has no check (a driver's lane, see ``ToolDriver``).
+    A call whose deadline passed already is refused as :func:`run_sync` refuses it
+    (``TIMEOUT``, ``not_started``), without calling ``call``."""
+    deadline = invocation.deadline
+    if deadline is not None and deadline <= _monotonic():
+        raise _not_started(invocation)
     try:
         return _call_within_deadline(invocation, call, enforces_deadline, check_output)
     except Exception as exc:
@@ -576,7 +598,12 @@ def _call_within_deadline(
     else on a worker thread abandoned at the deadline (``TIMEOUT``); then the output check.
 
     An abandoned call that is still running keeps ``admitted``'s rate-limit slot until its
-    thread ends: ``concurrent=N`` bounds the calls really running, not those awaited."""
+    thread ends: ``concurrent=N`` bounds the calls really running, not those awaited.
+
+    A call with secret-typed arguments runs inside :func:`~mcs.redaction.scrubbed_logs` of
+    their values (on the thread that runs it, for as long as it runs)."""
+    if invocation.secret_mask is not None:
+        call = functools.partial(_call_scrubbed, call)
     if enforces_deadline or invocation.deadline is None:
         result = call(invocation)
     else:
@@ -595,6 +622,27 @@ def _call_within_deadline(
                 tool=tool,
             ) from None
     return _checked(result, check_output)
+
+
+def _call_scrubbed(call: Callable[[Invocation], Any], invocation: Invocation) -> Any:
+    """``call(invocation)`` with the call's secret argument values kept out of the records
+    the libraries a driver sends through write (gql logs a request's variables at ``DEBUG``)."""
+    with scrubbed_logs(invocation.secrets):
+        return call(invocation)
+
+
+async def _acall_scrubbed(call: Callable[[Invocation], Awaitable[Any]], invocation: Invocation) -> Any:
+    """The async twin of :func:`_call_scrubbed`."""
+    with scrubbed_logs(invocation.secrets):
+        return await call(invocation)
+
+
+def _scrubbing(invocation: Invocation) -> contextlib.AbstractContextManager[None]:
+    """:func:`~mcs.redaction.scrubbed_logs` of the call's secret argument values, or nothing
+    to do when its tool has none (for a stream, open across its items)."""
+    if invocation.secret_mask is None:
+        return contextlib.nullcontext()
+    return scrubbed_logs(invocation.secrets)
 
 
 def _checked(result: Any, check_output: Callable[[Any], None] | None) -> Any:
@@ -619,6 +667,8 @@ async def run_async(
     _refuse_if_late(controls, admitted, invocation, started)
     # run_in_thread, under this call, hands the slot on to a thread that outlives it
     holder = _holding_call.set(admitted) if admitted.release is not None else None
+    if invocation.secret_mask is not None:
+        call = functools.partial(_acall_scrubbed, call)
     try:
         remaining = invocation.remaining()
         if remaining is None:
@@ -665,6 +715,8 @@ async def run_in_thread(call: Callable[[Invocation], Any], invocation: Invocatio
     ``_acall_tool`` runs ``_call_tool`` this way)."""
     import asyncio
 
+    if invocation.secret_mask is not None:  # a thread that outlives a cancelled call stays scrubbed
+        call = functools.partial(_call_scrubbed, call)
     future = _pool().submit(contextvars.copy_context().run, call, invocation)
     try:
         return await asyncio.wrap_future(future)
@@ -699,22 +751,23 @@ def stream_sync(
     started = time.perf_counter()
     _refuse_if_late(controls, admitted, invocation, started)
     count = 0
-    try:
-        stream = open_stream(invocation)  # in the try: a driver that fails opening it is reported too
-        for item in stream:
-            count += 1
-            yield item
-    except GeneratorExit:
-        _close(stream)
-        _finish(controls, admitted, invocation, started, result=_streamed(count))
-        raise
-    except Exception as exc:
-        error = map_exception(exc, tool, invocation.secrets())
-        _finish(controls, admitted, invocation, started, error=error)
-        raise error from (None if error is exc else exc)
-    except BaseException as exc:
-        _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
-        raise
+    with _scrubbing(invocation):  # open as long as the stream: its libraries log while it runs
+        try:
+            stream = open_stream(invocation)  # in the try: a driver that fails opening it is reported too
+            for item in stream:
+                count += 1
+                yield item
+        except GeneratorExit:
+            _close(stream)
+            _finish(controls, admitted, invocation, started, result=_streamed(count))
+            raise
+        except Exception as exc:
+            error = map_exception(exc, tool, invocation.secrets())
+            _finish(controls, admitted, invocation, started, error=error)
+            raise error from (None if error is exc else exc)
+        except BaseException as exc:
+            _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
+            raise
     _finish(controls, admitted, invocation, started, result=_streamed(count))
 
 
@@ -732,23 +785,24 @@ async def stream_async(
     started = time.perf_counter()
     _refuse_if_late(controls, admitted, invocation, started)
     count = 0
-    try:
-        stream = open_stream(invocation)  # in the try: a driver that fails opening it is reported too
-        async for item in stream:
-            count += 1
-            yield item
-    except GeneratorExit:
-        await _aclose(stream)
-        _finish(controls, admitted, invocation, started, result=_streamed(count))
-        raise
-    except asyncio.CancelledError as exc:
-        await _aclose(stream)
-        _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
-        raise
-    except Exception as exc:
-        error = map_exception(exc, tool, invocation.secrets())
-        _finish(controls, admitted, invocation, started, error=error)
-        raise error from (None if error is exc else exc)
+    with _scrubbing(invocation):  # open as long as the stream: its libraries log while it runs
+        try:
+            stream = open_stream(invocation)  # in the try: a driver that fails opening it is reported too
+            async for item in stream:
+                count += 1
+                yield item
+        except GeneratorExit:
+            await _aclose(stream)
+            _finish(controls, admitted, invocation, started, result=_streamed(count))
+            raise
+        except asyncio.CancelledError as exc:
+            await _aclose(stream)
+            _finish(controls, admitted, invocation, started, error=_interrupted(tool, exc), counts=False)
+            raise
+        except Exception as exc:
+            error = map_exception(exc, tool, invocation.secrets())
+            _finish(controls, admitted, invocation, started, error=error)
+            raise error from (None if error is exc else exc)
     _finish(controls, admitted, invocation, started, result=_streamed(count))
 
 
@@ -770,15 +824,20 @@ def _refuse_if_late(controls: Controls, admitted: _Admitted, invocation: Invocat
     to act. Its terminal hook fires; the circuit breaker does not count it (the upstream
     was never asked)."""
     deadline = invocation.deadline
-    if deadline is None or deadline > time.monotonic():
+    if deadline is None or deadline > _monotonic():
         return
+    late = _not_started(invocation)
+    _finish(controls, admitted, invocation, started, error=late, counts=False)
+    raise late
+
+
+def _not_started(invocation: Invocation) -> ToolTimeoutError:
+    """The ``TIMEOUT`` of a call not handed to its driver: its deadline passed first."""
     tool = invocation.tool.name
-    late = ToolTimeoutError(
+    return ToolTimeoutError(
         f"{tool} was not run: its deadline ({_seconds(invocation)}) passed before it could start.",
         tool=tool, details={"category": "not_started", "retryable": True},
     )
-    _finish(controls, admitted, invocation, started, error=late, counts=False)
-    raise late
 
 
 def _interrupted(tool: str, exc: BaseException) -> ToolCallError:

@@ -10,6 +10,9 @@ The tool receives the real value; everything else sees ``[redacted]`` in its pla
 * validation errors, which never quote a secret value back;
 * any error message a call produces (a driver or a peer echoing the value): the
   pipeline scrubs secret values of four characters or more from it.
+* the log records of the libraries a driver sends through (:data:`LIBRARY_LOGGERS`)
+  while the call runs: the pipeline runs every call with secret arguments inside
+  :func:`scrubbed_logs` of their values.
 
 A driver's own credentials (a token, an API key it sends) are scrubbed the same way from
 what a peer answers in an error: :func:`credential_forms` lists the forms a peer may echo

@@ -21,7 +21,17 @@ from mcs.errors import (
     ToolCallError,
     ToolTimeoutError,
 )
-from mcs.pipeline import Controls, ExecutionEvent, Invocation, map_exception, run_async, run_sync
+from mcs.pipeline import (
+    Controls,
+    ExecutionEvent,
+    Invocation,
+    map_exception,
+    run_async,
+    run_bare,
+    run_sync,
+    stream_async,
+    stream_sync,
+)
 from mcs.tools import Tool
 
 TOOL = Tool(name="transfer", input_schema={"type": "object", "properties": {"amount": {"type": "integer"}}})
@@ -332,6 +342,44 @@ def test_a_call_without_deadline_runs_on_the_calling_thread() -> None:
     assert threads == [threading.current_thread().name]
 
 
+def passed_deadline() -> Invocation:
+    """A call whose 0.2 s deadline passed before it was run."""
+    return Invocation(TOOL, {"amount": 5}, AgentContext(), deadline=time.monotonic() - 0.01, timeout=0.2)
+
+
+@pytest.mark.parametrize("enforces_deadline", [True, False], ids=["inline", "worker-thread"])
+@pytest.mark.parametrize("path", ["run_bare", "run_sync-empty-controls", "run_sync-with-a-hook"])
+def test_a_call_whose_deadline_passed_is_refused_unrun_with_or_without_controls(
+    path: str, enforces_deadline: bool
+) -> None:
+    ran: list[Invocation] = []
+    journal = Journal()
+
+    with pytest.raises(ToolTimeoutError) as info:
+        if path == "run_bare":
+            run_bare(passed_deadline(), ran.append, enforces_deadline)
+        else:
+            controls = journal.controls() if path == "run_sync-with-a-hook" else Controls()
+            run_sync(passed_deadline(), ran.append, controls=controls, enforces_deadline=enforces_deadline)
+
+    assert ran == []
+    assert info.value.message == "transfer was not run: its deadline (0.2 s) passed before it could start."
+    assert info.value.details == {"category": "not_started", "retryable": True}
+
+
+async def test_an_async_call_whose_deadline_passed_is_refused_unrun() -> None:
+    ran: list[Invocation] = []
+
+    async def tool(inv: Invocation) -> None:
+        ran.append(inv)
+
+    with pytest.raises(ToolTimeoutError) as info:
+        await run_async(passed_deadline(), tool)
+
+    assert ran == []
+    assert info.value.details == {"category": "not_started", "retryable": True}
+
+
 def test_remaining_is_never_negative_and_none_without_deadline() -> None:
     assert invocation().remaining() is None
     expired = Invocation(TOOL, {}, AgentContext(), deadline=time.monotonic() - 10)
@@ -426,6 +474,48 @@ def test_secret_values_are_scrubbed_from_the_logged_detail(caplog) -> None:
     with caplog.at_level("ERROR", logger="mcs.pipeline"):
         map_exception(RuntimeError("login with hunter2 failed"), "t", ["hunter2"])
     assert "hunter2" not in caplog.text and "login with [redacted] failed" in caplog.text
+
+
+def secret_call(timeout: float | None = None) -> Invocation:
+    """A call whose ``token`` argument is secret-typed (``format: password``)."""
+    return Invocation(TOOL, {"token": "tok-2718-secret"}, AgentContext(), secret_mask={"token": True},
+                      deadline=time.monotonic() + timeout if timeout is not None else None, timeout=timeout)
+
+
+def sends(inv: Invocation) -> str:
+    """What a driver's HTTP library does: log the request with the argument in it."""
+    logging.getLogger("httpx").debug("POST /login %s", inv.arguments)
+    return "sent"
+
+
+@pytest.mark.parametrize("path", ["bare", "worker-thread", "hooked", "async", "stream", "async-stream"])
+def test_a_secret_argument_is_kept_out_of_what_the_libraries_log_during_the_call(caplog, path: str) -> None:
+    caplog.set_level(logging.DEBUG, logger="httpx")
+
+    async def asends(inv: Invocation) -> str:
+        return sends(inv)
+
+    async def astream(inv: Invocation) -> Any:
+        yield sends(inv)
+
+    async def collect() -> list[str]:
+        return [item async for item in stream_async(secret_call(), astream)]
+
+    if path == "bare":
+        assert run_bare(secret_call(), sends) == "sent"
+    elif path == "worker-thread":
+        assert run_sync(secret_call(timeout=5), sends) == "sent"
+    elif path == "hooked":
+        assert run_sync(secret_call(), sends, controls=Journal().controls()) == "sent"
+    elif path == "async":
+        assert asyncio.run(run_async(secret_call(timeout=5), asends)) == "sent"
+    elif path == "stream":
+        assert list(stream_sync(secret_call(), lambda inv: iter([sends(inv)]))) == ["sent"]
+    else:
+        assert asyncio.run(collect()) == ["sent"]
+
+    (record,) = [r for r in caplog.records if r.name == "httpx"]
+    assert record.getMessage() == "POST /login {'token': '[redacted]'}"
 
 
 def test_a_tool_call_error_keeps_its_identity_and_gains_the_tool_name() -> None:

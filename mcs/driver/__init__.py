@@ -229,7 +229,8 @@ class ToolDriver(MCSDriver):
     * ``custom_tool_description`` / ``custom_system_message``: replace the generated
       text (seed, section 4).
     * ``prefix``: prepended to tool names (``prefix_name``) to avoid collisions.
-    * ``timeout``: seconds per call (``None``: no deadline). Default 30.
+    * ``timeout``: seconds per call, counted from when the call starts, also for each
+      call of a response with several (``None``: no deadline). Default 30.
     * ``description_mode``: ``"inline"`` (every tool with its schema), ``"discovery"``
       (a compact index plus meta-tools that search and describe tools on demand) or
       ``"auto"`` (discovery when the inline description exceeds ``token_budget``).
@@ -848,13 +849,15 @@ class ToolDriver(MCSDriver):
         judged before the first runs, so a refused call runs none. A call that then fails
         as it runs (a rate limit, an open circuit, a deadline, the tool's own error) stops
         the batch: with nothing run before it, its error is raised; else the results come
-        back with that error in its place and a "not run" error for each call after it."""
+        back with that error in its place and a "not run" error for each call after it.
+        Each call's deadline starts when that call starts (:func:`pipeline.started_now`):
+        the calls before it do not use up its ``timeout``."""
         pipeline.admit_batch(self._judges(prepared), len(prepared))
         controls = self.controls.judged()
         results: list[Any] = []
         for p in prepared:
             try:
-                results.append(self._run(p.invocation, p.handler, controls))
+                results.append(self._run(pipeline.started_now(p.invocation), p.handler, controls))
             except ToolCallError as error:
                 if not results:
                     raise
@@ -868,7 +871,7 @@ class ToolDriver(MCSDriver):
         results: list[Any] = []
         for p in prepared:
             try:
-                results.append(await self._arun(p.invocation, p.handler, controls))
+                results.append(await self._arun(pipeline.started_now(p.invocation), p.handler, controls))
             except ToolCallError as error:
                 if not results:
                     raise
@@ -883,7 +886,9 @@ class ToolDriver(MCSDriver):
         order; one that fails as it runs (a rate limit, an open circuit, a deadline, its
         own error) stops them: after calls that ran, the list of results comes back with
         that call's error (``CallOutcome.to_dict()``: ``tool``, ``id``, ``error``,
-        ``message``) in its place and a ``not_run`` error for each call after it.
+        ``message``) in its place and a ``not_run`` error for each call after it. Each
+        call has its own ``timeout``, counted from when it starts, not from when the
+        response was read; nothing bounds the calls of a response together.
 
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.

@@ -3,6 +3,7 @@ before anything is sent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 
@@ -144,3 +145,20 @@ def test_a_configured_key_is_in_no_record_the_http_and_websocket_libraries_log(s
         assert list(driver.stream_call("ticks", {"count": 1})) == [{"ticks": 1}]
     assert {r.name.split(".")[0] for r in caplog.records} >= {"websockets", "gql"}
     assert quoting(caplog.records, key, token) == []
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_secret_typed_variable_is_in_no_record_gql_logs_at_debug(server: Running, caplog, path: str) -> None:
+    log_everything(caplog)
+    secret = "pw-4711-hunter2"
+    call = json.dumps({"tool": "hello", "arguments": {"name": secret}})
+    with GraphQLDriver(server.graphql, scalars={"String": {"type": "string", "format": "password"}}) as driver:
+        assert driver.secret_mask_of("hello") == {"name": True}
+        if path == "sync":
+            result = driver.process_llm_response(call)
+        else:
+            result = asyncio.run(driver.aprocess_llm_response(call))
+
+    assert result == {"hello": f"Hello, {secret}!"}  # the tool itself received the real value
+    assert any(r.name.startswith("gql") and "[redacted]" in r.getMessage() for r in caplog.records)
+    assert quoting(caplog.records, secret) == []
