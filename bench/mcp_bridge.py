@@ -330,7 +330,7 @@ def bench_listing() -> None:
         return
     port = free_port()
     mcs = Path(sys.executable).with_name("mcs")
-    serve = [mcs, "serve", "rest", "-o", f"spec={spec}", "-s", "all_tools=true", "--transport", "http",
+    serve: list[str | Path] = [mcs, "serve", "rest", "-o", f"spec={spec}", "-s", "all_tools=true", "--transport", "http",
              "--port", str(port)]
     url = f"http://127.0.0.1:{port}/mcp"
     rows: dict[str, list[dict[str, Any]]] = {"bridge": [], "sdk": []}
