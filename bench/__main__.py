@@ -5,7 +5,8 @@ heap, imports or memory high-water mark. Each figure a benchmark checks against 
 (``bench._support.check``) is printed beside the goal, with OVER where it misses, and
 collected into a machine-readable summary written to ``bench-results.json`` (``--json
 PATH`` to choose): per benchmark its seconds and exit status, and every figure with its
-value, goal, unit and verdict.
+value, goal, unit and verdict (a figure recorded with ``bench._support.no_goal`` has no
+goal: ``goal`` is null).
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ def main(argv: list[str]) -> int:
         "over": [f"{f['bench']}: {f['name']}" for f in over],
     }
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"\n{len(figures)} figures checked against their goals, {len(over)} OVER; summary written to {args.json}")
+    goals = sum(1 for f in figures if f["goal"] is not None)
+    print(f"\n{goals} figures checked against their goals, {len(over)} OVER, {len(figures) - goals} with no goal; "
+          f"summary written to {args.json}")
     for figure in over:
         print(f"  OVER  {figure['bench']}: {figure['name']} = {figure['value']:g} "
               f"(goal {'<=' if figure['kind'] == 'at most' else '>='} {figure['goal']:g})")

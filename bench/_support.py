@@ -1,7 +1,8 @@
 """What several benchmarks share: a free loopback port, a server process for the length of a
 block, the median time of a call, o200k_base read offline from the shared tokenizer file,
 a child's peak memory read from outside it, and :func:`check`, which records each figure
-with its goal for the summary ``make bench`` writes as JSON.
+with its goal for the summary ``make bench`` writes as JSON (:func:`no_goal` records a
+figure that has no goal).
 
 The tests have their own helpers (tests/support); the benchmarks do not import the test tree.
 """
@@ -128,6 +129,16 @@ def check(
     sign = "<=" if kind == "at most" else ">="
     shown = f"{goal:g}x" if unit == "x" else f"{goal:g} {unit}"
     return f"(goal {sign} {shown}) {'ok' if ok else 'OVER'}"
+
+
+def no_goal(name: str, value: float, *, unit: str = "x", item: str | None = None) -> str:
+    """Record ``value``, a figure no document sets a goal for, and return ``"(no goal)"`` to
+    print beside it. It goes into the summary with ``goal`` null and is never OVER."""
+    FIGURES.append({
+        "bench": CURRENT["bench"], "name": name, "value": round(value, 4), "goal": None, "unit": unit,
+        "kind": None, "ok": True, **({"item": item} if item else {}),
+    })
+    return "(no goal)"
 
 
 # ---------------------------------------------------------------------- children measured from outside

@@ -21,6 +21,14 @@ So a further row, reported without a goal, is the SDK's ``Client`` on the SDK's 
 (a server process of its own over stdio; the same server over HTTP), in the same rounds, with
 each bridge row's ratio to it: what a user comparing the two products whole would see.
 
+Last, the load (checklist item 15): ``mcs serve rest`` over GitHub's 623 operations of the
+shared corpus, over streamable HTTP, is listed whole by the bridge (``MCPDriver(url=...)``
+then ``list_tools()``) and by the SDK's ``Client`` (``list_tools``, every page), each in a
+child of its own, its peak RSS and CPU read from outside it (``bench._support.run_measured``),
+alternating. Reported without a goal: the ratio of medians of the time from construction to
+every tool listed, of the time from before the import (the bridge imports the SDK at its
+first connection), and of peak RSS. Without the corpus this part says so and is skipped.
+
 Run alone: ``python -m bench mcp_bridge`` (server mode: ``python -m bench.mcp_bridge --serve``, from the
 repository's root: run as a script, the folder's own ``inspect.py`` would shadow the standard library's).
 """
@@ -42,6 +50,9 @@ SERVE = ["-m", "bench.mcp_bridge", "--serve"]
 GOALS = {"sync": 1.05, "parse": 1.08, "async": 1.05}
 ROUNDS = 40
 BLOCK = 50
+# The listing figures: a large upstream (GitHub's 623 operations served by `mcs serve rest`).
+LIST_SPEC = "github_api.github.com_2020-08.json"
+LIST_CHILDREN = 3
 
 
 def serve(http_port: int | None) -> None:
@@ -253,6 +264,102 @@ def bench_transport(label: str, bridge_options: dict[str, Any], own_target: Any)
     print("   the SDK's own transport row is x of the SDK in the user loop)")
 
 
+# ---------------------------------------------------------------------- listing a large upstream
+
+
+def _list_child(kind: str, url: str) -> dict[str, Any]:
+    """Import, then construction to every tool listed, of the bridge or the SDK's ``Client``."""
+    started = time.perf_counter()
+    if kind == "bridge":
+        from mcs_mcp.client_driver import MCPDriver
+
+        imported = time.perf_counter()
+        driver = MCPDriver(url=url)
+        count = len(driver.list_tools())
+        listed = time.perf_counter()
+        driver.close()
+    else:
+        from mcp import Client
+
+        imported = time.perf_counter()
+
+        async def listing() -> int:
+            tools = 0
+            async with Client(url, mode="legacy", cache=None) as client:  # the bridge's mode
+                cursor: str | None = None
+                while True:  # every page, as the bridge reads them
+                    page = await client.list_tools(cursor=cursor)
+                    tools += len(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        return tools
+
+        count = asyncio.run(listing())
+        listed = time.perf_counter()
+    return {"import_s": imported - started, "list_s": listed - imported, "tools": count}
+
+
+def _run_list_child(kind: str, url: str) -> dict[str, Any]:
+    """One listing child's result, with its peak RSS and CPU seconds measured from outside it."""
+    import json
+
+    from bench._support import run_measured
+
+    code, out, err, measured = run_measured([sys.executable, "-m", "bench.mcp_bridge", "--list-child", kind, url],
+                                            cwd=ROOT, timeout=300)
+    marker = out.rfind("@@RESULT@@")
+    if code != 0 or marker < 0:
+        tail = (err or out).strip().splitlines()[-1:] or ["?"]
+        raise RuntimeError(f"the {kind} listing child failed: {tail[0][:200]}")
+    result: dict[str, Any] = json.loads(out[marker + len("@@RESULT@@"):])
+    result.update(measured)
+    return result
+
+
+def bench_listing() -> None:
+    """Checklist item 15: the bridge's time from construction to the tools of a large
+    upstream listed, and its peak RSS, against the SDK's ``Client`` listing the same tools;
+    a child each, measured from outside, against one ``mcs serve`` over streamable HTTP."""
+    from bench._support import SHARED, free_port, no_goal, server_process
+
+    spec = SHARED / "corpus" / "openapi" / LIST_SPEC
+    print(f"\n-- listing a large upstream: construction to every tool listed, a child each "
+          f"({LIST_CHILDREN} of each, alternating; peak RSS and CPU read from outside)")
+    if not spec.is_file():
+        print(f"   skipped (the shared OpenAPI corpus, ../shared/corpus/openapi/{LIST_SPEC}, is not present)")
+        return
+    port = free_port()
+    mcs = Path(sys.executable).with_name("mcs")
+    serve: list[str | Path] = [mcs, "serve", "rest", "-o", f"spec={spec}", "-s", "all_tools=true", "--transport", "http",
+             "--port", str(port)]
+    url = f"http://127.0.0.1:{port}/mcp"
+    rows: dict[str, list[dict[str, Any]]] = {"bridge": [], "sdk": []}
+    with server_process(serve, port, cwd=ROOT):
+        _run_list_child("sdk", url)  # the server's first listing builds what it caches: not timed
+        for _ in range(LIST_CHILDREN):
+            for kind, results in rows.items():
+                results.append(_run_list_child(kind, url))
+    keys = ("import_s", "list_s", "cpu_s", "peak_rss_mb")
+    median = {kind: {key: statistics.median(r[key] for r in results) for key in keys} for kind, results in rows.items()}
+    names = {"bridge": "MCPDriver(url).list_tools()", "sdk": "SDK Client, list_tools pages"}
+    print(f"   upstream: mcs serve rest over {LIST_SPEC}, streamable HTTP, every tool listed "
+          f"(the bridge adds its three discovery tools: search_tools, describe_tool, call_tool)")
+    for kind, name in names.items():
+        row = median[kind]
+        print(f"   {name:<30} {rows[kind][0]['tools']:>5} tools  import {row['import_s']:6.3f} s  "
+              f"listed {row['list_s']:6.3f} s  CPU {row['cpu_s']:6.3f} s  peak RSS {row['peak_rss_mb']:6.1f} MB")
+    ours, sdk = median["bridge"], median["sdk"]
+    time_ratio, rss_ratio = ours["list_s"] / sdk["list_s"], ours["peak_rss_mb"] / sdk["peak_rss_mb"]
+    whole = (ours["import_s"] + ours["list_s"]) / (sdk["import_s"] + sdk["list_s"])
+    print(f"   MCP bridge, construction to listed: {ours['list_s']:.3f} s, ratio of medians to the SDK "
+          f"{time_ratio:.2f}x {no_goal('MCP bridge, construction to a large upstream listed, ratio to the SDK', time_ratio)}")
+    print(f"   MCP bridge, import to listed (the bridge imports the SDK at its first connection, so its "
+          f"construction pays that import): ratio to the SDK {whole:.2f}x "
+          f"{no_goal('MCP bridge, import to a large upstream listed, ratio to the SDK', whole)}")
+    print(f"   MCP bridge, peak RSS: {ours['peak_rss_mb']:.1f} MB, ratio of medians to the SDK {rss_ratio:.2f}x "
+          f"{no_goal('MCP bridge, peak RSS listing a large upstream, ratio to the SDK', rss_ratio)}")
+
+
 def main() -> None:
     # Imported here: server mode runs this file as a script, without the bench package.
     from mcp.client.stdio import StdioServerParameters
@@ -265,10 +372,16 @@ def main() -> None:
     url = f"http://127.0.0.1:{port}/mcp"
     with server_process([sys.executable, *SERVE, "--http", str(port)], port, cwd=ROOT):
         bench_transport("streamable HTTP", {"url": url}, url)
+    bench_listing()
 
 
 if __name__ == "__main__":
-    if "--serve" in sys.argv:
+    if "--list-child" in sys.argv:
+        import json
+
+        at = sys.argv.index("--list-child")
+        sys.stdout.write("\n@@RESULT@@" + json.dumps(_list_child(sys.argv[at + 1], sys.argv[at + 2])))
+    elif "--serve" in sys.argv:
         port = sys.argv[sys.argv.index("--http") + 1] if "--http" in sys.argv else None
         serve(int(port) if port else None)
     else:

@@ -27,6 +27,13 @@ def test_check_prints_the_goal_beside_the_verdict_and_records_both(figures: list
     assert figures[0]["item"] == "7" and "item" not in figures[1]
 
 
+def test_a_figure_without_a_goal_says_so_and_is_recorded_never_over(figures: list[dict[str, object]]) -> None:
+    assert _support.no_goal("load, peak RSS", 61.24, unit="MB") == "(no goal)"
+    assert _support.check("latency", 30.0, 20.0, unit="µs") == "(goal <= 20 µs) OVER"
+    assert [(f["name"], f["value"], f["goal"], f["unit"], f["ok"]) for f in figures] == [
+        ("load, peak RSS", 61.24, None, "MB", True), ("latency", 30.0, 20.0, "µs", False)]
+
+
 def test_a_child_measured_from_outside_reports_its_own_peak_not_the_benchmarks() -> None:
     ballast = bytearray(96 * 1024 * 1024)  # raise this process's high-water mark well above a small child's
     ballast[::4096] = b"x" * len(ballast[::4096])
