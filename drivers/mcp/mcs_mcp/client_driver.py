@@ -421,7 +421,8 @@ class MCPDriver(ToolDriver):
             error = ExecutionError(f"MCP server {server!r} could not list its tools: {_reason_of(exc)}",
                                    details={"server": server})
         self._failures[server] = _Failure(error, _why(exc))
-        logger.warning("MCP server %r is left out of the listing: %s", server, error.message)
+        if len(self.connections) > 1:  # with one server the listing raises this error itself
+            logger.warning("MCP server %r is left out of the listing: %s", server, error.message)
 
     def _stand_ins(self, owners: Mapping[str, str]) -> None:
         """Remember what each listed server offers; a failed server's former tools get
