@@ -1227,8 +1227,9 @@ def _thread_group(pid: int) -> int:
 
 
 def _server_processes() -> set[int]:
-    """This process and its ancestors, as far as ``/proc`` shows them (its parent always)."""
-    found = {os.getpid(), os.getppid()}
+    """This process and its ancestors, as far as ``/proc`` shows them (its parent always), and
+    the ids of its process group and session, whether or not their leaders still run."""
+    found = {os.getpid(), os.getppid(), os.getpgrp(), os.getsid(0)}
     pid = os.getppid()
     while pid > 1:
         try:
