@@ -42,7 +42,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 HoldReason = Literal["changed", "new", "shadowing", "suspicious"]
 
@@ -85,6 +85,10 @@ def definition_hash(
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+#: The control characters of ASCII other than tab and line breaks (what :func:`_invisible` finds there).
+_ASCII_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def suspicious_text(text: str) -> str | None:
     """Why ``text`` looks like a hidden instruction, or ``None``.
 
@@ -98,6 +102,9 @@ def suspicious_text(text: str) -> str | None:
     match = _SUSPICIOUS_TAGS.search(unicodedata.normalize("NFKC", text))
     if match:
         return f"contains the tag {match.group(0)!r}"
+    if text.isascii():  # ASCII holds no format or default-ignorable character: its controls are all
+        control = _ASCII_CONTROL.search(text)
+        return None if control is None else f"contains the invisible character U+{ord(control.group()):04X}"
     previous = ""
     for char in text:
         if _invisible(char, previous):
