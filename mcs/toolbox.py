@@ -420,6 +420,21 @@ class Toolbox(ToolDriver):
             if callable(close):
                 close()
 
+    async def aclose(self) -> None:
+        """Close every member from async code: its own ``aclose`` when it has one (so pools
+        bound to this event loop close on it), else its ``close`` on a worker thread."""
+        import asyncio
+
+        for remove in self._unsubscribe.values():
+            remove()
+        for driver in self.members.values():
+            aclose = getattr(driver, "aclose", None)
+            close = getattr(driver, "close", None)
+            if callable(aclose):
+                await aclose()
+            elif callable(close):
+                await asyncio.to_thread(close)
+
 
 _OFFER_METHODS = {
     "prompts": ("prompts", "render_prompt"),

@@ -542,6 +542,35 @@ def test_a_driver_is_a_context_manager_that_closes() -> None:
     assert closed == [True]
 
 
+async def test_async_with_closes_a_driver_on_a_worker_thread_by_default() -> None:
+    closed_on: list[threading.Thread] = []
+
+    class Closing(Ledger):
+        def close(self) -> None:
+            closed_on.append(threading.current_thread())
+
+    async with Closing() as driver:
+        assert isinstance(driver, Closing)
+        assert await driver.acall_tool("balance", {"account": "alice"}) == 10
+    assert len(closed_on) == 1 and closed_on[0] is not threading.current_thread()
+
+
+async def test_async_with_uses_a_driver_s_own_aclose_and_closes_even_after_an_error() -> None:
+    events: list[str] = []
+
+    class AsyncClosing(Ledger):
+        def close(self) -> None:
+            events.append("close")
+
+        async def aclose(self) -> None:
+            events.append("aclose")
+
+    with pytest.raises(RuntimeError):
+        async with AsyncClosing():
+            raise RuntimeError("boom")
+    assert events == ["aclose"]
+
+
 async def test_async_outcomes_match_the_sync_ones() -> None:
     response = call("balance", account="nobody")
     sync_outcomes = Ledger().run_llm_response(response)

@@ -17,7 +17,7 @@ def _dry_run(target: str) -> subprocess.CompletedProcess[str]:
                           timeout=60, check=False)
 
 
-@pytest.mark.parametrize("driver", ["soap", "can", "grpc", "graphql", "mqtt"])
+@pytest.mark.parametrize("driver", ["soap", "can", "grpc", "graphql", "mqtt", "mcp"])
 def test_a_driver_demo_installs_no_system_package(driver: str) -> None:
     done = _dry_run(f"demo-{driver}")
     assert done.returncode == 0, done.stderr
@@ -25,8 +25,8 @@ def test_a_driver_demo_installs_no_system_package(driver: str) -> None:
     assert "system-deps" not in done.stdout and "apt-get" not in done.stdout
 
 
-def test_a_driver_without_a_demo_is_told_which_drivers_have_one() -> None:
-    done = _dry_run("demo-mcp")
+def test_a_target_without_a_demo_is_told_which_drivers_have_one() -> None:
+    done = _dry_run("demo-nosuch")
     assert done.returncode == 2
-    assert "no demo for 'mcp'; the drivers with one: can graphql grpc mqtt rest soap" in done.stderr
-    assert "mcs_mcp.demo" not in done.stdout
+    assert "no demo for 'nosuch'; the drivers with one: can graphql grpc mcp mqtt rest soap" in done.stderr
+    assert "mcs_nosuch.demo" not in done.stdout

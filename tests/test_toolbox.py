@@ -85,6 +85,20 @@ def test_a_toolbox_of_only_bare_contract_drivers_describes_just_them() -> None:
     assert "available" not in box.get_driver_system_message("claude-3-5-sonnet")
 
 
+async def test_async_with_closes_each_member_with_its_own_aclose_on_the_running_loop() -> None:
+    import asyncio
+
+    closed_on: list[asyncio.AbstractEventLoop] = []
+
+    class AsyncMember(mcs.FunctionDriver):
+        async def aclose(self) -> None:
+            closed_on.append(asyncio.get_running_loop())
+
+    async with mcs.Toolbox({"math": AsyncMember([add], name="math"), "legacy": ChainOnly()}) as box:
+        assert await box.acall_tool("add", {"a": 1, "b": 2}) == 3
+    assert closed_on == [asyncio.get_running_loop()]
+
+
 def test_toolbox_policy_runs_before_the_member_driver_and_can_deny() -> None:
     member = mcs.FunctionDriver([add], name="math")
     box = mcs.Toolbox([member])

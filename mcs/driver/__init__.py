@@ -39,7 +39,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Self
 
 from mcs import discovery, pipeline, prompts
 from mcs.context import AgentContext, default_context
@@ -1031,11 +1031,28 @@ class ToolDriver(MCSDriver):
     def close(self) -> None:
         """Release connections and other resources; the default has none."""
 
-    def __enter__(self) -> ToolDriver:
+    async def aclose(self) -> None:
+        """Release resources from async code without blocking the event loop.
+
+        The default runs :meth:`close` on a worker thread, which suits a driver with no
+        async resources. A driver that keeps resources bound to an event loop (async
+        connection pools, aio channels, sessions) overrides it to close them on that loop.
+        """
+        import asyncio
+
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 _reader: Callable[[Any, Mapping[str, Any]], tuple[list[ToolCall], bool]] | None = None

@@ -954,15 +954,3 @@ class CanDriver(ToolDriver):
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False)
-
-    def __enter__(self) -> CanDriver:
-        return self
-
-    async def aclose(self) -> None:
-        await asyncio.to_thread(self.close)
-
-    async def __aenter__(self) -> CanDriver:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

@@ -354,15 +354,6 @@ class GraphQLDriver(ToolDriver):
         if self._link is not None:
             await self._link.aclose()
 
-    def __enter__(self) -> GraphQLDriver:
-        return self
-
-    async def __aenter__(self) -> GraphQLDriver:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 def _check_url(url: str, schemes: tuple[str, ...], option: str) -> None:
     parsed = urlsplit(url)

@@ -1062,12 +1062,6 @@ class MCPDriver(ToolDriver):
         for connection in self.connections.values():
             await connection.aclose()
 
-    async def __aenter__(self) -> MCPDriver:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 def _why(exc: Exception) -> str:
     """Why a listing failed, in words that hold nothing the server wrote (the description

@@ -656,16 +656,6 @@ class MqttDriver(ToolDriver):
             self._histories.clear()
             self._watchers.clear()
 
-    async def aclose(self) -> None:
-        """:meth:`close` without blocking the event loop (the network thread is joined on a worker)."""
-        await asyncio.to_thread(self.close)
-
-    async def __aenter__(self) -> MqttDriver:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 def _globs(value: Sequence[str] | str | None, option: str) -> tuple[str, ...] | None:
     if value is None:

@@ -435,12 +435,6 @@ class SoapDriver(ToolDriver):
         for entry in self._release():
             await _aclose_pool(entry)
 
-    async def __aenter__(self) -> SoapDriver:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 async def _aclose_pool(entry: tuple[Any, httpx.AsyncClient, dict[str, Any]]) -> None:
     await entry[1].aclose()

@@ -10,7 +10,8 @@ import time
 
 import can
 import pytest
-from can_support import drain
+from can_support import DEMO_DBC, drain
+from mcs_can import CanDriver
 
 from mcs.errors import ExecutionError, InvalidInputError
 
@@ -203,3 +204,14 @@ def test_frames_of_unknown_ids_are_ignored(make_driver, peer, sniffer) -> None:
     wait_received(driver)
     assert drain(sniffer)  # the peer's frames went out
     assert call(driver, "read", message="CruiseCommand")["received"] is False
+
+
+async def test_async_with_shuts_the_bus_and_its_receiver_down_after_use(channel, peer) -> None:
+    async with CanDriver(DEMO_DBC, channel=channel) as driver:
+        link = driver._link
+        peer.send(wheels(12.5))
+        deadline = time.monotonic() + 5
+        while not (await driver.acall_tool("read", {"message": "WheelSpeeds"}))["received"]:
+            assert time.monotonic() < deadline, "the driver did not receive the peer's frame"
+        assert link.notifier is not None and not link.bus._is_shutdown
+    assert link.notifier is None and link.bus._is_shutdown

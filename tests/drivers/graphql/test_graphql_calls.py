@@ -85,6 +85,17 @@ def test_a_persisted_query_with_a_fragment_runs(driver: GraphQLDriver) -> None:
     assert result["books"]["nodes"][0]["author"] == {"name": "Ursula"}
 
 
+async def test_async_with_closes_the_pool_of_the_running_loop(server: Running) -> None:
+    async with GraphQLDriver(server.graphql, operations=OPERATIONS) as driver:
+        assert await driver.acall_tool("Greet", {"name": "Async"})
+        assert driver._link is not None
+        pair = driver._link._aclients.current()
+        assert pair is not None
+        pool = pair[0].transport.client
+        assert pool is not None and not pool.is_closed
+    assert pool.is_closed and len(driver._link._aclients) == 0
+
+
 def test_the_async_twin_gives_the_same_results(driver: GraphQLDriver) -> None:
     async def both() -> tuple[object, object]:
         first = await driver.aprocess_llm_response('{"tool": "books", "arguments": {"first": 2}}')

@@ -155,6 +155,16 @@ def test_the_async_stream_is_bounded_and_deadlined_the_same(lab: Running) -> Non
     assert error.code is ErrorCode.TIMEOUT
 
 
+async def test_async_with_closes_the_aio_channel_of_the_running_loop(lab: Running) -> None:
+    async with GrpcDriver(lab.target) as driver:
+        assert await driver.acall_tool("Lab_Ticks", {"count": 2}) == {"messages": [{"value": 1}, {"value": 2}]}
+        assert driver._caller is not None
+        connection = driver._caller._async.current()
+        assert connection is not None and connection.channel.get_state() is not grpc.ChannelConnectivity.SHUTDOWN
+    assert connection.channel.get_state() is grpc.ChannelConnectivity.SHUTDOWN
+    assert len(driver._caller._async) == 0
+
+
 def test_the_stream_capability_yields_messages_as_they_come_and_ends_with_the_marker(lab_driver: GrpcDriver) -> None:
     assert lab_driver.supports("stream") and lab_driver.supports("healthcheck")
     items = list(lab_driver.stream_call("Lab_Ticks", {"count": 8}))

@@ -14,6 +14,7 @@ from mcs_rest._results import load_json
 from rest_paths import PETSTORE
 from rest_server import PNG, Running
 
+from mcs import Toolbox
 from mcs.errors import ExecutionError, InvalidInputError
 
 
@@ -143,6 +144,25 @@ async def test_the_async_path_makes_the_same_call(api):
             await driver.acall_tool("showPetById", {"petId": "9"})
     finally:
         await driver.aclose()
+
+
+async def test_async_with_closes_the_pool_of_the_running_loop(api):
+    async with RestDriver(PETSTORE, base_url=api.url + "/v1") as driver:
+        api.state.pets[1] = {"id": 1, "name": "Rex", "tag": "dog"}
+        assert (await driver.acall_tool("showPetById", {"petId": "1"}))["name"] == "Rex"
+        pair = driver._aclients.current()
+        assert pair is not None and not pair[0].is_closed
+    assert pair[0].is_closed and len(driver._aclients) == 0
+
+
+async def test_async_with_a_toolbox_closes_its_rest_member_s_pool_on_the_running_loop(api):
+    member = RestDriver(PETSTORE, base_url=api.url + "/v1")
+    async with Toolbox([member]) as box:
+        api.state.pets[1] = {"id": 1, "name": "Rex", "tag": "dog"}
+        assert (await box.acall_tool("showPetById", {"petId": "1"}))["name"] == "Rex"
+        pair = member._aclients.current()
+        assert pair is not None and not pair[0].is_closed
+    assert pair[0].is_closed and len(member._aclients) == 0
 
 
 def test_a_response_that_names_no_tool_is_returned_unchanged(driver):

@@ -117,6 +117,14 @@ def test_the_async_path_reports_a_fault_with_its_actor_or_role(world, tool):
     assert "actor urn:mcs:world:calculator" in error.message
 
 
+async def test_async_with_closes_the_pool_of_the_running_loop(world):
+    async with SoapDriver(world.wsdl) as driver:
+        assert await driver.acall_tool("Calculator_CalculatorSoap12_Add", {"a": 1, "b": 2}) == 3
+        entry = driver._aclients.current()
+        assert entry is not None and not entry[1].is_closed
+    assert entry[1].is_closed and len(driver._aclients) == 0
+
+
 def test_the_async_path_gives_the_same_results(world):
     async def run():
         async with SoapDriver(world.wsdl) as driver:

@@ -248,6 +248,15 @@ async def test_a_prefix_keeps_tools_prompts_and_resources_callable(
         await driver.aclose()  # close() here could only schedule the stop on this loop
 
 
+async def test_async_with_closes_the_session_of_the_running_loop(player_http: str) -> None:
+    loop = asyncio.get_running_loop()
+    async with MCPDriver(url=player_http) as driver:
+        assert await driver.acall_tool("add", {"a": 2, "b": 3}) == 5
+        connection = driver.connections["mcp"]
+        assert connection.connected_on(loop)
+    assert not connection.connected_on(loop)
+
+
 def _servers_started_by_us() -> set[int]:
     """The pids of player servers this process started (read from /proc)."""
     found: set[int] = set()

@@ -280,3 +280,14 @@ def test_a_cut_binary_body_says_it_was_cut(new_driver, write_file, recorder) -> 
 def test_text_with_a_charset_stays_text(new_driver, write_file, recorder) -> None:
     reply = Reply(body="café".encode("latin-1"), content_type="application/x-custom; charset=latin-1")
     assert answering(new_driver, write_file, recorder, reply).call_tool("t", {"id": "1"}) == "café"
+
+
+async def test_async_with_runs_calls_and_closes_the_http_pool_after(write_file, recorder) -> None:
+    recorder.replies["/users/1"] = Reply(body=b'{"name": "Ann"}')
+    invocation = {"http": {"method": "GET", "url": recorder.url + "/users/{id}"}}
+    async with MCPFileDriver(write_file(mcp_file(tool("t", invocation, PROPS)))) as driver:
+        assert await driver.acall_tool("t", {"id": "1"}) == {"name": "Ann"}
+        assert driver.healthcheck()["status"] == "ok"  # a sync check: it opens the pooled client
+        pool = driver._client
+        assert pool is not None and not pool.is_closed
+    assert pool.is_closed and driver._client is None
