@@ -14,8 +14,9 @@ Connections open on first use and are reused: synchronous calls share one sessio
 background event loop; async calls get one session per running event loop (so each
 ``asyncio.run`` opens its own, and for a stdio server that is a new process; keep one
 loop alive to reuse it). :meth:`MCPDriver.close` ends them all (and stops stdio
-servers). A server that dies fails the pending and later calls at once with
-``EXECUTION_ERROR`` saying so.
+servers). A server that dies fails the pending calls at once with ``EXECUTION_ERROR``
+saying so; the next call opens a new session, listed and held to the same pins first.
+A call's deadline bounds connecting too.
 
 A server that asks its client something (elicitation, sampling, roots) is answered by
 the ``on_elicit``/``on_sample``/``roots`` options, and its log and progress
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import math
 import os
@@ -71,6 +73,9 @@ _READ_RESOURCE = "read_resource"
 #: The discovery meta-tools' names (MCS spec section 7): a server's tool exposed under one
 #: would take the driver's own place, and receive what the model meant for other tools.
 _META_TOOL_NAMES = frozenset({discovery.SEARCH_TOOL, discovery.DESCRIBE_TOOL, discovery.CALL_TOOL})
+#: The deadline (``time.monotonic()``) of the call being made in this context: a listing the
+#: call needs first (to know its tool) connects within it too.
+_call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("mcs_mcp_call_deadline", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +128,8 @@ class MCPDriver(ToolDriver):
       ``trust_new_tools``: pin tools that appear later without holding them back;
     * ``namespace``: prefix every tool with its server's name (default off: a name another
       server already offers is then held back as shadowing);
-    * ``connect_timeout``: seconds to start and initialise a server (default 30);
+    * ``connect_timeout``: seconds to start and initialise a server (default 30; a call
+      connects within the time left of its deadline when that is shorter);
       ``listing_timeout``: seconds a connected server may take to list its tools (default 30).
       A server that cannot be reached, answers its listing with an error or too late is
       left out of the listing and named in the description; the others are listed, and it
@@ -250,6 +256,7 @@ class MCPDriver(ToolDriver):
                     on_log=on_log, on_progress=on_progress, server=spec.name,
                 ),
                 on_change=partial(self._server_changed, spec.name),
+                on_reopen=partial(self._recheck, spec.name),
             )
             for spec in specs
         }
@@ -277,6 +284,8 @@ class MCPDriver(ToolDriver):
         self._reported: set[tuple[str, str, str]] = set()
         self.listing_timeout = listing_timeout
         self._failures: dict[str, _Failure] = {}  # server -> why its last listing failed
+        # server -> what its reopened session lists differently, refused until the next review
+        self._changed_on_reopen: dict[str, set[tuple[str, str]]] = {}
         self._retry: set[str] = set()  # failed servers to list again at the next listing
         self._offered: dict[str, list[str]] = {}  # server -> the tool names it offered last
         self._unavailable: dict[str, Tool] = {}  # a failed server's former tool name -> its stand-in
@@ -376,6 +385,9 @@ class MCPDriver(ToolDriver):
 
     def _list_tools(self) -> Iterable[Tool]:
         self._routes = {}
+        self._changed_on_reopen.clear()  # every listing is reviewed against the pins below
+        if self._failures and len(self._failures) == len(self.connections):
+            self._retry |= set(self._failures)  # nothing is offered meanwhile: a call tries them all again
         tools: list[Tool] = []
         owners: dict[str, str] = {}  # exposed name -> server that owns it
         methods: dict[str, str] = {}  # an interface's method name -> "server:tool" that answers to it
@@ -394,18 +406,47 @@ class MCPDriver(ToolDriver):
         self._stand_ins(owners)
         return tools
 
+    async def _recheck(self, server: str, client: Any) -> None:
+        """A session opened again after the last one ended: list the server on it, as at a
+        first connection. What it lists differently from the approved listing is refused
+        (see :meth:`_operation`) until the tools are listed and reviewed against the pins
+        again, which the next use does; what is unchanged is called as before."""
+        async with asyncio.timeout(self.listing_timeout):
+            listing = await self._afetch(client, server=server)
+        before = self._listings.get(server)
+        if listing == before:
+            return
+        if before is not None:
+            self._changed_on_reopen[server] = _changed(before, listing)
+            logger.warning("MCP server %r lists something else since it was reconnected: its tools are reviewed "
+                           "again before they are called", server)
+        self._listed(server, listing)
+        self.refresh_tools()
+
     def _fetch(self, connection: Endpoint) -> _Listing | None:
         """The server's listing (kept for later), or ``None`` after recording why it failed."""
         server = connection.spec.name
         if server in self._retry:
             connection.forget_ended()
+        deadline = _call_deadline.get()
         try:
-            listing = connection.run(partial(self._afetch, server=server), timeout=self.listing_timeout)
+            listing = connection.run(partial(self._afetch, server=server), timeout=self._listing_time(deadline),
+                                     deadline=deadline)
         except Exception as exc:
             self._listing_failed(connection, exc)
             return None
         self._listed(server, listing)
         return listing
+
+    def _listing_time(self, deadline: float | None) -> float:
+        """How long a listing may take: ``listing_timeout``, or less when a call waits for it."""
+        if deadline is None:
+            return self.listing_timeout
+        return max(min(self.listing_timeout, deadline - time.monotonic()), 0.0)
+
+    def _deadline(self) -> float | None:
+        """The deadline of a call starting now (``None`` without a ``timeout``)."""
+        return None if self.timeout is None else time.monotonic() + self.timeout
 
     def _listed(self, server: str, listing: _Listing) -> None:
         self._listings[server] = listing
@@ -490,24 +531,51 @@ class MCPDriver(ToolDriver):
             if server in self._retry:
                 connection.forget_ended()
                 self._retry.discard(server)
+            deadline = _call_deadline.get()
             try:
                 listing = await connection.arun(partial(self._afetch, server=server),
-                                                timeout=self.listing_timeout)
+                                                timeout=self._listing_time(deadline), deadline=deadline)
             except Exception as exc:
                 self._listing_failed(connection, exc)
             else:
                 self._listed(server, listing)
                 self.refresh_tools()
 
+    def process_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
+        """:meth:`mcs.ToolDriver.process_llm_response`; a listing the call needs first
+        connects within the call's ``timeout``."""
+        token = _call_deadline.set(self._deadline())
+        try:
+            return super().process_llm_response(llm_response, context=context)
+        finally:
+            _call_deadline.reset(token)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None) -> Any:
+        """:meth:`mcs.ToolDriver.call_tool`; a listing the call needs first connects within
+        the call's ``timeout``."""
+        token = _call_deadline.set(self._deadline())
+        try:
+            return super().call_tool(name, arguments, context=context)
+        finally:
+            _call_deadline.reset(token)
+
     async def aprocess_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
-        await self._aprefetch()
-        return await super().aprocess_llm_response(llm_response, context=context)
+        token = _call_deadline.set(self._deadline())
+        try:
+            await self._aprefetch()
+            return await super().aprocess_llm_response(llm_response, context=context)
+        finally:
+            _call_deadline.reset(token)
 
     async def acall_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
     ) -> Any:
-        await self._aprefetch()
-        return await super().acall_tool(name, arguments, context=context)
+        token = _call_deadline.set(self._deadline())
+        try:
+            await self._aprefetch()
+            return await super().acall_tool(name, arguments, context=context)
+        finally:
+            _call_deadline.reset(token)
 
     async def aconnect(self) -> None:
         """Connect to every server on the caller's event loop and list it there (a no-op
@@ -856,7 +924,17 @@ class MCPDriver(ToolDriver):
 
         return progress
 
-    async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, timeout: float | None) -> Any:
+    async def _operation(self, route: _Route, invocation: Invocation, client: Any, *, bounded: bool) -> Any:
+        """The request behind one call; ``bounded``: the time left of the call's deadline,
+        read after connecting, bounds it."""
+        if (route.kind, route.target) in self._changed_on_reopen.get(route.server, ()):
+            raise ExecutionError(
+                f"{invocation.tool.name} was not called: MCP server {route.server!r} was connected again and no "
+                "longer lists it as it was approved (it changed, or is gone). Like at a first connection, a "
+                "changed tool is held back until accepted; the tools are listed again at the next use.",
+                tool=invocation.tool.name, details={"server": route.server},
+            )
+        timeout = invocation.remaining() if bounded else None
         if route.kind == "tool":
             self._prime_output_schemas(client, route.server)
             speed_up_output_check(client.session, route.target)
@@ -903,10 +981,11 @@ class MCPDriver(ToolDriver):
         )
 
     def _call_tool(self, invocation: Invocation) -> Any:
-        # enforces_deadline: the remaining time bounds the request here.
+        # enforces_deadline: the deadline bounds connecting and then the request here.
         route, connection = self._route(invocation)
         try:
-            return connection.run(partial(self._operation, route, invocation, timeout=invocation.remaining()))
+            return connection.run(partial(self._operation, route, invocation, bounded=True),
+                                  deadline=invocation.deadline)
         except Exception as exc:
             raise _translate(exc, invocation, connection) from None
 
@@ -914,7 +993,8 @@ class MCPDriver(ToolDriver):
         # The async pipeline already bounds this coroutine by the deadline.
         route, connection = self._route(invocation)
         try:
-            return await connection.arun(partial(self._operation, route, invocation, timeout=None))
+            return await connection.arun(partial(self._operation, route, invocation, bounded=False),
+                                         deadline=invocation.deadline)
         except Exception as exc:
             raise _translate(exc, invocation, connection) from None
 
@@ -1094,7 +1174,9 @@ def _translate_plain(exc: Exception, connection: Endpoint, what: str) -> Excepti
     if isinstance(exc, ServerError):
         return ExecutionError(f"MCP server {name!r} refused to {what}: {exc.message}")
     if isinstance(exc, TimeoutError):
-        return ExecutionError(f"MCP server {name!r} did not {what} in time")
+        why = str(exc)
+        return ExecutionError(f"MCP server {name!r} did not {what} in time"
+                              + (f": {why}" if why.startswith("connecting") else ""), details={"server": name})
     return exc
 
 
@@ -1111,8 +1193,22 @@ def _translate(exc: Exception, invocation: Invocation, connection: Endpoint) -> 
             details={"server": connection.spec.name, "code": exc.code},
         )
     if isinstance(exc, TimeoutError):
-        return ToolTimeoutError(f"{name} did not finish within {invocation.timeout or 0:g} s.", tool=name)
+        why = str(exc)
+        return ToolTimeoutError(f"{name} did not finish within {invocation.timeout or 0:g} s"
+                                + (f": {why}." if why.startswith("connecting") else "."), tool=name)
     return exc
+
+
+def _changed(before: _Listing, after: _Listing) -> set[tuple[str, str]]:
+    """The routes (kind, target) whose definition differs between two listings of a server,
+    or that the later one no longer has."""
+    tools = {t["name"]: t for t in after.tools}
+    changed = {("tool", t["name"]) for t in before.tools if tools.get(t["name"]) != t}
+    prompts = {p.name: p for p in after.prompts}
+    changed |= {("prompt", p.name) for p in before.prompts if prompts.get(p.name) != p}
+    if (before.resources, before.templates) != (after.resources, after.templates):
+        changed.add(("resource", ""))
+    return changed
 
 
 #: The most tools (or prompts, resources, resource templates) one server may list; a

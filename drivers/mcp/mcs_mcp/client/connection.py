@@ -3,8 +3,8 @@
 A :class:`ServerSpec` says how to reach a server: a command (stdio) or a URL
 (streamable HTTP, or the legacy HTTP+SSE transport with ``sse=True``). A :class:`Connection` opens the session lazily, keeps it for every
 later request, and closes it cleanly. When the server dies (its process exits, its HTTP
-endpoint stops answering) every pending and later request fails at once with
-:class:`ServerGone`, never hangs.
+endpoint stops answering) every pending request fails at once with :class:`ServerGone`,
+never hangs; the next request opens a new session (a stdio server is started again).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import contextvars
 import logging
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -226,6 +227,7 @@ class Connection:
         on_tools_changed: Callable[[], None] | None = None,
         handlers: ClientHandlers | None = None,
         on_change: Callable[[str, str | None], None] | None = None,
+        on_reopen: Callable[[Any], Awaitable[None]] | None = None,
     ) -> None:
         self.spec = spec
         self.connect_timeout = connect_timeout
@@ -233,11 +235,17 @@ class Connection:
         self.on_tools_changed = on_tools_changed
         self.handlers = handlers or ClientHandlers(server=spec.name)
         self.on_change = on_change
+        self.on_reopen = on_reopen
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
+        self._launched_at = 0.0
+        self._opened = 0  # sessions that completed initialize
+        self._unchecked = False  # a reopened session whose on_reopen has not succeeded yet
+        self._closed = False
+        self._ending: set[asyncio.Task[None]] = set()  # ended sessions still shutting down
         self.gone_reason: str | None = None
         self._inflight: set[asyncio.Task[Any]] = set()
         self._cancelled_by_us: set[asyncio.Task[Any]] = set()
@@ -248,44 +256,110 @@ class Connection:
     def is_open(self) -> bool:
         return self._client is not None and self.gone_reason is None
 
-    async def open(self) -> Any:
-        """The connected ``mcp.Client`` (connecting on first use).
+    async def open(self, within: float | None = None) -> Any:
+        """The connected ``mcp.Client``, connecting on first use and again after the
+        session ended (the server died, or could not be reached): a stdio server is started
+        anew, an HTTP one reached anew. A reopened session is handed to ``on_reopen`` before
+        any request uses it; until that succeeds, every request runs it again.
+
+        Connecting (starting, ``initialize``) is bounded by ``connect_timeout`` and, when
+        given, by ``within`` seconds (what is left of the caller's deadline).
 
         Raises:
-            ServerGone: the server could not be started or reached, or has died.
+            ServerGone: the connection is closed, or the server could not be started or
+                reached within ``connect_timeout``.
+            TimeoutError: ``within`` seconds passed first (the attempt goes on for the
+                next caller, still bounded by ``connect_timeout``).
         """
-        if self.gone_reason is not None:
-            raise ServerGone(self.gone_reason)
-        if self._client is not None:
+        if self._client is not None and self.gone_reason is None and not self._unchecked:
             return self._client
+        if self._closed:
+            raise ServerGone(self.gone_reason or f"the connection to MCP server {self.spec.name!r} is closed")
         if self._lock is None:
             self._lock = asyncio.Lock()
-        async with self._lock:
-            if self._client is None:
-                await self._start()
-        if self.gone_reason is not None:
-            raise ServerGone(self.gone_reason)
+        waited_from = time.monotonic()
+        try:
+            async with asyncio.timeout(within):
+                async with self._lock:
+                    await self._connected()
+                    if self._unchecked and self.on_reopen is not None:
+                        await self.on_reopen(self._client)
+                    self._unchecked = False
+        except TimeoutError:
+            if within is None or time.monotonic() - waited_from < within:
+                raise  # the on_reopen hook's own timeout
+            where = f"MCP server {self.spec.name!r} ({self.spec.describe()})"
+            if within < 0.05:
+                raise TimeoutError(f"connecting to {where}: no time was left of the call's deadline") from None
+            raise TimeoutError(
+                f"connecting to {where} took longer than the {round(within, 1):g} s left of the call's deadline"
+            ) from None
         return self._client
 
-    async def _start(self) -> None:
+    async def _connected(self) -> None:
+        """Make sure a live session exists (its lock held): drop an ended one, start one,
+        and wait for ``initialize`` within what is left of ``connect_timeout``."""
+        if self._closed:
+            raise ServerGone(self.gone_reason or f"the connection to MCP server {self.spec.name!r} is closed")
+        if self.gone_reason is not None:
+            self._drop_ended()
+        if self._task is None:
+            self._launch()
+        assert self._ready is not None
+        left = self._launched_at + self.connect_timeout - time.monotonic()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), timeout=max(left, 0.0))
+        except TimeoutError:
+            reason = (f"MCP server {self.spec.name!r} ({self.spec.describe()}) gave no answer to initialize "
+                      f"within {self.connect_timeout:g} s (connect_timeout)")
+            self._give_up(reason)
+            self._drop_ended()
+            raise ServerGone(reason) from None
+        if self.gone_reason is not None:
+            raise ServerGone(self.gone_reason)
+
+    def _drop_ended(self) -> None:
+        """Forget the session that ended, so the next one starts clean; its task (if still
+        shutting down) finishes on its own, and :meth:`aclose` waits for it."""
+        task = self._task
+        if task is not None and not task.done():
+            if self._closing is not None:
+                self._closing.set()
+            if self._client is None:
+                task.cancel()  # still connecting (to a peer that does not answer)
+            self._ending.add(task)
+            task.add_done_callback(self._ending.discard)
+        self._task = None
+        self._client = None
+        self._ready = None
+        self._closing = None
+        self.gone_reason = None
+
+    def _launch(self) -> None:
         running = asyncio.get_running_loop()
         self._ready = running.create_future()
         self._closing = asyncio.Event()
+        self._launched_at = time.monotonic()
         # The session outlives the call that opened it and serves every later caller, so it
         # starts in an empty context: nothing of that first call (a served request's log
         # capture, its deadline) follows the session's reader into other callers' messages.
-        self._task = running.create_task(self._main(), name=f"mcp:{self.spec.name}", context=contextvars.Context())
-        try:
-            await asyncio.wait_for(asyncio.shield(self._ready), timeout=self.connect_timeout)
-        except TimeoutError:
-            self._give_up(f"no answer to initialize within {self.connect_timeout:g} s")
-            raise ServerGone(self.gone_reason or "") from None
+        self._task = running.create_task(self._main(self._ready, self._closing), name=f"mcp:{self.spec.name}",
+                                         context=contextvars.Context())
 
-    async def _main(self) -> None:
+    async def _main(self, ready: asyncio.Future[None], closing: asyncio.Event) -> None:
         from mcp import Client
 
-        assert self._ready is not None and self._closing is not None
-        transport = _transport(self.spec, on_refused=self._give_up)
+        me = asyncio.current_task()
+
+        def current() -> bool:
+            """Whether this run is still the connection's session (not one already dropped)."""
+            return self._task is me
+
+        def refused(reason: str) -> None:
+            if current():
+                self._give_up(reason)
+
+        transport = _transport(self.spec, on_refused=refused)
         try:
             async with Client(
                 transport,
@@ -294,12 +368,15 @@ class Connection:
                 message_handler=self._on_message,
                 **self.handlers.client_options(),
             ) as client:
-                self._client = client
-                if not self._ready.done():
-                    self._ready.set_result(None)
-                await self._closing.wait()
+                if current():
+                    self._client = client
+                    self._opened += 1
+                    self._unchecked = self._opened > 1
+                if not ready.done():
+                    ready.set_result(None)
+                await closing.wait()
         except asyncio.CancelledError:
-            if not self._closing.is_set():  # the event loop is shutting down
+            if not closing.is_set() and current():  # the event loop is shutting down
                 self._mark_gone(f"the event loop of the connection to MCP server {self.spec.name!r} ended")
                 raise
         except Exception as exc:  # report every way the session can end
@@ -307,13 +384,15 @@ class Connection:
             explained = (
                 transport.explain(self.spec.name, _reason(exc)) if isinstance(transport, _HttpTransport) else None
             )
-            self._mark_gone(explained or f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
+            if current():
+                self._mark_gone(explained or f"cannot reach MCP server {self.spec.name!r} ({where}): {_reason(exc)}")
         finally:
-            self._client = None
-            if self.gone_reason is None:
-                self._mark_gone(f"the connection to MCP server {self.spec.name!r} is closed")
-            if not self._ready.done():
-                self._ready.set_result(None)
+            if current():
+                self._client = None
+                if self.gone_reason is None:
+                    self._mark_gone(f"the connection to MCP server {self.spec.name!r} is closed")
+            if not ready.done():
+                ready.set_result(None)
 
     def _give_up(self, reason: str) -> None:
         """End the session for ``reason`` (the server's answer came too late, or the transport
@@ -350,31 +429,42 @@ class Connection:
             self.on_change("resource", str(root.params.uri))
 
     async def aclose(self) -> None:
-        """Close the session and stop a stdio server. Safe to call twice."""
+        """Close the session and stop a stdio server; nothing reconnects afterwards. Safe to call twice."""
+        self._closed = True
         if self._closing is not None:
             self._closing.set()
-        task = self._task
-        if task is not None and not task.done():
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(task, timeout=10)
+        if self._task is not None and self._client is None:
+            self._task.cancel()  # still connecting (to a peer that may never answer)
+        for task in [self._task, *self._ending]:
+            if task is not None and not task.done():
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, timeout=10)
         self._task = None
+        self._ending.clear()
         if self.gone_reason is None:
             self.gone_reason = f"the connection to MCP server {self.spec.name!r} is closed"
 
     # ----------------------------------------------------------------- requests (its loop)
 
-    async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+    async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None,
+                      *, deadline: float | None = None) -> T:
         """Run ``operation(client)``; fails at once when the server dies meanwhile.
 
         The request runs in the calling task (no extra task per call); when the session
-        ends, every task still in a request is cancelled and raises :class:`ServerGone`.
+        ends, every task still in a request is cancelled and raises :class:`ServerGone`,
+        and the next request connects anew (see :meth:`open`): a request is never sent
+        twice. ``deadline`` (a ``time.monotonic()`` instant) bounds connecting too;
+        ``timeout`` bounds the operation itself.
 
         Raises:
             ServerGone: the server is unreachable or died during the request.
             ServerError: the server answered with a JSON-RPC error.
-            TimeoutError: ``timeout`` seconds passed.
+            TimeoutError: ``timeout`` seconds passed, or ``deadline`` while connecting.
         """
-        client = self._client if self._client is not None and self.gone_reason is None else await self.open()
+        if self._client is not None and self.gone_reason is None and not self._unchecked:
+            client = self._client
+        else:
+            client = await self.open(None if deadline is None else max(deadline - time.monotonic(), 0.0))
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
@@ -416,8 +506,10 @@ class Endpoint:
 
     Synchronous calls share one session on the process's driven loop
     (:func:`~mcs_mcp.client.loop.sync_loop`); async calls use a session on the caller's own
-    running loop. Sessions are opened on first use and reused; :meth:`close` (or
-    :meth:`aclose`) ends them all, after which calls raise :class:`ServerGone`.
+    running loop. Sessions are opened on first use and reused; one that ended (the server
+    died, or could not be reached) is opened again by the next call, and handed to
+    ``on_reopen`` first. :meth:`close` (or :meth:`aclose`) ends them all, after which calls
+    raise :class:`ServerGone`.
     """
 
     def __init__(
@@ -429,6 +521,7 @@ class Endpoint:
         on_tools_changed: Callable[[], None] | None = None,
         handlers: ClientHandlers | None = None,
         on_change: Callable[[str, str | None], None] | None = None,
+        on_reopen: Callable[[Any], Awaitable[None]] | None = None,
     ) -> None:
         self.spec = spec
         self.connect_timeout = connect_timeout
@@ -436,6 +529,7 @@ class Endpoint:
         self.on_tools_changed = on_tools_changed
         self.handlers = handlers
         self.on_change = on_change
+        self.on_reopen = on_reopen
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Connection] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._closed = False
@@ -464,6 +558,7 @@ class Endpoint:
                 session = Connection(
                     self.spec, connect_timeout=self.connect_timeout, mode=self.mode,
                     on_tools_changed=on_tools_changed, handlers=self.handlers, on_change=on_change,
+                    on_reopen=self.on_reopen,
                 )
                 self._sessions[loop] = session
             return session
@@ -516,14 +611,16 @@ class Endpoint:
             return sync.gone_reason
         return next((s.gone_reason for s in list(self._sessions.values()) if s.gone_reason), None)
 
-    def run(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+    def run(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None,
+            *, deadline: float | None = None) -> T:
         """:meth:`Connection.request` from synchronous code (on the shared driven loop)."""
         driven = sync_loop()
-        return driven.run(self._session(driven.loop).request(operation, timeout))
+        return driven.run(self._session(driven.loop).request(operation, timeout, deadline=deadline))
 
-    def arun(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> Awaitable[T]:
+    def arun(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None,
+             *, deadline: float | None = None) -> Awaitable[T]:
         """:meth:`Connection.request` on the caller's running loop (await the result)."""
-        return self._session(asyncio.get_running_loop()).request(operation, timeout)
+        return self._session(asyncio.get_running_loop()).request(operation, timeout, deadline=deadline)
 
     def close(self) -> None:
         """End every session (stdio servers are stopped). Safe to call twice, from sync code.

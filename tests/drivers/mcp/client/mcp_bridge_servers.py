@@ -32,8 +32,9 @@ def player_stdio_options(**env: str) -> dict[str, object]:
     return options
 
 
-def start_moody(port: int, prefix: str, listing: str = "") -> subprocess.Popen[bytes]:
-    """The moody server (tools named ``<prefix>...``, its listing failing as ``listing`` says)
-    over streamable HTTP on ``port``; the caller ``stop``s it."""
-    env = {**os.environ, "MCS_TEST_PREFIX": prefix, "MCS_TEST_LISTING": listing}
+def start_moody(port: int, prefix: str, listing: str = "", ping: str = "") -> subprocess.Popen[bytes]:
+    """The moody server (tools named ``<prefix>...``, its listing failing as ``listing`` says,
+    ``ping`` describing its ping tool when given) over streamable HTTP on ``port``; the
+    caller ``stop``s it."""
+    env = {**os.environ, "MCS_TEST_PREFIX": prefix, "MCS_TEST_LISTING": listing, "MCS_TEST_PING": ping}
     return start_server([sys.executable, MOODY, "--http", str(port)], port, env=env)

@@ -209,15 +209,17 @@ def _assert_refused_at_the_bound(refused: pytest.ExceptionInfo[ExecutionError]) 
     ("json_gzip", {"size": 4 * BOUND}),
     ("sse_endless", {"size": 4 * BOUND}),
 ])
-def test_a_message_past_the_bound_ends_the_session_and_every_later_call_hears_why(
+def test_a_message_past_the_bound_ends_the_session_and_the_next_call_opens_a_new_one(
         tool: str, arguments: dict[str, Any]) -> None:
     with raw_server() as base, _driver(base) as driver:
         with pytest.raises(ExecutionError) as refused:  # not ToolTimeoutError: the bound ended it
             driver.call_tool(tool, arguments)
         _assert_refused_at_the_bound(refused)
-        with pytest.raises(ExecutionError) as later:
-            driver.call_tool("json", {"size": 100})
-        assert later.value.message.endswith(refused.value.message.partition("could not run: ")[2])
+        assert driver.get_status()["servers"]["raw"]["gone"] == refused.value.message.partition("could not run: ")[2]
+        assert driver.call_tool("json", {"size": 100})
+        with pytest.raises(ExecutionError) as again:  # the new session is bounded as well
+            driver.call_tool(tool, arguments)
+        _assert_refused_at_the_bound(again)
 
 
 def test_the_refusal_names_the_server_without_the_credentials_or_query_of_its_url() -> None:

@@ -4,7 +4,8 @@ with ``notifications/tools/list_changed``, for the bridge's robustness tests.
 Run as ``python moody_server.py`` (stdio) or ``python moody_server.py --http PORT``
 (streamable HTTP on 127.0.0.1). ``MCS_TEST_PREFIX`` starts its tools' names (so two of
 them can sit behind one bridge); ``MCS_TEST_LISTING`` makes ``tools/list`` fail: ``error``
-answers it with a JSON-RPC error, ``slow`` answers it after 30 s.
+answers it with a JSON-RPC error, ``slow`` answers it after 30 s. ``MCS_TEST_PING``
+replaces the description of ``<prefix>ping`` (a server that changed its tools).
 
 Tools: ``<prefix>ping`` answers ``pong``; ``<prefix>listings`` says how many ``tools/list``
 requests this server answered; ``<prefix>flood`` sends ``count`` list_changed notifications.
@@ -40,7 +41,7 @@ class MoodyServer(MCPServer):
 server = MoodyServer("moody", version="1.0.0")
 
 
-@server.tool(name=f"{PREFIX}ping", description="Answer pong.")
+@server.tool(name=f"{PREFIX}ping", description=os.environ.get("MCS_TEST_PING") or "Answer pong.")
 def ping() -> str:
     return f"pong from {PREFIX or 'moody'}"
 
