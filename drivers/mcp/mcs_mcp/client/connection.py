@@ -39,6 +39,11 @@ class ServerGone(ConnectionError):
     """The server cannot be reached any more (or never could); the text says why."""
 
 
+class SessionLost(ServerGone):
+    """The server answered 404 to the session's id (it was restarted, or ended the session):
+    it ran nothing, and a new session is needed."""
+
+
 class ServerError(Exception):
     """The server answered a request with a JSON-RPC error (``code``, ``message``)."""
 
@@ -166,11 +171,14 @@ class _HttpTransport:
         self._stack = contextlib.AsyncExitStack()
         self.authenticated = authenticated
         self.unauthorized: str | None = None  # the WWW-Authenticate of the last 401
+        self.session_lost = False  # a 404 answered a request that carried the session's id
         http.event_hooks["response"].append(self._watch)
 
     async def _watch(self, response: Any) -> None:
         if response.status_code == 401:
             self.unauthorized = response.headers.get("www-authenticate", "")
+        elif response.status_code == 404 and response.request.headers.get("mcp-session-id"):
+            self.session_lost = True
 
     def explain(self, name: str, reason: str) -> str | None:
         """Why the server refused us, and what to configure; ``None`` when it did not."""
@@ -246,6 +254,7 @@ class Connection:
         self._unchecked = False  # a reopened session whose on_reopen has not succeeded yet
         self._closed = False
         self._ending: set[asyncio.Task[None]] = set()  # ended sessions still shutting down
+        self._transport: Any = None  # the session's transport (for what its HTTP answers told)
         self.gone_reason: str | None = None
         self._inflight: set[asyncio.Task[Any]] = set()
         self._cancelled_by_us: set[asyncio.Task[Any]] = set()
@@ -360,6 +369,8 @@ class Connection:
                 self._give_up(reason)
 
         transport = _transport(self.spec, on_refused=refused)
+        if current():
+            self._transport = transport
         try:
             async with Client(
                 transport,
@@ -452,8 +463,9 @@ class Connection:
 
         The request runs in the calling task (no extra task per call); when the session
         ends, every task still in a request is cancelled and raises :class:`ServerGone`,
-        and the next request connects anew (see :meth:`open`): a request is never sent
-        twice. ``deadline`` (a ``time.monotonic()`` instant) bounds connecting too;
+        and the next request connects anew (see :meth:`open`). A request is sent again
+        only when an HTTP server answered 404 to the session's id (it was restarted, so it
+        ran nothing): then once, on a new session. ``deadline`` (a ``time.monotonic()`` instant) bounds connecting too;
         ``timeout`` bounds the operation itself.
 
         Raises:
@@ -461,6 +473,15 @@ class Connection:
             ServerError: the server answered with a JSON-RPC error.
             TimeoutError: ``timeout`` seconds passed, or ``deadline`` while connecting.
         """
+        try:
+            return await self._request(operation, timeout, deadline)
+        except SessionLost:
+            # The server refused the session's id before running anything (HTTP 404), and
+            # the protocol asks for a new session: the request is sent once on it.
+            return await self._request(operation, timeout, deadline)
+
+    async def _request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None,
+                       deadline: float | None) -> T:
         if self._client is not None and self.gone_reason is None and not self._unchecked:
             client = self._client
         else:
@@ -493,6 +514,10 @@ class Connection:
                 raise
             if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
                 raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
+            if isinstance(self._transport, _HttpTransport) and self._transport.session_lost:
+                self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
+                              "session (it was restarted, or ended the session)")
+                raise SessionLost(self.gone_reason or "") from None
             if exc.code == -32000 and "closed" in exc.message.lower():
                 self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
                 raise ServerGone(self.gone_reason or "") from None

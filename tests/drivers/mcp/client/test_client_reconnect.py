@@ -53,6 +53,15 @@ def test_a_call_after_the_server_came_back_on_its_port_works(moody: dict[str, An
         assert driver.get_status()["servers"]["mcp"]["connected"] is True
 
 
+def test_a_call_after_the_server_restarted_between_calls_works_on_a_new_session(moody: dict[str, Any]) -> None:
+    with MCPDriver(url=moody["url"], connect_timeout=5) as driver:
+        assert driver.call_tool("m_ping", {}) == "pong from m_"
+        _down(moody)
+        _up(moody)  # the new process does not know the old session's id: it answers 404
+        assert driver.call_tool("m_ping", {}) == "pong from m_"
+        assert driver.call_tool("m_listings", {}) == 1  # the new session's listing, then this call
+
+
 async def test_an_async_call_after_the_server_came_back_works(moody: dict[str, Any]) -> None:
     async with MCPDriver(url=moody["url"], connect_timeout=5) as driver:
         assert await driver.acall_tool("m_ping", {}) == "pong from m_"
