@@ -361,7 +361,8 @@ class MCPFileDriver(ToolDriver):
         invoker = primitive.invoker
         if isinstance(invoker, HttpInvoker):
             request = invoker.build(invocation.arguments, metadata)
-            return invoker.send(self._http_client(), request, invocation.deadline)
+            secrets = invoker.credentials(request, metadata, invocation.secrets())
+            return invoker.send(self._http_client(), request, invocation.deadline, secrets=secrets)
         return invoker.run(invocation.arguments, metadata, invocation.deadline, invocation.timeout)
 
     async def _ainvoke(self, primitive: Primitive, invocation: Invocation) -> InvokeResult:
@@ -369,7 +370,8 @@ class MCPFileDriver(ToolDriver):
         invoker = primitive.invoker
         if isinstance(invoker, HttpInvoker):
             request = invoker.build(invocation.arguments, metadata)
-            return await invoker.asend(await self._async_client(), request, invocation.deadline)
+            secrets = invoker.credentials(request, metadata, invocation.secrets())
+            return await invoker.asend(await self._async_client(), request, invocation.deadline, secrets=secrets)
         return await invoker.arun(invocation.arguments, metadata, invocation.deadline, invocation.timeout)
 
     def _http_client(self) -> httpx.Client:
