@@ -211,3 +211,15 @@ def test_a_peer_that_accepts_and_never_answers_times_out_at_the_deadline(
         else:
             driver.call_tool("t", {})
     assert time.monotonic() - started < TIMEOUT + MARGIN
+
+
+async def test_reload_inside_an_event_loop_keeps_calling_and_aclose_releases_every_connection(
+    new_driver, write_file, recorder
+) -> None:
+    driver = fetching(new_driver, write_file, recorder)
+    assert await driver.acall_tool("t", {"id": "1"}) == {"ok": True}
+    driver.reload()  # the loop's old pool is left to the loop, which closes it
+    assert await driver.acall_tool("t", {"id": "2"}) == {"ok": True}
+    await driver.aclose()
+    await asyncio.sleep(0)  # the loop runs the old pool's close
+    assert await asyncio.to_thread(recorder.wait_until_closed) == 0
