@@ -347,8 +347,8 @@ async def test_b6_the_async_paths_have_the_same_total_deadline(peer: HostilePeer
             assert time.monotonic() - started < 1.8, type(driver).__name__
     finally:
         await drivers[0].aclose()
-        for driver in drivers[1:]:
-            driver.close()
+        await drivers[1].aclose()
+        drivers[2].close()
 
 
 @pytest.mark.parametrize("endpoint", ["endless", "big", "bomb-gzip", "bomb-deflate"])

@@ -15,8 +15,10 @@ file wants to be served.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import ssl
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +34,7 @@ from mcs import pipeline, prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, ToolDriver, refuse_unknown_options
 from mcs.errors import ConfigurationError, ExecutionError, ToolCallError, ToolNotFoundError
+from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
 from mcs.tools import Tool, ToolCall, sanitize_tool_name
 from mcs.urls import EgressPolicy
@@ -296,6 +299,9 @@ class MCPFileDriver(ToolDriver):
             self._primitive_tools[(primitive.kind, primitive.name)] = tool
         self._prim_validators: dict[str, ArgumentValidator] = {}
         self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+        # one async pool per event loop, closed by that loop's shutdown (see mcs.event_loops)
+        self._aclients: PerLoop[httpx.AsyncClient] = PerLoop(_aclose_client)
         self._ssl: ssl.SSLContext | bool | None = None
         # reload() announces a changed file to change listeners (mcs serve: list_changed).
         self.meta = self.meta.model_copy(update={"capabilities": (*self.meta.capabilities, "list_changed")})
@@ -314,7 +320,7 @@ class MCPFileDriver(ToolDriver):
         arguments, options = self._constructed_with
         fresh = type(self)(**arguments, **options)
         listeners, controls = self._listeners(), self.controls
-        self.close()
+        self._drop_pools()
         self.__dict__.update(fresh.__dict__)
         self._change_listeners, self.controls = listeners, controls
         self.notify_changed("tools")
@@ -355,7 +361,8 @@ class MCPFileDriver(ToolDriver):
         invoker = primitive.invoker
         if isinstance(invoker, HttpInvoker):
             request = invoker.build(invocation.arguments, metadata)
-            return invoker.send(self._http_client(), request, invocation.deadline)
+            secrets = invoker.credentials(request, metadata, invocation.secrets())
+            return invoker.send(self._http_client(), request, invocation.deadline, secrets=secrets)
         return invoker.run(invocation.arguments, metadata, invocation.deadline, invocation.timeout)
 
     async def _ainvoke(self, primitive: Primitive, invocation: Invocation) -> InvokeResult:
@@ -363,16 +370,26 @@ class MCPFileDriver(ToolDriver):
         invoker = primitive.invoker
         if isinstance(invoker, HttpInvoker):
             request = invoker.build(invocation.arguments, metadata)
-            transport = mcs_http.async_transport(verify=self._verify())
-            async with httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=None) as client:
-                return await invoker.asend(client, request, invocation.deadline)
+            secrets = invoker.credentials(request, metadata, invocation.secrets())
+            return await invoker.asend(await self._async_client(), request, invocation.deadline, secrets=secrets)
         return await invoker.arun(invocation.arguments, metadata, invocation.deadline, invocation.timeout)
 
     def _http_client(self) -> httpx.Client:
-        if self._client is None:
-            transport = mcs_http.transport(verify=self._verify())
-            self._client = httpx.Client(transport=transport, follow_redirects=False, timeout=None)
-        return self._client
+        """The one pooled client of the sync path, made on first use."""
+        with self._client_lock:
+            if self._client is None:
+                transport = mcs_http.transport(verify=self._verify())
+                self._client = httpx.Client(transport=transport, follow_redirects=False, timeout=None)
+            return self._client
+
+    async def _async_client(self) -> httpx.AsyncClient:
+        """The running event loop's pooled client, made on its first call there and closed by
+        that loop's shutdown (:class:`~mcs.event_loops.PerLoop`)."""
+        client = self._aclients.current()
+        if client is None or client.is_closed:
+            transport = mcs_http.async_transport(verify=self._verify())
+            client = await self._aclients.add(httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=None))
+        return client
 
     def _verify(self) -> ssl.SSLContext | bool:
         """One TLS context for every client (building one per async call costs ~20 ms)."""
@@ -415,11 +432,42 @@ class MCPFileDriver(ToolDriver):
         ok = all(v == "ok" for v in checks.values())
         return {"status": "ok" if ok else "error", "checks": checks}
 
+    def _release_pools(self) -> list[httpx.AsyncClient]:
+        """Close the sync pool and forget the async ones; returns those for the caller to close."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+        return self._aclients.release()
+
+    def _drop_pools(self) -> None:
+        """Close every pool that can be closed from here: inside a running event loop the async
+        pools are left to their loops, which close them (as they do at shutdown)."""
+        released = [client for client in self._release_pools() if not client.is_closed]
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            close_outside_loops(released, _aclose_client)
+
     def close(self) -> None:
-        """Close the pooled HTTP connections."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the pooled HTTP connections (the async ones too, when no event loop runs them).
+
+        Raises:
+            ConfigurationError: called inside a running event loop while async pools are
+                open; ``await driver.aclose()`` there instead.
+        """
+        close_outside_loops([client for client in self._release_pools() if not client.is_closed], _aclose_client)
+
+    async def aclose(self) -> None:
+        """Close the pooled HTTP connections from inside the event loop that used them."""
+        for client in self._release_pools():
+            await client.aclose()
+
+    async def __aenter__(self) -> MCPFileDriver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     # ------------------------------------------------------------------ serving
 
@@ -678,6 +726,10 @@ class MCPFileDriver(ToolDriver):
             return (await self._ainvoke(primitive, inv)).text
 
         return str(await pipeline.run_async(invocation, call, controls=self.controls))
+
+
+async def _aclose_client(client: httpx.AsyncClient) -> None:
+    await client.aclose()
 
 
 def _origin(invoker: HttpInvoker) -> str | None:

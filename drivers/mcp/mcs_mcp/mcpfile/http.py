@@ -21,6 +21,10 @@ up to ``retries`` times, with exponential backoff and jitter that honours
 ``Retry-After``; a connection that was never established is retried for any method. A
 wait that would pass the deadline is not started, so the last answer stands.
 
+Logs: while a request is sent (retries and redirects included), httpx's and httpcore's
+own log records never quote a credential the file configures (:meth:`HttpInvoker.credentials`):
+:func:`mcs.redaction.scrubbed_logs` puts ``[redacted]`` in its place.
+
 Destinations: the host comes from the file. With ``allow_dynamic_hosts`` a URL whose host
 part holds an argument (or an incoming header) may go where the caller says (a URL that
 starts with a placeholder takes the value whole, as a fetch tool does), but only to
@@ -34,14 +38,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
+import re
 import ssl
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode, urljoin
+from urllib.parse import quote, unquote_plus, urlencode, urljoin
 
 import httpx
 
@@ -56,8 +62,15 @@ from mcs.http import (
     read_body,
     retry_after,
 )
+from mcs.redaction import credential_forms, scrubbed_logs
 from mcs.urls import EgressPolicy, encode_path_segment, header_value
-from mcs_mcp.mcpfile.results import CREDENTIAL_HEADERS, InvokeResult, env_value, incoming_header
+from mcs_mcp.mcpfile.results import (
+    CREDENTIAL_HEADERS,
+    HEADER_PREFIX,
+    InvokeResult,
+    env_value,
+    incoming_header,
+)
 from mcs_mcp.mcpfile.templates import (
     MISSING,
     Placeholder,
@@ -73,6 +86,9 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE"})
 RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 MAX_REDIRECTS = 5
+#: A query parameter whose name reads as a credential (``api_key``, ``access_token``, ``sig``):
+#: a value the file writes for it is scrubbed from the libraries' logs.
+CREDENTIAL_QUERY_NAME = re.compile(r"key|token|secret|pass|pwd|auth|sig|credential|session", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,8 @@ class HttpInvoker:
         self.has_body = method in BODY_METHODS
         self._url_params = set(url.params())
         self._header_params = {p for t in self.headers.values() for p in t.params()}
+        self._url_host_env = _host_env_placeholders(url)
+        self._query_credentials = _literal_query_credentials(url)
 
     # ------------------------------------------------------------------ building requests
 
@@ -202,37 +220,65 @@ class HttpInvoker:
             return incoming_header(metadata, part.name, tool=self.tool)
         return lookup(arguments, part.name)
 
+    def credentials(self, request: httpx.Request, metadata: Mapping[str, str],
+                    argument_secrets: Iterable[str] = ()) -> tuple[str, ...]:
+        """The texts of ``request`` (built by :meth:`build` with ``metadata``) that a log must not
+        show, in every form a log may quote them (:func:`mcs.redaction.credential_forms`):
+
+        * the value of each header the file configures without an argument in it, and each
+          environment value or incoming header placed in any header;
+        * each environment value in the URL after its host (a key in the path or the query),
+          and each value the file writes for a query parameter whose name reads as a
+          credential (``api_key=...``, ``token=...``: :data:`CREDENTIAL_QUERY_NAME`);
+        * a password in the URL, and ``argument_secrets`` (the call's secret-typed values).
+        """
+        values: list[str] = [*argument_secrets, *self._query_credentials]
+        for name, template in self.headers.items():
+            if not template.params():
+                values.append(request.headers.get(name, ""))
+            values.extend(_configured_values(template.placeholders, metadata))
+        url_parts = (p for p in self.url.placeholders if p.source == "env" and p.start not in self._url_host_env)
+        values.extend(_configured_values(url_parts, metadata))
+        if request.url.password:
+            values.append(request.url.password)
+        return credential_forms(value for value in values if value)
+
     # ------------------------------------------------------------------ sending
 
     def _egress(self) -> EgressPolicy | None:
         return self.options.egress if self.dynamic_host else None
 
-    def send(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
+    def send(self, client: httpx.Client, request: httpx.Request, deadline: float | None, *,
+             secrets: Sequence[str] = ()) -> InvokeResult:
         """Send ``request`` (following same-origin redirects, retrying as the module doc says)
-        and read the capped response."""
+        and read the capped response. While it runs, no record of the HTTP libraries' loggers
+        quotes ``secrets`` (give it :meth:`credentials`)."""
         attempt = 0
-        while True:
-            try:
-                return self._send_once(client, request, deadline)
-            except _Retry as retry:
-                delay = self._retry_delay(attempt, retry, deadline)
-                if delay is None:
-                    raise retry.error from None
-            time.sleep(delay)
-            attempt += 1
+        with scrubbed_logs(lambda: secrets):
+            while True:
+                try:
+                    return self._send_once(client, request, deadline)
+                except _Retry as retry:
+                    delay = self._retry_delay(attempt, retry, deadline)
+                    if delay is None:
+                        raise retry.error from None
+                time.sleep(delay)
+                attempt += 1
 
-    async def asend(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
+    async def asend(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None, *,
+                    secrets: Sequence[str] = ()) -> InvokeResult:
         """Async twin of :meth:`send`."""
         attempt = 0
-        while True:
-            try:
-                return await self._asend_once(client, request, deadline)
-            except _Retry as retry:
-                delay = self._retry_delay(attempt, retry, deadline)
-                if delay is None:
-                    raise retry.error from None
-            await asyncio.sleep(delay)
-            attempt += 1
+        with scrubbed_logs(lambda: secrets):
+            while True:
+                try:
+                    return await self._asend_once(client, request, deadline)
+                except _Retry as retry:
+                    delay = self._retry_delay(attempt, retry, deadline)
+                    if delay is None:
+                        raise retry.error from None
+                await asyncio.sleep(delay)
+                attempt += 1
 
     def _send_once(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
         egress = self._egress()
@@ -478,6 +524,48 @@ def _check_authority(url: Template, where: str, options: HttpOptions) -> bool:
                 )
             dynamic = True
     return dynamic
+
+
+def _host_env_placeholders(url: Template) -> frozenset[int]:
+    """The start offsets of the environment placeholders in the scheme and host part of
+    ``url`` (``{env.API_BASE}``, ``https://{env.HOST}/``): a base URL, not a credential."""
+    text = url.text
+    scheme_end = text.find("://")
+    if scheme_end != -1:
+        rest = text[scheme_end + 3 :]
+        cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i != -1), default=len(rest))
+        return frozenset(p.start for p in url.placeholders if p.source == "env" and p.start < scheme_end + 3 + cut)
+    found: set[int] = set()
+    for part in url.parts:  # no scheme: the leading placeholders give it, up to a '/', '?' or '#'
+        if isinstance(part, str):
+            if any(c in part for c in "/?#"):
+                break
+        elif part.source == "env":
+            found.add(part.start)
+    return frozenset(found)
+
+
+def _literal_query_credentials(url: Template) -> tuple[str, ...]:
+    """The values ``url`` writes itself for query parameters named like a credential."""
+    masked = "".join(part if isinstance(part, str) else "\0" for part in url.parts)
+    query = masked.partition("?")[2].partition("#")[0]
+    found: list[str] = []
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        if value and "\0" not in value and "\0" not in name and CREDENTIAL_QUERY_NAME.search(unquote_plus(name)):
+            found.extend({value, unquote_plus(value)})
+    return tuple(found)
+
+
+def _configured_values(placeholders: Iterable[Placeholder], metadata: Mapping[str, str]) -> list[str]:
+    """The environment values and incoming headers of ``placeholders`` (arguments left out)."""
+    values: list[str] = []
+    for part in placeholders:
+        if part.source == "env":
+            values.append(os.environ.get(part.name, ""))
+        elif part.source == "header":
+            values.append(metadata.get(HEADER_PREFIX + part.name.lower(), ""))
+    return values
 
 
 def _encode_segment(value: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -75,6 +76,10 @@ class Recorder:
         #: Per path: one reply, or a list answered in turn (the last one repeats).
         self.replies: dict[str, Reply | list[Reply]] = {}
         self.default = Reply()
+        #: TCP connections accepted so far, and those still open.
+        self.connections = 0
+        self.open_connections = 0
+        self._count_lock = threading.Lock()
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,6 +88,19 @@ class Recorder:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with recorder._count_lock:
+                    recorder.connections += 1
+                    recorder.open_connections += 1
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    with recorder._count_lock:
+                        recorder.open_connections -= 1
 
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -131,6 +149,13 @@ class Recorder:
     def last(self) -> Recorded:
         assert self.requests, "the recorder received no request"
         return self.requests[-1]
+
+    def wait_until_closed(self, timeout: float = 5.0) -> int:
+        """Wait up to ``timeout`` s for every client connection to close; the number still open."""
+        end = time.monotonic() + timeout
+        while self.open_connections and time.monotonic() < end:
+            time.sleep(0.01)
+        return self.open_connections
 
     def close(self) -> None:
         self._running.close()
