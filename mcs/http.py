@@ -245,7 +245,15 @@ class _AsyncStream:
     async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                         timeout: float | None = None) -> _AsyncStream:
         left = _left(timeout, self._errors.connect_timeout)
-        return _AsyncStream(await self._inner.start_tls(ssl_context, server_hostname, left), self._errors)
+        try:
+            inner = await self._inner.start_tls(ssl_context, server_hostname, left)
+        except BaseException:
+            # httpcore closes the socket of a failed handshake only on an Exception: a handshake
+            # cancelled by the call's deadline (CancelledError) would leave it open.
+            with contextlib.suppress(Exception):
+                await self._inner.aclose()
+            raise
+        return _AsyncStream(inner, self._errors)
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
