@@ -667,6 +667,13 @@ class CliInvoker:
         items = [v for v in value if v is not None] if isinstance(value, list) else [value]
         if context == "word":
             words = [format_scalar(item) for item in items]
+            if occurrence.single and len(words) > 1:
+                raise InvalidInputError(
+                    f"Invalid arguments for {self.tool}: {label} is data the program reads (a pattern, a count, "
+                    "a value), one word only; a list would make each further item an operand of its own, such as "
+                    "a file to read. Pass one value.",
+                    tool=self.tool, details={"fields": [part.name]},
+                )
         else:
             words = [" ".join(format_scalar(item) for item in items)]
         for index, word in enumerate(words):

@@ -79,7 +79,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
@@ -556,6 +556,10 @@ class Occurrence:
     context: Context
     word_start: bool = False  # it starts an argument word: a leading '-' would be an option
     after_double_dash: bool = False  # a literal "--" came earlier among the same arguments
+    #: the value must stay one word: it is data a program reads (grep's pattern, ``head -n``'s
+    #: count, ``jq --arg``'s value), and each further item of a list would be an operand of its
+    #: own, a file no check saw (``grep -- {p} f`` with two items) or jq's filter
+    single: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -737,6 +741,10 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     """
     analysis = _Analysis(script, slots, trusted=trusted_programs)
     occurrences = analysis.run()
+    reads = analysis.file_reads()
+    for index, occurrence in occurrences.items():
+        if occurrence.context == "word" and index in analysis.single_slots():
+            occurrences[index] = replace(occurrence, single=True)
     return Findings(
         occurrences,
         analysis.git_remotes(optional) if remotes else (),
@@ -747,7 +755,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         analysis.signal_targets(),
         analysis.literal_writes(),
         frozenset(analysis.tainted),
-        analysis.file_reads(),
+        reads,
     )
 
 
@@ -837,6 +845,8 @@ class _Analysis:
     word_starts: list[tuple[str, Node, Node]] = field(default_factory=list)
     #: the slots whose value starts such a word through a variable: checked at the call
     starts_through_variables: set[int] = field(default_factory=set)
+    #: the words a reading program takes as data (see :attr:`Occurrence.single`)
+    data_words: list[Node] = field(default_factory=list)
 
     def run(self) -> dict[int, Occurrence]:
         self.source = self.script.encode()
@@ -1010,6 +1020,15 @@ class _Analysis:
                                   tuple((start, arg.end_byte) for arg, start in held), bases))
         return tuple(out)
 
+    def single_slots(self) -> set[int]:
+        """The slots written in a word a reading program takes as data (found by
+        :meth:`file_reads`): a list there must be one item (see :attr:`Occurrence.single`)."""
+        out: set[int] = set()
+        for word in self.data_words:
+            for match in SENTINEL_WORD.finditer(self.source[word.start_byte:word.end_byte]):
+                out.add(int(match.group(1)))
+        return out
+
     def _reads_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
         """For a listed program that reads files: its name as shown, the words that may name
         a path it reads (each with the byte where the path starts), and the words naming the
@@ -1045,6 +1064,8 @@ class _Analysis:
             if pending:
                 if pending.pop(0):
                     out.append((arg, arg.start_byte))
+                else:
+                    self.data_words.append(arg)
             elif rest_data:
                 continue
             elif not dashdash and word == "--":
@@ -1057,6 +1078,8 @@ class _Analysis:
                     roles = spec.long.get(name)
                     if (roles[0] if roles else not spec.unknown_long_is_data):
                         out.append(self._after_equals(arg))
+                    else:
+                        self.data_words.append(arg)
                     pending = list(roles[1:]) if roles else []
                 else:
                     pending = list(spec.long.get(name, ()))
@@ -1066,6 +1089,7 @@ class _Analysis:
                     pending = [spec.short[letters[-1]]]
             elif first:
                 first = False
+                self.data_words.append(arg)
             elif spec.operands:
                 out.append((arg, arg.start_byte))
         return out

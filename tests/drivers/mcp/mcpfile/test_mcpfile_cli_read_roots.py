@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcpfile_support import mcp_file, tool
 
-from mcs.errors import ConfigurationError, PolicyDeniedError, ToolCallError
+from mcs.errors import ConfigurationError, InvalidInputError, PolicyDeniedError, ToolCallError
 
 STRING = {"type": "string"}
 MARKER = "MARKER-5f1c-secret"
@@ -213,3 +213,31 @@ def test_a_read_path_after_a_variable_of_the_servers_environment_is_checked_with
         driver.call_tool("t", {"name": "../outside/secret"})
     with pytest.raises(ConfigurationError, match="cannot tell what this word becomes"):
         cli('D=/; cat -- "$D"{name}', {"name": STRING})
+
+
+LIST = {"type": "array", "items": STRING}
+
+
+@pytest.mark.parametrize(("command", "items"), [
+    ("grep -- {pattern} notes.txt", ["MARKER", "{secret}"]),
+    ("grep -e {pattern} notes.txt", ["MARKER", "{secret}"]),
+    ("grep --regexp={pattern} notes.txt", ["MARKER", "{secret}"]),
+    ("head -n {pattern} notes.txt", ["5", "{secret}"]),
+    ("jq -n --arg v {pattern} '$v'", ["a", "$ENV.MCS_TEST_API_KEY"]),
+])
+def test_a_list_where_a_reading_program_takes_data_is_refused_before_its_items_become_operands(
+    cli, outside: Path, monkeypatch, command: str, items: list[str]
+) -> None:
+    monkeypatch.setenv("MCS_TEST_API_KEY", MARKER)
+    arguments = {"pattern": [item.replace("{secret}", str(outside / "secret")) for item in items]}
+    driver = cli(command, {"pattern": LIST})
+    with pytest.raises(InvalidInputError, match="one word only"):
+        driver.call_tool("t", arguments)
+    assert MARKER not in outcome(driver, arguments)
+
+
+def test_a_list_of_one_item_where_a_reading_program_takes_data_still_runs(cli) -> None:
+    driver = cli("grep -- {pattern} notes.txt", {"pattern": LIST})
+    assert "inside text" in str(driver.call_tool("t", {"pattern": ["inside"]}))
+    files = cli("grep -h -- inside {files}", {"files": LIST})
+    assert str(files.call_tool("t", {"files": ["notes.txt", "notes.txt"]})).count("inside text") == 2
