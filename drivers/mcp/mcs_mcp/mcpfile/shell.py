@@ -456,6 +456,11 @@ _GIT_READS: dict[str, _Reads] = {
 _GIT_READS_DEFAULT = _Reads(operands=False, unknown_long_is_data=True, long=_long(paths="--pathspec-from-file"))
 
 
+#: test's unary operators that look at a file (``-a`` alone is one; between two tests it is "and").
+_FILE_TESTS = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-u", "-w", "-x",
+                         "-G", "-L", "-N", "-O", "-S"})
+#: test's binary operators that compare two files.
+_FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
 #: kill's options whose value is the next word (a signal, or sigqueue's value), not a process.
@@ -997,6 +1002,8 @@ class _Analysis:
                     command = node.parent or node
             elif node.type == "command":
                 found = self._reads_of(node)
+            elif node.type == "test_command" and _first_token(node) == "[":
+                found = "[", self._test_paths(_test_words(node)), []
             if found is None:
                 continue
             program, paths, moves = found
@@ -1020,6 +1027,23 @@ class _Analysis:
                                   tuple((start, arg.end_byte) for arg, start in held), bases))
         return tuple(out)
 
+    def _test_paths(self, words: list[Node]) -> list[tuple[Node, int]]:
+        """The words of a test (``test``, ``[ ... ]``) that name a file it looks at: the operand
+        of a file test (``-e {path}``; ``-a`` counted as one) and both sides of ``-nt``, ``-ot``,
+        ``-ef``; every word after a literal ``--`` (after which a value may look like an
+        operator). The others are strings or numbers, data (``-n {x}``, ``{a} = {b}``)."""
+        texts = [_bare(word, self.source) for word in words]
+        out: list[tuple[Node, int]] = []
+        for index, word in enumerate(words):
+            before = texts[index - 1] if index else ""
+            after = texts[index + 1] if index + 1 < len(texts) else ""
+            if (before in _FILE_TESTS or before in _FILE_COMPARISONS or after in _FILE_COMPARISONS
+                    or "--" in texts[:index]):
+                out.append((word, word.start_byte))
+            else:
+                self.data_words.append(word)
+        return out
+
     def single_slots(self) -> set[int]:
         """The slots written in a word a reading program takes as data (found by
         :meth:`file_reads`): a list there must be one item (see :attr:`Occurrence.single`)."""
@@ -1036,6 +1060,8 @@ class _Analysis:
         base = _listed_name(self._shown(self._program(command)))
         args = _field_children(command, "argument")
         words = [_bare(a, self.source) for a in args]
+        if base in ("test", "["):
+            return base, self._test_paths(args), []
         if base != "git":
             spec = READ_PATHS.get(base or "")
             return None if spec is None else (base or "", self._read_paths(args, words, spec), [])
@@ -2420,6 +2446,20 @@ def _field_children(node: Node, name: str) -> list[Node]:
 
 def _first_token(node: Node) -> str:
     return node.children[0].type if node.children else ""
+
+
+def _test_words(test: Node) -> list[Node]:
+    """The words of a ``[ ... ]`` test in order, operators and operands alike (the parser's
+    nesting of them is not bash's precedence, so only their order is used)."""
+    inner = test.children[1:-1]  # without "[" and "]"
+    out: list[Node] = []
+    for node in _walk(test):
+        parent = node.parent
+        if node.type in _ARITH_EXPRESSIONS or parent is None:
+            continue
+        if (parent == test and node in inner) or parent.type in _ARITH_EXPRESSIONS:
+            out.append(node)
+    return sorted(out, key=lambda n: n.start_byte)
 
 
 def _in_arithmetic(node: Node) -> bool:

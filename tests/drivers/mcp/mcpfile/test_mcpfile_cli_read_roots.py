@@ -241,3 +241,26 @@ def test_a_list_of_one_item_where_a_reading_program_takes_data_still_runs(cli) -
     assert "inside text" in str(driver.call_tool("t", {"pattern": ["inside"]}))
     files = cli("grep -h -- inside {files}", {"files": LIST})
     assert str(files.call_tool("t", {"files": ["notes.txt", "notes.txt"]})).count("inside text") == 2
+
+
+@pytest.mark.parametrize("command", [
+    "[ -e {file} ] && echo yes || echo no",
+    "[ ! -f {file} ] && echo no || echo yes",
+    "[ -n x -a -r {file} ] && echo yes || echo no",
+    "test -s {file} && echo yes || echo no",
+])
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
+def test_a_test_of_a_file_outside_is_refused_and_does_not_tell_whether_it_exists(
+    cli, outside: Path, command: str, spelling: str
+) -> None:
+    driver = cli(command, {"file": STRING})
+    arguments = {"file": SPELLINGS[spelling](outside)}
+    with pytest.raises(PolicyDeniedError, match="cli_read_roots"):
+        driver.call_tool("t", arguments)
+    assert "yes" not in outcome(driver, arguments)
+
+
+def test_a_test_of_a_file_inside_or_of_a_string_still_runs(cli) -> None:
+    assert "yes" in str(cli("[ -e {file} ] && echo yes", {"file": STRING}).call_tool("t", {"file": "notes.txt"}))
+    same = cli("[ {mode} = fast ] && test -n {mode} && echo yes", {"mode": STRING})
+    assert "yes" in str(same.call_tool("t", {"mode": "fast"}))
