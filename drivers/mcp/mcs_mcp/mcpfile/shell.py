@@ -456,6 +456,12 @@ _GIT_READS: dict[str, _Reads] = {
 _GIT_READS_DEFAULT = _Reads(operands=False, unknown_long_is_data=True, long=_long(paths="--pathspec-from-file"))
 
 
+#: Options that make a listed program read the files named inside another file (or its input).
+_NAME_LISTS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("wc", "du", "sort"), ("--files0-from",)),
+    "file": ("-f", "--files-from"),
+    **dict.fromkeys(("md5sum", "sha1sum", "sha256sum"), ("-c", "--check")),
+}
 #: test's unary operators that look at a file (``-a`` alone is one; between two tests it is "and").
 _FILE_TESTS = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-u", "-w", "-x",
                          "-G", "-L", "-N", "-O", "-S"})
@@ -955,6 +961,7 @@ class _Analysis:
             if command.type != "command":
                 continue
             self._no_magic_compile(command)
+            self._no_name_lists(command)
             found = self._targets_of(command)
             if found is None:
                 continue
@@ -1211,6 +1218,29 @@ class _Analysis:
             raise self._refuse(held, self._value_in(held), "is an argument of file -C, which writes a compiled "
                                "magic file into the working directory (following a symlink there), a path MCS "
                                "does not check", "compile magic files in a tool that takes no value")
+
+    def _no_name_lists(self, command: Node) -> None:
+        """Refuse, in a command that takes a model's value, an option of :data:`_NAME_LISTS`: the
+        program reads the files a list names (``wc --files0-from=list``, ``md5sum -c sums``), and
+        MCS checks where the list is, not the names inside it, which a value can write or be."""
+        base = _listed_name(self._shown(self._program(command)))
+        options = _NAME_LISTS.get(base or "")
+        label = next((spec.label for spec in self.slots.values() if not spec.trusted), None)
+        if options is None or label is None:
+            return
+        for arg in _field_children(command, "argument"):
+            word = _bare(arg, self.source)
+            if word == "--":
+                return
+            name = word.split("=", 1)[0]
+            named = (any(option.startswith(name) for option in options if option.startswith("--"))
+                     if name.startswith("--") and len(name) > 2
+                     else _cluster(word) and any(f"-{letter}" in options for letter in word[1:]))
+            if named:
+                raise self._refuse(arg, label, f"is in a command where {base} {word.split('=', 1)[0]} reads the "
+                                   "files a list names, and MCS checks the list's path, not the names it holds "
+                                   "(a model's value can be or write them)", f"pass the files to {base} as "
+                                   "operands ({base} -- {files}), which MCS checks one by one")
 
     def signal_targets(self) -> tuple[SignalTarget, ...]:
         """The ``kill`` commands (the builtin, or ``kill`` of a system directory) whose process

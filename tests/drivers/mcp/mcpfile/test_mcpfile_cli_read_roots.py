@@ -66,7 +66,6 @@ READERS: dict[str, tuple[str, dict[str, str]]] = {
     "jq -R": ("jq -R . {file}", {"file": "{path}"}),
     "git diff --no-index": ("git diff --no-index -- {file} notes.txt", {"file": "{path}"}),
     "date -f": ("date -f {file}", {"file": "{path}"}),
-    "wc --files0-from": ("wc --files0-from={file}", {"file": "{path}"}),
 }
 SPELLINGS = {
     "absolute": lambda outside: str(outside / "secret"),
@@ -133,12 +132,11 @@ def test_a_file_inside_the_working_directory_is_read(cli, work: Path, reader: st
     command, template = READERS[reader]
     (work / "sub").mkdir()
     (work / "sub" / "in.txt").write_text(f"{MARKER}\n")
-    (work / "names").write_bytes(b"sub/in.txt\0")
-    path = "names" if reader == "wc --files0-from" else "./sub/../sub/in.txt"
+    path = "./sub/../sub/in.txt"
     arguments = arguments_for(template, path)
     text = outcome(cli(command, dict.fromkeys(arguments, STRING)), arguments)
     assert "PolicyDenied" not in text and "cli_read_roots" not in text
-    if reader not in ("date -f", "wc --files0-from", "grep -f", "base64"):
+    if reader not in ("date -f", "grep -f", "base64"):
         assert MARKER in text
 
 
@@ -153,9 +151,39 @@ def test_a_pattern_or_filter_value_is_data_not_a_path(cli, work: Path) -> None:
 
 
 def test_an_appended_option_that_names_a_file_is_checked(cli, outside: Path) -> None:
-    driver = cli("wc -l notes.txt", {"files0-from": STRING})
+    driver = cli("head -n 1 notes.txt", {"file": STRING})
     with pytest.raises(PolicyDeniedError):
-        driver.call_tool("t", {"files0-from": str(outside / "secret")})
+        driver.call_tool("t", {"file": str(outside / "secret")})
+
+
+@pytest.mark.parametrize("command", [
+    "wc --files0-from={list}",
+    "wc --files0 {list}",
+    "du -L --files0-from={list}",
+    "sort --files0-from={list}",
+    "file -f {list}",
+    "file -bf {list}",
+    "md5sum -c {list}",
+    "printf '%s' {list} | sha256sum --check",
+])
+def test_a_program_reading_the_files_a_list_names_takes_no_value(cli, command: str) -> None:
+    with pytest.raises(ConfigurationError, match="reads the files a list names"):
+        cli(command, {"list": STRING})
+
+
+def test_a_list_a_value_names_cannot_lead_a_program_to_the_files_it_names_outside(
+    cli, work: Path, outside: Path
+) -> None:
+    (work / "names").write_bytes(f"{outside / 'secret'}\0".encode())
+    (work / "names.txt").write_text(f"{outside / 'secret'}\n")
+    for command, value in (("wc --files0-from={list}", "names"), ("file -f {list}", "names.txt")):
+        with pytest.raises(ConfigurationError):
+            cli(command, {"list": STRING}).call_tool("t", {"list": value})
+
+
+def test_a_program_that_takes_its_files_as_operands_still_reads_them(cli) -> None:
+    assert "notes.txt" in str(cli("wc -l -- {file}", {"file": STRING}).call_tool("t", {"file": "notes.txt"}))
+    assert "notes.txt" in str(cli("md5sum -- {file}", {"file": STRING}).call_tool("t", {"file": "notes.txt"}))
 
 
 def test_a_value_reaching_a_read_through_a_variable_is_refused_at_load(cli) -> None:
