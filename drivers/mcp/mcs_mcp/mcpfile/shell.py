@@ -462,6 +462,13 @@ _NAME_LISTS: dict[str, tuple[str, ...]] = {
     "file": ("-f", "--files-from"),
     **dict.fromkeys(("md5sum", "sha1sum", "sha256sum"), ("-c", "--check")),
 }
+#: Options that make a listed program follow the symlinks it finds below the paths it is given
+#: (grep -r, ls, du and cp -r keep them as links; GNU diff -r follows them unless --no-dereference).
+_LINK_FOLLOWERS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("grep", "egrep", "fgrep"), ("-R", "--dereference-recursive")),
+    **dict.fromkeys(("ls", "du", "cp"), ("-L", "--dereference")),
+    "diff": ("-r", "--recursive"),
+}
 #: test's unary operators that look at a file (``-a`` alone is one; between two tests it is "and").
 _FILE_TESTS = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-u", "-w", "-x",
                          "-G", "-L", "-N", "-O", "-S"})
@@ -1220,27 +1227,43 @@ class _Analysis:
                                "does not check", "compile magic files in a tool that takes no value")
 
     def _no_name_lists(self, command: Node) -> None:
-        """Refuse, in a command that takes a model's value, an option of :data:`_NAME_LISTS`: the
-        program reads the files a list names (``wc --files0-from=list``, ``md5sum -c sums``), and
-        MCS checks where the list is, not the names inside it, which a value can write or be."""
-        base = _listed_name(self._shown(self._program(command)))
-        options = _NAME_LISTS.get(base or "")
+        """Refuse, in a command that takes a model's value, an option of :data:`_NAME_LISTS` (the
+        program reads the files a list names, ``wc --files0-from=list``, ``md5sum -c sums``: MCS
+        checks where the list is, not the names inside it, which a value can write or be) or of
+        :data:`_LINK_FOLLOWERS` (the program follows the symlinks it finds below the paths it
+        is given, ``grep -R``, ``ls -L``: MCS checks the paths, not where links inside lead)."""
+        base = _listed_name(self._shown(self._program(command))) or ""
         label = next((spec.label for spec in self.slots.values() if not spec.trusted), None)
-        if options is None or label is None:
+        if label is None:
             return
-        for arg in _field_children(command, "argument"):
-            word = _bare(arg, self.source)
-            if word == "--":
-                return
+        words = [_bare(arg, self.source) for arg in _field_children(command, "argument")]
+        options = words[:words.index("--")] if "--" in words else words
+        lists = self._option_in(options, _NAME_LISTS.get(base, ()))
+        if lists:
+            raise self._refuse(command, label, f"is in a command where {base} {lists} reads the files a list "
+                               "names, and MCS checks the list's path, not the names it holds (a model's value can "
+                               f"be or write them)", f"pass the files to {base} as operands ({base} -- {{files}}), "
+                               "which MCS checks one by one")
+        follows = self._option_in(options, _LINK_FOLLOWERS.get(base, ()))
+        if follows and not (base == "diff" and "--no-dereference" in options):
+            raise self._refuse(command, label, f"is in a command where {base} {follows} follows the symlinks it "
+                               "finds inside the directories it is given, and MCS checks the paths, not where a "
+                               "link inside leads (outside the working directory)",
+                               "drop the option (grep -r, ls and du without -L, diff --no-dereference, cp -r "
+                               "without -L keep links as links)")
+
+    @staticmethod
+    def _option_in(words: list[str], options: tuple[str, ...]) -> str:
+        """The first of ``words`` that is one of ``options``: a long one or a prefix of one
+        (``--files0``), a short one in a cluster (``-bf``); ``""`` if none."""
+        for word in words:
             name = word.split("=", 1)[0]
-            named = (any(option.startswith(name) for option in options if option.startswith("--"))
-                     if name.startswith("--") and len(name) > 2
-                     else _cluster(word) and any(f"-{letter}" in options for letter in word[1:]))
-            if named:
-                raise self._refuse(arg, label, f"is in a command where {base} {word.split('=', 1)[0]} reads the "
-                                   "files a list names, and MCS checks the list's path, not the names it holds "
-                                   "(a model's value can be or write them)", f"pass the files to {base} as "
-                                   "operands ({base} -- {files}), which MCS checks one by one")
+            if name.startswith("--") and len(name) > 2:
+                if any(option.startswith(name) for option in options if option.startswith("--")):
+                    return name
+            elif _cluster(word) and any(f"-{letter}" in options for letter in word[1:]):
+                return word
+        return ""
 
     def signal_targets(self) -> tuple[SignalTarget, ...]:
         """The ``kill`` commands (the builtin, or ``kill`` of a system directory) whose process

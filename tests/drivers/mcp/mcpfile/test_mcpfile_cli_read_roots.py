@@ -292,3 +292,39 @@ def test_a_test_of_a_file_inside_or_of_a_string_still_runs(cli) -> None:
     assert "yes" in str(cli("[ -e {file} ] && echo yes", {"file": STRING}).call_tool("t", {"file": "notes.txt"}))
     same = cli("[ {mode} = fast ] && test -n {mode} && echo yes", {"mode": STRING})
     assert "yes" in str(same.call_tool("t", {"mode": "fast"}))
+
+
+@pytest.mark.parametrize("command", [
+    "grep -R -e {pattern} .",
+    "grep -rR -- {pattern} .",
+    "grep --dereference-recursive -- {pattern} {dir}",
+    "ls -LR -- {dir}",
+    "ls -lL {dir}",
+    "du -aL -- {dir}",
+    "du --dereference -a {dir}",
+    "diff -r -- {dir} {pattern}",
+    "cp -rL -- {dir} {pattern}",
+])
+def test_a_program_that_follows_symlinks_inside_a_directory_takes_no_value(
+    cli, work: Path, outside: Path, command: str
+) -> None:
+    (work / "sub").mkdir()
+    (work / "sub" / "link").symlink_to(outside)
+    with pytest.raises(ConfigurationError, match="follows the symlinks"):
+        driver = cli(command, {"pattern": STRING, "dir": STRING})
+        arguments = {"pattern": "MARKER", "dir": "sub"}
+        assert MARKER not in outcome(driver, arguments) and "secret" not in outcome(driver, arguments)
+
+
+def test_programs_that_keep_links_as_links_inside_a_directory_still_run(cli, work: Path, outside: Path) -> None:
+    (work / "sub").mkdir()
+    (work / "sub" / "link").symlink_to(outside)
+    (work / "sub" / "in.txt").write_text("MARKER inside\n")
+    grep = cli("grep -r -- {pattern} {dir}", {"pattern": STRING, "dir": STRING})
+    text = str(grep.call_tool("t", {"pattern": "MARKER", "dir": "sub"}))
+    assert "MARKER inside" in text and "MARKER-5f1c" not in text
+    listing = cli("ls -R -- {dir}", {"dir": STRING})
+    assert "secret" not in str(listing.call_tool("t", {"dir": "sub"}))
+    (work / "other").mkdir()
+    diff = cli("diff -r --no-dereference -- {a} {b}", {"a": STRING, "b": STRING})
+    assert MARKER not in outcome(diff, {"a": "sub", "b": "other"})
