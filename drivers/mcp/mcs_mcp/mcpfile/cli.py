@@ -233,6 +233,7 @@ class CliInvoker:
         literal_writes: tuple[shell.LiteralWrite, ...] = (),
         reads: tuple[_Target, ...] = (),
         appended_reads: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+        literal_reads: tuple[shell.LiteralRead, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -285,6 +286,9 @@ class CliInvoker:
         #: ``(property, program, bases)``: a property no placeholder uses whose appended
         #: ``--property=value`` names a path the command's last program reads.
         self.appended_reads = appended_reads
+        #: The paths the command itself names where it reads; each is checked at the call
+        #: not to lead outside through a symlink (see :meth:`_check_literal_read`).
+        self.literal_reads = literal_reads
 
     # ------------------------------------------------------------------ rendering
 
@@ -349,6 +353,9 @@ class CliInvoker:
         for write in self.literal_writes:
             for base in write.bases:
                 self._check_literal_write(write, os.path.join(base, write.path))
+        for read in self.literal_reads:
+            for base in read.bases:
+                self._check_literal_read(read, os.path.join(base, read.path))
         for operand in self.signalled:
             texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
             if valued:
@@ -631,6 +638,34 @@ class CliInvoker:
             f"{self.tool}: line {write.line}: {write.what} writes to {path[:200]!r}, which a symlink now leads to "
             f"{real[:200]!r}, outside the command's working directory {cwd!r}"
             + (" and the operator's directories" if self.options.write_roots else "")
+            + "; remove the link (a command that makes links lets a model choose where they lead).",
+            tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd},
+        )
+
+    def _check_literal_read(self, read: shell.LiteralRead, path: str) -> None:
+        """Refuse a path the command itself names where it reads (``cat notes.txt``) when, as
+        written, it is inside the working directory or one of the operator's ``write_roots`` or
+        ``read_roots`` but resolves (symlinks followed) outside them, or into ``/proc``, ``/sys``
+        or ``/dev`` where no read root is: a link an earlier call made there. A path the file
+        reads outside them (``cat /etc/hosts``) is the file's own choice and not checked.
+
+        Raises:
+            PolicyDeniedError: naming the path, where it leads and the working directory.
+        """
+        cwd = self.options.cwd or os.getcwd()
+        joined = os.path.join(os.path.abspath(cwd), path)
+        given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots, *self.options.read_roots)]
+        resolved = [os.path.realpath(root) for root in given]
+        if not _inside(os.path.normpath(joined), given + resolved):
+            return
+        real = os.path.realpath(joined)
+        special = [root for root in given + resolved if _inside(root, list(_SYSTEM_VIEWS))]
+        if _inside(real, resolved) and (not _inside(real, list(_SYSTEM_VIEWS)) or _inside(real, special)):
+            return
+        raise PolicyDeniedError(
+            f"{self.tool}: line {read.line}: {read.what} reads {path[:200]!r}, which a symlink now leads to "
+            f"{real[:200]!r}, outside the command's working directory {cwd!r}"
+            + (" and the operator's directories" if given[1:] else "")
             + "; remove the link (a command that makes links lets a model choose where they lead).",
             tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd},
         )
@@ -1179,6 +1214,7 @@ def compile_cli(
         literal_writes=findings.literal_writes,
         reads=_targets(script, slotted, specs, findings.reads, where=where),
         appended_reads=tuple(appended_reads),
+        literal_reads=findings.literal_reads,
     )
 
 

@@ -655,6 +655,19 @@ class LiteralWrite:
     bases: tuple[str, ...] = ("",)
 
 
+@dataclass(frozen=True, slots=True)
+class LiteralRead:
+    """A path the file itself names where a listed program reads (``cat notes.txt``, ``< data.json``,
+    ``grep -- {p} notes.txt``, ``[ -e done ]``): no value chooses it, but a symlink an earlier
+    call left there can lead it elsewhere, so the caller checks where it leads at each call, as
+    for a :class:`LiteralWrite`."""
+
+    what: str  # "cat", "an input redirection '<'"
+    line: int
+    path: str  # as the program reads it, quotes removed
+    bases: tuple[str, ...] = ("",)
+
+
 class Refused(ConfigurationError):
     """A placeholder sits where bash could run it or read it as a name."""
 
@@ -743,6 +756,8 @@ class Findings:
     assigned: frozenset[str] = frozenset()
     #: the commands that read where a value may say (:class:`ReadTarget`)
     reads: tuple[ReadTarget, ...] = ()
+    #: the paths the script itself names where it reads (:class:`LiteralRead`)
+    literal_reads: tuple[LiteralRead, ...] = ()
 
 
 def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -774,6 +789,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         analysis.literal_writes(),
         frozenset(analysis.tainted),
         reads,
+        analysis.literal_reads(),
     )
 
 
@@ -1187,6 +1203,35 @@ class _Analysis:
                         text = text.split("=", 1)[1] if "=" in text else None
                     if text:
                         out.append(LiteralWrite(program, node.start_point[0] + 1, text, bases))
+        return tuple(out)
+
+    def literal_reads(self) -> tuple[LiteralRead, ...]:
+        """The literal paths the script reads (see :class:`LiteralRead`): the file of each input
+        redirection and the read paths (:meth:`_reads_of`, tests) that hold no value; words
+        bash expands (``"$IN"``, ``~/x``, a glob) and ``-`` (standard input) are left out."""
+        assert self.root is not None
+        out: list[LiteralRead] = []
+        bases = self._literal_bases()
+        for node in _walk(self.root):
+            found: tuple[str, list[tuple[Node, int]], list[Node]] | None = None
+            if node.type == "file_redirect":
+                operators = {c.type for c in node.children if not c.is_named}
+                source = node.child_by_field_name("destination")
+                if operators == {"<"} and source is not None:
+                    found = "an input redirection '<'", [(source, source.start_byte)], []
+            elif node.type == "command":
+                found = self._reads_of(node)
+            elif node.type == "test_command" and _first_token(node) == "[":
+                found = "[", self._test_paths(_test_words(node)), []
+            if found is None or found[2]:
+                continue  # git -C: its paths are relative to a directory followed only for values
+            program, paths, _ = found
+            for arg, start in paths:
+                text = None if self._value_in(arg) else _literal_word(arg, self.source)
+                if text is not None and start != arg.start_byte:
+                    text = text.split("=", 1)[1] if "=" in text else None
+                if text and text != "-":
+                    out.append(LiteralRead(program, node.start_point[0] + 1, text, bases))
         return tuple(out)
 
     def _literal_bases(self) -> tuple[str, ...]:

@@ -328,3 +328,46 @@ def test_programs_that_keep_links_as_links_inside_a_directory_still_run(cli, wor
     (work / "other").mkdir()
     diff = cli("diff -r --no-dereference -- {a} {b}", {"a": STRING, "b": STRING})
     assert MARKER not in outcome(diff, {"a": "sub", "b": "other"})
+
+
+def linked_out(new_driver, write_file, work: Path, reader: str) -> Any:
+    """A file with a tool that makes links and ``reader``, which reads a path it names itself;
+    after two checked calls of the first, ``in.txt`` leads to ``../outside/secret`` (each
+    target was inside when checked: ``x/../outside/secret`` while ``x`` did not exist, then
+    ``x`` -> ``.``)."""
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("read", {"cli": {"command": reader}}, {"text": STRING}),
+    ))
+    driver = new_driver(path, cli_cwd=work)
+    driver.call_tool("link", {"target": "x/../outside/secret", "name": "in.txt"})
+    driver.call_tool("link", {"target": ".", "name": "x"})
+    assert (work / "in.txt").resolve() == work.parent / "outside" / "secret"
+    return driver
+
+
+@pytest.mark.parametrize("reader", [
+    "cat in.txt",
+    "grep -- {text} in.txt",
+    "echo {text}; head -n 3 'in.txt'",
+    "cat < in.txt; echo {text}",
+    "[ -s in.txt ] && echo yes {text}",
+    "mkdir -p sub && cd sub && cat ../in.txt",
+])
+def test_a_path_the_command_reads_itself_cannot_follow_a_link_an_earlier_call_left_outside(
+    new_driver, write_file, work: Path, outside: Path, reader: str
+) -> None:
+    driver = linked_out(new_driver, write_file, work, reader)
+    with pytest.raises(PolicyDeniedError, match=r"in\.txt"):
+        driver.call_tool("read", {"text": "MARKER"})
+    assert MARKER not in outcome(driver, {"text": "MARKER"})
+
+
+def test_a_path_the_command_reads_itself_inside_or_outside_by_its_own_choice_still_runs(
+    cli, work: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "shared.txt").write_text("shared text\n")
+    (work / "alias.txt").symlink_to("notes.txt")
+    driver = cli(f"cat notes.txt alias.txt {tmp_path / 'shared.txt'}; echo {{text}}", {"text": STRING})
+    text = str(driver.call_tool("t", {"text": "done"}))
+    assert text.count("inside text") == 2 and "shared text" in text
