@@ -577,6 +577,8 @@ class CliInvoker:
             views = [view for view in _SYSTEM_VIEWS if _inside(real, [view]) or _inside(written, [view])]
             if (_inside(real, resolved) and _inside(written, given + resolved)
                     and (not views or (_inside(real, special) and _inside(written, special)))):
+                if program == "diff":
+                    self._check_entries(program, part, real, resolved, special)
                 continue
             allowed = " or ".join(repr(root) for root in roots[1:])
             where = (f"in {views[0]}, which holds the server's own environment, processes and devices, and no read "
@@ -590,6 +592,31 @@ class CliInvoker:
                 "cli_read_roots=['/srv/data'], on the command line -o cli_read_roots=/srv/data).",
                 tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
                                          "read_roots": list(self.options.read_roots)},
+            )
+
+    def _check_entries(self, program: str, path: str, real: str, resolved: list[str], special: list[str]) -> None:
+        """Refuse a directory ``program`` reads the entries of (``diff`` given a directory
+        compares the files of the same names inside it, following symlinks) when one of its
+        entries is a symlink leading outside ``resolved`` (the allowed roots, resolved), or into
+        ``/proc``, ``/sys`` or ``/dev`` outside ``special``. Nothing is checked for a file.
+
+        Raises:
+            PolicyDeniedError: naming the entry and where it leads.
+        """
+        if not os.path.isdir(real):
+            return
+        with os.scandir(real) as entries:
+            links = [entry.path for entry in entries if entry.is_symlink()]
+        for link in links:
+            target = os.path.realpath(link)
+            if _inside(target, resolved) and (not _inside(target, list(_SYSTEM_VIEWS)) or _inside(target, special)):
+                continue
+            raise PolicyDeniedError(
+                f"{self.tool}: {program} would read the files inside {path[:200]!r}, and "
+                f"{os.path.basename(link)[:80]!r} there is a symlink leading to {target[:200]!r}, outside the "
+                "command's working directory and the operator's directories; remove the link, or name files "
+                "rather than a directory.",
+                tool=self.tool, details={"path": path[:200], "link": link[:200], "resolved": target[:200]},
             )
 
     def _refuse_unchosen_home(self, program: str, path: str, cwd: str, verb: str = "write, replace or delete") -> None:
@@ -661,6 +688,8 @@ class CliInvoker:
         real = os.path.realpath(joined)
         special = [root for root in given + resolved if _inside(root, list(_SYSTEM_VIEWS))]
         if _inside(real, resolved) and (not _inside(real, list(_SYSTEM_VIEWS)) or _inside(real, special)):
+            if read.what == "diff":
+                self._check_entries(read.what, path, real, resolved, special)
             return
         raise PolicyDeniedError(
             f"{self.tool}: line {read.line}: {read.what} reads {path[:200]!r}, which a symlink now leads to "

@@ -371,3 +371,29 @@ def test_a_path_the_command_reads_itself_inside_or_outside_by_its_own_choice_sti
     driver = cli(f"cat notes.txt alias.txt {tmp_path / 'shared.txt'}; echo {{text}}", {"text": STRING})
     text = str(driver.call_tool("t", {"text": "done"}))
     assert text.count("inside text") == 2 and "shared text" in text
+
+
+@pytest.mark.parametrize(("command", "arguments"), [
+    ("diff -- {a} {b}", {"a": "left", "b": "right"}),
+    ("diff -- {a} left", {"a": "notes.txt"}),
+])
+def test_diff_of_a_directory_holding_a_link_outside_is_refused(
+    cli, work: Path, outside: Path, command: str, arguments: dict[str, str]
+) -> None:
+    (work / "left").mkdir()
+    (work / "right").mkdir()
+    (work / "left" / "notes.txt").symlink_to(outside / "secret")
+    (work / "right" / "notes.txt").write_text("other\n")
+    driver = cli(command, dict.fromkeys(arguments, STRING))
+    with pytest.raises(PolicyDeniedError, match="symlink"):
+        driver.call_tool("t", arguments)
+    assert MARKER not in outcome(driver, arguments)
+
+
+def test_diff_of_directories_whose_links_stay_inside_still_runs(cli, work: Path) -> None:
+    (work / "left").mkdir()
+    (work / "right").mkdir()
+    (work / "left" / "notes.txt").symlink_to(work / "notes.txt")
+    (work / "right" / "notes.txt").write_text("other\n")
+    text = outcome(cli("diff -- {a} {b}", {"a": STRING, "b": STRING}), {"a": "left", "b": "right"})
+    assert "inside text" in text and "other" in text
