@@ -537,6 +537,8 @@ class CliInvoker:
         given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots)]
         resolved = [os.path.realpath(root) for root in given]
         if _inside(real, resolved) and _inside(written, given + resolved):
+            if program == "cp":
+                self._check_tree(program, path, real, resolved)
             return
         allowed = " or ".join(repr(root) for root in (cwd, *self.options.write_roots))
         raise PolicyDeniedError(
@@ -593,6 +595,31 @@ class CliInvoker:
                 tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
                                          "read_roots": list(self.options.read_roots)},
             )
+
+    def _check_tree(self, program: str, path: str, real: str, resolved: list[str]) -> None:
+        """Refuse a directory ``program`` copies into (``cp -- a {dir}`` writes ``dir/a``,
+        following a symlink there; ``cp -r`` writes below it) when a symlink anywhere inside it
+        leads outside ``resolved`` (the allowed roots, resolved). Nothing is checked for a file.
+
+        Raises:
+            PolicyDeniedError: naming the link and where it leads.
+        """
+        if not os.path.isdir(real):
+            return
+        for folder, directories, files in os.walk(real):
+            for name in (*directories, *files):
+                link = os.path.join(folder, name)
+                if not os.path.islink(link):
+                    continue
+                target = os.path.realpath(link)
+                if _inside(target, resolved):
+                    continue
+                raise PolicyDeniedError(
+                    f"{self.tool}: {program} would write into {path[:200]!r}, and {os.path.relpath(link, real)[:120]!r} "
+                    f"there is a symlink leading to {target[:200]!r}, outside the command's working directory and "
+                    f"the operator's directories, which {program} would write through; remove the link.",
+                    tool=self.tool, details={"path": path[:200], "link": link[:200], "resolved": target[:200]},
+                )
 
     def _check_entries(self, program: str, path: str, real: str, resolved: list[str], special: list[str]) -> None:
         """Refuse a directory ``program`` reads the entries of (``diff`` given a directory
@@ -660,6 +687,8 @@ class CliInvoker:
             return
         real = os.path.realpath(joined)
         if _inside(real, resolved):
+            if write.what == "cp":
+                self._check_tree(write.what, path, real, resolved)
             return
         raise PolicyDeniedError(
             f"{self.tool}: line {write.line}: {write.what} writes to {path[:200]!r}, which a symlink now leads to "
