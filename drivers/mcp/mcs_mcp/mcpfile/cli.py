@@ -621,6 +621,36 @@ class CliInvoker:
                     tool=self.tool, details={"path": path[:200], "link": link[:200], "resolved": target[:200]},
                 )
 
+    def _check_matches(self, read: shell.LiteralRead, path: str, pattern: str, real: str,
+                       resolved: list[str], special: list[str]) -> None:
+        """Refuse a pattern the file reads (``*.txt``, ``logs/*/a.log``) when a symlink it may
+        match, at the depth of its components below ``path`` (any depth for ``**``), leads outside
+        ``resolved`` or into ``/proc``, ``/sys``, ``/dev`` outside ``special``. Every symlink at
+        those depths counts, matching or not: MCS does not evaluate bash's patterns.
+
+        Raises:
+            PolicyDeniedError: naming the pattern, the link and where it leads.
+        """
+        depth = None if "**" in pattern else len([part for part in pattern.split("/") if part])
+        top = real.rstrip("/").count("/")
+        for folder, directories, files in os.walk(real):
+            level = folder.rstrip("/").count("/") - top + 1
+            if depth is not None and level >= depth:
+                directories[:] = []
+            for name in (*directories, *files) if depth is None or level <= depth else ():
+                link = os.path.join(folder, name)
+                if not os.path.islink(link):
+                    continue
+                target = os.path.realpath(link)
+                if _inside(target, resolved) and (not _inside(target, list(_SYSTEM_VIEWS)) or _inside(target, special)):
+                    continue
+                raise PolicyDeniedError(
+                    f"{self.tool}: line {read.line}: {read.what} reads {os.path.join(path, pattern)[:200]!r}, and "
+                    f"{os.path.relpath(link, real)[:120]!r} there is a symlink leading to {target[:200]!r}, outside "
+                    "the command's working directory and the operator's directories; remove the link.",
+                    tool=self.tool, details={"path": path[:200], "link": link[:200], "resolved": target[:200]},
+                )
+
     def _check_entries(self, program: str, path: str, real: str, resolved: list[str], special: list[str]) -> None:
         """Refuse a directory ``program`` reads the entries of (``diff`` given a directory
         compares the files of the same names inside it, following symlinks) when one of its
@@ -709,16 +739,23 @@ class CliInvoker:
             PolicyDeniedError: naming the path, where it leads and the working directory.
         """
         cwd = self.options.cwd or os.getcwd()
-        joined = os.path.join(os.path.abspath(cwd), path)
         given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots, *self.options.read_roots)]
         resolved = [os.path.realpath(root) for root in given]
+        special = [root for root in given + resolved if _inside(root, list(_SYSTEM_VIEWS))]
+        pattern = ""
+        if read.glob:  # the directory before the first pattern character, and the components after it
+            head, _, _ = path.partition(next(c for c in path if c in "*?["))
+            path, pattern = (head.rsplit("/", 1)[0] or "/", path[len(head.rsplit("/", 1)[0]):]) if "/" in head \
+                else (".", path)
+        joined = os.path.join(os.path.abspath(cwd), path)
         if not _inside(os.path.normpath(joined), given + resolved):
             return
         real = os.path.realpath(joined)
-        special = [root for root in given + resolved if _inside(root, list(_SYSTEM_VIEWS))]
         if _inside(real, resolved) and (not _inside(real, list(_SYSTEM_VIEWS)) or _inside(real, special)):
             if read.what == "diff":
                 self._check_entries(read.what, path, real, resolved, special)
+            if pattern:
+                self._check_matches(read, path, pattern, real, resolved, special)
             return
         raise PolicyDeniedError(
             f"{self.tool}: line {read.line}: {read.what} reads {path[:200]!r}, which a symlink now leads to "

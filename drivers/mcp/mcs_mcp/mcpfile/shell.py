@@ -666,6 +666,9 @@ class LiteralRead:
     line: int
     path: str  # as the program reads it, quotes removed
     bases: tuple[str, ...] = ("",)
+    #: ``path`` is a pattern bash expands to the names it matches (``*.txt``): each symlink
+    #: it may match is checked
+    glob: bool = False
 
 
 class Refused(ConfigurationError):
@@ -1228,10 +1231,13 @@ class _Analysis:
             program, paths, _ = found
             for arg, start in paths:
                 text = None if self._value_in(arg) else _literal_word(arg, self.source)
+                pattern = text is None and not self._value_in(arg) and _plain_glob(arg, self.source)
+                if pattern:
+                    text = _text(arg, self.source)
                 if text is not None and start != arg.start_byte:
                     text = text.split("=", 1)[1] if "=" in text else None
                 if text and text != "-":
-                    out.append(LiteralRead(program, node.start_point[0] + 1, text, bases))
+                    out.append(LiteralRead(program, node.start_point[0] + 1, text, bases, pattern))
         return tuple(out)
 
     def _literal_bases(self) -> tuple[str, ...]:
@@ -2544,6 +2550,14 @@ def _field_children(node: Node, name: str) -> list[Node]:
 
 def _first_token(node: Node) -> str:
     return node.children[0].type if node.children else ""
+
+
+def _plain_glob(word: Node, source: bytes) -> bool:
+    """Whether ``word`` is an unquoted pathname pattern and nothing else bash expands
+    (``*.txt``, ``logs/?/a[0-9]``): no quotes, variables, substitutions, ``~``, braces or escapes."""
+    text = _text(word, source)
+    return (word.type == "word" and any(c in text for c in "*?[")
+            and not any(c in text for c in "\\$`{}'\"") and not text.startswith("~"))
 
 
 def _test_words(test: Node) -> list[Node]:

@@ -397,3 +397,26 @@ def test_diff_of_directories_whose_links_stay_inside_still_runs(cli, work: Path)
     (work / "right" / "notes.txt").write_text("other\n")
     text = outcome(cli("diff -- {a} {b}", {"a": STRING, "b": STRING}), {"a": "left", "b": "right"})
     assert "inside text" in text and "other" in text
+
+
+@pytest.mark.parametrize("reader", [
+    "cat *.txt; echo {text}",
+    "grep -- {text} ?n.txt",
+    "grep -h -- {text} */*.txt",
+])
+def test_a_pattern_the_command_reads_itself_cannot_match_a_link_an_earlier_call_left_outside(
+    new_driver, write_file, work: Path, outside: Path, reader: str
+) -> None:
+    (work / "logs").mkdir()
+    driver = linked_out(new_driver, write_file, work, reader)
+    (work / "logs" / "in.txt").symlink_to("../in.txt")
+    with pytest.raises(PolicyDeniedError, match="symlink"):
+        driver.call_tool("read", {"text": "MARKER"})
+    assert MARKER not in outcome(driver, {"text": "MARKER"})
+
+
+def test_a_pattern_the_command_reads_itself_matching_files_inside_still_runs(cli, work: Path) -> None:
+    (work / "more.txt").write_text("more text\n")
+    (work / "alias.txt").symlink_to("notes.txt")
+    text = str(cli("cat *.txt; echo {text}", {"text": STRING}).call_tool("t", {"text": "done"}))
+    assert "inside text" in text and "more text" in text
