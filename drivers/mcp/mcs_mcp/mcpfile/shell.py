@@ -778,6 +778,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     analysis = _Analysis(script, slots, trusted=trusted_programs)
     occurrences = analysis.run()
     reads = analysis.file_reads()
+    signalled = analysis.signal_targets()
     for index, occurrence in occurrences.items():
         if occurrence.context == "word" and index in analysis.single_slots():
             occurrences[index] = replace(occurrence, single=True)
@@ -788,7 +789,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
         tuple(analysis._writers()),
         tuple(analysis._config_readers()),
-        analysis.signal_targets(),
+        signalled,
         analysis.literal_writes(),
         frozenset(analysis.tainted),
         reads,
@@ -882,7 +883,7 @@ class _Analysis:
     word_starts: list[tuple[str, Node, Node]] = field(default_factory=list)
     #: the slots whose value starts such a word through a variable: checked at the call
     starts_through_variables: set[int] = field(default_factory=set)
-    #: the words a reading program takes as data (see :attr:`Occurrence.single`)
+    #: the words a reading program, a test or kill takes as data (see :attr:`Occurrence.single`)
     data_words: list[Node] = field(default_factory=list)
 
     def run(self) -> dict[int, Occurrence]:
@@ -1334,6 +1335,7 @@ class _Analysis:
             for arg, word in zip(args, words, strict=True):
                 if skip:
                     skip -= 1
+                    self.data_words.append(arg)  # a signal: a list's further items would be processes
                 elif not dashdash and word == "--":
                     dashdash = True
                 elif not dashdash and word.startswith("-") and len(word) > 1 and not self._value_in(arg):
