@@ -777,6 +777,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     """
     analysis = _Analysis(script, slots, trusted=trusted_programs)
     occurrences = analysis.run()
+    found_remotes = analysis.git_remotes(optional) if remotes else ()
     reads = analysis.file_reads()
     signalled = analysis.signal_targets()
     for index, occurrence in occurrences.items():
@@ -784,7 +785,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
             occurrences[index] = replace(occurrence, single=True)
     return Findings(
         occurrences,
-        analysis.git_remotes(optional) if remotes else (),
+        found_remotes,
         analysis.write_targets(),
         tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
         tuple(analysis._writers()),
@@ -883,7 +884,8 @@ class _Analysis:
     word_starts: list[tuple[str, Node, Node]] = field(default_factory=list)
     #: the slots whose value starts such a word through a variable: checked at the call
     starts_through_variables: set[int] = field(default_factory=set)
-    #: the words a reading program, a test or kill takes as data (see :attr:`Occurrence.single`)
+    #: the words a reading program, a test, kill or git's remote options take as data (see
+    #: :attr:`Occurrence.single`)
     data_words: list[Node] = field(default_factory=list)
 
     def run(self) -> dict[int, Occurrence]:
@@ -947,6 +949,7 @@ class _Analysis:
                         raise self._refuse(arg, label, f"is the value of git {subcommand} {expects}, another "
                                            "repository or URI git would read", f"write the {expects} value literally")
                     expects = None
+                    self.data_words.append(arg)  # a list's further items would be the repository
                     continue
                 if label and unknown is not None:
                     raise self._refuse(arg, label, f"comes after {unknown!r}, an option MCS does not know for git "
