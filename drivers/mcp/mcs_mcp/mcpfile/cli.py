@@ -1116,8 +1116,10 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
 
 def hardened_environment(base: Mapping[str, str], extra: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
     """``base`` with :data:`GIT_HARDENING` (and ``extra``) appended to any ``GIT_CONFIG_COUNT``
-    entries it has."""
+    entries it has, and without ``CDPATH``: with it, ``cd sub`` goes to a ``sub`` of a directory
+    it lists, not the one MCS checked a path from."""
     env = dict(base)
+    env.pop("CDPATH", None)
     try:
         count = max(int(env.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:

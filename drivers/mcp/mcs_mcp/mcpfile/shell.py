@@ -1401,6 +1401,8 @@ class _Analysis:
             args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
             if base == "popd" and not args:
                 continue  # back to a directory a cd or pushd chose, or the working directory
+            if may_set(self.script, "CDPATH"):  # cd would look for the directory there first
+                found.append(self._plain_directory(None, arg, program, self._shown(_text(node, self.source)), verb))
             found.append(self._plain_directory(args[0] if len(args) == 1 else None, arg, program,
                                                self._shown(_text(node, self.source)), verb))
         if not found:

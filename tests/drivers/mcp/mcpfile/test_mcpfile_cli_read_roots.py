@@ -420,3 +420,22 @@ def test_a_pattern_the_command_reads_itself_matching_files_inside_still_runs(cli
     (work / "alias.txt").symlink_to("notes.txt")
     text = str(cli("cat *.txt; echo {text}", {"text": STRING}).call_tool("t", {"text": "done"}))
     assert "inside text" in text and "more text" in text
+
+
+def test_cdpath_of_the_servers_environment_does_not_move_a_checked_cd(
+    cli, work: Path, outside: Path, monkeypatch
+) -> None:
+    (outside / "sub").mkdir()
+    (outside / "sub" / "notes.txt").write_text(f"{MARKER}\n")
+    (work / "sub").mkdir()
+    (work / "sub" / "notes.txt").write_text("inside sub\n")
+    monkeypatch.setenv("CDPATH", str(outside))
+    text = outcome(cli("cd sub && cat -- {file}", {"file": STRING}), {"file": "notes.txt"})
+    assert "inside sub" in text and MARKER not in text
+
+
+@pytest.mark.parametrize("command", ["CDPATH={root} cd sub && cat -- {{file}}",
+                                     "export CDPATH={root}; cd sub && cat -- {{file}}"])
+def test_a_script_that_sets_cdpath_cannot_have_a_cd_followed(cli, outside: Path, command: str) -> None:
+    with pytest.raises(ConfigurationError, match="changes directory"):
+        cli(command.format(root=outside), {"file": STRING})
