@@ -1104,6 +1104,9 @@ def _reference_text(context: str, start: int, count: int) -> str:
     return ref  # dq, heredoc, arith
 
 
+#: Environment variables that change where a cd goes or how a program reads its options, and
+#: so what MCS checks (see :func:`hardened_environment`).
+_MOVED_BY_ENVIRONMENT = ("CDPATH", "POSIXLY_CORRECT")
 #: git configuration every CLI command runs under, as ``git -c`` would give it (it outranks a
 #: repository's own config). A repository a value can bring in (a clone holding a bare
 #: repository, whose config git would obey on ``cd inner.git && git log``) runs nothing:
@@ -1116,10 +1119,12 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
 
 def hardened_environment(base: Mapping[str, str], extra: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
     """``base`` with :data:`GIT_HARDENING` (and ``extra``) appended to any ``GIT_CONFIG_COUNT``
-    entries it has, and without ``CDPATH``: with it, ``cd sub`` goes to a ``sub`` of a directory
-    it lists, not the one MCS checked a path from."""
+    entries it has, and without ``CDPATH`` (with it, ``cd sub`` goes to a ``sub`` of a directory
+    it lists, not the one MCS checked a path from) or ``POSIXLY_CORRECT`` (with it, an option
+    after an operand is an operand: ``head notes.txt -n {n}`` reads the file ``{n}`` names)."""
     env = dict(base)
-    env.pop("CDPATH", None)
+    for name in _MOVED_BY_ENVIRONMENT:
+        env.pop(name, None)
     try:
         count = max(int(env.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:

@@ -777,6 +777,12 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     """
     analysis = _Analysis(script, slots, trusted=trusted_programs)
     occurrences = analysis.run()
+    values = [spec for spec in slots.values() if not spec.trusted]
+    if (values and not any(spec.runs_as_code for spec in values)
+            and (may_set(script, "POSIXLY_CORRECT") or analysis.sets_posix_mode())):
+        raise Refused("the command sets POSIXLY_CORRECT (or posix mode, which set -a exports as it), which makes programs read an option written after an "
+                      "operand as an operand, so MCS cannot tell which words are files; a command that takes a "
+                      "model's value may not set it")
     found_remotes = analysis.git_remotes(optional) if remotes else ()
     reads = analysis.file_reads()
     signalled = analysis.signal_targets()
@@ -1080,6 +1086,14 @@ class _Analysis:
             else:
                 self.data_words.append(word)
         return out
+
+    def sets_posix_mode(self) -> bool:
+        """Whether a ``set`` or ``shopt`` of the script names ``posix`` (``set -o posix``): bash
+        then sets ``POSIXLY_CORRECT``, which ``set -a`` exports to every program."""
+        assert self.root is not None
+        return any(node.type == "command" and self._program(node).rsplit("/", 1)[-1] in ("set", "shopt")
+                   and any(_bare(a, self.source) == "posix" for a in _field_children(node, "argument"))
+                   for node in _walk(self.root))
 
     def single_slots(self) -> set[int]:
         """The slots written in a word a reading program takes as data (found by

@@ -439,3 +439,21 @@ def test_cdpath_of_the_servers_environment_does_not_move_a_checked_cd(
 def test_a_script_that_sets_cdpath_cannot_have_a_cd_followed(cli, outside: Path, command: str) -> None:
     with pytest.raises(ConfigurationError, match="changes directory"):
         cli(command.format(root=outside), {"file": STRING})
+
+
+def test_posixly_correct_of_the_servers_environment_does_not_turn_an_option_value_into_a_file(
+    cli, outside: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("POSIXLY_CORRECT", "1")
+    driver = cli("head notes.txt -n {count}", {"count": STRING})
+    arguments = {"count": str(outside / "secret")}
+    assert MARKER not in outcome(driver, arguments)
+    assert "inside text" in str(driver.call_tool("t", {"count": "1"}))
+
+
+@pytest.mark.parametrize("command", ["POSIXLY_CORRECT=1 head notes.txt -n {count}",
+                                     "export POSIXLY_CORRECT=y; head notes.txt -n {count}",
+                                     "set -a; set -o posix; head notes.txt -n {count}"])
+def test_a_script_that_sets_posixly_correct_takes_no_value(cli, command: str) -> None:
+    with pytest.raises(ConfigurationError, match="POSIXLY_CORRECT"):
+        cli(command, {"count": STRING})
