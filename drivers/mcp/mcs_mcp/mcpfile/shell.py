@@ -1143,8 +1143,6 @@ class _Analysis:
                     out.append((arg, arg.start_byte))
                 else:
                     self.data_words.append(arg)
-            elif rest_data:
-                continue
             elif not dashdash and word == "--":
                 dashdash = True
             elif not dashdash and word.startswith("--"):
@@ -1167,6 +1165,8 @@ class _Analysis:
             elif first:
                 first = False
                 self.data_words.append(arg)
+            elif rest_data:  # jq --args: operands are arguments; options after it are still options
+                continue
             elif spec.operands:
                 out.append((arg, arg.start_byte))
         return out

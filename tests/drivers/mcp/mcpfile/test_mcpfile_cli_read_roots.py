@@ -457,3 +457,18 @@ def test_posixly_correct_of_the_servers_environment_does_not_turn_an_option_valu
 def test_a_script_that_sets_posixly_correct_takes_no_value(cli, command: str) -> None:
     with pytest.raises(ConfigurationError, match="POSIXLY_CORRECT"):
         cli(command, {"count": STRING})
+
+
+@pytest.mark.parametrize("command", ["jq -n --args '$v' x --rawfile v {file}",
+                                     "jq -n --jsonargs '$v' 1 --slurpfile v {file}"])
+def test_a_jq_option_after_args_still_names_a_file_that_is_checked(cli, outside: Path, command: str) -> None:
+    driver = cli(command, {"file": STRING})
+    arguments = {"file": str(outside / "secret")}
+    with pytest.raises(PolicyDeniedError, match="cli_read_roots"):
+        driver.call_tool("t", arguments)
+    assert MARKER not in outcome(driver, arguments)
+
+
+def test_jq_positional_arguments_after_args_are_data(cli) -> None:
+    driver = cli("jq -n -r --args '$ARGS.positional | join(\",\")' {items}", {"items": LIST})
+    assert "/etc/passwd,b" in str(driver.call_tool("t", {"items": ["/etc/passwd", "b"]}))
