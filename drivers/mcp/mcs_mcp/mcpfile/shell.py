@@ -365,6 +365,9 @@ class _Reads:
     long: Mapping[str, tuple[bool, ...]] = field(default_factory=dict)
     data_after: frozenset[str] = frozenset()
     unknown_long_is_data: bool = False
+    #: long options of ``long`` whose value is optional: it is theirs only written
+    #: ``--name=value`` (``grep --color {f}``: ``{f}`` is a file)
+    optional: frozenset[str] = frozenset()
 
 
 def _long(data: str = "", paths: str = "") -> dict[str, tuple[bool, ...]]:
@@ -380,7 +383,8 @@ _GREP = _Reads(first_is_data=True, first_named_by=frozenset({"-e", "-f", "--rege
                       "f": True},
                long=_long("--regexp --after-context --before-context --context --max-count --devices "
                           "--directories --binary-files --label --include --exclude --exclude-dir --color "
-                          "--colour --group-separator", "--file --exclude-from"))
+                          "--colour --group-separator", "--file --exclude-from"),
+               optional=frozenset({"--color", "--colour"}))
 #: The listed programs that read files or directories an operand or an option names (or the
 #: file system's view of them: ``ls``, ``stat``, ``du``, ``df``, ``realpath``), and which of
 #: their words are such paths. A model's value in such a word is checked at each call to
@@ -406,13 +410,14 @@ READ_PATHS: dict[str, _Reads] = {
     "base64": _Reads(short={"w": False}, long=_long("--wrap")),
     "ls": _Reads(short={"I": False, "w": False, "T": False},
                  long=_long("--ignore --hide --width --tabsize --format --sort --time --time-style --block-size "
-                            "--color --indicator-style --quoting-style")),
+                            "--color --indicator-style --quoting-style"),
+                 optional=frozenset({"--color"})),
     "stat": _Reads(short={"c": False}, long=_long("--format --printf")),
     "du": _Reads(short={"B": False, "d": False, "t": False, "X": True},
                  long=_long("--block-size --max-depth --threshold --time-style --exclude --time",
-                            "--exclude-from --files0-from")),
+                            "--exclude-from --files0-from"), optional=frozenset({"--time"})),
     "df": _Reads(short={"B": False, "t": False, "x": False},
-                 long=_long("--block-size --type --exclude-type --output")),
+                 long=_long("--block-size --type --exclude-type --output"), optional=frozenset({"--output"})),
     "realpath": _Reads(long=_long(paths="--relative-to --relative-base")),
     "date": _Reads(operands=False, short={"d": False, "f": True, "r": True},
                    long=_long("--date --set", "--file --reference")),
@@ -423,7 +428,8 @@ READ_PATHS: dict[str, _Reads] = {
                               "--width --exclude --starting-file --tabsize --horizon-lines --line-format "
                               "--old-line-format --new-line-format --unchanged-line-format --old-group-format "
                               "--new-group-format --changed-group-format --unchanged-group-format --palette "
-                              "--color", "--from-file --to-file --exclude-from")),
+                              "--color", "--from-file --to-file --exclude-from"),
+                   optional=frozenset({"--color", "--context", "--unified"})),
     "cmp": _Reads(short={"i": False, "n": False}, long=_long("--ignore-initial --bytes")),
     "file": _Reads(short={"F": False, "e": False, "P": False, "m": True, "f": True},
                    long=_long("--separator --exclude --exclude-quiet --parameter", "--magic-file --files-from")),
@@ -1156,7 +1162,7 @@ class _Analysis:
                     else:
                         self.data_words.append(arg)
                     pending = list(roles[1:]) if roles else []
-                else:
+                elif name not in spec.optional:
                     pending = list(spec.long.get(name, ()))
             elif not dashdash and _cluster(word):
                 letters = self._short_letters(word, spec)

@@ -472,3 +472,28 @@ def test_a_jq_option_after_args_still_names_a_file_that_is_checked(cli, outside:
 def test_jq_positional_arguments_after_args_are_data(cli) -> None:
     driver = cli("jq -n -r --args '$ARGS.positional | join(\",\")' {items}", {"items": LIST})
     assert "/etc/passwd,b" in str(driver.call_tool("t", {"items": ["/etc/passwd", "b"]}))
+
+
+@pytest.mark.parametrize("command", [
+    "grep -e MARKER --color {path}",
+    "grep -e MARKER --colour {path}",
+    "diff --color {path} notes.txt",
+    "diff --unified {path} notes.txt",
+    "ls --color {path}",
+    "du -a --time {path}",
+    "df --output {path}",
+])
+def test_the_word_after_an_option_whose_value_is_optional_is_a_checked_path(
+    cli, outside: Path, command: str
+) -> None:
+    reads_files = command.startswith(("grep", "diff"))
+    arguments = {"path": str(outside / "secret") if reads_files else str(outside)}
+    driver = cli(command, {"path": STRING})
+    with pytest.raises(PolicyDeniedError, match="cli_read_roots"):
+        driver.call_tool("t", arguments)
+    assert MARKER not in outcome(driver, arguments)
+
+
+def test_an_optional_value_written_with_equals_is_data(cli) -> None:
+    driver = cli("grep --color=never -e {pattern} notes.txt", {"pattern": STRING})
+    assert "inside text" in str(driver.call_tool("t", {"pattern": "inside"}))
