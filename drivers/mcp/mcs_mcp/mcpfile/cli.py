@@ -234,6 +234,7 @@ class CliInvoker:
         reads: tuple[_Target, ...] = (),
         appended_reads: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
         literal_reads: tuple[shell.LiteralRead, ...] = (),
+        followers: tuple[shell.Unlisted, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -289,6 +290,10 @@ class CliInvoker:
         #: The paths the command itself names where it reads; each is checked at the call
         #: not to lead outside through a symlink (see :meth:`_check_literal_read`).
         self.literal_reads = literal_reads
+        #: The programs of the command that read past the paths MCS checks (``grep -R``,
+        #: ``wc --files0-from``); the loader refuses them when another command of the file
+        #: takes a model's values (it may leave the link or the list they follow).
+        self.followers = followers
 
     # ------------------------------------------------------------------ rendering
 
@@ -1317,6 +1322,7 @@ def compile_cli(
         reads=_targets(script, slotted, specs, findings.reads, where=where),
         appended_reads=tuple(appended_reads),
         literal_reads=findings.literal_reads,
+        followers=findings.followers,
     )
 
 

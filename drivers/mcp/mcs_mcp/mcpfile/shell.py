@@ -767,6 +767,10 @@ class Findings:
     reads: tuple[ReadTarget, ...] = ()
     #: the paths the script itself names where it reads (:class:`LiteralRead`)
     literal_reads: tuple[LiteralRead, ...] = ()
+    #: its programs that read past the paths MCS checks, whatever the command takes: the options
+    #: of :data:`_NAME_LISTS` and :data:`_LINK_FOLLOWERS` (``grep -R``); refused where the command
+    #: takes a model's value, and by the loader where another command of the file does
+    followers: tuple[Unlisted, ...] = ()
 
 
 def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -807,6 +811,7 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         frozenset(analysis.tainted),
         reads,
         analysis.literal_reads(),
+        analysis.followers(),
     )
 
 
@@ -1326,6 +1331,26 @@ class _Analysis:
                                "link inside leads (outside the working directory)",
                                "drop the option (grep -r, ls and du without -L, diff --no-dereference, cp -r "
                                "without -L keep links as links)")
+
+    def followers(self) -> tuple[Unlisted, ...]:
+        """The commands of the script that use an option of :data:`_NAME_LISTS` or
+        :data:`_LINK_FOLLOWERS` (``diff -r`` not with ``--no-dereference``), each as the program
+        and option (``grep -R``) and where it stands."""
+        assert self.root is not None
+        out: list[Unlisted] = []
+        for command in _walk(self.root):
+            if command.type != "command":
+                continue
+            base = _listed_name(self._shown(self._program(command))) or ""
+            words = [_bare(arg, self.source) for arg in _field_children(command, "argument")]
+            options = words[:words.index("--")] if "--" in words else words
+            option = self._option_in(options, _NAME_LISTS.get(base, ()))
+            follows = self._option_in(options, _LINK_FOLLOWERS.get(base, ()))
+            if follows and not (base == "diff" and "--no-dereference" in options):
+                option = option or follows
+            if option:
+                out.append(Unlisted(f"{base} {option}", self._where(command)))
+        return tuple(out)
 
     @staticmethod
     def _option_in(words: list[str], options: tuple[str, ...]) -> str:

@@ -79,10 +79,10 @@ def arguments_for(template: dict[str, str], path: str) -> dict[str, str]:
     return {key: value.replace("{path}", path) for key, value in template.items()}
 
 
-def outcome(driver: Any, arguments: dict[str, str]) -> str:
-    """The tool's result or error text, whichever the call gives."""
+def outcome(driver: Any, arguments: dict[str, Any], name: str = "t") -> str:
+    """The result or error text of tool ``name``, whichever the call gives."""
     try:
-        return str(driver.call_tool("t", arguments))
+        return str(driver.call_tool(name, arguments))
     except ToolCallError as exc:
         return f"{exc.message} {exc.details}"
 
@@ -360,7 +360,7 @@ def test_a_path_the_command_reads_itself_cannot_follow_a_link_an_earlier_call_le
     driver = linked_out(new_driver, write_file, work, reader)
     with pytest.raises(PolicyDeniedError, match=r"in\.txt"):
         driver.call_tool("read", {"text": "MARKER"})
-    assert MARKER not in outcome(driver, {"text": "MARKER"})
+    assert MARKER not in outcome(driver, {"text": "MARKER"}, "read")
 
 
 def test_a_path_the_command_reads_itself_inside_or_outside_by_its_own_choice_still_runs(
@@ -412,7 +412,7 @@ def test_a_pattern_the_command_reads_itself_cannot_match_a_link_an_earlier_call_
     (work / "logs" / "in.txt").symlink_to("../in.txt")
     with pytest.raises(PolicyDeniedError, match="symlink"):
         driver.call_tool("read", {"text": "MARKER"})
-    assert MARKER not in outcome(driver, {"text": "MARKER"})
+    assert MARKER not in outcome(driver, {"text": "MARKER"}, "read")
 
 
 def test_a_pattern_the_command_reads_itself_matching_files_inside_still_runs(cli, work: Path) -> None:
@@ -497,3 +497,28 @@ def test_the_word_after_an_option_whose_value_is_optional_is_a_checked_path(
 def test_an_optional_value_written_with_equals_is_data(cli) -> None:
     driver = cli("grep --color=never -e {pattern} notes.txt", {"pattern": STRING})
     assert "inside text" in str(driver.call_tool("t", {"pattern": "inside"}))
+
+
+@pytest.mark.parametrize("reader", ["grep -R MARKER .", "ls -LR .", "wc --files0-from=names"])
+def test_a_tool_that_reads_past_checked_paths_is_refused_beside_a_tool_that_takes_values(
+    new_driver, write_file, work: Path, outside: Path, reader: str
+) -> None:
+    (work / "names").write_bytes(b"in.txt\0")
+    path = write_file(mcp_file(
+        tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING}),
+        tool("read", {"cli": {"command": reader}}),
+    ))
+    with pytest.raises(ConfigurationError, match="reads past the paths MCS checks"):
+        driver = new_driver(path, cli_cwd=work)
+        driver.call_tool("link", {"target": "x/../outside/secret", "name": "in.txt"})
+        driver.call_tool("link", {"target": ".", "name": "x"})
+        text = outcome(driver, {}, "read")
+        assert MARKER not in text and "secret" not in text
+
+
+def test_a_tool_that_searches_without_following_links_still_loads_beside_one_that_takes_values(
+    new_driver, write_file, work: Path, outside: Path
+) -> None:
+    driver = linked_out(new_driver, write_file, work, "grep -r -h {text} .")
+    text = outcome(driver, {"text": "MARKER"}, "read")
+    assert MARKER not in text and "PolicyDenied" not in text
