@@ -766,7 +766,8 @@ class CliInvoker:
             f"{self.tool}: line {read.line}: {read.what} reads {path[:200]!r}, which a symlink now leads to "
             f"{real[:200]!r}, outside the command's working directory {cwd!r}"
             + (" and the operator's directories" if given[1:] else "")
-            + "; remove the link (a command that makes links lets a model choose where they lead).",
+            + "; remove the link (a command that makes links lets a model choose where they lead), or, if the "
+            "operator placed it, allow where it leads with the driver option cli_read_roots.",
             tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd},
         )
 

@@ -522,3 +522,11 @@ def test_a_tool_that_searches_without_following_links_still_loads_beside_one_tha
     driver = linked_out(new_driver, write_file, work, "grep -r -h {text} .")
     text = outcome(driver, {"text": "MARKER"}, "read")
     assert MARKER not in text and "PolicyDenied" not in text
+
+
+def test_a_link_the_operator_placed_is_read_once_its_target_is_a_read_root(cli, work: Path, outside: Path) -> None:
+    (work / "config.txt").symlink_to(outside / "secret")
+    with pytest.raises(PolicyDeniedError, match="cli_read_roots"):
+        cli("cat config.txt; echo {text}", {"text": STRING}).call_tool("t", {"text": "x"})
+    allowed = cli("cat config.txt; echo {text}", {"text": STRING}, cli_read_roots=[str(outside)])
+    assert MARKER in str(allowed.call_tool("t", {"text": "x"}))
