@@ -233,6 +233,8 @@ class CliInvoker:
         literal_writes: tuple[shell.LiteralWrite, ...] = (),
         reads: tuple[_Target, ...] = (),
         appended_reads: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+        literal_reads: tuple[shell.LiteralRead, ...] = (),
+        followers: tuple[shell.Unlisted, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -285,6 +287,13 @@ class CliInvoker:
         #: ``(property, program, bases)``: a property no placeholder uses whose appended
         #: ``--property=value`` names a path the command's last program reads.
         self.appended_reads = appended_reads
+        #: The paths the command itself names where it reads; each is checked at the call
+        #: not to lead outside through a symlink (see :meth:`_check_literal_read`).
+        self.literal_reads = literal_reads
+        #: The programs of the command that read past the paths MCS checks (``grep -R``,
+        #: ``wc --files0-from``); the loader refuses them when another command of the file
+        #: takes a model's values (it may leave the link or the list they follow).
+        self.followers = followers
 
     # ------------------------------------------------------------------ rendering
 
@@ -349,6 +358,9 @@ class CliInvoker:
         for write in self.literal_writes:
             for base in write.bases:
                 self._check_literal_write(write, os.path.join(base, write.path))
+        for read in self.literal_reads:
+            for base in read.bases:
+                self._check_literal_read(read, os.path.join(base, read.path))
         for operand in self.signalled:
             texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
             if valued:
@@ -530,6 +542,8 @@ class CliInvoker:
         given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots)]
         resolved = [os.path.realpath(root) for root in given]
         if _inside(real, resolved) and _inside(written, given + resolved):
+            if program == "cp":
+                self._check_tree(program, path, real, resolved)
             return
         allowed = " or ".join(repr(root) for root in (cwd, *self.options.write_roots))
         raise PolicyDeniedError(
@@ -570,6 +584,8 @@ class CliInvoker:
             views = [view for view in _SYSTEM_VIEWS if _inside(real, [view]) or _inside(written, [view])]
             if (_inside(real, resolved) and _inside(written, given + resolved)
                     and (not views or (_inside(real, special) and _inside(written, special)))):
+                if program == "diff":
+                    self._check_entries(program, part, real, resolved, special)
                 continue
             allowed = " or ".join(repr(root) for root in roots[1:])
             where = (f"in {views[0]}, which holds the server's own environment, processes and devices, and no read "
@@ -583,6 +599,86 @@ class CliInvoker:
                 "cli_read_roots=['/srv/data'], on the command line -o cli_read_roots=/srv/data).",
                 tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd,
                                          "read_roots": list(self.options.read_roots)},
+            )
+
+    def _check_tree(self, program: str, path: str, real: str, resolved: list[str]) -> None:
+        """Refuse a directory ``program`` copies into (``cp -- a {dir}`` writes ``dir/a``,
+        following a symlink there; ``cp -r`` writes below it) when a symlink anywhere inside it
+        leads outside ``resolved`` (the allowed roots, resolved). Nothing is checked for a file.
+
+        Raises:
+            PolicyDeniedError: naming the link and where it leads.
+        """
+        if not os.path.isdir(real):
+            return
+        for folder, directories, files in os.walk(real):
+            for name in (*directories, *files):
+                link = os.path.join(folder, name)
+                if not os.path.islink(link):
+                    continue
+                target = os.path.realpath(link)
+                if _inside(target, resolved):
+                    continue
+                raise PolicyDeniedError(
+                    f"{self.tool}: {program} would write into {path[:200]!r}, and {os.path.relpath(link, real)[:120]!r} "
+                    f"there is a symlink leading to {target[:200]!r}, outside the command's working directory and "
+                    f"the operator's directories, which {program} would write through; remove the link.",
+                    tool=self.tool, details={"path": path[:200], "link": link[:200], "resolved": target[:200]},
+                )
+
+    def _check_matches(self, read: shell.LiteralRead, path: str, pattern: str, real: str,
+                       resolved: list[str], special: list[str]) -> None:
+        """Refuse a pattern the file reads (``*.txt``, ``logs/*/a.log``) when a symlink it may
+        match, at the depth of its components below ``path`` (any depth for ``**``), leads outside
+        ``resolved`` or into ``/proc``, ``/sys``, ``/dev`` outside ``special``. Every symlink at
+        those depths counts, matching or not: MCS does not evaluate bash's patterns.
+
+        Raises:
+            PolicyDeniedError: naming the pattern, the link and where it leads.
+        """
+        depth = None if "**" in pattern else len([part for part in pattern.split("/") if part])
+        top = real.rstrip("/").count("/")
+        for folder, directories, files in os.walk(real):
+            level = folder.rstrip("/").count("/") - top + 1
+            if depth is not None and level >= depth:
+                directories[:] = []
+            for name in (*directories, *files) if depth is None or level <= depth else ():
+                link = os.path.join(folder, name)
+                if not os.path.islink(link):
+                    continue
+                target = os.path.realpath(link)
+                if _inside(target, resolved) and (not _inside(target, list(_SYSTEM_VIEWS)) or _inside(target, special)):
+                    continue
+                raise PolicyDeniedError(
+                    f"{self.tool}: line {read.line}: {read.what} reads {os.path.join(path, pattern)[:200]!r}, and "
+                    f"{os.path.relpath(link, real)[:120]!r} there is a symlink leading to {target[:200]!r}, outside "
+                    "the command's working directory and the operator's directories; remove the link.",
+                    tool=self.tool, details={"path": path[:200], "link": link[:200], "resolved": target[:200]},
+                )
+
+    def _check_entries(self, program: str, path: str, real: str, resolved: list[str], special: list[str]) -> None:
+        """Refuse a directory ``program`` reads the entries of (``diff`` given a directory
+        compares the files of the same names inside it, following symlinks) when one of its
+        entries is a symlink leading outside ``resolved`` (the allowed roots, resolved), or into
+        ``/proc``, ``/sys`` or ``/dev`` outside ``special``. Nothing is checked for a file.
+
+        Raises:
+            PolicyDeniedError: naming the entry and where it leads.
+        """
+        if not os.path.isdir(real):
+            return
+        with os.scandir(real) as entries:
+            links = [entry.path for entry in entries if entry.is_symlink()]
+        for link in links:
+            target = os.path.realpath(link)
+            if _inside(target, resolved) and (not _inside(target, list(_SYSTEM_VIEWS)) or _inside(target, special)):
+                continue
+            raise PolicyDeniedError(
+                f"{self.tool}: {program} would read the files inside {path[:200]!r}, and "
+                f"{os.path.basename(link)[:80]!r} there is a symlink leading to {target[:200]!r}, outside the "
+                "command's working directory and the operator's directories; remove the link, or name files "
+                "rather than a directory.",
+                tool=self.tool, details={"path": path[:200], "link": link[:200], "resolved": target[:200]},
             )
 
     def _refuse_unchosen_home(self, program: str, path: str, cwd: str, verb: str = "write, replace or delete") -> None:
@@ -626,12 +722,52 @@ class CliInvoker:
             return
         real = os.path.realpath(joined)
         if _inside(real, resolved):
+            if write.what == "cp":
+                self._check_tree(write.what, path, real, resolved)
             return
         raise PolicyDeniedError(
             f"{self.tool}: line {write.line}: {write.what} writes to {path[:200]!r}, which a symlink now leads to "
             f"{real[:200]!r}, outside the command's working directory {cwd!r}"
             + (" and the operator's directories" if self.options.write_roots else "")
             + "; remove the link (a command that makes links lets a model choose where they lead).",
+            tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd},
+        )
+
+    def _check_literal_read(self, read: shell.LiteralRead, path: str) -> None:
+        """Refuse a path the command itself names where it reads (``cat notes.txt``) when, as
+        written, it is inside the working directory or one of the operator's ``write_roots`` or
+        ``read_roots`` but resolves (symlinks followed) outside them, or into ``/proc``, ``/sys``
+        or ``/dev`` where no read root is: a link an earlier call made there. A path the file
+        reads outside them (``cat /etc/hosts``) is the file's own choice and not checked.
+
+        Raises:
+            PolicyDeniedError: naming the path, where it leads and the working directory.
+        """
+        cwd = self.options.cwd or os.getcwd()
+        given = [os.path.abspath(root) for root in (cwd, *self.options.write_roots, *self.options.read_roots)]
+        resolved = [os.path.realpath(root) for root in given]
+        special = [root for root in given + resolved if _inside(root, list(_SYSTEM_VIEWS))]
+        pattern = ""
+        if read.glob:  # the directory before the first pattern character, and the components after it
+            head, _, _ = path.partition(next(c for c in path if c in "*?["))
+            path, pattern = (head.rsplit("/", 1)[0] or "/", path[len(head.rsplit("/", 1)[0]):]) if "/" in head \
+                else (".", path)
+        joined = os.path.join(os.path.abspath(cwd), path)
+        if not _inside(os.path.normpath(joined), given + resolved):
+            return
+        real = os.path.realpath(joined)
+        if _inside(real, resolved) and (not _inside(real, list(_SYSTEM_VIEWS)) or _inside(real, special)):
+            if read.what == "diff":
+                self._check_entries(read.what, path, real, resolved, special)
+            if pattern:
+                self._check_matches(read, path, pattern, real, resolved, special)
+            return
+        raise PolicyDeniedError(
+            f"{self.tool}: line {read.line}: {read.what} reads {path[:200]!r}, which a symlink now leads to "
+            f"{real[:200]!r}, outside the command's working directory {cwd!r}"
+            + (" and the operator's directories" if given[1:] else "")
+            + "; remove the link (a command that makes links lets a model choose where they lead), or, if the "
+            "operator placed it, allow where it leads with the driver option cli_read_roots.",
             tool=self.tool, details={"path": path[:200], "resolved": real[:200], "cwd": cwd},
         )
 
@@ -667,6 +803,13 @@ class CliInvoker:
         items = [v for v in value if v is not None] if isinstance(value, list) else [value]
         if context == "word":
             words = [format_scalar(item) for item in items]
+            if occurrence.single and len(words) > 1:
+                raise InvalidInputError(
+                    f"Invalid arguments for {self.tool}: {label} is data the program reads (a pattern, a count, "
+                    "a value), one word only; a list would make each further item an operand of its own, such as "
+                    "a file to read. Pass one value.",
+                    tool=self.tool, details={"fields": [part.name]},
+                )
         else:
             words = [" ".join(format_scalar(item) for item in items)]
         for index, word in enumerate(words):
@@ -967,6 +1110,9 @@ def _reference_text(context: str, start: int, count: int) -> str:
     return ref  # dq, heredoc, arith
 
 
+#: Environment variables that change where a cd goes or how a program reads its options, and
+#: so what MCS checks (see :func:`hardened_environment`).
+_MOVED_BY_ENVIRONMENT = ("CDPATH", "POSIXLY_CORRECT")
 #: git configuration every CLI command runs under, as ``git -c`` would give it (it outranks a
 #: repository's own config). A repository a value can bring in (a clone holding a bare
 #: repository, whose config git would obey on ``cd inner.git && git log``) runs nothing:
@@ -979,8 +1125,12 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
 
 def hardened_environment(base: Mapping[str, str], extra: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
     """``base`` with :data:`GIT_HARDENING` (and ``extra``) appended to any ``GIT_CONFIG_COUNT``
-    entries it has."""
+    entries it has, and without ``CDPATH`` (with it, ``cd sub`` goes to a ``sub`` of a directory
+    it lists, not the one MCS checked a path from) or ``POSIXLY_CORRECT`` (with it, an option
+    after an operand is an operand: ``head notes.txt -n {n}`` reads the file ``{n}`` names)."""
     env = dict(base)
+    for name in _MOVED_BY_ENVIRONMENT:
+        env.pop(name, None)
     try:
         count = max(int(env.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:
@@ -1172,6 +1322,8 @@ def compile_cli(
         literal_writes=findings.literal_writes,
         reads=_targets(script, slotted, specs, findings.reads, where=where),
         appended_reads=tuple(appended_reads),
+        literal_reads=findings.literal_reads,
+        followers=findings.followers,
     )
 
 

@@ -612,6 +612,33 @@ def _check_shared_directory(path: Path, primitives: list[Primitive], cli: CliOpt
             f"{_label(taker)} does not lift this (it vouches for that argument, not for another tool)"
         )
     _check_configuration_readers(path, commands, cli)
+    _check_followers(path, commands)
+
+
+def _check_followers(path: Path, commands: list[tuple[Primitive, CliInvoker]]) -> None:
+    """The programs that read past the paths MCS checks (``grep -R`` follows the symlinks inside
+    a directory, ``wc --files0-from=list`` reads the files a list names) are refused in a command
+    that takes a model's value (see :mod:`.shell`), and here in any command of a file where
+    another command takes one: that command can leave the link (``ln -s``, ``cp -r``) or write
+    the list.
+
+    Raises:
+        ConfigurationError: naming the command, the line, the option and the command that
+            takes the values.
+    """
+    for primitive, invoker in commands:
+        if not invoker.followers:
+            continue
+        taker = next((p for p, other in commands if p is not primitive and other.takes_values), None)
+        if taker is None:
+            continue
+        first = invoker.followers[0]
+        raise ConfigurationError(
+            f"{path}: {_label(primitive)}: {first.where}: {first.program} reads past the paths MCS checks (the "
+            f"symlinks inside a directory, the files a list names), and {_label(taker)} of this file takes the "
+            "model's values and can leave such a link or list in the same directory. Drop the option (grep -r, "
+            "ls and du without -L, diff --no-dereference, files as operands)"
+        )
 
 
 def _trust_option(cli: CliOptions, name: str) -> str:

@@ -79,7 +79,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
@@ -365,6 +365,9 @@ class _Reads:
     long: Mapping[str, tuple[bool, ...]] = field(default_factory=dict)
     data_after: frozenset[str] = frozenset()
     unknown_long_is_data: bool = False
+    #: long options of ``long`` whose value is optional: it is theirs only written
+    #: ``--name=value`` (``grep --color {f}``: ``{f}`` is a file)
+    optional: frozenset[str] = frozenset()
 
 
 def _long(data: str = "", paths: str = "") -> dict[str, tuple[bool, ...]]:
@@ -380,7 +383,8 @@ _GREP = _Reads(first_is_data=True, first_named_by=frozenset({"-e", "-f", "--rege
                       "f": True},
                long=_long("--regexp --after-context --before-context --context --max-count --devices "
                           "--directories --binary-files --label --include --exclude --exclude-dir --color "
-                          "--colour --group-separator", "--file --exclude-from"))
+                          "--colour --group-separator", "--file --exclude-from"),
+               optional=frozenset({"--color", "--colour"}))
 #: The listed programs that read files or directories an operand or an option names (or the
 #: file system's view of them: ``ls``, ``stat``, ``du``, ``df``, ``realpath``), and which of
 #: their words are such paths. A model's value in such a word is checked at each call to
@@ -406,13 +410,14 @@ READ_PATHS: dict[str, _Reads] = {
     "base64": _Reads(short={"w": False}, long=_long("--wrap")),
     "ls": _Reads(short={"I": False, "w": False, "T": False},
                  long=_long("--ignore --hide --width --tabsize --format --sort --time --time-style --block-size "
-                            "--color --indicator-style --quoting-style")),
+                            "--color --indicator-style --quoting-style"),
+                 optional=frozenset({"--color"})),
     "stat": _Reads(short={"c": False}, long=_long("--format --printf")),
     "du": _Reads(short={"B": False, "d": False, "t": False, "X": True},
                  long=_long("--block-size --max-depth --threshold --time-style --exclude --time",
-                            "--exclude-from --files0-from")),
+                            "--exclude-from --files0-from"), optional=frozenset({"--time"})),
     "df": _Reads(short={"B": False, "t": False, "x": False},
-                 long=_long("--block-size --type --exclude-type --output")),
+                 long=_long("--block-size --type --exclude-type --output"), optional=frozenset({"--output"})),
     "realpath": _Reads(long=_long(paths="--relative-to --relative-base")),
     "date": _Reads(operands=False, short={"d": False, "f": True, "r": True},
                    long=_long("--date --set", "--file --reference")),
@@ -423,7 +428,8 @@ READ_PATHS: dict[str, _Reads] = {
                               "--width --exclude --starting-file --tabsize --horizon-lines --line-format "
                               "--old-line-format --new-line-format --unchanged-line-format --old-group-format "
                               "--new-group-format --changed-group-format --unchanged-group-format --palette "
-                              "--color", "--from-file --to-file --exclude-from")),
+                              "--color", "--from-file --to-file --exclude-from"),
+                   optional=frozenset({"--color", "--context", "--unified"})),
     "cmp": _Reads(short={"i": False, "n": False}, long=_long("--ignore-initial --bytes")),
     "file": _Reads(short={"F": False, "e": False, "P": False, "m": True, "f": True},
                    long=_long("--separator --exclude --exclude-quiet --parameter", "--magic-file --files-from")),
@@ -456,6 +462,24 @@ _GIT_READS: dict[str, _Reads] = {
 _GIT_READS_DEFAULT = _Reads(operands=False, unknown_long_is_data=True, long=_long(paths="--pathspec-from-file"))
 
 
+#: Options that make a listed program read the files named inside another file (or its input).
+_NAME_LISTS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("wc", "du", "sort"), ("--files0-from",)),
+    "file": ("-f", "--files-from"),
+    **dict.fromkeys(("md5sum", "sha1sum", "sha256sum"), ("-c", "--check")),
+}
+#: Options that make a listed program follow the symlinks it finds below the paths it is given
+#: (grep -r, ls, du and cp -r keep them as links; GNU diff -r follows them unless --no-dereference).
+_LINK_FOLLOWERS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("grep", "egrep", "fgrep"), ("-R", "--dereference-recursive")),
+    **dict.fromkeys(("ls", "du", "cp"), ("-L", "--dereference")),
+    "diff": ("-r", "--recursive"),
+}
+#: test's unary operators that look at a file (``-a`` alone is one; between two tests it is "and").
+_FILE_TESTS = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-u", "-w", "-x",
+                         "-G", "-L", "-N", "-O", "-S"})
+#: test's binary operators that compare two files.
+_FILE_COMPARISONS = frozenset({"-nt", "-ot", "-ef"})
 #: GNU sort's short options that take a value (``-o`` the output file).
 _SORT_VALUED = frozenset("koSTt")
 #: kill's options whose value is the next word (a signal, or sigqueue's value), not a process.
@@ -556,6 +580,10 @@ class Occurrence:
     context: Context
     word_start: bool = False  # it starts an argument word: a leading '-' would be an option
     after_double_dash: bool = False  # a literal "--" came earlier among the same arguments
+    #: the value must stay one word: it is data a program reads (grep's pattern, ``head -n``'s
+    #: count, ``jq --arg``'s value), and each further item of a list would be an operand of its
+    #: own, a file no check saw (``grep -- {p} f`` with two items) or jq's filter
+    single: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -631,6 +659,22 @@ class LiteralWrite:
     line: int
     path: str  # as the program reads it, quotes removed
     bases: tuple[str, ...] = ("",)
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralRead:
+    """A path the file itself names where a listed program reads (``cat notes.txt``, ``< data.json``,
+    ``grep -- {p} notes.txt``, ``[ -e done ]``): no value chooses it, but a symlink an earlier
+    call left there can lead it elsewhere, so the caller checks where it leads at each call, as
+    for a :class:`LiteralWrite`."""
+
+    what: str  # "cat", "an input redirection '<'"
+    line: int
+    path: str  # as the program reads it, quotes removed
+    bases: tuple[str, ...] = ("",)
+    #: ``path`` is a pattern bash expands to the names it matches (``*.txt``): each symlink
+    #: it may match is checked
+    glob: bool = False
 
 
 class Refused(ConfigurationError):
@@ -721,6 +765,12 @@ class Findings:
     assigned: frozenset[str] = frozenset()
     #: the commands that read where a value may say (:class:`ReadTarget`)
     reads: tuple[ReadTarget, ...] = ()
+    #: the paths the script itself names where it reads (:class:`LiteralRead`)
+    literal_reads: tuple[LiteralRead, ...] = ()
+    #: its programs that read past the paths MCS checks, whatever the command takes: the options
+    #: of :data:`_NAME_LISTS` and :data:`_LINK_FOLLOWERS` (``grep -R``); refused where the command
+    #: takes a model's value, and by the loader where another command of the file does
+    followers: tuple[Unlisted, ...] = ()
 
 
 def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -737,17 +787,31 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
     """
     analysis = _Analysis(script, slots, trusted=trusted_programs)
     occurrences = analysis.run()
+    values = [spec for spec in slots.values() if not spec.trusted]
+    if (values and not any(spec.runs_as_code for spec in values)
+            and (may_set(script, "POSIXLY_CORRECT") or analysis.sets_posix_mode())):
+        raise Refused("the command sets POSIXLY_CORRECT (or posix mode, which set -a exports as it), which makes programs read an option written after an "
+                      "operand as an operand, so MCS cannot tell which words are files; a command that takes a "
+                      "model's value may not set it")
+    found_remotes = analysis.git_remotes(optional) if remotes else ()
+    reads = analysis.file_reads()
+    signalled = analysis.signal_targets()
+    for index, occurrence in occurrences.items():
+        if occurrence.context == "word" and index in analysis.single_slots():
+            occurrences[index] = replace(occurrence, single=True)
     return Findings(
         occurrences,
-        analysis.git_remotes(optional) if remotes else (),
+        found_remotes,
         analysis.write_targets(),
         tuple(Unlisted(name, analysis._where(node)) for node, name in analysis._unlisted()),
         tuple(analysis._writers()),
         tuple(analysis._config_readers()),
-        analysis.signal_targets(),
+        signalled,
         analysis.literal_writes(),
         frozenset(analysis.tainted),
-        analysis.file_reads(),
+        reads,
+        analysis.literal_reads(),
+        analysis.followers(),
     )
 
 
@@ -837,6 +901,9 @@ class _Analysis:
     word_starts: list[tuple[str, Node, Node]] = field(default_factory=list)
     #: the slots whose value starts such a word through a variable: checked at the call
     starts_through_variables: set[int] = field(default_factory=set)
+    #: the words a reading program, a test, kill or git's remote options take as data (see
+    #: :attr:`Occurrence.single`)
+    data_words: list[Node] = field(default_factory=list)
 
     def run(self) -> dict[int, Occurrence]:
         self.source = self.script.encode()
@@ -899,6 +966,7 @@ class _Analysis:
                         raise self._refuse(arg, label, f"is the value of git {subcommand} {expects}, another "
                                            "repository or URI git would read", f"write the {expects} value literally")
                     expects = None
+                    self.data_words.append(arg)  # a list's further items would be the repository
                     continue
                 if label and unknown is not None:
                     raise self._refuse(arg, label, f"comes after {unknown!r}, an option MCS does not know for git "
@@ -940,6 +1008,7 @@ class _Analysis:
             if command.type != "command":
                 continue
             self._no_magic_compile(command)
+            self._no_name_lists(command)
             found = self._targets_of(command)
             if found is None:
                 continue
@@ -987,6 +1056,8 @@ class _Analysis:
                     command = node.parent or node
             elif node.type == "command":
                 found = self._reads_of(node)
+            elif node.type == "test_command" and _first_token(node) == "[":
+                found = "[", self._test_paths(_test_words(node)), []
             if found is None:
                 continue
             program, paths, moves = found
@@ -1010,6 +1081,40 @@ class _Analysis:
                                   tuple((start, arg.end_byte) for arg, start in held), bases))
         return tuple(out)
 
+    def _test_paths(self, words: list[Node]) -> list[tuple[Node, int]]:
+        """The words of a test (``test``, ``[ ... ]``) that name a file it looks at: the operand
+        of a file test (``-e {path}``; ``-a`` counted as one) and both sides of ``-nt``, ``-ot``,
+        ``-ef``; every word after a literal ``--`` (after which a value may look like an
+        operator). The others are strings or numbers, data (``-n {x}``, ``{a} = {b}``)."""
+        texts = [_bare(word, self.source) for word in words]
+        out: list[tuple[Node, int]] = []
+        for index, word in enumerate(words):
+            before = texts[index - 1] if index else ""
+            after = texts[index + 1] if index + 1 < len(texts) else ""
+            if (before in _FILE_TESTS or before in _FILE_COMPARISONS or after in _FILE_COMPARISONS
+                    or "--" in texts[:index]):
+                out.append((word, word.start_byte))
+            else:
+                self.data_words.append(word)
+        return out
+
+    def sets_posix_mode(self) -> bool:
+        """Whether a ``set`` or ``shopt`` of the script names ``posix`` (``set -o posix``): bash
+        then sets ``POSIXLY_CORRECT``, which ``set -a`` exports to every program."""
+        assert self.root is not None
+        return any(node.type == "command" and self._program(node).rsplit("/", 1)[-1] in ("set", "shopt")
+                   and any(_bare(a, self.source) == "posix" for a in _field_children(node, "argument"))
+                   for node in _walk(self.root))
+
+    def single_slots(self) -> set[int]:
+        """The slots written in a word a reading program takes as data (found by
+        :meth:`file_reads`): a list there must be one item (see :attr:`Occurrence.single`)."""
+        out: set[int] = set()
+        for word in self.data_words:
+            for match in SENTINEL_WORD.finditer(self.source[word.start_byte:word.end_byte]):
+                out.add(int(match.group(1)))
+        return out
+
     def _reads_of(self, command: Node) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
         """For a listed program that reads files: its name as shown, the words that may name
         a path it reads (each with the byte where the path starts), and the words naming the
@@ -1017,6 +1122,8 @@ class _Analysis:
         base = _listed_name(self._shown(self._program(command)))
         args = _field_children(command, "argument")
         words = [_bare(a, self.source) for a in args]
+        if base in ("test", "["):
+            return base, self._test_paths(args), []
         if base != "git":
             spec = READ_PATHS.get(base or "")
             return None if spec is None else (base or "", self._read_paths(args, words, spec), [])
@@ -1045,8 +1152,8 @@ class _Analysis:
             if pending:
                 if pending.pop(0):
                     out.append((arg, arg.start_byte))
-            elif rest_data:
-                continue
+                else:
+                    self.data_words.append(arg)
             elif not dashdash and word == "--":
                 dashdash = True
             elif not dashdash and word.startswith("--"):
@@ -1057,8 +1164,10 @@ class _Analysis:
                     roles = spec.long.get(name)
                     if (roles[0] if roles else not spec.unknown_long_is_data):
                         out.append(self._after_equals(arg))
+                    else:
+                        self.data_words.append(arg)
                     pending = list(roles[1:]) if roles else []
-                else:
+                elif name not in spec.optional:
                     pending = list(spec.long.get(name, ()))
             elif not dashdash and _cluster(word):
                 letters = self._short_letters(word, spec)
@@ -1066,6 +1175,9 @@ class _Analysis:
                     pending = [spec.short[letters[-1]]]
             elif first:
                 first = False
+                self.data_words.append(arg)
+            elif rest_data:  # jq --args: operands are arguments; options after it are still options
+                continue
             elif spec.operands:
                 out.append((arg, arg.start_byte))
         return out
@@ -1125,6 +1237,38 @@ class _Analysis:
                         out.append(LiteralWrite(program, node.start_point[0] + 1, text, bases))
         return tuple(out)
 
+    def literal_reads(self) -> tuple[LiteralRead, ...]:
+        """The literal paths the script reads (see :class:`LiteralRead`): the file of each input
+        redirection and the read paths (:meth:`_reads_of`, tests) that hold no value; words
+        bash expands (``"$IN"``, ``~/x``, a glob) and ``-`` (standard input) are left out."""
+        assert self.root is not None
+        out: list[LiteralRead] = []
+        bases = self._literal_bases()
+        for node in _walk(self.root):
+            found: tuple[str, list[tuple[Node, int]], list[Node]] | None = None
+            if node.type == "file_redirect":
+                operators = {c.type for c in node.children if not c.is_named}
+                source = node.child_by_field_name("destination")
+                if operators == {"<"} and source is not None:
+                    found = "an input redirection '<'", [(source, source.start_byte)], []
+            elif node.type == "command":
+                found = self._reads_of(node)
+            elif node.type == "test_command" and _first_token(node) == "[":
+                found = "[", self._test_paths(_test_words(node)), []
+            if found is None or found[2]:
+                continue  # git -C: its paths are relative to a directory followed only for values
+            program, paths, _ = found
+            for arg, start in paths:
+                text = None if self._value_in(arg) else _literal_word(arg, self.source)
+                pattern = text is None and not self._value_in(arg) and _plain_glob(arg, self.source)
+                if pattern:
+                    text = _text(arg, self.source)
+                if text is not None and start != arg.start_byte:
+                    text = text.split("=", 1)[1] if "=" in text else None
+                if text and text != "-":
+                    out.append(LiteralRead(program, node.start_point[0] + 1, text, bases, pattern))
+        return tuple(out)
+
     def _literal_bases(self) -> tuple[str, ...]:
         """The working directory, each plain relative directory below it a ``cd``/``pushd`` of
         the script names, and all of them joined (others are not followed)."""
@@ -1162,6 +1306,65 @@ class _Analysis:
                                "magic file into the working directory (following a symlink there), a path MCS "
                                "does not check", "compile magic files in a tool that takes no value")
 
+    def _no_name_lists(self, command: Node) -> None:
+        """Refuse, in a command that takes a model's value, an option of :data:`_NAME_LISTS` (the
+        program reads the files a list names, ``wc --files0-from=list``, ``md5sum -c sums``: MCS
+        checks where the list is, not the names inside it, which a value can write or be) or of
+        :data:`_LINK_FOLLOWERS` (the program follows the symlinks it finds below the paths it
+        is given, ``grep -R``, ``ls -L``: MCS checks the paths, not where links inside lead)."""
+        base = _listed_name(self._shown(self._program(command))) or ""
+        label = next((spec.label for spec in self.slots.values() if not spec.trusted), None)
+        if label is None:
+            return
+        words = [_bare(arg, self.source) for arg in _field_children(command, "argument")]
+        options = words[:words.index("--")] if "--" in words else words
+        lists = self._option_in(options, _NAME_LISTS.get(base, ()))
+        if lists:
+            raise self._refuse(command, label, f"is in a command where {base} {lists} reads the files a list "
+                               "names, and MCS checks the list's path, not the names it holds (a model's value can "
+                               f"be or write them)", f"pass the files to {base} as operands ({base} -- {{files}}), "
+                               "which MCS checks one by one")
+        follows = self._option_in(options, _LINK_FOLLOWERS.get(base, ()))
+        if follows and not (base == "diff" and "--no-dereference" in options):
+            raise self._refuse(command, label, f"is in a command where {base} {follows} follows the symlinks it "
+                               "finds inside the directories it is given, and MCS checks the paths, not where a "
+                               "link inside leads (outside the working directory)",
+                               "drop the option (grep -r, ls and du without -L, diff --no-dereference, cp -r "
+                               "without -L keep links as links)")
+
+    def followers(self) -> tuple[Unlisted, ...]:
+        """The commands of the script that use an option of :data:`_NAME_LISTS` or
+        :data:`_LINK_FOLLOWERS` (``diff -r`` not with ``--no-dereference``), each as the program
+        and option (``grep -R``) and where it stands."""
+        assert self.root is not None
+        out: list[Unlisted] = []
+        for command in _walk(self.root):
+            if command.type != "command":
+                continue
+            base = _listed_name(self._shown(self._program(command))) or ""
+            words = [_bare(arg, self.source) for arg in _field_children(command, "argument")]
+            options = words[:words.index("--")] if "--" in words else words
+            option = self._option_in(options, _NAME_LISTS.get(base, ()))
+            follows = self._option_in(options, _LINK_FOLLOWERS.get(base, ()))
+            if follows and not (base == "diff" and "--no-dereference" in options):
+                option = option or follows
+            if option:
+                out.append(Unlisted(f"{base} {option}", self._where(command)))
+        return tuple(out)
+
+    @staticmethod
+    def _option_in(words: list[str], options: tuple[str, ...]) -> str:
+        """The first of ``words`` that is one of ``options``: a long one or a prefix of one
+        (``--files0``), a short one in a cluster (``-bf``); ``""`` if none."""
+        for word in words:
+            name = word.split("=", 1)[0]
+            if name.startswith("--") and len(name) > 2:
+                if any(option.startswith(name) for option in options if option.startswith("--")):
+                    return name
+            elif _cluster(word) and any(f"-{letter}" in options for letter in word[1:]):
+                return word
+        return ""
+
     def signal_targets(self) -> tuple[SignalTarget, ...]:
         """The ``kill`` commands (the builtin, or ``kill`` of a system directory) whose process
         operand a model's value may be; a value that reaches such a word through a variable or a
@@ -1180,6 +1383,7 @@ class _Analysis:
             for arg, word in zip(args, words, strict=True):
                 if skip:
                     skip -= 1
+                    self.data_words.append(arg)  # a signal: a list's further items would be processes
                 elif not dashdash and word == "--":
                     dashdash = True
                 elif not dashdash and word.startswith("-") and len(word) > 1 and not self._value_in(arg):
@@ -1242,6 +1446,8 @@ class _Analysis:
             args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
             if base == "popd" and not args:
                 continue  # back to a directory a cd or pushd chose, or the working directory
+            if may_set(self.script, "CDPATH"):  # cd would look for the directory there first
+                found.append(self._plain_directory(None, arg, program, self._shown(_text(node, self.source)), verb))
             found.append(self._plain_directory(args[0] if len(args) == 1 else None, arg, program,
                                                self._shown(_text(node, self.source)), verb))
         if not found:
@@ -2396,6 +2602,28 @@ def _field_children(node: Node, name: str) -> list[Node]:
 
 def _first_token(node: Node) -> str:
     return node.children[0].type if node.children else ""
+
+
+def _plain_glob(word: Node, source: bytes) -> bool:
+    """Whether ``word`` is an unquoted pathname pattern and nothing else bash expands
+    (``*.txt``, ``logs/?/a[0-9]``): no quotes, variables, substitutions, ``~``, braces or escapes."""
+    text = _text(word, source)
+    return (word.type == "word" and any(c in text for c in "*?[")
+            and not any(c in text for c in "\\$`{}'\"") and not text.startswith("~"))
+
+
+def _test_words(test: Node) -> list[Node]:
+    """The words of a ``[ ... ]`` test in order, operators and operands alike (the parser's
+    nesting of them is not bash's precedence, so only their order is used)."""
+    inner = test.children[1:-1]  # without "[" and "]"
+    out: list[Node] = []
+    for node in _walk(test):
+        parent = node.parent
+        if node.type in _ARITH_EXPRESSIONS or parent is None:
+            continue
+        if (parent == test and node in inner) or parent.type in _ARITH_EXPRESSIONS:
+            out.append(node)
+    return sorted(out, key=lambda n: n.start_byte)
 
 
 def _in_arithmetic(node: Node) -> bool:

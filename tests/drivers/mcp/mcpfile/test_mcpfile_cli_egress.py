@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from mcpfile_support import git_repository_with_a_change, mcp_file, tool
 
-from mcs.errors import ConfigurationError, ExecutionError, PolicyDeniedError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, PolicyDeniedError
 from mcs.urls import EgressPolicy
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -900,4 +900,18 @@ def test_git_configuration_in_the_servers_environment_does_not_carry_a_models_cl
         driver.call_tool("t", {"x": f"http://127.0.0.1:{port}/r.git"})
     assert (tmp_path / "work" / "out" / "README").read_text() == "direct\n"
     assert seen
+    assert listener.received == []
+
+
+@pytest.mark.parametrize("command", [
+    "git clone -q --depth {x} https://example.invalid/r.git",
+    "git clone -q -b {x} https://example.invalid/r.git",
+    "git ls-remote --sort {x} https://example.invalid/r.git",
+])
+def test_a_list_as_the_value_of_a_git_option_cannot_become_the_repository(
+    git_driver, listener: Listener, command: str
+) -> None:
+    driver = git_driver(command, {"x": {"type": "array", "items": STRING}})
+    with pytest.raises(InvalidInputError, match="one word only"):
+        driver.call_tool("t", {"x": ["1", f"http://127.0.0.1:{listener.port}/r.git"]})
     assert listener.received == []

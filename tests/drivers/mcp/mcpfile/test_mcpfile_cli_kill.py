@@ -140,3 +140,20 @@ def test_each_process_of_a_list_is_checked(new_driver, write_file, tmp_path: Pat
     with pytest.raises(PolicyDeniedError):
         driver.call_tool("t", {"pids": [999999, os.getpid()]})
     assert received == []
+
+
+@pytest.mark.parametrize("command", ["kill -s {signal} -- {pid}", "kill -n {signal} {pid}"])
+def test_a_list_as_the_signal_cannot_add_the_server_to_the_processes_kill_signals(
+    new_driver, write_file, tmp_path: Path, received: list[int], command: str
+) -> None:
+    other = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        properties = {"signal": {"type": "array", "items": STRING}, "pid": STRING}
+        driver = kill_driver(new_driver, write_file, command, properties, cli_cwd=tmp_path)
+        number = str(int(signal.SIGUSR1)) if "-n" in command else "USR1"
+        with pytest.raises(InvalidInputError, match="one word only"):
+            driver.call_tool("t", {"signal": [number, str(os.getpid())], "pid": str(other.pid)})
+        assert received == []
+    finally:
+        other.kill()
+        other.wait()

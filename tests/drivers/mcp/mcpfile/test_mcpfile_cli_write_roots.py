@@ -604,3 +604,30 @@ def test_file_reading_with_a_magic_file_a_value_names_still_loads_and_runs(cli, 
     (work / "greeting").write_text("HELLO there\n")
     driver = cli("file -b -m {magic} -- greeting", {"magic": STRING}, cli_read_roots=[str(tmp_path)])
     assert driver.call_tool("t", {"magic": str(tmp_path / "magic")}) == "hello file\n"
+
+
+@pytest.mark.parametrize(("command", "arguments"), [
+    ("cp -- {src} {dst}", {"src": "a", "dst": "box"}),
+    ("cp -t {dst} -- {src}", {"src": "a", "dst": "box"}),
+    ("cp -- {src} box", {"src": "a"}),
+    ("cp -r -- {src} {dst}", {"src": "tree", "dst": "box"}),
+])
+def test_a_copy_into_a_directory_holding_a_link_outside_is_refused(
+    cli, work: Path, outside: Path, command: str, arguments: dict[str, str]
+) -> None:
+    (work / "box").mkdir()
+    (work / "box" / "a").symlink_to(outside / "victim")
+    (work / "box" / "tree").mkdir()
+    (work / "box" / "tree" / "a").symlink_to(outside / "victim")
+    (work / "tree").mkdir()
+    (work / "tree" / "a").write_text("model's text\n")
+    with pytest.raises(PolicyDeniedError, match="symlink"):
+        cli(command, dict.fromkeys(arguments, STRING)).call_tool("t", arguments)
+    assert untouched(outside)
+
+
+def test_a_copy_into_a_directory_whose_links_stay_inside_still_runs(cli, work: Path) -> None:
+    (work / "box").mkdir()
+    (work / "box" / "old").symlink_to(work / "a")
+    cli("cp -- {src} {dst}", {"src": STRING, "dst": STRING}).call_tool("t", {"src": "a", "dst": "box"})
+    assert (work / "box" / "a").read_text() == "model's text\n"
