@@ -63,6 +63,7 @@ from mcs.http import (
     retry_after,
 )
 from mcs.redaction import credential_forms, scrubbed_logs
+from mcs.redaction import excerpt as redaction_excerpt
 from mcs.urls import EgressPolicy, encode_path_segment, header_value
 from mcs_mcp.mcpfile.results import (
     CREDENTIAL_HEADERS,
@@ -257,7 +258,7 @@ class HttpInvoker:
         with scrubbed_logs(lambda: secrets):
             while True:
                 try:
-                    return self._send_once(client, request, deadline)
+                    return self._send_once(client, request, deadline, secrets)
                 except _Retry as retry:
                     delay = self._retry_delay(attempt, retry, deadline)
                     if delay is None:
@@ -272,7 +273,7 @@ class HttpInvoker:
         with scrubbed_logs(lambda: secrets):
             while True:
                 try:
-                    return await self._asend_once(client, request, deadline)
+                    return await self._asend_once(client, request, deadline, secrets)
                 except _Retry as retry:
                     delay = self._retry_delay(attempt, retry, deadline)
                     if delay is None:
@@ -280,7 +281,8 @@ class HttpInvoker:
                 await asyncio.sleep(delay)
                 attempt += 1
 
-    def _send_once(self, client: httpx.Client, request: httpx.Request, deadline: float | None) -> InvokeResult:
+    def _send_once(self, client: httpx.Client, request: httpx.Request, deadline: float | None,
+                   secrets: Sequence[str] = ()) -> InvokeResult:
         egress = self._egress()
         with self._retryable_errors(), bounded(deadline, egress):
             for _ in range(MAX_REDIRECTS + 1):
@@ -293,13 +295,14 @@ class HttpInvoker:
                     if follow is None:
                         body = read_body(response, max_bytes=self.options.max_response_bytes,
                                          deadline=deadline, tool=self.tool)
-                        return self._checked(response, body.data, body.truncated)
+                        return self._checked(response, body.data, body.truncated, secrets)
                 finally:
                     response.close()
                 request = follow
         raise _too_many_redirects(self.tool)
 
-    async def _asend_once(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None) -> InvokeResult:
+    async def _asend_once(self, client: httpx.AsyncClient, request: httpx.Request, deadline: float | None,
+                          secrets: Sequence[str] = ()) -> InvokeResult:
         egress = self._egress()
         with self._retryable_errors(), bounded(deadline, egress):
             for _ in range(MAX_REDIRECTS + 1):
@@ -312,16 +315,17 @@ class HttpInvoker:
                     if follow is None:
                         body = await aread_body(response, max_bytes=self.options.max_response_bytes,
                                                 deadline=deadline, tool=self.tool)
-                        return self._checked(response, body.data, body.truncated)
+                        return self._checked(response, body.data, body.truncated, secrets)
                 finally:
                     await response.aclose()
                 request = follow
         raise _too_many_redirects(self.tool)
 
-    def _checked(self, response: httpx.Response, raw: bytes, truncated: bool) -> InvokeResult:
+    def _checked(self, response: httpx.Response, raw: bytes, truncated: bool,
+                 secrets: Sequence[str] = ()) -> InvokeResult:
         """:meth:`_result`, with a retryable status on an idempotent method marked for a retry."""
         try:
-            return self._result(response, raw, truncated)
+            return self._result(response, raw, truncated, secrets)
         except ExecutionError as error:
             if response.status_code in RETRY_STATUSES and self.method in IDEMPOTENT_METHODS:
                 raise _Retry(error, retry_after(response.headers)) from None
@@ -372,7 +376,10 @@ class HttpInvoker:
             headers.pop("content-length", None)
         return httpx.Request(method, target, headers=headers, content=request.content if keep_body else None)
 
-    def _result(self, response: httpx.Response, raw: bytes, truncated: bool) -> InvokeResult:
+    def _result(self, response: httpx.Response, raw: bytes, truncated: bool,
+                secrets: Sequence[str] = ()) -> InvokeResult:
+        """The answer as the tool returns it; an error status raises, quoting the body with
+        ``secrets`` (the credentials this request carried) scrubbed out."""
         mime = response.headers.get("content-type")
         if 200 <= response.status_code < 300 and raw and not is_text_media(mime):
             binary = Binary.of(raw, mime or "application/octet-stream", truncated=truncated)
@@ -383,7 +390,8 @@ class HttpInvoker:
             text += f"\n[truncated: the response exceeded {self.options.max_response_bytes} bytes]"
         status = response.status_code
         if not 200 <= status < 300:
-            excerpt = text if len(text) <= 1000 else text[:1000] + "..."
+            markup = bool(mime) and any(kind in mime.lower() for kind in ("html", "xml"))
+            excerpt = redaction_excerpt(text, secrets, 1000, fold=False, markup=markup)
             raise ExecutionError(
                 f"{self.tool}: the server answered HTTP {status}"
                 + (f" {response.reason_phrase}" if response.reason_phrase else "")

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from urllib.parse import quote, quote_plus
 
 import pytest
-from mcpfile_support import mcp_file, tool
+from mcpfile_support import Reply, mcp_file, tool
 from mcs_mcp.mcpfile.driver import MCPFileDriver
 
-from mcs.errors import ToolTimeoutError
+from mcs.errors import ExecutionError, ToolTimeoutError
 
 CALLS = 5
 
@@ -143,6 +143,31 @@ def test_configured_credentials_are_in_no_httpx_or_httpcore_record(
     assert "httpx" in names and any(name.startswith("httpcore") for name in names)  # they did log
     assert quoting(library_logs.records, QUERY_KEY, HEADER_KEY, LITERAL_TOKEN, PASSWORD_ARG) == []
     assert any("[redacted]" in record.getMessage() for record in library_logs.records)
+
+
+@pytest.mark.parametrize(("content_type", "echo"), [
+    ("text/plain", "{key}"),
+    ("text/html", "<p>bad key {entities}</p>"),
+], ids=["plain", "html-character-references"])
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_an_error_page_that_echoes_a_configured_credential_reaches_the_model_without_it(
+    new_driver, write_file, recorder, monkeypatch, content_type, echo, use_async
+) -> None:
+    monkeypatch.setenv("MCPFILE_HEADER_KEY", HEADER_KEY)
+    entities = "".join(f"&#{ord(char)};" for char in HEADER_KEY)
+    body = f"denied: {echo.format(key=HEADER_KEY, entities=entities)}".encode()
+    recorder.replies["/items/1"] = Reply(status=401, body=body, content_type=content_type)
+    invocation = {"http": {"method": "GET", "url": recorder.url + "/items/{id}",
+                           "headers": {"X-Api-Key": "{env.MCPFILE_HEADER_KEY}"}}}
+    driver = new_driver(write_file(mcp_file(tool("t", invocation, {"id": {"type": "string"}}))))
+    with pytest.raises(ExecutionError) as raised:
+        if use_async:
+            asyncio.run(driver.acall_tool("t", {"id": "1"}))
+        else:
+            driver.call_tool("t", {"id": "1"})
+    assert recorder.last.headers["x-api-key"] == HEADER_KEY
+    assert "HTTP 401" in raised.value.message and "[redacted]" in raised.value.message
+    assert HEADER_KEY not in raised.value.message and entities not in raised.value.message
 
 
 def test_a_key_in_the_path_is_redacted_and_the_base_url_stays_readable(
