@@ -452,6 +452,10 @@ class ToolDriver(MCSDriver):
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:
             candidates: dict[str, set[str]] = {}
+            # A meta-tool's bare name (call_tool of crm_call_tool) is no alias of a tool that
+            # is not that meta-tool: a prefixed driver's own call_tool, renamed crm_call_tool_op,
+            # would keep it and take the model's call_tool calls meant for the meta-tool.
+            meta_names = discovery.meta_tool_names(self._tool_map().values())
             for tool in self._tool_map().values():
                 for alias in {
                     tool.original_name,
@@ -461,7 +465,7 @@ class ToolDriver(MCSDriver):
                     tool.name.lower(),
                     _method_name(tool),  # an interface's canonical method name (Interfaces RFC)
                 }:
-                    if not alias:
+                    if not alias or (alias in meta_names and not discovery.is_meta_tool(tool)):
                         continue
                     candidates.setdefault(alias, set()).add(tool.name)
             self._aliases = {
