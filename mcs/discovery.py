@@ -75,6 +75,11 @@ def is_meta_tool(tool: Tool) -> bool:
     return bool(tool.meta.get(_META_KEY))
 
 
+def meta_tool_names(tools: Iterable[Tool]) -> frozenset[str]:
+    """The bare names (``call_tool``...) of the meta-tools among ``tools``, prefixed or not."""
+    return frozenset(str(tool.meta[_META_KEY]) for tool in tools if is_meta_tool(tool))
+
+
 def meta_tools(prefix: str | None = None) -> tuple[Tool, Tool]:
     """The two meta-tools a model needs to find tools (names prefixed like the driver's
     own tools): ``search_tools`` and ``describe_tool``."""

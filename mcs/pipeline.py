@@ -272,7 +272,7 @@ class Controls:
 
     def judged(self) -> Controls:
         """These controls without their policies, for the calls of a batch whose policies
-        :func:`admit_batch` judged already (each policy decides once per call). The hooks
+        :func:`admit_batch` judged already and nothing changed since. The hooks
         and limits are these controls' own objects: the rate budget and the circuit stay shared."""
         return replace(self, policies=[])
 

@@ -182,6 +182,34 @@ def test_inline_mode_keeps_a_tool_named_like_a_meta_tool_as_it_is() -> None:
         "remote call_tool(x)")
 
 
+def test_a_prefixed_drivers_renamed_tool_is_not_reached_by_a_meta_tools_bare_name() -> None:
+    import json
+
+    from mcs.functions import FunctionDriver
+
+    called: list[str] = []
+
+    def call_tool(name: str) -> str:
+        """Call a named procedure on the remote side."""
+        called.append(name)
+        return f"remote call_tool({name})"
+
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    prefixed = FunctionDriver([call_tool, ping], prefix="crm", description_mode="discovery")
+    meant_for_the_meta_tool = {"tool": "call_tool", "arguments": {"name": "crm_ping"}}
+
+    assert prefixed.get_tool("call_tool") is None
+    reply = json.dumps(meant_for_the_meta_tool)
+    assert prefixed.process_llm_response(reply) == reply  # not this driver's call: passed on unchanged
+    assert called == []
+    through = {"tool": "crm_call_tool", "arguments": {"name": "crm_call_tool_op", "arguments": {"name": "a"}}}
+    assert prefixed.process_llm_response(json.dumps(through)) == "remote call_tool(a)"
+    assert FunctionDriver([call_tool], prefix="crm", description_mode="inline").get_tool("call_tool") is not None
+
+
 def test_prefixed_and_toolbox_meta_tools_win_over_a_members_tool_of_their_name() -> None:
     import json
 

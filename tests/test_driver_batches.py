@@ -83,7 +83,7 @@ def test_a_batch_with_a_call_a_policy_refuses_runs_none_and_says_which_and_why(p
     assert [(event.tool, event.error) for event in audit.errors] == [("close_account", raised.value)]
 
 
-def test_each_policy_decides_once_per_call_of_an_admitted_batch() -> None:
+def test_each_policy_decides_once_for_the_first_call_and_again_as_each_later_call_runs() -> None:
     bank = Bank()
     asked: list[str] = []
 
@@ -93,7 +93,7 @@ def test_each_policy_decides_once_per_call_of_an_admitted_batch() -> None:
         return PolicyDecision.allow()
 
     assert bank.process_llm_response(batch("deposit", "balance")) == ["deposit:a", "balance:a"]
-    assert asked == ["deposit", "balance"]
+    assert asked == ["deposit", "balance", "balance"]  # deposit ran between balance's two judgments
     assert bank.ran == ["deposit", "balance"]
 
 
@@ -191,3 +191,55 @@ def test_a_toolbox_inside_a_toolbox_judges_the_innermost_members_policies_up_fro
     with pytest.raises(PolicyDeniedError, match="call 2 of 2"):
         outer.process_llm_response(batch("bank_deposit", "ledger_close_account"))
     assert bank.ran == [] and ledger.ran == []
+
+
+class Vault(Bank):
+    """A bank that keeps balances: ``deposit`` adds 100 to the account."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.balances: dict[str, int] = {}
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        if invocation.tool.unprefixed_name == "deposit":
+            account = invocation.arguments["account"]
+            self.balances[account] = self.balances.get(account, 0) + 100
+        return super()._call_tool(invocation)
+
+
+def keeps_funded_accounts_open(vault: Vault) -> Any:
+    """A policy reading the bank's state: an account that holds money is not closed."""
+
+    def policy(context: AgentContext, tool: str, args: Mapping[str, Any]) -> PolicyDecision:
+        if "close" in tool and vault.balances.get(args["account"], 0) > 0:
+            return PolicyDecision.deny("the account still holds money")
+        return PolicyDecision.allow()
+
+    return policy
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_a_later_call_is_judged_again_on_what_the_earlier_calls_of_the_batch_changed(path: str) -> None:
+    vault = Vault()
+    vault.add_policy(keeps_funded_accounts_open(vault))
+    reply = batch("deposit", "close_account", "balance")
+
+    answer = vault.process_llm_response(reply) if path == "sync" else asyncio.run(vault.aprocess_llm_response(reply))
+
+    assert vault.ran == ["deposit"]
+    assert answer[0] == "deposit:a"
+    assert answer[1]["tool"] == "close_account" and answer[1]["error"] == "POLICY_DENIED"
+    assert "still holds money" in answer[1]["message"]
+    assert "was not run" in answer[2]["message"]
+
+
+def test_a_toolbox_judges_its_own_policies_again_for_a_later_call_of_the_batch() -> None:
+    vault = Vault(prefix="vault")
+    toolbox = Toolbox({"vault": vault})
+    toolbox.add_policy(keeps_funded_accounts_open(vault))
+
+    answer = toolbox.process_llm_response(batch("vault_deposit", "vault_close_account"))
+
+    assert vault.ran == ["deposit"]
+    assert answer[1]["tool"] == "vault_close_account" and answer[1]["error"] == "POLICY_DENIED"
+

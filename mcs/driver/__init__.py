@@ -452,6 +452,10 @@ class ToolDriver(MCSDriver):
     def _alias_map(self) -> dict[str, str]:
         if self._aliases is None:
             candidates: dict[str, set[str]] = {}
+            # A meta-tool's bare name (call_tool of crm_call_tool) is no alias of a tool that
+            # is not that meta-tool: a prefixed driver's own call_tool, renamed crm_call_tool_op,
+            # would keep it and take the model's call_tool calls meant for the meta-tool.
+            meta_names = discovery.meta_tool_names(self._tool_map().values())
             for tool in self._tool_map().values():
                 for alias in {
                     tool.original_name,
@@ -461,7 +465,7 @@ class ToolDriver(MCSDriver):
                     tool.name.lower(),
                     _method_name(tool),  # an interface's canonical method name (Interfaces RFC)
                 }:
-                    if not alias:
+                    if not alias or (alias in meta_names and not discovery.is_meta_tool(tool)):
                         continue
                     candidates.setdefault(alias, set()).add(tool.name)
             self._aliases = {
@@ -844,6 +848,13 @@ class ToolDriver(MCSDriver):
         :func:`pipeline.admit_batch`): this driver's controls. A toolbox adds its members'."""
         return [(place, p.invocation, self.controls) for place, p in enumerate(prepared, 1)]
 
+    def _controls_after(self, results: list[Any], first: Controls) -> Controls:
+        """The controls a call of a batch runs with once its policies were judged at
+        admission: ``first`` (no policies: each decides once) while nothing of the batch
+        ran yet, else all of them, judged again, since a policy may read state an earlier
+        call changed (a balance, a file, a budget) and its admission verdict is stale."""
+        return first if not results else self.controls
+
     def _run_batch(self, prepared: list[_Prepared]) -> list[Any]:
         """Run the calls of one model output, admitted whole: every call's policies are
         judged before the first runs, so a refused call runs none. A call that then fails
@@ -851,12 +862,15 @@ class ToolDriver(MCSDriver):
         the batch: with nothing run before it, its error is raised; else the results come
         back with that error in its place and a "not run" error for each call after it.
         Each call's deadline starts when that call starts (:func:`pipeline.started_now`):
-        the calls before it do not use up its ``timeout``."""
+        the calls before it do not use up its ``timeout``. A call after the first is judged
+        again as it runs (:meth:`_controls_after`): the calls before it may have changed
+        what its policies read."""
         pipeline.admit_batch(self._judges(prepared), len(prepared))
-        controls = self.controls.judged()
+        first = self.controls.judged()
         results: list[Any] = []
         for p in prepared:
             try:
+                controls = self._controls_after(results, first)
                 results.append(self._run(pipeline.started_now(p.invocation), p.handler, controls))
             except ToolCallError as error:
                 if not results:
@@ -867,10 +881,11 @@ class ToolDriver(MCSDriver):
     async def _arun_batch(self, prepared: list[_Prepared]) -> list[Any]:
         """The async twin of :meth:`_run_batch`."""
         pipeline.admit_batch(self._judges(prepared), len(prepared))
-        controls = self.controls.judged()
+        first = self.controls.judged()
         results: list[Any] = []
         for p in prepared:
             try:
+                controls = self._controls_after(results, first)
                 results.append(await self._arun(pipeline.started_now(p.invocation), p.handler, controls))
             except ToolCallError as error:
                 if not results:

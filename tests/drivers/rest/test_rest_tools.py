@@ -252,3 +252,18 @@ def test_an_operation_named_call_tool_does_not_shadow_the_discovery_meta_tool(ap
         remote = {"tool": "call_tool", "arguments": {"name": "call_tool_op"}}
         assert driver.process_llm_response(json.dumps(remote))["path"] == "/v1/echo/remote-call"
     assert [entry.path for entry in api.state.requests] == ["/v1/pets", "/v1/echo/remote-call"]
+
+
+def test_a_prefixed_drivers_call_tool_operation_is_not_reached_by_the_bare_meta_tool_name(api: Running):
+    job = {"name": "name", "in": "query", "schema": {"type": "string"}}
+    spec = _spec({"/echo/remote-call": {"get": {"operationId": "call_tool", "summary": "Run a remote job",
+                                                "parameters": [job], "responses": {}}},
+                  "/pets": {"get": {"operationId": "listPets", "responses": {}}}},
+                 servers=[{"url": api.url + "/v1"}])
+    with RestDriver(spec, prefix="shop", description_mode="discovery") as driver:
+        assert {"shop_call_tool_op", "shop_call_tool"} <= {t.name for t in driver.list_tools()}
+        meant_for_the_meta_tool = json.dumps({"tool": "call_tool", "arguments": {"name": "shop_listPets"}})
+        assert driver.process_llm_response(meant_for_the_meta_tool) == meant_for_the_meta_tool
+        pets = {"tool": "shop_call_tool", "arguments": {"name": "shop_listPets", "arguments": {}}}
+        assert driver.process_llm_response(json.dumps(pets)) == []
+    assert [entry.path for entry in api.state.requests] == ["/v1/pets"]
