@@ -733,15 +733,8 @@ class CanDriver(ToolDriver):
 
     def _session_ended(self, lifetime: Any) -> None:
         """Stop every periodic send the ended session owns, and audit it."""
-        stopped = []
         with self._tx_lock:
-            for name in [n for n, owner in self._owners.items() if owner is lifetime]:
-                del self._owners[name]
-                task = self._periodic.pop(name, None)
-                if task is not None:
-                    task.stop()
-                    self._rate.release(name)
-                    stopped.append(name)
+            stopped = self._stop_periodic([n for n, owner in self._owners.items() if owner is lifetime])
         if stopped:
             logger.warning("the MCP session that started %s ended; stopped", ", ".join(stopped))
             self._audit("periodic_stopped", stopped=stopped, reason="the MCP session that started it ended")
@@ -749,18 +742,23 @@ class CanDriver(ToolDriver):
     def _stop(self, invocation: Invocation) -> dict[str, Any]:
         wanted = invocation.arguments.get("message")
         with self._tx_lock:
-            names = [wanted] if wanted is not None else list(self._periodic)
-            stopped = []
-            for name in names:
-                self._owners.pop(name, None)
-                task = self._periodic.pop(name, None)
-                if task is not None:
-                    task.stop()
-                    self._rate.release(name)
-                    stopped.append(name)
+            stopped = self._stop_periodic([wanted] if wanted is not None else list(self._periodic))
         if stopped:
             self._audit("periodic_stopped", invocation, stopped=stopped)
         return {"stopped": stopped, "running": sorted(self._periodic)}
+
+    def _stop_periodic(self, names: list[str]) -> list[str]:
+        """Stop the periodic sends of ``names`` and free their rate (the caller holds the
+        transmit lock); the names of those that were running."""
+        stopped = []
+        for name in names:
+            self._owners.pop(name, None)
+            task = self._periodic.pop(name, None)
+            if task is not None:
+                task.stop()
+                self._rate.release(name)
+                stopped.append(name)
+        return stopped
 
     # ------------------------------------------------------------------ receiving
 
