@@ -57,7 +57,15 @@ from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
 from mcs.truncation import cap_result
 from mcs_mcp.client.config import load_config
-from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
+from mcs_mcp.client.connection import (
+    ConnectMode,
+    Endpoint,
+    ServerError,
+    ServerGone,
+    ServerSpec,
+    arun_each,
+    run_each,
+)
 from mcs_mcp.client.handlers import ClientHandlers
 from mcs_mcp.client.oauth import MemoryTokenStorage, authorization_code_provider
 from mcs_mcp.client.output_check import speed_up_output_check
@@ -391,16 +399,12 @@ class MCPDriver(ToolDriver):
         tools: list[Tool] = []
         owners: dict[str, str] = {}  # exposed name -> server that owns it
         methods: dict[str, str] = {}  # an interface's method name -> "server:tool" that answers to it
-        for server, connection in self.connections.items():
-            listing = self._listings.get(server)
-            if listing is None:
-                if server in self._failures and server not in self._retry:
-                    continue  # tried again at the next listing, not at every call
-                listing = self._fetch(connection)
-                if listing is None:
-                    continue
-            tools.extend(self._server_tools(server, listing, owners, methods))
+        self._fetch(self._to_list())
         self._retry.clear()
+        for server in self.connections:
+            listing = self._listings.get(server)
+            if listing is not None:
+                tools.extend(self._server_tools(server, listing, owners, methods))
         if self._failures and len(self._failures) == len(self.connections):
             raise next(iter(self._failures.values())).error  # nothing to offer: say why
         self._stand_ins(owners)
@@ -423,20 +427,30 @@ class MCPDriver(ToolDriver):
         self._listed(server, listing)
         self.refresh_tools()
 
-    def _fetch(self, connection: Endpoint) -> _Listing | None:
-        """The server's listing (kept for later), or ``None`` after recording why it failed."""
-        server = connection.spec.name
-        if server in self._retry:
-            connection.forget_ended()
+    def _to_list(self) -> list[Endpoint]:
+        """The servers a listing asks now: those not listed yet, except the ones that failed
+        and are not due to be tried again. One to try again gets a new session if its last one ended."""
+        due = [connection for server, connection in self.connections.items()
+               if server not in self._listings and (server not in self._failures or server in self._retry)]
+        for connection in due:
+            if connection.spec.name in self._retry:
+                connection.forget_ended()
+        return due
+
+    def _fetch(self, connections: Sequence[Endpoint]) -> None:
+        """List these servers at the same time (each on its synchronous session), keeping
+        each listing or recording why it failed."""
         deadline = _call_deadline.get()
-        try:
-            listing = connection.run(partial(self._afetch, server=server), timeout=self._listing_time(deadline),
-                                     deadline=deadline)
-        except Exception as exc:
-            self._listing_failed(connection, exc)
-            return None
-        self._listed(server, listing)
-        return listing
+        results = run_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
+                           timeout=self._listing_time(deadline), deadline=deadline)
+        self._record(connections, results)
+
+    def _record(self, connections: Sequence[Endpoint], results: Sequence[Any]) -> None:
+        for connection, result in zip(connections, results, strict=True):
+            if isinstance(result, BaseException):
+                self._listing_failed(connection, result if isinstance(result, Exception) else Exception(result))
+            else:
+                self._listed(connection.spec.name, result)
 
     def _listing_time(self, deadline: float | None) -> float:
         """How long a listing may take: ``listing_timeout``, or less when a call waits for it."""
@@ -525,21 +539,16 @@ class MCPDriver(ToolDriver):
             self.refresh_tools()
         if retry and self._failures:
             self._retry_failed()
-        for server, connection in self.connections.items():
-            if server in self._listings or (server in self._failures and server not in self._retry):
-                continue
-            if server in self._retry:
-                connection.forget_ended()
-                self._retry.discard(server)
-            deadline = _call_deadline.get()
-            try:
-                listing = await connection.arun(partial(self._afetch, server=server),
-                                                timeout=self._listing_time(deadline), deadline=deadline)
-            except Exception as exc:
-                self._listing_failed(connection, exc)
-            else:
-                self._listed(server, listing)
-                self.refresh_tools()
+        connections = self._to_list()
+        if not connections:
+            return
+        self._retry.difference_update(c.spec.name for c in connections)
+        deadline = _call_deadline.get()
+        results = await arun_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
+                                  timeout=self._listing_time(deadline), deadline=deadline)
+        self._record(connections, results)
+        if any(not isinstance(result, BaseException) for result in results):
+            self.refresh_tools()
 
     def process_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
         """:meth:`mcs.ToolDriver.process_llm_response`; a listing the call needs first
@@ -592,20 +601,12 @@ class MCPDriver(ToolDriver):
             ExecutionError: no server can be listed.
         """
         loop = asyncio.get_running_loop()
-        fetched = False
-        for server, connection in self.connections.items():
-            if connection.connected_on(loop):
-                continue
-            try:
-                # a listing, not a bare connect: a server tells of changes to clients that listed
-                listing = await connection.arun(partial(self._afetch, server=server),
-                                                timeout=self.listing_timeout)
-            except Exception as exc:
-                self._listing_failed(connection, exc)
-            else:
-                self._listed(server, listing)
-            fetched = True
-        if fetched:
+        connections = [c for c in self.connections.values() if not c.connected_on(loop)]
+        # a listing, not a bare connect: a server tells of changes to clients that listed
+        results = await arun_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
+                                  timeout=self.listing_timeout)
+        self._record(connections, results)
+        if connections:
             self.refresh_tools()
         if self._failures and len(self._failures) == len(self.connections):
             raise next(iter(self._failures.values())).error
