@@ -106,8 +106,8 @@ class _Failure:
 
     error: ExecutionError
     why: str  # "cannot be reached", "did not list its tools in time"... (never the server's own text)
-    at: float = 0.0  # time.monotonic() of the failure
-    wait: float = 0.0  # seconds before a listing tries the server again
+    at: float  # time.monotonic() of the failure
+    wait: float  # seconds before a listing tries the server again
 
     @property
     def due(self) -> bool:
