@@ -12,7 +12,7 @@ import pytest
 from mcp_bridge_servers import free_port, start_moody, stop
 from mcs_mcp.client_driver import MCPDriver
 
-DELAY = 1.5  # seconds each slow server takes to answer tools/list
+DELAY = 2.0  # seconds each slow server takes to answer tools/list
 
 
 @pytest.fixture
