@@ -44,7 +44,7 @@ import math
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import IO, Any, ClassVar
@@ -57,8 +57,17 @@ from mcs.pipeline import Invocation
 from mcs.tools import Tool, sanitize_tool_name
 from mcs.truncation import cap_result
 from mcs_mcp.client.config import load_config
-from mcs_mcp.client.connection import ConnectMode, Endpoint, ServerError, ServerGone, ServerSpec
+from mcs_mcp.client.connection import (
+    ConnectMode,
+    Endpoint,
+    ServerError,
+    ServerGone,
+    ServerSpec,
+    arun_each,
+    run_each,
+)
 from mcs_mcp.client.handlers import ClientHandlers
+from mcs_mcp.client.loop import in_running_loop
 from mcs_mcp.client.oauth import MemoryTokenStorage, authorization_code_provider
 from mcs_mcp.client.output_check import speed_up_output_check
 from mcs_mcp.client.pinning import HeldTool, PinStore
@@ -76,6 +85,9 @@ _META_TOOL_NAMES = frozenset({discovery.SEARCH_TOOL, discovery.DESCRIBE_TOOL, di
 #: The deadline (``time.monotonic()``) of the call being made in this context: a listing the
 #: call needs first (to know its tool) connects within it too.
 _call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("mcs_mcp_call_deadline", default=None)
+#: The servers a listing asked during the call being made in this context (``None`` outside
+#: a call): a call tries a failed server at most once, whichever listing asks it.
+_call_tried: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("mcs_mcp_call_tried", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +106,13 @@ class _Failure:
 
     error: ExecutionError
     why: str  # "cannot be reached", "did not list its tools in time"... (never the server's own text)
+    at: float  # time.monotonic() of the failure
+    wait: float  # seconds before a listing tries the server again
+
+    @property
+    def due(self) -> bool:
+        """Whether a listing may try the server again now."""
+        return time.monotonic() >= self.at + self.wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +152,12 @@ class MCPDriver(ToolDriver):
       ``listing_timeout``: seconds a connected server may take to list its tools (default 30).
       A server that cannot be reached, answers its listing with an error or too late is
       left out of the listing and named in the description; the others are listed, and it
-      is tried again (reconnecting when its session ended) at the next listing
-      (:meth:`list_tools`, :meth:`alist_tools`, the description). Only when every server
-      fails does listing raise;
+      is tried again (reconnecting when its session ended) by a later listing
+      (:meth:`list_tools`, :meth:`alist_tools`, the description), at most once per
+      ``retry_interval`` seconds (default 1), an interval that doubles with each failure in a
+      row up to ``max_retry_interval`` (default 60). A notification from it, or a call of
+      one of its tools, tries it at once. Only when every server fails does listing raise
+      (and then each call tries them again, once);
     * ``relist_interval``: a server's ``list_changed`` notifications make the bridge list
       that server again (not the others) on next use, at most once per this many seconds
       (default 1); the change listeners hear a burst of them as at most two notifications,
@@ -194,6 +216,8 @@ class MCPDriver(ToolDriver):
         connect_timeout: float = 30.0,
         listing_timeout: float = 30.0,
         relist_interval: float = 1.0,
+        retry_interval: float = 1.0,
+        max_retry_interval: float = 60.0,
         max_result_bytes: int = 1024 * 1024,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         mode: ConnectMode = "legacy",
@@ -262,6 +286,10 @@ class MCPDriver(ToolDriver):
         }
         if relist_interval < 0:
             raise ConfigurationError("relist_interval must be 0 or more seconds")
+        if not 0 <= retry_interval <= max_retry_interval:
+            raise ConfigurationError("retry_interval must be 0 or more seconds, and max_retry_interval at least as long")
+        self.retry_interval = retry_interval
+        self.max_retry_interval = max_retry_interval
         if max_result_bytes < 1:
             raise ConfigurationError("max_result_bytes must be at least 1")
         self.max_result_bytes = max_result_bytes
@@ -386,21 +414,16 @@ class MCPDriver(ToolDriver):
     def _list_tools(self) -> Iterable[Tool]:
         self._routes = {}
         self._changed_on_reopen.clear()  # every listing is reviewed against the pins below
-        if self._failures and len(self._failures) == len(self.connections):
-            self._retry |= set(self._failures)  # nothing is offered meanwhile: a call tries them all again
+        self._retry_when_all_failed()
         tools: list[Tool] = []
         owners: dict[str, str] = {}  # exposed name -> server that owns it
         methods: dict[str, str] = {}  # an interface's method name -> "server:tool" that answers to it
-        for server, connection in self.connections.items():
-            listing = self._listings.get(server)
-            if listing is None:
-                if server in self._failures and server not in self._retry:
-                    continue  # tried again at the next listing, not at every call
-                listing = self._fetch(connection)
-                if listing is None:
-                    continue
-            tools.extend(self._server_tools(server, listing, owners, methods))
+        self._fetch(self._to_list())
         self._retry.clear()
+        for server in self.connections:
+            listing = self._listings.get(server)
+            if listing is not None:
+                tools.extend(self._server_tools(server, listing, owners, methods))
         if self._failures and len(self._failures) == len(self.connections):
             raise next(iter(self._failures.values())).error  # nothing to offer: say why
         self._stand_ins(owners)
@@ -423,20 +446,40 @@ class MCPDriver(ToolDriver):
         self._listed(server, listing)
         self.refresh_tools()
 
-    def _fetch(self, connection: Endpoint) -> _Listing | None:
-        """The server's listing (kept for later), or ``None`` after recording why it failed."""
-        server = connection.spec.name
-        if server in self._retry:
-            connection.forget_ended()
+    def _retry_when_all_failed(self) -> None:
+        """When every server failed, nothing is offered meanwhile: a call tries each again
+        (once per call), a listing those that are due."""
+        if self._failures and len(self._failures) == len(self.connections):
+            tried = _call_tried.get()
+            self._retry |= {s for s, f in self._failures.items() if f.due or (tried is not None and s not in tried)}
+
+    def _to_list(self) -> list[Endpoint]:
+        """The servers a listing asks now: those not listed yet, except the ones that failed
+        and are not due to be tried again. One to try again gets a new session if its last one ended."""
+        due = [connection for server, connection in self.connections.items()
+               if server not in self._listings and (server not in self._failures or server in self._retry)]
+        tried = _call_tried.get()
+        for connection in due:
+            if connection.spec.name in self._retry:
+                connection.forget_ended()
+            if tried is not None:
+                tried.add(connection.spec.name)
+        return due
+
+    def _fetch(self, connections: Sequence[Endpoint]) -> None:
+        """List these servers at the same time (each on its synchronous session), keeping
+        each listing or recording why it failed."""
         deadline = _call_deadline.get()
-        try:
-            listing = connection.run(partial(self._afetch, server=server), timeout=self._listing_time(deadline),
-                                     deadline=deadline)
-        except Exception as exc:
-            self._listing_failed(connection, exc)
-            return None
-        self._listed(server, listing)
-        return listing
+        results = run_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
+                           timeout=self._listing_time(deadline), deadline=deadline)
+        self._record(connections, results)
+
+    def _record(self, connections: Sequence[Endpoint], results: Sequence[Any]) -> None:
+        for connection, result in zip(connections, results, strict=True):
+            if isinstance(result, BaseException):
+                self._listing_failed(connection, result if isinstance(result, Exception) else Exception(result))
+            else:
+                self._listed(connection.spec.name, result)
 
     def _listing_time(self, deadline: float | None) -> float:
         """How long a listing may take: ``listing_timeout``, or less when a call waits for it."""
@@ -461,7 +504,9 @@ class MCPDriver(ToolDriver):
             logger.warning("listing MCP server %r failed", server, exc_info=exc)
             error = ExecutionError(f"MCP server {server!r} could not list its tools: {_reason_of(exc)}",
                                    details={"server": server})
-        self._failures[server] = _Failure(error, _why(exc))
+        before = self._failures.get(server)
+        wait = self.retry_interval if before is None else min(before.wait * 2, self.max_retry_interval)
+        self._failures[server] = _Failure(error, _why(exc), at=time.monotonic(), wait=wait)
         if len(self.connections) > 1:  # with one server the listing raises this error itself
             logger.warning("MCP server %r is left out of the listing: %s", server, error.message)
 
@@ -482,10 +527,26 @@ class MCPDriver(ToolDriver):
                 self._unavailable[tool.name] = tool
 
     def _retry_failed(self) -> None:
-        """A listing: the servers that failed are tried again (and the tools listed anew)."""
-        if self._failures:
-            self._retry = set(self._failures)
+        """A listing: the servers that failed and are due are tried again (and the tools
+        listed anew); the others wait for their interval (see ``retry_interval``)."""
+        due = {server for server, failure in self._failures.items() if failure.due}
+        if due:
+            self._retry |= due
             self.refresh_tools()
+
+    def _retry_for_call(self, name: str) -> bool:
+        """A call of a tool (by its exposed name) whose server failed its last listing tries
+        that server again now, once per call; True when it was tried."""
+        tried = _call_tried.get()
+        stand_in = self._unavailable.get(name)
+        if tried is None or stand_in is None:
+            return False
+        server = str(stand_in.meta["server"])
+        if server in tried or server not in self._failures:
+            return False
+        self._retry.add(server)
+        self.refresh_tools()
+        return True
 
     def list_tools(self) -> tuple[Tool, ...]:
         """Every tool of the servers that answer; one that failed before is tried again."""
@@ -497,6 +558,10 @@ class MCPDriver(ToolDriver):
         resolves to a stand-in whose call fails saying so."""
         found = super().get_tool(name)
         if found is None and self._unavailable:
+            if not in_running_loop() and self._retry_for_call(name):  # (async calls try it before)
+                found = super().get_tool(name)
+                if found is not None:
+                    return found
             return self._unavailable.get(name)
         return found
 
@@ -525,57 +590,42 @@ class MCPDriver(ToolDriver):
             self.refresh_tools()
         if retry and self._failures:
             self._retry_failed()
-        for server, connection in self.connections.items():
-            if server in self._listings or (server in self._failures and server not in self._retry):
-                continue
-            if server in self._retry:
-                connection.forget_ended()
-                self._retry.discard(server)
-            deadline = _call_deadline.get()
-            try:
-                listing = await connection.arun(partial(self._afetch, server=server),
-                                                timeout=self._listing_time(deadline), deadline=deadline)
-            except Exception as exc:
-                self._listing_failed(connection, exc)
-            else:
-                self._listed(server, listing)
-                self.refresh_tools()
+        self._retry_when_all_failed()
+        connections = self._to_list()
+        if not connections:
+            return
+        self._retry.difference_update(c.spec.name for c in connections)
+        deadline = _call_deadline.get()
+        results = await arun_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
+                                  timeout=self._listing_time(deadline), deadline=deadline)
+        self._record(connections, results)
+        if any(not isinstance(result, BaseException) for result in results):
+            self.refresh_tools()
 
     def process_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
         """:meth:`mcs.ToolDriver.process_llm_response`; a listing the call needs first
         connects within the call's ``timeout``."""
-        token = _call_deadline.set(self._deadline())
-        try:
+        with _calling(self._deadline()):
             return super().process_llm_response(llm_response, context=context)
-        finally:
-            _call_deadline.reset(token)
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None) -> Any:
         """:meth:`mcs.ToolDriver.call_tool`; a listing the call needs first connects within
         the call's ``timeout``."""
-        token = _call_deadline.set(self._deadline())
-        try:
+        with _calling(self._deadline()):
             return super().call_tool(name, arguments, context=context)
-        finally:
-            _call_deadline.reset(token)
 
     async def aprocess_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
-        token = _call_deadline.set(self._deadline())
-        try:
+        with _calling(self._deadline()):
             await self._aprefetch()
             return await super().aprocess_llm_response(llm_response, context=context)
-        finally:
-            _call_deadline.reset(token)
 
     async def acall_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
     ) -> Any:
-        token = _call_deadline.set(self._deadline())
-        try:
+        with _calling(self._deadline()):
+            self._retry_for_call(name)
             await self._aprefetch()
             return await super().acall_tool(name, arguments, context=context)
-        finally:
-            _call_deadline.reset(token)
 
     async def aconnect(self) -> None:
         """Connect to every server on the caller's event loop and list it there (a no-op
@@ -592,20 +642,12 @@ class MCPDriver(ToolDriver):
             ExecutionError: no server can be listed.
         """
         loop = asyncio.get_running_loop()
-        fetched = False
-        for server, connection in self.connections.items():
-            if connection.connected_on(loop):
-                continue
-            try:
-                # a listing, not a bare connect: a server tells of changes to clients that listed
-                listing = await connection.arun(partial(self._afetch, server=server),
-                                                timeout=self.listing_timeout)
-            except Exception as exc:
-                self._listing_failed(connection, exc)
-            else:
-                self._listed(server, listing)
-            fetched = True
-        if fetched:
+        connections = [c for c in self.connections.values() if not c.connected_on(loop)]
+        # a listing, not a bare connect: a server tells of changes to clients that listed
+        results = await arun_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
+                                  timeout=self.listing_timeout)
+        self._record(connections, results)
+        if connections:
             self.refresh_tools()
         if self._failures and len(self._failures) == len(self.connections):
             raise next(iter(self._failures.values())).error
@@ -882,8 +924,8 @@ class MCPDriver(ToolDriver):
             failure = self._failures.get(route.server)
             why = failure.why if failure is not None else "is unavailable"
             raise ExecutionError(
-                f"{invocation.tool.name} cannot run now: MCP server {route.server!r} {why}. It is tried again at "
-                "the next listing of the tools; use another tool meanwhile.",
+                f"{invocation.tool.name} cannot run now: MCP server {route.server!r} {why}. It is tried again "
+                "later (a call of its tools tries it at once); use another tool meanwhile.",
                 tool=invocation.tool.name, details={"server": route.server},
             )
         return route, self.connections[route.server]
@@ -1141,6 +1183,18 @@ class MCPDriver(ToolDriver):
         """Close every session from async code, waiting for the one on this loop."""
         for connection in self.connections.values():
             await connection.aclose()
+
+
+@contextlib.contextmanager
+def _calling(deadline: float | None) -> Iterator[None]:
+    """The context of one call: its deadline, and the servers its listings asked so far."""
+    deadline_token = _call_deadline.set(deadline)
+    tried_token = _call_tried.set(set())
+    try:
+        yield
+    finally:
+        _call_tried.reset(tried_token)
+        _call_deadline.reset(deadline_token)
 
 
 def _why(exc: Exception) -> str:

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any, Literal, TextIO, TypeVar, cast
@@ -526,6 +526,43 @@ class Connection:
             self._inflight.discard(task)
 
 
+Request = tuple["Endpoint", Callable[[Any], Awaitable[Any]]]
+
+
+def run_each(requests: Sequence[Request], timeout: float | None = None, *,
+             deadline: float | None = None) -> list[Any]:
+    """Run each ``(endpoint, operation)`` at the same time from synchronous code, each on
+    its endpoint's synchronous session (as :meth:`Endpoint.run`), and wait for them all.
+
+    Returns each result, or the exception its request raised, in the order given: the
+    time taken is the slowest request's, not the sum.
+    """
+    if not requests:
+        return []
+    driven = sync_loop()
+    return driven.run(_gathered([endpoint._request_on(driven.loop, operation, timeout, deadline)
+                                 for endpoint, operation in requests]))
+
+
+async def arun_each(requests: Sequence[Request], timeout: float | None = None, *,
+                    deadline: float | None = None) -> list[Any]:
+    """:func:`run_each` on the caller's running loop (each on its endpoint's session there)."""
+    if not requests:
+        return []
+    loop = asyncio.get_running_loop()
+    return await _gathered([endpoint._request_on(loop, operation, timeout, deadline)
+                            for endpoint, operation in requests])
+
+
+async def _gathered(requests: list[Coroutine[Any, Any, Any]]) -> list[Any]:
+    if len(requests) == 1:  # no task of its own: the request runs in the caller's
+        try:
+            return [await requests[0]]
+        except Exception as exc:
+            return [exc]
+    return list(await asyncio.gather(*requests, return_exceptions=True))
+
+
 class Endpoint:
     """One MCP server, usable from any thread and any event loop.
 
@@ -646,6 +683,10 @@ class Endpoint:
              *, deadline: float | None = None) -> Awaitable[T]:
         """:meth:`Connection.request` on the caller's running loop (await the result)."""
         return self._session(asyncio.get_running_loop()).request(operation, timeout, deadline=deadline)
+
+    async def _request_on(self, loop: asyncio.AbstractEventLoop, operation: Callable[[Any], Awaitable[T]],
+                          timeout: float | None, deadline: float | None) -> T:
+        return await self._session(loop).request(operation, timeout, deadline=deadline)
 
     def close(self) -> None:
         """End every session (stdio servers are stopped). Safe to call twice, from sync code.

@@ -4,7 +4,8 @@ with ``notifications/tools/list_changed``, for the bridge's robustness tests.
 Run as ``python moody_server.py`` (stdio) or ``python moody_server.py --http PORT``
 (streamable HTTP on 127.0.0.1). ``MCS_TEST_PREFIX`` starts its tools' names (so two of
 them can sit behind one bridge); ``MCS_TEST_LISTING`` makes ``tools/list`` fail: ``error``
-answers it with a JSON-RPC error, ``slow`` answers it after 30 s. ``MCS_TEST_PING``
+answers it with a JSON-RPC error, ``slow`` answers it after 30 s, ``after:SECONDS`` after
+that many seconds. ``MCS_TEST_PING``
 replaces the description of ``<prefix>ping`` (a server that changed its tools).
 
 Tools: ``<prefix>ping`` answers ``pong``; ``<prefix>listings`` says how many ``tools/list``
@@ -35,6 +36,8 @@ class MoodyServer(MCPServer):
             raise RuntimeError("the tool registry is locked")
         if LISTING == "slow":
             await asyncio.sleep(30)
+        if LISTING.startswith("after:"):
+            await asyncio.sleep(float(LISTING.removeprefix("after:")))
         return await super().list_tools()
 
 
