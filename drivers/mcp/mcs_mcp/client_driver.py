@@ -42,6 +42,7 @@ import contextvars
 import logging
 import math
 import os
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -82,12 +83,34 @@ _READ_RESOURCE = "read_resource"
 #: The discovery meta-tools' names (MCS spec section 7): a server's tool exposed under one
 #: would take the driver's own place, and receive what the model meant for other tools.
 _META_TOOL_NAMES = frozenset({discovery.SEARCH_TOOL, discovery.DESCRIBE_TOOL, discovery.CALL_TOOL})
-#: The deadline (``time.monotonic()``) of the call being made in this context: a listing the
-#: call needs first (to know its tool) connects within it too.
-_call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("mcs_mcp_call_deadline", default=None)
-#: The servers a listing asked during the call being made in this context (``None`` outside
-#: a call): a call tries a failed server at most once, whichever listing asks it.
-_call_tried: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("mcs_mcp_call_tried", default=None)
+class _Call:
+    """The call being made: its ``deadline`` (``time.monotonic()``), within which a listing
+    the call needs first (to know its tool) connects too, and the servers its listings
+    ``tried`` (a call tries a failed server at most once, whichever listing asks it)."""
+
+    __slots__ = ("deadline", "tried")
+
+    def __init__(self, deadline: float | None = None, tried: set[str] | None = None) -> None:
+        self.deadline = deadline
+        self.tried = tried
+
+
+#: The call being made in this context (``None`` outside a call).
+_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("mcs_mcp_call", default=None)
+#: Each thread's synchronous calls share one :class:`_Call`, changed in place: the context a
+#: synchronous call hands the driven loop then stays equal from call to call, and the loop
+#: keeps its worker task (a new value per call would retire it, one more loop turn per call).
+_threads = threading.local()
+
+
+def _deadline_of_call() -> float | None:
+    call = _call.get()
+    return None if call is None else call.deadline
+
+
+def _tried_in_call() -> set[str] | None:
+    call = _call.get()
+    return None if call is None else call.tried
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,7 +473,7 @@ class MCPDriver(ToolDriver):
         """When every server failed, nothing is offered meanwhile: a call tries each again
         (once per call), a listing those that are due."""
         if self._failures and len(self._failures) == len(self.connections):
-            tried = _call_tried.get()
+            tried = _tried_in_call()
             self._retry |= {s for s, f in self._failures.items() if f.due or (tried is not None and s not in tried)}
 
     def _to_list(self) -> list[Endpoint]:
@@ -458,7 +481,7 @@ class MCPDriver(ToolDriver):
         and are not due to be tried again. One to try again gets a new session if its last one ended."""
         due = [connection for server, connection in self.connections.items()
                if server not in self._listings and (server not in self._failures or server in self._retry)]
-        tried = _call_tried.get()
+        tried = _tried_in_call()
         for connection in due:
             if connection.spec.name in self._retry:
                 connection.forget_ended()
@@ -469,7 +492,7 @@ class MCPDriver(ToolDriver):
     def _fetch(self, connections: Sequence[Endpoint]) -> None:
         """List these servers at the same time (each on its synchronous session), keeping
         each listing or recording why it failed."""
-        deadline = _call_deadline.get()
+        deadline = _deadline_of_call()
         results = run_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
                            timeout=self._listing_time(deadline), deadline=deadline)
         self._record(connections, results)
@@ -537,7 +560,7 @@ class MCPDriver(ToolDriver):
     def _retry_for_call(self, name: str) -> bool:
         """A call of a tool (by its exposed name) whose server failed its last listing tries
         that server again now, once per call; True when it was tried."""
-        tried = _call_tried.get()
+        tried = _tried_in_call()
         stand_in = self._unavailable.get(name)
         if tried is None or stand_in is None:
             return False
@@ -595,7 +618,7 @@ class MCPDriver(ToolDriver):
         if not connections:
             return
         self._retry.difference_update(c.spec.name for c in connections)
-        deadline = _call_deadline.get()
+        deadline = _deadline_of_call()
         results = await arun_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
                                   timeout=self._listing_time(deadline), deadline=deadline)
         self._record(connections, results)
@@ -605,13 +628,13 @@ class MCPDriver(ToolDriver):
     def process_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
         """:meth:`mcs.ToolDriver.process_llm_response`; a listing the call needs first
         connects within the call's ``timeout``."""
-        with _calling(self._deadline()):
+        with _calling_sync(self._deadline()):
             return super().process_llm_response(llm_response, context=context)
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None) -> Any:
         """:meth:`mcs.ToolDriver.call_tool`; a listing the call needs first connects within
         the call's ``timeout``."""
-        with _calling(self._deadline()):
+        with _calling_sync(self._deadline()):
             return super().call_tool(name, arguments, context=context)
 
     async def aprocess_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
@@ -1187,14 +1210,30 @@ class MCPDriver(ToolDriver):
 
 @contextlib.contextmanager
 def _calling(deadline: float | None) -> Iterator[None]:
-    """The context of one call: its deadline, and the servers its listings asked so far."""
-    deadline_token = _call_deadline.set(deadline)
-    tried_token = _call_tried.set(set())
+    """The context of one async call: its deadline, and the servers its listings asked so far."""
+    token = _call.set(_Call(deadline, set()))
     try:
         yield
     finally:
-        _call_tried.reset(tried_token)
-        _call_deadline.reset(deadline_token)
+        _call.reset(token)
+
+
+@contextlib.contextmanager
+def _calling_sync(deadline: float | None) -> Iterator[None]:
+    """:func:`_calling` for a synchronous call: this thread's one :class:`_Call`, set for
+    the call (the outer call's values come back after a nested one)."""
+    call: _Call | None = getattr(_threads, "call", None)
+    if call is None:
+        call = _threads.call = _Call()
+    token = _call.set(call) if _call.get() is not call else None
+    outer = call.deadline, call.tried
+    call.deadline, call.tried = deadline, set()
+    try:
+        yield
+    finally:
+        call.deadline, call.tried = outer
+        if token is not None:
+            _call.reset(token)
 
 
 def _why(exc: Exception) -> str:

@@ -46,6 +46,18 @@ def test_load_driver_mcp_gives_the_mcp_driver_with_the_servers_tools(stdio_drive
     assert stdio_driver.meta.protocol == "MCP" and stdio_driver.meta.transport == "STDIO"
 
 
+def test_consecutive_sync_calls_keep_the_driven_loops_worker(stdio_driver: MCPDriver) -> None:
+    """Each synchronous call hands the driven loop an equal context, so its worker task runs
+    every call (a new worker per call costs a task and one more loop turn each time)."""
+    from mcs_mcp.client.loop import sync_loop
+
+    stdio_driver.call_tool("add", {"a": 1, "b": 2})
+    worker = sync_loop()._worker
+    assert stdio_driver.call_tool("add", {"a": 2, "b": 3}) == 5
+    assert stdio_driver.process_llm_response({"name": "add", "parameters": {"a": 3, "b": 4}}) == 7
+    assert worker is not None and sync_loop()._worker is worker
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_llm_output_round_trips_through_the_server_and_back(
     transport: str, request: pytest.FixtureRequest
