@@ -52,8 +52,13 @@ class StallingProxy:
         self._started.set()
 
     async def _connection(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        broker_reader, broker_writer = await asyncio.open_connection(HOST, self.target_port)
-        self._writers += [client_writer, broker_writer]
+        self._writers.append(client_writer)
+        try:
+            broker_reader, broker_writer = await asyncio.open_connection(HOST, self.target_port)
+        except OSError:
+            client_writer.close()
+            return
+        self._writers.append(broker_writer)
         await asyncio.gather(self._pump(client_reader, broker_writer, stallable=True),
                              self._pump(broker_reader, client_writer, stallable=False),
                              return_exceptions=True)
@@ -94,11 +99,20 @@ class StallingProxy:
         asyncio.run_coroutine_threadsafe(shut(), self._loop).result(10)
 
     def close(self) -> None:
+        """Stop serving and end every connection and task on the proxy's loop before it
+        closes (a transport left to the garbage collector warns in a later test)."""
         async def shut() -> None:
             if self._server is not None:
                 self._server.close()
             for writer in self._writers:
                 writer.close()
+            tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for writer in self._writers:
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
 
         if self._loop.is_running():
             asyncio.run_coroutine_threadsafe(shut(), self._loop).result(10)
