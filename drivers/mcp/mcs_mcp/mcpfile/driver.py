@@ -146,26 +146,22 @@ def _program_names(names: Sequence[str] | str) -> frozenset[str]:
 
 def _write_roots(roots: Sequence[str | Path] | str) -> tuple[str, ...]:
     """The ``cli_write_roots`` option: absolute directories, a list or one comma-separated string."""
-    out: list[str] = []
-    for item, root in _items(roots):
-        if not isinstance(root, (str, Path)) or not str(root) or not Path(root).is_absolute():
-            raise ConfigurationError(
-                f"cli_write_roots takes absolute directories where a command may write, replace or delete the "
-                f"paths a model's value names (besides its working directory), got {item!r}"
-            )
-        out.append(str(root))
-    return tuple(dict.fromkeys(out))
+    return _roots(roots, "cli_write_roots", "where a command may write, replace or delete the paths a model's "
+                  "value names (besides its working directory)")
 
 
 def _read_roots(roots: Sequence[str | Path] | str) -> tuple[str, ...]:
     """The ``cli_read_roots`` option: absolute directories, a list or one comma-separated string."""
+    return _roots(roots, "cli_read_roots", "where a command may read the paths a model's value names (besides "
+                  "its working directory and cli_write_roots)")
+
+
+def _roots(roots: Sequence[str | Path] | str, option: str, purpose: str) -> tuple[str, ...]:
+    """Absolute directories, each once, in order; anything else is refused naming ``option``."""
     out: list[str] = []
     for item, root in _items(roots):
         if not isinstance(root, (str, Path)) or not str(root) or not Path(root).is_absolute():
-            raise ConfigurationError(
-                f"cli_read_roots takes absolute directories where a command may read the paths a model's value "
-                f"names (besides its working directory and cli_write_roots), got {item!r}"
-            )
+            raise ConfigurationError(f"{option} takes absolute directories {purpose}, got {item!r}")
         out.append(str(root))
     return tuple(dict.fromkeys(out))
 
