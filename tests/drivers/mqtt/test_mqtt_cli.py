@@ -5,17 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx2
-import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mqtt_broker import Mosquitto, Observer
 from mqtt_specs import LIGHTS
+from support.mcp_http import mcp_http_session
 from support.servers import free_port, server_process
 
 import mcs
@@ -104,15 +100,6 @@ async def test_mcs_serve_over_stdio_publishes_for_the_official_mcp_client(broker
         seen.close()
 
 
-@asynccontextmanager
-async def http_session(url: str) -> AsyncIterator[ClientSession]:
-    async with (
-        httpx2.AsyncClient(timeout=httpx2.Timeout(20.0)) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write, client_info=types.Implementation(name="test", version="1")) as session,
-    ):
-        await session.initialize()
-        yield session
 
 
 async def test_mcs_serve_over_streamable_http_reads_a_retained_value(broker: Mosquitto) -> None:
@@ -122,6 +109,6 @@ async def test_mcs_serve_over_streamable_http_reads_a_retained_value(broker: Mos
     port = free_port()
     argv = [MCS, "serve", "mqtt", *options(broker), "--transport", "http", "--port", str(port)]
     with server_process(argv, port, env=_env()):
-        async with http_session(f"http://127.0.0.1:{port}/mcp") as session:
+        async with mcp_http_session(f"http://127.0.0.1:{port}/mcp") as session:
             result = await session.call_tool("readLabel", {"lightId": "http", "wait_s": 5})
     assert result.structured_content["messages"][0]["payload"] == "garden"
