@@ -19,8 +19,8 @@ what a peer answers in an error: :func:`credential_forms` lists the forms a peer
 them in, :func:`scrub` and :func:`scrub_value` replace them, :func:`excerpt` scrubs and cuts
 a peer's text for an error message. While a driver sends,
 :func:`scrubbed_logs` keeps them out of the log records of the libraries it sends through
-(:data:`LIBRARY_LOGGERS`: httpx, httpcore, gql, websockets...), which write URLs, headers
-and payloads at ``INFO`` and ``DEBUG``.
+(:data:`LIBRARY_LOGGERS`: httpx, httpcore, gql, websockets, the ``mcp`` SDK...), which
+write URLs, headers and payloads at ``INFO`` and ``DEBUG``.
 """
 
 from __future__ import annotations
@@ -281,8 +281,10 @@ def _scrub_value(value: Any, secrets: list[str], depth: int) -> Any:
 
 #: The loggers of the libraries the drivers send through, where a record may quote what
 #: was sent: httpx's request line (a query-string key), websockets' request headers, gql's
-#: payloads. A filter on each scrubs the secrets of every :func:`scrubbed_logs` block
-#: running at the time; a record with none of them is left as it is, and none is dropped.
+#: payloads, the ``mcp`` SDK's every message sent and received (``DEBUG``), and the ``mcp``
+#: bridge's copy of a server's log messages (a server may quote an argument back). A filter
+#: on each scrubs the secrets of every :func:`scrubbed_logs` block running at the time; a
+#: record with none of them is left as it is, and none is dropped.
 LIBRARY_LOGGERS: tuple[str, ...] = (
     "httpx", "httpx2",
     *(f"{core}.{part}" for core in ("httpcore", "httpcore2")
@@ -290,6 +292,8 @@ LIBRARY_LOGGERS: tuple[str, ...] = (
     "gql.transport.httpx", "gql.transport.aiohttp", "gql.transport.requests", "gql.transport.websockets",
     "gql.transport.common.base", "websockets.client", "websockets.protocol", "aiohttp.client",
     "urllib3.connectionpool", "zeep.transports",
+    "mcp.client.streamable_http", "mcp.client.sse", "mcp.client.stdio", "mcp.shared.jsonrpc_dispatcher",
+    "mcs_mcp.client.server",
 )
 
 _SecretSource = Callable[[], Iterable[str]]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -25,3 +26,29 @@ def quoting(records: Iterable[logging.LogRecord], *secrets: str) -> list[str]:
         if any(secret in text for secret in secrets for text in texts):
             found.append(f"{record.name}: {record.getMessage()[:200]}")
     return found
+
+
+class EveryRecord(logging.Handler):
+    """Keeps every record that reaches the root logger (set to ``DEBUG`` while installed)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def every_record() -> Iterator[EveryRecord]:
+    """Every record any logger writes during the block, the root logger at ``DEBUG`` (its
+    level and handlers restored after)."""
+    root = logging.getLogger()
+    handler, level = EveryRecord(), root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
