@@ -18,7 +18,8 @@ def _check(args: argparse.Namespace) -> int:
     from mcs_rest._check import check_spec
     from mcs_rest._spec import Spec
 
-    spec = Spec.load(args.spec, allow_external=bool(args.allow_external_refs))
+    spec = Spec.load(args.spec, allow_external=bool(args.allow_external_refs),
+                     redirect_hosts=args.spec_redirect_hosts or ())
     report = check_spec(spec, "skip" if args.skip_invalid_operations else "refuse")
     if args.json:
         print(json.dumps({
@@ -30,6 +31,12 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
+def add_redirect_host_argument(parser: argparse.ArgumentParser) -> None:
+    """``--spec-redirect-host HOST`` (repeatable), the driver's ``spec_redirect_hosts``."""
+    parser.add_argument("--spec-redirect-host", action="append", dest="spec_redirect_hosts", metavar="HOST",
+                        help="a host a spec URL may redirect to (repeatable; the same origin is always followed)")
+
+
 def register_command(subparsers: Any) -> None:
     """Add ``mcs rest check`` to the CLI (entry point group ``mcs.commands``)."""
     rest = subparsers.add_parser("rest", help="REST driver tools (OpenAPI specs)")
@@ -39,6 +46,7 @@ def register_command(subparsers: Any) -> None:
     )
     check.add_argument("spec", help="path or URL of the OpenAPI 3.x / Swagger 2.0 spec")
     check.add_argument("--allow-external-refs", action="store_true", help="follow $refs outside the spec's folder")
+    add_redirect_host_argument(check)
     check.add_argument("--skip-invalid-operations", action="store_true",
                        help="judge as the driver with invalid_operations='skip' (operations it cannot build left out)")
     check.add_argument("--json", action="store_true", help="the report as JSON")

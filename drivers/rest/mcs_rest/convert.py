@@ -29,6 +29,7 @@ import yaml
 
 from mcs.errors import ConfigurationError
 from mcs_rest._operations import Operation
+from mcs_rest.cli import add_redirect_host_argument
 
 if TYPE_CHECKING:
     from mcs_rest.driver import RestDriver
@@ -135,7 +136,8 @@ def _handler(args: argparse.Namespace) -> int:
     from mcs_rest.driver import RestDriver
 
     include = {"tags": args.tag} if args.tag else None
-    options: dict[str, Any] = {"allow_external_refs": args.allow_external_refs}
+    options: dict[str, Any] = {"allow_external_refs": args.allow_external_refs,
+                               "spec_redirect_hosts": args.spec_redirect_hosts or ()}
     if include:
         options["include"] = include
     driver = RestDriver(args.spec, **options)
@@ -167,4 +169,5 @@ def register_command(subparsers: Any) -> None:
     openapi.add_argument("--tag", action="append", help="only operations with this tag (repeatable)")
     openapi.add_argument("--allow-external-refs", action="store_true",
                          help="follow $refs outside the spec's folder")
+    add_redirect_host_argument(openapi)
     openapi.set_defaults(handler=_handler)

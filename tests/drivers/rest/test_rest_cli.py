@@ -185,3 +185,38 @@ def test_a_negative_http_option_is_one_line_and_exit_2(api: Running, option: str
 def test_the_constructor_refuses_a_negative_or_non_numeric_http_option(api: Running, option: str, value: object) -> None:
     with pytest.raises(ConfigurationError, match=f"^{option} must be a non-negative"):
         RestDriver(PETSTORE, base_url=api.url + "/v1", **{option: value})
+
+
+# ---------------------------------------------------------------- a spec URL that redirects
+
+
+def _mcs(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(MCS), *args], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("command", [["rest", "check"], ["convert", "openapi"]])
+def test_a_spec_url_redirected_to_another_host_is_refused_without_spec_redirect_host(api: Running, command):
+    done = _mcs(*command, api.url + "/spec-away")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "another origin" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_mcs_rest_check_follows_a_redirect_to_an_allowed_host_and_reports_the_spec(api: Running):
+    done = _mcs("rest", "check", api.url + "/spec-away", "--spec-redirect-host", "localhost", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["spec"] == api.url + "/spec-away" and report["operations"] > 0 and report["problems"] == []
+
+
+def test_convert_follows_a_redirect_to_an_allowed_host(api: Running):
+    done = _mcs("convert", "openapi", api.url + "/spec-away", "--spec-redirect-host", "elsewhere.test",
+                "--spec-redirect-host", "localhost")
+    assert done.returncode == 0, done.stderr
+    assert {"listPets", "createPet"} <= {tool["name"] for tool in yaml.safe_load(done.stdout)["tools"]}
+
+
+def test_describe_takes_spec_redirect_hosts_as_a_driver_option(api: Running):
+    done = _mcs("describe", "rest", "-o", f"spec={api.url}/spec-away", "-o", f"base_url={api.url}/v1",
+                "-o", 'spec_redirect_hosts=["localhost"]')
+    assert done.returncode == 0, done.stderr
+    assert "listPets" in done.stdout
