@@ -72,11 +72,15 @@ class MqttDriver(ToolDriver):
       overrides per operation (``"clear_retained": True`` lets an empty payload delete the
       retained value; otherwise an empty retained publish is refused); ``destructive``
       (True) for the ``destructiveHint``;
-      ``publish_allow`` / ``subscribe_allow``: topic globs on top of the spec;
+      ``publish_allow``: topic globs that narrow the spec's channels (a publish outside
+      them is ``POLICY_DENIED``);
       ``rate_limit`` per topic (``"10/s"``) and ``rate_limit_total`` (``"100/s"``), or
       ``None``; ``dry_run=True`` simulates every publish; ``read_only=True`` offers no
       publish tool.
-    * Reading: ``history_size`` (100 messages per subscription), ``max_subscriptions`` (64),
+    * Reading: ``subscribe_allow``: topic globs that narrow the spec's channels for reads
+      as well as subscriptions: a read tool's call whose topic filter matches none is
+      ``POLICY_DENIED`` before anything is subscribed, even for a channel the spec declares;
+      ``history_size`` (100 messages per subscription), ``max_subscriptions`` (64),
       ``max_read_count`` (50), ``default_wait`` (2 s), ``max_wait`` (30 s),
       ``max_payload_bytes`` (64 KiB per message, read or published), ``max_result_bytes`` (256 KiB per call),
       ``discover_window`` (10 s), ``max_topics`` (200). Discovery (topic maps) watches the

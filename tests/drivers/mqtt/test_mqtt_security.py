@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from mcs_mqtt import MqttDriver
-from mqtt_broker import Mosquitto
+from mqtt_broker import Mosquitto, publish_raw
 from mqtt_specs import LIGHTS, PLANT
 
 from mcs.errors import ErrorCode, InvalidInputError, PolicyDeniedError, ToolCallError
@@ -78,6 +78,25 @@ def test_d1_a_wildcard_read_is_refused_when_only_one_topic_may_be_subscribed(own
         assert driver.call_tool("t", {"line": "line1", "wait_s": 0})["messages"] == []
     log = own_broker.log()
     assert "\tplant/line1/temp (QoS 1)" in log and "plant/+" not in log and "plant/#" not in log
+
+
+def test_d1_a_read_of_a_channel_outside_subscribe_allow_is_denied_though_the_spec_declares_it(
+        own_broker: Mosquitto) -> None:
+    publish_raw(own_broker.port, "vault/line1/code", b'{"code": "4711"}', retain=True)
+    spec = {"topics": {"temp": {"topic": "plant/{line}/temp", "action": "receive"},
+                       "code": {"topic": "vault/{line}/code", "action": "receive"}}}
+    with driver_on(own_broker, spec=spec, subscribe_allow=["plant/*"]) as driver:
+        assert {"temp", "code"} <= {tool.name for tool in driver.list_tools()}  # offered, but not readable
+        for arguments in ({"line": "line1", "wait_s": 0}, {"wait_s": 0}, {"line": "line1", "mode": "next", "wait_s": 0}):
+            with pytest.raises(PolicyDeniedError) as caught:
+                driver.call_tool("code", arguments)
+            assert caught.value.code == ErrorCode.POLICY_DENIED and caught.value.details["allowed"] == ["plant/*"]
+            assert "vault/" in caught.value.message and "4711" not in caught.value.message
+        assert driver.call_tool("temp", {"line": "line1", "wait_s": 0})["messages"] == []
+        subscriptions = driver.get_status()["subscriptions"]
+    assert subscriptions and not [s for s in subscriptions if s.startswith("vault/")]
+    subscribed = own_broker.log().split("Received SUBSCRIBE", 1)[-1]
+    assert "\tplant/" in subscribed and "vault/" not in subscribed
 
 
 @pytest.mark.parametrize("payload", [
