@@ -64,7 +64,8 @@ WELL_KNOWN: dict[str, Schema] = {
     _P + "Any": {"type": "object", "properties": {"@type": {
         "type": "string", "pattern": "^type\\.googleapis\\.com/[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
         "description": "type.googleapis.com/ and the message's full name"}},
-        "required": ["@type"], "description": "@type and the fields of that message"},
+        # the packed message's fields: checked against that message at the call (mcs_grpc._any)
+        "required": ["@type"], "additionalProperties": True, "description": "@type and the fields of that message"},
     _P + "FieldMask": {"type": "string", "description": "comma-separated field paths in lowerCamelCase"},
     _P + "Empty": {"type": "object", "properties": {}, "additionalProperties": False},
     _P + "DoubleValue": {"type": "number"}, _P + "FloatValue": {"type": "number"},

@@ -18,6 +18,7 @@ from mcs.pipeline import Invocation
 from mcs.tools import Tool, unique_tool_names
 from mcs.validation import ArgumentValidator
 from mcs_grpc import _catalog
+from mcs_grpc._any import AnyCheck
 from mcs_grpc._calls import MESSAGES, REQUEST, Caller, Cut, Method, StreamBounds
 from mcs_grpc._catalog import MAX_NESTING, Catalog, choose_methods, idempotency_level, nesting_depth
 from mcs_grpc._channel import ChannelSettings, MetadataProvider, MetadataSource, RetryPolicy
@@ -31,16 +32,20 @@ PathLike = str | os.PathLike[str]
 
 
 class _NormalizingValidator(ArgumentValidator):
-    """The core's validator, after the arguments are rewritten toward their JSON names and forms."""
+    """The core's validator, after the arguments are rewritten toward their JSON names and
+    forms; then ``after`` (the check of what the arguments pack in ``Any`` values), if given."""
 
-    __slots__ = ("_normalize",)
+    __slots__ = ("_after", "_normalize")
 
-    def __init__(self, schema: Mapping[str, Any], tool: str, normalize: Callable[[Any], Any]) -> None:
+    def __init__(self, schema: Mapping[str, Any], tool: str, normalize: Callable[[Any], Any],
+                 after: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         super().__init__(schema, tool)
         self._normalize = normalize
+        self._after = after
 
     def validate(self, arguments: Any) -> dict[str, Any]:
-        return super().validate(self._normalize(arguments))
+        checked = super().validate(self._normalize(arguments))
+        return checked if self._after is None else self._after(checked)
 
 
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[PathLike]:
@@ -183,6 +188,7 @@ class GrpcDriver(ToolDriver):
         marked = _globs(idempotent_methods, "idempotent_methods") or []
         self._schemas = SchemaBuilder(self.catalog)
         self._normalizer = Normalizer()
+        self._any = AnyCheck(self.catalog.pool, self._schemas, self._normalizer)
         self._methods: dict[str, Method] = {}
         self._op_tools: list[Tool] = []
         names = unique_tool_names(f"{m.containing_service.name}_{m.name}" for m in chosen)
@@ -319,13 +325,30 @@ class GrpcDriver(ToolDriver):
         if validator is not None:
             return validator
         method = self._methods.get(tool.unprefixed_name)
+        packs_any = method is not None and self._any.reaches_any(method.descriptor.input_type)
         if method is None or method.wrapped or (
-            not method.client_streaming and self._normalizer.changes_nothing(method.descriptor.input_type)
+            not packs_any and not method.client_streaming
+            and self._normalizer.changes_nothing(method.descriptor.input_type)
         ):
             return super()._validator(tool)
-        validator = _NormalizingValidator(tool.input_schema, tool.name, self._normalize_for(method))
+        validator = _NormalizingValidator(tool.input_schema, tool.name, self._normalize_for(method),
+                                          self._any_check_for(method, tool.name) if packs_any else None)
         self._validators[tool.name] = validator
         return validator
+
+    def _any_check_for(self, method: Method, tool: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        """``arguments -> arguments`` with what they pack in ``Any`` values checked (:mod:`mcs_grpc._any`)."""
+        message, check = method.descriptor.input_type, self._any.check
+        if not method.client_streaming:
+            return lambda arguments: check(arguments, message, tool)
+
+        def each(arguments: dict[str, Any]) -> dict[str, Any]:
+            items = arguments.get(MESSAGES)
+            if not isinstance(items, list):
+                return arguments
+            return {**arguments, MESSAGES: [check(item, message, tool) for item in items]}
+
+        return each
 
     def _normalize_for(self, method: Method) -> Callable[[Any], Any]:
         message = method.descriptor.input_type
