@@ -122,18 +122,9 @@ def build_driver(args: argparse.Namespace) -> MCSDriver:
         return Toolbox.from_config(args.config)
     if not args.driver:
         raise ConfigurationError("name a driver (see `mcs drivers`) or pass --config FILE")
-    from mcs.errors import DriverNotFoundError
-    from mcs.targets import is_module_target, load_target
+    from mcs.targets import load_named
 
-    pairs = getattr(args, "option", None) or []
-    if ":" in args.driver:
-        return load_target(args.driver, pairs)
-    try:
-        return load_with_options(args.driver, pairs)
-    except DriverNotFoundError:
-        if is_module_target(args.driver):  # a module of @mcs.tool functions
-            return load_target(args.driver, pairs)
-        raise
+    return load_named(args.driver, getattr(args, "option", None) or [])
 
 
 def _add_driver_arguments(parser: argparse.ArgumentParser, *, positional: str = "driver") -> None:

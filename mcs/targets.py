@@ -8,6 +8,9 @@
 * ``package.module`` whose ``@mcs.tool``, ``@mcs.prompt`` and ``@mcs.resource``
   functions become one :class:`~mcs.FunctionDriver` named after the module.
 
+:func:`load_named` is what every command that takes a driver runs: a registered name
+first, then a module.
+
 Naming a module runs its code: the operator chooses it, never a request.
 """
 
@@ -104,3 +107,29 @@ def load_target(spec: str, pairs: Sequence[str] = (), **options: Any) -> MCSDriv
             f"and serve the module ({module_name}) instead"
         )
     return built
+
+
+def load_named(name: str, pairs: Sequence[str] = ()) -> MCSDriver:
+    """The driver ``name`` names on a command line, built with the ``-o key=value`` ``pairs``:
+    ``module:attr`` (see :func:`load_target`), else a registered driver name, else an
+    importable module of ``@mcs.tool`` functions. A name that is an existing file is never
+    imported as a module.
+
+    Raises:
+        DriverNotFoundError: no registered driver and no module goes by ``name``.
+        ConfigurationError: what :func:`load_target` or the driver's constructor refuses.
+    """
+    from pathlib import Path
+
+    from mcs.cli import load_with_options
+    from mcs.errors import DriverNotFoundError
+
+    is_file = Path(name).exists()
+    if ":" in name and not is_file:
+        return load_target(name, pairs)
+    try:
+        return load_with_options(name, pairs)
+    except DriverNotFoundError:
+        if not is_file and is_module_target(name):
+            return load_target(name, pairs)
+        raise

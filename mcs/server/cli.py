@@ -1,6 +1,7 @@
 """``mcs serve TARGET --protocol rfc0001``: any driver or toolbox over the RFC-0001 wire protocol.
 
     mcs serve functions --protocol rfc0001 --port 8000
+    mcs serve my_tools --protocol rfc0001      (a module of @mcs.tool functions, or module:NAME)
     mcs serve -c toolbox.yaml --protocol rfc0001 --transport stdio
 
 ``--transport`` is ``http`` (default; the WebSocket endpoint is served too),
@@ -18,8 +19,8 @@ from mcs.errors import ConfigurationError
 
 
 def _build(args: argparse.Namespace) -> ToolDriver:
-    from mcs.cli import load_with_options
     from mcs.options import typed_options
+    from mcs.targets import load_named
 
     pairs: list[str] = getattr(args, "option", None) or []
     driver: MCSDriver
@@ -28,7 +29,7 @@ def _build(args: argparse.Namespace) -> ToolDriver:
 
         driver = Toolbox.from_config(args.config, **typed_options(Toolbox, pairs, owner="a toolbox"))
     elif getattr(args, "target", None):
-        driver = load_with_options(args.target, pairs)
+        driver = load_named(args.target, pairs)
     else:
         raise ConfigurationError("name a driver (see `mcs drivers`) or pass --config FILE")
     if not isinstance(driver, ToolDriver):

@@ -45,6 +45,29 @@ def test_a_toolbox_file_is_served_over_stdio(tmp_path: Path) -> None:
     assert replies[0]["status"] == 200 and replies[0]["body"]["result"] == 2
 
 
+def test_a_module_of_tool_functions_is_served_over_stdio(tmp_path: Path) -> None:
+    (tmp_path / "shop_tools.py").write_text(
+        "import mcs\n\n\n@mcs.tool\ndef price(item: str, count: int) -> float:\n"
+        "    \"\"\"The price of count items.\"\"\"\n    return {'pen': 1.5}[item] * count\n"
+    )
+    replies = _stdio(["shop_tools"], [
+        {"id": 1, "method": "capabilities"},
+        {"id": 2, "method": "execute", "tool": "price", "arguments": {"item": "pen", "count": 4}},
+    ], cwd=tmp_path)
+    assert replies[0]["body"]["server"] == "shop_tools"
+    assert [t["name"] for t in replies[0]["body"]["tools"]] == ["price"]
+    assert replies[1]["status"] == 200 and replies[1]["body"]["result"] == 6.0
+
+
+def test_one_function_of_a_module_is_served_by_module_and_name(tmp_path: Path) -> None:
+    (tmp_path / "two_tools.py").write_text(
+        "import mcs\n\n\n@mcs.tool\ndef one() -> int:\n    return 1\n\n\n"
+        "@mcs.tool\ndef two() -> int:\n    return 2\n"
+    )
+    replies = _stdio(["two_tools:two"], [{"id": 1, "method": "capabilities"}], cwd=tmp_path)
+    assert [t["name"] for t in replies[0]["body"]["tools"]] == ["two"]
+
+
 def test_a_driver_is_served_over_http() -> None:
     port = free_port()
     with server_process([*MCS, "serve", "functions", "--protocol", "rfc0001",

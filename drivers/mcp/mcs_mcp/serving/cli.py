@@ -125,17 +125,9 @@ def resolve_target(args: argparse.Namespace) -> tuple[Any, ServeOptions]:
             f"{target} is not an MCP file (no mcpFileVersion or kind: MCPToolDefinitions); "
             "for several drivers use -c"
         )
-    from mcs.errors import DriverNotFoundError
-    from mcs.targets import is_module_target, load_target
+    from mcs.targets import load_named
 
-    if ":" in target and not path.exists():
-        return _named(load_target(target, pairs))
-    try:
-        return _named(load_with_options(target, pairs))
-    except DriverNotFoundError:
-        if not path.exists() and is_module_target(target):
-            return _named(load_target(target, pairs))
-        raise
+    return _named(load_named(target, pairs))
 
 
 def _named(driver: Any) -> tuple[Any, ServeOptions]:
