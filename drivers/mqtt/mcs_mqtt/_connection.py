@@ -52,6 +52,9 @@ _MARGIN = 0.05
 
 # How long a withdrawal waits for paho's network thread to notice the connection it cut.
 _ABORT_WAIT = 1.0
+# The async path's acknowledgement wait ends this much before the deadline, which cancels
+# the call: the time left is the withdrawal's, so its answer says what became of the message.
+_ASYNC_ABORT_MARGIN = 0.25
 _PUBLISH = 0x30
 _INFLIGHT_STATES = (mqtt.mqtt_ms_wait_for_puback, mqtt.mqtt_ms_wait_for_pubrec, mqtt.mqtt_ms_wait_for_pubrel,
                     mqtt.mqtt_ms_wait_for_pubcomp, mqtt.mqtt_ms_resend_pubrel)
@@ -357,12 +360,14 @@ class Connection:
             recall = recall.outcome()
         raise self._unacknowledged(topic, qos, recall, lost, time.monotonic() - started)
 
-    async def _asettle(self, info: mqtt.MQTTMessageInfo, topic: str, qos: int, started: float) -> None:
+    async def _asettle(self, info: mqtt.MQTTMessageInfo, topic: str, qos: int, started: float,
+                       deadline: float | None) -> None:
         if not _published(info, self._done):
             lost = not self._connected
             recall = self._recall(info, qos)
             if isinstance(recall, _Pending):
-                await self._state.await_(recall.observed, time.monotonic() + _ABORT_WAIT)
+                until = time.monotonic() + _ABORT_WAIT
+                await self._state.await_(recall.observed, until if deadline is None else min(until, deadline - _MARGIN))
                 recall = recall.outcome()
             raise self._unacknowledged(topic, qos, recall, lost, time.monotonic() - started)
         self._settle(info, topic, qos, started)
@@ -464,14 +469,14 @@ class Connection:
         started = time.monotonic()
         client = await self.aensure(deadline)
         info = self._send(client, topic, payload, qos, retain, properties)
-        limit = started + 30.0 if deadline is None else deadline - _MARGIN
+        limit = started + 30.0 if deadline is None else deadline - max(_MARGIN, min(_ASYNC_ABORT_MARGIN, (deadline - started) / 4))
         try:
             await self._acked.await_(self._acknowledged(info), limit)
         except asyncio.CancelledError:
             if not _published(info, self._done):
                 self._recall(info, qos)
             raise
-        await self._asettle(info, topic, qos, started)
+        await self._asettle(info, topic, qos, started, deadline)
         return info.mid
 
     # ------------------------------------------------------------------ subscribing
