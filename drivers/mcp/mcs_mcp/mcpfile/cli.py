@@ -27,8 +27,8 @@ the same settings as ``--config`` options, so the clone keeps them in its ``.git
 every later fetch or pull of that URL, also one no value reaches (see :data:`CLONE_PINS`).
 
 Where a value may be the process ``kill`` signals (:class:`.shell.SignalTarget`), it must be
-one process id (``INVALID_INPUT`` otherwise) outside the server's process, parents, group and
-session (``POLICY_DENIED``); see :func:`check_signalled`.
+one process id (``INVALID_INPUT`` otherwise) outside the server's process, parents, children
+(and theirs), group and session (``POLICY_DENIED``); see :func:`check_signalled`.
 
 Where a program writes, replaces or deletes at a path a value chose (:class:`.shell.WriteTarget`:
 the operands of ``cp``, ``mv``, ``ln``, ``rm``, ``touch``, ``mkdir``..., ``sort -o``, ``git
@@ -1340,9 +1340,11 @@ _PROCESS_ID = re.compile(r"^[1-9][0-9]{0,9}$")
 
 def check_signalled(text: str, *, tool: str) -> None:
     """Refuse ``text`` as the process a ``kill`` of the command signals unless it is one process
-    id (digits, not 0) outside the server's own: not this process, none of its ancestors, and
+    id (digits, not 0) outside the server's own: not this process, none of its ancestors, none
+    of its descendants (the MCP servers it bridges over stdio run in sessions of their own), and
     none of its process group or session (the commands run in sessions of their own, so a
-    process a command started may be signalled).
+    process an earlier command left in the background, no longer the server's child once that
+    command exited, may be signalled).
 
     ``0``, ``-1``, ``-PGID``, ``%job`` and text bash would still read as a number (`` -1``,
     ``+5``) signal groups or every process; the server's processes would stop serving.
@@ -1357,11 +1359,13 @@ def check_signalled(text: str, *, tool: str) -> None:
             f"got {text[:40]!r}; process groups, 0, -1 and job specifications are refused.", tool=tool,
         )
     pid = _thread_group(int(text))
-    if pid in _server_processes() or _same_group_or_session(pid):
+    if pid in _server_processes() or _same_group_or_session(pid) or _descends_from_server(pid):
         raise PolicyDeniedError(
-            f"{tool}: kill would signal process {pid}, which is the server, one of its parents, or in its process "
-            "group or session; a command may signal only other processes (those it started run in a session of "
-            "their own).", tool=tool, details={"pid": pid},
+            f"{tool}: kill would signal process {pid}, which is the server, one of its parents, one of the "
+            "processes it started (an MCP server it bridges over stdio, a command still running), or in its "
+            "process group or session; a command may signal only other processes (what an earlier command sent "
+            "to the background no longer descends from the server once that command has exited).",
+            tool=tool, details={"pid": pid},
         )
 
 
@@ -1392,6 +1396,29 @@ def _server_processes() -> set[int]:
         pid = int(fields[1])
         found.add(pid)
     return found
+
+
+def _descends_from_server(pid: int) -> bool:
+    """Whether ``pid`` is a child of this process, or a child of one, as ``/proc`` shows its
+    parents: the processes the server started in sessions of their own (the MCP servers it
+    bridges over stdio, the commands still running) and theirs. A process whose parent
+    chain cannot be read is taken as one."""
+    server = os.getpid()
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except FileNotFoundError:
+            # no such process (any more), or no /proc to read parents from
+            return not os.path.isdir("/proc/self")
+        except OSError:
+            return True
+        pid = int(fields[1])
+        if pid == server:
+            return True
+    return False
 
 
 def _same_group_or_session(pid: int) -> bool:
