@@ -103,6 +103,9 @@ PRELUDE = f'{ARGS}=("$@"); set --\n'
 #: The bash array of the ``--config`` options a model-chosen clone is given (the last
 #: positional values of a call; empty when no value chose a repository).
 CLONE_PINS = "__MCS_CLONE_PINS"
+#: How many files and directories below a directory ``cp`` writes into are checked for
+#: symlinks at a call; a larger tree is refused rather than walked.
+TREE_ENTRIES = 10_000
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -604,14 +607,25 @@ class CliInvoker:
     def _check_tree(self, program: str, path: str, real: str, resolved: list[str]) -> None:
         """Refuse a directory ``program`` copies into (``cp -- a {dir}`` writes ``dir/a``,
         following a symlink there; ``cp -r`` writes below it) when a symlink anywhere inside it
-        leads outside ``resolved`` (the allowed roots, resolved). Nothing is checked for a file.
+        leads outside ``resolved`` (the allowed roots, resolved), or when it holds more than
+        :data:`TREE_ENTRIES` files and directories (not walked further). Nothing is checked for a file.
 
         Raises:
-            PolicyDeniedError: naming the link and where it leads.
+            PolicyDeniedError: naming the link and where it leads, or the bound.
         """
         if not os.path.isdir(real):
             return
+        seen = 0
         for folder, directories, files in os.walk(real):
+            seen += len(directories) + len(files)
+            if seen > TREE_ENTRIES:
+                raise PolicyDeniedError(
+                    f"{self.tool}: {program} would write into {path[:200]!r}, which holds more than {TREE_ENTRIES} "
+                    f"files and directories; MCS checks every symlink below a directory {program} writes into (one "
+                    "could lead the write outside) and stops there rather than walk a larger tree at each call. "
+                    "Name a smaller directory, or a file.",
+                    tool=self.tool, details={"path": path[:200], "entries": TREE_ENTRIES},
+                )
             for name in (*directories, *files):
                 link = os.path.join(folder, name)
                 if not os.path.islink(link):

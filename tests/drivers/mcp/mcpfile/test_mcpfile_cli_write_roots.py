@@ -631,3 +631,21 @@ def test_a_copy_into_a_directory_whose_links_stay_inside_still_runs(cli, work: P
     (work / "box" / "old").symlink_to(work / "a")
     cli("cp -- {src} {dst}", {"src": STRING, "dst": STRING}).call_tool("t", {"src": "a", "dst": "box"})
     assert (work / "box" / "a").read_text() == "model's text\n"
+
+
+@pytest.mark.parametrize("command", ["cp -- {src} {dst}", "cp -- {src} box; echo {dst}"])
+def test_a_copy_into_a_directory_too_large_to_check_is_refused_rather_than_walked(
+    cli, work: Path, command: str
+) -> None:
+    from mcs_mcp.mcpfile.cli import TREE_ENTRIES
+
+    (work / "box").mkdir()
+    for index in range(TREE_ENTRIES // 100 + 1):
+        folder = work / "box" / f"d{index}"
+        folder.mkdir()
+        for name in range(99):
+            (folder / str(name)).touch()
+    driver = cli(command, {"src": STRING, "dst": STRING})
+    with pytest.raises(PolicyDeniedError, match=f"more than {TREE_ENTRIES}"):
+        driver.call_tool("t", {"src": "a", "dst": "box"})
+    assert not (work / "box" / "a").exists()
