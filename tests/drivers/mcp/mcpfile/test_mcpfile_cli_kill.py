@@ -113,7 +113,6 @@ def test_kill_cannot_signal_an_mcp_server_the_server_bridges_over_stdio(
     new_driver, write_file, tmp_path: Path
 ) -> None:
     from mcp import StdioServerParameters
-
     from mcs_mcp.client.stdio import bounded_stdio_client
 
     pidfile = tmp_path / "upstream.pid"
@@ -135,7 +134,7 @@ def test_kill_cannot_signal_an_mcp_server_the_server_bridges_over_stdio(
                 await anyio.sleep(0.2)
                 return pid, answer, alive(pid)
 
-    pid, answer, running = anyio.run(main)
+    _, answer, running = anyio.run(main)
     assert "started" in answer and running, answer
 
 
