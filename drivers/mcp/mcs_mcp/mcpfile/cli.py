@@ -44,8 +44,13 @@ earlier call left may lead it out. Where a program reads at a path a value chose
 ``cat {file}``, ``grep -f``, ``jq --rawfile``, ``git diff``, ``< {file}``...), the path must
 resolve the same way inside the working directory, :attr:`CliOptions.write_roots` or
 :attr:`CliOptions.read_roots`, and never into ``/proc``, ``/sys`` or ``/dev`` unless a read
-root is there (``POLICY_DENIED``, naming ``cli_read_roots``). The checks are not atomic with the write: a symlink a
-concurrent process puts in the path between the two is not seen.
+root is there (``POLICY_DENIED``, naming ``cli_read_roots``). A path the command names whose text
+bash knows only when it runs (``x=$(cat list); cat -- "$x"``, an unquoted ``$p``), or that a link
+the command makes on the way may lead elsewhere (``ln -s -- . x; echo hi > out.txt``), is refused
+at load where a model's value reaches the file's commands (:attr:`.shell.Findings.unknown_paths`,
+:attr:`.shell.Findings.linked_paths`). The checks are not atomic with the write: a symlink a
+concurrent process puts in the path between the two is not seen (a server that must hold
+against that runs as a user of its own, or in a container, that reaches only its directories).
 
 A git command whose repository a value chose reads no git configuration of the server's
 user, of the system or of the environment (``GIT_CONFIG_GLOBAL=/dev/null``,
@@ -238,6 +243,8 @@ class CliInvoker:
         appended_reads: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
         literal_reads: tuple[shell.LiteralRead, ...] = (),
         followers: tuple[shell.Unlisted, ...] = (),
+        unknown_paths: tuple[shell.Unlisted, ...] = (),
+        linked_paths: tuple[shell.Unlisted, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -297,6 +304,14 @@ class CliInvoker:
         #: ``wc --files0-from``); the loader refuses them when another command of the file
         #: takes a model's values (it may leave the link or the list they follow).
         self.followers = followers
+        #: Where the command reads or writes a path it names whose text is not known before the
+        #: run (``x=$(cat list); cat -- "$x"``); the loader refuses them when another command of
+        #: the file takes a model's values (it may write the file the path comes from).
+        self.unknown_paths = unknown_paths
+        #: The paths the command names itself after one of its commands that may make a symlink
+        #: (``ln -s -- . x; echo hi > out.txt``); the loader refuses them when another command of
+        #: the file takes a model's values (an earlier call may have left the other link).
+        self.linked_paths = linked_paths
 
     # ------------------------------------------------------------------ rendering
 
@@ -360,10 +375,10 @@ class CliInvoker:
                     self._check_read(program, os.path.join(base, path))
         for write in self.literal_writes:
             for base in write.bases:
-                self._check_literal_write(write, os.path.join(base, write.path))
+                self._check_literal_write(write, shell.environment_path(os.path.join(base, write.path), os.environ))
         for read in self.literal_reads:
             for base in read.bases:
-                self._check_literal_read(read, os.path.join(base, read.path))
+                self._check_literal_read(read, shell.environment_path(os.path.join(base, read.path), os.environ))
         for operand in self.signalled:
             texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
             if valued:
@@ -1321,6 +1336,8 @@ def compile_cli(
                     if index >= 0:
                         appended_reads.append((unused[index], read.program, read.bases))
     remotes = _remotes(script, slotted, specs, findings.remotes, where=where)
+    if takes_values:
+        _refuse_unchecked_paths(findings, where=where)
     return CliInvoker(
         tool=tool, command=command, items=_with_clone_pins(slotted, remotes), groups=groups,
         occurrences=occurrences, referenced=frozenset(referenced), property_order=order, options=options,
@@ -1338,7 +1355,41 @@ def compile_cli(
         appended_reads=tuple(appended_reads),
         literal_reads=findings.literal_reads,
         followers=findings.followers,
+        unknown_paths=findings.unknown_paths,
+        linked_paths=findings.linked_paths,
     )
+
+
+#: Why a path the command names is refused in a file where a model's value reaches commands.
+UNKNOWN_PATH = ("its text is not known before the run (a substitution, a variable set from one or by read, an "
+                "unquoted expansion bash splits and matches as a pattern, a cd or git -C into such a directory), "
+                "so MCS cannot check where it leads, and a model's value can write what it comes from (a file "
+                "such as x=$(cat list) reads)")
+LINKED_PATH = ("MCS checks such a path before the command runs, and that command can make a symlink on the way "
+               "that leads it outside (with a link an earlier call left: ln -s -- . x; echo hi > out.txt, out.txt "
+               "a link to x/../outside)")
+
+
+def _refuse_unchecked_paths(findings: shell.Findings, *, where: str) -> None:
+    """Refuse, in a command that takes a model's value, a path it names whose text is not known
+    before the run, or that a symlink made on the way may lead elsewhere.
+
+    Raises:
+        ConfigurationError: naming the line, the path and the way out.
+    """
+    if findings.unknown_paths:
+        first = findings.unknown_paths[0]
+        raise ConfigurationError(
+            f"{where}: {first.where}: {first.program}: {UNKNOWN_PATH}. Write the path literally, or as a quoted "
+            "variable the command sets to literal text (f=notes.txt; cat -- \"$f\"), or pass it as a placeholder, "
+            "which is checked at each call"
+        )
+    if findings.linked_paths:
+        first = findings.linked_paths[0]
+        raise ConfigurationError(
+            f"{where}: {first.where}: {first.program}: {LINKED_PATH}. Split the command: make links in a tool of "
+            "its own, so the path is checked after them"
+        )
 
 
 def _signalled(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
