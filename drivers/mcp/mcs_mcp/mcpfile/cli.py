@@ -27,8 +27,8 @@ the same settings as ``--config`` options, so the clone keeps them in its ``.git
 every later fetch or pull of that URL, also one no value reaches (see :data:`CLONE_PINS`).
 
 Where a value may be the process ``kill`` signals (:class:`.shell.SignalTarget`), it must be
-one process id (``INVALID_INPUT`` otherwise) outside the server's process, parents, group and
-session (``POLICY_DENIED``); see :func:`check_signalled`.
+one process id (``INVALID_INPUT`` otherwise) outside the server's process, parents, children
+(and theirs), group and session (``POLICY_DENIED``); see :func:`check_signalled`.
 
 Where a program writes, replaces or deletes at a path a value chose (:class:`.shell.WriteTarget`:
 the operands of ``cp``, ``mv``, ``ln``, ``rm``, ``touch``, ``mkdir``..., ``sort -o``, ``git
@@ -44,8 +44,13 @@ earlier call left may lead it out. Where a program reads at a path a value chose
 ``cat {file}``, ``grep -f``, ``jq --rawfile``, ``git diff``, ``< {file}``...), the path must
 resolve the same way inside the working directory, :attr:`CliOptions.write_roots` or
 :attr:`CliOptions.read_roots`, and never into ``/proc``, ``/sys`` or ``/dev`` unless a read
-root is there (``POLICY_DENIED``, naming ``cli_read_roots``). The checks are not atomic with the write: a symlink a
-concurrent process puts in the path between the two is not seen.
+root is there (``POLICY_DENIED``, naming ``cli_read_roots``). A path the command names whose text
+bash knows only when it runs (``x=$(cat list); cat -- "$x"``, an unquoted ``$p``), or that a link
+the command makes on the way may lead elsewhere (``ln -s -- . x; echo hi > out.txt``), is refused
+at load where a model's value reaches the file's commands (:attr:`.shell.Findings.unknown_paths`,
+:attr:`.shell.Findings.linked_paths`). The checks are not atomic with the write: a symlink a
+concurrent process puts in the path between the two is not seen (a server that must hold
+against that runs as a user of its own, or in a container, that reaches only its directories).
 
 A git command whose repository a value chose reads no git configuration of the server's
 user, of the system or of the environment (``GIT_CONFIG_GLOBAL=/dev/null``,
@@ -103,6 +108,9 @@ PRELUDE = f'{ARGS}=("$@"); set --\n'
 #: The bash array of the ``--config`` options a model-chosen clone is given (the last
 #: positional values of a call; empty when no value chose a repository).
 CLONE_PINS = "__MCS_CLONE_PINS"
+#: How many files and directories below a directory ``cp`` writes into are checked for
+#: symlinks at a call; a larger tree is refused rather than walked.
+TREE_ENTRIES = 10_000
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -235,6 +243,8 @@ class CliInvoker:
         appended_reads: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
         literal_reads: tuple[shell.LiteralRead, ...] = (),
         followers: tuple[shell.Unlisted, ...] = (),
+        unknown_paths: tuple[shell.Unlisted, ...] = (),
+        linked_paths: tuple[shell.Unlisted, ...] = (),
     ) -> None:
         self.tool = tool
         self.command = command
@@ -294,6 +304,14 @@ class CliInvoker:
         #: ``wc --files0-from``); the loader refuses them when another command of the file
         #: takes a model's values (it may leave the link or the list they follow).
         self.followers = followers
+        #: Where the command reads or writes a path it names whose text is not known before the
+        #: run (``x=$(cat list); cat -- "$x"``); the loader refuses them when another command of
+        #: the file takes a model's values (it may write the file the path comes from).
+        self.unknown_paths = unknown_paths
+        #: The paths the command names itself after one of its commands that may make a symlink
+        #: (``ln -s -- . x; echo hi > out.txt``); the loader refuses them when another command of
+        #: the file takes a model's values (an earlier call may have left the other link).
+        self.linked_paths = linked_paths
 
     # ------------------------------------------------------------------ rendering
 
@@ -357,10 +375,10 @@ class CliInvoker:
                     self._check_read(program, os.path.join(base, path))
         for write in self.literal_writes:
             for base in write.bases:
-                self._check_literal_write(write, os.path.join(base, write.path))
+                self._check_literal_write(write, shell.environment_path(os.path.join(base, write.path), os.environ))
         for read in self.literal_reads:
             for base in read.bases:
-                self._check_literal_read(read, os.path.join(base, read.path))
+                self._check_literal_read(read, shell.environment_path(os.path.join(base, read.path), os.environ))
         for operand in self.signalled:
             texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
             if valued:
@@ -604,14 +622,25 @@ class CliInvoker:
     def _check_tree(self, program: str, path: str, real: str, resolved: list[str]) -> None:
         """Refuse a directory ``program`` copies into (``cp -- a {dir}`` writes ``dir/a``,
         following a symlink there; ``cp -r`` writes below it) when a symlink anywhere inside it
-        leads outside ``resolved`` (the allowed roots, resolved). Nothing is checked for a file.
+        leads outside ``resolved`` (the allowed roots, resolved), or when it holds more than
+        :data:`TREE_ENTRIES` files and directories (not walked further). Nothing is checked for a file.
 
         Raises:
-            PolicyDeniedError: naming the link and where it leads.
+            PolicyDeniedError: naming the link and where it leads, or the bound.
         """
         if not os.path.isdir(real):
             return
+        seen = 0
         for folder, directories, files in os.walk(real):
+            seen += len(directories) + len(files)
+            if seen > TREE_ENTRIES:
+                raise PolicyDeniedError(
+                    f"{self.tool}: {program} would write into {path[:200]!r}, which holds more than {TREE_ENTRIES} "
+                    f"files and directories; MCS checks every symlink below a directory {program} writes into (one "
+                    "could lead the write outside) and stops there rather than walk a larger tree at each call. "
+                    "Name a smaller directory, or a file.",
+                    tool=self.tool, details={"path": path[:200], "entries": TREE_ENTRIES},
+                )
             for name in (*directories, *files):
                 link = os.path.join(folder, name)
                 if not os.path.islink(link):
@@ -1307,6 +1336,8 @@ def compile_cli(
                     if index >= 0:
                         appended_reads.append((unused[index], read.program, read.bases))
     remotes = _remotes(script, slotted, specs, findings.remotes, where=where)
+    if takes_values:
+        _refuse_unchecked_paths(findings, where=where)
     return CliInvoker(
         tool=tool, command=command, items=_with_clone_pins(slotted, remotes), groups=groups,
         occurrences=occurrences, referenced=frozenset(referenced), property_order=order, options=options,
@@ -1324,7 +1355,41 @@ def compile_cli(
         appended_reads=tuple(appended_reads),
         literal_reads=findings.literal_reads,
         followers=findings.followers,
+        unknown_paths=findings.unknown_paths,
+        linked_paths=findings.linked_paths,
     )
+
+
+#: Why a path the command names is refused in a file where a model's value reaches commands.
+UNKNOWN_PATH = ("its text is not known before the run (a substitution, a variable set from one or by read, an "
+                "unquoted expansion bash splits and matches as a pattern, a cd or git -C into such a directory), "
+                "so MCS cannot check where it leads, and a model's value can write what it comes from (a file "
+                "such as x=$(cat list) reads)")
+LINKED_PATH = ("MCS checks such a path before the command runs, and that command can make a symlink on the way "
+               "that leads it outside (with a link an earlier call left: ln -s -- . x; echo hi > out.txt, out.txt "
+               "a link to x/../outside)")
+
+
+def _refuse_unchecked_paths(findings: shell.Findings, *, where: str) -> None:
+    """Refuse, in a command that takes a model's value, a path it names whose text is not known
+    before the run, or that a symlink made on the way may lead elsewhere.
+
+    Raises:
+        ConfigurationError: naming the line, the path and the way out.
+    """
+    if findings.unknown_paths:
+        first = findings.unknown_paths[0]
+        raise ConfigurationError(
+            f"{where}: {first.where}: {first.program}: {UNKNOWN_PATH}. Write the path literally, or as a quoted "
+            "variable the command sets to literal text (f=notes.txt; cat -- \"$f\"), or pass it as a placeholder, "
+            "which is checked at each call"
+        )
+    if findings.linked_paths:
+        first = findings.linked_paths[0]
+        raise ConfigurationError(
+            f"{where}: {first.where}: {first.program}: {LINKED_PATH}. Split the command: make links in a tool of "
+            "its own, so the path is checked after them"
+        )
 
 
 def _signalled(script: str, items: list[_Item], specs: Mapping[int, shell.SlotSpec],
@@ -1340,9 +1405,11 @@ _PROCESS_ID = re.compile(r"^[1-9][0-9]{0,9}$")
 
 def check_signalled(text: str, *, tool: str) -> None:
     """Refuse ``text`` as the process a ``kill`` of the command signals unless it is one process
-    id (digits, not 0) outside the server's own: not this process, none of its ancestors, and
+    id (digits, not 0) outside the server's own: not this process, none of its ancestors, none
+    of its descendants (the MCP servers it bridges over stdio run in sessions of their own), and
     none of its process group or session (the commands run in sessions of their own, so a
-    process a command started may be signalled).
+    process an earlier command left in the background, no longer the server's child once that
+    command exited, may be signalled).
 
     ``0``, ``-1``, ``-PGID``, ``%job`` and text bash would still read as a number (`` -1``,
     ``+5``) signal groups or every process; the server's processes would stop serving.
@@ -1357,11 +1424,13 @@ def check_signalled(text: str, *, tool: str) -> None:
             f"got {text[:40]!r}; process groups, 0, -1 and job specifications are refused.", tool=tool,
         )
     pid = _thread_group(int(text))
-    if pid in _server_processes() or _same_group_or_session(pid):
+    if pid in _server_processes() or _same_group_or_session(pid) or _descends_from_server(pid):
         raise PolicyDeniedError(
-            f"{tool}: kill would signal process {pid}, which is the server, one of its parents, or in its process "
-            "group or session; a command may signal only other processes (those it started run in a session of "
-            "their own).", tool=tool, details={"pid": pid},
+            f"{tool}: kill would signal process {pid}, which is the server, one of its parents, one of the "
+            "processes it started (an MCP server it bridges over stdio, a command still running), or in its "
+            "process group or session; a command may signal only other processes (what an earlier command sent "
+            "to the background no longer descends from the server once that command has exited).",
+            tool=tool, details={"pid": pid},
         )
 
 
@@ -1392,6 +1461,29 @@ def _server_processes() -> set[int]:
         pid = int(fields[1])
         found.add(pid)
     return found
+
+
+def _descends_from_server(pid: int) -> bool:
+    """Whether ``pid`` is a child of this process, or a child of one, as ``/proc`` shows its
+    parents: the processes the server started in sessions of their own (the MCP servers it
+    bridges over stdio, the commands still running) and theirs. A process whose parent
+    chain cannot be read is taken as one."""
+    server = os.getpid()
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except FileNotFoundError:
+            # no such process (any more), or no /proc to read parents from
+            return not os.path.isdir("/proc/self")
+        except OSError:
+            return True
+        pid = int(fields[1])
+        if pid == server:
+            return True
+    return False
 
 
 def _same_group_or_session(pid: int) -> bool:

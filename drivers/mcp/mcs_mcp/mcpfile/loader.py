@@ -25,7 +25,7 @@ from mcs.errors import ConfigurationError
 from mcs.tools import visible_text
 from mcs.validation import compile_validator
 from mcs_mcp.mcpfile import extends, model, shell
-from mcs_mcp.mcpfile.cli import CliInvoker, CliOptions, compile_cli
+from mcs_mcp.mcpfile.cli import LINKED_PATH, UNKNOWN_PATH, CliInvoker, CliOptions, compile_cli
 from mcs_mcp.mcpfile.http import HttpInvoker, HttpOptions, compile_http, ssl_context
 from mcs_mcp.mcpfile.uritemplate import UriTemplate
 
@@ -613,6 +613,34 @@ def _check_shared_directory(path: Path, primitives: list[Primitive], cli: CliOpt
         )
     _check_configuration_readers(path, commands, cli)
     _check_followers(path, commands)
+    _check_unchecked_paths(path, commands)
+
+
+def _check_unchecked_paths(path: Path, commands: list[tuple[Primitive, CliInvoker]]) -> None:
+    """The paths a command names whose text is not known before the run (``x=$(cat list); cat --
+    "$x"``), or that a symlink the command makes on the way may lead elsewhere (``ln -s -- . x;
+    echo hi > out.txt``), are refused in a command that takes a model's value (see :mod:`.cli`),
+    and here in any command of a file where another command takes one: that command can write
+    the list, or leave the other link.
+
+    Raises:
+        ConfigurationError: naming the command, the line, the path and the command that takes
+            the values.
+    """
+    for primitive, invoker in commands:
+        found = [(p, UNKNOWN_PATH, "write the path literally, or as a quoted variable the command "
+                  "sets to literal text") for p in invoker.unknown_paths]
+        found += [(p, LINKED_PATH, "make links in a tool of their own") for p in invoker.linked_paths]
+        if not found:
+            continue
+        taker = next((p for p, other in commands if p is not primitive and other.takes_values), None)
+        if taker is None:
+            continue
+        first, why, way = found[0]
+        raise ConfigurationError(
+            f"{path}: {_label(primitive)}: {first.where}: {first.program}: {why}; {_label(taker)} of this file "
+            f"takes the model's values. {way[0].upper()}{way[1:]}"
+        )
 
 
 def _check_followers(path: Path, commands: list[tuple[Primitive, CliInvoker]]) -> None:

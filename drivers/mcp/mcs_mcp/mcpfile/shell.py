@@ -557,6 +557,15 @@ _LITERAL_PROGRAM = re.compile(r"^[A-Za-z0-9_./+@%:,=-]+$")
 _EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion",
                          "process_substitution"})
 _OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+#: What a piece of a word MCS reads as literal text may not hold (expansions, patterns, escapes).
+_UNPLAIN = frozenset("\\$`*?[]{}~\x00")
+#: How many texts a word built of known variables may have before MCS stops counting them.
+_MOST_TEXTS = 64
+_LOOPS = frozenset({"for_statement", "while_statement", "c_style_for_statement"})
+#: How a path known before the run writes the value of a variable of the server's environment
+#: (:meth:`_Analysis._variable_texts`); :func:`environment_path` reads it at the call.
+ENVIRONMENT_REFERENCE = "\x00{}\x00"
+_ENVIRONMENT_REFERENCE = re.compile("\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
 _ARITH_EXPRESSIONS = frozenset({
     "binary_expression", "unary_expression", "postfix_expression", "ternary_expression",
     "parenthesized_expression",
@@ -771,6 +780,13 @@ class Findings:
     #: of :data:`_NAME_LISTS` and :data:`_LINK_FOLLOWERS` (``grep -R``); refused where the command
     #: takes a model's value, and by the loader where another command of the file does
     followers: tuple[Unlisted, ...] = ()
+    #: where a program reads or writes a path the script names whose text is not known before
+    #: the run (:meth:`_Analysis.unknown_paths`); refused where a model's value can reach the
+    #: files it may come from
+    unknown_paths: tuple[Unlisted, ...] = ()
+    #: the paths the script names itself that a command of the script may lead elsewhere with a
+    #: symlink on the way (:meth:`_Analysis.linked_paths`); refused likewise
+    linked_paths: tuple[Unlisted, ...] = ()
 
 
 def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs: frozenset[str] = frozenset(),
@@ -812,6 +828,8 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         reads,
         analysis.literal_reads(),
         analysis.followers(),
+        analysis.unknown_paths(),
+        analysis.linked_paths(),
     )
 
 
@@ -855,6 +873,23 @@ def count_expansions(script: str, name: str) -> int:
         if node.type == "variable_name" and _text(node, source) == name
         and node.parent is not None and node.parent.type in ("expansion", "simple_expansion", "subscript")
     )
+
+
+def environment_path(path: str, environment: Mapping[str, str]) -> str:
+    """``path`` (from :class:`LiteralWrite` or :class:`LiteralRead`) with each variable of the
+    server's environment it refers to replaced by its value in ``environment`` (``HOME`` unset:
+    the user's home directory, as bash takes it)."""
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == "HOME" and name not in environment:
+            return os.path.expanduser("~")
+        return environment.get(name, "")
+    return _ENVIRONMENT_REFERENCE.sub(value, path)
+
+
+def shown_path(path: str) -> str:
+    """``path`` with each variable of the server's environment it refers to written ``$NAME``."""
+    return _ENVIRONMENT_REFERENCE.sub(lambda m: f"${m.group(1)}", path)
 
 
 def may_set(script: str, name: str) -> bool:
@@ -1202,72 +1237,288 @@ class _Analysis:
         return word[1:]
 
     def literal_writes(self) -> tuple[LiteralWrite, ...]:
-        """The literal paths the script writes, replaces or deletes (see :class:`LiteralWrite`):
-        the file of each output redirection, and the words of the programs of
-        :meth:`_targets_of` that hold no value; words bash expands (``"$OUT"``, ``~/x``, a glob)
-        are left out."""
-        assert self.root is not None
+        """The paths the script writes, replaces or deletes that it names itself (see
+        :class:`LiteralWrite`): the file of each output redirection, and the words of the
+        programs of :meth:`_targets_of` that hold no value, literal or known before the run
+        (see :meth:`_known_texts`: ``"$OUT"`` of the server's environment, ``f=out.txt; > "$f"``,
+        ``~/x``); from the directory ``git -C`` names. A word whose text is not known before the
+        run (``"$(cat list)"``, an unquoted ``$f``, which bash splits and matches as a pattern)
+        is in :meth:`unknown_paths` instead."""
         out: list[LiteralWrite] = []
-        bases = self._literal_bases()
-        for node in _walk(self.root):
-            if node.type == "file_redirect":
-                operators = {c.type for c in node.children if not c.is_named}
-                target = node.child_by_field_name("destination")
-                if target is None or not operators & _OUTPUT_REDIRECTS or (">&" in operators and target.type == "number"):
-                    continue
-                text = _literal_word(target, self.source)
-                if text and text not in _NOT_FILES and text != "-":
-                    out.append(LiteralWrite(f"an output redirection {self._shown(_text(node, self.source))!r}",
-                                            node.start_point[0] + 1, text, bases))
-            elif node.type == "command":
-                found = self._targets_of(node)
-                if found is None:
-                    continue
-                program, paths, operands, moves = found
-                if moves:
-                    continue  # git -C: its paths are relative to a directory followed only for values
-                if program in ("git clone", "uniq") and len(operands) > 1:
-                    # the directory git clones into; the file uniq writes
-                    paths = [*paths, (operands[1], operands[1].start_byte)]
-                for arg, start in paths:
-                    text = None if self._value_in(arg) else _literal_word(arg, self.source)
-                    if text is not None and start != arg.start_byte:
-                        text = text.split("=", 1)[1] if "=" in text else None
-                    if text:
-                        out.append(LiteralWrite(program, node.start_point[0] + 1, text, bases))
+        for what, line, text, bases, _, _ in self._own_paths(writes=True):
+            out.append(LiteralWrite(what, line, text, bases))
         return tuple(out)
 
     def literal_reads(self) -> tuple[LiteralRead, ...]:
-        """The literal paths the script reads (see :class:`LiteralRead`): the file of each input
-        redirection and the read paths (:meth:`_reads_of`, tests) that hold no value; words
-        bash expands (``"$IN"``, ``~/x``, a glob) and ``-`` (standard input) are left out."""
-        assert self.root is not None
+        """The paths the script reads that it names itself (see :class:`LiteralRead`): the file of
+        each input redirection and the read paths (:meth:`_reads_of`, tests) that hold no value,
+        literal, a plain pattern, or known before the run as for :meth:`literal_writes`; ``-``
+        (standard input) is left out."""
         out: list[LiteralRead] = []
-        bases = self._literal_bases()
-        for node in _walk(self.root):
-            found: tuple[str, list[tuple[Node, int]], list[Node]] | None = None
-            if node.type == "file_redirect":
-                operators = {c.type for c in node.children if not c.is_named}
-                source = node.child_by_field_name("destination")
-                if operators == {"<"} and source is not None:
-                    found = "an input redirection '<'", [(source, source.start_byte)], []
-            elif node.type == "command":
-                found = self._reads_of(node)
-            elif node.type == "test_command" and _first_token(node) == "[":
-                found = "[", self._test_paths(_test_words(node)), []
-            if found is None or found[2]:
-                continue  # git -C: its paths are relative to a directory followed only for values
-            program, paths, _ = found
-            for arg, start in paths:
-                text = None if self._value_in(arg) else _literal_word(arg, self.source)
-                pattern = text is None and not self._value_in(arg) and _plain_glob(arg, self.source)
-                if pattern:
-                    text = _text(arg, self.source)
-                if text is not None and start != arg.start_byte:
-                    text = text.split("=", 1)[1] if "=" in text else None
-                if text and text != "-":
-                    out.append(LiteralRead(program, node.start_point[0] + 1, text, bases, pattern))
+        for what, line, text, bases, pattern, _ in self._own_paths(writes=False):
+            out.append(LiteralRead(what, line, text, bases, pattern))
         return tuple(out)
+
+    def unknown_paths(self) -> tuple[Unlisted, ...]:
+        """The places where a program reads or writes a path the script names itself but whose
+        text is not known before the run (a substitution, a variable set from one or by ``read``,
+        an unquoted expansion bash splits and matches as a pattern, a ``git -C`` or ``cd`` into
+        such a directory): MCS cannot check where they lead, so they are refused where a model's
+        value can reach the files they come from (see :mod:`.cli`)."""
+        out: list[Unlisted] = []
+        for writes in (True, False):
+            for what, _, text, _, _, node in self._own_paths(writes=writes, unknown=True):
+                out.append(Unlisted(f"{what} of {text[:60]!r}", self._where(node)))
+        for node in _walk(self._root()):
+            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd"):
+                continue
+            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
+            if args and not self._value_in(args[0]) and self._path_texts(args[0]) is None:
+                out.append(Unlisted(f"{self._program(node)} into {self._shown(_text(args[0], self.source))[:60]!r}",
+                                    self._where(node)))
+        return tuple(out)
+
+    def linked_paths(self) -> tuple[Unlisted, ...]:
+        """The paths the script names itself where it reads or writes after a command of the same
+        script that may make a symlink (:meth:`_link_maker`: ``ln``, ``cp``, ``mv``, a git
+        subcommand that writes the work tree, a program the operator trusts): MCS checks such a
+        path before the script runs, so a link made on the way (``ln -s -- . x; echo hi >
+        out.txt``, ``out.txt`` a link to ``x/../outside`` an earlier call left) is not seen.
+        A maker counts when it comes before the path's command, shares a loop or a pipeline with
+        it, or runs beside it (the script sends a command to the background with ``&``)."""
+        out: list[Unlisted] = []
+        for writes in (True, False):
+            seen: set[int] = set()
+            for what, _, text, _, _, node in self._own_paths(writes=writes):
+                maker = self._maker_before(node)
+                if maker is not None and node.start_byte not in seen:
+                    seen.add(node.start_byte)
+                    verb = "writes" if writes else "reads"
+                    out.append(Unlisted(f"{what} {verb} {text[:60]!r} after {self._link_maker(maker)!r}",
+                                        self._where(node)))
+        return tuple(out)
+
+    def _root(self) -> Node:
+        assert self.root is not None
+        return self.root
+
+    def _own_paths(self, *, writes: bool, unknown: bool = False
+                   ) -> Iterator[tuple[str, int, str, tuple[str, ...], bool, Node]]:
+        """``(what, line, path, bases, pattern, node)`` for each path a program of the script reads
+        (or, with ``writes``, writes) that holds no model's value, with each text it may be
+        known to have before the run (:meth:`_path_texts`); with ``unknown``, those whose text is
+        not known instead (``path`` is then the word as written)."""
+        bases = self._literal_bases()
+        for node in _walk(self._root()):
+            found = self._path_words(node, writes)
+            if found is None:
+                continue
+            what, paths, moves = found
+            into: list[str] | None = []
+            for move in moves:
+                texts = self._path_texts(move)
+                if into is None or texts is None or len(texts) != 1:
+                    into = None
+                else:
+                    into.append(texts[0][0])
+            for arg, start in paths:
+                if self._value_in(arg):
+                    continue
+                texts = self._path_texts(arg)
+                if texts is not None and start != arg.start_byte:
+                    texts = [(t.split("=", 1)[1], g) for t, g in texts if "=" in t] or None
+                if unknown:
+                    if texts is None or into is None:
+                        yield what, node.start_point[0] + 1, self._shown(_text(arg, self.source)), bases, False, node
+                    continue
+                if texts is None or into is None:
+                    continue
+                here = tuple(dict.fromkeys(os.path.join(base, *into) for base in bases)) if into else bases
+                for text, pattern in texts:
+                    if text and text != "-" and (not writes or text not in _NOT_FILES):
+                        yield what, node.start_point[0] + 1, text, here, pattern, node
+
+    def _path_words(self, node: Node, writes: bool) -> tuple[str, list[tuple[Node, int]], list[Node]] | None:
+        """For a node that reads (or, with ``writes``, writes) files: what it is, the words that
+        may name such a path (each with the byte where the path starts), and the directories
+        ``git -C`` moves into."""
+        if node.type == "file_redirect":
+            operators = {c.type for c in node.children if not c.is_named}
+            target = node.child_by_field_name("destination")
+            if target is None:
+                return None
+            if writes:
+                if not operators & _OUTPUT_REDIRECTS or (">&" in operators and target.type == "number"):
+                    return None
+                return f"an output redirection {self._shown(_text(node, self.source))!r}", [(target, target.start_byte)], []
+            return ("an input redirection '<'", [(target, target.start_byte)], []) if operators == {"<"} else None
+        if node.type == "command":
+            if writes:
+                found = self._targets_of(node)
+                if found is None:
+                    return None
+                program, paths, operands, moves = found
+                if program in ("git clone", "uniq") and len(operands) > 1:
+                    # the directory git clones into; the file uniq writes
+                    paths = [*paths, (operands[1], operands[1].start_byte)]
+                return program, paths, moves
+            return self._reads_of(node)
+        if not writes and node.type == "test_command" and _first_token(node) == "[":
+            return "[", self._test_paths(_test_words(node)), []
+        return None
+
+    def _path_texts(self, word: Node) -> list[tuple[str, bool]] | None:
+        """The texts ``word`` may have, each known before the run, and whether each is a plain
+        pattern (``*.txt``), or ``None``: a literal word, a plain pattern, or a word made of
+        literal text and quoted expansions of variables whose values are known (see
+        :meth:`_variable_texts`; their environment's value is written :data:`ENVIRONMENT_REFERENCE`
+        and read at the call), and a ``~/`` start (``$HOME``)."""
+        text = _literal_word(word, self.source)
+        if text is not None:
+            return None if "\x00" in text else [(text, False)]
+        if _plain_glob(word, self.source):
+            return [(_text(word, self.source), True)]
+        parts = word.children if word.type == "concatenation" else [word]
+        texts = [""]
+        for index, part in enumerate(parts):
+            got = self._part_texts(part, first=index == 0)
+            if got is None:
+                return None
+            texts = [a + b for a in texts for b in got]
+            if len(texts) > _MOST_TEXTS:
+                return None
+        return [(text, False) for text in dict.fromkeys(texts)]
+
+    def _part_texts(self, part: Node, *, first: bool) -> list[str] | None:
+        """The texts one piece of a word may have (see :meth:`_path_texts`), or ``None``."""
+        text = _text(part, self.source)
+        if part.type == "test_operator":
+            return [text]
+        if part.type in ("word", "number"):
+            if first and (text == "~" or text.startswith("~/")):
+                home = self._variable_texts("HOME")
+                return None if home is None or any(c in text[1:] for c in _UNPLAIN) else [h + text[1:] for h in home]
+            # bash puts $HOME for a '~' only at the word's start, or after the '=' of name=~ or a ':'
+            tilde = "~" in text and (text.startswith("~") or re.search(r"[=:]~", text) is not None)
+            return None if tilde or any(c in text for c in _UNPLAIN - {"~"}) else [text]
+        if part.type in ("raw_string", "string"):
+            literal = _literal_word(part, self.source)
+            if literal is not None:
+                return None if "\x00" in literal else [literal]
+        if part.type != "string":
+            return None  # an unquoted expansion is split and matched as a pattern; $'...', substitutions
+        texts = [""]
+        for child in part.children[1:-1]:
+            if child.type == "string_content":
+                got: list[str] | None = None if any(c in _text(child, self.source) for c in "\\$`\x00") \
+                    else [_text(child, self.source)]
+            elif child.type == "simple_expansion" or (
+                    child.type == "expansion" and [c.type for c in child.children] == ["${", "variable_name", "}"]):
+                name = child.children[-1] if child.type == "simple_expansion" else child.children[1]
+                got = self._variable_texts(_text(name, self.source)) if name.type == "variable_name" else None
+            else:
+                got = None
+            if got is None:
+                return None
+            texts = [a + b for a in texts for b in got]
+        return texts
+
+    def _variable_texts(self, name: str) -> list[str] | None:
+        """The values the variable ``name`` may have where the script expands it, known before
+        the run, or ``None``: its value in the server's environment (written
+        ``ENVIRONMENT_REFERENCE``, read at the call) and each literal value a plain assignment of
+        the script gives it. Unknown: bash's own variables (``PWD``, ``RANDOM``; not ``HOME``),
+        special parameters, a variable the script sets any other way (``read``, ``for``,
+        ``declare``, ``${v:=x}``, a substitution) or in a script that can set any variable
+        (``eval``, ``source``, namerefs)."""
+        if not _IDENTIFIER.match(name) or (name in BASH_VARIABLES and name != "HOME"):
+            return None
+        if self._sets_any_variable():
+            return None
+        out = [ENVIRONMENT_REFERENCE.format(name)]
+        for node in _walk(self._root()):
+            if _text(node, self.source) != name:
+                continue
+            parent = node.parent
+            if parent is None:
+                continue
+            if node.type == "variable_name" and parent.type in ("expansion", "simple_expansion"):
+                if parent.type == "expansion" and [c.type for c in parent.children] != ["${", "variable_name", "}"]:
+                    return None  # ${v:=x}, ${v/...}: set or changed where it is expanded
+                continue
+            if node.type == "word" and not self._names_variable(node):
+                continue  # an operand that happens to spell the name (cat f)
+            if node.type not in ("word", "variable_name"):
+                continue
+            if (node.type != "variable_name" or parent.type != "variable_assignment"
+                    or parent.child_by_field_name("name") != node or parent.parent is None
+                    or parent.parent.type in ("command", "declaration_command")
+                    or b"+=" in self.source[parent.start_byte:parent.end_byte]):
+                return None
+            value = parent.child_by_field_name("value")
+            literal = "" if value is None else (_text(value, self.source) if value.type == "number"
+                                                else _literal_word(value, self.source))
+            if literal is None or "\x00" in literal:
+                return None
+            out.append(literal)
+        return list(dict.fromkeys(out))
+
+    def _names_variable(self, word: Node) -> bool:
+        """Whether ``word``, a plain word, may be read as a variable's name: an argument of a bash
+        builtin other than those that only print or compare (``read v``, ``printf -v v``,
+        ``export v``, ``getopts o v``)."""
+        command = word.parent
+        if command is None or command.type not in ("command", "declaration_command", "unset_command"):
+            return True
+        if command.type != "command":
+            return True
+        base = self._program(command).rsplit("/", 1)[-1]
+        return base in BASH_BUILTINS and base not in ("echo", "cd", "pwd", "true", "false", ":", "test", "[", "kill")
+
+    def _sets_any_variable(self) -> bool:
+        """Whether the script has a way to set a variable no name of it shows: ``eval``, ``source``,
+        ``.``, a nameref (``declare -n``, ``local -n``, ``typeset -n``), ``printf -v`` or ``read``
+        with a name from an expansion."""
+        for node in _walk(self._root()):
+            if node.type == "command" and self._program(node).rsplit("/", 1)[-1] in ("eval", "source", ".", "let"):
+                return True
+            if node.type == "declaration_command" and any(
+                    _bare(c, self.source).startswith("-") and "n" in _bare(c, self.source) for c in node.children):
+                return True
+        return False
+
+    def _link_maker(self, command: Node) -> str:
+        """The program of ``command`` as shown (``ln``, ``git checkout``) when it may make a
+        symlink (``ln``, ``cp``, ``mv``, a git subcommand of :data:`_GIT_LINKERS`, a program the
+        operator trusts, which MCS does not know), or ``""``."""
+        name = self._shown(self._program(command))
+        base = _listed_name(name)
+        words = [_bare(a, self.source) for a in _field_children(command, "argument")]
+        subcommand = _git_subcommand(words)[0] if base == "git" else ""
+        if base in _FILE_COPIERS or subcommand in _GIT_LINKERS or (name in self.trusted and base not in DATA_PROGRAMS):
+            return f"git {subcommand}" if subcommand else name
+        return ""
+
+    def _maker_before(self, node: Node) -> Node | None:
+        """A command of the script other than the one ``node`` belongs to that may make a symlink
+        (:meth:`_link_maker`) before or while that command runs, or ``None``."""
+        owner = node if node.type == "command" else None
+        for ancestor in _ancestors(node):
+            if owner is None and ancestor.type == "command":
+                owner = ancestor
+            if owner is None and ancestor.type == "redirected_statement":
+                owner = ancestor.child_by_field_name("body") or ancestor
+        owner = owner or node
+        loops = {a.start_byte for a in _ancestors(owner, inclusive=True) if a.type in _LOOPS}
+        pipelines = {a.start_byte for a in _ancestors(owner, inclusive=True) if a.type == "pipeline"}
+        background = any(n.type == "&" for n in _walk(self._root()))
+        for command in _walk(self._root()):
+            if command.type != "command" or command == owner or not self._link_maker(command):
+                continue
+            around = {a.start_byte for a in _ancestors(command)}
+            if (command.start_byte < owner.start_byte or background or around & loops or around & pipelines):
+                return command
+        return None
 
     def _literal_bases(self) -> tuple[str, ...]:
         """The working directory, each plain relative directory below it a ``cd``/``pushd`` of

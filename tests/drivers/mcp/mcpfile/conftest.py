@@ -1,5 +1,5 @@
-"""Fixtures: the gen-mcp corpus, MCP files written on the fly, a recording HTTP server, and a
-HOME of the test's own."""
+"""Fixtures: the gen-mcp corpus, MCP files written on the fly, a recording HTTP server, a
+HOME of the test's own, and a working directory for commands with a directory outside it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from mcpfile_support import Recorder
+from mcpfile_support import SECRET, Recorder
 
 ROOT = Path(__file__).resolve().parents[4]
 CORPUS = ROOT / ".." / "shared" / "corpus" / "genmcp"
@@ -67,4 +67,27 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return folder
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """The commands' working directory: ``notes.txt`` (``inside text``) and ``a`` (``model's text``)."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("inside text\n")
+    (folder / "a").write_text("model's text\n")
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path, work: Path) -> Path:
+    """A sibling of the working directory holding ``secret`` (:data:`SECRET`) and ``victim``
+    (``original``), and symlinks to it inside: ``link`` to the secret, ``dirlink`` to the directory."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret").write_text(f"{SECRET}\n")
+    (folder / "victim").write_text("original\n")
+    (work / "link").symlink_to(folder / "secret")
+    (work / "dirlink").symlink_to(folder)
     return folder

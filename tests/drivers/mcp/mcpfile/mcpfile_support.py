@@ -16,6 +16,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from support.servers import serving_http
 
+#: What the ``outside`` fixture's ``secret`` holds: a command output showing it read outside.
+SECRET = "MARKER-5f1c-secret"
+
 
 def mcp_file(*tools: dict[str, Any], **top: Any) -> dict[str, Any]:
     """A minimal 0.1.0 file with the given tools."""

@@ -10,14 +10,17 @@ real signal would reach other processes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from mcpfile_support import mcp_file, tool
 
@@ -77,15 +80,78 @@ def test_an_integer_property_that_names_the_server_is_refused_too(new_driver, wr
     assert received == []
 
 
-def test_a_process_a_command_started_can_be_signalled(new_driver, write_file, tmp_path: Path) -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+def test_a_process_an_earlier_command_left_in_the_background_can_be_signalled(
+    new_driver, write_file, tmp_path: Path
+) -> None:
+    path = write_file(mcp_file(
+        tool("start", {"cli": {"command": "sleep 60 > /dev/null 2>&1 & echo $!"}}),
+        tool("stop", {"cli": {"command": "kill -s TERM {pid} && echo sent"}}, {"pid": STRING}),
+    ))
+    driver = new_driver(path, cli_cwd=tmp_path)
+    pid = int(driver.call_tool("start", {}).split()[0])
     try:
-        driver = kill_driver(new_driver, write_file, "kill -s TERM {pid} && echo sent", cli_cwd=tmp_path)
-        assert driver.call_tool("t", {"pid": str(child.pid)}) == "sent\n"
-        assert child.wait(timeout=10) == -signal.SIGTERM
+        assert driver.call_tool("stop", {"pid": str(pid)}) == "sent\n"
+        for _ in range(100):  # reaped by whoever adopted it once the start command exited
+            if not Path(f"/proc/{pid}").exists():
+                break
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists()
     finally:
-        child.kill()
-        child.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, signalled to death and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_kill_cannot_signal_an_mcp_server_the_server_bridges_over_stdio(
+    new_driver, write_file, tmp_path: Path
+) -> None:
+    from mcp import StdioServerParameters
+    from mcs_mcp.client.stdio import bounded_stdio_client
+
+    pidfile = tmp_path / "upstream.pid"
+    upstream = StdioServerParameters(command=sys.executable, args=[
+        "-c", f"import os, sys; open({str(pidfile)!r}, 'w').write(str(os.getpid())); sys.stdin.read()"])
+    driver = kill_driver(new_driver, write_file, "kill -s TERM {pid} && echo sent", cli_cwd=tmp_path)
+
+    async def main() -> tuple[int, str, bool]:
+        with open(os.devnull, "w") as errlog:
+            async with bounded_stdio_client(upstream, errlog):
+                while not pidfile.exists() or not pidfile.read_text():
+                    await anyio.sleep(0.02)
+                pid = int(pidfile.read_text())
+                assert os.getsid(pid) != os.getsid(0) and os.getpgid(pid) != os.getpgrp()
+                try:
+                    answer = await anyio.to_thread.run_sync(driver.call_tool, "t", {"pid": str(pid)})
+                except PolicyDeniedError as exc:
+                    answer = exc.message
+                await anyio.sleep(0.2)
+                return pid, answer, alive(pid)
+
+    _, answer, running = anyio.run(main)
+    assert "started" in answer and running, answer
+
+
+def test_kill_cannot_signal_a_process_a_child_of_the_server_started(new_driver, write_file, tmp_path: Path) -> None:
+    parent = subprocess.Popen(["bash", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        assert parent.stdout is not None
+        grandchild = int(parent.stdout.readline())
+        driver = kill_driver(new_driver, write_file, "kill -s TERM {pid} && echo sent", cli_cwd=tmp_path)
+        with pytest.raises(PolicyDeniedError, match="started"):
+            driver.call_tool("t", {"pid": str(grandchild)})
+        assert alive(grandchild)
+    finally:
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+        parent.stdout.close()
 
 
 def test_the_signal_kill_sends_stays_data(new_driver, write_file, tmp_path: Path) -> None:

@@ -269,7 +269,7 @@ REAL_SCRIPTS = {
     "here-document": "cat <<EOF\nnamespace: {namespace}\nEOF\n",
     "here-document into a pipe": "cat <<EOF | tr a-z A-Z\nnamespace: {namespace}\nEOF\n",
     "redirections and a background job": (
-        'nohup sleep 0 > /dev/null 2>&1 &\necho "{namespace}" > out.txt\ncat < out.txt\nwait\n'
+        'sleep 0 > /dev/null 2>&1 &\necho "{namespace}" > out.txt\ncat < out.txt\nwait\n'
     ),
     "case on a value": 'case "{namespace}" in\n  prod) echo production;;\n  *) echo other;;\nesac\n',
     "test builtin": '[ "{namespace}" = prod ] && echo yes || echo no\n',
@@ -289,11 +289,11 @@ def test_scripts_authors_write_load_and_keep_every_value_data(
     monkeypatch.setenv("PATH", fake_kubectl["PATH"])
     script = REAL_SCRIPTS[name]
     props = props_of(script)
-    # kubectl is off the allow-list (kubectl exec runs code), and nohup runs its arguments:
-    # the operator vouches for both here; and for jq, which loads ~/.jq, beside kubectl, which
+    # kubectl is off the allow-list (kubectl exec runs code): the operator vouches for it
+    # here; and for jq, which loads ~/.jq, beside kubectl, which
     # may write files (kubectl cp) MCS cannot see.
     driver = cli_driver(new_driver, write_file, script, props, cli_cwd=workdir,
-                        cli_trusted_programs=["kubectl", "nohup", "jq"])
+                        cli_trusted_programs=["kubectl", "jq"])
     for value in HOSTILE:
         arguments = {"namespace": value, "json": json.dumps({"n": value}), "count": 3}
         output = driver.call_tool("t", {k: v for k, v in arguments.items() if k in props})

@@ -14,31 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcpfile_support import mcp_file, tool
+from mcpfile_support import SECRET, mcp_file, tool
 
 from mcs.errors import ConfigurationError, InvalidInputError, PolicyDeniedError, ToolCallError
 
 STRING = {"type": "string"}
-MARKER = "MARKER-5f1c-secret"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "notes.txt").write_text("inside text\n")
-    return folder
-
-
-@pytest.fixture
-def outside(tmp_path: Path, work: Path) -> Path:
-    """A sibling of the working directory holding the secret, and a symlink to it inside."""
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "secret").write_text(f"{MARKER}\n")
-    (work / "link").symlink_to(folder / "secret")
-    (work / "dirlink").symlink_to(folder)
-    return folder
+MARKER = SECRET
 
 
 @pytest.fixture

@@ -25,24 +25,6 @@ STRING = {"type": "string"}
 
 
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (folder / "a").write_text("model's text\n")
-    return folder
-
-
-@pytest.fixture
-def outside(tmp_path: Path, work: Path) -> Path:
-    """A sibling of the working directory, with one file, and a symlink to it inside."""
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "victim").write_text("original\n")
-    (work / "link").symlink_to(folder)
-    return folder
-
-
-@pytest.fixture
 def cli(new_driver, write_file, work: Path) -> Callable[..., Any]:
     def build(command: str, properties: dict[str, Any], **options: Any) -> Any:
         invocation = {"cli": {"command": command}}
@@ -67,7 +49,7 @@ WRITERS: dict[str, tuple[str, Callable[[str], dict[str, str]], str]] = {
 SPELLINGS = {
     "absolute": lambda outside, name: str(outside / name),
     "dot-dot": lambda outside, name: f"../outside/{name}",
-    "symlink inside": lambda outside, name: f"link/{name}",
+    "symlink inside": lambda outside, name: f"dirlink/{name}",
 }
 
 
@@ -76,7 +58,8 @@ def properties_of(arguments: dict[str, str]) -> dict[str, Any]:
 
 
 def untouched(outside: Path) -> bool:
-    return sorted(p.name for p in outside.iterdir()) == ["victim"] and (outside / "victim").read_text() == "original\n"
+    return (sorted(p.name for p in outside.iterdir()) == ["secret", "victim"]
+            and (outside / "victim").read_text() == "original\n")
 
 
 @pytest.mark.parametrize("spelling", list(SPELLINGS))
@@ -345,7 +328,7 @@ def test_an_appended_argument_that_names_where_the_program_writes_is_checked(cli
 async def test_the_async_path_refuses_a_write_target_outside_too(cli, work: Path, outside: Path) -> None:
     driver = cli("rm -r -- {file}", {"file": STRING})
     with pytest.raises(PolicyDeniedError):
-        await driver.acall_tool("t", {"file": "link/victim"})
+        await driver.acall_tool("t", {"file": "dirlink/victim"})
     assert untouched(outside)
 
 
@@ -631,3 +614,21 @@ def test_a_copy_into_a_directory_whose_links_stay_inside_still_runs(cli, work: P
     (work / "box" / "old").symlink_to(work / "a")
     cli("cp -- {src} {dst}", {"src": STRING, "dst": STRING}).call_tool("t", {"src": "a", "dst": "box"})
     assert (work / "box" / "a").read_text() == "model's text\n"
+
+
+@pytest.mark.parametrize("command", ["cp -- {src} {dst}", "cp -- {src} box; echo {dst}"])
+def test_a_copy_into_a_directory_too_large_to_check_is_refused_rather_than_walked(
+    cli, work: Path, command: str
+) -> None:
+    from mcs_mcp.mcpfile.cli import TREE_ENTRIES
+
+    (work / "box").mkdir()
+    for index in range(TREE_ENTRIES // 100 + 1):
+        folder = work / "box" / f"d{index}"
+        folder.mkdir()
+        for name in range(99):
+            (folder / str(name)).touch()
+    driver = cli(command, {"src": STRING, "dst": STRING})
+    with pytest.raises(PolicyDeniedError, match=f"more than {TREE_ENTRIES}"):
+        driver.call_tool("t", {"src": "a", "dst": "box"})
+    assert not (work / "box" / "a").exists()
