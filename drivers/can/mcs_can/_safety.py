@@ -368,44 +368,62 @@ class Approvals:
         self._pending.clear()
 
 
+FrameShape = tuple[int, bool, int]  # (arbitration id, is extended, length in bytes)
+
+
 def allowed_entries(
     entries: Iterable[int | str | AllowedFrame | Mapping[str, Any]],
-    by_name: Mapping[str, Any],
+    shapes: Mapping[str, FrameShape],
     by_id: Mapping[int, list[str]],
-) -> list[AllowedFrame]:
-    """The allow-list as :class:`AllowedFrame` entries; names and ids resolve through the database.
+) -> list[tuple[AllowedFrame, tuple[str, ...]]]:
+    """The allow-list as :class:`AllowedFrame` entries, each with the messages it admits.
 
-    ``by_name`` maps message names to objects with ``frame_id``, ``is_extended`` and
-    ``length``; ``by_id`` maps frame ids to message names.
+    ``shapes`` maps each message name of the database to its frame (id, id kind, length);
+    ``by_id`` maps frame ids to message names. A name admits that message only, even when
+    another message shares its frame; an id admits every message with that id; an
+    :class:`AllowedFrame` (or mapping) admits every message whose frame it matches.
 
     Raises:
         ConfigurationError: an entry names no message of the database, or is malformed.
     """
-    out: list[AllowedFrame] = []
+    out: list[tuple[AllowedFrame, tuple[str, ...]]] = []
     for entry in entries:
         if isinstance(entry, AllowedFrame):
-            out.append(entry)
+            out.append((entry, _matching(entry, shapes)))
         elif isinstance(entry, str):
-            spec = by_name.get(entry)
-            if spec is None:
+            shape = shapes.get(entry)
+            if shape is None:
                 raise ConfigurationError(f"allow_send names {entry!r}, which is not a message of the database")
-            out.append(AllowedFrame(spec.frame_id, spec.is_extended, spec.length))
+            out.append((AllowedFrame(*shape), (entry,)))
         elif isinstance(entry, int) and not isinstance(entry, bool):
-            specs = [by_name[name] for name in by_id.get(entry, ())]
-            if not specs:
+            names = by_id.get(entry, [])
+            if not names:
                 raise ConfigurationError(
                     f"allow_send names id 0x{entry:X}, which no message of the database uses; "
                     "give {'arbitration_id': ..., 'is_extended_id': ..., 'dlc': ...} to allow it anyway"
                 )
-            out.extend(AllowedFrame(s.frame_id, s.is_extended, s.length) for s in specs)
+            grouped: dict[FrameShape, list[str]] = {}
+            for name in names:
+                grouped.setdefault(shapes[name], []).append(name)
+            out.extend((AllowedFrame(*shape), tuple(named)) for shape, named in grouped.items())
         elif isinstance(entry, Mapping):
             unknown = sorted(set(entry) - {"arbitration_id", "is_extended_id", "dlc"})
             if unknown or "arbitration_id" not in entry:
                 raise ConfigurationError(
                     f"allow_send entry {dict(entry)!r}: give arbitration_id, and optionally is_extended_id and dlc"
                 )
-            out.append(AllowedFrame(int(entry["arbitration_id"]), bool(entry.get("is_extended_id", False)),
-                                    None if entry.get("dlc") is None else int(entry["dlc"])))
+            frame = AllowedFrame(int(entry["arbitration_id"]), bool(entry.get("is_extended_id", False)),
+                                 None if entry.get("dlc") is None else int(entry["dlc"]))
+            out.append((frame, _matching(frame, shapes)))
         else:
             raise ConfigurationError(f"allow_send entry {entry!r} is not a message name, an id or an AllowedFrame")
     return out
+
+
+def _matching(entry: AllowedFrame, shapes: Mapping[str, FrameShape]) -> tuple[str, ...]:
+    """The messages whose frame ``entry`` matches."""
+    return tuple(
+        name for name, (frame_id, extended, length) in shapes.items()
+        if frame_id == entry.arbitration_id and extended == entry.is_extended_id
+        and (entry.dlc is None or entry.dlc == length)
+    )

@@ -174,24 +174,29 @@ class CanDriver(ToolDriver):
         self._by_key: dict[FrameKey, str] = {
             (m.frame_id, bool(m.is_extended_frame)): m.name for m in self.database.messages
         }
+        shapes: dict[str, tuple[int, bool, int]] = {}
         by_id: dict[int, list[str]] = {}
         for message in self.database.messages:
+            shapes[message.name] = (message.frame_id, bool(message.is_extended_frame), int(message.length))
             by_id.setdefault(message.frame_id, []).append(message.name)
-        self.allowed: tuple[AllowedFrame, ...] = tuple(allowed_entries(allow_send, self._specs, by_id))
-        self._allowed_keys: dict[FrameKey, list[AllowedFrame]] = {}
-        for entry in self.allowed:
-            self._allowed_keys.setdefault((entry.arbitration_id, entry.is_extended_id), []).append(entry)
+        entries = allowed_entries(allow_send, shapes, by_id)
+        self.allowed: tuple[AllowedFrame, ...] = tuple(entry for entry, _ in entries)
+        #: The messages each allow-list entry admits (``bus_status`` shows them).
+        self._allowed_messages: tuple[tuple[str, ...], ...] = tuple(names for _, names in entries)
+        #: The messages the allow-list admits, by name: two messages sharing a frame (id, id kind,
+        #: length) are two verdicts, so allowing one by name never allows the other.
+        self._admitted_messages = frozenset(name for _, names in entries for name in names)
         # The allow-list as sets, for the last gate before the bus: (id, extended, length) of the
         # entries with a length, (id, extended) of those without (AllowedFrame.admits, in one lookup).
         self._admitted_frames = frozenset(
             (e.arbitration_id, e.is_extended_id, e.dlc) for e in self.allowed if e.dlc is not None)
         self._admitted_any_length = frozenset(
             (e.arbitration_id, e.is_extended_id) for e in self.allowed if e.dlc is None)
-        #: The description heads of the kinds of frame the last gate admitted (:meth:`_admitted_head`).
-        self._admitted_heads: dict[tuple[int, bool, bool, bool, int, bool], dict[str, Any]] = {}
-        for key, message_name in self._by_key.items():
+        #: The description heads of the kinds of frame the last gate admitted, per message (:meth:`_admitted_head`).
+        self._admitted_heads: dict[tuple[str, int, bool, bool, bool, int, bool], dict[str, Any]] = {}
+        for message_name in sorted(self._admitted_messages):
             reason = self.database.unchecked.get(message_name)
-            if reason is not None and key in self._allowed_keys:
+            if reason is not None:
                 raise ConfigurationError(
                     f"allow_send admits {message_name}, which fails cantools' strict checks ({reason}); "
                     "such a message is decoded but never sent"
@@ -389,7 +394,7 @@ class CanDriver(ToolDriver):
             sendable = [
                 self._specs[m.name] for m in self.database.messages
                 if m.name not in self.database.unchecked
-                and (self._send_tools == "all" or self._allows(m.frame_id, bool(m.is_extended_frame), m.length))
+                and (self._send_tools == "all" or m.name in self._admitted_messages)
             ]
             tools: list[Tool] = []
             min_period = self._shared_limits.min_period_ms
@@ -401,10 +406,6 @@ class CanDriver(ToolDriver):
             tools.extend(shared_tools(list(self._specs), list(self._sendable), self._shared_limits))
             self._tool_list = tools
         return self._tool_list
-
-    def _allows(self, frame_id: int, extended: bool, length: int) -> bool:
-        entries = self._allowed_keys.get((frame_id, extended), ())
-        return any(entry.dlc is None or entry.dlc == length for entry in entries)
 
     def _ranges(self, spec: MessageSpec) -> dict[str, tuple[float | None, float | None]]:
         ranges = {}
@@ -570,8 +571,9 @@ class CanDriver(ToolDriver):
                 raise self._gave_up(invocation, "it was cancelled while another send held the bus")
             if deadline is not None and time.monotonic() >= deadline:
                 raise self._gave_up(invocation, "its deadline passed while another send held the bus")
-            # The last gate's verdict and the description head, kept per kind of frame (see _admitted_head).
-            kind = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd)
+            # The last gate's verdict and the description head, kept per message and kind of frame (see _admitted_head).
+            kind = (spec.name, frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch,
+                    frame.dlc, self.fd)
             head = self._admitted_heads.get(kind)
             if head is None:
                 head = self._admitted_head(frame, kind, tool)
@@ -649,8 +651,16 @@ class CanDriver(ToolDriver):
         return ToolTimeoutError(f"Nothing was sent: {why}.", tool=invocation.tool.name,
                                 details={"sent": False})
 
-    def _check_frame(self, frame: can.Message, tool: str) -> None:
-        """The last gate before the bus: the allow-list, and what the bus can carry."""
+    def _check_frame(self, frame: can.Message, message: str, tool: str) -> None:
+        """The last gate before the bus: the allow-list (the message by name, its frame by id,
+        id kind and length), and what the bus can carry."""
+        if message not in self._admitted_messages:
+            kind = "extended" if frame.is_extended_id else "standard"
+            raise PolicyDeniedError(
+                f"Refused: {message} (frame 0x{frame.arbitration_id:X}, {kind} id, {frame.dlc} bytes) is not on the "
+                "transmit allow-list; only the operator's configuration can add it.",
+                tool=tool, details={"frame": describe_frame(frame), "message": message, "allowed": False},
+            )
         if frame.dlc > _CLASSIC_MAX and not (self.fd and frame.is_fd):
             raise PolicyDeniedError(
                 f"Refused: a {frame.dlc}-byte frame needs CAN FD, and this bus is classic CAN (at most 8 bytes).",
@@ -669,15 +679,16 @@ class CanDriver(ToolDriver):
             )
 
     def _admitted_head(
-        self, frame: can.Message, kind: tuple[int, bool, bool, bool, int, bool], tool: str
+        self, frame: can.Message, kind: tuple[str, int, bool, bool, bool, int, bool], tool: str
     ) -> dict[str, Any]:
-        """:meth:`_check_frame` for a kind of frame not seen yet (``kind``: its id, id kind,
-        FD, BRS, length and the driver's ``fd``), then the head of its :func:`describe_frame`
-        (all but the bytes), kept under ``kind`` with that verdict. A database has a few
-        hundred kinds of frame at most, and the gate looks only at what ``kind`` holds and at
-        the allow-list the driver was built with, never at the bytes: a kind of frame it
-        admitted once it admits again. Refusals raise and are not kept."""
-        self._check_frame(frame, tool)
+        """:meth:`_check_frame` for a message and kind of frame not seen yet (``kind``: the
+        message's name, the frame's id, id kind, FD, BRS, length and the driver's ``fd``),
+        then the head of its :func:`describe_frame` (all but the bytes), kept under ``kind``
+        with that verdict. A database has a few hundred messages at most, and the gate looks
+        only at what ``kind`` holds and at the allow-list the driver was built with, never at
+        the bytes: what it admitted once it admits again. Two messages sharing a frame have
+        verdicts of their own. Refusals raise and are not kept."""
+        self._check_frame(frame, kind[0], tool)
         head = self._admitted_heads[kind] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
         return head
 
@@ -914,9 +925,8 @@ class CanDriver(ToolDriver):
             "periodic": periodic,
             "allowed": [
                 {"arbitration_id": e.arbitration_id, "is_extended_id": e.is_extended_id, "dlc": e.dlc,
-                 "messages": [name for key, name in self._by_key.items()
-                              if key == (e.arbitration_id, e.is_extended_id)]}
-                for e in self.allowed
+                 "messages": list(names)}
+                for e, names in zip(self.allowed, self._allowed_messages, strict=True)
             ],
             "tx_rate_limit": self._rate.rate,
             "bus": {"interface": self.interface, "channel": str(self.channel), **self._link.health()},

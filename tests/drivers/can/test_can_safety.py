@@ -108,6 +108,64 @@ def test_d3_no_argument_can_name_an_arbitration_id(make_driver, sniffer) -> None
     assert drain(sniffer) == []
 
 
+# Two messages on one frame: same arbitration id, id kind and length (a DBC may define both).
+SHARED_FRAME_DBC = """VERSION ""
+
+NS_ :
+
+BS_:
+
+BU_: ECU
+
+BO_ 291 Lamp: 2 ECU
+ SG_ Level : 0|8@1+ (1,0) [0|100] "%" Vector__XXX
+ SG_ Blink : 8|8@1+ (1,0) [0|1] "" Vector__XXX
+
+BO_ 291 Brake: 2 ECU
+ SG_ Pressure : 0|16@1+ (1,0) [0|1000] "bar" Vector__XXX
+"""
+LAMP, BRAKE = {"Level": 50, "Blink": 1}, {"Pressure": 300}
+
+
+@pytest.fixture
+def shared_frame_dbc(tmp_path):
+    path = tmp_path / "shared_frame.dbc"
+    path.write_text(SHARED_FRAME_DBC)
+    return path
+
+
+@pytest.mark.parametrize("order", ["allowed first", "refused first"])
+def test_d3_allowing_one_of_two_messages_on_one_frame_does_not_allow_the_other(
+    make_driver, sniffer, shared_frame_dbc, order,
+) -> None:
+    driver = make_driver(shared_frame_dbc, allow_send=["Lamp"], send_tools="all", watchdog_timeout=None)
+    driver.arm()
+    for _ in range(2):  # neither verdict is remembered for the other message
+        if order == "allowed first":
+            assert call(driver, "send_Lamp", **LAMP)["sent"] is True
+        with pytest.raises(PolicyDeniedError, match=r"Brake .*allow-list"):
+            call(driver, "send_Brake", **BRAKE)
+        if order == "refused first":
+            assert call(driver, "send_Lamp", **LAMP)["sent"] is True
+    assert frame_tuples(drain(sniffer)) == [(0x123, False, 2, bytes([50, 1]))] * 2
+    allowed = driver.get_status()["allowed"]
+    assert allowed == [{"arbitration_id": 0x123, "is_extended_id": False, "dlc": 2, "messages": ["Lamp"]}]
+    offered = make_driver(shared_frame_dbc, allow_send=["Lamp"], watchdog_timeout=None)
+    assert [t.name for t in offered.list_tools() if t.meta.get("kind") == "send"] == ["send_Lamp"]
+
+
+@pytest.mark.parametrize("entry", [0x123, AllowedFrame(0x123, dlc=2)], ids=["id", "frame"])
+def test_d3_an_id_or_a_frame_on_the_allow_list_allows_every_message_sent_on_it(
+    make_driver, sniffer, shared_frame_dbc, entry,
+) -> None:
+    driver = make_driver(shared_frame_dbc, allow_send=[entry], watchdog_timeout=None)
+    driver.arm()
+    assert call(driver, "send_Lamp", **LAMP)["sent"] is True
+    assert call(driver, "send_Brake", **BRAKE)["sent"] is True
+    assert frame_tuples(drain(sniffer)) == [(0x123, False, 2, bytes([50, 1])), (0x123, False, 2, (300).to_bytes(2, "little"))]
+    assert driver.get_status()["allowed"][0]["messages"] == ["Lamp", "Brake"]
+
+
 # ---------------------------------------------------------------------- D4: value and rate limits
 
 
