@@ -206,6 +206,7 @@ class CanDriver(ToolDriver):
             spec = self._specs[limited_message]
             spec.limited = (*spec.limited, limited_signal)
         self._high_risk = self._resolve_messages(high_risk, "high_risk", by_id)
+        self._refuse_shared_frames(shapes)
         self._rate = RateLimiter(tx_rate_limit, tx_burst)
         self._approvals = Approvals(approval_ttl, operator_approval)
         self._state = LimitState(self._limits)
@@ -272,6 +273,39 @@ class CanDriver(ToolDriver):
             else:
                 raise ConfigurationError(f"{option} names {entry!r}, which is not a message (name or id) of the database")
         return frozenset(names)
+
+    def _refuse_shared_frames(self, shapes: Mapping[str, tuple[int, bool, int]]) -> None:
+        """Refuse an allowed message whose frame id (and id kind) another message also uses,
+        when that other message has limits, or is high-risk and the allowed one is not: a
+        node reading the other message takes the allowed one's bytes for its signals, so its
+        limits or approval would not hold.
+
+        Raises:
+            ConfigurationError: naming both messages and what to change.
+        """
+        on_frame: dict[FrameKey, list[str]] = {}
+        for name, (frame_id, extended, _) in shapes.items():
+            on_frame.setdefault((frame_id, extended), []).append(name)
+        limited = {message for message, _ in self._limits}
+        for (frame_id, extended), names in on_frame.items():
+            if len(names) < 2:
+                continue
+            where = f"frame 0x{frame_id:X} ({'extended' if extended else 'standard'} id)"
+            for sender in names:
+                if sender not in self._admitted_messages:
+                    continue
+                for other in names:
+                    if other != sender and other in limited:
+                        raise ConfigurationError(
+                            f"allow_send admits {sender}, whose {where} also carries {other}, which has limits; "
+                            f"a node reading {other} would take {sender}'s bytes for its signals, unchecked. "
+                            f"Allow only one of the messages sent on {where}"
+                        )
+                    if other != sender and other in self._high_risk and sender not in self._high_risk:
+                        raise ConfigurationError(
+                            f"allow_send admits {sender}, whose {where} also carries {other}, which is high-risk; "
+                            f"name {sender} in high_risk too, or do not allow it"
+                        )
 
     def _parse_limits(self, limits: Mapping[str, SignalLimit | Mapping[str, Any]]) -> dict[tuple[str, str], SignalLimit]:
         out: dict[tuple[str, str], SignalLimit] = {}

@@ -166,6 +166,40 @@ def test_d3_an_id_or_a_frame_on_the_allow_list_allows_every_message_sent_on_it(
     assert driver.get_status()["allowed"][0]["messages"] == ["Lamp", "Brake"]
 
 
+@pytest.mark.parametrize("allowed", [["Lamp", "Brake"], ["Brake"], [0x123]], ids=["both", "other", "id"])
+def test_d4_a_message_sharing_its_frame_with_a_limited_message_cannot_be_allowed(
+    make_driver, sniffer, shared_frame_dbc, allowed,
+) -> None:
+    # Brake's frames carry Lamp's bits: Pressure 255 is Level 255 to a node that reads Lamp.
+    with pytest.raises(ConfigurationError, match=r"Brake.*0x123.*Lamp"):
+        driver = make_driver(shared_frame_dbc, allow_send=allowed, watchdog_timeout=None,
+                             limits={"Lamp.Level": {"maximum": 50}})
+        driver.arm()
+        call(driver, "send_Brake", Pressure=255)
+    assert drain(sniffer) == []
+
+
+def test_d7_a_message_sharing_its_frame_with_a_high_risk_message_needs_approval_too(
+    make_driver, sniffer, shared_frame_dbc,
+) -> None:
+    with pytest.raises(ConfigurationError, match=r"Brake.*0x123.*Lamp.*high_risk"):
+        driver = make_driver(shared_frame_dbc, allow_send=["Lamp", "Brake"], high_risk=["Lamp"],
+                             watchdog_timeout=None)
+        driver.arm()
+        call(driver, "send_Brake", **BRAKE)
+    assert drain(sniffer) == []
+    both = make_driver(shared_frame_dbc, allow_send=["Lamp", "Brake"], high_risk=["Lamp", "Brake"],
+                       watchdog_timeout=None)
+    both.arm()
+    issued = call(both, "send_Brake", **BRAKE)
+    assert issued["sent"] is False and drain(sniffer) == []
+    assert call(both, "send_Brake", **BRAKE, approval_token=issued["approval_token"])["sent"] is True
+    assert len(drain(sniffer)) == 1
+    alone = make_driver(shared_frame_dbc, allow_send=["Brake"], high_risk=["Brake"], limits={"Brake.Pressure": {}},
+                        watchdog_timeout=None)  # Lamp, not allowed and unprotected, sets no condition
+    assert alone.allowed
+
+
 # ---------------------------------------------------------------------- D4: value and rate limits
 
 
