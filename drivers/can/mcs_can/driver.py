@@ -64,6 +64,7 @@ _NOT_ARMED = (
     "conversation); until then every send is refused. Use dry_run to see the frame a send would produce."
 )
 _CLASSIC_MAX = 8
+_FD_LENGTHS = frozenset((*range(9), 12, 16, 20, 24, 32, 48, 64))  # the payload lengths a CAN FD DLC names
 
 
 class CanDriver(ToolDriver):
@@ -696,13 +697,20 @@ class CanDriver(ToolDriver):
                 tool=tool, details={"frame": describe_frame(frame), "message": message, "allowed": False},
             )
         if frame.dlc > _CLASSIC_MAX and not (self.fd and frame.is_fd):
+            carrier = f"{message} is a classic CAN frame" if self.fd else "this bus is classic CAN"
             raise PolicyDeniedError(
-                f"Refused: a {frame.dlc}-byte frame needs CAN FD, and this bus is classic CAN (at most 8 bytes).",
+                f"Refused: a {frame.dlc}-byte frame needs CAN FD, and {carrier} (at most 8 bytes).",
                 tool=tool, details={"frame": describe_frame(frame)},
             )
         if frame.is_fd and not self.fd:
             raise PolicyDeniedError("Refused: this bus is not configured for CAN FD frames.", tool=tool,
                                     details={"frame": describe_frame(frame)})
+        if frame.is_fd and frame.dlc not in _FD_LENGTHS:
+            raise PolicyDeniedError(
+                f"Refused: {message} has {frame.dlc} bytes, and a CAN FD frame carries 0 to 8, 12, 16, 20, 24, 32, "
+                "48 or 64; a controller would pad it, so the bus would not carry this frame.",
+                tool=tool, details={"frame": describe_frame(frame)},
+            )
         key = (frame.arbitration_id, frame.is_extended_id)
         if (*key, frame.dlc) not in self._admitted_frames and key not in self._admitted_any_length:
             kind = "extended" if frame.is_extended_id else "standard"
