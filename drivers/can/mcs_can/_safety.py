@@ -7,6 +7,7 @@ never separated by an operator's disarm.
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from collections import OrderedDict
@@ -67,6 +68,13 @@ class SignalLimit:
     initial: float = 0.0
 
     def __post_init__(self) -> None:
+        # NaN compares false with everything: a NaN bound or last value would pass every check.
+        for name in ("minimum", "maximum", "max_step", "max_rate"):
+            value = getattr(self, name)
+            if value is not None and math.isnan(value):
+                raise ConfigurationError(f"signal limit {name} must be a number, got {value!r}")
+        if not math.isfinite(self.initial):
+            raise ConfigurationError(f"signal limit initial must be a finite number, got {self.initial!r}")
         if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
             raise ConfigurationError(f"signal limit minimum {self.minimum} is above its maximum {self.maximum}")
         for name in ("max_step", "max_rate"):
@@ -187,10 +195,11 @@ class RateLimiter:
     """
 
     def __init__(self, rate: float | None, burst: int, clock: Any = time.monotonic) -> None:
-        if rate is not None and not rate > 0:
-            raise ConfigurationError(f"tx_rate_limit must be a positive number of frames per second, got {rate!r}")
-        if burst < 1:
-            raise ConfigurationError(f"tx_burst must be at least 1, got {burst!r}")
+        if rate is not None and not 0 < rate < math.inf:
+            raise ConfigurationError(
+                f"tx_rate_limit must be a positive number of frames per second (None: no limit), got {rate!r}")
+        if not 1 <= burst < math.inf:
+            raise ConfigurationError(f"tx_burst must be a number of frames, at least 1, got {burst!r}")
         self.rate = rate
         self.burst = burst
         self.reserved: dict[str, float] = {}

@@ -3,6 +3,7 @@ asserts exactly which frames appeared, and that none did when a send was refused
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -273,6 +274,30 @@ def test_d4_a_step_limit_below_the_signals_resolution_is_refused_at_load(make_dr
     with pytest.raises(ConfigurationError, match="max_step 4 is below the signal's resolution 10"):
         make_driver(_coarse_brake(), allow_send=["Brake"], limits={"Brake.Pressure": {"max_step": 4}})
     make_driver(_coarse_brake(), allow_send=["Brake"], limits={"Brake.Pressure": {"max_step": 10}})
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(("option", "value", "words"), [
+    ("limits", {"SteeringTorque.Torque": {"maximum": 10, "max_step": 5, "initial": NAN}}, "initial"),
+    ("limits", {"SteeringTorque.Torque": {"maximum": 10, "max_step": 5, "initial": float("inf")}}, "initial"),
+    ("limits", {"SteeringTorque.Torque": {"minimum": NAN, "max_step": 5}}, "minimum"),
+    ("limits", {"SteeringTorque.Torque": {"maximum": NAN}}, "maximum"),
+    ("tx_burst", NAN, "tx_burst"),
+    ("tx_burst", float("inf"), "tx_burst"),
+    ("tx_rate_limit", float("inf"), "tx_rate_limit"),
+], ids=["initial-nan", "initial-inf", "minimum-nan", "maximum-nan", "burst-nan", "burst-inf", "rate-inf"])
+def test_d4_a_limit_that_is_not_a_finite_number_is_refused_at_load(make_driver, sniffer, option, value, words) -> None:
+    # NaN compares false with everything: an initial value of NaN let the first send jump past
+    # max_step, and a burst of NaN turned the transmit rate limit off.
+    with pytest.raises(ConfigurationError, match=words):
+        driver = make_driver(allow_send=["SteeringTorque"], watchdog_timeout=None, **{option: value})
+        driver.arm()
+        for _ in range(10):
+            with contextlib.suppress(ToolCallError):
+                call(driver, "send_SteeringTorque", Torque=10)
+    assert drain(sniffer) == []
 
 
 def test_d4_a_change_faster_than_the_rate_of_change_limit_is_refused(steering, sniffer) -> None:
