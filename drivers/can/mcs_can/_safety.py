@@ -145,7 +145,7 @@ class LimitState:
             if limit.maximum is not None and value > limit.maximum:
                 raise _denied(tool, f"{where} = {shown} is above the configured maximum {limit.maximum:g}", where)
             previous, when = self._last.get(key, (limit.initial, self._rest_since))
-            change = abs(value - previous)
+            change = abs(value - _exact(previous)) if type(value) is int else abs(value - previous)
             if limit.max_step is not None and change > limit.max_step:
                 low, high = previous - limit.max_step, previous + limit.max_step
                 raise _denied(
@@ -180,6 +180,11 @@ class LimitState:
         """Count the rate of change of a first send from now (arming), not from a disarm long ago."""
         if not self._last:
             self._rest_since = self._clock()
+
+
+def _exact(value: float) -> float:
+    """A whole float as an exact int, so its difference with an int beyond 2**53 is exact."""
+    return int(value) if type(value) is float and value.is_integer() else value
 
 
 def _denied(tool: str, message: str, signal: str, **details: Any) -> PolicyDeniedError:

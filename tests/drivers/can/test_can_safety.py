@@ -276,6 +276,29 @@ def test_d4_a_step_limit_below_the_signals_resolution_is_refused_at_load(make_dr
     make_driver(_coarse_brake(), allow_send=["Brake"], limits={"Brake.Pressure": {"max_step": 10}})
 
 
+def _odometer() -> Database:
+    return Database([Message(frame_id=0x131, name="Odometer", length=8,
+                             signals=[Signal(name="Distance", start=0, length=64)])])
+
+
+@pytest.mark.parametrize("step", [100, -100, 127])
+def test_d4_a_step_limit_holds_exactly_for_integers_beyond_what_a_float_holds(make_driver, sniffer, step) -> None:
+    # 2**60 + 100 is 2**60 as a float: compared as floats, the step looked like 0.
+    base = 2**60
+    driver = make_driver(_odometer(), allow_send=["Odometer"], watchdog_timeout=None, tx_rate_limit=None,
+                         limits={"Odometer.Distance": {"initial": base, "max_step": 10}})
+    driver.arm()
+    with pytest.raises(PolicyDeniedError, match="at most 10 per send"):
+        call(driver, "send_Odometer", Distance=base + step)
+    for value in range(base + 10, base + 130, 10):  # within the step each time, to base + 120
+        assert call(driver, "send_Odometer", Distance=value)["sent"] is True
+    with pytest.raises(PolicyDeniedError, match="at most 10 per send"):
+        call(driver, "send_Odometer", Distance=base + 120 + step)
+    with pytest.raises(PolicyDeniedError, match="at most 10 per send"):  # 2**60 given as a float, 120 away
+        driver.process_llm_response('{"tool": "send_Odometer", "arguments": {"Distance": 1152921504606846976.0}}')
+    assert [int.from_bytes(f.data, "little") - base for f in drain(sniffer)] == list(range(10, 130, 10))
+
+
 NAN = float("nan")
 
 
