@@ -426,12 +426,22 @@ def allowed_entries(
                 raise ConfigurationError(
                     f"allow_send entry {dict(entry)!r}: give arbitration_id, and optionally is_extended_id and dlc"
                 )
-            frame = AllowedFrame(int(entry["arbitration_id"]), bool(entry.get("is_extended_id", False)),
-                                 None if entry.get("dlc") is None else int(entry["dlc"]))
+            frame_id, extended, dlc = entry["arbitration_id"], entry.get("is_extended_id", False), entry.get("dlc")
+            if not (_is_int(frame_id) and isinstance(extended, bool) and (dlc is None or _is_int(dlc))):
+                # Read as given, never converted: bool("false") would be an extended id.
+                raise ConfigurationError(
+                    f"allow_send entry {dict(entry)!r}: arbitration_id must be an integer, is_extended_id true "
+                    "or false, and dlc an integer or null"
+                )
+            frame = AllowedFrame(frame_id, extended, dlc)
             out.append((frame, _matching(frame, shapes)))
         else:
             raise ConfigurationError(f"allow_send entry {entry!r} is not a message name, an id or an AllowedFrame")
     return out
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _matching(entry: AllowedFrame, shapes: Mapping[str, FrameShape]) -> tuple[str, ...]:

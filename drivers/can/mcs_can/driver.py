@@ -8,6 +8,7 @@ import contextvars
 import functools
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -163,8 +164,11 @@ class CanDriver(ToolDriver):
             if not isinstance(value, int) or value < 1:
                 raise ConfigurationError(f"{option} must be a positive integer, got {value!r}")
         for option, number in (("max_wait_s", max_wait_s), ("monitor_max_seconds", monitor_max_seconds)):
-            if not number > 0:
+            if not 0 < number < math.inf:
                 raise ConfigurationError(f"{option} must be a positive number of seconds, got {number!r}")
+        if watchdog_timeout is not None and not 0 < watchdog_timeout < math.inf:
+            raise ConfigurationError(
+                f"watchdog_timeout must be a positive number of seconds (None: no watchdog), got {watchdog_timeout!r}")
         self.database = _database.load(dbc, database_format=database_format, encoding=encoding, strict=strict)
         for line in self.database.skipped:
             logger.warning("%s: %s", self.database.source, line)
