@@ -65,6 +65,7 @@ _NOT_ARMED = (
     "conversation); until then every send is refused. Use dry_run to see the frame a send would produce."
 )
 _CLASSIC_MAX = 8
+_ANSWER_S = 0.05  # what a read or monitor leaves of its call's time to answer before the deadline
 _FD_LENGTHS = frozenset((*range(9), 12, 16, 20, 24, 32, 48, 64))  # the payload lengths a CAN FD DLC names
 
 
@@ -865,7 +866,7 @@ class CanDriver(ToolDriver):
         wait = float(arguments.get("wait_s") or 0.0)
         remaining = invocation.remaining()
         if remaining is not None:
-            wait = min(wait, remaining)
+            wait = min(wait, max(0.0, remaining - _ANSWER_S))
         waited_out = False
         if wait > 0:
             waited_out = not receiver.wait_for(key, receiver.counts.get(key, 0), wait)
@@ -900,7 +901,7 @@ class CanDriver(ToolDriver):
                        limits.monitor_max_seconds)
         remaining = invocation.remaining()
         if remaining is not None:
-            duration = min(duration, max(0.0, remaining - 0.05))  # leave time to answer before the deadline
+            duration = min(duration, max(0.0, remaining - _ANSWER_S))
         cap = min(int(invocation.arguments.get("max_frames", min(50, limits.monitor_max_frames))),
                   limits.monitor_max_frames)
         return spec, time.monotonic() + duration, cap
