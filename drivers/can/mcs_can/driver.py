@@ -94,7 +94,8 @@ class CanDriver(ToolDriver):
 
     Safety
         * ``allow_send``: message names, frame ids (of database messages) or
-          :class:`AllowedFrame` entries; nothing by default.
+          :class:`AllowedFrame` entries; nothing by default. A name admits that message
+          only, even when another shares its frame; an id or an entry, every message on it.
         * ``limits``: ``{"Message.Signal": SignalLimit | {"minimum", "maximum", "max_step",
           "max_rate", "initial"}}`` on top of the database's ranges.
         * ``tx_rate_limit`` (50 frames/s, ``None``: none) and ``tx_burst`` (5): one budget for
