@@ -7,6 +7,7 @@ never separated by an operator's disarm.
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from collections import OrderedDict
@@ -67,6 +68,13 @@ class SignalLimit:
     initial: float = 0.0
 
     def __post_init__(self) -> None:
+        # NaN compares false with everything: a NaN bound or last value would pass every check.
+        for name in ("minimum", "maximum", "max_step", "max_rate"):
+            value = getattr(self, name)
+            if value is not None and math.isnan(value):
+                raise ConfigurationError(f"signal limit {name} must be a number, got {value!r}")
+        if not math.isfinite(self.initial):
+            raise ConfigurationError(f"signal limit initial must be a finite number, got {self.initial!r}")
         if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
             raise ConfigurationError(f"signal limit minimum {self.minimum} is above its maximum {self.maximum}")
         for name in ("max_step", "max_rate"):
@@ -137,7 +145,7 @@ class LimitState:
             if limit.maximum is not None and value > limit.maximum:
                 raise _denied(tool, f"{where} = {shown} is above the configured maximum {limit.maximum:g}", where)
             previous, when = self._last.get(key, (limit.initial, self._rest_since))
-            change = abs(value - previous)
+            change = abs(value - _exact(previous)) if type(value) is int else abs(value - previous)
             if limit.max_step is not None and change > limit.max_step:
                 low, high = previous - limit.max_step, previous + limit.max_step
                 raise _denied(
@@ -174,6 +182,11 @@ class LimitState:
             self._rest_since = self._clock()
 
 
+def _exact(value: float) -> float:
+    """A whole float as an exact int, so its difference with an int beyond 2**53 is exact."""
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
 def _denied(tool: str, message: str, signal: str, **details: Any) -> PolicyDeniedError:
     return PolicyDeniedError(f"Refused by the safety limits: {message}.", tool=tool,
                              details={"signal": signal, **details})
@@ -187,10 +200,11 @@ class RateLimiter:
     """
 
     def __init__(self, rate: float | None, burst: int, clock: Any = time.monotonic) -> None:
-        if rate is not None and not rate > 0:
-            raise ConfigurationError(f"tx_rate_limit must be a positive number of frames per second, got {rate!r}")
-        if burst < 1:
-            raise ConfigurationError(f"tx_burst must be at least 1, got {burst!r}")
+        if rate is not None and not 0 < rate < math.inf:
+            raise ConfigurationError(
+                f"tx_rate_limit must be a positive number of frames per second (None: no limit), got {rate!r}")
+        if not 1 <= burst < math.inf:
+            raise ConfigurationError(f"tx_burst must be a number of frames, at least 1, got {burst!r}")
         self.rate = rate
         self.burst = burst
         self.reserved: dict[str, float] = {}
@@ -368,44 +382,72 @@ class Approvals:
         self._pending.clear()
 
 
+FrameShape = tuple[int, bool, int]  # (arbitration id, is extended, length in bytes)
+
+
 def allowed_entries(
     entries: Iterable[int | str | AllowedFrame | Mapping[str, Any]],
-    by_name: Mapping[str, Any],
+    shapes: Mapping[str, FrameShape],
     by_id: Mapping[int, list[str]],
-) -> list[AllowedFrame]:
-    """The allow-list as :class:`AllowedFrame` entries; names and ids resolve through the database.
+) -> list[tuple[AllowedFrame, tuple[str, ...]]]:
+    """The allow-list as :class:`AllowedFrame` entries, each with the messages it admits.
 
-    ``by_name`` maps message names to objects with ``frame_id``, ``is_extended`` and
-    ``length``; ``by_id`` maps frame ids to message names.
+    ``shapes`` maps each message name of the database to its frame (id, id kind, length);
+    ``by_id`` maps frame ids to message names. A name admits that message only, even when
+    another message shares its frame; an id admits every message with that id; an
+    :class:`AllowedFrame` (or mapping) admits every message whose frame it matches.
 
     Raises:
         ConfigurationError: an entry names no message of the database, or is malformed.
     """
-    out: list[AllowedFrame] = []
+    out: list[tuple[AllowedFrame, tuple[str, ...]]] = []
     for entry in entries:
         if isinstance(entry, AllowedFrame):
-            out.append(entry)
+            out.append((entry, _matching(entry, shapes)))
         elif isinstance(entry, str):
-            spec = by_name.get(entry)
-            if spec is None:
+            shape = shapes.get(entry)
+            if shape is None:
                 raise ConfigurationError(f"allow_send names {entry!r}, which is not a message of the database")
-            out.append(AllowedFrame(spec.frame_id, spec.is_extended, spec.length))
+            out.append((AllowedFrame(*shape), (entry,)))
         elif isinstance(entry, int) and not isinstance(entry, bool):
-            specs = [by_name[name] for name in by_id.get(entry, ())]
-            if not specs:
+            names = by_id.get(entry, [])
+            if not names:
                 raise ConfigurationError(
                     f"allow_send names id 0x{entry:X}, which no message of the database uses; "
                     "give {'arbitration_id': ..., 'is_extended_id': ..., 'dlc': ...} to allow it anyway"
                 )
-            out.extend(AllowedFrame(s.frame_id, s.is_extended, s.length) for s in specs)
+            grouped: dict[FrameShape, list[str]] = {}
+            for name in names:
+                grouped.setdefault(shapes[name], []).append(name)
+            out.extend((AllowedFrame(*shape), tuple(named)) for shape, named in grouped.items())
         elif isinstance(entry, Mapping):
             unknown = sorted(set(entry) - {"arbitration_id", "is_extended_id", "dlc"})
             if unknown or "arbitration_id" not in entry:
                 raise ConfigurationError(
                     f"allow_send entry {dict(entry)!r}: give arbitration_id, and optionally is_extended_id and dlc"
                 )
-            out.append(AllowedFrame(int(entry["arbitration_id"]), bool(entry.get("is_extended_id", False)),
-                                    None if entry.get("dlc") is None else int(entry["dlc"])))
+            frame_id, extended, dlc = entry["arbitration_id"], entry.get("is_extended_id", False), entry.get("dlc")
+            if not (_is_int(frame_id) and isinstance(extended, bool) and (dlc is None or _is_int(dlc))):
+                # Read as given, never converted: bool("false") would be an extended id.
+                raise ConfigurationError(
+                    f"allow_send entry {dict(entry)!r}: arbitration_id must be an integer, is_extended_id true "
+                    "or false, and dlc an integer or null"
+                )
+            frame = AllowedFrame(frame_id, extended, dlc)
+            out.append((frame, _matching(frame, shapes)))
         else:
             raise ConfigurationError(f"allow_send entry {entry!r} is not a message name, an id or an AllowedFrame")
     return out
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _matching(entry: AllowedFrame, shapes: Mapping[str, FrameShape]) -> tuple[str, ...]:
+    """The messages whose frame ``entry`` matches."""
+    return tuple(
+        name for name, (frame_id, extended, length) in shapes.items()
+        if frame_id == entry.arbitration_id and extended == entry.is_extended_id
+        and (entry.dlc is None or entry.dlc == length)
+    )

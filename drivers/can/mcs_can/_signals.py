@@ -108,9 +108,12 @@ class SignalSpec:
         return (float(value) - self.offset) / self.scale if self.scale else float(value)
 
     def physical_of(self, value: Any) -> float:
-        """``value`` as a physical number (a choice name becomes its scaled raw value)."""
+        """``value`` as a physical number (a choice name becomes its scaled raw value); an
+        integer stays an exact integer (a float holds integers only up to 2**53)."""
         if isinstance(value, str):
             return self.choices[value] * self.scale + self.offset
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
         return float(value)
 
     def noise(self, value: float) -> float:
@@ -220,7 +223,8 @@ class MessageSpec:
 
     def limited_values(self, values: Mapping[str, Any], data: bytes) -> tuple[dict[str, float], dict[str, float]]:
         """The limited signals' physical values as the encoded ``data`` carries them (what the
-        limits check), and the values asked for those the signal's resolution rounded."""
+        limits check; integers exact), and the values asked for those the signal's resolution
+        rounded."""
         names = [name for name in self.limited if name in values]
         if not names:
             return {}, {}
@@ -231,9 +235,9 @@ class MessageSpec:
         for name in names:
             signal = self.signals[name]
             asked = signal.physical_of(values[name])
-            sent = float(decoded[name])
+            sent = decoded[name]  # an int where the signal's scale and offset are whole: exact
             if abs(sent - asked) <= signal.noise(asked):
-                carried[name] = asked
+                carried[name] = sent if type(sent) is int else asked  # an int is exact; a float may carry noise
             else:
                 carried[name] = sent
                 rounded[name] = asked

@@ -8,6 +8,7 @@ import contextvars
 import functools
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -64,6 +65,8 @@ _NOT_ARMED = (
     "conversation); until then every send is refused. Use dry_run to see the frame a send would produce."
 )
 _CLASSIC_MAX = 8
+_ANSWER_S = 0.05  # what a read or monitor leaves of its call's time to answer before the deadline
+_FD_LENGTHS = frozenset((*range(9), 12, 16, 20, 24, 32, 48, 64))  # the payload lengths a CAN FD DLC names
 
 
 class CanDriver(ToolDriver):
@@ -91,7 +94,8 @@ class CanDriver(ToolDriver):
 
     Safety
         * ``allow_send``: message names, frame ids (of database messages) or
-          :class:`AllowedFrame` entries; nothing by default.
+          :class:`AllowedFrame` entries; nothing by default. A name admits that message
+          only, even when another shares its frame; an id or an entry, every message on it.
         * ``limits``: ``{"Message.Signal": SignalLimit | {"minimum", "maximum", "max_step",
           "max_rate", "initial"}}`` on top of the database's ranges.
         * ``tx_rate_limit`` (50 frames/s, ``None``: none) and ``tx_burst`` (5): one budget for
@@ -162,8 +166,11 @@ class CanDriver(ToolDriver):
             if not isinstance(value, int) or value < 1:
                 raise ConfigurationError(f"{option} must be a positive integer, got {value!r}")
         for option, number in (("max_wait_s", max_wait_s), ("monitor_max_seconds", monitor_max_seconds)):
-            if not number > 0:
+            if not 0 < number < math.inf:
                 raise ConfigurationError(f"{option} must be a positive number of seconds, got {number!r}")
+        if watchdog_timeout is not None and not 0 < watchdog_timeout < math.inf:
+            raise ConfigurationError(
+                f"watchdog_timeout must be a positive number of seconds (None: no watchdog), got {watchdog_timeout!r}")
         self.database = _database.load(dbc, database_format=database_format, encoding=encoding, strict=strict)
         for line in self.database.skipped:
             logger.warning("%s: %s", self.database.source, line)
@@ -174,24 +181,29 @@ class CanDriver(ToolDriver):
         self._by_key: dict[FrameKey, str] = {
             (m.frame_id, bool(m.is_extended_frame)): m.name for m in self.database.messages
         }
+        shapes: dict[str, tuple[int, bool, int]] = {}
         by_id: dict[int, list[str]] = {}
         for message in self.database.messages:
+            shapes[message.name] = (message.frame_id, bool(message.is_extended_frame), int(message.length))
             by_id.setdefault(message.frame_id, []).append(message.name)
-        self.allowed: tuple[AllowedFrame, ...] = tuple(allowed_entries(allow_send, self._specs, by_id))
-        self._allowed_keys: dict[FrameKey, list[AllowedFrame]] = {}
-        for entry in self.allowed:
-            self._allowed_keys.setdefault((entry.arbitration_id, entry.is_extended_id), []).append(entry)
+        entries = allowed_entries(allow_send, shapes, by_id)
+        self.allowed: tuple[AllowedFrame, ...] = tuple(entry for entry, _ in entries)
+        #: The messages each allow-list entry admits (``bus_status`` shows them).
+        self._allowed_messages: tuple[tuple[str, ...], ...] = tuple(names for _, names in entries)
+        #: The messages the allow-list admits, by name: two messages sharing a frame (id, id kind,
+        #: length) are two verdicts, so allowing one by name never allows the other.
+        self._admitted_messages = frozenset(name for _, names in entries for name in names)
         # The allow-list as sets, for the last gate before the bus: (id, extended, length) of the
         # entries with a length, (id, extended) of those without (AllowedFrame.admits, in one lookup).
         self._admitted_frames = frozenset(
             (e.arbitration_id, e.is_extended_id, e.dlc) for e in self.allowed if e.dlc is not None)
         self._admitted_any_length = frozenset(
             (e.arbitration_id, e.is_extended_id) for e in self.allowed if e.dlc is None)
-        #: The description heads of the kinds of frame the last gate admitted (:meth:`_admitted_head`).
-        self._admitted_heads: dict[tuple[int, bool, bool, bool, int, bool], dict[str, Any]] = {}
-        for key, message_name in self._by_key.items():
+        #: The description heads of the kinds of frame the last gate admitted, per message (:meth:`_admitted_head`).
+        self._admitted_heads: dict[tuple[str, int, bool, bool, bool, int, bool], dict[str, Any]] = {}
+        for message_name in sorted(self._admitted_messages):
             reason = self.database.unchecked.get(message_name)
-            if reason is not None and key in self._allowed_keys:
+            if reason is not None:
                 raise ConfigurationError(
                     f"allow_send admits {message_name}, which fails cantools' strict checks ({reason}); "
                     "such a message is decoded but never sent"
@@ -201,6 +213,7 @@ class CanDriver(ToolDriver):
             spec = self._specs[limited_message]
             spec.limited = (*spec.limited, limited_signal)
         self._high_risk = self._resolve_messages(high_risk, "high_risk", by_id)
+        self._refuse_shared_frames(shapes)
         self._rate = RateLimiter(tx_rate_limit, tx_burst)
         self._approvals = Approvals(approval_ttl, operator_approval)
         self._state = LimitState(self._limits)
@@ -267,6 +280,39 @@ class CanDriver(ToolDriver):
             else:
                 raise ConfigurationError(f"{option} names {entry!r}, which is not a message (name or id) of the database")
         return frozenset(names)
+
+    def _refuse_shared_frames(self, shapes: Mapping[str, tuple[int, bool, int]]) -> None:
+        """Refuse an allowed message whose frame id (and id kind) another message also uses,
+        when that other message has limits, or is high-risk and the allowed one is not: a
+        node reading the other message takes the allowed one's bytes for its signals, so its
+        limits or approval would not hold.
+
+        Raises:
+            ConfigurationError: naming both messages and what to change.
+        """
+        on_frame: dict[FrameKey, list[str]] = {}
+        for name, (frame_id, extended, _) in shapes.items():
+            on_frame.setdefault((frame_id, extended), []).append(name)
+        limited = {message for message, _ in self._limits}
+        for (frame_id, extended), names in on_frame.items():
+            if len(names) < 2:
+                continue
+            where = f"frame 0x{frame_id:X} ({'extended' if extended else 'standard'} id)"
+            for sender in names:
+                if sender not in self._admitted_messages:
+                    continue
+                for other in names:
+                    if other != sender and other in limited:
+                        raise ConfigurationError(
+                            f"allow_send admits {sender}, whose {where} also carries {other}, which has limits; "
+                            f"a node reading {other} would take {sender}'s bytes for its signals, unchecked. "
+                            f"Allow only one of the messages sent on {where}"
+                        )
+                    if other != sender and other in self._high_risk and sender not in self._high_risk:
+                        raise ConfigurationError(
+                            f"allow_send admits {sender}, whose {where} also carries {other}, which is high-risk; "
+                            f"name {sender} in high_risk too, or do not allow it"
+                        )
 
     def _parse_limits(self, limits: Mapping[str, SignalLimit | Mapping[str, Any]]) -> dict[tuple[str, str], SignalLimit]:
         out: dict[tuple[str, str], SignalLimit] = {}
@@ -389,7 +435,7 @@ class CanDriver(ToolDriver):
             sendable = [
                 self._specs[m.name] for m in self.database.messages
                 if m.name not in self.database.unchecked
-                and (self._send_tools == "all" or self._allows(m.frame_id, bool(m.is_extended_frame), m.length))
+                and (self._send_tools == "all" or m.name in self._admitted_messages)
             ]
             tools: list[Tool] = []
             min_period = self._shared_limits.min_period_ms
@@ -401,10 +447,6 @@ class CanDriver(ToolDriver):
             tools.extend(shared_tools(list(self._specs), list(self._sendable), self._shared_limits))
             self._tool_list = tools
         return self._tool_list
-
-    def _allows(self, frame_id: int, extended: bool, length: int) -> bool:
-        entries = self._allowed_keys.get((frame_id, extended), ())
-        return any(entry.dlc is None or entry.dlc == length for entry in entries)
 
     def _ranges(self, spec: MessageSpec) -> dict[str, tuple[float | None, float | None]]:
         ranges = {}
@@ -570,8 +612,9 @@ class CanDriver(ToolDriver):
                 raise self._gave_up(invocation, "it was cancelled while another send held the bus")
             if deadline is not None and time.monotonic() >= deadline:
                 raise self._gave_up(invocation, "its deadline passed while another send held the bus")
-            # The last gate's verdict and the description head, kept per kind of frame (see _admitted_head).
-            kind = (frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch, frame.dlc, self.fd)
+            # The last gate's verdict and the description head, kept per message and kind of frame (see _admitted_head).
+            kind = (spec.name, frame.arbitration_id, frame.is_extended_id, frame.is_fd, frame.bitrate_switch,
+                    frame.dlc, self.fd)
             head = self._admitted_heads.get(kind)
             if head is None:
                 head = self._admitted_head(frame, kind, tool)
@@ -649,16 +692,31 @@ class CanDriver(ToolDriver):
         return ToolTimeoutError(f"Nothing was sent: {why}.", tool=invocation.tool.name,
                                 details={"sent": False})
 
-    def _check_frame(self, frame: can.Message, tool: str) -> None:
-        """The last gate before the bus: the allow-list, and what the bus can carry."""
-        if frame.dlc > _CLASSIC_MAX and not (self.fd and frame.is_fd):
+    def _check_frame(self, frame: can.Message, message: str, tool: str) -> None:
+        """The last gate before the bus: the allow-list (the message by name, its frame by id,
+        id kind and length), and what the bus can carry."""
+        if message not in self._admitted_messages:
+            kind = "extended" if frame.is_extended_id else "standard"
             raise PolicyDeniedError(
-                f"Refused: a {frame.dlc}-byte frame needs CAN FD, and this bus is classic CAN (at most 8 bytes).",
+                f"Refused: {message} (frame 0x{frame.arbitration_id:X}, {kind} id, {frame.dlc} bytes) is not on the "
+                "transmit allow-list; only the operator's configuration can add it.",
+                tool=tool, details={"frame": describe_frame(frame), "message": message, "allowed": False},
+            )
+        if frame.dlc > _CLASSIC_MAX and not (self.fd and frame.is_fd):
+            carrier = f"{message} is a classic CAN frame" if self.fd else "this bus is classic CAN"
+            raise PolicyDeniedError(
+                f"Refused: a {frame.dlc}-byte frame needs CAN FD, and {carrier} (at most 8 bytes).",
                 tool=tool, details={"frame": describe_frame(frame)},
             )
         if frame.is_fd and not self.fd:
             raise PolicyDeniedError("Refused: this bus is not configured for CAN FD frames.", tool=tool,
                                     details={"frame": describe_frame(frame)})
+        if frame.is_fd and frame.dlc not in _FD_LENGTHS:
+            raise PolicyDeniedError(
+                f"Refused: {message} has {frame.dlc} bytes, and a CAN FD frame carries 0 to 8, 12, 16, 20, 24, 32, "
+                "48 or 64; a controller would pad it, so the bus would not carry this frame.",
+                tool=tool, details={"frame": describe_frame(frame)},
+            )
         key = (frame.arbitration_id, frame.is_extended_id)
         if (*key, frame.dlc) not in self._admitted_frames and key not in self._admitted_any_length:
             kind = "extended" if frame.is_extended_id else "standard"
@@ -669,15 +727,16 @@ class CanDriver(ToolDriver):
             )
 
     def _admitted_head(
-        self, frame: can.Message, kind: tuple[int, bool, bool, bool, int, bool], tool: str
+        self, frame: can.Message, kind: tuple[str, int, bool, bool, bool, int, bool], tool: str
     ) -> dict[str, Any]:
-        """:meth:`_check_frame` for a kind of frame not seen yet (``kind``: its id, id kind,
-        FD, BRS, length and the driver's ``fd``), then the head of its :func:`describe_frame`
-        (all but the bytes), kept under ``kind`` with that verdict. A database has a few
-        hundred kinds of frame at most, and the gate looks only at what ``kind`` holds and at
-        the allow-list the driver was built with, never at the bytes: a kind of frame it
-        admitted once it admits again. Refusals raise and are not kept."""
-        self._check_frame(frame, tool)
+        """:meth:`_check_frame` for a message and kind of frame not seen yet (``kind``: the
+        message's name, the frame's id, id kind, FD, BRS, length and the driver's ``fd``),
+        then the head of its :func:`describe_frame` (all but the bytes), kept under ``kind``
+        with that verdict. A database has a few hundred messages at most, and the gate looks
+        only at what ``kind`` holds and at the allow-list the driver was built with, never at
+        the bytes: what it admitted once it admits again. Two messages sharing a frame have
+        verdicts of their own. Refusals raise and are not kept."""
+        self._check_frame(frame, kind[0], tool)
         head = self._admitted_heads[kind] = {k: v for k, v in describe_frame(frame).items() if k != "data_hex"}
         return head
 
@@ -808,7 +867,7 @@ class CanDriver(ToolDriver):
         wait = float(arguments.get("wait_s") or 0.0)
         remaining = invocation.remaining()
         if remaining is not None:
-            wait = min(wait, remaining)
+            wait = min(wait, max(0.0, remaining - _ANSWER_S))
         waited_out = False
         if wait > 0:
             waited_out = not receiver.wait_for(key, receiver.counts.get(key, 0), wait)
@@ -843,7 +902,7 @@ class CanDriver(ToolDriver):
                        limits.monitor_max_seconds)
         remaining = invocation.remaining()
         if remaining is not None:
-            duration = min(duration, max(0.0, remaining - 0.05))  # leave time to answer before the deadline
+            duration = min(duration, max(0.0, remaining - _ANSWER_S))
         cap = min(int(invocation.arguments.get("max_frames", min(50, limits.monitor_max_frames))),
                   limits.monitor_max_frames)
         return spec, time.monotonic() + duration, cap
@@ -914,9 +973,8 @@ class CanDriver(ToolDriver):
             "periodic": periodic,
             "allowed": [
                 {"arbitration_id": e.arbitration_id, "is_extended_id": e.is_extended_id, "dlc": e.dlc,
-                 "messages": [name for key, name in self._by_key.items()
-                              if key == (e.arbitration_id, e.is_extended_id)]}
-                for e in self.allowed
+                 "messages": list(names)}
+                for e, names in zip(self.allowed, self._allowed_messages, strict=True)
             ],
             "tx_rate_limit": self._rate.rate,
             "bus": {"interface": self.interface, "channel": str(self.channel), **self._link.health()},

@@ -1,5 +1,6 @@
 """Fixtures for the CAN driver: python-can's virtual bus on a fresh channel per test, a
-second bus object on it as the sniffer, and drivers closed after the test."""
+second bus object on it as the sniffer, drivers closed after the test, and an armed driver on a
+congested bus."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import can
 import pytest
-from can_support import DEMO_DBC
+from can_support import DEMO_DBC, CongestedBus
 from mcs_can import CanDriver
 
 
@@ -53,3 +54,19 @@ def make_driver(channel: str) -> Iterator[Callable[..., CanDriver]]:
     yield make
     for driver in made:
         driver.close()
+
+
+@pytest.fixture
+def congested(channel: str) -> Iterator[tuple[CanDriver, CongestedBus]]:
+    """An armed driver (CruiseCommand and SteeringTorque allowed, no rate limit or watchdog) on a
+    :class:`CongestedBus` it does not own, with the bus; the bus is cleared and both closed after."""
+    bus = CongestedBus(channel)
+    driver = CanDriver(DEMO_DBC, bus=bus, allow_send=["CruiseCommand", "SteeringTorque"], tx_rate_limit=None,
+                       watchdog_timeout=None, timeout=5.0)
+    driver.arm()
+    try:
+        yield driver, bus
+    finally:
+        bus.clear.set()
+        driver.close()
+        bus.shutdown()

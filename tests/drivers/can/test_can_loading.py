@@ -167,6 +167,14 @@ def test_a_missing_file_is_a_configuration_error(channel) -> None:
     ({"limits": {"CruiseCommand.TargetSpeed": {"minimum": 5, "maximum": 1}}}, "above its maximum"),
     ({"high_risk": ["Nope"]}, "high_risk"),
     ({"tx_rate_limit": 0}, "tx_rate_limit"),
+    ({"watchdog_timeout": float("inf")}, "watchdog_timeout"),  # its thread died and close() raised
+    ({"watchdog_timeout": float("nan")}, "watchdog_timeout"),
+    ({"watchdog_timeout": 0}, "watchdog_timeout"),
+    ({"max_wait_s": float("inf")}, "max_wait_s"),  # a schema maximum JSON cannot carry
+    ({"monitor_max_seconds": float("inf")}, "monitor_max_seconds"),
+    ({"allow_send": [{"arbitration_id": 0x300, "is_extended_id": "false"}]}, "is_extended_id"),  # was True
+    ({"allow_send": [{"arbitration_id": "0x300"}]}, "arbitration_id"),
+    ({"allow_send": [{"arbitration_id": 0x300, "dlc": 2.5}]}, "dlc"),
     ({"send_tools": "some"}, "send_tools"),
     ({"bogus": 1}, "no option 'bogus'"),
     ({"interface": "no-such-interface"}, "cannot open the CAN bus"),

@@ -9,34 +9,17 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import can
 import pytest
-from can_support import CRUISE, DEMO_DBC, collect, drain
-from mcs_can import CanDriver
-from test_can_deadline import CongestedBus, _block_the_bus
+from can_support import CRUISE, block_the_bus, collect, drain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp" / "serving"))
 from serving_support import mcp_client, serve_driver
 
 PERIOD_S = 0.05
 MARGIN_S = 0.15
-
-
-@pytest.fixture
-def congested(channel: str) -> Iterator[tuple[CanDriver, CongestedBus]]:
-    bus = CongestedBus(channel)
-    driver = CanDriver(DEMO_DBC, bus=bus, allow_send=["CruiseCommand", "SteeringTorque"], tx_rate_limit=None,
-                       watchdog_timeout=None, timeout=5.0)
-    driver.arm()
-    try:
-        yield driver, bus
-    finally:
-        bus.clear.set()
-        driver.close()
-        bus.shutdown()
 
 
 @pytest.mark.parametrize("arguments", [{"Torque": 5}, {"Torque": 5, "period_ms": 50}], ids=["once", "periodic"])
@@ -46,7 +29,7 @@ async def test_a_call_the_mcp_client_cancels_while_the_bus_is_busy_sends_nothing
     driver, bus = congested
     with serve_driver(driver, stateless=False) as url:
         async with mcp_client(url) as session:
-            slow = _block_the_bus(driver, bus)  # another caller's frame holds the bus for ~1 s
+            slow = block_the_bus(driver, bus)  # another caller's frame holds the bus for ~1 s
             call = asyncio.ensure_future(session.call_tool("send_SteeringTorque", arguments))
             await asyncio.sleep(0.3)
             call.cancel()  # the SDK client sends notifications/cancelled for it

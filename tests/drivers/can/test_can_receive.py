@@ -89,6 +89,22 @@ def test_a_receive_never_waits_past_the_calls_deadline(make_driver, tool) -> Non
     assert result.get("count", 0) == 0
 
 
+@pytest.mark.parametrize("tool", ["read", "monitor"])
+async def test_an_async_receive_answers_before_the_calls_deadline_instead_of_timing_out(make_driver, tool) -> None:
+    # A read waited all the time the call had left, so the answer came after the deadline:
+    # past it on the sync path, and as TIMEOUT instead of "no new frame" on the async one.
+    driver = make_driver(timeout=0.3)
+    arguments = {"wait_s": 5} if tool == "read" else {"duration_s": 5}
+    for _ in range(3):
+        started = time.monotonic()
+        result = await driver.acall_tool(tool, {"message": "WheelSpeeds", **arguments})
+        assert time.monotonic() - started < 0.3
+        assert result.get("count", 0) == 0 and result.get("received", False) is False
+        started = time.monotonic()
+        driver.call_tool(tool, {"message": "WheelSpeeds", **arguments})
+        assert time.monotonic() - started < 0.3
+
+
 class Ecu:
     """The peer sends WheelSpeeds with FL = 1, 2, 3, ... every 10 ms until stopped."""
 

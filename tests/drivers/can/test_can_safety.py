@@ -3,6 +3,7 @@ asserts exactly which frames appeared, and that none did when a send was refused
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -108,6 +109,98 @@ def test_d3_no_argument_can_name_an_arbitration_id(make_driver, sniffer) -> None
     assert drain(sniffer) == []
 
 
+# Two messages on one frame: same arbitration id, id kind and length (a DBC may define both).
+SHARED_FRAME_DBC = """VERSION ""
+
+NS_ :
+
+BS_:
+
+BU_: ECU
+
+BO_ 291 Lamp: 2 ECU
+ SG_ Level : 0|8@1+ (1,0) [0|100] "%" Vector__XXX
+ SG_ Blink : 8|8@1+ (1,0) [0|1] "" Vector__XXX
+
+BO_ 291 Brake: 2 ECU
+ SG_ Pressure : 0|16@1+ (1,0) [0|1000] "bar" Vector__XXX
+"""
+LAMP, BRAKE = {"Level": 50, "Blink": 1}, {"Pressure": 300}
+
+
+@pytest.fixture
+def shared_frame_dbc(tmp_path):
+    path = tmp_path / "shared_frame.dbc"
+    path.write_text(SHARED_FRAME_DBC)
+    return path
+
+
+@pytest.mark.parametrize("order", ["allowed first", "refused first"])
+def test_d3_allowing_one_of_two_messages_on_one_frame_does_not_allow_the_other(
+    make_driver, sniffer, shared_frame_dbc, order,
+) -> None:
+    driver = make_driver(shared_frame_dbc, allow_send=["Lamp"], send_tools="all", watchdog_timeout=None)
+    driver.arm()
+    for _ in range(2):  # neither verdict is remembered for the other message
+        if order == "allowed first":
+            assert call(driver, "send_Lamp", **LAMP)["sent"] is True
+        with pytest.raises(PolicyDeniedError, match=r"Brake .*allow-list"):
+            call(driver, "send_Brake", **BRAKE)
+        if order == "refused first":
+            assert call(driver, "send_Lamp", **LAMP)["sent"] is True
+    assert frame_tuples(drain(sniffer)) == [(0x123, False, 2, bytes([50, 1]))] * 2
+    allowed = driver.get_status()["allowed"]
+    assert allowed == [{"arbitration_id": 0x123, "is_extended_id": False, "dlc": 2, "messages": ["Lamp"]}]
+    offered = make_driver(shared_frame_dbc, allow_send=["Lamp"], watchdog_timeout=None)
+    assert [t.name for t in offered.list_tools() if t.meta.get("kind") == "send"] == ["send_Lamp"]
+
+
+@pytest.mark.parametrize("entry", [0x123, AllowedFrame(0x123, dlc=2)], ids=["id", "frame"])
+def test_d3_an_id_or_a_frame_on_the_allow_list_allows_every_message_sent_on_it(
+    make_driver, sniffer, shared_frame_dbc, entry,
+) -> None:
+    driver = make_driver(shared_frame_dbc, allow_send=[entry], watchdog_timeout=None)
+    driver.arm()
+    assert call(driver, "send_Lamp", **LAMP)["sent"] is True
+    assert call(driver, "send_Brake", **BRAKE)["sent"] is True
+    assert frame_tuples(drain(sniffer)) == [(0x123, False, 2, bytes([50, 1])), (0x123, False, 2, (300).to_bytes(2, "little"))]
+    assert driver.get_status()["allowed"][0]["messages"] == ["Lamp", "Brake"]
+
+
+@pytest.mark.parametrize("allowed", [["Lamp", "Brake"], ["Brake"], [0x123]], ids=["both", "other", "id"])
+def test_d4_a_message_sharing_its_frame_with_a_limited_message_cannot_be_allowed(
+    make_driver, sniffer, shared_frame_dbc, allowed,
+) -> None:
+    # Brake's frames carry Lamp's bits: Pressure 255 is Level 255 to a node that reads Lamp.
+    with pytest.raises(ConfigurationError, match=r"Brake.*0x123.*Lamp"):
+        driver = make_driver(shared_frame_dbc, allow_send=allowed, watchdog_timeout=None,
+                             limits={"Lamp.Level": {"maximum": 50}})
+        driver.arm()
+        call(driver, "send_Brake", Pressure=255)
+    assert drain(sniffer) == []
+
+
+def test_d7_a_message_sharing_its_frame_with_a_high_risk_message_needs_approval_too(
+    make_driver, sniffer, shared_frame_dbc,
+) -> None:
+    with pytest.raises(ConfigurationError, match=r"Brake.*0x123.*Lamp.*high_risk"):
+        driver = make_driver(shared_frame_dbc, allow_send=["Lamp", "Brake"], high_risk=["Lamp"],
+                             watchdog_timeout=None)
+        driver.arm()
+        call(driver, "send_Brake", **BRAKE)
+    assert drain(sniffer) == []
+    both = make_driver(shared_frame_dbc, allow_send=["Lamp", "Brake"], high_risk=["Lamp", "Brake"],
+                       watchdog_timeout=None)
+    both.arm()
+    issued = call(both, "send_Brake", **BRAKE)
+    assert issued["sent"] is False and drain(sniffer) == []
+    assert call(both, "send_Brake", **BRAKE, approval_token=issued["approval_token"])["sent"] is True
+    assert len(drain(sniffer)) == 1
+    alone = make_driver(shared_frame_dbc, allow_send=["Brake"], high_risk=["Brake"], limits={"Brake.Pressure": {}},
+                        watchdog_timeout=None)  # Lamp, not allowed and unprotected, sets no condition
+    assert alone.allowed
+
+
 # ---------------------------------------------------------------------- D4: value and rate limits
 
 
@@ -181,6 +274,53 @@ def test_d4_a_step_limit_below_the_signals_resolution_is_refused_at_load(make_dr
     with pytest.raises(ConfigurationError, match="max_step 4 is below the signal's resolution 10"):
         make_driver(_coarse_brake(), allow_send=["Brake"], limits={"Brake.Pressure": {"max_step": 4}})
     make_driver(_coarse_brake(), allow_send=["Brake"], limits={"Brake.Pressure": {"max_step": 10}})
+
+
+def _odometer() -> Database:
+    return Database([Message(frame_id=0x131, name="Odometer", length=8,
+                             signals=[Signal(name="Distance", start=0, length=64)])])
+
+
+@pytest.mark.parametrize("step", [100, -100, 127])
+def test_d4_a_step_limit_holds_exactly_for_integers_beyond_what_a_float_holds(make_driver, sniffer, step) -> None:
+    # 2**60 + 100 is 2**60 as a float: compared as floats, the step looked like 0.
+    base = 2**60
+    driver = make_driver(_odometer(), allow_send=["Odometer"], watchdog_timeout=None, tx_rate_limit=None,
+                         limits={"Odometer.Distance": {"initial": base, "max_step": 10}})
+    driver.arm()
+    with pytest.raises(PolicyDeniedError, match="at most 10 per send"):
+        call(driver, "send_Odometer", Distance=base + step)
+    for value in range(base + 10, base + 130, 10):  # within the step each time, to base + 120
+        assert call(driver, "send_Odometer", Distance=value)["sent"] is True
+    with pytest.raises(PolicyDeniedError, match="at most 10 per send"):
+        call(driver, "send_Odometer", Distance=base + 120 + step)
+    with pytest.raises(PolicyDeniedError, match="at most 10 per send"):  # 2**60 given as a float, 120 away
+        driver.process_llm_response('{"tool": "send_Odometer", "arguments": {"Distance": 1152921504606846976.0}}')
+    assert [int.from_bytes(f.data, "little") - base for f in drain(sniffer)] == list(range(10, 130, 10))
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(("option", "value", "words"), [
+    ("limits", {"SteeringTorque.Torque": {"maximum": 10, "max_step": 5, "initial": NAN}}, "initial"),
+    ("limits", {"SteeringTorque.Torque": {"maximum": 10, "max_step": 5, "initial": float("inf")}}, "initial"),
+    ("limits", {"SteeringTorque.Torque": {"minimum": NAN, "max_step": 5}}, "minimum"),
+    ("limits", {"SteeringTorque.Torque": {"maximum": NAN}}, "maximum"),
+    ("tx_burst", NAN, "tx_burst"),
+    ("tx_burst", float("inf"), "tx_burst"),
+    ("tx_rate_limit", float("inf"), "tx_rate_limit"),
+], ids=["initial-nan", "initial-inf", "minimum-nan", "maximum-nan", "burst-nan", "burst-inf", "rate-inf"])
+def test_d4_a_limit_that_is_not_a_finite_number_is_refused_at_load(make_driver, sniffer, option, value, words) -> None:
+    # NaN compares false with everything: an initial value of NaN let the first send jump past
+    # max_step, and a burst of NaN turned the transmit rate limit off.
+    with pytest.raises(ConfigurationError, match=words):
+        driver = make_driver(allow_send=["SteeringTorque"], watchdog_timeout=None, **{option: value})
+        driver.arm()
+        for _ in range(10):
+            with contextlib.suppress(ToolCallError):
+                call(driver, "send_SteeringTorque", Torque=10)
+    assert drain(sniffer) == []
 
 
 def test_d4_a_change_faster_than_the_rate_of_change_limit_is_refused(steering, sniffer) -> None:

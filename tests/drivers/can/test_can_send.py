@@ -127,6 +127,34 @@ def test_a_can_fd_frame_goes_out_with_its_length_and_flags_on_an_fd_bus(make_dri
     assert [(f.is_fd, f.bitrate_switch, f.dlc, bytes(f.data)) for f in frames] == [(True, True, 12, bytes([7]) + bytes(11))]
 
 
+@pytest.mark.parametrize("length", [9, 10, 13, 33, 63])
+def test_a_can_fd_frame_of_a_length_can_fd_cannot_carry_is_refused(make_driver, sniffer, length) -> None:
+    # A controller pads such a frame to the next CAN FD length: the bus would not carry the
+    # frame the allow-list admitted and a dry run showed.
+    signal = Signal(name="Payload", start=0, length=8)
+    database = Database([Message(frame_id=0x124, name="Odd", length=length, signals=[signal], is_fd=True)])
+    driver = make_driver(database, fd=True, allow_send=["Odd"], watchdog_timeout=None)
+    driver.arm()
+    for dry_run in (True, False):
+        with pytest.raises(ToolCallError) as info:
+            call(driver, "send_Odd", Payload=7, dry_run=dry_run)
+        assert info.value.code is ErrorCode.POLICY_DENIED
+        assert f"{length} bytes" in info.value.message and "12, 16, 20, 24, 32, 48 or 64" in info.value.message
+    assert drain(sniffer) == []
+
+
+def test_a_classic_frame_over_8_bytes_is_refused_on_an_fd_bus(make_driver, sniffer) -> None:
+    signal = Signal(name="Payload", start=0, length=8)
+    database = Database([Message(frame_id=0x125, name="Long", length=12, signals=[signal], is_fd=False)])
+    driver = make_driver(database, fd=True, allow_send=["Long"], watchdog_timeout=None)
+    driver.arm()
+    with pytest.raises(ToolCallError) as info:
+        call(driver, "send_Long", Payload=7)
+    assert info.value.code is ErrorCode.POLICY_DENIED
+    assert "Long is a classic CAN frame" in info.value.message  # not "this bus is classic CAN": it is FD
+    assert drain(sniffer) == []
+
+
 def test_a_can_fd_frame_is_refused_on_a_classic_bus(make_driver, sniffer) -> None:
     driver = make_driver(_fd_database(), allow_send=["Wide"], watchdog_timeout=None)
     driver.arm()
