@@ -42,13 +42,23 @@ class EveryRecord(logging.Handler):
 @contextmanager
 def every_record() -> Iterator[EveryRecord]:
     """Every record any logger writes during the block, the root logger at ``DEBUG`` (its
-    level and handlers restored after)."""
+    level and handlers restored after). The loggers of :data:`LIBRARIES` are enabled at
+    ``DEBUG`` too for the block: an earlier test (or a server's ``logging.config``) may have
+    raised their level or disabled them."""
     root = logging.getLogger()
     handler, level = EveryRecord(), root.level
+    libraries = [logging.getLogger(name) for name in LIBRARIES]
+    saved = [(logger.level, logger.disabled) for logger in libraries]
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
+    for logger in libraries:
+        logger.setLevel(logging.DEBUG)
+        logger.disabled = False
     try:
         yield handler
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
+        for logger, (was, disabled) in zip(libraries, saved, strict=True):
+            logger.setLevel(was)
+            logger.disabled = disabled
