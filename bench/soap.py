@@ -14,7 +14,7 @@
      load uses);
    * the load alone: from after importing what the load uses (zeep for zeep's client and
      for our parse, none for a disk-cache hit; ``mcs_soap``, and pydantic and the prompt
-     templates, which ``import mcs_soap`` leaves for first use) to ready.
+     templates with YAML, which ``import mcs_soap`` leaves for first use) to ready.
 
 3. Call overhead: ``process_llm_response`` vs a bare ``zeep.Client`` calling the same
    operation on the same loopback peer (ratio of medians, bar <= 1.15).
@@ -64,7 +64,10 @@ def _child(kind: str, path: str, cache_dir: str | None) -> dict[str, Any]:
     # The disk cache goes only to the temporary folder the benchmark made, never the working directory.
     assert cache_dir is None or os.path.isabs(cache_dir), f"cache_dir {cache_dir!r} is not an absolute path"
     # What every load uses and `import mcs_soap` leaves for first use: pydantic (the driver's
-    # meta) and the prompt templates (YAML); imported here so "load" is the load alone.
+    # meta) and the prompt templates with their YAML (mcs.prompts imports yaml only when it
+    # reads a template); imported here so "load" is the load alone.
+    import yaml  # noqa: F401
+
     from mcs import DriverMeta, prompts  # noqa: F401
 
     if cache_dir is None:
