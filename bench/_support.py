@@ -1,8 +1,8 @@
 """What several benchmarks share: a free loopback port, a server process for the length of a
 block, the median time of a call, o200k_base read offline from the shared tokenizer file,
-a child's peak memory read from outside it, and :func:`check`, which records each figure
-with its goal for the summary ``make bench`` writes as JSON (:func:`no_goal` records a
-figure that has no goal).
+a child's peak memory read from outside it, an environment in which children cache their
+bytecode, and :func:`check`, which records each figure with its goal for the summary
+``make bench`` writes as JSON (:func:`no_goal` records a figure that has no goal).
 
 The tests have their own helpers (tests/support); the benchmarks do not import the test tree.
 """
@@ -157,6 +157,17 @@ with open(sys.argv[1], "w") as out:
     json.dump({"peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime}, out)
 sys.exit(os.waitstatus_to_exitcode(status))
 """
+
+
+def bytecode_cached_env() -> dict[str, str]:
+    """This process's environment less ``PYTHONDONTWRITEBYTECODE``, for children timed from
+    process start: a child writes the bytecode of what it imports, so the next one reads it,
+    as from an installed package. With the variable set, every module edited since its
+    bytecode was last written is compiled again by each child, which moves a from-start
+    figure with the checkout's history instead of with the code."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def run_measured(argv: Sequence[str | Path], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,

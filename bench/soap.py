@@ -14,7 +14,7 @@
      load uses);
    * the load alone: from after importing what the load uses (zeep for zeep's client and
      for our parse, none for a disk-cache hit; ``mcs_soap``, and pydantic and the prompt
-     templates, which ``import mcs_soap`` leaves for first use) to ready.
+     templates with YAML, which ``import mcs_soap`` leaves for first use) to ready.
 
 3. Call overhead: ``process_llm_response`` vs a bare ``zeep.Client`` calling the same
    operation on the same loopback peer (ratio of medians, bar <= 1.15).
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._support import ROOT, SHARED, check, run_measured
+from bench._support import ROOT, SHARED, bytecode_cached_env, check, run_measured
 
 WSDL_DIR = SHARED / "corpus" / "wsdl"
 VBOX = WSDL_DIR / "gowsdl" / "vboxweb.wsdl"
@@ -64,7 +64,10 @@ def _child(kind: str, path: str, cache_dir: str | None) -> dict[str, Any]:
     # The disk cache goes only to the temporary folder the benchmark made, never the working directory.
     assert cache_dir is None or os.path.isabs(cache_dir), f"cache_dir {cache_dir!r} is not an absolute path"
     # What every load uses and `import mcs_soap` leaves for first use: pydantic (the driver's
-    # meta) and the prompt templates (YAML); imported here so "load" is the load alone.
+    # meta) and the prompt templates with their YAML (mcs.prompts imports yaml only when it
+    # reads a template); imported here so "load" is the load alone.
+    import yaml  # noqa: F401
+
     from mcs import DriverMeta, prompts  # noqa: F401
 
     if cache_dir is None:
@@ -89,9 +92,11 @@ def _child(kind: str, path: str, cache_dir: str | None) -> dict[str, Any]:
 
 
 def _run_child(kind: str, path: Path, cache_dir: str | None = None) -> dict[str, Any]:
-    """Run one measurement in a child; its own peak RSS (``bench._support.run_measured``)."""
+    """Run one measurement in a child; its own peak RSS (``bench._support.run_measured``).
+    Children write and read bytecode whatever this process's environment says, so that each
+    compiles no module (``bench._support.bytecode_cached_env``)."""
     argv = [sys.executable, "-m", "bench.soap", kind, str(path), cache_dir or ""]
-    code, output, _, measured = run_measured(argv, cwd=ROOT)
+    code, output, _, measured = run_measured(argv, cwd=ROOT, env=bytecode_cached_env())
     marker = output.rfind("@@RESULT@@")
     if code != 0 or marker < 0:
         return {"error": f"child exited {code}"}
@@ -139,6 +144,8 @@ def bench_vboxweb() -> None:
     rows: dict[str, list[dict[str, Any]]] = {"zeep": [], "ours": [], "disk": [], "memory": [], "import-mcs": []}
     with tempfile.TemporaryDirectory() as cache_dir:
         filled = _run_child("ours", VBOX, cache_dir)  # fills the disk cache: builds and writes every schema
+        _run_child("zeep", VBOX)  # writes the bytecode of what zeep's client alone imports
+        _run_child("ours", VBOX, cache_dir)  # and of what a disk-cache load alone imports
         for _ in range(RUNS):  # alternate, so load on the machine hits every kind alike
             rows["zeep"].append(_run_child("zeep", VBOX))
             rows["ours"].append(_run_child("ours", VBOX))

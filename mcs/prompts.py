@@ -317,8 +317,10 @@ class PromptTemplate:
             raise TemplateError(f"{where}: the front matter has no closing '---' line") from None
         import yaml  # on first use: `import mcs` stays light
 
+        # libyaml's loader reads the same safe subset in about a tenth of the instructions.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
-            meta = yaml.safe_load("".join(lines[1:end]))
+            meta = yaml.load("".join(lines[1:end]), Loader=loader)
         except yaml.YAMLError as exc:
             raise TemplateError(f"{where}: the front matter is not valid YAML: {exc}") from None
         if not isinstance(meta, Mapping):

@@ -3,7 +3,9 @@ and a child's peak memory is its own, not the benchmark's (issue 21, items 1 and
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +45,22 @@ def test_a_child_measured_from_outside_reports_its_own_peak_not_the_benchmarks()
     assert code == 0 and out.strip() == "done"
     assert 40 <= measured["peak_rss_mb"] < 90, measured  # its 40 MB and an interpreter, not our 96 MB+
     assert measured["cpu_s"] > 0 and measured["wall_s"] > 0
+
+
+def test_children_timed_from_start_cache_their_bytecode_even_where_the_environment_forbids_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "timed_module.py").write_text("VALUE = 42\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    argv = [sys.executable, "-c", "import timed_module, sys; print(timed_module.VALUE, sys.dont_write_bytecode)"]
+
+    code, out, _, _ = _support.run_measured(argv, cwd=tmp_path)
+    assert (code, out.split()) == (0, ["42", "True"])
+    assert not (tmp_path / "__pycache__").exists()  # as inherited: compiled again by every child
+
+    code, out, _, _ = _support.run_measured(argv, cwd=tmp_path, env=_support.bytecode_cached_env())
+    assert (code, out.split()) == (0, ["42", "False"])
+    assert [p.name.split(".")[0] for p in (tmp_path / "__pycache__").glob("*.pyc")] == ["timed_module"]
+    assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"  # the benchmark's own environment is left alone
 
 
 def test_no_benchmark_judges_a_goal_by_hand_so_the_summary_holds_every_verdict() -> None:

@@ -113,6 +113,16 @@ def test_a_bad_front_matter_field_is_refused_naming_it(tmp_path: Path, front: st
     assert re.search(problem, _refusal(path))
 
 
+def test_front_matter_is_read_safely_and_a_yaml_error_gives_its_line_and_column(tmp_path: Path) -> None:
+    marker = tmp_path / "constructed"
+    front = f"name: demo\nglobs: !!python/object/apply:pathlib.Path.touch [!!python/object/apply:pathlib.Path ['{marker}']]\n"
+    refusal = _refusal(_write(tmp_path, "tagged.md", f"---\n{front}call_format: mcs_json\n---\n{{function_description}}\n"))
+    assert "not valid YAML" in refusal and "could not determine a constructor" in refusal
+    assert not marker.exists()
+    refusal = _refusal(_write(tmp_path, "unclosed.md", "---\nname: demo\nglobs: ['*'\n---\n{function_description}\n"))
+    assert re.search(r"line 2, column 8", refusal)
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
