@@ -27,7 +27,6 @@ from mcs.redaction import redact, secret_values
 from mcs.server.tools import ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
-from mcs.validation import ArgumentValidator, compile_validator
 
 
 class Backend(Protocol):
@@ -159,7 +158,9 @@ class DriverBackend:
     exactly. The driver's hooks follow the RFC's rule (see :func:`observed`): its start
     hook fires for every execution, refused ones included. With ``strict`` (the default,
     the RFC's section 3) arguments must fit the input schema as sent: the repairs the MCS
-    driver path makes for LLM output (``"5"`` read as 5) are not made. Each tool's
+    driver path makes for LLM output (``"5"`` read as 5) are not made. That check is the
+    driver's own, so what it adds applies (the gRPC driver's protobuf JSON forms, its check
+    of ``google.protobuf.Any`` values). Each tool's
     ``timeout_ms`` is the driver's timeout (``0`` when it has none); ``idempotent`` comes
     from the tool's ``idempotentHint`` (or ``readOnlyHint``) annotation and is ``False``
     when the spec does not say.
@@ -174,7 +175,6 @@ class DriverBackend:
         self.version = version or driver.meta.version
         self.max_body_bytes = max_body_bytes
         self.strict = strict
-        self._strict_validators: dict[str, ArgumentValidator] = {}
 
     def _metadata(self, tool: Tool) -> ToolMetadata:
         timeout = self.driver.timeout
@@ -243,18 +243,11 @@ class DriverBackend:
         if tool is None:
             names = ", ".join(list(tools)[:20])
             raise ToolNotFoundError(f"There is no tool named {name!r}. Available tools: {names}.", tool=name)
-        if self.strict:
-            self._strict_validator(tool).validate_as_sent(dict(arguments))
+        if self.strict:  # the driver's own check (a driver may read more forms than the schema's)
+            self.driver._validator(tool).validate_as_sent(dict(arguments))
         driver = self.driver
         invocation = driver.prepare(ToolCall(name=name, arguments=dict(arguments)), context)
         return driver._run(invocation, driver._handler(invocation.tool), without_hooks(driver.controls))
-
-    def _strict_validator(self, tool: Tool) -> ArgumentValidator:
-        validator = self._strict_validators.get(tool.name)
-        if validator is None:
-            validator = compile_validator(tool.input_schema, tool=tool.name)
-            self._strict_validators[tool.name] = validator
-        return validator
 
 
 def _copy(arguments: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ on once :meth:`AnyCheck.check` has passed:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from google.protobuf.descriptor import Descriptor
 
@@ -56,19 +56,21 @@ class AnyCheck:
         self._reaches[name] = found
         return found
 
-    def check(self, value: Any, message: Descriptor, tool: str) -> Any:
+    def check(self, value: Any, message: Descriptor, tool: str, *, as_sent: bool = False) -> Any:
         """``value`` (arguments valid for ``message``'s schema) with every Any in it checked
-        and its fields normalised; the input is not modified.
+        and its fields normalised; the input is not modified. With ``as_sent`` (strict
+        RFC-0001 serving) a packed message's fields must fit its schema as they are: the
+        repairs made for what LLMs write (``"2"`` read as 2) are not made.
 
         Raises:
             InvalidInputError: an Any names a type outside the pool, its fields do not fit that
                 message, or Anys nest deeper than :data:`MAX_DEPTH`; the message names the field.
         """
-        return self._message(value, message, tool, "", 0)
+        return self._message(value, message, _Where(tool, as_sent), "", 0)
 
-    def _message(self, value: Any, message: Descriptor, tool: str, path: str, depth: int) -> Any:
+    def _message(self, value: Any, message: Descriptor, call: _Where, path: str, depth: int) -> Any:
         if message.full_name == ANY:
-            return self._any(value, tool, path, depth)
+            return self._any(value, call, path, depth)
         if not isinstance(value, dict) or not self.reaches_any(message):
             return value
         out = dict(value)
@@ -81,57 +83,65 @@ class AnyCheck:
             if is_map(field):
                 inner = target.fields_by_name["value"].message_type
                 if inner is not None and isinstance(item, dict) and self.reaches_any(inner):
-                    out[key] = {k: self._message(v, inner, tool, f"{where}[{k!r}]", depth) for k, v in item.items()}
+                    out[key] = {k: self._message(v, inner, call, f"{where}[{k!r}]", depth) for k, v in item.items()}
             elif field.is_repeated:
                 if isinstance(item, list) and self.reaches_any(target):
-                    out[key] = [self._message(v, target, tool, f"{where}[{i}]", depth) for i, v in enumerate(item)]
+                    out[key] = [self._message(v, target, call, f"{where}[{i}]", depth) for i, v in enumerate(item)]
             elif self.reaches_any(target):
-                out[key] = self._message(item, target, tool, where, depth)
+                out[key] = self._message(item, target, call, where, depth)
         return out
 
-    def _any(self, value: Any, tool: str, path: str, depth: int) -> Any:
+    def _any(self, value: Any, call: _Where, path: str, depth: int) -> Any:
         if not isinstance(value, dict) or not isinstance(value.get("@type"), str):
             return value  # the schema (type object, @type a string) refuses it
         if depth >= MAX_DEPTH:
-            raise _refused(tool, path, f"Anys nest more than {MAX_DEPTH} deep here; pack fewer levels")
+            raise _refused(call, path, f"Anys nest more than {MAX_DEPTH} deep here; pack fewer levels")
         url = value["@type"]
         name = url.partition("/")[2]
         try:
             packed = self._pool.FindMessageTypeByName(name)
         except KeyError:
             raise _refused(
-                tool, path, f"@type {url!r} names no message of this service (its .proto files and their "
+                call, path, f"@type {url!r} names no message of this service (its .proto files and their "
                 "imports); give type.googleapis.com/ and the full name of one of its messages",
             ) from None
         fields = {k: v for k, v in value.items() if k != "@type"}
         if packed.full_name in WELL_KNOWN and packed.full_name != _EMPTY:
             checked = self._validated({"type": "object", "properties": {"value": WELL_KNOWN[packed.full_name]},
                                        "required": ["value"], "additionalProperties": False},
-                                      packed.full_name + "#value", fields, tool, path, url)
+                                      packed.full_name + "#value", fields, call, path, url)
             if packed.full_name == ANY:
-                checked = {"value": self._any(checked["value"], tool, f"{path}.value" if path else "value", depth + 1)}
+                checked = {"value": self._any(checked["value"], call, f"{path}.value" if path else "value", depth + 1)}
         else:
             normalised = self._normalizer.message(fields, packed)
             checked = self._validated(self._schemas.input_schema(packed), packed.full_name, normalised,
-                                      tool, path, url)
-            checked = self._message(checked, packed, tool, path, depth + 1)
+                                      call, path, url)
+            checked = self._message(checked, packed, call, path, depth + 1)
         return {"@type": url, **checked}
 
-    def _validated(self, schema: dict[str, Any], key: str, fields: dict[str, Any], tool: str, path: str,
+    def _validated(self, schema: dict[str, Any], key: str, fields: dict[str, Any], call: _Where, path: str,
                    url: str) -> Any:
-        """``fields`` checked (and repaired) by ``schema``, the validator kept under ``key``."""
+        """``fields`` checked by ``schema`` (and repaired, unless ``call.as_sent``), the
+        validator kept under ``key``."""
         validator = self._validators.get(key)
         if validator is None:
             validator = self._validators[key] = ArgumentValidator(schema, key)
         try:
-            return validator.validate(fields)
+            return validator.validate_as_sent(fields) if call.as_sent else validator.validate(fields)
         except InvalidInputError as exc:
             reason = exc.message.removeprefix(f"Invalid arguments for {key}: ")
-            raise _refused(tool, path, f"its fields do not fit {url}: {reason}") from None
+            raise _refused(call, path, f"its fields do not fit {url}: {reason}") from None
 
 
-def _refused(tool: str, path: str, reason: str) -> InvalidInputError:
+class _Where(NamedTuple):
+    """The call a check is for: the tool's name, and whether its arguments count as sent."""
+
+    name: str
+    as_sent: bool
+
+
+def _refused(call: _Where, path: str, reason: str) -> InvalidInputError:
     """The refusal of the Any at ``path`` (``""``: the request itself is the Any)."""
     where = path or "the request"
-    return InvalidInputError(f"Invalid arguments for {tool}: the Any in {where}: {reason}", tool=tool,
+    return InvalidInputError(f"Invalid arguments for {call.name}: the Any in {where}: {reason}", tool=call.name,
                              details={"field": where, "reason": reason})

@@ -31,21 +31,33 @@ _NO_SIDE_EFFECTS, _IDEMPOTENT = 1, 2
 PathLike = str | os.PathLike[str]
 
 
+#: The check of what arguments pack in ``Any`` values: ``(arguments, as_sent) -> arguments``.
+AfterCheck = Callable[[dict[str, Any], bool], dict[str, Any]]
+
+
 class _NormalizingValidator(ArgumentValidator):
     """The core's validator, after the arguments are rewritten toward their JSON names and
-    forms; then ``after`` (the check of what the arguments pack in ``Any`` values), if given."""
+    forms; then ``after`` (the check of what the arguments pack in ``Any`` values), if given.
+
+    Both ways of checking do both steps: :meth:`validate` (with the core's repairs) and
+    :meth:`validate_as_sent` (strict RFC-0001 serving: no repairs, in the packed messages
+    either). The JSON names and forms are protobuf's JSON mapping, not repairs."""
 
     __slots__ = ("_after", "_normalize")
 
     def __init__(self, schema: Mapping[str, Any], tool: str, normalize: Callable[[Any], Any],
-                 after: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+                 after: AfterCheck | None = None) -> None:
         super().__init__(schema, tool)
         self._normalize = normalize
         self._after = after
 
     def validate(self, arguments: Any) -> dict[str, Any]:
         checked = super().validate(self._normalize(arguments))
-        return checked if self._after is None else self._after(checked)
+        return checked if self._after is None else self._after(checked, False)
+
+    def validate_as_sent(self, arguments: Any) -> dict[str, Any]:
+        checked = super().validate_as_sent(self._normalize(arguments))
+        return checked if self._after is None else self._after(checked, True)
 
 
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[PathLike]:
@@ -336,17 +348,18 @@ class GrpcDriver(ToolDriver):
         self._validators[tool.name] = validator
         return validator
 
-    def _any_check_for(self, method: Method, tool: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
-        """``arguments -> arguments`` with what they pack in ``Any`` values checked (:mod:`mcs_grpc._any`)."""
+    def _any_check_for(self, method: Method, tool: str) -> AfterCheck:
+        """``(arguments, as_sent) -> arguments`` with what they pack in ``Any`` values checked
+        (:mod:`mcs_grpc._any`)."""
         message, check = method.descriptor.input_type, self._any.check
         if not method.client_streaming:
-            return lambda arguments: check(arguments, message, tool)
+            return lambda arguments, as_sent: check(arguments, message, tool, as_sent=as_sent)
 
-        def each(arguments: dict[str, Any]) -> dict[str, Any]:
+        def each(arguments: dict[str, Any], as_sent: bool) -> dict[str, Any]:
             items = arguments.get(MESSAGES)
             if not isinstance(items, list):
                 return arguments
-            return {**arguments, MESSAGES: [check(item, message, tool) for item in items]}
+            return {**arguments, MESSAGES: [check(item, message, tool, as_sent=as_sent) for item in items]}
 
         return each
 
