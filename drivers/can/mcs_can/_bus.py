@@ -3,7 +3,8 @@
 The notifier feeds :class:`Receiver`, which keeps the last frames of every message the
 database knows (raw; decoded only when read), hands frames to live monitors through
 bounded queues (counting what a full queue drops), counts error frames, and records a
-bus failure instead of swallowing it.
+bus failure instead of swallowing it. Which messages a frame may be is :class:`Routes`'
+answer: messages that share a frame id (and id kind) each keep the frames of their length.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import can
@@ -24,11 +25,51 @@ logger = logging.getLogger("mcs_can")
 FrameKey = tuple[int, bool]  # (arbitration id, is extended)
 
 
+class Routes:
+    """Which messages of the database a received frame may be.
+
+    A frame id (and id kind) that one message uses is that message's. Where several
+    messages share it, a frame may be each one whose length it has (a CAN FD frame's
+    length padded to the next size a frame can have counts too); a frame of no sharer's
+    length may be any of them. :meth:`may_be` never answers an empty tuple for a known id.
+    """
+
+    def __init__(self, messages: Iterable[tuple[str, int, bool, int]]) -> None:
+        """``messages``: ``(name, frame id, is extended, length)`` of each message."""
+        groups: dict[FrameKey, list[tuple[str, int]]] = {}
+        for name, frame_id, extended, length in messages:
+            groups.setdefault((frame_id, extended), []).append((name, length))
+        self._alone: dict[FrameKey, tuple[str]] = {k: (g[0][0],) for k, g in groups.items() if len(g) == 1}
+        self._shared: dict[FrameKey, tuple[tuple[str, int, int], ...]] = {
+            k: tuple(sorted((name, length, can.util.dlc2len(can.util.len2dlc(length))) for name, length in g))
+            for k, g in groups.items() if len(g) > 1
+        }
+        #: For each message that shares its frame, the other messages on that frame (sorted).
+        self.sharers: dict[str, tuple[str, ...]] = {
+            name: tuple(other for other, _, _ in group if other != name)
+            for group in self._shared.values() for name, _, _ in group
+        }
+
+    def may_be(self, frame: can.Message) -> tuple[str, ...]:
+        """The messages ``frame`` may be (sorted by name where several); ``()`` for an id the
+        database does not know."""
+        key = (frame.arbitration_id, frame.is_extended_id)
+        alone = self._alone.get(key)
+        if alone is not None:
+            return alone
+        group = self._shared.get(key)
+        if group is None:
+            return ()
+        size, fd = len(frame.data), frame.is_fd
+        fits = tuple(name for name, length, padded in group if size == length or (fd and size == padded))
+        return fits or tuple(name for name, _, _ in group)
+
+
 class Subscription:
     """Frames of one message for one monitor, in a bounded queue; overflow is counted."""
 
-    def __init__(self, key: FrameKey, capacity: int, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        self.key = key
+    def __init__(self, message: str, capacity: int, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.key = message
         self.dropped = 0
         self._loop = loop
         self._queue: queue.Queue[can.Message] | None = None if loop else queue.Queue(capacity)
@@ -70,11 +111,12 @@ class Subscription:
 class Receiver(can.Listener):
     """Fed by the notifier thread; read by tool calls on other threads."""
 
-    def __init__(self, known: Collection[FrameKey], history_size: int, on_failure: Callable[[str], None]) -> None:
-        self.known = frozenset(known)
+    def __init__(self, routes: Routes, history_size: int, on_failure: Callable[[str], None]) -> None:
+        self.routes = routes
         self.history_size = history_size
-        self.history: dict[FrameKey, deque[can.Message]] = {}
-        self.counts: dict[FrameKey, int] = {}
+        #: The last frames each message may be, by message name.
+        self.history: dict[str, deque[can.Message]] = {}
+        self.counts: dict[str, int] = {}
         self.error_frames = 0
         self.last_error_frame: float | None = None
         self.failure: str | None = None
@@ -90,16 +132,17 @@ class Receiver(can.Listener):
             self.error_frames += 1
             self.last_error_frame = msg.timestamp
             return
-        key = (msg.arbitration_id, msg.is_extended_id)
-        if key not in self.known:
+        names = self.routes.may_be(msg)
+        if not names:
             return
-        frames = self.history.get(key)
-        if frames is None:
-            frames = self.history.setdefault(key, deque(maxlen=self.history_size))
-        frames.append(msg)
-        self.counts[key] = self.counts.get(key, 0) + 1
+        for name in names:
+            frames = self.history.get(name)
+            if frames is None:
+                frames = self.history.setdefault(name, deque(maxlen=self.history_size))
+            frames.append(msg)
+            self.counts[name] = self.counts.get(name, 0) + 1
         for subscription in self._subscribers:
-            if subscription.key == key:
+            if subscription.key in names:
                 subscription.put(msg)
         if self._waiting:
             with self._arrived:
@@ -122,19 +165,20 @@ class Receiver(can.Listener):
         if not self.retired:
             self._on_failure(failure)
 
-    def latest(self, key: FrameKey, count: int) -> list[can.Message]:
-        frames = self.history.get(key)
+    def latest(self, message: str, count: int) -> list[can.Message]:
+        """The last ``count`` frames ``message`` may be, oldest first."""
+        frames = self.history.get(message)
         if not frames:
             return []
         return list(frames)[-count:]
 
-    def wait_for(self, key: FrameKey, after: int, timeout: float) -> bool:
-        """Wait until more than ``after`` frames of ``key`` arrived, at most ``timeout`` seconds."""
+    def wait_for(self, message: str, after: int, timeout: float) -> bool:
+        """Wait until more than ``after`` frames ``message`` may be arrived, at most ``timeout`` seconds."""
         with self._arrived:
             self._waiting += 1
             try:
                 return self._arrived.wait_for(
-                    lambda: self.counts.get(key, 0) > after or self.failure is not None, timeout=max(0.0, timeout)
+                    lambda: self.counts.get(message, 0) > after or self.failure is not None, timeout=max(0.0, timeout)
                 ) and self.failure is None
             finally:
                 self._waiting -= 1
@@ -168,13 +212,13 @@ class BusLink:
         self,
         open_bus: Callable[[], can.BusABC] | None,
         given: can.BusABC | None,
-        known: Collection[FrameKey],
+        routes: Routes,
         history_size: int,
         on_failure: Callable[[str], None],
     ) -> None:
         self._open_bus = open_bus
         self._given = given
-        self._known = known
+        self._routes = routes
         self._history_size = history_size
         self._on_failure = on_failure
         self._lock = threading.Lock()
@@ -195,7 +239,7 @@ class BusLink:
         else:
             assert self._open_bus is not None
             self.bus = self._open_bus()
-        self.receiver = Receiver(self._known, self._history_size, self._failed)
+        self.receiver = Receiver(self._routes, self._history_size, self._failed)
         self.hardware_listen_only = set_listen_only(self.bus, True)
         self.notifier = can.Notifier(self.bus, [self.receiver], timeout=0.05)
 

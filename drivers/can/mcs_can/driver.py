@@ -30,7 +30,7 @@ from mcs.errors import (
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
 from mcs_can import _database
-from mcs_can._bus import BusLink, FrameKey, Subscription, set_listen_only
+from mcs_can._bus import BusLink, FrameKey, Routes, Subscription, set_listen_only
 from mcs_can._periodic import Periodic
 from mcs_can._safety import (
     AllowedFrame,
@@ -178,9 +178,9 @@ class CanDriver(ToolDriver):
         self.bitrate_switch = bool(bitrate_switch) and self.fd
         self.dry_run = bool(dry_run)
         self._specs = SpecCache(self.database.messages)
-        self._by_key: dict[FrameKey, str] = {
-            (m.frame_id, bool(m.is_extended_frame)): m.name for m in self.database.messages
-        }
+        self._routes = Routes(
+            (m.name, m.frame_id, bool(m.is_extended_frame), int(m.length)) for m in self.database.messages
+        )
         shapes: dict[str, tuple[int, bool, int]] = {}
         by_id: dict[int, list[str]] = {}
         for message in self.database.messages:
@@ -264,7 +264,7 @@ class CanDriver(ToolDriver):
                     f"cannot open the CAN bus (interface={interface!r}, channel={channel!r}): {exc}"
                 ) from None
 
-        self._link = BusLink(None if bus is not None else open_bus, bus, self._by_key, history_size,
+        self._link = BusLink(None if bus is not None else open_bus, bus, self._routes, history_size,
                              self._bus_failed)
 
     # ------------------------------------------------------------------ configuration
@@ -539,7 +539,7 @@ class CanDriver(ToolDriver):
             yield from super()._stream_tool(invocation)
             return
         spec, window, cap = self._monitor_plan(invocation)
-        subscription = Subscription((spec.frame_id, spec.is_extended), cap)
+        subscription = Subscription(spec.name, cap)
         receiver = self._link.receiver
         receiver.subscribe(subscription)
         try:
@@ -557,7 +557,7 @@ class CanDriver(ToolDriver):
             yield await self._acall_tool(invocation)
             return
         spec, window, cap = self._monitor_plan(invocation)
-        subscription = Subscription((spec.frame_id, spec.is_extended), cap, asyncio.get_running_loop())
+        subscription = Subscription(spec.name, cap, asyncio.get_running_loop())
         receiver = self._link.receiver
         receiver.subscribe(subscription)
         try:
@@ -838,6 +838,10 @@ class CanDriver(ToolDriver):
 
     def _decoded(self, spec: MessageSpec, frame: can.Message, signal: str | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"timestamp": frame.timestamp}
+        if spec.name in self._routes.sharers:
+            others = [name for name in self._routes.may_be(frame) if name != spec.name]
+            if others:
+                out["may_also_be"] = others
         try:
             decoded: Mapping[str, Any] = spec.message.decode(  # type: ignore[assignment]
                 bytes(frame.data), decode_choices=True, scaling=True, allow_truncated=True, allow_excess=True)
@@ -861,7 +865,6 @@ class CanDriver(ToolDriver):
                 f"{spec.name} has no signal {signal!r}; its signals: {', '.join(spec.signals)}.",
                 tool=invocation.tool.name, details={"signal": signal},
             )
-        key = (spec.frame_id, spec.is_extended)
         receiver = self._link.receiver
         self._raise_if_failed(invocation)
         wait = float(arguments.get("wait_s") or 0.0)
@@ -870,10 +873,11 @@ class CanDriver(ToolDriver):
             wait = min(wait, max(0.0, remaining - _ANSWER_S))
         waited_out = False
         if wait > 0:
-            waited_out = not receiver.wait_for(key, receiver.counts.get(key, 0), wait)
+            waited_out = not receiver.wait_for(spec.name, receiver.counts.get(spec.name, 0), wait)
             self._raise_if_failed(invocation)
-        frames = receiver.latest(key, int(arguments.get("count", 1)))
+        frames = receiver.latest(spec.name, int(arguments.get("count", 1)))
         result: dict[str, Any] = {"message": spec.name, "arbitration_id": spec.frame_id}
+        self._add_sharers(result, spec)
         if signal is not None:
             result["signal"] = signal
             if spec.signals[signal].unit:
@@ -892,6 +896,14 @@ class CanDriver(ToolDriver):
         if len(health) > 1 or health["error_frames"]:
             result["bus"] = health
         return result
+
+    def _add_sharers(self, result: dict[str, Any], spec: MessageSpec) -> None:
+        """Name the other messages on ``spec``'s frame id, where there are any: a frame of
+        such an id is decoded as each message it may be (:class:`~mcs_can._bus.Routes`), and
+        each frame says in ``may_also_be`` which others it fits."""
+        sharers = self._routes.sharers.get(spec.name)
+        if sharers:
+            result["shares_frame_with"] = list(sharers)
 
     def _monitor_plan(self, invocation: Invocation) -> tuple[MessageSpec, float, int]:
         self._link.ensure()
@@ -913,6 +925,7 @@ class CanDriver(ToolDriver):
             "message": spec.name, "arbitration_id": spec.frame_id, "count": len(frames),
             "window_s": round(time.monotonic() - started, 3), "frames": frames,
         }
+        self._add_sharers(result, spec)
         if len(frames) >= cap:
             result["truncated"] = f"[truncated at max_frames={cap}]"
         if subscription.dropped:
@@ -925,7 +938,7 @@ class CanDriver(ToolDriver):
     def _monitor(self, invocation: Invocation) -> dict[str, Any]:
         started = time.monotonic()
         spec, window, cap = self._monitor_plan(invocation)
-        subscription = Subscription((spec.frame_id, spec.is_extended), cap)
+        subscription = Subscription(spec.name, cap)
         receiver = self._link.receiver
         receiver.subscribe(subscription)
         frames: list[dict[str, Any]] = []
@@ -943,7 +956,7 @@ class CanDriver(ToolDriver):
     async def _amonitor(self, invocation: Invocation) -> dict[str, Any]:
         started = time.monotonic()
         spec, window, cap = self._monitor_plan(invocation)
-        subscription = Subscription((spec.frame_id, spec.is_extended), cap, asyncio.get_running_loop())
+        subscription = Subscription(spec.name, cap, asyncio.get_running_loop())
         receiver = self._link.receiver
         receiver.subscribe(subscription)
         frames: list[dict[str, Any]] = []
