@@ -225,6 +225,8 @@ class CanDriver(ToolDriver):
         self._tx_lock = threading.RLock()
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None  # async sends (made on the first)
         self._pool_lock = threading.Lock()
+        self._reopen_lock = threading.Lock()
+        self._pending_reopen: concurrent.futures.Future[None] | None = None
         self._watchdog = Watchdog(watchdog_timeout, self._watchdog_tripped) if watchdog_timeout is not None else None
         self._send_tools = send_tools
         self._shared_limits = Limits(
@@ -488,7 +490,8 @@ class CanDriver(ToolDriver):
         if kind == MONITOR:
             return await self._amonitor(invocation)
         if kind == READ and not invocation.arguments.get("wait_s"):
-            return self._read(invocation)  # answered from memory: nothing to wait for
+            await self._areopen(invocation)
+            return self._read_now(invocation)  # answered from memory: nothing to wait for
         if kind == STATUS:
             return self.get_status()
         # Sends hold the transmit lock and may block in the interface: off the event loop.
@@ -538,6 +541,7 @@ class CanDriver(ToolDriver):
         if invocation.tool.meta.get("kind") != MONITOR:
             yield from super()._stream_tool(invocation)
             return
+        self._reopen(invocation)
         spec, window, cap = self._monitor_plan(invocation)
         subscription = Subscription(spec.name, cap)
         receiver = self._link.receiver
@@ -556,6 +560,7 @@ class CanDriver(ToolDriver):
         if invocation.tool.meta.get("kind") != MONITOR:
             yield await self._acall_tool(invocation)
             return
+        await self._areopen(invocation)
         spec, window, cap = self._monitor_plan(invocation)
         subscription = Subscription(spec.name, cap, asyncio.get_running_loop())
         receiver = self._link.receiver
@@ -828,6 +833,73 @@ class CanDriver(ToolDriver):
             raise InvalidInputError(f"{name!r} is not a message of the database", tool=invocation.tool.name)
         return spec
 
+    def _reopen(self, invocation: Invocation) -> None:
+        """Reopen a failed bus the driver owns (:meth:`BusLink.ensure`) before a read or a
+        monitor, waiting no longer than the call's deadline leaves it (less what it needs to
+        answer); without a deadline, until the bus is open.
+
+        Raises:
+            ExecutionError: the reopen did not finish in that time (it goes on: a later call
+                finds the bus open).
+            ConfigurationError: the bus cannot be opened.
+        """
+        if not self._needs_reopen():
+            return
+        failure, limit = self._link.receiver.failure, self._reopen_limit(invocation)
+        if limit is None:
+            self._link.ensure()
+            return
+        try:
+            self._reopening().result(timeout=limit)
+        except concurrent.futures.TimeoutError:
+            raise self._reopen_too_slow(invocation, failure, limit) from None
+
+    async def _areopen(self, invocation: Invocation) -> None:
+        """:meth:`_reopen` for the event loop: the reopen runs on its own thread, awaited."""
+        if not self._needs_reopen():
+            return
+        failure, limit = self._link.receiver.failure, self._reopen_limit(invocation)
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(self._reopening()), limit)
+        except TimeoutError:
+            raise self._reopen_too_slow(invocation, failure, limit or 0.0) from None
+
+    def _needs_reopen(self) -> bool:
+        return self._link.receiver.failure is not None and self._link.owned
+
+    @staticmethod
+    def _reopen_limit(invocation: Invocation) -> float | None:
+        remaining = invocation.remaining()
+        return None if remaining is None else max(0.0, remaining - _ANSWER_S)
+
+    def _reopening(self) -> concurrent.futures.Future[None]:
+        """The reopen under way, or one started now on a thread of its own (one at a time:
+        callers that come while it runs wait for the same one)."""
+        with self._reopen_lock:
+            pending = self._pending_reopen
+            if pending is None or pending.done():
+                pending = self._pending_reopen = concurrent.futures.Future()
+                pending.set_running_or_notify_cancel()  # a caller that gives up cannot cancel it for the others
+                threading.Thread(target=self._run_reopen, args=(pending,), name="mcs-can-reopen",
+                                 daemon=True).start()
+            return pending
+
+    def _run_reopen(self, pending: concurrent.futures.Future[None]) -> None:
+        try:
+            self._link.ensure()
+        except BaseException as exc:
+            pending.set_exception(exc)
+        else:
+            pending.set_result(None)
+
+    @staticmethod
+    def _reopen_too_slow(invocation: Invocation, failure: str | None, limit: float) -> ExecutionError:
+        return ExecutionError(
+            f"The CAN bus failed ({failure}) and reopening it did not finish within the {limit:.2f} s this "
+            "call had left; it goes on, so call again shortly.",
+            tool=invocation.tool.name, details={"bus_failure": failure, "retryable": True},
+        )
+
     def _raise_if_failed(self, invocation: Invocation) -> None:
         failure = self._link.receiver.failure
         if failure is not None:
@@ -856,7 +928,11 @@ class CanDriver(ToolDriver):
         return out
 
     def _read(self, invocation: Invocation) -> dict[str, Any]:
-        self._link.ensure()
+        self._reopen(invocation)
+        return self._read_now(invocation)
+
+    def _read_now(self, invocation: Invocation) -> dict[str, Any]:
+        """A read of the bus as it is (:meth:`_reopen` is the caller's)."""
         spec = self._message(invocation)
         arguments = invocation.arguments
         signal = arguments.get("signal")
@@ -906,7 +982,8 @@ class CanDriver(ToolDriver):
             result["shares_frame_with"] = list(sharers)
 
     def _monitor_plan(self, invocation: Invocation) -> tuple[MessageSpec, float, int]:
-        self._link.ensure()
+        """The message, the window's end and the frame cap of a monitor (the bus reopened
+        by the caller, :meth:`_reopen` or :meth:`_areopen`, first: the window is what is left)."""
         self._raise_if_failed(invocation)
         spec = self._message(invocation)
         limits = self._shared_limits
@@ -937,6 +1014,7 @@ class CanDriver(ToolDriver):
 
     def _monitor(self, invocation: Invocation) -> dict[str, Any]:
         started = time.monotonic()
+        self._reopen(invocation)
         spec, window, cap = self._monitor_plan(invocation)
         subscription = Subscription(spec.name, cap)
         receiver = self._link.receiver
@@ -955,6 +1033,7 @@ class CanDriver(ToolDriver):
 
     async def _amonitor(self, invocation: Invocation) -> dict[str, Any]:
         started = time.monotonic()
+        await self._areopen(invocation)
         spec, window, cap = self._monitor_plan(invocation)
         subscription = Subscription(spec.name, cap, asyncio.get_running_loop())
         receiver = self._link.receiver

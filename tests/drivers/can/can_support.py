@@ -76,3 +76,29 @@ def block_the_bus(driver: CanDriver, bus: CongestedBus) -> threading.Thread:
     assert bus.waiting.wait(2.0)
     threading.Timer(1.0, bus.clear.set).start()
     return slow
+
+
+class SlowToOpenBus(can.BusABC):
+    """A virtual bus that takes ``open_delay`` seconds to open (a remote or USB interface
+    coming back): python-can opens it as interface ``slow-virtual``, under
+    :func:`slow_to_open_interface`."""
+
+    open_delay = 0.0
+
+    def __init__(self, channel: str, **kwargs: object) -> None:
+        time.sleep(type(self).open_delay)
+        self.inner = can.Bus(interface="virtual", channel=channel)
+        super().__init__(channel=channel)
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        self.inner.send(msg, timeout=timeout)
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        return self.inner.recv(timeout), False
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+        super().shutdown()
+
+
+SLOW_INTERFACE = "slow-virtual"
