@@ -33,6 +33,26 @@ class SpecError(ConfigurationError):
     """The spec is not valid (or cannot be read); the message names the document and place."""
 
 
+class SpecRedirectRefused(SpecError):
+    """The spec's URL redirected to another origin, on a host ``spec_redirect_hosts`` does
+    not name; ``host`` is that host. The message says how to allow it as a driver option;
+    :meth:`on_command_line` says it with the flag too."""
+
+    def __init__(self, url: str, shown: str, host: str, *, flag: bool = False) -> None:
+        self.url, self.shown, self.host = url, shown, host
+        how = (f"--spec-redirect-host {host} (spec_redirect_hosts=[{host!r}] as a driver option)" if flag
+               else f"spec_redirect_hosts=[{host!r}]")
+        super().__init__(
+            f"{url}: the spec's address redirected to {shown}, another origin; not followed. If that host "
+            f"is trusted, allow it with {how} (or fetch the spec from there)."
+        )
+
+    def on_command_line(self) -> SpecRedirectRefused:
+        """The same refusal, naming the ``--spec-redirect-host`` flag (for ``mcs rest check``
+        and ``mcs convert openapi``)."""
+        return SpecRedirectRefused(self.url, self.shown, self.host, flag=True)
+
+
 class _Loader(yaml.CSafeLoader):
     """libyaml's loader without the timestamp rule: ``2020-08-01`` stays a string.
 
@@ -133,10 +153,7 @@ def _check_redirect(url: str, target: Any, redirect_hosts: frozenset[str]) -> No
     ):
         return
     shown = str(target.copy_with(query=None, fragment=None, username=None, password=None))
-    raise SpecError(
-        f"{url}: the spec's address redirected to {shown}, another origin; not followed. If that host "
-        f"is trusted, allow it with spec_redirect_hosts=[{target.host!r}] (or fetch the spec from there)."
-    )
+    raise SpecRedirectRefused(url, shown, target.host)
 
 
 def load_document(location: str, redirect_hosts: frozenset[str] = frozenset()) -> Any:

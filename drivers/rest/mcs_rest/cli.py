@@ -16,10 +16,13 @@ EXIT_OK, EXIT_PROBLEMS = 0, 1
 
 def _check(args: argparse.Namespace) -> int:
     from mcs_rest._check import check_spec
-    from mcs_rest._spec import Spec
+    from mcs_rest._spec import Spec, SpecRedirectRefused
 
-    spec = Spec.load(args.spec, allow_external=bool(args.allow_external_refs),
-                     redirect_hosts=args.spec_redirect_hosts or ())
+    try:
+        spec = Spec.load(args.spec, allow_external=bool(args.allow_external_refs),
+                         redirect_hosts=args.spec_redirect_hosts or ())
+    except SpecRedirectRefused as exc:
+        raise exc.on_command_line() from None
     report = check_spec(spec, "skip" if args.skip_invalid_operations else "refuse")
     if args.json:
         print(json.dumps({

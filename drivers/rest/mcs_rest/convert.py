@@ -133,6 +133,7 @@ def dump(document: Mapping[str, Any]) -> str:
 
 
 def _handler(args: argparse.Namespace) -> int:
+    from mcs_rest._spec import SpecRedirectRefused
     from mcs_rest.driver import RestDriver
 
     include = {"tags": args.tag} if args.tag else None
@@ -140,7 +141,10 @@ def _handler(args: argparse.Namespace) -> int:
                                "spec_redirect_hosts": args.spec_redirect_hosts or ()}
     if include:
         options["include"] = include
-    driver = RestDriver(args.spec, **options)
+    try:
+        driver = RestDriver(args.spec, **options)
+    except SpecRedirectRefused as exc:
+        raise exc.on_command_line() from None
     try:
         document = to_mcp_file(driver, args.base_url)
     finally:

@@ -199,6 +199,7 @@ def test_a_spec_url_redirected_to_another_host_is_refused_without_spec_redirect_
     done = _mcs(*command, api.url + "/spec-away")
     assert done.returncode == 2 and done.stdout == ""
     assert "another origin" in done.stderr and "Traceback" not in done.stderr
+    assert "--spec-redirect-host localhost" in done.stderr
 
 
 def test_mcs_rest_check_follows_a_redirect_to_an_allowed_host_and_reports_the_spec(api: Running):

@@ -191,6 +191,7 @@ def test_a_spec_url_redirected_to_another_origin_is_refused_naming_the_target_an
     message = str(info.value)
     assert f"redirected to http://localhost:{port}/spec.yaml, another origin" in message
     assert "spec_redirect_hosts=['localhost']" in message and "sig=abc" not in message
+    assert "--spec-redirect-host" not in message  # the flag is the command line's
 
 
 def test_a_host_in_spec_redirect_hosts_may_serve_the_spec(api: Running):
