@@ -23,7 +23,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench._support import HOST, ROOT, SHARED, check, free_port, run_measured, server_process
+from bench._support import (
+    HOST,
+    ROOT,
+    SHARED,
+    bytecode_cached_env,
+    check,
+    free_port,
+    run_measured,
+    server_process,
+)
 
 PROTO = SHARED / "corpus" / "proto"
 EXAMPLES = PROTO / "grpc-examples"
@@ -95,7 +104,8 @@ def _child_load(kind: str, where: str) -> None:
 
 def _measure_child(args: list[str]) -> dict[str, Any]:
     """Run a child; its own report plus its own peak RSS (``bench._support.run_measured``)."""
-    code, output, _, measured = run_measured([sys.executable, "-m", "bench.grpc", *args], cwd=ROOT)
+    code, output, _, measured = run_measured([sys.executable, "-m", "bench.grpc", *args], cwd=ROOT,
+                                             env=bytecode_cached_env())
     marker = output.rfind("@@RESULT@@")
     if code != 0 or marker < 0:
         return {"error": f"exit {code}"}

@@ -39,7 +39,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench._support import HOST, SHARED, check, free_port, run_measured, server_process
+from bench._support import (
+    HOST,
+    SHARED,
+    bytecode_cached_env,
+    check,
+    free_port,
+    run_measured,
+    server_process,
+)
 
 ASYNCAPI = SHARED / "corpus" / "asyncapi"
 PUBLISHES = 1_000
@@ -128,7 +136,7 @@ def bench_load() -> None:
     largest = files[-1]
     code = "import sys; from bench.mqtt import _child_load; _child_load(sys.argv[1])"
     returncode, out, _, measured = run_measured([sys.executable, "-c", code, str(largest)],
-                                                cwd=Path(__file__).resolve().parents[1])
+                                                cwd=Path(__file__).resolve().parents[1], env=bytecode_cached_env())
     if returncode != 0:
         print(f"load: the child failed with {returncode}")
         return
