@@ -1106,7 +1106,7 @@ class _Analysis:
                                        "the call that the path stays inside the working directory",
                                        f"pass the placeholder directly: {program} ... {{path}}")
             first = held[0][0]
-            self._no_link_before(command, first, program, "reads")
+            self._no_link_before(node, first, program, "reads")
             bases = self._bases(command, first, program, "reads")
             if moves:  # git -C dir: git runs there, so its paths are relative to it
                 into = "/".join(self._plain_directory(move, first, program, f"git -C {_text(move, self.source)}",
@@ -1501,22 +1501,24 @@ class _Analysis:
 
     def _maker_before(self, node: Node) -> Node | None:
         """A command of the script other than the one ``node`` belongs to that may make a symlink
-        (:meth:`_link_maker`) before or while that command runs, or ``None``."""
-        owner = node if node.type == "command" else None
-        for ancestor in _ancestors(node):
-            if owner is None and ancestor.type == "command":
-                owner = ancestor
-            if owner is None and ancestor.type == "redirected_statement":
-                owner = ancestor.child_by_field_name("body") or ancestor
-        owner = owner or node
-        loops = {a.start_byte for a in _ancestors(owner, inclusive=True) if a.type in _LOOPS}
-        pipelines = {a.start_byte for a in _ancestors(owner, inclusive=True) if a.type == "pipeline"}
+        (:meth:`_link_maker`) before or while that command runs, or ``None``: one that starts
+        before the end of the statement holding ``node`` (earlier in the script, or inside the
+        statement: a substitution in a word, a prefix assignment or a here-string runs before the
+        program), shares a loop or a pipeline with it, or any at all where the script sends a
+        command to the background with ``&``."""
+        statement = node.parent if node.type == "file_redirect" and node.parent is not None else node
+        parent = statement.parent
+        if parent is not None and parent.type == "redirected_statement" and parent.child_by_field_name("body") == statement:
+            statement = parent
+        own = statement.child_by_field_name("body") if statement.type == "redirected_statement" else statement
+        loops = {a.start_byte for a in _ancestors(own or statement, inclusive=True) if a.type in _LOOPS}
+        pipelines = {a.start_byte for a in _ancestors(statement, inclusive=True) if a.type == "pipeline"}
         background = any(n.type == "&" for n in _walk(self._root()))
         for command in _walk(self._root()):
-            if command.type != "command" or command == owner or not self._link_maker(command):
+            if command.type != "command" or command == own or not self._link_maker(command):
                 continue
             around = {a.start_byte for a in _ancestors(command)}
-            if (command.start_byte < owner.start_byte or background or around & loops or around & pipelines):
+            if command.start_byte < statement.end_byte or background or around & loops or around & pipelines:
                 return command
         return None
 
@@ -1653,34 +1655,20 @@ class _Analysis:
                 out.append(SignalTarget(command.start_point[0] + 1, tuple((a.start_byte, a.end_byte) for a in held)))
         return tuple(out)
 
-    def _no_link_before(self, command: Node, arg: Node, program: str, verb: str = "writes to") -> None:
-        """Refuse a command of the script that may put a symlink where ``command`` then writes a
-        path a value names: the path is checked before the script runs, so a link made on the
-        way (``git checkout {rev} && cp -- a d/{f}``, ``d`` a link in that revision) would lead
-        the write outside. Such a command is one that comes before ``command``, or shares a loop
-        with it, and runs ``ln``, ``cp``, ``mv``, a git subcommand of :data:`_GIT_LINKERS`, or a
-        program the operator trusts (MCS does not know what it writes)."""
-        assert self.root is not None
-        loops = {a.start_byte for a in _ancestors(command) if a.type in ("for_statement", "while_statement",
-                                                                         "c_style_for_statement")}
-        for node in _walk(self.root):
-            if node.type != "command" or node == command:
-                continue
-            shared = any(a.start_byte in loops for a in _ancestors(node))
-            if node.start_byte >= command.start_byte and not shared:
-                continue
-            name = self._shown(self._program(node))
-            base = _listed_name(name)
-            words = [_bare(a, self.source) for a in _field_children(node, "argument")]
-            subcommand = _git_subcommand(words)[0] if base == "git" else ""
-            if not (base in _FILE_COPIERS or subcommand in _GIT_LINKERS
-                    or (name in self.trusted and base not in DATA_PROGRAMS)):
-                continue
-            shown = f"git {subcommand}" if subcommand else name
-            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} {verb}, which MCS checks "
-                               f"before the command runs, and {self._where(node)} runs {shown!r} first, which can "
-                               "put a symlink in that path on the way", f"split the command: run {shown} in a tool "
-                               f"of its own, so the path is checked after it")
+    def _no_link_before(self, node: Node, arg: Node, program: str, verb: str = "writes to") -> None:
+        """Refuse a command of the script that may put a symlink where ``node`` (a command, a
+        redirection, a test) then writes or reads a path a value names: the path is checked
+        before the script runs, so a link made on the way (``git checkout {rev} && cp -- a
+        d/{f}``, ``d`` a link in that revision) would lead it outside. Such a command is one
+        :meth:`_maker_before` finds, the rule for the paths the script names itself."""
+        maker = self._maker_before(node)
+        if maker is None:
+            return
+        shown = self._link_maker(maker)
+        raise self._refuse(arg, self._value_in(arg), f"may name a path {program} {verb}, which MCS checks "
+                           f"before the command runs, and {self._where(maker)} runs {shown!r} before it or "
+                           "beside it, which can put a symlink in that path on the way", f"split the command: "
+                           f"run {shown} in a tool of its own, so the path is checked after it")
 
     def _bases(self, command: Node, arg: Node, program: str, verb: str = "writes to") -> tuple[str, ...]:
         """Where, relative to the working directory, the programs of the script may run: the
