@@ -375,10 +375,12 @@ class CliInvoker:
                     self._check_read(program, os.path.join(base, path))
         for write in self.literal_writes:
             for base in write.bases:
-                self._check_literal_write(write, shell.environment_path(os.path.join(base, write.path), os.environ))
+                for path in shell.based_paths(base, write.path, os.environ):
+                    self._check_literal_write(write, path)
         for read in self.literal_reads:
             for base in read.bases:
-                self._check_literal_read(read, shell.environment_path(os.path.join(base, read.path), os.environ))
+                for path in shell.based_paths(base, read.path, os.environ):
+                    self._check_literal_read(read, path)
         for operand in self.signalled:
             texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
             if valued:
@@ -1362,7 +1364,8 @@ def compile_cli(
 
 #: Why a path the command names is refused in a file where a model's value reaches commands.
 UNKNOWN_PATH = ("its text is not known before the run (a substitution, a variable set from one or by read, an "
-                "unquoted expansion bash splits and matches as a pattern, a cd or git -C into such a directory), "
+                "unquoted expansion bash splits and matches as a pattern, a cd or git -C into such a directory, a cd "
+                "MCS cannot follow: in a loop, after many changes of directory), "
                 "so MCS cannot check where it leads, and a model's value can write what it comes from (a file "
                 "such as x=$(cat list) reads)")
 LINKED_PATH = ("MCS checks such a path before the command runs, and that command can make a symlink on the way "

@@ -565,6 +565,9 @@ _LOOPS = frozenset({"for_statement", "while_statement", "c_style_for_statement"}
 #: How a path known before the run writes the value of a variable of the server's environment
 #: (:meth:`_Analysis._variable_texts`); :func:`environment_path` reads it at the call.
 ENVIRONMENT_REFERENCE = "\x00{}\x00"
+#: Joins the directories of successive changes of directory in a base of :class:`LiteralWrite`
+#: and :class:`LiteralRead` (see :func:`based_paths`).
+BASE_STEP = "\x01"
 _ENVIRONMENT_REFERENCE = re.compile("\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
 _ARITH_EXPRESSIONS = frozenset({
     "binary_expression", "unary_expression", "postfix_expression", "ternary_expression",
@@ -661,8 +664,8 @@ class LiteralWrite:
     """A path the file itself names where the script writes, replaces or deletes (``> out.txt``,
     ``cp -- {src} copy.txt``): no value chooses it, but a symlink an earlier call left there
     (``ln -s -- {target} {name}``) can lead it elsewhere, so the caller checks where it leads
-    at each call. ``bases`` are the directories, relative to the working directory, the
-    script's plain ``cd`` lead to."""
+    at each call. ``bases`` are the directories the script's ``cd`` may lead to, each as the
+    steps :func:`based_paths` joins with ``path``."""
 
     what: str  # "an output redirection '> out.txt'", "cp"
     line: int
@@ -885,6 +888,23 @@ def environment_path(path: str, environment: Mapping[str, str]) -> str:
             return os.path.expanduser("~")
         return environment.get(name, "")
     return _ENVIRONMENT_REFERENCE.sub(value, path)
+
+
+def based_paths(base: str, path: str, environment: Mapping[str, str]) -> list[str]:
+    """The paths ``path`` (of :class:`LiteralWrite` or :class:`LiteralRead`) names when the script
+    is in ``base`` (one of their ``bases``), relative to the working directory unless absolute,
+    with the server's environment read as :func:`environment_path` does. The steps of ``base``
+    are joined as ``cd`` takes them one after the other (an absolute one starts again), and the
+    result is given both as bash's ``cd`` leaves it (``..`` taken off the text: ``cd a/..`` is
+    where it started, whatever ``a`` links to) and as the system resolves it (``a``'s link
+    followed first, as ``cd -P`` does)."""
+    steps = [environment_path(step, environment) for step in base.split(BASE_STEP)] if base else []
+    path = environment_path(path, environment)
+    if not steps:
+        return [path]
+    directory = os.path.join(*steps)
+    logical = os.path.normpath(directory)
+    return list(dict.fromkeys([os.path.join(directory, path), os.path.join("" if logical == "." else logical, path)]))
 
 
 def shown_path(path: str) -> str:
@@ -1269,13 +1289,8 @@ class _Analysis:
         for writes in (True, False):
             for what, _, text, _, _, node in self._own_paths(writes=writes, unknown=True):
                 out.append(Unlisted(f"{what} of {text[:60]!r}", self._where(node)))
-        for node in _walk(self._root()):
-            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd"):
-                continue
-            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
-            if args and not self._value_in(args[0]) and self._path_texts(args[0]) is None:
-                out.append(Unlisted(f"{self._program(node)} into {self._shown(_text(args[0], self.source))[:60]!r}",
-                                    self._where(node)))
+        for node, why in self._directory_changes()[1]:
+            out.append(Unlisted(f"{self._shown(_text(node, self.source))[:60]!r} {why}", self._where(node)))
         return tuple(out)
 
     def linked_paths(self) -> tuple[Unlisted, ...]:
@@ -1333,7 +1348,8 @@ class _Analysis:
                     continue
                 if texts is None or into is None:
                     continue
-                here = tuple(dict.fromkeys(os.path.join(base, *into) for base in bases)) if into else bases
+                here = tuple(dict.fromkeys(BASE_STEP.join([base, *into] if base else into) for base in bases)) \
+                    if into else bases
                 for text, pattern in texts:
                     if text and text != "-" and (not writes or text not in _NOT_FILES):
                         yield what, node.start_point[0] + 1, text, here, pattern, node
@@ -1523,19 +1539,76 @@ class _Analysis:
         return None
 
     def _literal_bases(self) -> tuple[str, ...]:
-        """The working directory, each plain relative directory below it a ``cd``/``pushd`` of
-        the script names, and all of them joined (others are not followed)."""
-        assert self.root is not None
-        found: list[str] = []
-        for node in _walk(self.root):
-            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd"):
+        """Where the script may be when it names a path, relative to the working directory: each
+        ordered selection of its changes of directory (:meth:`_directory_changes`; control flow is
+        not followed), as steps joined by :data:`BASE_STEP` (see :func:`based_paths`), ``""`` the
+        working directory itself. A change that cannot be followed is left out here and refused
+        by :meth:`unknown_paths`."""
+        bases = [""]
+        for texts in self._directory_changes()[0]:
+            bases += [f"{base}{BASE_STEP}{text}" if base else text for base in bases for text in texts]
+            bases = list(dict.fromkeys(bases))
+            if len(bases) > _MOST_TEXTS:
+                return ("",)  # refused by unknown_paths
+        return tuple(bases)
+
+    def _directory_changes(self) -> tuple[list[list[str]], list[tuple[Node, str]]]:
+        """The changes of directory of the script in order (``cd``, ``pushd``), each as the texts
+        its directory may have, known before the run (:meth:`_path_texts`: ``cd ..``, ``cd
+        /srv``, ``cd ~/x``, ``cd "$DIR"`` of the server's environment; ``cd`` alone is ``$HOME``);
+        and those MCS cannot follow, each with why: a directory not known before the run, a
+        relative one the script may change into again (in a loop or a function: ``sub``,
+        ``sub/sub``...), any relative one where the script sets ``CDPATH``, or more selections
+        than :data:`_MOST_TEXTS`. A change back to a directory the script was in (``cd -``,
+        ``popd``, ``pushd`` without a directory or with ``+N``) is one of the selections, and
+        ``pushd -n`` changes nothing."""
+        changes: list[list[str]] = []
+        refused: list[tuple[Node, str]] = []
+        cdpath = may_set(self.script, "CDPATH")
+        count = 1
+        for node in _walk(self._root()):
+            base = self._program(node).rsplit("/", 1)[-1] if node.type == "command" else ""
+            if base not in ("cd", "pushd") or any(self._value_in(a) for a in _field_children(node, "argument")):
+                continue  # a value in cd is refused where values are placed
+            words = [(a, _bare(a, self.source)) for a in _field_children(node, "argument")]
+            options = {w for _, w in words if w.startswith("-") and len(w) > 1 and w != "--"}
+            args = [a for a, w in words if w != "--" and w not in options]
+            if base == "pushd" and ("-n" in options or not args or re.fullmatch(r"[+-][0-9]+", _bare(args[0], self.source))):
                 continue
-            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
-            text = _literal_word(args[0], self.source) if len(args) == 1 else None
-            if (text is not None and _PLAIN_DIRECTORY.match(text)
-                    and not any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
-                found.append(text.rstrip("/"))
-        return tuple(dict.fromkeys(["", *found, "/".join(found)])) if found else ("",)
+            if base == "cd" and args and _bare(args[0], self.source) == "-":
+                continue
+            if len(args) > 1:
+                refused.append((node, "with more than one directory"))
+                continue
+            found = self._path_texts(args[0]) if args else [(text, False) for text in self._variable_texts("HOME") or []]
+            if not found or any(pattern for _, pattern in found):
+                refused.append((node, "into a directory not known before the run"))
+                continue
+            texts = [text for text, _ in found]
+            relative = [t for t in texts if not t.startswith("/")]
+            if relative and cdpath:
+                refused.append((node, "in a script that sets CDPATH, where cd looks for the directory first"))
+                continue
+            if relative and self._may_repeat(node):
+                refused.append((node, "in a loop or a function, where each turn may move further"))
+                continue
+            count *= len(texts) + 1
+            if count > _MOST_TEXTS:
+                refused.append((node, "after more changes of directory than MCS follows"))
+                continue
+            changes.append(texts)
+        return changes, refused
+
+    @staticmethod
+    def _may_repeat(node: Node) -> bool:
+        """Whether ``node`` may run more than once in the same shell: inside a loop or a function
+        body, with no subshell between (a subshell's ``cd`` ends with it)."""
+        for ancestor in _ancestors(node):
+            if ancestor.type in ("subshell", "command_substitution", "process_substitution"):
+                return False
+            if ancestor.type in _LOOPS or ancestor.type == "function_definition":
+                return True
+        return False
 
     def _no_magic_compile(self, command: Node) -> None:
         """Refuse a model's value in ``file -C`` (``--compile``): it writes ``<name>.mgc`` for
