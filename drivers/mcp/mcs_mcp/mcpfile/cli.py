@@ -1419,12 +1419,20 @@ def check_signalled(text: str, *, tool: str) -> None:
 
     Raises:
         InvalidInputError: ``text`` is not a process id.
-        PolicyDeniedError: it names a process of the server.
+        PolicyDeniedError: it names a process of the server, or the system has no ``/proc`` to
+            read the server's descendants from (every value is refused there).
     """
     if not _PROCESS_ID.match(text):
         raise InvalidInputError(
             f"Invalid arguments for {tool}: the process kill signals must be one process id (digits, not 0), "
             f"got {text[:40]!r}; process groups, 0, -1 and job specifications are refused.", tool=tool,
+        )
+    if not os.path.isdir("/proc/self"):
+        raise PolicyDeniedError(
+            f"{tool}: kill takes no model's value on this system: it has no /proc, where MCS reads which "
+            "processes descend from the server (the MCP servers it bridges, the commands it runs), so no process "
+            "can be shown to be another's. Run the server where /proc is mounted, or write the process in the "
+            "command.", tool=tool, details={"pid": text[:40]},
         )
     pid = _thread_group(int(text))
     if pid in _server_processes() or _same_group_or_session(pid) or _descends_from_server(pid):
