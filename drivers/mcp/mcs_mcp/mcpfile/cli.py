@@ -1142,8 +1142,16 @@ def _reference_text(context: str, start: int, count: int) -> str:
 
 
 #: Environment variables that change where a cd goes or how a program reads its options, and
-#: so what MCS checks (see :func:`hardened_environment`).
-_MOVED_BY_ENVIRONMENT = ("CDPATH", "POSIXLY_CORRECT")
+#: so what MCS checks (see :func:`hardened_environment`); and those bash reads as its own
+#: configuration, so that every command runs in the bash MCS analysed: its options
+#: (``SHELLOPTS``: ``keyword`` made ``git diff GIT_EXTERNAL_DIFF={x}`` an assignment for git;
+#: ``BASHOPTS``: ``extglob``, ``globstar``, ``nullglob``...), the file it sources first, its
+#: pattern and command lookup settings, its compatibility level and its trace prompt (which
+#: runs substitutions). Exported functions (``BASH_FUNC_name%%``) are dropped by prefix.
+_MOVED_BY_ENVIRONMENT = ("CDPATH", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV",
+                         "BASH_COMPAT", "GLOBIGNORE", "GLOBSORT", "EXECIGNORE", "FIGNORE", "PS4",
+                         "BASH_XTRACEFD", "BASH_LOADABLES_PATH")
+_EXPORTED_FUNCTION = "BASH_FUNC_"
 #: git configuration every CLI command runs under, as ``git -c`` would give it (it outranks a
 #: repository's own config). A repository a value can bring in (a clone holding a bare
 #: repository, whose config git would obey on ``cd inner.git && git log``) runs nothing:
@@ -1158,10 +1166,11 @@ def hardened_environment(base: Mapping[str, str], extra: tuple[tuple[str, str], 
     """``base`` with :data:`GIT_HARDENING` (and ``extra``) appended to any ``GIT_CONFIG_COUNT``
     entries it has, and without ``CDPATH`` (with it, ``cd sub`` goes to a ``sub`` of a directory
     it lists, not the one MCS checked a path from) or ``POSIXLY_CORRECT`` (with it, an option
-    after an operand is an operand: ``head notes.txt -n {n}`` reads the file ``{n}`` names)."""
-    env = dict(base)
-    for name in _MOVED_BY_ENVIRONMENT:
-        env.pop(name, None)
+    after an operand is an operand: ``head notes.txt -n {n}`` reads the file ``{n}`` names), nor
+    bash's own configuration (options, start-up file, exported functions: see
+    :data:`_MOVED_BY_ENVIRONMENT`): bash runs with its default options."""
+    env = {name: value for name, value in base.items()
+           if name not in _MOVED_BY_ENVIRONMENT and not name.startswith(_EXPORTED_FUNCTION)}
     try:
         count = max(int(env.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:

@@ -550,6 +550,13 @@ BASH_VARIABLES = frozenset({
     "READLINE_POINT", "REPLY", "SECONDS", "SHELL", "SHELLOPTS", "SHLVL", "SRANDOM", "TIMEFORMAT",
     "TMOUT", "TMPDIR", "UID",
 })
+#: ``set`` options that leave how bash reads a command as MCS analysed it: they stop on errors,
+#: trace, print, turn patterns off, refuse to overwrite, hash, notify; ``-a`` exports (a variable
+#: holding a value is refused beside it). ``-k`` (``keyword``), ``+B``, ``-P``, ``-o posix`` and
+#: the others are not.
+_PROVEN_SET_OPTIONS = frozenset("euxvfChba")
+_PROVEN_SET_NAMES = frozenset({"errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber", "hashall",
+                               "notify", "allexport", "pipefail"})
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: A directory ``cd`` may name beside a write target: relative, plain, below the working directory.
 _PLAIN_DIRECTORY = re.compile(r"^[A-Za-z0-9_.+,=@%:][A-Za-z0-9_.+,=@%:/-]*$")
@@ -812,6 +819,14 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         raise Refused("the command sets POSIXLY_CORRECT (or posix mode, which set -a exports as it), which makes programs read an option written after an "
                       "operand as an operand, so MCS cannot tell which words are files; a command that takes a "
                       "model's value may not set it")
+    if values and not any(spec.runs_as_code for spec in values):
+        unproven = analysis.unproven_set_option()
+        if unproven is not None:
+            node, option = unproven
+            raise Refused(f"{analysis._where(node)}: runs set with {option!r}, which changes how bash reads the "
+                          "command (set -k makes an argument NAME=value the program's environment), in a command "
+                          "that takes a model's value; use only set -e, -u, -x, -v, -f, -C, -h, -b, -a and -o "
+                          "pipefail (or their -o names)")
     found_remotes = analysis.git_remotes(optional) if remotes else ()
     reads = analysis.file_reads()
     signalled = analysis.signal_targets()
@@ -1152,6 +1167,33 @@ class _Analysis:
             else:
                 self.data_words.append(word)
         return out
+
+    def unproven_set_option(self) -> tuple[Node, str] | None:
+        """The first ``set`` of the script with an option not in :data:`_PROVEN_SET_OPTIONS` (or
+        its long names), and that option as written: ``-k`` (``keyword``) makes ``NAME=value``
+        words the program's environment, ``+B`` makes ``{a,b}`` one word, ``-o posix`` changes
+        how programs read options. Nothing after ``--`` or ``-`` is an option."""
+        for node in _walk(self._root()):
+            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] != "set":
+                continue
+            words = [_bare(a, self.source) for a in _field_children(node, "argument")]
+            named = False
+            for word in words:
+                if named:
+                    named = False
+                    if word not in _PROVEN_SET_NAMES:
+                        return node, word
+                elif word in ("--", "-"):
+                    break
+                elif word[:1] in "-+" and len(word) > 1:
+                    for letter in word[1:]:
+                        if letter == "o":
+                            named = True
+                        elif letter not in _PROVEN_SET_OPTIONS:
+                            return node, word
+                else:
+                    return node, word  # set takes options, then the positional parameters after --
+        return None
 
     def sets_posix_mode(self) -> bool:
         """Whether a ``set`` or ``shopt`` of the script names ``posix`` (``set -o posix``): bash
