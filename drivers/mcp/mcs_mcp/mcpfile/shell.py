@@ -979,6 +979,7 @@ class _Analysis:
         self.source = self.script.encode()
         self.root = root = _parse(self.source)
         _refuse_parse_errors(root, self.source)
+        _refuse_words_after_redirects(root, self.source)
         self.functions = frozenset(
             _text(n.child_by_field_name("name"), self.source)
             for n in _walk(root) if n.type == "function_definition"
@@ -3035,3 +3036,30 @@ def _refuse_parse_errors(root: Node, source: bytes) -> None:
     raise ConfigurationError(f"line {line} ({excerpt[:80]!r}) is not valid bash: a quote, bracket or keyword "
                              "is missing or out of place")
 
+
+def _refuse_words_after_redirects(root: Node, source: bytes) -> None:
+    """Refuse a word written after a redirection and before the end of its command (``cat <
+    notes.txt {path}``, ``rm > /dev/null -- {path}``, ``cat <<EOF {path}``): bash passes it to
+    the program as an argument, but tree-sitter-bash reads it as another target of the
+    redirection (or an argument of the here-document), so nothing MCS checks for a program's
+    arguments would see it.
+
+    Raises:
+        ConfigurationError: naming the line and the way to write it.
+    """
+    for node in _walk(root):
+        if node.type == "file_redirect":
+            misread = node.children_by_field_name("destination")[1:]
+        elif node.type == "heredoc_redirect":
+            misread = node.children_by_field_name("argument")
+        else:
+            continue
+        if not misread:
+            continue
+        line = node.start_point[0] + 1
+        lines = source.decode(errors="replace").splitlines()
+        excerpt = SENTINEL_WORD.sub(b"{...}", lines[line - 1].strip().encode()).decode() if lines else ""
+        raise ConfigurationError(f"line {line} ({excerpt[:80]!r}): a word follows a redirection in its command "
+                                 f"({SENTINEL_WORD.sub(b'{...}', misread[0].text or b'').decode(errors='replace')[:40]!r}); bash passes it to the program, but the "
+                                 "parser MCS checks commands with reads it as part of the redirection; write the "
+                                 "redirections after the arguments (cat -- {file} < notes.txt > out.txt)")
