@@ -557,6 +557,9 @@ BASH_VARIABLES = frozenset({
 _PROVEN_SET_OPTIONS = frozenset("euxvfChba")
 _PROVEN_SET_NAMES = frozenset({"errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber", "hashall",
                                "notify", "allexport", "pipefail"})
+#: Where a program file may be a process's own input (``/dev/stdin``, ``/dev/fd/0``,
+#: ``/proc/self/fd/0``): an interpreter given one runs what its input holds.
+_INPUT_VIEWS = ("/dev/", "/proc/")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: A directory ``cd`` may name beside a write target: relative, plain, below the working directory.
 _PLAIN_DIRECTORY = re.compile(r"^[A-Za-z0-9_.+,=@%:][A-Za-z0-9_.+,=@%:/-]*$")
@@ -2576,8 +2579,28 @@ class _Analysis:
         if base in self.functions or base in COMMAND_LANGUAGES:
             return True
         if base in SHELLS or base in INTERPRETERS:
-            return PROGRAM_OPTIONS.get(base, _Options()).input_is_code and self._program_file(command, base) is None
+            index = self._program_file(command, base)
+            if index is None:
+                return PROGRAM_OPTIONS.get(base, _Options()).input_is_code
+            # a program file in /dev or /proc may be the input itself (jq -f /dev/stdin, bash /dev/fd/0)
+            program = self._program_text(_field_children(command, "argument")[index], base)
+            return (not program or program.startswith(_INPUT_VIEWS)
+                    or ".." in program.split("/") or program in ("/dev", "/proc"))
         return False
+
+    def _program_text(self, word: Node, base: str) -> str:
+        """The program file ``word`` names for ``base`` (see :meth:`_program_file`): the word, the
+        value of ``--from-file=...``, or what follows the letter that names the program in a
+        cluster (``-nf/dev/stdin``); ``""`` if it is not literal text."""
+        text = _literal_word(word, self.source) or ""
+        rules = PROGRAM_OPTIONS.get(base, _Options())
+        if text.startswith("--") and "=" in text:
+            return text.split("=", 1)[1]
+        if text[:1] in "-+" and len(text) > 1 and not text.startswith("--"):
+            for position, letter in enumerate(text[1:], start=1):
+                if letter in rules.names_program:
+                    return text[position + 1:]
+        return text
 
     def _check_enclosure(self, node: Node, label: str, spec: SlotSpec | None) -> None:
         """What happens to a value after the command that takes it: later pipeline stages
