@@ -375,10 +375,12 @@ class CliInvoker:
                     self._check_read(program, os.path.join(base, path))
         for write in self.literal_writes:
             for base in write.bases:
-                self._check_literal_write(write, shell.environment_path(os.path.join(base, write.path), os.environ))
+                for path in shell.based_paths(base, write.path, os.environ):
+                    self._check_literal_write(write, path)
         for read in self.literal_reads:
             for base in read.bases:
-                self._check_literal_read(read, shell.environment_path(os.path.join(base, read.path), os.environ))
+                for path in shell.based_paths(base, read.path, os.environ):
+                    self._check_literal_read(read, path)
         for operand in self.signalled:
             texts, _, valued = self._rendered(operand, active, words, "the process kill signals")
             if valued:
@@ -1140,8 +1142,16 @@ def _reference_text(context: str, start: int, count: int) -> str:
 
 
 #: Environment variables that change where a cd goes or how a program reads its options, and
-#: so what MCS checks (see :func:`hardened_environment`).
-_MOVED_BY_ENVIRONMENT = ("CDPATH", "POSIXLY_CORRECT")
+#: so what MCS checks (see :func:`hardened_environment`); and those bash reads as its own
+#: configuration, so that every command runs in the bash MCS analysed: its options
+#: (``SHELLOPTS``: ``keyword`` made ``git diff GIT_EXTERNAL_DIFF={x}`` an assignment for git;
+#: ``BASHOPTS``: ``extglob``, ``globstar``, ``nullglob``...), the file it sources first, its
+#: pattern and command lookup settings, its compatibility level and its trace prompt (which
+#: runs substitutions). Exported functions (``BASH_FUNC_name%%``) are dropped by prefix.
+_MOVED_BY_ENVIRONMENT = ("CDPATH", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV",
+                         "BASH_COMPAT", "GLOBIGNORE", "GLOBSORT", "EXECIGNORE", "FIGNORE", "PS4",
+                         "BASH_XTRACEFD", "BASH_LOADABLES_PATH")
+_EXPORTED_FUNCTION = "BASH_FUNC_"
 #: git configuration every CLI command runs under, as ``git -c`` would give it (it outranks a
 #: repository's own config). A repository a value can bring in (a clone holding a bare
 #: repository, whose config git would obey on ``cd inner.git && git log``) runs nothing:
@@ -1156,10 +1166,11 @@ def hardened_environment(base: Mapping[str, str], extra: tuple[tuple[str, str], 
     """``base`` with :data:`GIT_HARDENING` (and ``extra``) appended to any ``GIT_CONFIG_COUNT``
     entries it has, and without ``CDPATH`` (with it, ``cd sub`` goes to a ``sub`` of a directory
     it lists, not the one MCS checked a path from) or ``POSIXLY_CORRECT`` (with it, an option
-    after an operand is an operand: ``head notes.txt -n {n}`` reads the file ``{n}`` names)."""
-    env = dict(base)
-    for name in _MOVED_BY_ENVIRONMENT:
-        env.pop(name, None)
+    after an operand is an operand: ``head notes.txt -n {n}`` reads the file ``{n}`` names), nor
+    bash's own configuration (options, start-up file, exported functions: see
+    :data:`_MOVED_BY_ENVIRONMENT`): bash runs with its default options."""
+    env = {name: value for name, value in base.items()
+           if name not in _MOVED_BY_ENVIRONMENT and not name.startswith(_EXPORTED_FUNCTION)}
     try:
         count = max(int(env.get("GIT_CONFIG_COUNT", "0")), 0)
     except ValueError:
@@ -1362,7 +1373,8 @@ def compile_cli(
 
 #: Why a path the command names is refused in a file where a model's value reaches commands.
 UNKNOWN_PATH = ("its text is not known before the run (a substitution, a variable set from one or by read, an "
-                "unquoted expansion bash splits and matches as a pattern, a cd or git -C into such a directory), "
+                "unquoted expansion bash splits and matches as a pattern, a cd or git -C into such a directory, a cd "
+                "MCS cannot follow: in a loop, after many changes of directory), "
                 "so MCS cannot check where it leads, and a model's value can write what it comes from (a file "
                 "such as x=$(cat list) reads)")
 LINKED_PATH = ("MCS checks such a path before the command runs, and that command can make a symlink on the way "
@@ -1416,12 +1428,20 @@ def check_signalled(text: str, *, tool: str) -> None:
 
     Raises:
         InvalidInputError: ``text`` is not a process id.
-        PolicyDeniedError: it names a process of the server.
+        PolicyDeniedError: it names a process of the server, or the system has no ``/proc`` to
+            read the server's descendants from (every value is refused there).
     """
     if not _PROCESS_ID.match(text):
         raise InvalidInputError(
             f"Invalid arguments for {tool}: the process kill signals must be one process id (digits, not 0), "
             f"got {text[:40]!r}; process groups, 0, -1 and job specifications are refused.", tool=tool,
+        )
+    if not os.path.isdir("/proc/self"):
+        raise PolicyDeniedError(
+            f"{tool}: kill takes no model's value on this system: it has no /proc, where MCS reads which "
+            "processes descend from the server (the MCP servers it bridges, the commands it runs), so no process "
+            "can be shown to be another's. Run the server where /proc is mounted, or write the process in the "
+            "command.", tool=tool, details={"pid": text[:40]},
         )
     pid = _thread_group(int(text))
     if pid in _server_processes() or _same_group_or_session(pid) or _descends_from_server(pid):

@@ -550,6 +550,16 @@ BASH_VARIABLES = frozenset({
     "READLINE_POINT", "REPLY", "SECONDS", "SHELL", "SHELLOPTS", "SHLVL", "SRANDOM", "TIMEFORMAT",
     "TMOUT", "TMPDIR", "UID",
 })
+#: ``set`` options that leave how bash reads a command as MCS analysed it: they stop on errors,
+#: trace, print, turn patterns off, refuse to overwrite, hash, notify; ``-a`` exports (a variable
+#: holding a value is refused beside it). ``-k`` (``keyword``), ``+B``, ``-P``, ``-o posix`` and
+#: the others are not.
+_PROVEN_SET_OPTIONS = frozenset("euxvfChba")
+_PROVEN_SET_NAMES = frozenset({"errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber", "hashall",
+                               "notify", "allexport", "pipefail"})
+#: Where a program file may be a process's own input (``/dev/stdin``, ``/dev/fd/0``,
+#: ``/proc/self/fd/0``): an interpreter given one runs what its input holds.
+_INPUT_VIEWS = ("/dev/", "/proc/")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: A directory ``cd`` may name beside a write target: relative, plain, below the working directory.
 _PLAIN_DIRECTORY = re.compile(r"^[A-Za-z0-9_.+,=@%:][A-Za-z0-9_.+,=@%:/-]*$")
@@ -565,6 +575,9 @@ _LOOPS = frozenset({"for_statement", "while_statement", "c_style_for_statement"}
 #: How a path known before the run writes the value of a variable of the server's environment
 #: (:meth:`_Analysis._variable_texts`); :func:`environment_path` reads it at the call.
 ENVIRONMENT_REFERENCE = "\x00{}\x00"
+#: Joins the directories of successive changes of directory in a base of :class:`LiteralWrite`
+#: and :class:`LiteralRead` (see :func:`based_paths`).
+BASE_STEP = "\x01"
 _ENVIRONMENT_REFERENCE = re.compile("\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
 _ARITH_EXPRESSIONS = frozenset({
     "binary_expression", "unary_expression", "postfix_expression", "ternary_expression",
@@ -661,8 +674,8 @@ class LiteralWrite:
     """A path the file itself names where the script writes, replaces or deletes (``> out.txt``,
     ``cp -- {src} copy.txt``): no value chooses it, but a symlink an earlier call left there
     (``ln -s -- {target} {name}``) can lead it elsewhere, so the caller checks where it leads
-    at each call. ``bases`` are the directories, relative to the working directory, the
-    script's plain ``cd`` lead to."""
+    at each call. ``bases`` are the directories the script's ``cd`` may lead to, each as the
+    steps :func:`based_paths` joins with ``path``."""
 
     what: str  # "an output redirection '> out.txt'", "cp"
     line: int
@@ -809,6 +822,14 @@ def read_command(script: str, slots: Mapping[int, SlotSpec], *, trusted_programs
         raise Refused("the command sets POSIXLY_CORRECT (or posix mode, which set -a exports as it), which makes programs read an option written after an "
                       "operand as an operand, so MCS cannot tell which words are files; a command that takes a "
                       "model's value may not set it")
+    if values and not any(spec.runs_as_code for spec in values):
+        unproven = analysis.unproven_set_option()
+        if unproven is not None:
+            node, option = unproven
+            raise Refused(f"{analysis._where(node)}: runs set with {option!r}, which changes how bash reads the "
+                          "command (set -k makes an argument NAME=value the program's environment), in a command "
+                          "that takes a model's value; use only set -e, -u, -x, -v, -f, -C, -h, -b, -a and -o "
+                          "pipefail (or their -o names)")
     found_remotes = analysis.git_remotes(optional) if remotes else ()
     reads = analysis.file_reads()
     signalled = analysis.signal_targets()
@@ -887,6 +908,23 @@ def environment_path(path: str, environment: Mapping[str, str]) -> str:
     return _ENVIRONMENT_REFERENCE.sub(value, path)
 
 
+def based_paths(base: str, path: str, environment: Mapping[str, str]) -> list[str]:
+    """The paths ``path`` (of :class:`LiteralWrite` or :class:`LiteralRead`) names when the script
+    is in ``base`` (one of their ``bases``), relative to the working directory unless absolute,
+    with the server's environment read as :func:`environment_path` does. The steps of ``base``
+    are joined as ``cd`` takes them one after the other (an absolute one starts again), and the
+    result is given both as bash's ``cd`` leaves it (``..`` taken off the text: ``cd a/..`` is
+    where it started, whatever ``a`` links to) and as the system resolves it (``a``'s link
+    followed first, as ``cd -P`` does)."""
+    steps = [environment_path(step, environment) for step in base.split(BASE_STEP)] if base else []
+    path = environment_path(path, environment)
+    if not steps:
+        return [path]
+    directory = os.path.join(*steps)
+    logical = os.path.normpath(directory)
+    return list(dict.fromkeys([os.path.join(directory, path), os.path.join("" if logical == "." else logical, path)]))
+
+
 def shown_path(path: str) -> str:
     """``path`` with each variable of the server's environment it refers to written ``$NAME``."""
     return _ENVIRONMENT_REFERENCE.sub(lambda m: f"${m.group(1)}", path)
@@ -944,6 +982,7 @@ class _Analysis:
         self.source = self.script.encode()
         self.root = root = _parse(self.source)
         _refuse_parse_errors(root, self.source)
+        _refuse_words_after_redirects(root, self.source)
         self.functions = frozenset(
             _text(n.child_by_field_name("name"), self.source)
             for n in _walk(root) if n.type == "function_definition"
@@ -1106,7 +1145,7 @@ class _Analysis:
                                        "the call that the path stays inside the working directory",
                                        f"pass the placeholder directly: {program} ... {{path}}")
             first = held[0][0]
-            self._no_link_before(command, first, program, "reads")
+            self._no_link_before(node, first, program, "reads")
             bases = self._bases(command, first, program, "reads")
             if moves:  # git -C dir: git runs there, so its paths are relative to it
                 into = "/".join(self._plain_directory(move, first, program, f"git -C {_text(move, self.source)}",
@@ -1132,6 +1171,33 @@ class _Analysis:
             else:
                 self.data_words.append(word)
         return out
+
+    def unproven_set_option(self) -> tuple[Node, str] | None:
+        """The first ``set`` of the script with an option not in :data:`_PROVEN_SET_OPTIONS` (or
+        its long names), and that option as written: ``-k`` (``keyword``) makes ``NAME=value``
+        words the program's environment, ``+B`` makes ``{a,b}`` one word, ``-o posix`` changes
+        how programs read options. Nothing after ``--`` or ``-`` is an option."""
+        for node in _walk(self._root()):
+            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] != "set":
+                continue
+            words = [_bare(a, self.source) for a in _field_children(node, "argument")]
+            named = False
+            for word in words:
+                if named:
+                    named = False
+                    if word not in _PROVEN_SET_NAMES:
+                        return node, word
+                elif word in ("--", "-"):
+                    break
+                elif word[:1] in "-+" and len(word) > 1:
+                    for letter in word[1:]:
+                        if letter == "o":
+                            named = True
+                        elif letter not in _PROVEN_SET_OPTIONS:
+                            return node, word
+                else:
+                    return node, word  # set takes options, then the positional parameters after --
+        return None
 
     def sets_posix_mode(self) -> bool:
         """Whether a ``set`` or ``shopt`` of the script names ``posix`` (``set -o posix``): bash
@@ -1269,13 +1335,8 @@ class _Analysis:
         for writes in (True, False):
             for what, _, text, _, _, node in self._own_paths(writes=writes, unknown=True):
                 out.append(Unlisted(f"{what} of {text[:60]!r}", self._where(node)))
-        for node in _walk(self._root()):
-            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd"):
-                continue
-            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
-            if args and not self._value_in(args[0]) and self._path_texts(args[0]) is None:
-                out.append(Unlisted(f"{self._program(node)} into {self._shown(_text(args[0], self.source))[:60]!r}",
-                                    self._where(node)))
+        for node, why in self._directory_changes()[1]:
+            out.append(Unlisted(f"{self._shown(_text(node, self.source))[:60]!r} {why}", self._where(node)))
         return tuple(out)
 
     def linked_paths(self) -> tuple[Unlisted, ...]:
@@ -1333,7 +1394,8 @@ class _Analysis:
                     continue
                 if texts is None or into is None:
                     continue
-                here = tuple(dict.fromkeys(os.path.join(base, *into) for base in bases)) if into else bases
+                here = tuple(dict.fromkeys(BASE_STEP.join([base, *into] if base else into) for base in bases)) \
+                    if into else bases
                 for text, pattern in texts:
                     if text and text != "-" and (not writes or text not in _NOT_FILES):
                         yield what, node.start_point[0] + 1, text, here, pattern, node
@@ -1501,39 +1563,98 @@ class _Analysis:
 
     def _maker_before(self, node: Node) -> Node | None:
         """A command of the script other than the one ``node`` belongs to that may make a symlink
-        (:meth:`_link_maker`) before or while that command runs, or ``None``."""
-        owner = node if node.type == "command" else None
-        for ancestor in _ancestors(node):
-            if owner is None and ancestor.type == "command":
-                owner = ancestor
-            if owner is None and ancestor.type == "redirected_statement":
-                owner = ancestor.child_by_field_name("body") or ancestor
-        owner = owner or node
-        loops = {a.start_byte for a in _ancestors(owner, inclusive=True) if a.type in _LOOPS}
-        pipelines = {a.start_byte for a in _ancestors(owner, inclusive=True) if a.type == "pipeline"}
+        (:meth:`_link_maker`) before or while that command runs, or ``None``: one that starts
+        before the end of the statement holding ``node`` (earlier in the script, or inside the
+        statement: a substitution in a word, a prefix assignment or a here-string runs before the
+        program), shares a loop or a pipeline with it, or any at all where the script sends a
+        command to the background with ``&``."""
+        statement = node.parent if node.type == "file_redirect" and node.parent is not None else node
+        parent = statement.parent
+        if parent is not None and parent.type == "redirected_statement" and parent.child_by_field_name("body") == statement:
+            statement = parent
+        own = statement.child_by_field_name("body") if statement.type == "redirected_statement" else statement
+        loops = {a.start_byte for a in _ancestors(own or statement, inclusive=True) if a.type in _LOOPS}
+        pipelines = {a.start_byte for a in _ancestors(statement, inclusive=True) if a.type == "pipeline"}
         background = any(n.type == "&" for n in _walk(self._root()))
         for command in _walk(self._root()):
-            if command.type != "command" or command == owner or not self._link_maker(command):
+            if command.type != "command" or command == own or not self._link_maker(command):
                 continue
             around = {a.start_byte for a in _ancestors(command)}
-            if (command.start_byte < owner.start_byte or background or around & loops or around & pipelines):
+            if command.start_byte < statement.end_byte or background or around & loops or around & pipelines:
                 return command
         return None
 
     def _literal_bases(self) -> tuple[str, ...]:
-        """The working directory, each plain relative directory below it a ``cd``/``pushd`` of
-        the script names, and all of them joined (others are not followed)."""
-        assert self.root is not None
-        found: list[str] = []
-        for node in _walk(self.root):
-            if node.type != "command" or self._program(node).rsplit("/", 1)[-1] not in ("cd", "pushd"):
+        """Where the script may be when it names a path, relative to the working directory: each
+        ordered selection of its changes of directory (:meth:`_directory_changes`; control flow is
+        not followed), as steps joined by :data:`BASE_STEP` (see :func:`based_paths`), ``""`` the
+        working directory itself. A change that cannot be followed is left out here and refused
+        by :meth:`unknown_paths`."""
+        bases = [""]
+        for texts in self._directory_changes()[0]:
+            bases += [f"{base}{BASE_STEP}{text}" if base else text for base in bases for text in texts]
+            bases = list(dict.fromkeys(bases))
+            if len(bases) > _MOST_TEXTS:
+                return ("",)  # refused by unknown_paths
+        return tuple(bases)
+
+    def _directory_changes(self) -> tuple[list[list[str]], list[tuple[Node, str]]]:
+        """The changes of directory of the script in order (``cd``, ``pushd``), each as the texts
+        its directory may have, known before the run (:meth:`_path_texts`: ``cd ..``, ``cd
+        /srv``, ``cd ~/x``, ``cd "$DIR"`` of the server's environment; ``cd`` alone is ``$HOME``);
+        and those MCS cannot follow, each with why: a directory not known before the run, a
+        relative one the script may change into again (in a loop or a function: ``sub``,
+        ``sub/sub``...), any relative one where the script sets ``CDPATH``, or more selections
+        than :data:`_MOST_TEXTS`. A change back to a directory the script was in (``cd -``,
+        ``popd``, ``pushd`` without a directory or with ``+N``) is one of the selections, and
+        ``pushd -n`` changes nothing."""
+        changes: list[list[str]] = []
+        refused: list[tuple[Node, str]] = []
+        cdpath = may_set(self.script, "CDPATH")
+        count = 1
+        for node in _walk(self._root()):
+            base = self._program(node).rsplit("/", 1)[-1] if node.type == "command" else ""
+            if base not in ("cd", "pushd") or any(self._value_in(a) for a in _field_children(node, "argument")):
+                continue  # a value in cd is refused where values are placed
+            words = [(a, _bare(a, self.source)) for a in _field_children(node, "argument")]
+            options = {w for _, w in words if w.startswith("-") and len(w) > 1 and w != "--"}
+            args = [a for a, w in words if w != "--" and w not in options]
+            if base == "pushd" and ("-n" in options or not args or re.fullmatch(r"[+-][0-9]+", _bare(args[0], self.source))):
                 continue
-            args = [a for a in _field_children(node, "argument") if _bare(a, self.source) not in ("-L", "-P", "--")]
-            text = _literal_word(args[0], self.source) if len(args) == 1 else None
-            if (text is not None and _PLAIN_DIRECTORY.match(text)
-                    and not any(part in ("", ".", "..") for part in text.rstrip("/").split("/"))):
-                found.append(text.rstrip("/"))
-        return tuple(dict.fromkeys(["", *found, "/".join(found)])) if found else ("",)
+            if base == "cd" and args and _bare(args[0], self.source) == "-":
+                continue
+            if len(args) > 1:
+                refused.append((node, "with more than one directory"))
+                continue
+            found = self._path_texts(args[0]) if args else [(text, False) for text in self._variable_texts("HOME") or []]
+            if not found or any(pattern for _, pattern in found):
+                refused.append((node, "into a directory not known before the run"))
+                continue
+            texts = [text for text, _ in found]
+            relative = [t for t in texts if not t.startswith("/")]
+            if relative and cdpath:
+                refused.append((node, "in a script that sets CDPATH, where cd looks for the directory first"))
+                continue
+            if relative and self._may_repeat(node):
+                refused.append((node, "in a loop or a function, where each turn may move further"))
+                continue
+            count *= len(texts) + 1
+            if count > _MOST_TEXTS:
+                refused.append((node, "after more changes of directory than MCS follows"))
+                continue
+            changes.append(texts)
+        return changes, refused
+
+    @staticmethod
+    def _may_repeat(node: Node) -> bool:
+        """Whether ``node`` may run more than once in the same shell: inside a loop or a function
+        body, with no subshell between (a subshell's ``cd`` ends with it)."""
+        for ancestor in _ancestors(node):
+            if ancestor.type in ("subshell", "command_substitution", "process_substitution"):
+                return False
+            if ancestor.type in _LOOPS or ancestor.type == "function_definition":
+                return True
+        return False
 
     def _no_magic_compile(self, command: Node) -> None:
         """Refuse a model's value in ``file -C`` (``--compile``): it writes ``<name>.mgc`` for
@@ -1653,34 +1774,20 @@ class _Analysis:
                 out.append(SignalTarget(command.start_point[0] + 1, tuple((a.start_byte, a.end_byte) for a in held)))
         return tuple(out)
 
-    def _no_link_before(self, command: Node, arg: Node, program: str, verb: str = "writes to") -> None:
-        """Refuse a command of the script that may put a symlink where ``command`` then writes a
-        path a value names: the path is checked before the script runs, so a link made on the
-        way (``git checkout {rev} && cp -- a d/{f}``, ``d`` a link in that revision) would lead
-        the write outside. Such a command is one that comes before ``command``, or shares a loop
-        with it, and runs ``ln``, ``cp``, ``mv``, a git subcommand of :data:`_GIT_LINKERS`, or a
-        program the operator trusts (MCS does not know what it writes)."""
-        assert self.root is not None
-        loops = {a.start_byte for a in _ancestors(command) if a.type in ("for_statement", "while_statement",
-                                                                         "c_style_for_statement")}
-        for node in _walk(self.root):
-            if node.type != "command" or node == command:
-                continue
-            shared = any(a.start_byte in loops for a in _ancestors(node))
-            if node.start_byte >= command.start_byte and not shared:
-                continue
-            name = self._shown(self._program(node))
-            base = _listed_name(name)
-            words = [_bare(a, self.source) for a in _field_children(node, "argument")]
-            subcommand = _git_subcommand(words)[0] if base == "git" else ""
-            if not (base in _FILE_COPIERS or subcommand in _GIT_LINKERS
-                    or (name in self.trusted and base not in DATA_PROGRAMS)):
-                continue
-            shown = f"git {subcommand}" if subcommand else name
-            raise self._refuse(arg, self._value_in(arg), f"may name a path {program} {verb}, which MCS checks "
-                               f"before the command runs, and {self._where(node)} runs {shown!r} first, which can "
-                               "put a symlink in that path on the way", f"split the command: run {shown} in a tool "
-                               f"of its own, so the path is checked after it")
+    def _no_link_before(self, node: Node, arg: Node, program: str, verb: str = "writes to") -> None:
+        """Refuse a command of the script that may put a symlink where ``node`` (a command, a
+        redirection, a test) then writes or reads a path a value names: the path is checked
+        before the script runs, so a link made on the way (``git checkout {rev} && cp -- a
+        d/{f}``, ``d`` a link in that revision) would lead it outside. Such a command is one
+        :meth:`_maker_before` finds, the rule for the paths the script names itself."""
+        maker = self._maker_before(node)
+        if maker is None:
+            return
+        shown = self._link_maker(maker)
+        raise self._refuse(arg, self._value_in(arg), f"may name a path {program} {verb}, which MCS checks "
+                           f"before the command runs, and {self._where(maker)} runs {shown!r} before it or "
+                           "beside it, which can put a symlink in that path on the way", f"split the command: "
+                           f"run {shown} in a tool of its own, so the path is checked after it")
 
     def _bases(self, command: Node, arg: Node, program: str, verb: str = "writes to") -> tuple[str, ...]:
         """Where, relative to the working directory, the programs of the script may run: the
@@ -2472,8 +2579,28 @@ class _Analysis:
         if base in self.functions or base in COMMAND_LANGUAGES:
             return True
         if base in SHELLS or base in INTERPRETERS:
-            return PROGRAM_OPTIONS.get(base, _Options()).input_is_code and self._program_file(command, base) is None
+            index = self._program_file(command, base)
+            if index is None:
+                return PROGRAM_OPTIONS.get(base, _Options()).input_is_code
+            # a program file in /dev or /proc may be the input itself (jq -f /dev/stdin, bash /dev/fd/0)
+            program = self._program_text(_field_children(command, "argument")[index], base)
+            return (not program or program.startswith(_INPUT_VIEWS)
+                    or ".." in program.split("/") or program in ("/dev", "/proc"))
         return False
+
+    def _program_text(self, word: Node, base: str) -> str:
+        """The program file ``word`` names for ``base`` (see :meth:`_program_file`): the word, the
+        value of ``--from-file=...``, or what follows the letter that names the program in a
+        cluster (``-nf/dev/stdin``); ``""`` if it is not literal text."""
+        text = _literal_word(word, self.source) or ""
+        rules = PROGRAM_OPTIONS.get(base, _Options())
+        if text.startswith("--") and "=" in text:
+            return text.split("=", 1)[1]
+        if text[:1] in "-+" and len(text) > 1 and not text.startswith("--"):
+            for position, letter in enumerate(text[1:], start=1):
+                if letter in rules.names_program:
+                    return text[position + 1:]
+        return text
 
     def _check_enclosure(self, node: Node, label: str, spec: SlotSpec | None) -> None:
         """What happens to a value after the command that takes it: later pipeline stages
@@ -2932,3 +3059,30 @@ def _refuse_parse_errors(root: Node, source: bytes) -> None:
     raise ConfigurationError(f"line {line} ({excerpt[:80]!r}) is not valid bash: a quote, bracket or keyword "
                              "is missing or out of place")
 
+
+def _refuse_words_after_redirects(root: Node, source: bytes) -> None:
+    """Refuse a word written after a redirection and before the end of its command (``cat <
+    notes.txt {path}``, ``rm > /dev/null -- {path}``, ``cat <<EOF {path}``): bash passes it to
+    the program as an argument, but tree-sitter-bash reads it as another target of the
+    redirection (or an argument of the here-document), so nothing MCS checks for a program's
+    arguments would see it.
+
+    Raises:
+        ConfigurationError: naming the line and the way to write it.
+    """
+    for node in _walk(root):
+        if node.type == "file_redirect":
+            misread = node.children_by_field_name("destination")[1:]
+        elif node.type == "heredoc_redirect":
+            misread = node.children_by_field_name("argument")
+        else:
+            continue
+        if not misread:
+            continue
+        line = node.start_point[0] + 1
+        lines = source.decode(errors="replace").splitlines()
+        excerpt = SENTINEL_WORD.sub(b"{...}", lines[line - 1].strip().encode()).decode() if lines else ""
+        raise ConfigurationError(f"line {line} ({excerpt[:80]!r}): a word follows a redirection in its command "
+                                 f"({SENTINEL_WORD.sub(b'{...}', misread[0].text or b'').decode(errors='replace')[:40]!r}); bash passes it to the program, but the "
+                                 "parser MCS checks commands with reads it as part of the redirection; write the "
+                                 "redirections after the arguments (cat -- {file} < notes.txt > out.txt)")

@@ -226,3 +226,44 @@ def test_a_list_as_the_signal_cannot_add_the_server_to_the_processes_kill_signal
     finally:
         other.kill()
         other.wait()
+
+
+#: Run in a mount namespace of its own whose /proc is an empty directory: a system without /proc.
+WITHOUT_PROC = """
+import os, sys, yaml
+from mcs_mcp.mcpfile.driver import MCPFileDriver
+from mcs.errors import PolicyDeniedError
+path, cwd = sys.argv[1], sys.argv[2]
+assert not os.path.isdir("/proc/self")
+driver = MCPFileDriver(path, cli_cwd=cwd)
+try:
+    print(driver.call_tool("t", {"pid": sys.argv[3]}))
+except PolicyDeniedError as error:
+    print("REFUSED", error.message)
+finally:
+    driver.close()
+"""
+
+
+def test_on_a_system_without_proc_kill_takes_no_value(write_file, tmp_path: Path) -> None:
+    unshare = "/usr/bin/unshare"
+    probe = subprocess.run([unshare, "-m", "--propagation", "private", "true"], capture_output=True)
+    if not Path(unshare).exists() or probe.returncode != 0:
+        pytest.skip("no mount namespace can be made here (unshare -m needs root)")
+    sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        path = write_file(mcp_file(tool("t", {"cli": {"command": "kill -s TERM {pid} && echo sent"}},
+                                        {"pid": STRING})))
+        script = tmp_path / "without_proc.py"
+        script.write_text(WITHOUT_PROC)
+        run = subprocess.run(
+            [unshare, "-m", "--propagation", "private", "sh", "-c",
+             'mount -t tmpfs none /proc && exec "$@"', "sh", sys.executable, str(script), str(path),
+             str(tmp_path), str(sleeper.pid)],
+            capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.startswith("REFUSED") and "no /proc" in run.stdout, run.stdout
+        assert sleeper.poll() is None, "kill signalled a process whose parents could not be read"
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -432,6 +432,46 @@ def test_jq_arguments_and_input_stay_data(new_driver, write_file, workdir, monke
     assert piped.call_tool("t", {"x": json.dumps(value)}) == value + "\n"
 
 
+
+@pytest.mark.parametrize("command", [
+    "echo {x} | jq -n -f /dev/stdin",
+    "jq -n -f /dev/stdin <<< {x}",
+    "jq -n --from-file /dev/stdin <<< {x}",
+    "jq -nf /dev/fd/0 <<< {x}",
+    "printf '%s' {x} | jq -n -f /proc/self/fd/0",
+    "jq -n -f ../../../../../../../../dev/stdin <<< {x}",
+])
+def test_jq_reading_its_filter_from_its_input_is_refused_at_load(
+    new_driver, write_file, workdir, monkeypatch, command: str
+) -> None:
+    # -f names the filter file; /dev/stdin is the value: the model's filter read $ENV
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    monkeypatch.setenv("MCS_TEST_SECRET", "s3cret-token")
+    with pytest.raises(ConfigurationError, match="runs its input as code"):
+        driver = cli_driver(new_driver, write_file, command, cli_cwd=workdir)
+        assert "s3cret-token" not in str(driver.call_tool("t", {"x": "$ENV.MCS_TEST_SECRET"}))
+
+
+def test_a_trusted_interpreter_reading_its_script_from_its_input_is_refused_at_load(
+    new_driver, write_file, workdir
+) -> None:
+    # trusting python3 allows python3 tool.py {x}, not a script that is the value itself
+    with pytest.raises(ConfigurationError, match="runs its input as code"):
+        driver = cli_driver(new_driver, write_file, "python3 /dev/stdin <<< {x}", cli_cwd=workdir,
+                            cli_trusted_programs=["python3"])
+        driver.call_tool("t", {"x": "open('MARKER', 'w')"})
+    no_marker(workdir)
+
+
+def test_jq_with_a_filter_file_of_its_own_still_takes_its_input_as_data(new_driver, write_file, workdir) -> None:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    (workdir / "prog.jq").write_text(".a\n")
+    driver = cli_driver(new_driver, write_file, "jq -f prog.jq <<< {x}", cli_cwd=workdir)
+    assert driver.call_tool("t", {"x": '{"a": "$ENV"}'}) == '"$ENV"\n'
+
+
 # A name that bash resolves to something else than the program of that name: "e" below runs
 # eval, bash -c, or bash itself; the analysis reads "e" as an unknown program taking data.
 RENAMING = [

@@ -511,3 +511,33 @@ def test_a_link_the_operator_placed_is_read_once_its_target_is_a_read_root(cli, 
         cli("cat config.txt; echo {text}", {"text": STRING}).call_tool("t", {"text": "x"})
     allowed = cli("cat config.txt; echo {text}", {"text": STRING}, cli_read_roots=[str(outside)])
     assert MARKER in str(allowed.call_tool("t", {"text": "x"}))
+
+
+# ----------------------------------------------------------------------------- words after a redirection
+
+
+@pytest.mark.parametrize("command", [
+    "cat < notes.txt {file}",
+    "head -n 5 < notes.txt -- {file}",
+    "cat 2> /dev/null {file}",
+    "cat <<EOF {file}\nhi\nEOF",
+    "cp < /dev/null -- {file} copy.txt",
+])
+def test_a_value_after_a_redirection_is_refused_at_load(cli, work: Path, outside: Path, command: str) -> None:
+    # bash passes the word to the program; tree-sitter-bash reads it as another target of the
+    # redirection, so the read check never saw it: cat printed the secret
+    with pytest.raises(ConfigurationError, match="follows a redirection"):
+        text = outcome(cli(command, {"file": STRING}), {"file": str(outside / "secret")})
+        assert SECRET not in text
+        assert not (work / "copy.txt").exists(), "cp copied the secret in"
+
+
+def test_a_value_removed_after_a_redirection_is_refused_at_load(cli, outside: Path) -> None:
+    with pytest.raises(ConfigurationError, match="follows a redirection"):
+        outcome(cli("rm < /dev/null -- {file}", {"file": STRING}), {"file": str(outside / "victim")})
+        assert (outside / "victim").exists(), "rm deleted outside the working directory"
+
+
+def test_redirections_after_the_arguments_still_run(cli, work: Path) -> None:
+    driver = cli("cat -- {file} < /dev/null 2> /dev/null", {"file": STRING})
+    assert "inside text" in outcome(driver, {"file": "notes.txt"})

@@ -207,3 +207,102 @@ def test_a_literal_write_before_a_copy_still_runs(cli, work: Path) -> None:
     driver = cli("echo {text} > out.txt; cp -- out.txt copy.txt", {"text": STRING})
     driver.call_tool("t", {"text": "kept"})
     assert (work / "copy.txt").read_text() == "kept\n"
+
+
+# ----------------------------------------------------------------------------- one rule for value paths
+
+
+@pytest.mark.parametrize("command", [
+    "(sleep 1; cat -- {path} >&2) | ln -s -- .. x",
+    "(sleep 1; cat -- {path}) & ln -s -- .. x; wait",
+    "cat -- {path} <<< \"$(ln -s -- .. x)\"",
+    "A=\"$(ln -s -- .. x)\" cat -- {path}",
+])
+def test_a_value_read_beside_or_inside_a_link_the_command_makes_is_refused_at_load(
+    cli, outside: Path, command: str
+) -> None:
+    # x/outside/secret is inside while x does not exist (as it is when the path is checked);
+    # the ln of the same pipeline, job or substitution makes x lead to .. before cat opens it
+    with pytest.raises(ConfigurationError, match="runs 'ln' before it or beside it"):
+        assert SECRET not in outcome(cli(command, {"path": STRING}), {"path": "x/outside/secret"})
+
+
+@pytest.mark.parametrize("command", [
+    "(sleep 1; cp -- a {dst}) | ln -s -- .. x",
+    "cp -- a {dst} <<< \"$(ln -s -- .. x)\"",
+])
+def test_a_value_write_beside_or_inside_a_link_the_command_makes_is_refused_at_load(
+    cli, outside: Path, command: str
+) -> None:
+    with pytest.raises(ConfigurationError, match="runs 'ln' before it or beside it"):
+        outcome(cli(command, {"dst": STRING}), {"dst": "x/outside/victim"})
+        assert (outside / "victim").read_text() == "original\n", "cp wrote outside through the link"
+
+
+@pytest.mark.parametrize("command", [
+    "cat -- notes.txt <<< \"$(ln -sfn -- . x)\"; echo {text}",
+    "A=\"$(ln -sfn -- . x)\" cat -- notes.txt; echo {text}",
+])
+def test_a_literal_read_after_a_link_made_inside_its_own_command_is_refused_at_load(
+    new_driver, write_file, work: Path, outside: Path, command: str
+) -> None:
+    read = tool("t", {"cli": {"command": command.replace("notes.txt", "in.txt")}}, {"text": STRING})
+    with pytest.raises(ConfigurationError, match="symlink on the way"):
+        driver = new_driver(write_file(mcp_file(LINK, read)), cli_cwd=work)
+        linked_out(driver, work, "in.txt", "outside/secret")
+        assert SECRET not in outcome(driver, {"text": "x"})
+
+
+def test_a_value_path_before_a_link_in_a_later_statement_still_runs(cli, work: Path) -> None:
+    driver = cli("cat -- {path}; ln -s -- notes.txt l", {"path": STRING})
+    assert "inside text" in outcome(driver, {"path": "notes.txt"})
+    assert (work / "l").is_symlink()
+
+
+# ----------------------------------------------------------------------------- cd to a known directory
+
+
+#: (the change of directory, where the link lies below the working directory, the path read there)
+CHANGES = {
+    "cd ..": ("cd ..", "", "work/in.txt"),
+    "cd an absolute directory": ("cd {work}/sub", "sub/", "in.txt"),
+    "cd ~": ("cd ~", "sub/", "in.txt"),
+    "cd ~/sub": ("cd ~/sub", "sub/", "in.txt"),
+    "cd without a directory": ("cd", "sub/", "in.txt"),
+    "cd sub then ../..": ("cd sub; cd ../..", "", "work/in.txt"),
+}
+
+
+@pytest.mark.parametrize("case", list(CHANGES))
+def test_a_literal_read_after_a_cd_to_a_known_directory_is_checked_from_there(
+    new_driver, write_file, work: Path, outside: Path, monkeypatch, case: str
+) -> None:
+    # checked from the working directory, the path read did not exist (inside, so it passed);
+    # from the directory the cd names, it is a link (one an earlier call could leave) to the secret
+    change, below, path = CHANGES[case]
+    monkeypatch.setenv("HOME", str(work / "sub") if case in ("cd ~", "cd without a directory") else str(work))
+    (work / "sub").mkdir()
+    (work / below / "in.txt").symlink_to(outside / "secret")
+    driver = two_tools(new_driver, write_file, work, LINK, f"{change.format(work=work)}; cat -- {path}")
+    with pytest.raises(PolicyDeniedError, match=r"in\.txt"):
+        driver.call_tool("t", {})
+    assert SECRET not in outcome(driver, {})
+
+
+def test_a_literal_read_after_a_cd_in_a_loop_is_refused_at_load(new_driver, write_file, work: Path) -> None:
+    # each turn moves one directory further (sub, sub/sub, ...): no list of bases holds them all
+    with pytest.raises(ConfigurationError, match="not known before the run"):
+        two_tools(new_driver, write_file, work, LINK, "for n in 1 2; do cd sub; cat -- in.txt; done")
+
+
+def test_a_literal_read_after_a_cd_to_a_known_directory_still_runs(
+    new_driver, write_file, tmp_path: Path, work: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (work / "sub").mkdir()
+    (work / "sub" / "more.txt").write_text("more text\n")
+    command = f"cd ..; cat -- work/notes.txt; cd {work}/sub; cat -- more.txt; cd ~/work; cat -- notes.txt"
+    driver = two_tools(new_driver, write_file, work, LINK, command)
+    text = outcome(driver, {})
+    assert text.count("inside text") == 2 and "more text" in text
+

@@ -424,7 +424,7 @@ def test_a_command_that_may_check_out_a_symlink_before_a_checked_write_is_refuse
     try:
         driver = cli(command, {"rev": STRING, "f": STRING})
     except ConfigurationError as error:
-        assert "runs 'git checkout' first" in str(error) and "split the command" in str(error)
+        assert "runs 'git checkout' before it" in str(error) and "split the command" in str(error)
     else:
         with contextlib.suppress(ToolCallError):
             driver.call_tool("t", {"rev": "linked", "f": "victim"})
@@ -432,7 +432,7 @@ def test_a_command_that_may_check_out_a_symlink_before_a_checked_write_is_refuse
         pytest.fail(f"{command!r} loaded")
     for later in ("rm -- d/{f} && git checkout -q {rev}", "git checkout -q {rev}"):
         cli(later, {"rev": STRING, "f": STRING} if "{f}" in later else {"rev": STRING})
-    with pytest.raises(ConfigurationError, match="runs 'ln' first"):
+    with pytest.raises(ConfigurationError, match="runs 'ln' before it"):
         cli("for f in a b; do ln -s -- {src} l; touch -- l/{f}; done", {"src": STRING, "f": STRING})
 
 
