@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from mcpfile_support import SECRET, Recorder
+from mcpfile_support import SECRET, Recorder, mcp_file, tool
 
 ROOT = Path(__file__).resolve().parents[4]
 CORPUS = ROOT / ".." / "shared" / "corpus" / "genmcp"
@@ -91,3 +91,15 @@ def outside(tmp_path: Path, work: Path) -> Path:
     (work / "link").symlink_to(folder / "secret")
     (work / "dirlink").symlink_to(folder)
     return folder
+
+
+@pytest.fixture
+def cli(new_driver, write_file, work: Path) -> Callable[..., Any]:
+    """``cli(command, properties={"x": string}, **options)``: a driver of one CLI tool ``t``
+    running ``command`` in :func:`work`."""
+    def build(command: str, properties: dict[str, Any] | None = None, **options: Any) -> Any:
+        invocation = {"cli": {"command": command}}
+        schema = {"x": {"type": "string"}} if properties is None else properties
+        return new_driver(write_file(mcp_file(tool("t", invocation, schema))), cli_cwd=work, **options)
+
+    return build

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcpfile_support import SECRET, git_repository_with_a_change, mcp_file, tool
+from mcpfile_support import SECRET, git_repository_with_a_change
 
 from mcs.errors import ConfigurationError, ToolCallError
 
@@ -27,15 +27,6 @@ def outcome(driver: Any, arguments: dict[str, Any]) -> str:
         return str(driver.call_tool("t", arguments))
     except ToolCallError as exc:
         return f"{exc.message} {exc.details}"
-
-
-@pytest.fixture
-def cli(new_driver, write_file, work: Path):
-    def build(command: str) -> Any:
-        return new_driver(write_file(mcp_file(tool("t", {"cli": {"command": command}}, {"x": STRING}))),
-                          cli_cwd=work)
-
-    return build
 
 
 def test_shellopts_keyword_does_not_turn_an_argument_into_the_programs_environment(

@@ -9,7 +9,6 @@ server's user can read. Real bash, real coreutils, grep, jq and git.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,6 @@ from mcs.errors import ConfigurationError, InvalidInputError, PolicyDeniedError,
 
 STRING = {"type": "string"}
 MARKER = SECRET
-
-
-@pytest.fixture
-def cli(new_driver, write_file, work: Path) -> Callable[..., Any]:
-    def build(command: str, properties: dict[str, Any], **options: Any) -> Any:
-        invocation = {"cli": {"command": command}}
-        return new_driver(write_file(mcp_file(tool("t", invocation, properties))), cli_cwd=work, **options)
-
-    return build
 
 
 #: (command, the arguments that read a path, with the path as {path})

@@ -11,7 +11,6 @@ Real bash, coreutils and git.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,6 @@ from mcs.errors import ConfigurationError, PolicyDeniedError, ToolCallError
 
 STRING = {"type": "string"}
 LINK = tool("link", {"cli": {"command": "ln -s -- {target} {name}"}}, {"target": STRING, "name": STRING})
-
-
-@pytest.fixture
-def cli(new_driver, write_file, work: Path) -> Callable[..., Any]:
-    def build(command: str, properties: dict[str, Any], **options: Any) -> Any:
-        invocation = {"cli": {"command": command}}
-        return new_driver(write_file(mcp_file(tool("t", invocation, properties))), cli_cwd=work, **options)
-
-    return build
 
 
 def outcome(driver: Any, arguments: dict[str, Any], name: str = "t") -> str:

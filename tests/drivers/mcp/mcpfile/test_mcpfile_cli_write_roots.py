@@ -24,15 +24,6 @@ from mcs.errors import ConfigurationError, PolicyDeniedError, ToolCallError
 STRING = {"type": "string"}
 
 
-@pytest.fixture
-def cli(new_driver, write_file, work: Path) -> Callable[..., Any]:
-    def build(command: str, properties: dict[str, Any], **options: Any) -> Any:
-        invocation = {"cli": {"command": command}}
-        return new_driver(write_file(mcp_file(tool("t", invocation, properties))), cli_cwd=work, **options)
-
-    return build
-
-
 #: (command, the arguments for a target path, the name in the outside directory it aims at)
 WRITERS: dict[str, tuple[str, Callable[[str], dict[str, str]], str]] = {
     "cp": ("cp -- {src} {dst}", lambda target: {"src": "a", "dst": target}, "victim"),
