@@ -599,13 +599,14 @@ def _blocks(text: str, layout: Layout, keep: Keep, depth: int) -> list[Found]:
     taken_back_until = -1
     bounds = [(span_start, span_end) for _, span_start, span_end, _ in spans]
     numbers = {bound: number for number, bound in enumerate(bounds)}
+    fence_reads: dict[tuple[bool, str], list[Found]] = {}
     for _, item in items:
         if isinstance(item, tuple):  # a fence
             start, body_start, body_end, end = item
-            calls = _fence_calls(text[body_start:body_end], item, layout, keep, depth)
+            body = text[body_start:body_end]
+            calls = _fence_calls_once(body, item, layout, keep, depth, fence_reads)
             if not calls:
                 continue
-            body = text[body_start:body_end]
             explicit = body.lstrip()[:1] in "{[<" and _all_explicit(calls) and not _PYTHONIC_START.match(body)
             framed = _follows(text, taken_back_until, start) or layout.framed_out(
                 start, end, explicit=explicit, names=_names(calls), floor=floor
@@ -705,6 +706,27 @@ def _groups(
     return groups
 
 
+def _fence_calls_once(
+    body: str,
+    fence: tuple[int, int, int, int],
+    layout: Layout,
+    keep: Keep,
+    depth: int,
+    reads: dict[tuple[bool, str], list[Found]],
+) -> list[Found]:
+    """:func:`_fence_calls`, read once per body in a text (models restate an answer in
+    several fences): a later fence with the same body, tagged as output or not as the first
+    one was, gets fresh records of what the first one gave, as the caller changes the
+    records it is given."""
+    key = (_output_fence(layout, fence), body)
+    known = reads.get(key)
+    if known is None:
+        calls = _fence_calls(body, fence, layout, keep, depth)
+        reads[key] = [Found(c.name, c.arguments, c.id, c.confidence, c.positional) for c in calls]
+        return calls
+    return [Found(c.name, c.arguments, c.id, c.confidence, c.positional) for c in known]
+
+
 def _fence_calls(
     body: str, fence: tuple[int, int, int, int], layout: Layout, keep: Keep, depth: int
 ) -> list[Found]:
@@ -714,7 +736,7 @@ def _fence_calls(
     stripped = body.strip()
     if not stripped:
         return []
-    if layout.original[fence[0] + 3 : fence[1]].strip().lower() in _OUTPUT_FENCES or _REPL.search(body):
+    if _output_fence(layout, fence) or _REPL.search(body):
         return []
     whole = parse_whole(stripped) if stripped[0] not in "{<" else None
     if whole is not None:  # nothing but calls: no program
@@ -723,6 +745,11 @@ def _fence_calls(
         return []
     # `parse_whole` already said `stripped` is not pythonic calls: the reader below need not ask again
     return read_text(body, keep, depth + 1, not_pythonic=stripped if stripped[0] not in "{<" else None)
+
+
+def _output_fence(layout: Layout, fence: tuple[int, int, int, int]) -> bool:
+    """Whether the fence's tag says it holds what something printed (:data:`_OUTPUT_FENCES`)."""
+    return layout.original[fence[0] + 3 : fence[1]].strip().lower() in _OUTPUT_FENCES
 
 
 _PYTHONIC_START: Final = re.compile(r"\s*\[\s*[A-Za-z_'\"]")

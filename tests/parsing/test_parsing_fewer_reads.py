@@ -1,10 +1,11 @@
 """What the parser no longer reads gives exactly what reading it gave.
 
-Five readings are skipped on long texts: the arguments of a call found in prose whose
+Six readings are skipped on long texts: the arguments of a call found in prose whose
 name the caller would drop, the ``ast`` parse of a source that opens with a statement
 keyword (``def f(x):``, ``import os``) when only calls are looked for, a second parse of a
 fence body already read as one expression, the markup substitution of a gap between two
-calls that holds a word and no markup, and a name resolved again within a response.
+calls that holds a word and no markup, a name resolved again within a response, and a
+fence body read again when a fence restates it.
 Each is checked against the full reading on generated and hand-picked sources (calls in
 strings, comments, decorators, f-strings, nested and multi-line calls, sources that do
 not parse), then on whole responses. Speed is never asserted.
@@ -297,3 +298,37 @@ def test_calls_are_grouped_as_when_every_gap_lost_its_markup_first(gaps: list[st
         text += "f(a=1)"
     grouped = [[spans.index(span) for span in group] for group in _groups(text, spans)]
     assert grouped == _groups_by_substitution(text, spans)
+
+
+# ------------------------------------------------------------------ a restated fence read once
+
+_CALL_OBJECT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+_WEATHER = {"get_weather": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+
+
+def test_a_fence_after_the_same_fence_framed_out_is_read_as_its_own() -> None:
+    # The first fence is negated. The second, with the same body, is a call in a call syntax:
+    # words to the reader ("you can") do not take it back, as they would a call found by shape.
+    text = (f"Do not run this one:\n```json\n{_CALL_OBJECT}\n```\n\n"
+            f"You can use this call:\n```json\n{_CALL_OBJECT}\n```\n")
+    assert parse_tool_calls(text, known_names=_WEATHER) == [ToolCall("get_weather", {"city": "Paris"})]
+
+
+def test_a_call_restated_in_fences_is_returned_once() -> None:
+    fence = "```python\n[get_weather(city='Paris')]\n```"
+    text = f"{fence}\n\n### Response:\n\n{fence}\n\n### Response:\n{fence}\n"
+    assert parse_tool_calls(text, known_names=_WEATHER) == [ToolCall("get_weather", {"city": "Paris"})]
+
+
+def test_a_fence_tagged_as_output_is_not_read_as_the_same_body_untagged() -> None:
+    body = "get_weather(city='Rome')"
+    printed = f"It printed:\n```output\n{body}\n```\n\nNow the call:\n```python\n{body}\n```\n"
+    assert parse_tool_calls(printed, known_names=_WEATHER) == [ToolCall("get_weather", {"city": "Rome"})]
+    called = f"The call:\n```python\n{body}\n```\n\nIt printed:\n```output\n{body}\n```\n"
+    assert parse_tool_calls(called, known_names=_WEATHER) == [ToolCall("get_weather", {"city": "Rome"})]
+
+
+def test_a_restated_fence_with_positional_arguments_gives_records_named_from_the_schema() -> None:
+    fence = "```python\nget_weather('Paris')\n```"
+    calls = parse_tool_calls(f"{fence}\nThen again:\n{fence}\n", known_names=_WEATHER)
+    assert calls == [ToolCall("get_weather", {"city": "Paris"})]
