@@ -43,7 +43,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.pipeline import Controls, Invocation
-from mcs.server.backend import aobserved, observed
+from mcs.server.backend import aobserved, observed, timed_out
 from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
@@ -181,16 +181,7 @@ class _ToolsDriver(ToolDriver):
 
 
 def _timed_out(meta: ToolMetadata) -> ToolTimeoutError:
-    retry = (
-        "It is idempotent: retrying is safe."
-        if meta.idempotent
-        else "It is not idempotent and may still complete: check its effect before retrying."
-    )
-    return ToolTimeoutError(
-        f"{meta.name} did not finish within its timeout of {meta.timeout_ms} ms; "
-        f"its result will be discarded. {retry}",
-        tool=meta.name,
-    )
+    return timed_out(meta.name, meta.timeout_ms, meta.idempotent)
 
 
 class McpServer:
