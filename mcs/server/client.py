@@ -61,6 +61,19 @@ def _base_url(url: str) -> str:
     return base
 
 
+def _loads(data: bytes) -> Any:
+    """The JSON value of a server's answer.
+
+    Raises:
+        ValueError: not JSON, or nested too deeply to read (what a hostile server sends
+            to make the parser recurse past Python's limit).
+    """
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+
+
 def _check_protocol(protocol: Any, where: str) -> None:
     """Refuse a server whose wire protocol has another major version (RFC-0001 section 16).
 
@@ -189,7 +202,7 @@ class RFC0001Driver(ToolDriver):
         if status != 200:
             raise ConfigurationError(f"{where} answered HTTP {status}")
         try:
-            document = json.loads(body)
+            document = _loads(body)
         except ValueError:
             document = None
         if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
@@ -283,7 +296,7 @@ class RFC0001Driver(ToolDriver):
     def _result(self, invocation: Invocation, status: int, data: bytes) -> Any:
         name = invocation.tool.name
         try:
-            body = json.loads(data)
+            body = _loads(data)
         except ValueError:
             raise ExecutionError(
                 f"{name}: the server answered HTTP {status} with a body that is not JSON.",
