@@ -6,10 +6,14 @@ import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from rfc0001_helpers import StdioClient, WsClient
+from pydantic import BaseModel
+from rfc0001_helpers import StdioClient, WsClient, running_app
+
+from mcs.server import McpServer, tool
 
 
 @pytest.fixture
@@ -197,3 +201,36 @@ def test_a_websocket_handshake_with_bad_identity_is_refused(url: str) -> None:
     with pytest.raises(InvalidStatus) as info, connect(ws_url, additional_headers={"X-Request-Id": "bad id"}):
         pass
     assert info.value.response.status_code == 403
+
+
+class _Anything(BaseModel):
+    data: Any = None
+
+
+class _Done(BaseModel):
+    done: bool
+
+
+@pytest.mark.parametrize("depth", [230, 300, 900])
+def test_arguments_nested_too_deeply_are_invalid_input_and_nothing_runs(depth: int) -> None:
+    ran: list[Any] = []
+
+    @tool(name="store", timeout_ms=10_000, idempotent=False)
+    def store(req: _Anything) -> _Done:
+        ran.append(req.data)
+        return _Done(done=True)
+
+    server = McpServer(name="deep", version="1")
+    server.add_tool(store)
+    body = b'{"tool": "store", "arguments": {"data": ' + b"[" * depth + b"]" * depth + b"}}"
+    try:
+        with running_app(server.asgi_app()) as base, httpx.Client(base_url=base, timeout=10) as client:
+            response = client.post("/mcp/execute", content=body, headers=JSON)
+            assert response.status_code == 400, response.text
+            assert response.json()["error"] == "INVALID_INPUT"
+            assert "nested too deeply" in response.json()["message"]
+            assert ran == []
+            ok = client.post("/mcp/execute", json={"tool": "store", "arguments": {"data": [[1]]}})
+            assert ok.status_code == 200 and ran == [[[1]]]
+    finally:
+        server.close()
