@@ -157,7 +157,7 @@ class _ToolsDriver(ToolDriver):
         try:
             return future.result(timeout=invocation.timeout)
         except concurrent.futures.TimeoutError:
-            future.cancel()
+            pipeline.abandon(future)  # a rate limit's slot is held until the thread ends
             raise _timed_out(server_tool.metadata) from None
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
@@ -165,15 +165,19 @@ class _ToolsDriver(ToolDriver):
         hand-off per call (the sync path takes two when a transport calls it from async code)."""
         server_tool = self._server._tools[invocation.tool.name]
         # loop.run_in_executor(...) without its checks and a partial for the keyword
-        running = asyncio.wrap_future(self._executor.submit(
-            server_tool.invoke, invocation.arguments, invocation.context, strict=self._server.strict))
+        future = self._executor.submit(
+            server_tool.invoke, invocation.arguments, invocation.context, strict=self._server.strict)
         deadline = asyncio.timeout(invocation.timeout)
         try:
             async with deadline:
-                return await running
+                return await asyncio.wrap_future(future)
         except TimeoutError:
             if deadline.expired():
+                pipeline.abandon(future)  # a rate limit's slot is held until the thread ends
                 raise _timed_out(server_tool.metadata) from None
+            raise
+        except asyncio.CancelledError:  # the caller left
+            pipeline.abandon(future)
             raise
 
     def close(self) -> None:
