@@ -232,15 +232,14 @@ class DriverBackend:
     def _execute(
         self, tool: str, arguments: Mapping[str, Any] | None, context: AgentContext | None, arrived: float,
     ) -> Outcome:
+        from mcs.cli import to_jsonable
+
         context = context or AgentContext()
         named, named_arguments = self._named(tool, arguments)
-        outcome = observed(self.driver.controls, named, named_arguments, context,
-                           lambda: self._run(tool, arguments, context, arrived), driver=self.driver)
-        if outcome.ok:
-            from mcs.cli import to_jsonable
-
-            return dataclasses.replace(outcome, result=to_jsonable(outcome.result))
-        return outcome
+        # The result made JSON inside the execution: one that cannot be (nested too deeply
+        # to walk) is the tool's EXECUTION_ERROR, seen by the error hooks.
+        return observed(self.driver.controls, named, named_arguments, context,
+                        lambda: to_jsonable(self._run(tool, arguments, context, arrived)), driver=self.driver)
 
     def close(self) -> None:
         """Stop the worker threads (calls still running are abandoned)."""
