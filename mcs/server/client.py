@@ -37,10 +37,14 @@ from mcs.pinning import HeldTool, PinStore
 from mcs.pipeline import Invocation
 from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, PROTOCOL_VERSION, context_to_headers
 from mcs.tools import TOOL_NAME_PATTERN, Tool
+from mcs.truncation import cap_text
 
 logger = logging.getLogger("mcs.server.client")
 
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
+
+#: A server's error message is for the model to read; longer ones are cut (as the ``mcp`` bridge does).
+MAX_ERROR_BYTES = 4096
 
 try:
     import httpx
@@ -305,7 +309,8 @@ class RFC0001Driver(ToolDriver):
         if status == 200 and isinstance(body, dict) and "result" in body:
             return body["result"]
         if isinstance(body, dict) and body.get("error") in ErrorCode.__members__:
-            raise ToolCallError.from_code(body["error"], str(body.get("message", "")), tool=name)
+            message = cap_text(str(body.get("message", "")), MAX_ERROR_BYTES, what="error message")
+            raise ToolCallError.from_code(body["error"], message, tool=name)
         raise ExecutionError(f"{name}: the server answered HTTP {status}.", tool=name)
 
     def _timeout(self, invocation: Invocation, exc: Exception) -> ToolCallError:

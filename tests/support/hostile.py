@@ -12,6 +12,7 @@ counted, so a test can assert what reached it. Behaviours, by the first path seg
 * ``/short``: ``Content-Length: 100000``, then 3 bytes and the connection closed;
 * ``/inject``: a JSON object whose text tells the model to do harm (B7);
 * ``/deep``: a JSON object holding arrays nested 100,000 deep (valid JSON no recursive parser reads);
+* ``/huge-error``: ``502`` with an RFC-0001 error whose message is 1 MB of an injected instruction;
 * ``/redirect``: ``302`` to the URL in :attr:`HostilePeer.location`;
 * ``/reset``: reads the request, then resets the connection (no answer);
 * ``/flaky``: ``503`` with ``Retry-After: 1`` for the first :attr:`HostilePeer.flaky_failures`
@@ -206,6 +207,9 @@ class HostilePeer:
             _send(conn, 200, json.dumps({"readme": INJECTION}).encode())
         elif path == "/deep":
             _send(conn, 200, DEEP_JSON)
+        elif path == "/huge-error":
+            message = (INJECTION + " ") * (1_000_000 // (len(INJECTION) + 1))
+            _send(conn, 502, json.dumps({"error": "EXECUTION_ERROR", "message": message}).encode())
         elif path == "/redirect":
             _send(conn, 302, b"", "text/plain", {"Location": self.location})
         elif path == "/reset":
@@ -244,7 +248,8 @@ _CAPABILITIES: dict[str, Any] = {
 
 def _send(conn: socket.socket, status: int, body: bytes, content_type: str = "application/json",
           headers: dict[str, str] | None = None) -> None:
-    reason = {200: "OK", 302: "Found", 500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
+    reason = {200: "OK", 302: "Found", 500: "Internal Server Error", 502: "Bad Gateway",
+              503: "Service Unavailable"}.get(status, "Status")
     lines = [f"HTTP/1.1 {status} {reason}", f"Content-Type: {content_type}", f"Content-Length: {len(body)}",
              "Connection: close", *(f"{k}: {v}" for k, v in (headers or {}).items())]
     conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
