@@ -111,6 +111,12 @@ class _ToolsDriver(ToolDriver):
             ))
         return tools
 
+    def _builtin_tools(self, tools: Mapping[str, Tool]) -> list[Tool]:
+        """None: the wire protocol has no meta-tools, and a server's tool keeps its own name
+        (the base class would offer ``describe_tool`` for deep schemas and rename a server
+        tool of that name, whose calls would then reach the meta-tool's schema or code)."""
+        return []
+
     def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
         return self._prepared(self._resolve(call.name), call.arguments, context)
 
