@@ -107,6 +107,11 @@ def _passthrough_plan(model: type[BaseModel]) -> tuple[_PlainField, ...] | None:
     return tuple(plan)
 
 
+def _bare(annotation: Any) -> Any:
+    """``annotation`` without an ``Annotated[...]`` wrapper (its metadata dropped)."""
+    return get_args(annotation)[0] if get_origin(annotation) is typing.Annotated else annotation
+
+
 class FunctionTool(Generic[P, R]):
     """A function made into a tool; still callable as the plain function."""
 
@@ -121,7 +126,8 @@ class FunctionTool(Generic[P, R]):
     ) -> None:
         self.func = func
         self.is_async = inspect.iscoroutinefunction(func)
-        hints = get_type_hints(func)
+        # with extras: Annotated[int, Field(ge=1)] keeps its constraints (schema and checks)
+        hints = get_type_hints(func, include_extras=True)
         signature = inspect.signature(func)
         self._context_param: str | None = None
         self._model_param: str | None = None
@@ -130,7 +136,7 @@ class FunctionTool(Generic[P, R]):
         params = [p for p in signature.parameters.values()]
         for param in params:
             annotation = hints.get(param.name, Any)
-            if is_context_annotation(annotation):
+            if is_context_annotation(_bare(annotation)):
                 self._context_param = param.name
                 continue
             if self._raw_schema:
@@ -140,7 +146,7 @@ class FunctionTool(Generic[P, R]):
                     f"tool function {func.__name__!r} cannot take *args or **kwargs"
                 )
             if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
-                if len([p for p in params if not is_context_annotation(hints.get(p.name))]) != 1:
+                if len([p for p in params if not is_context_annotation(_bare(hints.get(p.name)))]) != 1:
                     raise ConfigurationError(
                         f"tool function {func.__name__!r}: a Pydantic input model must be its only argument"
                     )
@@ -155,7 +161,7 @@ class FunctionTool(Generic[P, R]):
             raise ConfigurationError(f"tool function {func.__name__!r}: input_schema must describe an object")
         self._fields = tuple(self.input_model.model_fields)
         self._plain = None if self._raw_schema or self._model_param else _passthrough_plan(self.input_model)
-        output = hints.get("return")
+        output = _bare(hints.get("return"))
         self._output_adapter: TypeAdapter[Any] | None = (
             TypeAdapter(output) if output not in (None, type(None), Any) and not returns_content(output) else None
         )

@@ -558,6 +558,8 @@ def run_sync(
     admitted = _admit(invocation, controls)
     started = time.perf_counter()
     _refuse_if_late(controls, admitted, invocation, started)
+    # a driver that abandons its thread at the deadline hands the slot on to it (abandon)
+    holder = _holding_call.set(admitted) if admitted.release is not None else None
     try:
         result = _call_within_deadline(invocation, call, enforces_deadline, check_output, admitted)
     except BaseException as exc:
@@ -567,6 +569,9 @@ def run_sync(
         error = map_exception(exc, tool, invocation.secrets())
         _finish(controls, admitted, invocation, started, error=error)
         raise error from (None if error is exc else exc)
+    finally:
+        if holder is not None:
+            _holding_call.reset(holder)
     _finish(controls, admitted, invocation, started, result=result)
     return result
 
@@ -721,11 +726,20 @@ async def run_in_thread(call: Callable[[Invocation], Any], invocation: Invocatio
     try:
         return await asyncio.wrap_future(future)
     except asyncio.CancelledError:
-        admitted = _holding_call.get()
-        if not future.cancel() and admitted is not None and admitted.release is not None:
-            release, admitted.release = admitted.release, None
-            future.add_done_callback(lambda _: release())
+        abandon(future)
         raise
+
+
+def abandon(future: concurrent.futures.Future[Any]) -> None:
+    """Give up waiting for ``future``, the thread that runs the current call (a driver that
+    enforces its own deadline calls this when it passes): cancelled if it has not started,
+    else the call's rate-limit slot stays taken until the thread ends, so ``concurrent=N``
+    bounds the calls really running. For a call run by :func:`run_sync` or
+    :func:`run_async`."""
+    admitted = _holding_call.get()
+    if not future.cancel() and admitted is not None and admitted.release is not None:
+        release, admitted.release = admitted.release, None
+        future.add_done_callback(lambda _: release())
 
 
 def _streamed(count: int) -> dict[str, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
@@ -366,3 +366,23 @@ def test_a_list_argument_reaches_the_function_as_its_own_copy() -> None:
 
     assert FunctionDriver([append]).call_tool("append", {"tags": sent}) == ["a", "b", "c"]
     assert sent == ["a", "b"]
+
+
+def test_annotated_field_constraints_of_plain_parameters_are_in_the_schema_and_enforced() -> None:
+    ran: list[tuple[int, str]] = []
+
+    @tool
+    def pick(slot: Annotated[int, Field(ge=1, le=5)],
+             code: Annotated[str, Field(pattern="^[a-z]{4}$", json_schema_extra={"format": "password"})]) -> str:
+        """Pick a slot with an access code."""
+        ran.append((slot, code))
+        return "picked"
+
+    driver = FunctionDriver([pick])
+    schema = driver.get_tool("pick").input_schema
+    assert schema["properties"]["slot"]["maximum"] == 5 and schema["properties"]["code"]["format"] == "password"
+    with pytest.raises(InvalidInputError) as refused:
+        driver.call_tool("pick", {"slot": 99, "code": "S3CRET!"})
+    assert "'slot'" in refused.value.message and "S3CRET" not in refused.value.message
+    assert ran == []
+    assert driver.call_tool("pick", {"slot": 2, "code": "abcd"}) == "picked" and ran == [(2, "abcd")]

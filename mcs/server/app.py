@@ -165,11 +165,16 @@ def create_app(
                 call = frames.read_frame(raw, limit, default)
                 if isinstance(call, str):
                     await ws.send_text(call)
-                elif call.method == "capabilities":
-                    await ws.send_text(frames.capabilities_reply(call, backend))
-                else:
-                    outcome = await backend.aexecute(call.tool, call.arguments, call.context)
-                    await ws.send_text(frames.outcome_reply(call, outcome))
+                    continue
+                try:
+                    if call.method == "capabilities":
+                        reply = frames.capabilities_reply(call, backend)
+                    else:
+                        outcome = await backend.aexecute(call.tool, call.arguments, call.context)
+                        reply = frames.outcome_reply(call, outcome)
+                except Exception as exc:
+                    reply = frames.failure_reply(call, exc)
+                await ws.send_text(reply)
         except WebSocketDisconnect:
             return
 

@@ -13,6 +13,7 @@ hook follows, so an audit hook sees unknown tools, invalid arguments and denials
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -21,8 +22,14 @@ from typing import Any, Protocol
 from mcs import discovery, pipeline
 from mcs.context import AgentContext
 from mcs.driver import ToolDriver
-from mcs.errors import ExecutionError, InvalidInputError, ToolCallError, ToolNotFoundError
-from mcs.pipeline import Controls
+from mcs.errors import (
+    ExecutionError,
+    InvalidInputError,
+    ToolCallError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+)
+from mcs.pipeline import Controls, Invocation
 from mcs.redaction import redact, secret_values
 from mcs.server.tools import ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
@@ -164,17 +171,30 @@ class DriverBackend:
     ``timeout_ms`` is the driver's timeout (``0`` when it has none); ``idempotent`` comes
     from the tool's ``idempotentHint`` (or ``readOnlyHint``) annotation and is ``False``
     when the spec does not say.
+
+    The advertised ``timeout_ms`` holds whatever the driver does with its timeout (a
+    :class:`~mcs.FunctionDriver` runs a sync function inline, unbounded): each call runs on
+    one of the backend's ``max_workers`` threads and the caller waits at most the timeout,
+    counted from when the request arrived, then gets ``TIMEOUT``. As with
+    :class:`~mcs.server.McpServer`, an overrunning call is not stopped: it keeps its
+    thread until it returns, and its result is discarded.
     """
 
     def __init__(
         self, driver: ToolDriver, *, name: str | None = None, version: str | None = None,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, strict: bool = True,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, strict: bool = True, max_workers: int = 32,
     ) -> None:
         self.driver = driver
         self.name = name or driver.meta.name
         self.version = version or driver.meta.version
         self.max_body_bytes = max_body_bytes
         self.strict = strict
+<<<<<<< HEAD
+=======
+        self._strict_validators: dict[str, ArgumentValidator] = {}
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix=f"mcs-serve-{self.name[:40]}")
+>>>>>>> redteam-rfc0001
 
     def _metadata(self, tool: Tool) -> ToolMetadata:
         timeout = self.driver.timeout
@@ -202,22 +222,32 @@ class DriverBackend:
         self, tool: str, arguments: Mapping[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Outcome:
-        context = context or AgentContext()
-        named, named_arguments = self._named(tool, arguments)
-        outcome = observed(self.driver.controls, named, named_arguments, context,
-                           lambda: self._run(tool, arguments, context), driver=self.driver)
-        if outcome.ok:
-            from mcs.cli import to_jsonable
-
-            return dataclasses.replace(outcome, result=to_jsonable(outcome.result))
-        return outcome
+        """Run one execution; blocks at most the tool's timeout (never raises a tool error)."""
+        return self._execute(tool, arguments, context, time.monotonic())
 
     async def aexecute(
         self, tool: str, arguments: Mapping[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Outcome:
-        """:meth:`execute` on a worker thread (the driver's own pipeline decides the rest)."""
-        return await asyncio.to_thread(self.execute, tool, arguments, context)
+        """:meth:`execute` on a worker thread; the timeout counts from this call, so time
+        spent waiting for that thread is part of it."""
+        return await asyncio.to_thread(self._execute, tool, arguments, context, time.monotonic())
+
+    def _execute(
+        self, tool: str, arguments: Mapping[str, Any] | None, context: AgentContext | None, arrived: float,
+    ) -> Outcome:
+        from mcs.cli import to_jsonable
+
+        context = context or AgentContext()
+        named, named_arguments = self._named(tool, arguments)
+        # The result made JSON inside the execution: one that cannot be (nested too deeply
+        # to walk) is the tool's EXECUTION_ERROR, seen by the error hooks.
+        return observed(self.driver.controls, named, named_arguments, context,
+                        lambda: to_jsonable(self._run(tool, arguments, context, arrived)), driver=self.driver)
+
+    def close(self) -> None:
+        """Stop the worker threads (calls still running are abandoned)."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     def _named(self, name: str, arguments: Any) -> tuple[str, Any]:
         """The tool and arguments the hooks see: for discovery mode's ``call_tool``, the tool
@@ -235,7 +265,7 @@ class DriverBackend:
             return name, arguments
         return target.name, inner
 
-    def _run(self, name: str, arguments: Any, context: AgentContext) -> Any:
+    def _run(self, name: str, arguments: Any, context: AgentContext, arrived: float) -> Any:
         if not isinstance(arguments, Mapping):
             raise InvalidInputError("'arguments' must be a JSON object.", tool=name)
         tools = {t.name: t for t in self.driver.list_tools()}
@@ -247,7 +277,40 @@ class DriverBackend:
             self.driver._validator(tool).validate_as_sent(dict(arguments))
         driver = self.driver
         invocation = driver.prepare(ToolCall(name=name, arguments=dict(arguments)), context)
-        return driver._run(invocation, driver._handler(invocation.tool), without_hooks(driver.controls))
+        handler, controls = driver._handler(invocation.tool), without_hooks(driver.controls)
+        if invocation.timeout is None:
+            return driver._run(invocation, handler, controls)
+        return self._within_timeout(
+            dataclasses.replace(invocation, deadline=arrived + invocation.timeout),
+            lambda inv: driver._run(inv, handler, controls))
+
+    def _within_timeout(self, invocation: Invocation, run: Callable[[Invocation], Any]) -> Any:
+        """``run(invocation)`` on one of the backend's threads, waited for until the deadline."""
+        future = self._executor.submit(run, invocation)
+        try:
+            return future.result(timeout=invocation.remaining())
+        except concurrent.futures.TimeoutError:
+            if future.done():  # the call's own TimeoutError, or it ended at the deadline
+                return future.result()
+            future.cancel()
+            raise timed_out(invocation.tool.name, round((invocation.timeout or 0) * 1000),
+                            bool(invocation.tool.annotations.get("idempotentHint",
+                                                                 invocation.tool.annotations.get("readOnlyHint")))
+                            ) from None
+
+
+def timed_out(tool: str, timeout_ms: int, idempotent: bool) -> ToolTimeoutError:
+    """The ``TIMEOUT`` of a call that overran ``timeout_ms``; it says whether a retry is safe."""
+    retry = (
+        "It is idempotent: retrying is safe."
+        if idempotent
+        else "It is not idempotent and may still complete: check its effect before retrying."
+    )
+    return ToolTimeoutError(
+        f"{tool} did not finish within its timeout of {timeout_ms} ms; "
+        f"its result will be discarded. {retry}",
+        tool=tool,
+    )
 
 
 def _copy(arguments: Any) -> dict[str, Any]:

@@ -55,13 +55,15 @@ def serve_command(args: argparse.Namespace) -> int:
             "options: allowed_hosts, allowed_origins"
         )
     driver = _build(args)
+    backend = DriverBackend(driver)
     try:
-        serve(DriverBackend(driver), transport=transport,
+        serve(backend, transport=transport,
               host=getattr(args, "host", None) or "127.0.0.1",
               port=getattr(args, "port", None) or 8000,
               allowed_hosts=_listed(settings.get("allowed_hosts")),
               allowed_origins=_listed(settings.get("allowed_origins")))
     finally:
+        backend.close()
         driver.close()
     return 0
 

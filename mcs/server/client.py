@@ -37,10 +37,14 @@ from mcs.pinning import HeldTool, PinStore
 from mcs.pipeline import Invocation
 from mcs.server.wire import CAPABILITIES_PATH, EXECUTE_PATH, PROTOCOL_VERSION, context_to_headers
 from mcs.tools import TOOL_NAME_PATTERN, Tool
+from mcs.truncation import cap_text
 
 logger = logging.getLogger("mcs.server.client")
 
 _NAMESPACE = uuid.UUID("2b0a3f0e-8d1c-4d57-9b8e-6f7c1e0a0002")
+
+#: A server's error message is for the model to read; longer ones are cut (as the ``mcp`` bridge does).
+MAX_ERROR_BYTES = 4096
 
 try:
     import httpx
@@ -59,6 +63,19 @@ def _base_url(url: str) -> str:
     if not base.startswith(("http://", "https://")):
         raise ConfigurationError(f"url must be an http:// or https:// address, got {url!r}")
     return base
+
+
+def _loads(data: bytes) -> Any:
+    """The JSON value of a server's answer.
+
+    Raises:
+        ValueError: not JSON, or nested too deeply to read (what a hostile server sends
+            to make the parser recurse past Python's limit).
+    """
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
 
 
 def _check_protocol(protocol: Any, where: str) -> None:
@@ -189,7 +206,7 @@ class RFC0001Driver(ToolDriver):
         if status != 200:
             raise ConfigurationError(f"{where} answered HTTP {status}")
         try:
-            document = json.loads(body)
+            document = _loads(body)
         except ValueError:
             document = None
         if not isinstance(document, dict) or not isinstance(document.get("tools"), list):
@@ -283,7 +300,7 @@ class RFC0001Driver(ToolDriver):
     def _result(self, invocation: Invocation, status: int, data: bytes) -> Any:
         name = invocation.tool.name
         try:
-            body = json.loads(data)
+            body = _loads(data)
         except ValueError:
             raise ExecutionError(
                 f"{name}: the server answered HTTP {status} with a body that is not JSON.",
@@ -292,7 +309,8 @@ class RFC0001Driver(ToolDriver):
         if status == 200 and isinstance(body, dict) and "result" in body:
             return body["result"]
         if isinstance(body, dict) and body.get("error") in ErrorCode.__members__:
-            raise ToolCallError.from_code(body["error"], str(body.get("message", "")), tool=name)
+            message = cap_text(str(body.get("message", "")), MAX_ERROR_BYTES, what="error message")
+            raise ToolCallError.from_code(body["error"], message, tool=name)
         raise ExecutionError(f"{name}: the server answered HTTP {status}.", tool=name)
 
     def _timeout(self, invocation: Invocation, exc: Exception) -> ToolCallError:

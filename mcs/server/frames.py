@@ -14,6 +14,7 @@ echoed; replies to frames that cannot be read carry ``"id": null``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from mcs.server.backend import Backend
 
 _FRAME_KEYS = ("id", "method", "tool", "arguments", "context")
+logger = logging.getLogger("mcs.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +103,28 @@ def outcome_reply(call: FrameCall, outcome: Outcome) -> str:
     return _reply(call.id, status, outcome.request_id, body)
 
 
+def failure_reply(call: FrameCall, exc: Exception) -> str:
+    """The reply to a frame the server failed to answer (a bug, never the frame's fault):
+    what HTTP answers then (``500 EXECUTION_ERROR``); the failure is logged, the
+    connection or the STDIO loop goes on."""
+    logger.error("unexpected error answering a %s frame", call.method, exc_info=exc)
+    return error_reply(call.id, 500, ErrorCode.EXECUTION_ERROR,
+                       "The server failed unexpectedly; nothing was returned.", call.context.request_id)
+
+
 def handle_frame(
     backend: Backend, raw: str | bytes, default: AgentContext | None = None,
     execute: Callable[[FrameCall], Outcome] | None = None,
 ) -> str:
-    """Answer one frame synchronously (STDIO); ``execute`` defaults to ``backend.execute``."""
+    """Answer one frame synchronously (STDIO); ``execute`` defaults to ``backend.execute``.
+    Never raises: a failure of the server itself is :func:`failure_reply`."""
     call = read_frame(raw, backend.max_body_bytes, default)
     if isinstance(call, str):
         return call
-    if call.method == "capabilities":
-        return capabilities_reply(call, backend)
-    run = execute or (lambda c: backend.execute(c.tool, c.arguments, c.context))
-    return outcome_reply(call, run(call))
+    try:
+        if call.method == "capabilities":
+            return capabilities_reply(call, backend)
+        run = execute or (lambda c: backend.execute(c.tool, c.arguments, c.context))
+        return outcome_reply(call, run(call))
+    except Exception as exc:
+        return failure_reply(call, exc)

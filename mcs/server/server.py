@@ -43,7 +43,7 @@ from mcs.errors import (
     ToolTimeoutError,
 )
 from mcs.pipeline import Controls, Invocation
-from mcs.server.backend import aobserved, observed
+from mcs.server.backend import aobserved, observed, timed_out
 from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
@@ -111,6 +111,12 @@ class _ToolsDriver(ToolDriver):
             ))
         return tools
 
+    def _builtin_tools(self, tools: Mapping[str, Tool]) -> list[Tool]:
+        """None: the wire protocol has no meta-tools, and a server's tool keeps its own name
+        (the base class would offer ``describe_tool`` for deep schemas and rename a server
+        tool of that name, whose calls would then reach the meta-tool's schema or code)."""
+        return []
+
     def prepare(self, call: ToolCall, context: AgentContext | None = None) -> Invocation:
         return self._prepared(self._resolve(call.name), call.arguments, context)
 
@@ -157,7 +163,7 @@ class _ToolsDriver(ToolDriver):
         try:
             return future.result(timeout=invocation.timeout)
         except concurrent.futures.TimeoutError:
-            future.cancel()
+            pipeline.abandon(future)  # a rate limit's slot is held until the thread ends
             raise _timed_out(server_tool.metadata) from None
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
@@ -165,15 +171,19 @@ class _ToolsDriver(ToolDriver):
         hand-off per call (the sync path takes two when a transport calls it from async code)."""
         server_tool = self._server._tools[invocation.tool.name]
         # loop.run_in_executor(...) without its checks and a partial for the keyword
-        running = asyncio.wrap_future(self._executor.submit(
-            server_tool.invoke, invocation.arguments, invocation.context, strict=self._server.strict))
+        future = self._executor.submit(
+            server_tool.invoke, invocation.arguments, invocation.context, strict=self._server.strict)
         deadline = asyncio.timeout(invocation.timeout)
         try:
             async with deadline:
-                return await running
+                return await asyncio.wrap_future(future)
         except TimeoutError:
             if deadline.expired():
+                pipeline.abandon(future)  # a rate limit's slot is held until the thread ends
                 raise _timed_out(server_tool.metadata) from None
+            raise
+        except asyncio.CancelledError:  # the caller left
+            pipeline.abandon(future)
             raise
 
     def close(self) -> None:
@@ -181,16 +191,7 @@ class _ToolsDriver(ToolDriver):
 
 
 def _timed_out(meta: ToolMetadata) -> ToolTimeoutError:
-    retry = (
-        "It is idempotent: retrying is safe."
-        if meta.idempotent
-        else "It is not idempotent and may still complete: check its effect before retrying."
-    )
-    return ToolTimeoutError(
-        f"{meta.name} did not finish within its timeout of {meta.timeout_ms} ms; "
-        f"its result will be discarded. {retry}",
-        tool=meta.name,
-    )
+    return timed_out(meta.name, meta.timeout_ms, meta.idempotent)
 
 
 class McpServer:

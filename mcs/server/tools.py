@@ -256,10 +256,12 @@ class ServerTool(Generic[P, R]):
                     pydantic_core.to_json(arguments, inf_nan_mode="constants"), strict=True)
             else:
                 model = self.input_model.model_validate(arguments)
-        except ValidationError as exc:
-            raise InvalidInputError(
-                f"Invalid arguments for {self.name}: {_problems(exc)}.", tool=self.name
-            ) from None
+        except (ValidationError, pydantic_core.PydanticSerializationError) as exc:
+            # Arguments as decoded from a request are always JSON: pydantic-core fails to
+            # write or read them back only past its nesting limit.
+            problems = _problems(exc) if isinstance(exc, ValidationError) and not _too_deep(exc) else (
+                "they are nested too deeply")
+            raise InvalidInputError(f"Invalid arguments for {self.name}: {problems}.", tool=self.name) from None
         kwargs: dict[str, Any] = {str(self._input_param): model}
         if self._context_param is not None:
             kwargs[self._context_param] = context
@@ -329,6 +331,11 @@ def _finite(value: Any) -> bool:
         elif kind not in _PLAIN and not _finite(item):
             return False
     return True
+
+
+def _too_deep(exc: ValidationError) -> bool:
+    """Whether pydantic-core refused the arguments' JSON text itself (its recursion limit)."""
+    return any(error["type"] == "json_invalid" for error in exc.errors())
 
 
 def _problems(exc: ValidationError) -> str:

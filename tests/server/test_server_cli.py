@@ -84,3 +84,39 @@ def test_an_unknown_driver_is_a_usage_error() -> None:
                           capture_output=True, timeout=60, input=b"")
     assert done.returncode == 2
     assert b"no MCS driver named 'no-such-driver'" in done.stderr
+
+
+DEEP_TOOLS = (
+    "from typing import Any\n\nimport mcs\n\n\n@mcs.tool\ndef keep(data: list) -> list:\n"
+    "    \"\"\"Store data and give it back.\"\"\"\n    return data\n\n\n"
+    "@mcs.tool\ndef tower() -> Any:\n    \"\"\"A list nested 5000 deep.\"\"\"\n"
+    "    value: Any = []\n    for _ in range(5000):\n        value = [value]\n    return value\n"
+)
+
+
+def test_deeply_nested_arguments_or_results_do_not_stop_the_stdio_server(tmp_path: Path) -> None:
+    (tmp_path / "deep_tools.py").write_text(DEEP_TOOLS)
+    text = '{"id": 1, "method": "execute", "tool": "keep", "arguments": {"data": ' + "[" * 600 + "]" * 600 + "}}"
+    done = subprocess.run([*MCS, "serve", "deep_tools", "--protocol", "rfc0001", "--transport", "stdio"],
+                          input=(text + "\n" + json.dumps({"id": 2, "method": "execute", "tool": "tower"}) + "\n"
+                                 + json.dumps({"id": 3, "method": "capabilities"}) + "\n").encode(),
+                          capture_output=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    deep, tower, capabilities = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert (deep["id"], deep["status"], deep["body"]["error"]) == (1, 400, "INVALID_INPUT")
+    assert "nested too deeply" in deep["body"]["message"]
+    assert (tower["id"], tower["status"], tower["body"]["error"]) == (2, 502, "EXECUTION_ERROR")
+    assert capabilities["status"] == 200
+
+
+def test_deeply_nested_arguments_are_invalid_input_over_http(tmp_path: Path) -> None:
+    (tmp_path / "deep_tools.py").write_text(DEEP_TOOLS)
+    port = free_port()
+    with server_process([*MCS, "serve", "deep_tools", "--protocol", "rfc0001", "--host", "127.0.0.1",
+                         "--port", str(port)], port, timeout=30, cwd=tmp_path):
+        url = f"http://127.0.0.1:{port}/mcp/execute"
+        body = '{"tool": "keep", "arguments": {"data": ' + "[" * 600 + "]" * 600 + "}}"
+        deep = httpx.post(url, content=body, headers={"content-type": "application/json"}, timeout=10)
+        tower = httpx.post(url, json={"tool": "tower"}, timeout=10)
+    assert deep.status_code == 400 and "nested too deeply" in deep.json()["message"]
+    assert tower.status_code == 502 and tower.json()["error"] == "EXECUTION_ERROR"

@@ -6,10 +6,14 @@ import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from rfc0001_helpers import StdioClient, WsClient
+from pydantic import BaseModel
+from rfc0001_helpers import StdioClient, WsClient, running_app
+
+from mcs.server import McpServer, tool
 
 
 @pytest.fixture
@@ -197,3 +201,97 @@ def test_a_websocket_handshake_with_bad_identity_is_refused(url: str) -> None:
     with pytest.raises(InvalidStatus) as info, connect(ws_url, additional_headers={"X-Request-Id": "bad id"}):
         pass
     assert info.value.response.status_code == 403
+
+
+class _Anything(BaseModel):
+    data: Any = None
+
+
+class _Done(BaseModel):
+    done: bool
+
+
+def _store_server(ran: list[Any]) -> McpServer:
+    @tool(name="store", timeout_ms=10_000, idempotent=False)
+    def store(req: _Anything) -> _Done:
+        ran.append(req.data)
+        return _Done(done=True)
+
+    server = McpServer(name="deep", version="1")
+    server.add_tool(store)
+    return server
+
+
+@pytest.mark.parametrize("depth", [128, 300, 900])
+def test_arguments_nested_too_deeply_are_invalid_input_and_nothing_runs(depth: int) -> None:
+    ran: list[Any] = []
+    server = _store_server(ran)
+    body = b'{"tool": "store", "arguments": {"data": ' + b"[" * depth + b"]" * depth + b"}}"
+    try:
+        with running_app(server.asgi_app()) as base, httpx.Client(base_url=base, timeout=10) as client:
+            response = client.post("/mcp/execute", content=body, headers=JSON)
+            assert response.status_code == 400, response.text
+            assert response.json()["error"] == "INVALID_INPUT"
+            assert "nested too deeply" in response.json()["message"]
+            assert ran == []
+            deepest = b'{"tool": "store", "arguments": {"data": ' + b"[" * 127 + b"]" * 127 + b"}}"
+            assert client.post("/mcp/execute", content=deepest, headers=JSON).status_code == 200
+            assert len(ran) == 1
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("depth", [230, 300, 900])
+def test_arguments_past_pydantics_nesting_limit_are_invalid_input_in_process(depth: int) -> None:
+    ran: list[Any] = []
+    server = _store_server(ran)
+    data: Any = []
+    for _ in range(depth):
+        data = [data]
+    try:
+        outcome = server.execute("store", {"data": data})
+    finally:
+        server.close()
+    assert outcome.status == 400 and outcome.body()["error"] == "INVALID_INPUT"
+    assert "nested too deeply" in outcome.body()["message"] and ran == []
+
+
+class _BrokenCapabilities:
+    """A backend whose capabilities document fails to build (a bug in the server)."""
+
+    def __init__(self, server: McpServer) -> None:
+        self.server = server
+        self.name, self.version, self.max_body_bytes = server.name, server.version, server.max_body_bytes
+        self.execute, self.aexecute = server.execute, server.aexecute
+
+    def capabilities(self) -> dict[str, Any]:
+        raise RuntimeError("the document could not be built")
+
+
+def test_a_server_failure_answers_500_over_websocket_and_stdio_as_over_http() -> None:
+    import io
+
+    from mcs.server.app import create_app
+    from mcs.server.stdio import serve_stdio
+
+    ran: list[Any] = []
+    server = _store_server(ran)
+    backend = _BrokenCapabilities(server)
+    frames = [{"id": 1, "method": "capabilities"}, {"id": 2, "method": "execute", "tool": "store"}]
+    try:
+        with running_app(create_app(backend)) as base:
+            assert httpx.get(base + "/mcp/capabilities").status_code == 500
+            ws = WsClient(base)
+            try:
+                over_ws = [ws.call(frame) for frame in frames]
+            finally:
+                ws.close()
+        out = io.BytesIO()
+        serve_stdio(backend, io.BytesIO("".join(json.dumps(f) + "\n" for f in frames).encode()), out)
+        over_stdio = [json.loads(line) for line in out.getvalue().decode().splitlines()]
+    finally:
+        server.close()
+    for replies in (over_ws, over_stdio):
+        assert [(r["id"], r["status"]) for r in replies] == [(1, 500), (2, 200)]
+        assert replies[0]["body"] == {"error": "EXECUTION_ERROR",
+                                      "message": "The server failed unexpectedly; nothing was returned."}
