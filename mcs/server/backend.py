@@ -189,12 +189,8 @@ class DriverBackend:
         self.version = version or driver.meta.version
         self.max_body_bytes = max_body_bytes
         self.strict = strict
-<<<<<<< HEAD
-=======
-        self._strict_validators: dict[str, ArgumentValidator] = {}
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix=f"mcs-serve-{self.name[:40]}")
->>>>>>> redteam-rfc0001
 
     def _metadata(self, tool: Tool) -> ToolMetadata:
         timeout = self.driver.timeout
