@@ -250,8 +250,7 @@ class Connection:
         self._closing: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._launched_at = 0.0
-        self._opened = 0  # sessions that completed initialize
-        self._unchecked = False  # a reopened session whose on_reopen has not succeeded yet
+        self._unchecked = False  # a new session not yet checked (by on_reopen, or a listing made on it)
         self._closed = False
         self._ending: set[asyncio.Task[None]] = set()  # ended sessions still shutting down
         self._transport: Any = None  # the session's transport (for what its HTTP answers told)
@@ -265,11 +264,13 @@ class Connection:
     def is_open(self) -> bool:
         return self._client is not None and self.gone_reason is None
 
-    async def open(self, within: float | None = None) -> Any:
+    async def open(self, within: float | None = None, *, lists: bool = False) -> Any:
         """The connected ``mcp.Client``, connecting on first use and again after the
         session ended (the server died, or could not be reached): a stdio server is started
-        anew, an HTTP one reached anew. A reopened session is handed to ``on_reopen`` before
-        any request uses it; until that succeeds, every request runs it again.
+        anew, an HTTP one reached anew. Every new session (the first one on this loop too)
+        is handed to ``on_reopen`` before any request uses it; until that succeeds, every
+        request runs it again. ``lists``: the request is itself the listing its caller
+        reviews, so it skips ``on_reopen`` (see :meth:`request`).
 
         Connecting (starting, ``initialize``) is bounded by ``connect_timeout`` and, when
         given, by ``within`` seconds (what is left of the caller's deadline).
@@ -280,7 +281,7 @@ class Connection:
             TimeoutError: ``within`` seconds passed first (the attempt goes on for the
                 next caller, still bounded by ``connect_timeout``).
         """
-        if self._client is not None and self.gone_reason is None and not self._unchecked:
+        if self._client is not None and self.gone_reason is None and (lists or not self._unchecked):
             return self._client
         if self._closed:
             raise ServerGone(self.gone_reason or f"the connection to MCP server {self.spec.name!r} is closed")
@@ -291,9 +292,10 @@ class Connection:
             async with asyncio.timeout(within):
                 async with self._lock:
                     await self._connected()
-                    if self._unchecked and self.on_reopen is not None:
-                        await self.on_reopen(self._client)
-                    self._unchecked = False
+                    if self._unchecked and not lists:
+                        if self.on_reopen is not None:
+                            await self.on_reopen(self._client)
+                        self._unchecked = False
         except TimeoutError:
             if within is None or time.monotonic() - waited_from < within:
                 raise  # the on_reopen hook's own timeout
@@ -381,8 +383,9 @@ class Connection:
             ) as client:
                 if current():
                     self._client = client
-                    self._opened += 1
-                    self._unchecked = self._opened > 1
+                    # Every session is checked before its first call, the first one on this
+                    # loop too: another loop's session (or an earlier one) was what got approved.
+                    self._unchecked = True
                 if not ready.done():
                     ready.set_result(None)
                 await closing.wait()
@@ -458,7 +461,7 @@ class Connection:
     # ----------------------------------------------------------------- requests (its loop)
 
     async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None,
-                      *, deadline: float | None = None) -> T:
+                      *, deadline: float | None = None, lists: bool = False) -> T:
         """Run ``operation(client)``; fails at once when the server dies meanwhile.
 
         The request runs in the calling task (no extra task per call); when the session
@@ -468,32 +471,42 @@ class Connection:
         ran nothing): then once, on a new session. ``deadline`` (a ``time.monotonic()`` instant) bounds connecting too;
         ``timeout`` bounds the operation itself.
 
+        A new session is handed to ``on_reopen`` (the driver lists it and compares the
+        listing with the approved one) before any request runs on it, except a request
+        made with ``lists=True``: that one is the listing, and the session counts as
+        checked once it succeeded (its caller reviews what it returned before any call).
+
         Raises:
             ServerGone: the server is unreachable or died during the request.
             ServerError: the server answered with a JSON-RPC error.
             TimeoutError: ``timeout`` seconds passed, or ``deadline`` while connecting.
         """
         try:
-            return await self._request(operation, timeout, deadline)
+            return await self._request(operation, timeout, deadline, lists)
         except SessionLost:
             # The server refused the session's id before running anything (HTTP 404), and
             # the protocol asks for a new session: the request is sent once on it.
-            return await self._request(operation, timeout, deadline)
+            return await self._request(operation, timeout, deadline, lists)
 
     async def _request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None,
-                       deadline: float | None) -> T:
+                       deadline: float | None, lists: bool = False) -> T:
         if self._client is not None and self.gone_reason is None and not self._unchecked:
             client = self._client
         else:
-            client = await self.open(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+            client = await self.open(None if deadline is None else max(deadline - time.monotonic(), 0.0),
+                                     lists=lists)
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
         try:
             if timeout is None:
-                return await operation(client)
-            async with asyncio.timeout(timeout):
-                return await operation(client)
+                result = await operation(client)
+            else:
+                async with asyncio.timeout(timeout):
+                    result = await operation(client)
+            if lists and client is self._client:
+                self._unchecked = False
+            return result
         except asyncio.CancelledError:
             if self.gone_reason is not None and task in self._cancelled_by_us:
                 self._cancelled_by_us.discard(task)
@@ -530,9 +543,10 @@ Request = tuple["Endpoint", Callable[[Any], Awaitable[Any]]]
 
 
 def run_each(requests: Sequence[Request], timeout: float | None = None, *,
-             deadline: float | None = None) -> list[Any]:
+             deadline: float | None = None, lists: bool = False) -> list[Any]:
     """Run each ``(endpoint, operation)`` at the same time from synchronous code, each on
     its endpoint's synchronous session (as :meth:`Endpoint.run`), and wait for them all.
+    ``lists``: the operations are listings the caller reviews (see :meth:`Connection.request`).
 
     Returns each result, or the exception its request raised, in the order given: the
     time taken is the slowest request's, not the sum.
@@ -540,17 +554,17 @@ def run_each(requests: Sequence[Request], timeout: float | None = None, *,
     if not requests:
         return []
     driven = sync_loop()
-    return driven.run(_gathered([endpoint._request_on(driven.loop, operation, timeout, deadline)
+    return driven.run(_gathered([endpoint._request_on(driven.loop, operation, timeout, deadline, lists)
                                  for endpoint, operation in requests]))
 
 
 async def arun_each(requests: Sequence[Request], timeout: float | None = None, *,
-                    deadline: float | None = None) -> list[Any]:
+                    deadline: float | None = None, lists: bool = False) -> list[Any]:
     """:func:`run_each` on the caller's running loop (each on its endpoint's session there)."""
     if not requests:
         return []
     loop = asyncio.get_running_loop()
-    return await _gathered([endpoint._request_on(loop, operation, timeout, deadline)
+    return await _gathered([endpoint._request_on(loop, operation, timeout, deadline, lists)
                             for endpoint, operation in requests])
 
 
@@ -569,9 +583,10 @@ class Endpoint:
     Synchronous calls share one session on the process's driven loop
     (:func:`~mcs_mcp.client.loop.sync_loop`); async calls use a session on the caller's own
     running loop. Sessions are opened on first use and reused; one that ended (the server
-    died, or could not be reached) is opened again by the next call, and handed to
-    ``on_reopen`` first. :meth:`close` (or :meth:`aclose`) ends them all, after which calls
-    raise :class:`ServerGone`.
+    died, or could not be reached) is opened again by the next call. Every new session, on
+    any loop, is handed to ``on_reopen`` before its first request (unless that request is a
+    listing, see :meth:`Connection.request`). :meth:`close` (or :meth:`aclose`) ends them
+    all, after which calls raise :class:`ServerGone`.
     """
 
     def __init__(
@@ -685,8 +700,8 @@ class Endpoint:
         return self._session(asyncio.get_running_loop()).request(operation, timeout, deadline=deadline)
 
     async def _request_on(self, loop: asyncio.AbstractEventLoop, operation: Callable[[Any], Awaitable[T]],
-                          timeout: float | None, deadline: float | None) -> T:
-        return await self._session(loop).request(operation, timeout, deadline=deadline)
+                          timeout: float | None, deadline: float | None, lists: bool = False) -> T:
+        return await self._session(loop).request(operation, timeout, deadline=deadline, lists=lists)
 
     def close(self) -> None:
         """End every session (stdio servers are stopped). Safe to call twice, from sync code.
