@@ -44,6 +44,39 @@ class SessionLost(ServerGone):
     it ran nothing, and a new session is needed."""
 
 
+class _Post:
+    """What became of the POST of one request over HTTP+SSE (see :func:`_sse_transport`):
+    whether it was ``sent``, and the server's ``status`` once it ``answered`` (404: the
+    server does not know the session, so it ran nothing)."""
+
+    __slots__ = ("answered", "sent", "status")
+
+    def __init__(self) -> None:
+        self.sent = False
+        self.status: int | None = None
+        self.answered = asyncio.Event()
+
+    async def never_ran(self, within: float) -> bool:
+        """Whether the server cannot have run the request: it was never sent, or the
+        server answered its POST with 404. A POST still waiting for its answer is given
+        ``within`` seconds (the session may end before its answer arrives)."""
+        if not self.sent:
+            return True
+        if self.status is None and within > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(within):
+                    await self.answered.wait()
+        return self.status == 404
+
+
+#: Seconds a request that failed as its HTTP+SSE session ended waits for the answer to its
+#: POST, to learn whether the server received it (the SDK's own bound on a POST is 5 s).
+_SSE_POST_WAIT = 5.0
+#: The request being made over HTTP+SSE in this context. The SDK's SSE transport POSTs each
+#: message in the context of the task that sent it, so its HTTP hooks see the request's record.
+_posting: contextvars.ContextVar[_Post | None] = contextvars.ContextVar("mcs_mcp_sse_post", default=None)
+
+
 class ServerError(Exception):
     """The server answered a request with a JSON-RPC error (``code``, ``message``)."""
 
@@ -127,7 +160,44 @@ def _errlog(preferred: IO[str] | None) -> TextIO:
     raise ValueError("no stderr with a file descriptor is available for the MCP server process")
 
 
-def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None) -> Any:
+def _sse_transport(spec: ServerSpec, on_refused: Callable[[str], None] | None,
+                   on_lost: Callable[[], None] | None) -> Any:
+    """The SDK's HTTP+SSE transport on a bounded client that notes, for the request whose
+    message it POSTs (:data:`_posting`), that it was sent and whether the server answered
+    404 for the session (then ``on_lost``: the SDK's writer stops after an error status,
+    so the session can send nothing more)."""
+    from mcp.client.sse import sse_client
+
+    assert spec.url is not None
+    bounded = bounded_client_factory(max_message_bytes=spec.max_message_bytes,
+                                     server=f"{spec.name!r} ({spec.describe()})", on_refused=on_refused)
+
+    async def sending(request: Any) -> None:
+        post = _posting.get()
+        if post is not None and request.method == "POST":
+            post.sent = True
+
+    async def answered(response: Any) -> None:
+        if response.request.method != "POST":
+            return
+        post = _posting.get()
+        if post is not None:
+            post.status = response.status_code
+            post.answered.set()
+        if response.status_code == 404 and on_lost is not None:
+            on_lost()
+
+    def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        client = bounded(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks["request"].append(sending)
+        client.event_hooks["response"].append(answered)
+        return client
+
+    return sse_client(spec.url, headers=dict(spec.headers) or None, auth=spec.auth, httpx_client_factory=factory)
+
+
+def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None,
+               on_lost: Callable[[], None] | None = None) -> Any:
     if spec.command is not None:
         from mcp.client.stdio import StdioServerParameters
 
@@ -140,14 +210,9 @@ def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None
         return bounded_stdio_client(params, _errlog(spec.errlog), max_message_bytes=spec.max_message_bytes,
                                     on_refused=on_refused)
     assert spec.url is not None
-    server = f"{spec.name!r} ({spec.describe()})"
     if spec.sse:
-        from mcp.client.sse import sse_client
-
-        factory = bounded_client_factory(max_message_bytes=spec.max_message_bytes, server=server,
-                                         on_refused=on_refused)
-        return sse_client(spec.url, headers=dict(spec.headers) or None, auth=spec.auth,
-                          httpx_client_factory=factory)
+        return _sse_transport(spec, on_refused, on_lost)
+    server = f"{spec.name!r} ({spec.describe()})"
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = bound_messages(create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth),
@@ -370,7 +435,12 @@ class Connection:
             if current():
                 self._give_up(reason)
 
-        transport = _transport(self.spec, on_refused=refused)
+        def lost() -> None:
+            if current():
+                self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
+                              "session (it was restarted, or ended the session)")
+
+        transport = _transport(self.spec, on_refused=refused, on_lost=lost)
         if current():
             self._transport = transport
         try:
@@ -498,45 +568,60 @@ class Connection:
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
+        # Over HTTP+SSE the request's POSTs are watched (see _sse_transport): one the server
+        # never received, or answered 404 for the session, ran nothing and may be sent again.
+        post = _Post() if self.spec.sse else None
+        token = None if post is None else _posting.set(post)
         try:
-            if timeout is None:
-                result = await operation(client)
-            else:
-                async with asyncio.timeout(timeout):
+            try:
+                if timeout is None:
                     result = await operation(client)
-            if lists and client is self._client:
-                self._unchecked = False
-            return result
-        except asyncio.CancelledError:
-            if self.gone_reason is not None and task in self._cancelled_by_us:
-                self._cancelled_by_us.discard(task)
-                task.uncancel()
-                raise ServerGone(self.gone_reason) from None
-            raise
-        except TimeoutError:
-            raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
-        except (OSError, EOFError) as exc:
-            self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
-            raise ServerGone(self.gone_reason or "") from None
-        except Exception as exc:
-            # Imported here, off the per-call path: only a failed request needs the SDK's error type.
-            from mcp.shared.exceptions import MCPError
-            from mcp_types import REQUEST_TIMEOUT
-
-            if not isinstance(exc, MCPError):
+                else:
+                    async with asyncio.timeout(timeout):
+                        result = await operation(client)
+                if lists and client is self._client:
+                    self._unchecked = False
+                return result
+            except asyncio.CancelledError:
+                if self.gone_reason is not None and task in self._cancelled_by_us:
+                    self._cancelled_by_us.discard(task)
+                    task.uncancel()
+                    raise ServerGone(self.gone_reason) from None
                 raise
-            if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
-                raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
-            if isinstance(self._transport, _HttpTransport) and self._transport.session_lost:
-                self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
-                              "session (it was restarted, or ended the session)")
-                raise SessionLost(self.gone_reason or "") from None
-            if exc.code == -32000 and "closed" in exc.message.lower():
-                self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
+            except TimeoutError:
+                raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
+            except (OSError, EOFError) as exc:
+                self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
                 raise ServerGone(self.gone_reason or "") from None
-            raise ServerError(exc.code, exc.message) from None
+            except Exception as exc:
+                # Imported here, off the per-call path: only a failed request needs the SDK's error type.
+                from mcp.shared.exceptions import MCPError
+                from mcp_types import REQUEST_TIMEOUT
+
+                if not isinstance(exc, MCPError):
+                    raise
+                if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
+                    raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
+                if isinstance(self._transport, _HttpTransport) and self._transport.session_lost:
+                    self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
+                                  "session (it was restarted, or ended the session)")
+                    raise SessionLost(self.gone_reason or "") from None
+                if exc.code == -32000 and "closed" in exc.message.lower():
+                    self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
+                    raise ServerGone(self.gone_reason or "") from None
+                raise ServerError(exc.code, exc.message) from None
+            finally:
+                self._inflight.discard(task)
+        except SessionLost:
+            raise
+        except ServerGone:
+            within = _SSE_POST_WAIT if deadline is None else min(_SSE_POST_WAIT, deadline - time.monotonic())
+            if post is not None and await post.never_ran(within):
+                raise SessionLost(self.gone_reason or f"MCP server {self.spec.name!r} lost the session") from None
+            raise
         finally:
-            self._inflight.discard(task)
+            if token is not None:
+                _posting.reset(token)
 
 
 Request = tuple["Endpoint", Callable[[Any], Awaitable[Any]]]

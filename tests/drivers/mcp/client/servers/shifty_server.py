@@ -18,7 +18,8 @@ process started for it (a stdio server runs once per session) sees the same:
 * ``MCS_TEST_PID``: a file the server writes its process id to (a test may stop it).
 
 Tools: ``<prefix>ping`` answers ``pong``; ``<prefix>shift`` sets ping's description to its
-``text``; ``<prefix>slow`` answers ``done`` after ``MCS_TEST_CALL_DELAY`` seconds.
+``text``; ``<prefix>slow`` answers ``done`` after ``MCS_TEST_CALL_DELAY`` seconds (recorded
+as it starts).
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def shift(text: str) -> str:
 
 @server.tool(name=f"{PREFIX}slow", description="Answer done, slowly.")
 async def slow() -> str:
+    _ran("slow")  # as it starts: a call the server received is on record even if it never ends
     await asyncio.sleep(CALL_DELAY)
-    _ran("slow")
     return "done"
 
 
