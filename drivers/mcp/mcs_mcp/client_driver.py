@@ -465,10 +465,10 @@ class MCPDriver(ToolDriver):
         self._changed_on_reopen.clear()  # every listing is reviewed against the pins below
         self._retry_when_all_failed()
         tools: list[Tool] = []
-        owners: dict[str, str] = {}  # exposed name -> server that owns it
         methods: dict[str, str] = {}  # an interface's method name -> "server:tool" that answers to it
         self._fetch(self._to_list())
         self._retry.clear()
+        owners = self._claims()  # exposed name -> "server:name there" that owns it
         for server in self.connections:
             listing = self._listings.get(server)
             if listing is not None:
@@ -562,6 +562,24 @@ class MCPDriver(ToolDriver):
         if len(self.connections) > 1:  # with one server the listing raises this error itself
             logger.warning("MCP server %r is left out of the listing: %s", server, error.message)
 
+    def _claims(self) -> dict[str, str]:
+        """The names servers keep from the last listing (exposed name -> ``"server:name"``):
+        a failed server keeps every name it offered (its stand-ins answer to them), a listed
+        one the tool names it lists again. Another server's tool of such a name is held as
+        shadowing, whatever the order of the servers: a name does not pass to another
+        server because its own failed a listing, or came up after that other one."""
+        claims: dict[str, str] = {}
+        for server, names in self._offered.items():
+            if server in self._failures:
+                claims.update((name, f"{server}:{name}") for name in names)
+                continue
+            listing = self._listings.get(server)
+            if listing is None:
+                continue
+            listed = {self._exposed(server, t["name"]): t["name"] for t in listing.tools if t["name"] != wire.METHOD}
+            claims.update((name, f"{server}:{listed[name]}") for name in names if name in listed)
+        return claims
+
     def _stand_ins(self, owners: Mapping[str, str]) -> None:
         """Remember what each listed server offers; a failed server's former tools get
         stand-ins (not listed, not described) whose calls say that server is unavailable."""
@@ -570,7 +588,7 @@ class MCPDriver(ToolDriver):
         self._unavailable = {}
         for server in self._failures:
             for name in self._offered.get(server, ()):
-                if name in owners:
+                if owners.get(name, server).split(":", 1)[0] != server:
                     continue
                 self._routes[name] = _Route(server, "unavailable", name)
                 tool = Tool(name=name, description="", input_schema={"type": "object"},
@@ -822,9 +840,10 @@ class MCPDriver(ToolDriver):
             if item["name"] not in allowed or not self._selected(item):
                 continue
             exposed = self._exposed(server, item["name"])
-            if exposed in owners:
+            mine = f"{server}:{item['name']}"
+            if owners.get(exposed, mine) != mine:
                 continue
-            owners[exposed] = f"{server}:{item['name']}"
+            owners[exposed] = mine
             if item.get("_interface") and isinstance(item.get("_method"), str) and not self.namespace:
                 methods.setdefault(item["_method"], f"{server}:{exposed}")
             self._routes[exposed] = _Route(server, "tool", item["name"], wraps_result(item.get("outputSchema")))
