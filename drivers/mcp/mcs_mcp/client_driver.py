@@ -695,6 +695,22 @@ class MCPDriver(ToolDriver):
                 await self._aprefetch()
             return await super().aprocess_llm_response(llm_response, context=context)
 
+    def run_llm_response(self, llm_response: Any, *, context: Any = None) -> list[Any]:
+        """:meth:`mcs.ToolDriver.run_llm_response`; as :meth:`process_llm_response`, a
+        listing the calls need first connects within the ``timeout`` of the first call."""
+        with _calling_sync(self._deadline()):
+            return super().run_llm_response(llm_response, context=context)
+
+    async def arun_llm_response(self, llm_response: Any, *, context: Any = None) -> list[Any]:
+        """:meth:`mcs.ToolDriver.arun_llm_response`; as :meth:`aprocess_llm_response`, the
+        servers are listed on the caller's loop, and a failed server a call names is tried
+        again at once."""
+        with _calling(self._deadline()):
+            await self._aprefetch()
+            if self._retry_for_calls(lambda: _calls_in(llm_response, self._known_names())):
+                await self._aprefetch()
+            return await super().arun_llm_response(llm_response, context=context)
+
     async def acall_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
     ) -> Any:

@@ -565,6 +565,8 @@ class Connection:
         else:
             client = await self.open(None if deadline is None else max(deadline - time.monotonic(), 0.0),
                                      lists=lists)
+        if timeout is not None and deadline is not None:  # connecting took some of the deadline
+            timeout = min(timeout, max(deadline - time.monotonic(), 0.0))
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
@@ -589,6 +591,8 @@ class Connection:
                     raise ServerGone(self.gone_reason) from None
                 raise
             except TimeoutError:
+                if timeout is None:  # the operation's own deadline (or its own timeout error): as it is
+                    raise
                 raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
             except (OSError, EOFError) as exc:
                 self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")

@@ -15,11 +15,12 @@ process started for it (a stdio server runs once per session) sees the same:
 * ``MCS_TEST_PREFIX`` starts every tool's name;
 * ``MCS_TEST_DOWN``: while this file exists, the server exits at once when started (a stdio
   server that cannot be started now);
-* ``MCS_TEST_PID``: a file the server writes its process id to (a test may stop it).
+* ``MCS_TEST_PID``: a file the server writes its process id to (a test may stop it);
+* ``MCS_TEST_START_DELAY``: seconds the server waits before it serves (a slow start).
 
 Tools: ``<prefix>ping`` answers ``pong``; ``<prefix>shift`` sets ping's description to its
 ``text``; ``<prefix>slow`` answers ``done`` after ``MCS_TEST_CALL_DELAY`` seconds (recorded
-as it starts).
+as it starts). Prompt: ``<prefix>brief``, after ``MCS_TEST_CALL_DELAY`` seconds too.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import time
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -83,10 +85,19 @@ async def slow() -> str:
     return "done"
 
 
+@server.prompt(name=f"{PREFIX}brief", description="A brief, slowly.")
+async def brief() -> str:
+    _ran("brief")
+    await asyncio.sleep(CALL_DELAY)
+    return "Be brief."
+
+
 def main() -> None:
     down = os.environ.get("MCS_TEST_DOWN")
     if down and Path(down).exists():
         raise SystemExit(f"{down} says this server is down")
+    if os.environ.get("MCS_TEST_START_DELAY"):
+        time.sleep(float(os.environ["MCS_TEST_START_DELAY"]))
     if os.environ.get("MCS_TEST_PID"):
         Path(os.environ["MCS_TEST_PID"]).write_text(str(os.getpid()), encoding="utf-8")
     parser = argparse.ArgumentParser()
