@@ -17,8 +17,10 @@ answers JSON; work that touches the driver runs on worker threads, never on the 
 
 A call that may write answers ``409`` with ``{"error": "CONFIRMATION_REQUIRED", "tools",
 "preview", "confirmation"}``: ``preview`` is exactly what would run, for the page to show,
-and ``confirmation`` confirms that content only. The same request sent again with that
-``confirmation`` runs; a request with other content needs a confirmation of its own.
+and ``confirmation`` confirms that content only (with the tools it resolves to: a
+``call_tool`` entry shows the tool its name reaches as ``runs``). The same request sent
+again with that ``confirmation`` runs, once: a confirmation is used up by its run, and a
+request with other content needs a confirmation of its own.
 """
 
 from __future__ import annotations

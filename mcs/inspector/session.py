@@ -10,8 +10,10 @@ recorded per call by :class:`~mcs.inspector.recorder.CallRecorder`).
 Calls that may write (a tool not marked ``readOnlyHint`` nor ``destructiveHint: false``,
 the MCP defaults) run only with a confirmation of exactly what runs: the first request is
 refused with a preview of it and that preview's confirmation (a keyed hash only this
-inspection computes); the request sent again with that confirmation runs, and any other
-content (a changed argument, another line, another reply) needs a confirmation of its own.
+inspection computes, of the preview and of the tools it resolves to); the request sent
+again with that confirmation runs, once, and any other content (a changed argument,
+another line, another reply, a name that now resolves to another tool) needs a
+confirmation of its own. A confirmation is used up by the run it allowed.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ EXAMPLE_MODELS = (
 #: Results and texts longer than this are cut for the page (with a marker saying so).
 MAX_SHOWN_CHARS = 200_000
 AGENT_ID = "mcs-inspect"
+#: Confirmations shown and not used yet that an inspection keeps (the oldest is dropped first).
+MAX_OPEN_CONFIRMATIONS = 256
 #: How many tools ``search_tools`` returns a model by default (its first page).
 SEARCH_PAGE = 10
 _SUMMARY_CHARS = 120
@@ -116,6 +120,8 @@ class Inspection:
         self._lock = threading.Lock()
         self._interfaces: dict[str, Any] | None = None
         self._confirmation_key = secrets.token_bytes(32)
+        self._open_confirmations: dict[str, None] = {}  # nonces shown and not used yet, oldest first
+        self._confirmations_lock = threading.Lock()
 
     def _attach(self, driver: ToolDriver) -> None:
         members: dict[str, Any] = getattr(driver, "members", {})
@@ -228,21 +234,37 @@ class Inspection:
     def _context(self) -> AgentContext:
         return AgentContext(agent_id=AGENT_ID, request_id=uuid.uuid4().hex)
 
-    def _confirmation_of(self, preview: Any) -> str:
-        """The confirmation of ``preview``: a hash of its canonical JSON keyed by this
-        inspection's secret, so only a preview the server showed has one."""
-        data = json.dumps(preview, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
-        return hmac.new(self._confirmation_key, data.encode("utf-8"), hashlib.sha256).hexdigest()
+    def _confirmation_of(self, nonce: str, preview: Any, resolved: Sequence[Tool]) -> str:
+        """The confirmation of ``preview`` with the tools it ``resolved`` to (each as the
+        driver defines it now): ``nonce`` and a hash of both, keyed by this inspection's
+        secret, so only a preview the server showed has one."""
+        bound = {"nonce": nonce, "preview": preview, "tools": [_definition(tool) for tool in resolved]}
+        data = json.dumps(bound, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+        return nonce + "." + hmac.new(self._confirmation_key, data.encode("utf-8"), hashlib.sha256).hexdigest()
 
-    def _confirm(self, tools: list[str], preview: Any, confirmation: str | None) -> None:
-        """Return when ``confirmation`` confirms exactly ``preview``.
+    def _confirm(self, tools: list[str], preview: Any, confirmation: str | None, resolved: Sequence[Tool]) -> None:
+        """Return when ``confirmation`` confirms exactly ``preview``, resolved to the same
+        tools, and was not used yet; it is used up here.
 
         Raises:
-            ConfirmationRequired: it does not (or there is none), with the preview and its confirmation.
+            ConfirmationRequired: it does not (or there is none, or it was used), with the
+                preview and a new confirmation of it.
         """
-        expected = self._confirmation_of(preview)
-        if confirmation is None or not hmac.compare_digest(confirmation.encode("utf-8"), expected.encode("utf-8")):
-            raise ConfirmationRequired(tools, preview, expected)
+        if confirmation is not None:
+            nonce = confirmation.partition(".")[0]
+            expected = self._confirmation_of(nonce, preview, resolved)
+            with self._confirmations_lock:
+                if nonce in self._open_confirmations and hmac.compare_digest(
+                    confirmation.encode("utf-8"), expected.encode("utf-8")
+                ):
+                    del self._open_confirmations[nonce]
+                    return
+        nonce = secrets.token_urlsafe(16)
+        with self._confirmations_lock:
+            self._open_confirmations[nonce] = None
+            while len(self._open_confirmations) > MAX_OPEN_CONFIRMATIONS:
+                del self._open_confirmations[next(iter(self._open_confirmations))]
+        raise ConfirmationRequired(tools, preview, self._confirmation_of(nonce, preview, resolved))
 
     def call(self, name: str, arguments: Mapping[str, Any], *, confirmation: str | None = None) -> dict[str, Any]:
         """Run one tool through the whole pipeline; the result or the error the model would
@@ -277,13 +299,20 @@ class Inspection:
         driver's tools), then run them in order until one fails."""
         resolved = [(self.tool(name), arguments) for name, arguments in calls]
         writes: dict[str, None] = {}  # the tools that may write, in order, once each
+        shown: list[dict[str, Any]] = []
+        runs_all: list[Tool] = []
         for tool, arguments in resolved:
-            runs = self._named_by_call_tool(tool, arguments) or tool
+            named = self._named_by_call_tool(tool, arguments)
+            runs = named or tool
+            runs_all.append(runs)
             if needs_confirmation(runs):
                 writes[runs.name] = None
+            entry: dict[str, Any] = {"tool": tool.name, "arguments": dict(arguments)}
+            if named is not None:  # the tool call_tool's name resolves to, not only the name
+                entry["runs"] = _identity(named)
+            shown.append(entry)
         if writes:
-            shown = [{"tool": tool.name, "arguments": dict(arguments)} for tool, arguments in resolved]
-            self._confirm(list(writes), shown[0] if single else {"calls": shown}, confirmation)
+            self._confirm(list(writes), shown[0] if single else {"calls": shown}, confirmation, runs_all)
         outcomes: list[dict[str, Any]] = []
         for tool, arguments in resolved:
             outcomes.append(self._run_call(tool, arguments))
@@ -406,10 +435,11 @@ class Inspection:
         """
         analysis = self.analyse(text)
         if analysis["needs_confirmation"]:
+            runs = [row for row in analysis["calls"] if row["verdict"] == "runs"]
             shown = {"reply": text, "may_write": analysis["needs_confirmation"],
-                     "calls": [{"tool": row["tool"], "arguments": row["arguments"]}
-                               for row in analysis["calls"] if row["verdict"] == "runs"]}
-            self._confirm(analysis["needs_confirmation"], shown, confirmation)
+                     "calls": [{"tool": row["tool"], "arguments": row["arguments"]} for row in runs]}
+            resolved = [tool for row in runs if (tool := self.driver.get_tool(row["tool"])) is not None]
+            self._confirm(analysis["needs_confirmation"], shown, confirmation, resolved)
         reply = as_reply(text)
         context = self._context()
         with self._lock:
@@ -442,6 +472,22 @@ class Inspection:
                     method["writes"] = needs_confirmation(tool) if tool is not None else False
             self._interfaces = {"interfaces": views, "problems": problems}
         return self._interfaces
+
+
+def _identity(tool: Tool) -> dict[str, Any]:
+    """Which tool a name resolved to, for a preview: its name, and its server and the name
+    there when the driver says (an MCP bridge's tools)."""
+    identity: dict[str, Any] = {"tool": tool.name}
+    for key in ("server", "original_name"):
+        if key in tool.meta:
+            identity[key] = tool.meta[key]
+    return identity
+
+
+def _definition(tool: Tool) -> dict[str, Any]:
+    """What a confirmation binds of a tool that runs: who it is and how it is defined now."""
+    return {**_identity(tool), "description": tool.description, "input_schema": tool.input_schema,
+            "annotations": dict(tool.annotations)}
 
 
 def _analysis_note(rows: list[dict[str, Any]], claimed: list[dict[str, Any]], refused: list[dict[str, Any]]) -> str:

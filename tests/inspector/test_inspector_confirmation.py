@@ -113,3 +113,29 @@ def test_a_malformed_save_is_a_400_that_says_what_to_send(editor: tuple[httpx.Cl
     answer = client.post("api/calls", json=body)
     assert answer.status_code == 400 and answer.json()["error"] == "BAD_REQUEST"
     assert _edits(record) == []
+
+
+def test_a_confirmation_runs_its_call_once(editor: tuple[httpx.Client, Path]) -> None:
+    client, record = editor
+    one = {"tool": "edit_line", "arguments": {"path": MAIN, "line": 1, "text": "print('once')"}}
+    confirmation = client.post("api/call", json=one).json()["confirmation"]
+    assert client.post("api/call", json={**one, "confirmation": confirmation}).json()["ok"]
+    replayed = client.post("api/call", json={**one, "confirmation": confirmation})
+    assert replayed.status_code == 409 and replayed.json()["confirmation"] != confirmation
+    assert _edits(record) == [one["arguments"]]
+    again = client.post("api/call", json={**one, "confirmation": replayed.json()["confirmation"]})
+    assert again.json()["ok"]  # confirmed anew: it runs again
+    assert _edits(record) == [one["arguments"], one["arguments"]]
+
+
+def test_a_save_and_a_reply_run_once_per_confirmation(editor: tuple[httpx.Client, Path]) -> None:
+    client, record = editor
+    shown = _save({2: "print('saved')"})
+    confirmation = client.post("api/calls", json=shown).json()["confirmation"]
+    assert client.post("api/calls", json={**shown, "confirmation": confirmation}).json()["outcomes"][0]["ok"]
+    assert client.post("api/calls", json={**shown, "confirmation": confirmation}).status_code == 409
+    reply = {"reply": json.dumps({"tool": "edit_line", "arguments": {"path": MAIN, "line": 1, "text": "r"}})}
+    confirmation = client.post("api/reply/run", json=reply).json()["confirmation"]
+    assert client.post("api/reply/run", json={**reply, "confirmation": confirmation}).json()["ok"]
+    assert client.post("api/reply/run", json={**reply, "confirmation": confirmation}).status_code == 409
+    assert [e["text"] for e in _edits(record)] == ["print('saved')", "r"]

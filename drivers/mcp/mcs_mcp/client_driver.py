@@ -15,8 +15,9 @@ background event loop; async calls get one session per running event loop (so ea
 ``asyncio.run`` opens its own, and for a stdio server that is a new process; keep one
 loop alive to reuse it). :meth:`MCPDriver.close` ends them all (and stops stdio
 servers). A server that dies fails the pending calls at once with ``EXECUTION_ERROR``
-saying so; the next call opens a new session, listed and held to the same pins first.
-A call's deadline bounds connecting too.
+saying so; the next call opens a new session. Every new session, on any event loop, is
+listed and held to the approved listing before a call runs on it. A call's deadline bounds
+connecting, and a listing the call waits for, too.
 
 A server that asks its client something (elicitation, sampling, roots) is answered by
 the ``on_elicit``/``on_sample``/``roots`` options, and its log and progress
@@ -85,14 +86,17 @@ _READ_RESOURCE = "read_resource"
 _META_TOOL_NAMES = frozenset({discovery.SEARCH_TOOL, discovery.DESCRIBE_TOOL, discovery.CALL_TOOL})
 class _Call:
     """The call being made: its ``deadline`` (``time.monotonic()``), within which a listing
-    the call needs first (to know its tool) connects too, and the servers its listings
-    ``tried`` (a call tries a failed server at most once, whichever listing asks it)."""
+    the call needs first (to know its tool) connects too, the servers its listings
+    ``tried`` (a call tries a failed server at most once, whichever listing asks it), and
+    whether it ``listed`` first (then the request that follows keeps that deadline: the
+    listing and the call share one ``timeout``)."""
 
-    __slots__ = ("deadline", "tried")
+    __slots__ = ("deadline", "listed", "tried")
 
     def __init__(self, deadline: float | None = None, tried: set[str] | None = None) -> None:
         self.deadline = deadline
         self.tried = tried
+        self.listed = False
 
 
 #: The call being made in this context (``None`` outside a call).
@@ -111,6 +115,28 @@ def _deadline_of_call() -> float | None:
 def _tried_in_call() -> set[str] | None:
     call = _call.get()
     return None if call is None else call.tried
+
+
+def _listed_in_call() -> None:
+    """The call being made (if any) waited for a listing: its request keeps its deadline."""
+    call = _call.get()
+    if call is not None:
+        call.listed = True
+
+
+def _sharing_deadline(invocation: Invocation) -> Invocation | None:
+    """``invocation`` bounded by the deadline of the call that listed before it (the core
+    starts an invocation's deadline after the lookup, so the listing's time would otherwise
+    come on top of ``timeout``); ``None`` when nothing was listed first, or that deadline is
+    not the shorter. The first request after a listing takes it; the next ones of a
+    response have their own."""
+    call = _call.get()
+    if call is None or not call.listed:
+        return None
+    call.listed = False
+    if call.deadline is None or (invocation.deadline is not None and invocation.deadline <= call.deadline):
+        return None
+    return replace(invocation, deadline=call.deadline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,10 +465,10 @@ class MCPDriver(ToolDriver):
         self._changed_on_reopen.clear()  # every listing is reviewed against the pins below
         self._retry_when_all_failed()
         tools: list[Tool] = []
-        owners: dict[str, str] = {}  # exposed name -> server that owns it
         methods: dict[str, str] = {}  # an interface's method name -> "server:tool" that answers to it
         self._fetch(self._to_list())
         self._retry.clear()
+        owners = self._claims()  # exposed name -> "server:name there" that owns it
         for server in self.connections:
             listing = self._listings.get(server)
             if listing is not None:
@@ -453,10 +479,11 @@ class MCPDriver(ToolDriver):
         return tools
 
     async def _recheck(self, server: str, client: Any) -> None:
-        """A session opened again after the last one ended: list the server on it, as at a
-        first connection. What it lists differently from the approved listing is refused
-        (see :meth:`_operation`) until the tools are listed and reviewed against the pins
-        again, which the next use does; what is unchanged is called as before."""
+        """A new session (opened again after the last one ended, or the first one on another
+        event loop) that a call is about to use: list the server on it, as at a first
+        connection. What it lists differently from the approved listing is refused (see
+        :meth:`_operation`) until the tools are listed and reviewed against the pins again,
+        which the next use does; what is unchanged is called as before."""
         async with asyncio.timeout(self.listing_timeout):
             listing = await self._afetch(client, server=server)
         before = self._listings.get(server)
@@ -493,8 +520,10 @@ class MCPDriver(ToolDriver):
         """List these servers at the same time (each on its synchronous session), keeping
         each listing or recording why it failed."""
         deadline = _deadline_of_call()
+        if connections:
+            _listed_in_call()
         results = run_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
-                           timeout=self._listing_time(deadline), deadline=deadline)
+                           timeout=self._listing_time(deadline), deadline=deadline, lists=True)
         self._record(connections, results)
 
     def _record(self, connections: Sequence[Endpoint], results: Sequence[Any]) -> None:
@@ -533,6 +562,24 @@ class MCPDriver(ToolDriver):
         if len(self.connections) > 1:  # with one server the listing raises this error itself
             logger.warning("MCP server %r is left out of the listing: %s", server, error.message)
 
+    def _claims(self) -> dict[str, str]:
+        """The names servers keep from the last listing (exposed name -> ``"server:name"``):
+        a failed server keeps every name it offered (its stand-ins answer to them), a listed
+        one the tool names it lists again. Another server's tool of such a name is held as
+        shadowing, whatever the order of the servers: a name does not pass to another
+        server because its own failed a listing, or came up after that other one."""
+        claims: dict[str, str] = {}
+        for server, names in self._offered.items():
+            if server in self._failures:
+                claims.update((name, f"{server}:{name}") for name in names)
+                continue
+            listing = self._listings.get(server)
+            if listing is None:
+                continue
+            listed = {self._exposed(server, t["name"]): t["name"] for t in listing.tools if t["name"] != wire.METHOD}
+            claims.update((name, f"{server}:{listed[name]}") for name in names if name in listed)
+        return claims
+
     def _stand_ins(self, owners: Mapping[str, str]) -> None:
         """Remember what each listed server offers; a failed server's former tools get
         stand-ins (not listed, not described) whose calls say that server is unavailable."""
@@ -541,7 +588,7 @@ class MCPDriver(ToolDriver):
         self._unavailable = {}
         for server in self._failures:
             for name in self._offered.get(server, ()):
-                if name in owners:
+                if owners.get(name, server).split(":", 1)[0] != server:
                     continue
                 self._routes[name] = _Route(server, "unavailable", name)
                 tool = Tool(name=name, description="", input_schema={"type": "object"},
@@ -619,8 +666,9 @@ class MCPDriver(ToolDriver):
             return
         self._retry.difference_update(c.spec.name for c in connections)
         deadline = _deadline_of_call()
+        _listed_in_call()
         results = await arun_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
-                                  timeout=self._listing_time(deadline), deadline=deadline)
+                                  timeout=self._listing_time(deadline), deadline=deadline, lists=True)
         self._record(connections, results)
         if any(not isinstance(result, BaseException) for result in results):
             self.refresh_tools()
@@ -638,17 +686,55 @@ class MCPDriver(ToolDriver):
             return super().call_tool(name, arguments, context=context)
 
     async def aprocess_llm_response(self, llm_response: Any, *, context: Any = None) -> Any:
+        """:meth:`mcs.ToolDriver.aprocess_llm_response`; the servers are listed on the
+        caller's loop first, and a call of a tool of a server that failed its last listing
+        tries that server again at once (once per call), as the synchronous path does."""
         with _calling(self._deadline()):
             await self._aprefetch()
+            if self._retry_for_calls(lambda: _calls_in(llm_response, self._known_names())):
+                await self._aprefetch()
             return await super().aprocess_llm_response(llm_response, context=context)
+
+    def run_llm_response(self, llm_response: Any, *, context: Any = None) -> list[Any]:
+        """:meth:`mcs.ToolDriver.run_llm_response`; as :meth:`process_llm_response`, a
+        listing the calls need first connects within the ``timeout`` of the first call."""
+        with _calling_sync(self._deadline()):
+            return super().run_llm_response(llm_response, context=context)
+
+    async def arun_llm_response(self, llm_response: Any, *, context: Any = None) -> list[Any]:
+        """:meth:`mcs.ToolDriver.arun_llm_response`; as :meth:`aprocess_llm_response`, the
+        servers are listed on the caller's loop, and a failed server a call names is tried
+        again at once."""
+        with _calling(self._deadline()):
+            await self._aprefetch()
+            if self._retry_for_calls(lambda: _calls_in(llm_response, self._known_names())):
+                await self._aprefetch()
+            return await super().arun_llm_response(llm_response, context=context)
 
     async def acall_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
     ) -> Any:
+        """:meth:`mcs.ToolDriver.acall_tool`; as :meth:`aprocess_llm_response`, a tool of a
+        server that failed its last listing tries that server again at once."""
         with _calling(self._deadline()):
-            self._retry_for_call(name)
+            self._retry_for_calls(lambda: [(name, dict(arguments or {}))])
             await self._aprefetch()
             return await super().acall_tool(name, arguments, context=context)
+
+    def _retry_for_calls(self, calls: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]]) -> bool:
+        """Mark the failed servers whose former tools ``calls`` name (directly, or through
+        discovery's ``call_tool``) to be listed again now (:meth:`_retry_for_call`); True
+        when any was. ``calls`` is read only while a failed server has stand-ins."""
+        if not self._unavailable:
+            return False
+        retried = False
+        for name, arguments in calls():
+            tool = ToolDriver.get_tool(self, name)
+            if tool is not None and discovery.is_call_tool(tool):
+                with contextlib.suppress(InvalidInputError):
+                    name = discovery.unwrap_call(tool, arguments)[0]
+            retried = self._retry_for_call(name) or retried
+        return retried
 
     async def aconnect(self) -> None:
         """Connect to every server on the caller's event loop and list it there (a no-op
@@ -668,7 +754,7 @@ class MCPDriver(ToolDriver):
         connections = [c for c in self.connections.values() if not c.connected_on(loop)]
         # a listing, not a bare connect: a server tells of changes to clients that listed
         results = await arun_each([(c, partial(self._afetch, server=c.spec.name)) for c in connections],
-                                  timeout=self.listing_timeout)
+                                  timeout=self.listing_timeout, lists=True)
         self._record(connections, results)
         if connections:
             self.refresh_tools()
@@ -770,9 +856,10 @@ class MCPDriver(ToolDriver):
             if item["name"] not in allowed or not self._selected(item):
                 continue
             exposed = self._exposed(server, item["name"])
-            if exposed in owners:
+            mine = f"{server}:{item['name']}"
+            if owners.get(exposed, mine) != mine:
                 continue
-            owners[exposed] = f"{server}:{item['name']}"
+            owners[exposed] = mine
             if item.get("_interface") and isinstance(item.get("_method"), str) and not self.namespace:
                 methods.setdefault(item["_method"], f"{server}:{exposed}")
             self._routes[exposed] = _Route(server, "tool", item["name"], wraps_result(item.get("outputSchema")))
@@ -1000,6 +1087,12 @@ class MCPDriver(ToolDriver):
                 tool=invocation.tool.name, details={"server": route.server},
             )
         timeout = invocation.remaining() if bounded else None
+        if timeout == 0:  # nothing is sent that could only time out (the server would run it all the same)
+            raise ToolTimeoutError(
+                f"{invocation.tool.name} was not called: no time was left of its {invocation.timeout or 0:g} s "
+                "deadline (listing the MCP server's tools used it up)",
+                tool=invocation.tool.name, details={"category": "not_started", "retryable": True},
+            )
         if route.kind == "tool":
             self._prime_output_schemas(client, route.server)
             speed_up_output_check(client.session, route.target)
@@ -1048,6 +1141,7 @@ class MCPDriver(ToolDriver):
     def _call_tool(self, invocation: Invocation) -> Any:
         # enforces_deadline: the deadline bounds connecting and then the request here.
         route, connection = self._route(invocation)
+        invocation = _sharing_deadline(invocation) or invocation
         try:
             return connection.run(partial(self._operation, route, invocation, bounded=True),
                                   deadline=invocation.deadline)
@@ -1055,10 +1149,13 @@ class MCPDriver(ToolDriver):
             raise _translate(exc, invocation, connection) from None
 
     async def _acall_tool(self, invocation: Invocation) -> Any:
-        # The async pipeline already bounds this coroutine by the deadline.
+        # The async pipeline already bounds this coroutine by the deadline; a shorter one,
+        # shared with the listing before the call, bounds the request here.
         route, connection = self._route(invocation)
+        shared = _sharing_deadline(invocation)
+        invocation = shared or invocation
         try:
-            return await connection.arun(partial(self._operation, route, invocation, bounded=False),
+            return await connection.arun(partial(self._operation, route, invocation, bounded=shared is not None),
                                          deadline=invocation.deadline)
         except Exception as exc:
             raise _translate(exc, invocation, connection) from None
@@ -1226,14 +1323,21 @@ def _calling_sync(deadline: float | None) -> Iterator[None]:
     if call is None:
         call = _threads.call = _Call()
     token = _call.set(call) if _call.get() is not call else None
-    outer = call.deadline, call.tried
-    call.deadline, call.tried = deadline, set()
+    outer = call.deadline, call.tried, call.listed
+    call.deadline, call.tried, call.listed = deadline, set(), False
     try:
         yield
     finally:
-        call.deadline, call.tried = outer
+        call.deadline, call.tried, call.listed = outer
         if token is not None:
             _call.reset(token)
+
+
+def _calls_in(llm_response: Any, known_names: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The (name, arguments) of every tool call in a model's output (see :mod:`mcs.parsing`)."""
+    from mcs.parsing import parse_tool_calls
+
+    return [(call.name, call.arguments) for call in parse_tool_calls(llm_response, known_names=known_names)]
 
 
 def _why(exc: Exception) -> str:

@@ -44,6 +44,39 @@ class SessionLost(ServerGone):
     it ran nothing, and a new session is needed."""
 
 
+class _Post:
+    """What became of the POST of one request over HTTP+SSE (see :func:`_sse_transport`):
+    whether it was ``sent``, and the server's ``status`` once it ``answered`` (404: the
+    server does not know the session, so it ran nothing)."""
+
+    __slots__ = ("answered", "sent", "status")
+
+    def __init__(self) -> None:
+        self.sent = False
+        self.status: int | None = None
+        self.answered = asyncio.Event()
+
+    async def never_ran(self, within: float) -> bool:
+        """Whether the server cannot have run the request: it was never sent, or the
+        server answered its POST with 404. A POST still waiting for its answer is given
+        ``within`` seconds (the session may end before its answer arrives)."""
+        if not self.sent:
+            return True
+        if self.status is None and within > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(within):
+                    await self.answered.wait()
+        return self.status == 404
+
+
+#: Seconds a request that failed as its HTTP+SSE session ended waits for the answer to its
+#: POST, to learn whether the server received it (the SDK's own bound on a POST is 5 s).
+_SSE_POST_WAIT = 5.0
+#: The request being made over HTTP+SSE in this context. The SDK's SSE transport POSTs each
+#: message in the context of the task that sent it, so its HTTP hooks see the request's record.
+_posting: contextvars.ContextVar[_Post | None] = contextvars.ContextVar("mcs_mcp_sse_post", default=None)
+
+
 class ServerError(Exception):
     """The server answered a request with a JSON-RPC error (``code``, ``message``)."""
 
@@ -127,7 +160,44 @@ def _errlog(preferred: IO[str] | None) -> TextIO:
     raise ValueError("no stderr with a file descriptor is available for the MCP server process")
 
 
-def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None) -> Any:
+def _sse_transport(spec: ServerSpec, on_refused: Callable[[str], None] | None,
+                   on_lost: Callable[[], None] | None) -> Any:
+    """The SDK's HTTP+SSE transport on a bounded client that notes, for the request whose
+    message it POSTs (:data:`_posting`), that it was sent and whether the server answered
+    404 for the session (then ``on_lost``: the SDK's writer stops after an error status,
+    so the session can send nothing more)."""
+    from mcp.client.sse import sse_client
+
+    assert spec.url is not None
+    bounded = bounded_client_factory(max_message_bytes=spec.max_message_bytes,
+                                     server=f"{spec.name!r} ({spec.describe()})", on_refused=on_refused)
+
+    async def sending(request: Any) -> None:
+        post = _posting.get()
+        if post is not None and request.method == "POST":
+            post.sent = True
+
+    async def answered(response: Any) -> None:
+        if response.request.method != "POST":
+            return
+        post = _posting.get()
+        if post is not None:
+            post.status = response.status_code
+            post.answered.set()
+        if response.status_code == 404 and on_lost is not None:
+            on_lost()
+
+    def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        client = bounded(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks["request"].append(sending)
+        client.event_hooks["response"].append(answered)
+        return client
+
+    return sse_client(spec.url, headers=dict(spec.headers) or None, auth=spec.auth, httpx_client_factory=factory)
+
+
+def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None,
+               on_lost: Callable[[], None] | None = None) -> Any:
     if spec.command is not None:
         from mcp.client.stdio import StdioServerParameters
 
@@ -140,14 +210,9 @@ def _transport(spec: ServerSpec, on_refused: Callable[[str], None] | None = None
         return bounded_stdio_client(params, _errlog(spec.errlog), max_message_bytes=spec.max_message_bytes,
                                     on_refused=on_refused)
     assert spec.url is not None
-    server = f"{spec.name!r} ({spec.describe()})"
     if spec.sse:
-        from mcp.client.sse import sse_client
-
-        factory = bounded_client_factory(max_message_bytes=spec.max_message_bytes, server=server,
-                                         on_refused=on_refused)
-        return sse_client(spec.url, headers=dict(spec.headers) or None, auth=spec.auth,
-                          httpx_client_factory=factory)
+        return _sse_transport(spec, on_refused, on_lost)
+    server = f"{spec.name!r} ({spec.describe()})"
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = bound_messages(create_mcp_http_client(headers=dict(spec.headers) or None, auth=spec.auth),
@@ -250,8 +315,7 @@ class Connection:
         self._closing: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._launched_at = 0.0
-        self._opened = 0  # sessions that completed initialize
-        self._unchecked = False  # a reopened session whose on_reopen has not succeeded yet
+        self._unchecked = False  # a new session not yet checked (by on_reopen, or a listing made on it)
         self._closed = False
         self._ending: set[asyncio.Task[None]] = set()  # ended sessions still shutting down
         self._transport: Any = None  # the session's transport (for what its HTTP answers told)
@@ -265,11 +329,13 @@ class Connection:
     def is_open(self) -> bool:
         return self._client is not None and self.gone_reason is None
 
-    async def open(self, within: float | None = None) -> Any:
+    async def open(self, within: float | None = None, *, lists: bool = False) -> Any:
         """The connected ``mcp.Client``, connecting on first use and again after the
         session ended (the server died, or could not be reached): a stdio server is started
-        anew, an HTTP one reached anew. A reopened session is handed to ``on_reopen`` before
-        any request uses it; until that succeeds, every request runs it again.
+        anew, an HTTP one reached anew. Every new session (the first one on this loop too)
+        is handed to ``on_reopen`` before any request uses it; until that succeeds, every
+        request runs it again. ``lists``: the request is itself the listing its caller
+        reviews, so it skips ``on_reopen`` (see :meth:`request`).
 
         Connecting (starting, ``initialize``) is bounded by ``connect_timeout`` and, when
         given, by ``within`` seconds (what is left of the caller's deadline).
@@ -280,7 +346,7 @@ class Connection:
             TimeoutError: ``within`` seconds passed first (the attempt goes on for the
                 next caller, still bounded by ``connect_timeout``).
         """
-        if self._client is not None and self.gone_reason is None and not self._unchecked:
+        if self._client is not None and self.gone_reason is None and (lists or not self._unchecked):
             return self._client
         if self._closed:
             raise ServerGone(self.gone_reason or f"the connection to MCP server {self.spec.name!r} is closed")
@@ -291,9 +357,10 @@ class Connection:
             async with asyncio.timeout(within):
                 async with self._lock:
                     await self._connected()
-                    if self._unchecked and self.on_reopen is not None:
-                        await self.on_reopen(self._client)
-                    self._unchecked = False
+                    if self._unchecked and not lists:
+                        if self.on_reopen is not None:
+                            await self.on_reopen(self._client)
+                        self._unchecked = False
         except TimeoutError:
             if within is None or time.monotonic() - waited_from < within:
                 raise  # the on_reopen hook's own timeout
@@ -368,7 +435,12 @@ class Connection:
             if current():
                 self._give_up(reason)
 
-        transport = _transport(self.spec, on_refused=refused)
+        def lost() -> None:
+            if current():
+                self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
+                              "session (it was restarted, or ended the session)")
+
+        transport = _transport(self.spec, on_refused=refused, on_lost=lost)
         if current():
             self._transport = transport
         try:
@@ -381,8 +453,9 @@ class Connection:
             ) as client:
                 if current():
                     self._client = client
-                    self._opened += 1
-                    self._unchecked = self._opened > 1
+                    # Every session is checked before its first call, the first one on this
+                    # loop too: another loop's session (or an earlier one) was what got approved.
+                    self._unchecked = True
                 if not ready.done():
                     ready.set_result(None)
                 await closing.wait()
@@ -458,7 +531,7 @@ class Connection:
     # ----------------------------------------------------------------- requests (its loop)
 
     async def request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None = None,
-                      *, deadline: float | None = None) -> T:
+                      *, deadline: float | None = None, lists: bool = False) -> T:
         """Run ``operation(client)``; fails at once when the server dies meanwhile.
 
         The request runs in the calling task (no extra task per call); when the session
@@ -468,71 +541,101 @@ class Connection:
         ran nothing): then once, on a new session. ``deadline`` (a ``time.monotonic()`` instant) bounds connecting too;
         ``timeout`` bounds the operation itself.
 
+        A new session is handed to ``on_reopen`` (the driver lists it and compares the
+        listing with the approved one) before any request runs on it, except a request
+        made with ``lists=True``: that one is the listing, and the session counts as
+        checked once it succeeded (its caller reviews what it returned before any call).
+
         Raises:
             ServerGone: the server is unreachable or died during the request.
             ServerError: the server answered with a JSON-RPC error.
             TimeoutError: ``timeout`` seconds passed, or ``deadline`` while connecting.
         """
         try:
-            return await self._request(operation, timeout, deadline)
+            return await self._request(operation, timeout, deadline, lists)
         except SessionLost:
             # The server refused the session's id before running anything (HTTP 404), and
             # the protocol asks for a new session: the request is sent once on it.
-            return await self._request(operation, timeout, deadline)
+            return await self._request(operation, timeout, deadline, lists)
 
     async def _request(self, operation: Callable[[Any], Awaitable[T]], timeout: float | None,
-                       deadline: float | None) -> T:
+                       deadline: float | None, lists: bool = False) -> T:
         if self._client is not None and self.gone_reason is None and not self._unchecked:
             client = self._client
         else:
-            client = await self.open(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+            client = await self.open(None if deadline is None else max(deadline - time.monotonic(), 0.0),
+                                     lists=lists)
+        if timeout is not None and deadline is not None:  # connecting took some of the deadline
+            timeout = min(timeout, max(deadline - time.monotonic(), 0.0))
         task = asyncio.current_task()
         assert task is not None
         self._inflight.add(task)
+        # Over HTTP+SSE the request's POSTs are watched (see _sse_transport): one the server
+        # never received, or answered 404 for the session, ran nothing and may be sent again.
+        post = _Post() if self.spec.sse else None
+        token = None if post is None else _posting.set(post)
         try:
-            if timeout is None:
-                return await operation(client)
-            async with asyncio.timeout(timeout):
-                return await operation(client)
-        except asyncio.CancelledError:
-            if self.gone_reason is not None and task in self._cancelled_by_us:
-                self._cancelled_by_us.discard(task)
-                task.uncancel()
-                raise ServerGone(self.gone_reason) from None
-            raise
-        except TimeoutError:
-            raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
-        except (OSError, EOFError) as exc:
-            self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
-            raise ServerGone(self.gone_reason or "") from None
-        except Exception as exc:
-            # Imported here, off the per-call path: only a failed request needs the SDK's error type.
-            from mcp.shared.exceptions import MCPError
-            from mcp_types import REQUEST_TIMEOUT
-
-            if not isinstance(exc, MCPError):
+            try:
+                if timeout is None:
+                    result = await operation(client)
+                else:
+                    async with asyncio.timeout(timeout):
+                        result = await operation(client)
+                if lists and client is self._client:
+                    self._unchecked = False
+                return result
+            except asyncio.CancelledError:
+                if self.gone_reason is not None and task in self._cancelled_by_us:
+                    self._cancelled_by_us.discard(task)
+                    task.uncancel()
+                    raise ServerGone(self.gone_reason) from None
                 raise
-            if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
-                raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
-            if isinstance(self._transport, _HttpTransport) and self._transport.session_lost:
-                self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
-                              "session (it was restarted, or ended the session)")
-                raise SessionLost(self.gone_reason or "") from None
-            if exc.code == -32000 and "closed" in exc.message.lower():
-                self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
+            except TimeoutError:
+                if timeout is None:  # the operation's own deadline (or its own timeout error): as it is
+                    raise
+                raise TimeoutError(f"MCP server {self.spec.name!r} did not answer within {timeout:g} s") from None
+            except (OSError, EOFError) as exc:
+                self._mark_gone(f"MCP server {self.spec.name!r} is unreachable: {_reason(exc)}")
                 raise ServerGone(self.gone_reason or "") from None
-            raise ServerError(exc.code, exc.message) from None
+            except Exception as exc:
+                # Imported here, off the per-call path: only a failed request needs the SDK's error type.
+                from mcp.shared.exceptions import MCPError
+                from mcp_types import REQUEST_TIMEOUT
+
+                if not isinstance(exc, MCPError):
+                    raise
+                if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
+                    raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
+                if isinstance(self._transport, _HttpTransport) and self._transport.session_lost:
+                    self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
+                                  "session (it was restarted, or ended the session)")
+                    raise SessionLost(self.gone_reason or "") from None
+                if exc.code == -32000 and "closed" in exc.message.lower():
+                    self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
+                    raise ServerGone(self.gone_reason or "") from None
+                raise ServerError(exc.code, exc.message) from None
+            finally:
+                self._inflight.discard(task)
+        except SessionLost:
+            raise
+        except ServerGone:
+            within = _SSE_POST_WAIT if deadline is None else min(_SSE_POST_WAIT, deadline - time.monotonic())
+            if post is not None and await post.never_ran(within):
+                raise SessionLost(self.gone_reason or f"MCP server {self.spec.name!r} lost the session") from None
+            raise
         finally:
-            self._inflight.discard(task)
+            if token is not None:
+                _posting.reset(token)
 
 
 Request = tuple["Endpoint", Callable[[Any], Awaitable[Any]]]
 
 
 def run_each(requests: Sequence[Request], timeout: float | None = None, *,
-             deadline: float | None = None) -> list[Any]:
+             deadline: float | None = None, lists: bool = False) -> list[Any]:
     """Run each ``(endpoint, operation)`` at the same time from synchronous code, each on
     its endpoint's synchronous session (as :meth:`Endpoint.run`), and wait for them all.
+    ``lists``: the operations are listings the caller reviews (see :meth:`Connection.request`).
 
     Returns each result, or the exception its request raised, in the order given: the
     time taken is the slowest request's, not the sum.
@@ -540,17 +643,17 @@ def run_each(requests: Sequence[Request], timeout: float | None = None, *,
     if not requests:
         return []
     driven = sync_loop()
-    return driven.run(_gathered([endpoint._request_on(driven.loop, operation, timeout, deadline)
+    return driven.run(_gathered([endpoint._request_on(driven.loop, operation, timeout, deadline, lists)
                                  for endpoint, operation in requests]))
 
 
 async def arun_each(requests: Sequence[Request], timeout: float | None = None, *,
-                    deadline: float | None = None) -> list[Any]:
+                    deadline: float | None = None, lists: bool = False) -> list[Any]:
     """:func:`run_each` on the caller's running loop (each on its endpoint's session there)."""
     if not requests:
         return []
     loop = asyncio.get_running_loop()
-    return await _gathered([endpoint._request_on(loop, operation, timeout, deadline)
+    return await _gathered([endpoint._request_on(loop, operation, timeout, deadline, lists)
                             for endpoint, operation in requests])
 
 
@@ -569,9 +672,10 @@ class Endpoint:
     Synchronous calls share one session on the process's driven loop
     (:func:`~mcs_mcp.client.loop.sync_loop`); async calls use a session on the caller's own
     running loop. Sessions are opened on first use and reused; one that ended (the server
-    died, or could not be reached) is opened again by the next call, and handed to
-    ``on_reopen`` first. :meth:`close` (or :meth:`aclose`) ends them all, after which calls
-    raise :class:`ServerGone`.
+    died, or could not be reached) is opened again by the next call. Every new session, on
+    any loop, is handed to ``on_reopen`` before its first request (unless that request is a
+    listing, see :meth:`Connection.request`). :meth:`close` (or :meth:`aclose`) ends them
+    all, after which calls raise :class:`ServerGone`.
     """
 
     def __init__(
@@ -685,8 +789,8 @@ class Endpoint:
         return self._session(asyncio.get_running_loop()).request(operation, timeout, deadline=deadline)
 
     async def _request_on(self, loop: asyncio.AbstractEventLoop, operation: Callable[[Any], Awaitable[T]],
-                          timeout: float | None, deadline: float | None) -> T:
-        return await self._session(loop).request(operation, timeout, deadline=deadline)
+                          timeout: float | None, deadline: float | None, lists: bool = False) -> T:
+        return await self._session(loop).request(operation, timeout, deadline=deadline, lists=lists)
 
     def close(self) -> None:
         """End every session (stdio servers are stopped). Safe to call twice, from sync code.

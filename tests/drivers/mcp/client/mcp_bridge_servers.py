@@ -9,12 +9,14 @@ from pathlib import Path
 
 from support.servers import free_port, start_server, stop, wait_for_port
 
-__all__ = ["IFACE", "MOODY", "PLAYER", "SERVERS", "free_port", "player_stdio_options", "start_http", "start_moody", "stop", "wait_for_port"]
+__all__ = ["IFACE", "MOODY", "PLAYER", "SERVERS", "SHIFTY", "free_port", "player_stdio_options", "start_http", "start_moody",
+           "stop", "wait_for_port"]
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 PLAYER = SERVERS / "player_server.py"
 IFACE = SERVERS / "iface_server.py"
 MOODY = SERVERS / "moody_server.py"
+SHIFTY = SERVERS / "shifty_server.py"
 
 
 def start_http(script: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
