@@ -280,6 +280,14 @@ def test_a_quoted_boolean_or_number_in_a_toolbox_file_is_refused(tmp_path: Path,
         mcs.Toolbox.from_config(config)
 
 
+@pytest.mark.parametrize("line", ["rate_limit: {calls: 1}", "controls: {policies: [deny_all]}"])
+def test_an_option_only_python_can_build_is_refused_in_a_toolbox_file_at_load(tmp_path: Path, line: str) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text(f"drivers:\n  math: {{driver: functions}}\n{line}\n")
+    with pytest.raises(ConfigurationError, match=f"option {line.split(':')[0]} takes .*which a file cannot write"):
+        mcs.Toolbox.from_config(config)  # not a failure at the first call
+
+
 @pytest.mark.parametrize(("suffix", "content", "message"), [
     (".yaml", "drivers:\n  math: {driver: functions}\ntimeout: 5\ntimeout: 500\n",
      "the key 'timeout' appears twice"),
