@@ -264,15 +264,40 @@ KNOWN_SERVE_BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _serve_backends() -> dict[str, metadata.EntryPoint]:
+def _serve_backends() -> dict[str, list[metadata.EntryPoint]]:
+    """Every registered serve protocol, with every plugin that registers it."""
     from mcs.registry import plugin_entry_points
 
-    return {ep.name: ep for ep in plugin_entry_points(SERVE_GROUP)}
+    backends: dict[str, list[metadata.EntryPoint]] = {}
+    for entry_point in plugin_entry_points(SERVE_GROUP):
+        backends.setdefault(entry_point.name, []).append(entry_point)
+    return backends
+
+
+def _one_backend(protocol: str, registered: list[metadata.EntryPoint]) -> metadata.EntryPoint:
+    """The one plugin serving ``protocol``; two or more are refused, not picked by install order.
+
+    Raises:
+        ConfigurationError: naming each plugin and how to keep one.
+    """
+    if len(registered) == 1:
+        return registered[0]
+    from mcs.registry import ONLY_ENV
+
+    named = ", ".join(
+        f"{ep.value} from {(ep.dist.metadata['Name'] if ep.dist is not None else None) or 'unknown'}"
+        for ep in registered
+    )
+    raise ConfigurationError(
+        f"{len(registered)} plugins register the serve protocol {protocol!r} ({named}); "
+        f"uninstall all but one, or keep one with {ONLY_ENV}"
+    )
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     backends = _serve_backends()
-    backend = backends.get(args.protocol)
+    registered = backends.get(args.protocol)
+    backend = _one_backend(args.protocol, registered) if registered else None
     known = KNOWN_SERVE_BACKENDS.get(args.protocol)
     if backend is None and known is None:  # never an install hint built from what was typed
         raise ConfigurationError(

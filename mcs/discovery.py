@@ -32,6 +32,8 @@ DEFAULT_TOKEN_BUDGET = 8000
 MAX_DESCRIPTION_TOKENS = 2600
 #: ``describe_tool`` answers above this many characters lose nested field descriptions.
 DESCRIBE_MAX_CHARS = 40_000
+#: ``search_tools`` queries longer than this are refused (a task is a sentence, not a text).
+MAX_QUERY_CHARS = 1000
 SEARCH_TOOL = "search_tools"
 DESCRIBE_TOOL = "describe_tool"
 CALL_TOOL = "call_tool"
@@ -96,7 +98,7 @@ def meta_tools(prefix: str | None = None) -> tuple[Tool, Tool]:
         input_schema={
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "words describing the task"},
+                "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "description": "words describing the task"},
                 "group": {"type": "string", "description": "only tools of this group"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
                 "offset": {"type": "integer", "minimum": 0, "default": 0},
@@ -373,7 +375,7 @@ def run_meta_tool(invocation: Invocation, driver: ToolDriver) -> Any:
     tool = driver.get_tool(name)
     if tool is None or is_meta_tool(tool):
         entries = _entries_for(driver)
-        close = search((), name.replace("_", " "), 3, entries=entries)["tools"]
+        close = search((), name[:MAX_QUERY_CHARS].replace("_", " "), 3, entries=entries)["tools"]
         hint = f" Close matches: {', '.join(t['name'] for t in close)}." if close else ""
         raise ToolNotFoundError(
             f"There is no tool named {name!r}.{hint} Use {SEARCH_TOOL} to find one.",

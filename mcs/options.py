@@ -28,7 +28,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from mcs.errors import ConfigurationError
 
-__all__ = ["parse_pairs", "typed_options"]
+__all__ = ["check_file_values", "parse_pairs", "typed_options"]
 
 _UNKNOWN: Any = inspect.Parameter.empty
 _SKIPPED_KINDS = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
@@ -159,6 +159,58 @@ def convert(key: str, raw: str, annotation: Any, owner: str) -> Any:
         f"option {key}={raw!r}: {owner} expects {_describe(annotation)} "
         "(write lists and mappings as JSON)"
     )
+
+
+def _refuses_text(annotation: Any) -> bool:
+    """Whether ``annotation`` takes only numbers, booleans, collections or mappings (besides ``None``)."""
+    members = [m for m in _members(annotation) if m is not type(None)]
+
+    def plain(member: Any) -> bool:
+        origin = typing.get_origin(member) or member
+        return member in (bool, int, float) or _is_collection(member) or (
+            isinstance(origin, type) and issubclass(origin, Mapping))
+
+    return bool(members) and all(map(plain, members))
+
+
+def _is_file_data(member: Any) -> bool:
+    """Whether a value read from YAML, JSON or TOML can be a ``member``: text, a number, a
+    boolean, a list or a mapping (not an object such as a ``RateLimit``)."""
+    if member is Any or member is object or isinstance(member, typing.TypeVar):
+        return True
+    if typing.get_origin(member) is Literal or _takes_text(member) or member in (bool, int, float):
+        return True
+    origin = typing.get_origin(member) or member
+    return not isinstance(origin, type) or _is_collection(member) or issubclass(origin, Mapping)
+
+
+def check_file_values(target: Callable[..., Any], values: Mapping[str, Any], *, owner: str) -> None:
+    """Refuse option values read from a file (YAML, JSON, TOML: already typed) that are text
+    where ``target`` declares a number, a boolean, a list or a mapping, and any value where
+    it declares only objects a file cannot write (a ``RateLimit``, ``Controls``, a function).
+
+    Such a value is never read as what it spells: ``"false"`` is not a boolean, and
+    ``"../schemas"`` is not a list of folders (a driver iterating it would get ``"."``,
+    the current folder, among its characters).
+
+    Raises:
+        ConfigurationError: naming the option, the type it takes and the value given.
+    """
+    keywords, _ = declared_keywords(target)
+    for key, value in values.items():
+        annotation = keywords.get(key, _UNKNOWN)
+        if annotation is _UNKNOWN or value is None:
+            continue
+        if not any(_is_file_data(m) for m in _members(annotation) if m is not type(None)):
+            raise ConfigurationError(
+                f"{owner}: option {key} takes {_describe(annotation)}, which a file cannot write; "
+                "set it from Python"
+            )
+        if isinstance(value, str) and _refuses_text(annotation):
+            raise ConfigurationError(
+                f"{owner}: option {key} takes {_describe(annotation)}, not the text {value!r} "
+                "(write a list as a list, a number or a boolean without quotes)"
+            )
 
 
 def typed_options(target: Callable[..., Any], pairs: Sequence[str], *, owner: str | None = None) -> dict[str, Any]:

@@ -141,6 +141,7 @@ class Toolbox(ToolDriver):
         ``options:``). Relative file options (``spec``, ``path``...) are read from the
         config file's folder. ``docs/toolbox.md`` describes the format.
         """
+        from mcs.options import check_file_values
         from mcs.registry import driver_class, import_driver_class
 
         file = Path(path)
@@ -156,10 +157,12 @@ class Toolbox(ToolDriver):
             driver_options.update({k: v for k, v in entry.items() if k not in ("driver", "options")})
             target = entry["driver"]
             member = import_driver_class(target) if ":" in target else driver_class(target)
+            check_file_values(member, driver_options, owner=f"{file}: drivers.{key}")
             for option in (PATH_OPTIONS | _declared_paths(member)) & driver_options.keys():
                 driver_options[option] = _from_folder(file.parent, driver_options[option])
             members[str(key)] = member(**driver_options)
         settings = {k: v for k, v in data.items() if k != "drivers"}
+        check_file_values(cls, settings, owner=str(file))
         return cls(members, **{**settings, **options})
 
     # ----------------------------------------------------------------- tools
@@ -459,17 +462,47 @@ def _renamed(item: Any, name: str) -> Any:
     return replace(item, name=name)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe subset, refusing a mapping that names one key twice (YAML keeps the last
+    silently, so a second ``timeout:`` further down would override the one a reader saw)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`: its keys may be overridden
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, list | dict):  # unhashable: SafeConstructor says so itself
+                continue
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} appears twice in one mapping", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
 def _read_config(file: Path) -> Any:
+    """The file's data; a key given twice in one mapping is refused (TOML refuses it itself)."""
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigurationError(f"cannot read toolbox config {file}: {exc.strerror}") from None
     try:
         if file.suffix == ".json":
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_unique_pairs)
         if file.suffix == ".toml":
             return tomllib.loads(text)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_UniqueKeyLoader)
     except (ValueError, yaml.YAMLError) as exc:
         kind = {".json": "JSON", ".toml": "TOML"}.get(file.suffix, "YAML")
         raise ConfigurationError(f"{file} is not valid {kind}: {exc}") from None

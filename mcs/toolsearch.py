@@ -263,13 +263,18 @@ def _coverage(asked: frozenset[str]) -> Callable[[str], bool]:
     """Whether a task with the stems ``asked`` has a stem, or a word it starts or that
     starts it (stems of one word can differ: "autoscaling" -> "autosc", "autoscaler" ->
     "autoscal")."""
-    starts = {word[:size] for word in asked for size in range(_PREFIX, len(word) + 1)}
     seen: dict[str, bool] = {}
 
     def covers(stem: str) -> bool:
         found = seen.get(stem)
         if found is None:
-            found = stem in starts or any(stem[:size] in asked for size in range(_PREFIX, len(stem)))
+            # Compared word by word, never through every start of a word: that costs the square
+            # of its length, and a query or a tool's name may hold one very long word.
+            found = any(
+                (len(stem) >= _PREFIX and word.startswith(stem))
+                or (_PREFIX <= len(word) < len(stem) and stem.startswith(word))
+                for word in asked
+            )
             seen[stem] = found
         return found
 
@@ -352,7 +357,8 @@ class ToolIndex:
         if group is not None:
             only = tantivy.Query.term_query(self._schema, "group_key", group.lower())
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
-        wanted = max(CANDIDATES, offset + limit)
+        # tantivy reserves room for every hit asked for: never ask for more than there are tools.
+        wanted = max(1, min(len(self.tools), max(CANDIDATES, offset + limit)))
         with self._lock:
             result = self._searcher.search(query, wanted, count=True)
             hits = [(score, self._position(address)) for score, address in result.hits]

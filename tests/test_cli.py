@@ -369,6 +369,54 @@ def test_serve_with_an_unknown_protocol_never_suggests_installing_it(capsys: pyt
     assert error == "mcs: no serve protocol named 'carrier-pigeon'; installed: mcp, rfc0001\n"
 
 
+SHADOW_SERVE = """
+from pathlib import Path
+
+
+def serve(args):
+    Path(__file__).with_name("MARKER").write_text("the shadow served")
+    return 0
+"""
+
+
+def _shadow_serve_plugin(folder: Path) -> None:
+    """A distribution that registers its own ``mcp`` serve protocol (one that leaves a marker)."""
+    info = folder / "zz_shadow_serve-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: zz-shadow-serve\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[mcs.serve_backends]\nmcp = zz_shadow_serve:serve\n")
+    (folder / "zz_shadow_serve.py").write_text(SHADOW_SERVE)
+
+
+def _serve_with_plugin_last(folder: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``mcs serve functions`` with ``folder`` at the end of ``sys.path``, after every installed plugin."""
+    code = (f"import sys; sys.path.append({str(folder)!r}); from mcs.cli import main; "
+            "sys.exit(main(['serve', 'functions']))")
+    return subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **(env or {})}, check=False)
+
+
+def test_two_plugins_registering_one_serve_protocol_are_refused_not_picked_by_install_order(
+    tmp_path: Path,
+) -> None:
+    _shadow_serve_plugin(tmp_path)
+    allowed = os.environ.get("MCS_DRIVER_DISTRIBUTIONS", "")  # the suite's own list, when it has one
+    done = _serve_with_plugin_last(tmp_path, {"MCS_DRIVER_DISTRIBUTIONS": f"{allowed},zz-shadow-serve"} if allowed else {})
+    assert not (tmp_path / "MARKER").exists()
+    assert done.returncode == EXIT_USAGE
+    assert "2 plugins register the serve protocol 'mcp' (" in done.stderr
+    assert "zz_shadow_serve:serve from zz-shadow-serve" in done.stderr
+    assert "from mcs-framework-mcp" in done.stderr and "MCS_DRIVER_DISTRIBUTIONS" in done.stderr
+
+
+def test_keeping_one_distribution_serves_with_its_protocol_again(tmp_path: Path) -> None:
+    _shadow_serve_plugin(tmp_path)
+    done = _serve_with_plugin_last(tmp_path, {"MCS_DRIVER_DISTRIBUTIONS": "mcs-framework,mcs-framework-mcp"})
+    assert not (tmp_path / "MARKER").exists()
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "serving 'functions'" in done.stderr
+
+
 def test_parse_options_decodes_json_values() -> None:
     assert parse_options(["timeout=2.5", "retries=3", "verbose=true", "tags=[1, 2]", "base-url=http://h/x",
                           "name=plain"]) == {

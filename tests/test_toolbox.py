@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +234,90 @@ def test_a_toolbox_without_controls_still_chains_to_bare_members(tmp_path: Path)
     marker = tmp_path / "MARKER"
     box = mcs.Toolbox({"math": mcs.FunctionDriver([add], name="math"), "shred": Shredder(marker)})
     assert box.process_llm_response('{"tool": "shred", "arguments": {}}') == "done" and marker.exists()
+
+
+# ----------------------------------------------------------------- hostile or mistaken files
+
+SECRET_SCHEMA = "type: string\ndescription: TOP-SECRET-TOKEN-1234\n"
+OUTSIDE_REF_SPEC = """\
+openapi: 3.0.0
+info: {title: pets, version: "1"}
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      parameters:
+        - {name: tag, in: query, schema: {$ref: "../private/secret.yaml"}}
+      responses: {"200": {description: ok}}
+"""
+
+
+def test_one_folder_written_as_text_for_a_list_option_is_refused_not_read_letter_by_letter(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "secret.yaml").write_text(SECRET_SCHEMA)
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "api.yaml").write_text(OUTSIDE_REF_SPEC)
+    (box / "toolbox.yaml").write_text(
+        "drivers:\n  pets:\n    driver: rest\n    spec: api.yaml\n    base_url: http://127.0.0.1:9\n"
+        "    allow_external_refs: ../shared-schemas\n"  # one folder, not a list of them
+    )
+    done = subprocess.run([sys.executable, "-m", "mcs.cli", "describe", "-c", "box/toolbox.yaml"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert "TOP-SECRET" not in done.stdout  # its "." allowed every file under the current folder
+    assert done.returncode == 2
+    assert "drivers.pets: option allow_external_refs takes" in done.stderr
+    assert "'../shared-schemas'" in done.stderr
+
+
+@pytest.mark.parametrize("line", ['validate_output: "false"', 'timeout: "5"', "timeout: 1e400"])
+def test_a_quoted_boolean_or_number_in_a_toolbox_file_is_refused(tmp_path: Path, line: str) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text(f"drivers:\n  math: {{driver: functions}}\n{line}\n")
+    with pytest.raises(ConfigurationError, match=f"option {line.split(':')[0]} takes .*not the text"):
+        mcs.Toolbox.from_config(config)
+
+
+@pytest.mark.parametrize("line", ["rate_limit: {calls: 1}", "controls: {policies: [deny_all]}"])
+def test_an_option_only_python_can_build_is_refused_in_a_toolbox_file_at_load(tmp_path: Path, line: str) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text(f"drivers:\n  math: {{driver: functions}}\n{line}\n")
+    with pytest.raises(ConfigurationError, match=f"option {line.split(':')[0]} takes .*which a file cannot write"):
+        mcs.Toolbox.from_config(config)  # not a failure at the first call
+
+
+@pytest.mark.parametrize(("suffix", "content", "message"), [
+    (".yaml", "drivers:\n  math: {driver: functions}\ntimeout: 5\ntimeout: 500\n",
+     "the key 'timeout' appears twice"),
+    (".yaml", "drivers:\n  math: {driver: functions}\n  math: {driver: functions, name: other}\n",
+     "the key 'math' appears twice"),
+    (".json", '{"drivers": {"math": {"driver": "functions"}}, "timeout": 5, "timeout": 500}',
+     "the key 'timeout' appears twice"),
+    (".toml", 'timeout = 5\ntimeout = 500\n[drivers.math]\ndriver = "functions"\n', "not valid TOML"),
+])
+def test_a_key_given_twice_in_a_toolbox_file_is_refused(
+    tmp_path: Path, suffix: str, content: str, message: str
+) -> None:
+    config = tmp_path / f"box{suffix}"
+    config.write_text(content)
+    with pytest.raises(ConfigurationError, match=message):
+        mcs.Toolbox.from_config(config)
+
+
+def test_yaml_merge_keys_may_still_be_overridden_in_a_toolbox_file(tmp_path: Path) -> None:
+    config = tmp_path / "box.yaml"
+    config.write_text("drivers:\n  a: &base {driver: functions, timeout: 3}\n"
+                      "  b:\n    <<: *base\n    timeout: 4\n")
+    box = mcs.Toolbox.from_config(config)
+    assert {key: member.timeout for key, member in box.members.items()} == {"a": 3, "b": 4}
+
+
+def test_python_tags_in_a_toolbox_file_are_refused_and_run_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "MARKER"
+    config = tmp_path / "box.yaml"
+    config.write_text(f"drivers: !!python/object/apply:os.system ['touch {marker}']\n")
+    with pytest.raises(ConfigurationError, match="is not valid YAML"):
+        mcs.Toolbox.from_config(config)
+    assert not marker.exists()
