@@ -683,3 +683,11 @@ def test_a_tool_whose_output_schema_does_not_compile_is_not_run() -> None:
     with pytest.raises(ExecutionError, match="report cannot be called: its output schema is not a valid JSON Schema"):
         driver.process_llm_response('{"tool": "report", "arguments": {}}')
     assert driver.ran == []
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_a_timeout_that_is_not_a_positive_finite_number_is_refused(timeout: float) -> None:
+    from mcs import FunctionDriver
+
+    with pytest.raises(ValueError, match="positive, finite number of seconds"):
+        FunctionDriver([], timeout=timeout)

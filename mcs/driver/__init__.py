@@ -282,8 +282,8 @@ class ToolDriver(MCSDriver):
         rate_limit: RateLimit | None = None,
         circuit_breaker: CircuitBreaker | None = None,
     ) -> None:
-        if timeout is not None and timeout <= 0:
-            raise ValueError("timeout must be a positive number of seconds, or None")
+        if timeout is not None and not 0 < timeout < math.inf:  # NaN fails both comparisons
+            raise ValueError("timeout must be a positive, finite number of seconds, or None")
         if description_mode not in ("auto", "inline", "discovery"):
             raise ValueError("description_mode must be 'auto', 'inline' or 'discovery'")
         if on_unknown_tool not in ("passthrough", "error"):

@@ -77,8 +77,8 @@ class RestDriver(ToolDriver):
     * ``headers``: static headers sent with every request.
     * ``include`` / ``exclude``: ``{"tags": [...], "paths": [globs], "methods": [...],
       "operations": [operationIds]}`` to choose operations.
-    * ``allow_external_refs``: follow ``$ref``\\ s outside the spec's folder (``True``, or a
-      tuple of allowed folders).
+    * ``allow_external_refs``: follow ``$ref``\\ s outside the spec's folder (``True``, or
+      allowed folders: one path, or a sequence of them).
     * ``spec_redirect_hosts``: hosts a redirect may lead to when the spec (or a remote
       ``$ref``) is fetched from a URL; redirects within that URL's origin are followed
       without it, at most 5.
@@ -149,7 +149,7 @@ class RestDriver(ToolDriver):
         super().__init__(**options)
         retries, max_redirects = non_negative_int("retries", retries), non_negative_int("max_redirects", max_redirects)
         backoff = non_negative_seconds("backoff", backoff)
-        allow = allow_external_refs if isinstance(allow_external_refs, bool) else tuple(allow_external_refs)
+        allow = _allowed_folders(allow_external_refs)
         self.spec = Spec.load(spec, allow_external=allow, redirect_hosts=spec_redirect_hosts)
         info = self.spec.root.get("info") or {}
         title = str(info.get("title") or "rest") if isinstance(info, Mapping) else "rest"
@@ -584,3 +584,14 @@ def _check_base(url: str) -> None:
 
 __all__ = ["RestDriver", "SpecError"]
 
+
+
+def _allowed_folders(allow: bool | Sequence[str]) -> bool | tuple[str, ...]:
+    """``allow_external_refs`` as the loader takes it: a bool, or the allowed folders. One
+    path given alone from Python (text or a path object) is one folder, never a folder per
+    character; a toolbox file must write a list (its option check refuses text)."""
+    if isinstance(allow, bool):
+        return allow
+    if isinstance(allow, str | os.PathLike):
+        return (os.fspath(allow),)
+    return tuple(os.fspath(folder) for folder in allow)

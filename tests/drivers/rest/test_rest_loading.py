@@ -153,6 +153,30 @@ def test_external_refs_outside_the_spec_folder_are_refused(tmp_path):
         assert driver.list_tools()[0].input_schema["properties"]["q"] == {"type": "string"}
 
 
+def test_one_allowed_folder_given_as_text_allows_that_folder_only(tmp_path):
+    # As text, the folder was once read as a folder per character: "." among them allowed
+    # every file under the current folder.
+    (tmp_path / "api").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "name.yaml").write_text("type: string\n")
+    (tmp_path / "secret.yaml").write_text("type: integer\n")
+    def spec(ref: str) -> Path:
+        path = tmp_path / "api" / f"spec{len(ref)}.yaml"
+        path.write_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n"
+            f"      parameters:\n        - {{name: q, in: query, schema: {{$ref: '{ref}'}}}}\n"
+            "      responses: {}\n"
+        )
+        return path
+
+    with RestDriver(spec("../shared/name.yaml"), allow_external_refs=str(tmp_path / "shared")) as driver:
+        assert driver.list_tools()[0].input_schema["properties"]["q"] == {"type": "string"}
+    with pytest.raises(SpecError, match="leaves the spec's folder"):
+        RestDriver(spec("../secret.yaml"), allow_external_refs=str(tmp_path / "shared"))
+    with pytest.raises(SpecError, match="leaves the spec's folder"):
+        RestDriver(spec("../secret.yaml"), allow_external_refs=tmp_path / "shared")
+
+
 def test_external_refs_inside_the_spec_folder_are_followed(corpus):
     with RestDriver(OPENAPI / "oai-examples/examples/v2.0/yaml/petstore-separate/spec/swagger.yaml") as driver:
         names = [t.name for t in driver.list_tools()]
