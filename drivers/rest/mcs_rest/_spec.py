@@ -288,14 +288,14 @@ class Spec:
             if self.allow_external is not True:
                 raise SpecError(
                     f"{where}: $ref {ref!r} points to a remote document; "
-                    "pass allow_external=True to follow it"
+                    "pass allow_external_refs=True (--allow-external-refs on the command line) to follow it"
                 )
         else:
             if base == "<dict>":
                 if self.allow_external is not True:
                     raise SpecError(
                         f"{where}: $ref {ref!r} points to another file, but the spec was given "
-                        "as a dict; load it from its path, or pass allow_external=True"
+                        "as a dict; load it from its path, or pass allow_external_refs=True"
                     )
                 key = str(Path(target).resolve())
             else:
@@ -305,7 +305,8 @@ class Spec:
             ):
                 raise SpecError(
                     f"{where}: $ref {ref!r} leaves the spec's folder; "
-                    "pass allow_external=True (or a tuple of allowed folders) to follow it"
+                    "pass allow_external_refs=True (or the allowed folders; --allow-external-refs on the "
+                    "command line) to follow it"
                 )
         if key not in self._documents:
             try:
