@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from urllib.parse import quote, quote_plus
 
@@ -12,7 +13,7 @@ from rest_paths import PETSTORE
 from rest_server import ResettingServer, Running
 from support.logs import log_everything, quoting
 from support.security_cases import B1_DOT_SEGMENTS, B1_PATH_VALUES
-from support.servers import free_port
+from support.servers import JSONHandler, free_port, serving_http
 
 from mcs.errors import ExecutionError, InvalidInputError, ToolTimeoutError
 
@@ -245,3 +246,44 @@ def test_an_api_key_in_the_query_is_in_no_record_httpx_or_httpcore_logs(api: Run
     assert api.state.requests[-1].query.startswith("api_key=k3y-7781")
     assert caplog.records  # the libraries did log at DEBUG
     assert quoting(caplog.records, key, quote(key, safe=""), quote_plus(key)) == []
+
+
+# ---------------------------------------------------------------- B6 JSON nested past any stack
+
+
+class _Deep(JSONHandler):
+    """``GET /deep/N``: a JSON array nested N levels deep; ``/deep/N-wide`` with a 17-digit integer inside."""
+
+    def do_GET(self) -> None:
+        levels, _, wide = self.path.rsplit("/", 1)[1].partition("-")
+        inner = b"12345678901234567" if wide else b""
+        body = b"[" * int(levels) + inner + b"]" * int(levels)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+_DEEP_SPEC = {
+    "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+    "paths": {"/deep/{levels}": {"get": {
+        "operationId": "deep",
+        "parameters": [{"name": "levels", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "array"}}}}},
+    }}},
+}
+
+
+@pytest.mark.parametrize("levels", ["1000", "990-wide", "5000"])
+@pytest.mark.parametrize("validate", [False, True], ids=["plain", "validated"])
+def test_b6_json_nested_past_the_depth_limit_comes_back_as_its_text(levels, validate):
+    # orjson reads 1,024 levels: the value it gave back broke json.dumps (and `mcs serve`'s
+    # answer) with a RecursionError; with a wide integer the standard library's parser,
+    # and the response checks, ran out of stack themselves.
+    with serving_http(_Deep) as url, RestDriver(_DEEP_SPEC, base_url=url, validate_responses=validate) as driver:
+        result = driver.call_tool("deep", {"levels": levels})
+        assert isinstance(result, str) and result.startswith("[[[[")
+        json.dumps(result)
+        assert driver.call_tool("deep", {"levels": "128"}) != driver.call_tool("deep", {"levels": "129"})
+        assert isinstance(driver.call_tool("deep", {"levels": "128"}), list | dict)
