@@ -341,10 +341,14 @@ class _Plan:
         headers[:0] = [*_DEFAULT_HEADERS, *self.options.headers]
         params: Any = query or None
         files: Any = built.files
-        return httpx.Request(
+        request = httpx.Request(
             built.method, built.url, params=params, headers=headers,
             content=built.content, data=built.data, files=files, extensions=extensions,
         )
+        # A multipart body is a stream: read it (its parts are in memory already), so a
+        # 307/308 can send it again, or see it and refuse to send it to another origin.
+        request.read()
+        return request
 
     def redirect(self, request: httpx.Request, response: httpx.Response, hops: int) -> httpx.Request:
         """The next request of a redirect chain, or an error when it must not be followed."""

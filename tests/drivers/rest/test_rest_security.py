@@ -364,3 +364,37 @@ def test_b6_json_nested_past_the_depth_limit_comes_back_as_its_text(levels, vali
         json.dumps(result)
         assert driver.call_tool("deep", {"levels": "128"}) != driver.call_tool("deep", {"levels": "129"})
         assert isinstance(driver.call_tool("deep", {"levels": "128"}), list | dict)
+
+
+# ---------------------------------------------------------------- B5 a multipart body and a 307
+
+
+class _Moved(JSONHandler):
+    """``POST /upload`` answers 307 to ``/landed`` (this origin); ``POST /landed`` echoes the body's length."""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/upload":
+            self.send_response(307)
+            self.send_header("Location", "/landed")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_json({"landed": len(body), "file": b"FILEDATA" in body})
+
+
+def test_b5_a_multipart_upload_redirected_307_within_its_origin_is_sent_again_whole():
+    # The multipart body was an unread stream: following the 307 failed with httpx's
+    # RequestNotRead ("failed unexpectedly"), and so did refusing one to another origin.
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/upload": {"post": {
+            "operationId": "upload",
+            "requestBody": {"content": {"multipart/form-data": {"schema": {
+                "type": "object", "properties": {"file": {"type": "string", "format": "binary"}, "note": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "ok"}},
+        }}},
+    }
+    with serving_http(_Moved) as url, RestDriver(spec, base_url=url) as driver:
+        answer = driver.call_tool("upload", {"file": "FILEDATA", "note": "n"})
+    assert answer["file"] is True and answer["landed"] > 0
