@@ -45,3 +45,24 @@ def cap_result(value: Any, max_bytes: int, *, what: str = "result") -> Any:
     if len(text.encode("utf-8", "surrogatepass")) <= max_bytes:
         return value
     return cap_text(text, max_bytes, what=what)
+
+
+#: How deep a result read from a peer's JSON may nest arrays and objects: far beyond what
+#: APIs send, and far below what Python's recursion allows the code that handles a result
+#: after it (``json.dumps``, the MCP server, schema checks); orjson alone reads 1,024 levels.
+MAX_JSON_DEPTH = 128
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` (parsed JSON) nests arrays and objects more than ``limit`` deep;
+    walked without recursion, so any depth can be asked about."""
+    if not isinstance(value, dict | list):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False

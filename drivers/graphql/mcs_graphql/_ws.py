@@ -78,7 +78,7 @@ async def subscribe(
                         f"{max_bytes} bytes.", tool=tool,
                     ) from None
                 count += 1
-                yield result.data
+                yield shaped(result.data, None, tool, secrets)  # data nested too deeply is an error
         finally:
             await events.aclose()
             await _quietly_close(client)

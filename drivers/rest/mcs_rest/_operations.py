@@ -274,6 +274,13 @@ class _Builder:
         self, name: str, path: str, method: str, item: Mapping[str, Any], op: Mapping[str, Any],
         document: str, where: str,
     ) -> Operation:
+        if not path.startswith("/"):
+            # Joined to the server URL, the rest of such a path (and the values in it)
+            # would continue the URL's host or port: "{id}" after "https://api.example.com".
+            raise SpecError(
+                f"{self.spec.location}: {where}: the path must begin with '/', as OpenAPI requires; "
+                "without it a path value would continue the server URL's host or port"
+            )
         raw_params = self._parameters(item, op, document, where)
         tags = tuple(str(t) for t in (op.get("tags") or ()))
         properties: dict[str, Any] = {}

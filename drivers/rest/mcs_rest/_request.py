@@ -6,6 +6,9 @@ request anywhere else:
 
 * a path value is percent-encoded as one segment (``/`` becomes ``%2F``, ``.``/``..``
   become ``%2E``), so ``../admin`` cannot change the path and ``%2f`` is not decoded;
+  a segment that holds a value must not end up empty, ``.`` or ``..``: ``/users/{id}``
+  with an empty ``id`` would be ``/users/``, and a ``label`` value ``""`` a ``.`` segment
+  that URL normalisation removes;
 * CR, LF and NUL are refused in every path, query, header and cookie value, and a header
   value must be one HTTP allows (:func:`mcs.urls.header_value`);
 * the scheme, host and port come only from the configured base URL.
@@ -75,6 +78,27 @@ def _template(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(pieces[0::2]), tuple(pieces[1::2])
 
 
+@functools.lru_cache(maxsize=4096)
+def _valued_segments(path: str) -> tuple[int, ...]:
+    """The indexes of the ``/``-separated segments of ``path`` that hold a variable."""
+    return tuple(i for i, segment in enumerate(path.split("/")) if _PATH_VARIABLE.search(segment))
+
+
+def _check_segments(template: str, path: str, tool: str) -> None:
+    """Refuse a filled-in ``path`` where a segment holding a value is empty, ``.`` or ``..``:
+    servers and clients merge or remove such segments, so the request would reach another
+    resource (``DELETE /users/{id}`` with ``id=""`` is ``DELETE /users/``)."""
+    segments = path.split("/")
+    for index in _valued_segments(template):
+        if segments[index] in ("", ".", ".."):
+            names = _PATH_VARIABLE.findall(template.split("/")[index])
+            raise InvalidInputError(
+                f"{tool}: the path argument {' and '.join(repr(n) for n in names)} would leave the path "
+                f"segment empty or a dot segment ({template}); give a non-empty value.",
+                tool=tool, details={"fields": names},
+            )
+
+
 def _scalar(value: Any) -> str:
     if value is True:
         return "true"
@@ -104,7 +128,7 @@ def _path_value(param: Param, value: Any, tool: str) -> str:
     if style == "simple" and type(value) is int:  # the common id: digits need no encoding or check
         return str(value)
     if isinstance(value, Mapping):
-        pairs = [(str(k), _checked(_scalar(v), param, tool)) for k, v in value.items()]
+        pairs = [(_checked(str(k), param, tool), _checked(_scalar(v), param, tool)) for k, v in value.items()]
         if explode:
             parts = [f"{encode_path_segment(k)}={encode_path_segment(v)}" for k, v in pairs]
         else:
@@ -140,7 +164,7 @@ def _query_pairs(param: Param, value: Any, tool: str) -> list[tuple[str, str]]:
     if isinstance(value, Mapping):
         if style == "deepObject":
             return _bracketed(param.name, value, param, tool)
-        pairs = [(str(k), _checked(_scalar(v), param, tool)) for k, v in value.items()]
+        pairs = [(_checked(str(k), param, tool), _checked(_scalar(v), param, tool)) for k, v in value.items()]
         if param.explode:
             return pairs
         return [(param.name, ",".join(f"{k},{v}" for k, v in pairs))]
@@ -152,13 +176,15 @@ def _bracketed(prefix: str, value: Any, param: Param | None, tool: str) -> list[
     out: list[tuple[str, str]] = []
     if isinstance(value, Mapping):
         for key, sub in value.items():
-            out.extend(_bracketed(f"{prefix}[{key}]", sub, param, tool))
+            name = str(key) if param is None else _checked(str(key), param, tool)
+            out.extend(_bracketed(f"{prefix}[{name}]", sub, param, tool))
     elif isinstance(value, list):
         if any(isinstance(v, Mapping | list) for v in value):
             for index, sub in enumerate(value):
                 out.extend(_bracketed(f"{prefix}[{index}]", sub, param, tool))
         else:
-            out.extend((f"{prefix}[]" if "[" in prefix else prefix, _scalar(v)) for v in value)
+            name = f"{prefix}[]" if "[" in prefix else prefix
+            out.extend((name, _scalar(v) if param is None else _checked(_scalar(v), param, tool)) for v in value)
     elif value is not None:
         text = _scalar(value)
         out.append((prefix, _checked(text, param, tool) if param is not None else text))
@@ -234,13 +260,18 @@ def build(op: Operation, arguments: Mapping[str, Any], base_url: str) -> Built:
             whole_body, has_whole = value, True
 
     literals, names = _template(op.path)
-    parts = [base_url, literals[0]]
+    parts = [literals[0]]
+    checked = True  # an int in the simple style is digits: no segment to check
     for name, literal in zip(names, literals[1:], strict=True):
         value = path_values.get(name)
         if value is None:
             raise InvalidInputError(f"{tool} needs the path argument {name!r}.", tool=tool, details={"fields": [name]})
+        checked = checked and value.isdigit()
         parts += (value, literal)
-    built.url = "".join(parts)
+    path = "".join(parts)
+    if not checked:
+        _check_segments(op.path, path, tool)
+    built.url = base_url + path
     built.base = base_url
     body = op.body
     if body is not None and (has_whole or body_fields or body.required):

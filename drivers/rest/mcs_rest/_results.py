@@ -8,6 +8,7 @@ client would round, is its decimal text.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import orjson
 
 from mcs.content import Binary
+from mcs.truncation import MAX_JSON_DEPTH, too_deep
 
 #: The largest integer a JavaScript client reads exactly (``Number.MAX_SAFE_INTEGER``).
 SAFE_INTEGER = 2**53 - 1
@@ -42,6 +44,21 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _orjson_loads(body: bytes) -> Any:
+    """orjson's parse; a body orjson refuses is parsed once more by the standard library
+    only to tell one nested past orjson's limit (``RecursionError``) from one that is not JSON."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        with contextlib.suppress(ValueError):
+            json.loads(body, parse_constant=_refuse_constant)
+        raise
+
+
+class TooDeep(ValueError):
+    """A JSON body nested deeper than :data:`MAX_JSON_DEPTH`."""
+
+
 def load_json(body: bytes) -> tuple[Any, bool]:
     """``body`` parsed as JSON, and whether it may hold integers beyond :data:`SAFE_INTEGER`.
 
@@ -49,11 +66,20 @@ def load_json(body: bytes) -> tuple[Any, bool]:
     into a float). ``NaN`` and ``Infinity`` are refused as orjson refuses them.
 
     Raises:
+        TooDeep: the body nests arrays and objects deeper than :data:`MAX_JSON_DEPTH`.
         ValueError: the body is not JSON.
     """
-    if _WIDE_DIGITS.search(body) is None:
-        return orjson.loads(body), False
-    return json.loads(body, parse_constant=_refuse_constant), True
+    try:
+        if _WIDE_DIGITS.search(body) is None:
+            value, wide = _orjson_loads(body), False
+        else:
+            value, wide = json.loads(body, parse_constant=_refuse_constant), True
+    except RecursionError:
+        raise TooDeep(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels") from None
+    # Fewer brackets than the limit cannot nest deeper than it: most bodies skip the walk.
+    if body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH and too_deep(value):
+        raise TooDeep(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
+    return value, wide
 
 
 def json_safe(value: Any, wide_ints: bool) -> Any:

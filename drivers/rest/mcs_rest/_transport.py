@@ -50,7 +50,7 @@ from mcs.http import (
 from mcs.redaction import credential_forms, excerpt, scrubbed_logs
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, HttpOptions, cookie_header
-from mcs_rest._results import BinaryBody, load_json
+from mcs_rest._results import BinaryBody, TooDeep, load_json
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _EXCERPT = 600
@@ -76,6 +76,8 @@ class Response:
     secrets: Callable[[], tuple[str, ...]] = tuple
     #: ``value`` came from a JSON body that may hold integers beyond 2**53 - 1 (kept exact here).
     wide_ints: bool = False
+    #: The body is JSON nested deeper than :data:`mcs.truncation.MAX_JSON_DEPTH`: ``value`` is its text.
+    too_deep: bool = False
 
 
 # ---------------------------------------------------------------------- reading
@@ -111,7 +113,7 @@ def _marker(cap: int) -> str:
 def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes, truncated: bool, cap: int) -> Response:
     media = _media(content_type)
     value: Any
-    wide_ints = False
+    wide_ints = deep = False
     if not body:
         value = None
     elif _is_json(media) or (not media and body[:1] in (b"{", b"[")):
@@ -120,6 +122,8 @@ def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes,
         else:
             try:
                 value, wide_ints = load_json(body)
+            except TooDeep:  # read as text, and not judged against the spec (the checks recurse)
+                value, deep = body.decode("utf-8", errors="replace"), True
             except ValueError:  # orjson.JSONDecodeError is one
                 value = body.decode("utf-8", errors="replace")
     elif _is_text(media) or not media:
@@ -131,7 +135,7 @@ def _decode(status: int, headers: httpx.Headers, content_type: str, body: bytes,
             value += _marker(cap)
     else:
         value = BinaryBody(body, content_type or "application/octet-stream", truncated)
-    return Response(status, content_type, value, truncated, headers, wide_ints=wide_ints)
+    return Response(status, content_type, value, truncated, headers, wide_ints=wide_ints, too_deep=deep)
 
 
 def read_sync(response: httpx.Response, cap: int, deadline: float | None, tool: str) -> Response:
@@ -337,10 +341,14 @@ class _Plan:
         headers[:0] = [*_DEFAULT_HEADERS, *self.options.headers]
         params: Any = query or None
         files: Any = built.files
-        return httpx.Request(
+        request = httpx.Request(
             built.method, built.url, params=params, headers=headers,
             content=built.content, data=built.data, files=files, extensions=extensions,
         )
+        # A multipart body is a stream: read it (its parts are in memory already), so a
+        # 307/308 can send it again, or see it and refuse to send it to another origin.
+        request.read()
+        return request
 
     def redirect(self, request: httpx.Request, response: httpx.Response, hops: int) -> httpx.Request:
         """The next request of a redirect chain, or an error when it must not be followed."""

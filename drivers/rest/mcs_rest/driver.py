@@ -479,8 +479,9 @@ class RestDriver(ToolDriver):
 
     def _broken_contract(self, op: Operation, response: Response) -> Verdict | None:
         """Where a 2xx answer breaks what the spec promises, and the fields it does not
-        promise (see :mod:`mcs_rest._contract`); ``None`` for a cut body, which cannot be judged."""
-        if response.truncated:
+        promise (see :mod:`mcs_rest._contract`); ``None`` for a cut body, which cannot be judged,
+        and for JSON nested too deeply to be walked."""
+        if response.truncated or response.too_deep:
             return None
         from mcs_rest._contract import ResponseContract, SwaggerBodies
 

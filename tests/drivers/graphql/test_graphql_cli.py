@@ -12,6 +12,7 @@ import pytest
 from graphql_server import Running
 from mcs_graphql import GraphQLDriver
 from support.mcp_http import served_over_http
+from support.servers import JSONHandler, serving_http
 
 from mcs.cli import main
 from mcs.errors import ConfigurationError
@@ -102,3 +103,25 @@ async def test_mcs_serve_over_streamable_http_runs_a_mutation_the_server_keeps(s
         assert not added.is_error and added.structured_content["addBook"]["title"] == "Over HTTP"
     assert server.state.books[-1]["title"] == "Over HTTP"
     assert server.state.authors[server.state.books[-1]["author"]]["name"] == "Ann"
+
+
+async def test_mcs_serve_answers_data_nested_900_deep_with_a_tool_error_not_a_protocol_error(tmp_path: Path) -> None:
+    # gql's parser reads about 990 levels; the server's own encoding of that `data` ran out
+    # of stack: the client got a JSON-RPC error "maximum recursion depth exceeded ...".
+    class Deep(JSONHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = b'{"data": {"blob": ' + b"[" * 900 + b"]" * 900 + b"}}"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    schema = tmp_path / "schema.graphql"
+    schema.write_text("scalar JSON\ntype Query { blob: JSON }\n")
+    with serving_http(Deep) as url:
+        async with served_over_http(["graphql", "-o", f"url={url}/graphql", "-o", f"schema={schema}"]) as session:
+            answer = await session.call_tool("blob", {})
+    assert answer.is_error
+    assert "nested more than 128 levels deep" in answer.content[0].text

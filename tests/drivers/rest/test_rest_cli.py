@@ -13,6 +13,7 @@ from mcs_rest import RestDriver
 from rest_paths import CORPUS, PETSTORE
 from rest_server import Running
 from support.mcp_http import MCS, served_over_http
+from support.servers import JSONHandler, serving_http
 
 from mcs.cli import main
 from mcs.errors import ConfigurationError
@@ -85,6 +86,28 @@ async def test_mcs_serve_over_streamable_http_creates_a_pet_the_api_keeps(api: R
         assert not listed.is_error and "Served" in listed.content[0].text
     assert api.state.pets == {1: {"id": 1, "name": "Served", "tag": "dog"}}
     assert [(r.method, r.path) for r in api.state.requests][:1] == [("POST", "/v1/pets")]
+
+
+async def test_mcs_serve_answers_json_nested_1000_deep_as_a_tool_result_not_a_protocol_error(tmp_path: Path):
+    # The parsed 1,000-level answer broke the server's own encoding: the client got a
+    # JSON-RPC error reading "maximum recursion depth exceeded while encoding a JSON object".
+    class Deep(JSONHandler):
+        def do_GET(self) -> None:
+            body = b"[" * 1000 + b"]" * 1000
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    spec = tmp_path / "deep.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {
+        "/deep": {"get": {"operationId": "deep", "responses": {"200": {"description": "ok"}}}}}}))
+    with serving_http(Deep) as url:
+        async with served_over_http(["rest", "-o", f"spec={spec}", "-o", f"base_url={url}"]) as session:
+            answer = await session.call_tool("deep", {})
+    assert not answer.is_error
+    assert answer.content[0].text.startswith("[[[[") and "recursion" not in answer.content[0].text
 
 
 def _genmcp_schema() -> dict:

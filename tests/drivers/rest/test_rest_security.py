@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from urllib.parse import quote, quote_plus
 
@@ -10,11 +11,12 @@ import pytest
 from mcs_rest import RestDriver
 from rest_paths import PETSTORE
 from rest_server import ResettingServer, Running
+from support.hostile import HostilePeer
 from support.logs import log_everything, quoting
 from support.security_cases import B1_DOT_SEGMENTS, B1_PATH_VALUES
-from support.servers import free_port
+from support.servers import JSONHandler, free_port, serving_http
 
-from mcs.errors import ExecutionError, InvalidInputError, ToolTimeoutError
+from mcs.errors import ConfigurationError, ExecutionError, InvalidInputError, ToolTimeoutError
 
 
 @pytest.fixture
@@ -245,3 +247,154 @@ def test_an_api_key_in_the_query_is_in_no_record_httpx_or_httpcore_logs(api: Run
     assert api.state.requests[-1].query.startswith("api_key=k3y-7781")
     assert caplog.records  # the libraries did log at DEBUG
     assert quoting(caplog.records, key, quote(key, safe=""), quote_plus(key)) == []
+
+
+# ---------------------------------------------------------------- B1 segments a value empties or dots
+
+
+def _one_path_spec(path: str, method: str, param: dict) -> dict:
+    return {
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {path: {method: {"operationId": "op", "parameters": [{"name": "id", "in": "path", "required": True, **param}],
+                                  "responses": {"200": {"description": "ok"}}}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "param", "value", "fine", "sent"),
+    [
+        ("/v1/users/{id}", "delete", {"schema": {"type": "string"}}, "", "u1", "/v1/users/u1"),
+        ("/v1/users/{id}", "delete", {"schema": {"type": "array", "items": {"type": "string"}}}, [], ["u1"], "/v1/users/u1"),
+        ("/v1/users/{id}/delete", "post", {"style": "label", "schema": {"type": "string"}}, "", "u1", "/v1/users/.u1/delete"),
+        ("/v1/users/{id}/delete", "post", {"style": "label", "schema": {"type": "array", "items": {"type": "string"}}},
+         [], ["u1"], "/v1/users/.u1/delete"),
+    ],
+    ids=["empty", "empty-list", "label-empty", "label-empty-list"],
+)
+def test_b1_a_value_that_would_empty_or_dot_its_path_segment_is_refused_before_sending(path, method, param, value, fine, sent):
+    # An empty segment or a dot segment is merged or removed on the way: DELETE /v1/users/{id}
+    # with id "" went to the collection, /v1/users/; the label style's "." prefix made ""
+    # a "." segment, which httpx removed: the POST went to /v1/users/delete.
+    with HostilePeer() as peer, RestDriver(_one_path_spec(path, method, param), base_url=peer.url) as driver:
+        with pytest.raises(InvalidInputError, match="empty or a dot segment") as info:
+            driver.call_tool("op", {"id": value})
+        assert info.value.details["fields"] == ["id"]
+        assert peer.requests == []
+        driver.call_tool("op", {"id": fine})
+        assert [r.path for r in peer.requests] == [sent]
+
+
+def test_b1_a_spec_path_without_its_leading_slash_is_refused_so_a_value_cannot_continue_the_port():
+    # "{id}" right after "http://127.0.0.1:<port // 10>" let the value "<last digit>" pick the
+    # port: the request reached another listener.
+    with HostilePeer() as peer:
+        spec = _one_path_spec("{id}", "get", {"schema": {"type": "string"}})
+        with (pytest.raises(ConfigurationError, match="must begin with '/'"),
+              RestDriver(spec, base_url=f"http://127.0.0.1:{peer.port // 10}") as driver):
+            driver.call_tool("op", {"id": str(peer.port % 10)})
+        with pytest.warns(UserWarning, match="must begin with '/'"):
+            skipped = RestDriver(spec, base_url=f"http://127.0.0.1:{peer.port // 10}", invalid_operations="skip")
+        assert skipped.get_tool("op") is None
+        skipped.close()
+    assert peer.connections == 0
+
+
+# ---------------------------------------------------------------- B2 in keys and nested items
+
+
+@pytest.mark.parametrize(
+    ("param", "value"),
+    [
+        ({"style": "deepObject", "explode": True, "schema": {"type": "object", "additionalProperties": True}},
+         {"a": ["x\r\nX-Injected: 1"]}),
+        ({"style": "deepObject", "explode": True, "schema": {"type": "object", "additionalProperties": True}},
+         {"a\r\nX-Injected: 1": "x"}),
+        ({"schema": {"type": "object", "additionalProperties": {"type": "string"}}}, {"k\r\nX-Injected: 1": "v"}),
+    ],
+    ids=["deep-object-list-item", "deep-object-key", "form-object-key"],
+)
+def test_b2_cr_lf_in_a_query_objects_key_or_nested_item_is_refused_before_sending(param, value):
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/q": {"get": {"operationId": "q", "parameters": [{"name": "filter", "in": "query", **param}],
+                                 "responses": {"200": {"description": "ok"}}}}},
+    }
+    with HostilePeer() as peer, RestDriver(spec, base_url=peer.url) as driver:
+        with pytest.raises(InvalidInputError, match="line break"):
+            driver.call_tool("q", {"filter": value})
+        assert peer.requests == []
+
+
+# ---------------------------------------------------------------- B6 JSON nested past any stack
+
+
+class _Deep(JSONHandler):
+    """``GET /deep/N``: a JSON array nested N levels deep; ``/deep/N-wide`` with a 17-digit integer inside."""
+
+    def do_GET(self) -> None:
+        levels, _, wide = self.path.rsplit("/", 1)[1].partition("-")
+        inner = b"12345678901234567" if wide else b""
+        body = b"[" * int(levels) + inner + b"]" * int(levels)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+_DEEP_SPEC = {
+    "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+    "paths": {"/deep/{levels}": {"get": {
+        "operationId": "deep",
+        "parameters": [{"name": "levels", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "array"}}}}},
+    }}},
+}
+
+
+@pytest.mark.parametrize("levels", ["1000", "990-wide", "5000"])
+@pytest.mark.parametrize("validate", [False, True], ids=["plain", "validated"])
+def test_b6_json_nested_past_the_depth_limit_comes_back_as_its_text(levels, validate):
+    # orjson reads 1,024 levels: the value it gave back broke json.dumps (and `mcs serve`'s
+    # answer) with a RecursionError; with a wide integer the standard library's parser,
+    # and the response checks, ran out of stack themselves.
+    with serving_http(_Deep) as url, RestDriver(_DEEP_SPEC, base_url=url, validate_responses=validate) as driver:
+        result = driver.call_tool("deep", {"levels": levels})
+        assert isinstance(result, str) and result.startswith("[[[[")
+        json.dumps(result)
+        assert driver.call_tool("deep", {"levels": "128"}) != driver.call_tool("deep", {"levels": "129"})
+        assert isinstance(driver.call_tool("deep", {"levels": "128"}), list | dict)
+
+
+# ---------------------------------------------------------------- B5 a multipart body and a 307
+
+
+class _Moved(JSONHandler):
+    """``POST /upload`` answers 307 to ``/landed`` (this origin); ``POST /landed`` echoes the body's length."""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/upload":
+            self.send_response(307)
+            self.send_header("Location", "/landed")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_json({"landed": len(body), "file": b"FILEDATA" in body})
+
+
+def test_b5_a_multipart_upload_redirected_307_within_its_origin_is_sent_again_whole():
+    # The multipart body was an unread stream: following the 307 failed with httpx's
+    # RequestNotRead ("failed unexpectedly"), and so did refusing one to another origin.
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/upload": {"post": {
+            "operationId": "upload",
+            "requestBody": {"content": {"multipart/form-data": {"schema": {
+                "type": "object", "properties": {"file": {"type": "string", "format": "binary"}, "note": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "ok"}},
+        }}},
+    }
+    with serving_http(_Moved) as url, RestDriver(spec, base_url=url) as driver:
+        answer = driver.call_tool("upload", {"file": "FILEDATA", "note": "n"})
+    assert answer["file"] is True and answer["landed"] > 0
