@@ -42,22 +42,15 @@ def frame_tuples(frames: list[can.Message]) -> list[tuple[int, bool, int, bytes]
     return [(f.arbitration_id, f.is_extended_id, f.dlc, bytes(f.data)) for f in frames]
 
 
-class CongestedBus(can.BusABC):
-    """A virtual bus whose transmit queue is full until ``clear`` is set: a send waits for it
-    (up to its timeout), as a controller with a full TX buffer makes it wait."""
+class _OverVirtual(can.BusABC):
+    """A bus that sends and receives through a virtual bus on ``channel``: a subclass
+    changes what a send or an opening does."""
 
     def __init__(self, channel: str) -> None:
         self.inner = can.Bus(interface="virtual", channel=channel)
-        self.clear = threading.Event()
-        self.clear.set()
-        self.waiting = threading.Event()
         super().__init__(channel=channel)
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        if not self.clear.is_set():
-            self.waiting.set()
-            if not self.clear.wait(timeout):
-                raise can.CanOperationError("transmit buffer full")
         self.inner.send(msg, timeout=timeout)
 
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
@@ -66,6 +59,24 @@ class CongestedBus(can.BusABC):
     def shutdown(self) -> None:
         self.inner.shutdown()
         super().shutdown()
+
+
+class CongestedBus(_OverVirtual):
+    """A virtual bus whose transmit queue is full until ``clear`` is set: a send waits for it
+    (up to its timeout), as a controller with a full TX buffer makes it wait."""
+
+    def __init__(self, channel: str) -> None:
+        self.clear = threading.Event()
+        self.clear.set()
+        self.waiting = threading.Event()
+        super().__init__(channel)
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        if not self.clear.is_set():
+            self.waiting.set()
+            if not self.clear.wait(timeout):
+                raise can.CanOperationError("transmit buffer full")
+        super().send(msg, timeout=timeout)
 
 
 def block_the_bus(driver: CanDriver, bus: CongestedBus) -> threading.Thread:
@@ -78,7 +89,7 @@ def block_the_bus(driver: CanDriver, bus: CongestedBus) -> threading.Thread:
     return slow
 
 
-class SlowToOpenBus(can.BusABC):
+class SlowToOpenBus(_OverVirtual):
     """A virtual bus that takes ``open_delay`` seconds to open (a remote or USB interface
     coming back): python-can opens it as interface ``slow-virtual``, under
     :func:`slow_to_open_interface`."""
@@ -87,18 +98,7 @@ class SlowToOpenBus(can.BusABC):
 
     def __init__(self, channel: str, **kwargs: object) -> None:
         time.sleep(type(self).open_delay)
-        self.inner = can.Bus(interface="virtual", channel=channel)
-        super().__init__(channel=channel)
-
-    def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        self.inner.send(msg, timeout=timeout)
-
-    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
-        return self.inner.recv(timeout), False
-
-    def shutdown(self) -> None:
-        self.inner.shutdown()
-        super().shutdown()
+        super().__init__(channel)
 
 
 SLOW_INTERFACE = "slow-virtual"
