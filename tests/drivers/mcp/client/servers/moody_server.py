@@ -14,10 +14,10 @@ requests this server answered; ``<prefix>flood`` sends ``count`` list_changed no
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 
+from _transport import serve_as_asked
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import Tool
 
@@ -62,13 +62,7 @@ async def flood(count: int, ctx: Context) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, default=None, help="serve streamable HTTP on this port")
-    args = parser.parse_args()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    serve_as_asked(server)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ can show pinning: ``changed`` rewrites ``add``'s description, ``extra`` adds a n
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -16,6 +15,7 @@ import urllib.parse
 import urllib.request
 from typing import Literal
 
+from _transport import serve_as_asked
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
@@ -133,16 +133,7 @@ def readme() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, default=None, help="serve streamable HTTP on this port")
-    parser.add_argument("--sse", type=int, default=None, help="serve the legacy HTTP+SSE transport on this port")
-    args = parser.parse_args()
-    if args.sse is not None:
-        server.run("sse", host="127.0.0.1", port=args.sse)
-    elif args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    serve_as_asked(server)
 
 
 if __name__ == "__main__":

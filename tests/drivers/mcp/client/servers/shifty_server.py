@@ -25,12 +25,12 @@ as it starts). Prompt: ``<prefix>brief``, after ``MCS_TEST_CALL_DELAY`` seconds 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import time
 from pathlib import Path
 
+from _transport import serve_as_asked
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Tool
 
@@ -100,16 +100,7 @@ def main() -> None:
         time.sleep(float(os.environ["MCS_TEST_START_DELAY"]))
     if os.environ.get("MCS_TEST_PID"):
         Path(os.environ["MCS_TEST_PID"]).write_text(str(os.getpid()), encoding="utf-8")
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, default=None, help="serve streamable HTTP on this port")
-    parser.add_argument("--sse", type=int, default=None, help="serve the legacy HTTP+SSE transport on this port")
-    args = parser.parse_args()
-    if args.http is not None:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
-    elif args.sse is not None:
-        server.run("sse", host="127.0.0.1", port=args.sse)
-    else:
-        server.run("stdio")
+    serve_as_asked(server)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,7 @@ it (a careless server) and answers whether it was right.
 
 from __future__ import annotations
 
-import argparse
-
+from _transport import serve_as_asked
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import SecretStr
 
@@ -25,13 +24,7 @@ async def unlock(password: SecretStr, ctx: Context) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, default=None, help="serve streamable HTTP on this port")
-    args = parser.parse_args()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    serve_as_asked(server)
 
 
 if __name__ == "__main__":
