@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Self
 
 from mcs import discovery, pipeline, prompts
-from mcs.context import AgentContext, default_context
+from mcs.context import AgentContext, default_context, new_context
 from mcs.driver import _identity
 from mcs.errors import (
     ConfigurationError,
@@ -653,15 +653,11 @@ class ToolDriver(MCSDriver):
         without :meth:`_run`'s choice of deadline and result check (fixed for the tool);
         anything else runs through the whole pipeline."""
         plan = self._core_tool_plan(tool)
-        if plan.lane is not None and self.controls.is_empty():
-            return self._run_lane(plan, arguments, context, valid_text)
+        lane = plan.lane
+        if lane is not None and self.controls.is_empty():
+            return pipeline.run_bare(self._invocation(plan, arguments, context, valid_text), lane)
         invocation, plan = self._prepare_planned(tool, arguments, context, valid_text)
         return self._run(invocation, plan.handler)
-
-    def _run_lane(self, plan: _ToolPlan, arguments: Any, context: AgentContext | None, valid_text: bool) -> Any:
-        """Run one call of ``plan``'s tool through its lane (``plan.lane`` is set; the caller
-        saw the controls empty): :func:`pipeline.run_bare` of the validated call."""
-        return pipeline.run_bare(self._invocation(plan, arguments, context, valid_text), plan.lane)  # type: ignore[arg-type]
 
     def _invocation(
         self, plan: _ToolPlan, arguments: Any, context: AgentContext | None, valid_text: bool = False
@@ -676,7 +672,7 @@ class ToolDriver(MCSDriver):
             plan.tool,
             validator.validate_valid_text(arguments) if valid_text and plan.takes_valid_text
             else validator.validate(arguments),
-            context or default_context(),
+            context or new_context(),  # default_context(), one frame shorter
             time.monotonic() + timeout if timeout is not None else None,
             timeout,
             validator.secret_mask,
@@ -776,8 +772,8 @@ class ToolDriver(MCSDriver):
     ) -> Any:
         """Run one tool by name through the whole pipeline; returns the raw result."""
         plan = self._lanes.get(name)
-        if plan is not None and self.controls.is_empty():
-            return self._run_lane(plan, dict(arguments or {}), context, False)
+        if plan is not None and plan.lane is not None and self.controls.is_empty():
+            return pipeline.run_bare(self._invocation(plan, dict(arguments or {}), context), plan.lane)
         if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
             return self._call_resolved(self._resolve(name), dict(arguments or {}), context)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
@@ -929,8 +925,8 @@ class ToolDriver(MCSDriver):
         found = _read_known_call(llm_response, known) if type(llm_response) is str else None
         if found is not None:  # one canonical call of a known name (the common case)
             plan = self._lanes.get(found[0])
-            if plan is not None and self.controls.is_empty():
-                return self._run_lane(plan, found[1], context, True)
+            if plan is not None and plan.lane is not None and self.controls.is_empty():
+                return pipeline.run_bare(self._invocation(plan, found[1], context, True), plan.lane)
             calls, valid_text = [ToolCall(found[0], found[1])], True
         else:
             calls, valid_text = _read_other_calls(llm_response, known), False
