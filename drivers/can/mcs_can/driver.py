@@ -602,7 +602,8 @@ class CanDriver(ToolDriver):
             bitrate_switch=spec.is_fd and self.bitrate_switch, data=data, check=False,
         )
         # The limits check the values the frame carries: a coarse resolution rounds what was asked.
-        limited, rounded = spec.limited_values(values, data) if spec.limited else ({}, {})
+        # (None, not two empty dicts, for a message without limits: nothing built per send.)
+        limited, rounded = spec.limited_values(values, data) if spec.limited else (None, None)
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
         lifetime = self._lifetime(invocation) if period is not None and not dry else None
@@ -627,7 +628,7 @@ class CanDriver(ToolDriver):
             described["data_hex"] = frame.data.hex()  # a bytearray: describe_frame's bytes(...).hex() without the copy
             if period is None and spec.name in self._periodic:
                 raise self._periodic_running(spec.name, tool)
-            pending = self._state.check(spec.name, limited, tool, rounded) if limited else {}
+            pending = self._state.check(spec.name, limited, tool, rounded) if limited else None
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
                 result: dict[str, Any] = {"dry_run": True, "sent": False, "message": spec.name,
