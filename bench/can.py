@@ -280,8 +280,8 @@ def bench_stages(calls: int = CALLS) -> None:
     import pydantic_core
 
     from mcs import pipeline
-    from mcs.context import default_context
-    from mcs.parsing import parse_tool_calls
+    from mcs.context import new_context
+    from mcs.parsing import read_known_call
 
     print(f"\n-- 2c. stages of part 2's call ({calls} calls each, interleaved; no goal)")
     tool_name = f"send_{MESSAGE}"
@@ -293,7 +293,7 @@ def bench_stages(calls: int = CALLS) -> None:
         assert tool is not None
         validator = driver._validator(tool)
         arguments = pydantic_core.from_json(response)["arguments"]
-        invocation = pipeline.new_invocation(tool, arguments, default_context(), time.monotonic() + 3600.0, 3600.0,
+        invocation = pipeline.new_invocation(tool, arguments, new_context(), time.monotonic() + 3600.0, 3600.0,
                                              None, "")
         spec = driver._sendable[MESSAGE]
 
@@ -307,12 +307,13 @@ def bench_stages(calls: int = CALLS) -> None:
         runners: dict[str, Any] = {
             "whole process_llm_response": lambda: driver.process_llm_response(response),
             "direct encode_message + bus.send": direct,
-            "reading the text (parse_tool_calls)": lambda: parse_tool_calls(response, known_names=known),
+            # What the call runs: a canonical call of a known name is read in one frame.
+            "reading the text (read_known_call)": lambda: read_known_call(response, known),
             "  of which pydantic_core.from_json": lambda: pydantic_core.from_json(response),
             # What the call runs: pydantic's reader vouched for the text (read_tool_calls), so no Unicode walk.
             "schema checks": lambda: validator.validate_valid_text(arguments),
             "context and Invocation": lambda: pipeline.new_invocation(
-                tool, arguments, default_context(), time.monotonic() + 30.0, 30.0, None, ""),
+                tool, arguments, new_context(), time.monotonic() + 30.0, 30.0, None, ""),
             "the driver's send": lambda: driver._send(invocation),
             "  its part shared with the direct run": shared,
         }
@@ -320,7 +321,7 @@ def bench_stages(calls: int = CALLS) -> None:
     for name, median in medians.items():
         print(f"   median {name:38} {median:8.1f} us")
     own = medians["the driver's send"] - medians["  its part shared with the direct run"]
-    parts = sum(medians[name] for name in ("reading the text (parse_tool_calls)", "schema checks",
+    parts = sum(medians[name] for name in ("reading the text (read_known_call)", "schema checks",
                                            "context and Invocation", "the driver's send"))
     print(f"   the send's own work {own:.1f} us; what joins the stages (whole less their sum) "
           f"{medians['whole process_llm_response'] - parts:.1f} us")

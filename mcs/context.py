@@ -239,7 +239,12 @@ def new_context(
     context: AgentContext = _new_object(AgentContext)
     _set_agent_id(context, agent_id)
     _set_model(context, model)
-    _set_request_id(context, _new_request_id() if request_id is None else request_id)
+    if request_id is None:
+        try:
+            request_id = _spare_ids.pop()  # _new_request_id()'s first step, without its frame
+        except IndexError:
+            request_id = _new_request_id()
+    _set_request_id(context, request_id)
     _set_metadata(context, MappingProxyType(dict(metadata)) if metadata else _NO_METADATA)
     _set_session(context, NO_SESSION)
     return context

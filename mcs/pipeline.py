@@ -589,6 +589,8 @@ def run_bare(
     if deadline is not None and deadline <= _monotonic():
         raise _not_started(invocation)
     try:
+        if enforces_deadline and check_output is None and invocation.secret_mask is None:
+            return call(invocation)  # all _call_within_deadline would do: nothing to scrub, wait for or check
         return _call_within_deadline(invocation, call, enforces_deadline, check_output)
     except Exception as exc:
         error = map_exception(exc, invocation.tool.name, invocation.secrets())

@@ -174,3 +174,54 @@ def test_a_drivers_own_validator_still_sees_a_canonical_call(controlled: bool) -
     response = json.dumps({"tool": "transfer", "arguments": {"AMOUNT": 7}})
     assert driver.process_llm_response(response)["moved"] == 7  # "AMOUNT" alone lacks the required "amount"
     assert driver.seen[-1][1] == {"amount": 7}
+
+
+class AskedLedger(Ledger):
+    """Resolves names its own way (as a driver whose listing can change between calls does)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.asked: list[str] = []
+
+    def get_tool(self, name: str) -> Tool | None:
+        self.asked.append(name)
+        return super().get_tool(name)
+
+
+def test_a_driver_that_resolves_names_its_own_way_is_asked_on_every_call() -> None:
+    driver = AskedLedger()
+    call = json.dumps({"tool": "transfer", "arguments": {"amount": 3}})
+    for _ in range(2):
+        assert driver.process_llm_response(call) == {"moved": 3, "remaining": True}
+        assert driver.call_tool("transfer", {"amount": 2}) == {"moved": 2, "remaining": True}
+    assert driver.asked.count("transfer") >= 4
+    assert len(driver.seen) == 4
+
+
+class GrowingLedger(Ledger):
+    """Its tool's bound is read from an attribute at listing time."""
+
+    maximum = 10
+
+    def _list_tools(self) -> Iterable[Tool]:
+        schema = {"type": "object", "properties": {"amount": {"type": "integer", "maximum": self.maximum}},
+                  "required": ["amount"]}
+        return [Tool(name="transfer", input_schema=schema)]
+
+
+def test_after_refresh_tools_a_call_is_checked_against_the_tool_listed_now() -> None:
+    driver = GrowingLedger()
+    call = json.dumps({"tool": "transfer", "arguments": {"amount": 50}})
+    with pytest.raises(ToolCallError) as refused:
+        driver.process_llm_response(call)
+    assert refused.value.code == "INVALID_INPUT"
+    assert driver.process_llm_response(json.dumps({"tool": "transfer", "arguments": {"amount": 5}}))["moved"] == 5
+    driver.maximum = 100
+    driver.refresh_tools()
+    assert driver.process_llm_response(call) == {"moved": 50, "remaining": True}
+    assert driver.call_tool("transfer", {"amount": 60})["moved"] == 60
+    driver.maximum = 10
+    driver.refresh_tools()
+    with pytest.raises(ToolCallError) as again:
+        driver.call_tool("transfer", {"amount": 60})
+    assert again.value.code == "INVALID_INPUT"

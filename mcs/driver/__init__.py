@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Self
 
 from mcs import discovery, pipeline, prompts
-from mcs.context import AgentContext, default_context
+from mcs.context import AgentContext, default_context, new_context
 from mcs.driver import _identity
 from mcs.errors import (
     ConfigurationError,
@@ -311,6 +311,9 @@ class ToolDriver(MCSDriver):
         self._validators: dict[str, ArgumentValidator] = {}
         self._output_validators: dict[str, ResultValidator] = {}
         self._core_tool_plans: dict[str, _ToolPlan] = {}
+        #: The plans with a lane, by their tool's exact name, for a driver whose names
+        #: resolve as the base class resolves them (see :meth:`_core_tool_plan`).
+        self._lanes: dict[str, _ToolPlan] = {}
         self._change_listeners: list[ChangeListener] = []
 
     @property
@@ -402,6 +405,7 @@ class ToolDriver(MCSDriver):
         self._validators.clear()
         self._output_validators.clear()
         self._core_tool_plans.clear()
+        self._lanes.clear()
 
     def get_tool(self, name: str) -> Tool | None:
         """The tool a call names, through exact names and unambiguous aliases, else ``None``.
@@ -607,6 +611,12 @@ class ToolDriver(MCSDriver):
             plan = _ToolPlan(tool, self._validator(tool), self.upstream_of(tool), handler, unwraps,
                              None if unwraps else self._lane_of(tool, handler))
             self._core_tool_plans[tool.name] = plan
+            cls = type(self)
+            if plan.lane is not None and cls.get_tool is ToolDriver.get_tool and cls._tool_map is ToolDriver._tool_map:
+                # A call naming the tool exactly then resolves to it with no further lookup.
+                self._lanes[tool.name] = plan
+            else:
+                self._lanes.pop(tool.name, None)
         return plan
 
     def _lane_of(self, tool: Tool, handler: Callable[[Invocation], Any] | None) -> Callable[[Invocation], Any] | None:
@@ -662,7 +672,7 @@ class ToolDriver(MCSDriver):
             plan.tool,
             validator.validate_valid_text(arguments) if valid_text and plan.takes_valid_text
             else validator.validate(arguments),
-            context or default_context(),
+            context or new_context(),  # default_context(), one frame shorter
             time.monotonic() + timeout if timeout is not None else None,
             timeout,
             validator.secret_mask,
@@ -761,6 +771,9 @@ class ToolDriver(MCSDriver):
         context: AgentContext | None = None,
     ) -> Any:
         """Run one tool by name through the whole pipeline; returns the raw result."""
+        plan = self._lanes.get(name)
+        if plan is not None and plan.lane is not None and self.controls.is_empty():
+            return pipeline.run_bare(self._invocation(plan, dict(arguments or {}), context), plan.lane)
         if type(self).prepare is ToolDriver.prepare:  # the tool's plan gives its handler
             return self._call_resolved(self._resolve(name), dict(arguments or {}), context)
         invocation = self.prepare(ToolCall(name=name, arguments=dict(arguments or {})), context)
@@ -908,7 +921,15 @@ class ToolDriver(MCSDriver):
         Raises:
             ToolCallError: with ``.code`` telling which stage refused the call.
         """
-        calls, valid_text = _read_tool_calls(llm_response, self._known_names())
+        known = self._known_names()
+        found = _read_known_call(llm_response, known) if type(llm_response) is str else None
+        if found is not None:  # one canonical call of a known name (the common case)
+            plan = self._lanes.get(found[0])
+            if plan is not None and plan.lane is not None and self.controls.is_empty():
+                return pipeline.run_bare(self._invocation(plan, found[1], context, True), plan.lane)
+            calls, valid_text = [ToolCall(found[0], found[1])], True
+        else:
+            calls, valid_text = _read_other_calls(llm_response, known), False
         if len(calls) == 1 and type(self).prepare is ToolDriver.prepare:  # the common case: its name resolved once
             tool = self.get_tool(calls[0].name)
             if tool is not None:  # (None: _prepare_calls passes the response on or refuses it)
@@ -1071,6 +1092,7 @@ class ToolDriver(MCSDriver):
 
 
 _reader: Callable[[Any, Mapping[str, Any]], tuple[list[ToolCall], bool]] | None = None
+_other_reader: Callable[[Any, Mapping[str, Any]], list[ToolCall]] | None = None
 
 
 def refuse_unknown_options(driver_class: type[ToolDriver], options: Mapping[str, Any], what: str) -> None:
@@ -1127,6 +1149,28 @@ def _read_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> tuple
 
         _reader = read_tool_calls
     return _reader(llm_response, known_names)
+
+
+def _read_known_call(text: str, known_names: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """:func:`mcs.parsing.read_known_call`: ``(name, arguments)`` of the one canonical call
+    of a known name that ``text`` is, else ``None``. Imported on the first model output,
+    which then puts the parser's function in this name's place: later calls reach it with
+    no frame in between."""
+    from mcs.parsing import read_known_call
+
+    globals()["_read_known_call"] = read_known_call
+    return read_known_call(text, known_names)
+
+
+def _read_other_calls(llm_response: Any, known_names: Mapping[str, Any]) -> list[ToolCall]:
+    """:func:`mcs.parsing.read_other_calls`: the calls of a response :func:`_read_known_call`
+    did not read (imported on the first model output)."""
+    global _other_reader
+    if _other_reader is None:
+        from mcs.parsing import read_other_calls
+
+        _other_reader = read_other_calls
+    return _other_reader(llm_response, known_names)
 
 
 def _parse_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> list[ToolCall]:

@@ -195,17 +195,18 @@ _set_call_name, _set_call_arguments, _set_call_id = (
 )
 
 
-def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
-    """The call when ``text`` is exactly one canonical MCS call whose name is, as written,
-    one of ``known`` (a dict of names, as drivers pass them), and nothing in the text can
-    be a placeholder or a think tag (no ``<``, no ``?``); ``None`` leaves the text to
-    :func:`_parse`.
+def read_known_call(text: str, known: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(name, arguments)`` when ``text`` is exactly one canonical MCS call whose name is,
+    as written, one of ``known`` (a dict of names, as drivers pass them), and nothing in the
+    text can be a placeholder or a think tag (no ``<``, no ``?``); ``None`` for any other
+    text, which :func:`read_other_calls` then reads. Never raises.
 
-    What :func:`_parse` returns for such a text (:func:`_canonical_text`,
-    :func:`canonical_call`, :meth:`_Names.finish_explicit`) in one frame: a name that is
-    an identifier needs no cleaning, a known name resolves to itself, and without ``<``
-    or ``?`` the placeholder check has nothing to look at. The :class:`ToolCall` is built
-    without the frozen dataclass's ``__init__`` (the same object: its fields are slots).
+    The call :func:`parse_tool_calls` returns for such a text (:func:`_canonical_text`,
+    :func:`canonical_call`, :meth:`_Names.finish_explicit`), found in one frame: a name that
+    is an identifier needs no cleaning, a known name resolves to itself, and without ``<``
+    or ``?`` the placeholder check has nothing to look at. pydantic's JSON reader decoded
+    the arguments, so every string and key in them is valid Unicode text (it refuses lone
+    surrogates, escaped or raw).
     """
     # "\\" first: one character is found by memchr, "\\_" by a slower two-character search (most
     # texts have no backslash at all, so the second scan runs only when the first finds one).
@@ -214,14 +215,14 @@ def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
         return None  # (the name first, as models and json.dumps write it: other JSON is not read twice)
     try:
         value = pydantic_core.from_json(text)
-    except (ValueError, TypeError):
-        return None
-    if type(value) is not dict or len(value) != 2 or "arguments" not in value:
-        return None
-    name = value.get("tool", value.get("name"))
-    arguments = value["arguments"]
-    if type(name) is not str or type(arguments) is not dict or name not in known \
-            or ("properties" in arguments and looks_like_schema(arguments)):  # (no "properties": not a schema)
+        if type(value) is not dict or len(value) != 2 or "arguments" not in value:
+            return None
+        name = value.get("tool", value.get("name"))
+        arguments = value["arguments"]
+        if type(name) is not str or type(arguments) is not dict or name not in known \
+                or ("properties" in arguments and looks_like_schema(arguments)):  # (no "properties": not a schema)
+            return None
+    except Exception:  # ValueError, TypeError: not JSON, or an unpaired surrogate that cannot be UTF-8
         return None
     if name not in _PLAIN_NAMES:  # the checks below look at the name alone: a name they passed passes again
         if not name.isidentifier() or len(name) > MAX_NAME_LENGTH or name.lower() in _NOT_CALLS:
@@ -229,9 +230,18 @@ def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
         if len(_PLAIN_NAMES) >= _PLAIN_NAMES_KEPT:
             _PLAIN_NAMES.clear()
         _PLAIN_NAMES.add(name)
+    return name, arguments
+
+
+def _known_canonical_call(text: str, known: Any) -> ToolCall | None:
+    """:func:`read_known_call` as a :class:`ToolCall`, built without the frozen dataclass's
+    ``__init__`` (the same object: its fields are slots)."""
+    found = read_known_call(text, known)
+    if found is None:
+        return None
     call: ToolCall = _new_object(ToolCall)
-    _set_call_name(call, name)
-    _set_call_arguments(call, arguments)
+    _set_call_name(call, found[0])
+    _set_call_arguments(call, found[1])
     _set_call_id(call, None)
     return call
 
@@ -279,14 +289,22 @@ def read_tool_calls(
     known name whose arguments pydantic's JSON reader decoded from the text: then every
     string and key in them is valid Unicode text (the reader refuses lone surrogates,
     escaped or raw), so a validator need not look for one again. Never raises."""
+    if type(llm_response) is str:
+        call = _known_canonical_call(llm_response, known_names)
+        if call is not None:
+            return [call], True
+    return read_other_calls(llm_response, known_names), False
+
+
+def read_other_calls(
+    llm_response: Any, known_names: Collection[str] | Mapping[str, Any] | None = None
+) -> list[ToolCall]:
+    """:func:`parse_tool_calls` of a response that is not a text :func:`read_known_call`
+    reads (a caller that tried it first). Never raises."""
     try:
-        if type(llm_response) is str:
-            call = _known_canonical_call(llm_response, known_names)
-            if call is not None:
-                return [call], True
-        return _parse(llm_response, _Names(known_names)), False
+        return _parse(llm_response, _Names(known_names))
     except Exception:  # the contract is "never raises": a parser bug must not crash an agent
-        return [], False
+        return []
     finally:
         if PARSES:  # the slices its checks asked for more than once were parsed once
             forget_parses()

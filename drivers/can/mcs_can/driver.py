@@ -602,7 +602,8 @@ class CanDriver(ToolDriver):
             bitrate_switch=spec.is_fd and self.bitrate_switch, data=data, check=False,
         )
         # The limits check the values the frame carries: a coarse resolution rounds what was asked.
-        limited, rounded = spec.limited_values(values, data) if spec.limited else ({}, {})
+        # (None, not two empty dicts, for a message without limits: nothing built per send.)
+        limited, rounded = spec.limited_values(values, data) if spec.limited else (None, None)
         high_risk = spec.name in self._high_risk
         token = arguments.get(controls.approval_token) if high_risk else None
         lifetime = self._lifetime(invocation) if period is not None and not dry else None
@@ -610,7 +611,8 @@ class CanDriver(ToolDriver):
         deadline = invocation.deadline
         # What ``with`` does, without looking up and calling __enter__/__exit__; a caller whose
         # deadline passes while another send holds the bus gets its answer then, with nothing sent.
-        if not lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - time.monotonic())):
+        # (blocking and timeout given by position: the lock's keyword parsing costs more than the acquire)
+        if not lock.acquire(True, -1 if deadline is None else max(0.0, deadline - time.monotonic())):
             raise self._gave_up(invocation, "its deadline passed while another send held the bus")
         try:
             if gave_up is not None and gave_up.is_set():
@@ -627,7 +629,7 @@ class CanDriver(ToolDriver):
             described["data_hex"] = frame.data.hex()  # a bytearray: describe_frame's bytes(...).hex() without the copy
             if period is None and spec.name in self._periodic:
                 raise self._periodic_running(spec.name, tool)
-            pending = self._state.check(spec.name, limited, tool, rounded) if limited else {}
+            pending = self._state.check(spec.name, limited, tool, rounded) if limited else None
             if dry:
                 self._audit("dry_run", invocation, frame=described, period_ms=period)
                 result: dict[str, Any] = {"dry_run": True, "sent": False, "message": spec.name,
