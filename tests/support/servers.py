@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -125,11 +126,20 @@ class JSONHandler(BaseHTTPRequestHandler):
         pass
 
 
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A ``ThreadingHTTPServer`` that does not print a client's broken pipe or reset: a
+    client that gave up (a timeout test) or was refused before reading is expected."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 @contextmanager
 def serving_http(
     handler: type[BaseHTTPRequestHandler],
     *,
-    server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer,
+    server_class: type[ThreadingHTTPServer] = QuietHTTPServer,
     poll_interval: float = 0.5,
 ) -> Iterator[str]:
     """Serve ``handler`` on a free loopback port from a thread; yields the base URL (no slash)."""

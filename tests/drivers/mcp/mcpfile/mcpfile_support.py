@@ -9,7 +9,7 @@ import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -59,16 +59,6 @@ class Reply:
     delay: float = 0.0
     stream_forever: bool = False
     drip_interval: float = 0.0  # with stream_forever: one byte per interval
-
-
-class _QuietServer(ThreadingHTTPServer):
-    """A client that gave up (a timeout test) is expected; do not print its broken pipe."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
 
 
 class Recorder:
@@ -140,7 +130,7 @@ class Recorder:
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
 
         self._running = ExitStack()
-        self.url = self._running.enter_context(serving_http(Handler, server_class=_QuietServer, poll_interval=0.02))
+        self.url = self._running.enter_context(serving_http(Handler, poll_interval=0.02))
 
     def reply_for(self, path: str) -> Reply:
         planned = self.replies.get(path, self.default)
