@@ -131,7 +131,7 @@ def test_a_broken_unicode_escape_is_refused_as_invalid_input() -> None:
         (("call", "no-such-driver", "-r", "x"), "no MCS driver named 'no-such-driver'"),
         (("call", "functions", "-o", "prefix", "-r", "x"), "option 'prefix' is not key=value"),
         (("call", "functions", "-o", "no_such_option=1", "-r", "x"), "takes no option 'no_such_option'"),
-        (("call", "functions", "-o", "timeout=-1", "-r", "x"), "timeout must be a positive number"),
+        (("call", "functions", "-o", "timeout=-1", "-r", "x"), "timeout must be a positive, finite number"),
         (("describe", "functions", "--format", "xml"), "invalid choice: 'xml'"),
     ],
 )
