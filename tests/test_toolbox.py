@@ -272,6 +272,25 @@ def test_one_folder_written_as_text_for_a_list_option_is_refused_not_read_letter
     assert "'../shared-schemas'" in done.stderr
 
 
+def test_allowed_folders_in_a_toolbox_file_are_read_from_the_files_own_folder(tmp_path: Path) -> None:
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "secret.yaml").write_text(SECRET_SCHEMA)
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "api.yaml").write_text(OUTSIDE_REF_SPEC)
+    config = box / "toolbox.yaml"
+    config.write_text("drivers:\n  pets:\n    driver: rest\n    spec: api.yaml\n    base_url: http://127.0.0.1:9\n"
+                      "    allow_external_refs: [../private]\n")
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    # From this working directory "../private" would be a/private (absent): it names the
+    # folder of the secret only when read from the file's folder.
+    done = subprocess.run([sys.executable, "-m", "mcs.cli", "describe", "-c", str(config)],
+                          cwd=elsewhere, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "listPets" in done.stdout
+
+
 @pytest.mark.parametrize("line", ['validate_output: "false"', 'timeout: "5"', "timeout: 1e400"])
 def test_a_quoted_boolean_or_number_in_a_toolbox_file_is_refused(tmp_path: Path, line: str) -> None:
     config = tmp_path / "box.yaml"

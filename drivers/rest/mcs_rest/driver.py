@@ -113,6 +113,7 @@ class RestDriver(ToolDriver):
     """
 
     enforces_deadline = True
+    path_options = frozenset({"allow_external_refs"})  # a toolbox file's folders, from its own folder
 
     def __init__(
         self,

@@ -74,6 +74,7 @@ class SoapDriver(ToolDriver):
     """
 
     enforces_deadline = True
+    path_options = frozenset({"allow_imports"})  # a toolbox file's folders, from its own folder
 
     def __init__(
         self,
