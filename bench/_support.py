@@ -174,7 +174,8 @@ def run_measured(argv: Sequence[str | Path], *, cwd: Path | None = None, env: Ma
                  timeout: float = 300.0) -> tuple[int, str, str, dict[str, float]]:
     """Run ``argv`` to its end; its exit code, stdout, stderr and what the kernel measured
     of it from outside: ``peak_rss_mb`` (its own high-water mark, not its parent's),
-    ``cpu_s`` (user + system) and ``wall_s``.
+    ``cpu_s`` (user + system) and ``wall_s``. ``env`` defaults to
+    :func:`bytecode_cached_env` (every measured child caches its bytecode).
 
     Raises:
         subprocess.TimeoutExpired: it ran longer than ``timeout`` (it is killed).
@@ -187,7 +188,8 @@ def run_measured(argv: Sequence[str | Path], *, cwd: Path | None = None, env: Ma
         report = Path(scratch) / "rusage.json"
         launcher = subprocess.Popen(
             [sys.executable, "-c", _LAUNCHER, str(report), *(str(a) for a in argv)],
-            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            cwd=cwd, env=bytecode_cached_env() if env is None else env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
         try:
             out, err = launcher.communicate(timeout=timeout)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bench._support import ROOT, SHARED, bytecode_cached_env, check, run_measured
+from bench._support import ROOT, SHARED, check, run_measured
 
 FORD = SHARED / "corpus" / "dbc" / "opendbc" / "ford_lincoln_base_pt.dbc"
 LOAD_RUNS = 3
@@ -94,8 +94,7 @@ def _child(argv: list[str]) -> None:
 
 
 def _run_child(kind: str) -> dict[str, Any]:
-    code, out, _, measured = run_measured([sys.executable, "-m", "bench.can", kind, str(FORD)], cwd=ROOT,
-                                          env=bytecode_cached_env())
+    code, out, _, measured = run_measured([sys.executable, "-m", "bench.can", kind, str(FORD)], cwd=ROOT)
     marker = out.rfind("@@RESULT@@")
     if code != 0 or marker < 0:
         raise RuntimeError(f"the {kind} child failed with exit code {code}")

@@ -27,7 +27,6 @@ from bench._support import (
     HOST,
     ROOT,
     SHARED,
-    bytecode_cached_env,
     check,
     free_port,
     run_measured,
@@ -104,8 +103,7 @@ def _child_load(kind: str, where: str) -> None:
 
 def _measure_child(args: list[str]) -> dict[str, Any]:
     """Run a child; its own report plus its own peak RSS (``bench._support.run_measured``)."""
-    code, output, _, measured = run_measured([sys.executable, "-m", "bench.grpc", *args], cwd=ROOT,
-                                             env=bytecode_cached_env())
+    code, output, _, measured = run_measured([sys.executable, "-m", "bench.grpc", *args], cwd=ROOT)
     marker = output.rfind("@@RESULT@@")
     if code != 0 or marker < 0:
         return {"error": f"exit {code}"}

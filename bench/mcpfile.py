@@ -41,7 +41,6 @@ from bench._support import (
     HOST,
     ROOT,
     SHARED,
-    bytecode_cached_env,
     free_port,
     median_us,
     no_goal,
@@ -101,7 +100,7 @@ def _child(kind: str, path: str) -> None:
 def _run_child(kind: str, path: Path) -> dict[str, Any]:
     """One child's result, with its peak RSS and CPU seconds measured from outside it."""
     code, out, err, measured = run_measured([sys.executable, "-m", "bench.mcpfile", kind, str(path)],
-                                            cwd=ROOT, env=bytecode_cached_env(), timeout=120)
+                                            cwd=ROOT, timeout=120)
     marker = out.rfind("@@RESULT@@")
     if code != 0 or marker < 0:
         tail = (err or out).strip().splitlines()[-1:] or ["?"]

@@ -42,7 +42,6 @@ from typing import Any
 from bench._support import (
     HOST,
     SHARED,
-    bytecode_cached_env,
     check,
     free_port,
     run_measured,
@@ -136,7 +135,7 @@ def bench_load() -> None:
     largest = files[-1]
     code = "import sys; from bench.mqtt import _child_load; _child_load(sys.argv[1])"
     returncode, out, _, measured = run_measured([sys.executable, "-c", code, str(largest)],
-                                                cwd=Path(__file__).resolve().parents[1], env=bytecode_cached_env())
+                                                cwd=Path(__file__).resolve().parents[1])
     if returncode != 0:
         print(f"load: the child failed with {returncode}")
         return

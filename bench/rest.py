@@ -45,7 +45,6 @@ from bench._support import (
     O200K_FILE,
     ROOT,
     SHARED,
-    bytecode_cached_env,
     check,
     free_port,
     no_goal,
@@ -165,7 +164,7 @@ def _run_child(kind: str, path: Path, timeout: float) -> dict[str, Any] | None:
     """One child's result, with its peak RSS and CPU seconds measured from outside it."""
     try:
         code, out, err, measured = run_measured([sys.executable, "-m", "bench.rest", kind, str(path)],
-                                                cwd=ROOT, env=bytecode_cached_env(), timeout=timeout)
+                                                cwd=ROOT, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
     marker = out.rfind("@@RESULT@@")

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._support import ROOT, SHARED, bytecode_cached_env, check, run_measured
+from bench._support import ROOT, SHARED, check, run_measured
 
 WSDL_DIR = SHARED / "corpus" / "wsdl"
 VBOX = WSDL_DIR / "gowsdl" / "vboxweb.wsdl"
@@ -96,7 +96,7 @@ def _run_child(kind: str, path: Path, cache_dir: str | None = None) -> dict[str,
     Children write and read bytecode whatever this process's environment says, so that each
     compiles no module (``bench._support.bytecode_cached_env``)."""
     argv = [sys.executable, "-m", "bench.soap", kind, str(path), cache_dir or ""]
-    code, output, _, measured = run_measured(argv, cwd=ROOT, env=bytecode_cached_env())
+    code, output, _, measured = run_measured(argv, cwd=ROOT)
     marker = output.rfind("@@RESULT@@")
     if code != 0 or marker < 0:
         return {"error": f"child exited {code}"}

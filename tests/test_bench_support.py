@@ -47,17 +47,17 @@ def test_a_child_measured_from_outside_reports_its_own_peak_not_the_benchmarks()
     assert measured["cpu_s"] > 0 and measured["wall_s"] > 0
 
 
-def test_children_timed_from_start_cache_their_bytecode_even_where_the_environment_forbids_it(
+def test_measured_children_cache_their_bytecode_even_where_the_environment_forbids_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "timed_module.py").write_text("VALUE = 42\n", encoding="utf-8")
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     argv = [sys.executable, "-c", "import timed_module, sys; print(timed_module.VALUE, sys.dont_write_bytecode)"]
 
-    code, out, _, _ = _support.run_measured(argv, cwd=tmp_path)
+    code, out, _, _ = _support.run_measured(argv, cwd=tmp_path, env=dict(os.environ))
     assert (code, out.split()) == (0, ["42", "True"])
     assert not (tmp_path / "__pycache__").exists()  # as inherited: compiled again by every child
 
-    code, out, _, _ = _support.run_measured(argv, cwd=tmp_path, env=_support.bytecode_cached_env())
+    code, out, _, _ = _support.run_measured(argv, cwd=tmp_path)  # the default: bytecode_cached_env()
     assert (code, out.split()) == (0, ["42", "False"])
     assert [p.name.split(".")[0] for p in (tmp_path / "__pycache__").glob("*.pyc")] == ["timed_module"]
     assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"  # the benchmark's own environment is left alone
