@@ -12,7 +12,10 @@ In order, each cheap check before the costlier ones:
 5. estimated complexity: each field costs 1 times the size of the lists it sits in; a list
    field's size is its ``first``/``last`` argument when given (a variable's coerced value,
    its default included), else ``list_size``;
-6. the variables coerced against their declared types.
+6. the variables: only those the operation declares (others are refused, not sent),
+   coerced against their declared types.
+
+An anonymous operation is sent without an ``operationName``, whatever the model gave.
 """
 
 from __future__ import annotations
@@ -182,7 +185,7 @@ def check(
             "The document does not match the schema: " + "; ".join(_located(e) for e in errors)
             + ". Use describe_type to see the fields and arguments a type offers."
         )
-    given = dict(variables or {})
+    given = _declared(operation, variables or {})
     coerced = get_variable_values(schema, operation.variable_definitions or (), given, max_errors=5)
     if isinstance(coerced, list):
         raise InvalidInputError("The variables do not fit the document: " + "; ".join(e.message for e in coerced))
@@ -195,9 +198,28 @@ def check(
             "(each field counts once per item of the lists it is in). Ask for fewer fields or smaller pages (first/last)."
         )
     return Checked(
-        text=text, operation_name=operation.name.value if operation.name else operation_name,
+        # an anonymous operation is sent without a name: a server may refuse one, or run another
+        text=text, operation_name=operation.name.value if operation.name else None,
         kind=operation.operation.value, variables=given, complexity=complexity,
     )
+
+
+def _declared(operation: OperationDefinitionNode, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """``variables`` if the operation declares every one of them.
+
+    Raises:
+        InvalidInputError: naming the variables the operation does not declare.
+    """
+    declared = [d.variable.name.value for d in operation.variable_definitions or ()]
+    extra = sorted(set(variables) - set(declared))
+    if extra:
+        which = ", ".join(f"${name}" for name in extra)
+        offered = ", ".join(f"${name}" for name in declared) or "none"
+        raise InvalidInputError(
+            f"The operation does not declare the variables {which} (it declares: {offered}); "
+            "declare each in the document, e.g. query($name: String), or leave it out."
+        )
+    return dict(variables)
 
 
 def _located(error: GraphQLError) -> str:

@@ -6,7 +6,7 @@ import pytest
 from graphql_server import Running
 from mcs_graphql import GraphQLDriver
 
-from mcs.errors import InvalidInputError
+from mcs.errors import ErrorCode, InvalidInputError
 
 
 def test_search_schema_finds_types_and_fields_by_words(github: GraphQLDriver) -> None:
@@ -59,3 +59,28 @@ def test_execute_runs_a_validated_query_with_variables(server: Running) -> None:
         with pytest.raises(InvalidInputError, match="variables do not fit"):
             driver.call_tool("execute", {"query": "query($id: ID!) { book(id: $id) { id } }", "variables": {}})
         assert server.state.requests == []
+
+
+def test_execute_refuses_variables_the_operation_does_not_declare(server: Running) -> None:
+    with GraphQLDriver(server.graphql, freeform=True) as driver:
+        server.state.requests.clear()
+        with pytest.raises(InvalidInputError) as info:
+            driver.call_tool("execute", {"query": "query($id: ID!) { book(id: $id) { id } }",
+                                         "variables": {"id": "b1", "token": "x", "admin": True}})
+        assert info.value.code is ErrorCode.INVALID_INPUT
+        assert "$admin, $token" in info.value.message and "it declares: $id" in info.value.message
+        with pytest.raises(InvalidInputError, match=r"\$id \(it declares: none\)"):
+            driver.call_tool("execute", {"query": "{ now }", "variables": {"id": "b1"}})
+        assert server.state.requests == []
+        assert driver.call_tool("execute", {"query": "query($id: ID!) { book(id: $id) { id } }",
+                                            "variables": {"id": "b1"}}) == {"book": {"id": "b1"}}
+        assert server.state.graphql_bodies()[-1]["variables"] == {"id": "b1"}
+
+
+def test_execute_sends_no_operation_name_for_an_anonymous_operation(server: Running) -> None:
+    with GraphQLDriver(server.graphql, freeform=True) as driver:
+        server.state.requests.clear()
+        assert driver.call_tool("execute", {"query": "{ now }", "operationName": "Other"}) == {"now": "2024-05-01T12:00:00Z"}
+        assert "operationName" not in server.state.graphql_bodies()[-1]
+        driver.call_tool("execute", {"query": "query Clock { now }", "operationName": "Other"})
+        assert server.state.graphql_bodies()[-1]["operationName"] == "Clock"
