@@ -10,8 +10,9 @@ In order, each cheap check before the costlier ones:
    ``max_fields``; introspection fields (``__schema``, ``__type``) unless allowed;
 4. validated against the schema (graphql-core's rules: fields, arguments, types);
 5. estimated complexity: each field costs 1 times the size of the lists it sits in; a list
-   field's size is its ``first``/``last`` argument when given (a variable's coerced value,
-   its default included), else ``list_size``;
+   field's size is the largest of its size arguments given (``size_arguments``:
+   :data:`SIZE_ARGUMENTS` by default, ``first``, ``last``, ``limit``...; a variable's
+   coerced value, its default included), else ``list_size``;
 6. the variables: only those the operation declares (others are refused, not sent),
    coerced against their declared types.
 
@@ -39,6 +40,7 @@ from graphql import (
     IntValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
+    ValueNode,
     VariableNode,
     get_named_type,
     is_list_type,
@@ -55,6 +57,8 @@ _INTROSPECTION = frozenset({"__schema", "__type"})
 #: How deep fragments may spread fragments that spread fragments: far beyond what documents
 #: use, and below where walking them (here, and in graphql-core's validation) runs out of stack.
 MAX_FRAGMENT_NESTING = 100
+#: The arguments that size a list field, as APIs commonly name them (Relay's, then others').
+SIZE_ARGUMENTS = ("first", "last", "limit", "pageSize", "perPage", "per_page", "top", "take", "count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,15 @@ class Limits:
     introspection: bool = True
     several_operations: bool = False
     subscriptions: bool = False
+    size_arguments: tuple[str, ...] = SIZE_ARGUMENTS
+
+    def __post_init__(self) -> None:
+        names = self.size_arguments
+        if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+            raise ConfigurationError(
+                f"limits size_arguments must be a list of argument names, such as ['first', 'limit'], not {names!r}"
+            )
+        object.__setattr__(self, "size_arguments", tuple(names))
 
     @classmethod
     def from_option(cls, value: Limits | Mapping[str, Any] | None) -> Limits:
@@ -191,11 +204,12 @@ def check(
         raise InvalidInputError("The variables do not fit the document: " + "; ".join(e.message for e in coerced))
     root = schema.get_root_type(operation.operation)
     # sized by the values the server will use: defaults applied, `1000.0` read as the Int 1000
-    complexity = _Cost(schema, fragments, coerced.coerced, limits.list_size).selection(operation.selection_set, root, 1)
+    complexity = _Cost(schema, fragments, coerced.coerced, limits.list_size, frozenset(limits.size_arguments)).selection(operation.selection_set, root, 1)
     if complexity > limits.max_complexity:
         raise InvalidInputError(
             f"The document's estimated complexity is {complexity}, over the limit of {limits.max_complexity} "
-            "(each field counts once per item of the lists it is in). Ask for fewer fields or smaller pages (first/last)."
+            "(each field counts once per item of the lists it is in). Ask for fewer fields or smaller pages "
+            "(first, last, limit...)."
         )
     return Checked(
         # an anonymous operation is sent without a name: a server may refuse one, or run another
@@ -274,6 +288,7 @@ class _Cost:
     fragments: Mapping[str, FragmentDefinitionNode]
     variables: Mapping[str, Any]
     list_size: int
+    size_arguments: frozenset[str]
     memo: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def selection(self, node: SelectionSetNode | None, parent: GraphQLNamedType | None, multiplier: int) -> int:
@@ -313,14 +328,16 @@ class _Cost:
         return multiplier + self.selection(node.selection_set, named, inner)
 
     def _size(self, node: FieldNode) -> int:
-        for argument in node.arguments or ():
-            if argument.name.value not in ("first", "last"):
-                continue
-            value = argument.value
-            if isinstance(value, IntValueNode):
-                return max(1, int(value.value))
-            if isinstance(value, VariableNode):
-                given = self.variables.get(value.name.value)
-                if isinstance(given, int) and not isinstance(given, bool):
-                    return max(1, given)
-        return self.list_size
+        """The largest size argument given (at least 1), else ``list_size``."""
+        sizes = [self._value(a.value) for a in node.arguments or () if a.name.value in self.size_arguments]
+        known = [size for size in sizes if size is not None]
+        return max(known) if known else self.list_size
+
+    def _value(self, value: ValueNode) -> int | None:
+        if isinstance(value, IntValueNode):
+            return max(1, int(value.value))
+        if isinstance(value, VariableNode):
+            given = self.variables.get(value.name.value)
+            if isinstance(given, int) and not isinstance(given, bool):
+                return max(1, given)
+        return None

@@ -66,7 +66,8 @@ type Author implements Node {
   name: String!
   "Who taught this author: a recursive type."
   mentor: Author
-  books: [Book!]!
+  "This author's books, the first limit of them."
+  books(limit: Int): [Book!]!
 }
 
 type Book implements Node {
@@ -262,7 +263,9 @@ def _schema(state: State) -> Any:
     book_type, author_type, partial = ObjectType("Book"), ObjectType("Author"), ObjectType("Partial")
     book_type.set_field("author", author_of)
     author_type.set_field("mentor", lambda a, *_: state.authors.get(a["mentor"]) if a["mentor"] else None)
-    author_type.set_field("books", lambda a, *_: [b for b in state.books if b["author"] == a["id"]])
+    author_type.set_field(
+        "books", lambda a, *_, limit=None: [b for b in state.books if b["author"] == a["id"]][:limit],
+    )
 
     @partial.field("broken")
     def _broken(*_: Any) -> str:

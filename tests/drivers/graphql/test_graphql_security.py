@@ -13,7 +13,7 @@ from graphql_server import Running
 from mcs_graphql import GraphQLDriver
 from support.logs import log_everything, quoting
 
-from mcs.errors import ErrorCode, InvalidInputError
+from mcs.errors import ConfigurationError, ErrorCode, InvalidInputError
 
 INJECTION = 'x") { deleteAll } #'
 
@@ -97,6 +97,32 @@ def test_the_complexity_counts_the_page_size_the_server_will_use(driver: GraphQL
     with pytest.raises(InvalidInputError, match="complexity"):
         driver.call_tool("execute", {"query": document, "variables": variables})
     assert server.state.requests == []
+
+
+LARGE_PAGES = {
+    "first": "query { books(first: 100000) { nodes { id title } } }",
+    "limit": 'query { author(id: "a1") { books(limit: 100000) { id title } } }',
+    "limit as a variable": 'query($n: Int) { author(id: "a1") { books(limit: $n) { id title } } }',
+}
+
+
+@pytest.mark.parametrize("case", list(LARGE_PAGES))
+def test_a_large_page_is_refused_whichever_argument_asks_for_it(driver: GraphQLDriver, server: Running, case: str) -> None:
+    server.state.requests.clear()
+    with pytest.raises(InvalidInputError, match=r"estimated complexity is \d+, over the limit"):
+        driver.call_tool("execute", {"query": LARGE_PAGES[case], "variables": {"n": 100000} if "$n" in LARGE_PAGES[case] else {}})
+    assert server.state.requests == []
+
+
+def test_a_small_limit_is_sent_and_the_size_arguments_are_configurable(server: Running) -> None:
+    document = 'query { author(id: "a1") { books(limit: 2) { id } } }'
+    with GraphQLDriver(server.graphql, freeform=True) as driver:
+        assert driver.call_tool("execute", {"query": document}) == {"author": {"books": [{"id": "b1"}, {"id": "b3"}]}}
+    large = 'query { author(id: "a1") { books(limit: 100000) { id } } }'
+    with GraphQLDriver(server.graphql, freeform=True, limits={"size_arguments": ["first", "last"]}) as relay_only:
+        assert len(relay_only.call_tool("execute", {"query": large})["author"]["books"]) == 4  # sized at list_size
+    with pytest.raises(ConfigurationError, match="size_arguments must be a list of argument names"):
+        GraphQLDriver(server.graphql, freeform=True, limits={"size_arguments": "limit"})
 
 
 def test_the_limits_are_configurable(server: Running) -> None:
