@@ -34,10 +34,11 @@ import yaml
 from mcs import prompts
 from mcs.context import AgentContext
 from mcs.driver import DriverMeta, MCSDriver, ToolDriver, _Prepared, refuse_unknown_options
-from mcs.errors import ConfigurationError, ToolNotFoundError
+from mcs.errors import ConfigurationError, InvalidInputError, ToolNotFoundError
 from mcs.interfaces import normalise_declaration
 from mcs.pipeline import Controls, Invocation
 from mcs.tools import Tool, ToolCall, sanitize_tool_name
+from mcs.validation import ArgumentValidator
 
 _NAMESPACE = uuid.UUID("0c4a3c52-2f4e-4f1b-8a43-8f0d6d2b7a11")
 _MEMBER = "toolbox_member"
@@ -230,6 +231,19 @@ class Toolbox(ToolDriver):
     def _member(self, invocation: Invocation) -> tuple[ToolDriver, str]:
         key = str(invocation.tool.meta[_MEMBER])
         return self._tool_drivers()[key], str(invocation.tool.meta[_MEMBER_TOOL])
+
+    def _validator(self, tool: Tool) -> ArgumentValidator:
+        """A member's tool is checked by the member's own validator, whatever name the toolbox
+        lists it under: a driver's may take more forms than the schema shows or check more
+        (gRPC's protobuf JSON forms and ``Any`` check, REST's body repair), in ``prepare`` and
+        in strict RFC-0001 serving alike. Its errors name the tool as the toolbox lists it."""
+        key, name = tool.meta.get(_MEMBER), tool.meta.get(_MEMBER_TOOL)
+        driver = self._tool_drivers().get(str(key)) if key is not None else None
+        own = driver.get_tool(str(name)) if driver is not None and name is not None else None
+        if driver is None or own is None:
+            return super()._validator(tool)
+        validator = driver._validator(own)
+        return validator if own.name == tool.name else _Renamed(validator, tool.name, own.name)
 
     def _call_tool(self, invocation: Invocation) -> Any:
         driver, name = self._member(invocation)
@@ -437,6 +451,48 @@ class Toolbox(ToolDriver):
                 await aclose()
             elif callable(close):
                 await asyncio.to_thread(close)
+
+
+class _Renamed(ArgumentValidator):
+    """A member's validator for a tool the toolbox lists under another name: the member's
+    checks and repairs, with its refusals naming the tool as the toolbox lists it."""
+
+    __slots__ = ("_inner", "_own")
+
+    def __init__(self, inner: ArgumentValidator, tool: str, own: str) -> None:
+        # No compiled schema of its own: every check is the member's.
+        self._inner, self._tool, self._own = inner, tool, own
+        self.secret_mask = inner.secret_mask
+
+    @property
+    def schema(self) -> Mapping[str, Any]:
+        return self._inner.schema
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        try:
+            return self._inner.validate(arguments)
+        except InvalidInputError as exc:
+            raise self._renamed(exc) from None
+
+    def validate_valid_text(self, arguments: Any) -> dict[str, Any]:
+        try:
+            return self._inner.validate_valid_text(arguments)
+        except InvalidInputError as exc:
+            raise self._renamed(exc) from None
+
+    def validate_as_sent(self, arguments: Any) -> dict[str, Any]:
+        try:
+            return self._inner.validate_as_sent(arguments)
+        except InvalidInputError as exc:
+            raise self._renamed(exc) from None
+
+    def _renamed(self, error: InvalidInputError) -> InvalidInputError:
+        message = error.message
+        for lead in ("Invalid arguments for ", "The arguments of "):
+            if message.startswith(lead + self._own):
+                message = lead + self._tool + message[len(lead + self._own):]
+                break
+        return InvalidInputError(message, tool=self._tool, details=error.details)
 
 
 _OFFER_METHODS = {
