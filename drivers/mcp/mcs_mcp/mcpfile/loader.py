@@ -597,7 +597,7 @@ def _check_shared_directory(path: Path, primitives: list[Primitive], cli: CliOpt
     for primitive, invoker in commands:
         if not invoker.unlisted:
             continue
-        taker = next((p for p, other in commands if p is not primitive and other.takes_values), None)
+        taker = _other_taker(primitive, commands)
         if taker is None:
             continue
         first = invoker.unlisted[0]
@@ -614,6 +614,11 @@ def _check_shared_directory(path: Path, primitives: list[Primitive], cli: CliOpt
     _check_configuration_readers(path, commands, cli)
     _check_followers(path, commands)
     _check_unchecked_paths(path, commands)
+
+
+def _other_taker(primitive: Primitive, commands: list[tuple[Primitive, CliInvoker]]) -> Primitive | None:
+    """The first command of the file, other than ``primitive``, that takes a model's values."""
+    return next((p for p, other in commands if p is not primitive and other.takes_values), None)
 
 
 def _check_unchecked_paths(path: Path, commands: list[tuple[Primitive, CliInvoker]]) -> None:
@@ -633,7 +638,7 @@ def _check_unchecked_paths(path: Path, commands: list[tuple[Primitive, CliInvoke
         found += [(p, LINKED_PATH, "make links in a tool of their own") for p in invoker.linked_paths]
         if not found:
             continue
-        taker = next((p for p, other in commands if p is not primitive and other.takes_values), None)
+        taker = _other_taker(primitive, commands)
         if taker is None:
             continue
         first, why, way = found[0]
@@ -657,7 +662,7 @@ def _check_followers(path: Path, commands: list[tuple[Primitive, CliInvoker]]) -
     for primitive, invoker in commands:
         if not invoker.followers:
             continue
-        taker = next((p for p, other in commands if p is not primitive and other.takes_values), None)
+        taker = _other_taker(primitive, commands)
         if taker is None:
             continue
         first = invoker.followers[0]
