@@ -620,9 +620,7 @@ def _call_within_deadline(
         except concurrent.futures.TimeoutError:
             if future.done():  # the call's own TimeoutError (or it ended at the deadline): its answer stands
                 return _checked(future.result(), check_output)
-            if not future.cancel() and admitted is not None and admitted.release is not None:
-                release, admitted.release = admitted.release, None
-                future.add_done_callback(lambda _: release())
+            _abandon(future, admitted)
             tool = invocation.tool.name
             raise ToolTimeoutError(
                 f"{tool} did not finish within {_seconds(invocation)} and was abandoned.",
@@ -738,7 +736,11 @@ def abandon(future: concurrent.futures.Future[Any]) -> None:
     else the call's rate-limit slot stays taken until the thread ends, so ``concurrent=N``
     bounds the calls really running. For a call run by :func:`run_sync` or
     :func:`run_async`."""
-    admitted = _holding_call.get()
+    _abandon(future, _holding_call.get())
+
+
+def _abandon(future: concurrent.futures.Future[Any], admitted: _Admitted | None) -> None:
+    """:func:`abandon` for the call ``admitted`` (``None``: one that holds no slot)."""
     if not future.cancel() and admitted is not None and admitted.release is not None:
         release, admitted.release = admitted.release, None
         future.add_done_callback(lambda _: release())
