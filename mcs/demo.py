@@ -1,8 +1,15 @@
-"""The embedded default driver and the `make demo` round trip (no network, no API key)."""
+"""The embedded default driver and the `make demo` round trip (no network, no API key),
+and :func:`serve_on_loopback`, which the drivers' demos and peers serve their APIs with."""
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from http.server import BaseHTTPRequestHandler
 
 from mcs.functions import FunctionDriver, tool
 
@@ -22,6 +29,25 @@ def get_weather(city: str, unit: str = "celsius") -> dict[str, Any]:
 def add(a: float, b: float) -> float:
     """Add two numbers."""
     return a + b
+
+
+@contextmanager
+def serve_on_loopback(handler: type[BaseHTTPRequestHandler], *, poll_interval: float = 0.5) -> Iterator[str]:
+    """Serve ``handler`` on a free loopback port from a thread for the block; yields the base
+    URL (``http://127.0.0.1:PORT``, no slash). The server is shut down and its port freed
+    after; request threads are daemons."""
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 class DemoDriver(FunctionDriver):

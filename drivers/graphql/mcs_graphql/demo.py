@@ -10,14 +10,14 @@ requests (arguments only as variables), prints the results, and stops the server
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from graphql import build_schema, graphql_sync
 
+from mcs.demo import serve_on_loopback
 from mcs_graphql.driver import GraphQLDriver
 
 MODEL = "gpt-4o"
@@ -80,15 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def serve_library() -> Iterator[str]:
     """Serve the demo library on a free loopback port; yield its GraphQL URL; stop it after."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/graphql"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_on_loopback(_Handler) as base:
+        yield f"{base}/graphql"
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -29,6 +29,7 @@ from urllib.parse import unquote
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 
+from mcs.demo import serve_on_loopback
 from mcs.driver import ToolDriver
 from mcs_mcp.client_driver import MCPDriver
 from mcs_mcp.mcpfile.driver import MCPFileDriver
@@ -109,15 +110,8 @@ class _Weather(BaseHTTPRequestHandler):
 @contextmanager
 def serve_weather_api() -> Iterator[str]:
     """Serve the weather API on a free loopback port; yield its base URL; stop it after."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Weather)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_on_loopback(_Weather) as url:
+        yield url
 
 
 @contextmanager

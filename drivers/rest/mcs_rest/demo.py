@@ -9,14 +9,14 @@ and stops the server.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mcs.demo import serve_on_loopback
 from mcs_rest.driver import RestDriver
 
 SPEC = Path(__file__).with_name("demo_api.yaml")
@@ -71,15 +71,8 @@ class _Shop(BaseHTTPRequestHandler):
 def serve_shop() -> Iterator[str]:
     """Serve the demo shop on a free loopback port; yield its base URL; stop it after."""
     shop = type("Shop", (_Shop,), {"pets": [{"id": 1, "name": "Tom", "species": "cat", "age": 5}]})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), shop)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_on_loopback(shop) as base:
+        yield f"{base}/v1"
 
 
 def main() -> None:

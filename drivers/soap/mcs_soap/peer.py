@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 from lxml import etree
+
+from mcs.demo import serve_on_loopback
 
 SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/"
 SOAP12 = "http://www.w3.org/2003/05/soap-envelope"
@@ -265,18 +266,9 @@ class _Handler(BaseHTTPRequestHandler):
 def serve(peer: SoapPeer) -> Iterator[str]:
     """Run ``peer`` on a free loopback port for the block; yields its base URL (no slash)."""
     handler: type[_Handler] = type("PeerHandler", (_Handler,), {"peer": peer, "base": ""})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    handler.base = base
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serve_on_loopback(handler, poll_interval=0.05) as base:
+        handler.base = base  # before the caller, who alone knows the URL, can send a request
         yield base
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def element(tag: str, text: Any = None, *children: etree._Element, **attributes: str) -> etree._Element:
