@@ -170,6 +170,25 @@ def bytecode_cached_env() -> dict[str, str]:
     return env
 
 
+#: What a measured child writes before its result (JSON), the last thing on its stdout.
+RESULT_MARKER = "@@RESULT@@"
+
+
+def report_result(result: Any) -> None:
+    """In a measured child: write ``result`` as JSON after :data:`RESULT_MARKER`."""
+    import json
+
+    sys.stdout.write("\n" + RESULT_MARKER + json.dumps(result))
+
+
+def read_result(out: str) -> dict[str, Any] | None:
+    """The result a child wrote with :func:`report_result`; ``None`` when it wrote none."""
+    import json
+
+    at = out.rfind(RESULT_MARKER)
+    return None if at < 0 else dict(json.loads(out[at + len(RESULT_MARKER):]))
+
+
 def run_measured(argv: Sequence[str | Path], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
                  timeout: float = 300.0) -> tuple[int, str, str, dict[str, float]]:
     """Run ``argv`` to its end; its exit code, stdout, stderr and what the kernel measured

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bench._support import ROOT, SHARED, check, run_measured
+from bench._support import ROOT, SHARED, check, read_result, report_result, run_measured
 
 FORD = SHARED / "corpus" / "dbc" / "opendbc" / "ford_lincoln_base_pt.dbc"
 LOAD_RUNS = 3
@@ -90,15 +90,14 @@ def _child_cantools(path: str) -> float:
 
 def _child(argv: list[str]) -> None:
     runner = {"ours": _child_ours, "cantools": _child_cantools}[argv[0]]
-    sys.stdout.write("\n@@RESULT@@" + json.dumps({"seconds": runner(argv[1])}))
+    report_result({"seconds": runner(argv[1])})
 
 
 def _run_child(kind: str) -> dict[str, Any]:
     code, out, _, measured = run_measured([sys.executable, "-m", "bench.can", kind, str(FORD)], cwd=ROOT)
-    marker = out.rfind("@@RESULT@@")
-    if code != 0 or marker < 0:
+    result = read_result(out)
+    if code != 0 or result is None:
         raise RuntimeError(f"the {kind} child failed with exit code {code}")
-    result: dict[str, Any] = json.loads(out[marker + len("@@RESULT@@"):])
     result["peak_rss_mb"] = measured["peak_rss_mb"]  # the child's own, read by a launcher
     return result
 

@@ -29,6 +29,8 @@ from bench._support import (
     SHARED,
     check,
     free_port,
+    read_result,
+    report_result,
     run_measured,
     server_process,
 )
@@ -98,16 +100,15 @@ def _child_load(kind: str, where: str) -> None:
     driver.get_function_description()
     with contextlib.suppress(Exception):  # ready to call: a validator compiled
         driver.prepare(ToolCall(tools[0].name, {}))
-    sys.stdout.write("@@RESULT@@" + json.dumps({"seconds": time.perf_counter() - started, "tools": len(tools)}))
+    report_result({"seconds": time.perf_counter() - started, "tools": len(tools)})
 
 
 def _measure_child(args: list[str]) -> dict[str, Any]:
     """Run a child; its own report plus its own peak RSS (``bench._support.run_measured``)."""
     code, output, _, measured = run_measured([sys.executable, "-m", "bench.grpc", *args], cwd=ROOT)
-    marker = output.rfind("@@RESULT@@")
-    if code != 0 or marker < 0:
+    result = read_result(output)
+    if code != 0 or result is None:
         return {"error": f"exit {code}"}
-    result: dict[str, Any] = json.loads(output[marker + len("@@RESULT@@"):])
     result["peak_rss_mb"] = measured["peak_rss_mb"]
     return result
 

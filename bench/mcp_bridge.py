@@ -301,17 +301,15 @@ def _list_child(kind: str, url: str) -> dict[str, Any]:
 
 def _run_list_child(kind: str, url: str) -> dict[str, Any]:
     """One listing child's result, with its peak RSS and CPU seconds measured from outside it."""
-    import json
 
-    from bench._support import run_measured
+    from bench._support import read_result, run_measured
 
     code, out, err, measured = run_measured([sys.executable, "-m", "bench.mcp_bridge", "--list-child", kind, url],
                                             cwd=ROOT, timeout=300)
-    marker = out.rfind("@@RESULT@@")
-    if code != 0 or marker < 0:
+    result = read_result(out)
+    if code != 0 or result is None:
         tail = (err or out).strip().splitlines()[-1:] or ["?"]
         raise RuntimeError(f"the {kind} listing child failed: {tail[0][:200]}")
-    result: dict[str, Any] = json.loads(out[marker + len("@@RESULT@@"):])
     result.update(measured)
     return result
 
@@ -377,10 +375,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     if "--list-child" in sys.argv:
-        import json
+        from bench._support import report_result
 
         at = sys.argv.index("--list-child")
-        sys.stdout.write("\n@@RESULT@@" + json.dumps(_list_child(sys.argv[at + 1], sys.argv[at + 2])))
+        report_result(_list_child(sys.argv[at + 1], sys.argv[at + 2]))
     elif "--serve" in sys.argv:
         port = sys.argv[sys.argv.index("--http") + 1] if "--http" in sys.argv else None
         serve(int(port) if port else None)

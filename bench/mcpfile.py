@@ -44,6 +44,8 @@ from bench._support import (
     free_port,
     median_us,
     no_goal,
+    read_result,
+    report_result,
     run_measured,
     server_process,
 )
@@ -94,18 +96,17 @@ def _child_yaml(path: str) -> dict[str, Any]:
 
 def _child(kind: str, path: str) -> None:
     runner = {"ours": _child_ours, "yaml": _child_yaml}[kind]
-    sys.stdout.write("\n@@RESULT@@" + json.dumps(runner(path)))
+    report_result(runner(path))
 
 
 def _run_child(kind: str, path: Path) -> dict[str, Any]:
     """One child's result, with its peak RSS and CPU seconds measured from outside it."""
     code, out, err, measured = run_measured([sys.executable, "-m", "bench.mcpfile", kind, str(path)],
                                             cwd=ROOT, timeout=120)
-    marker = out.rfind("@@RESULT@@")
-    if code != 0 or marker < 0:
+    result = read_result(out)
+    if code != 0 or result is None:
         tail = (err or out).strip().splitlines()[-1:] or ["?"]
         raise RuntimeError(f"the {kind} load child failed: {tail[0][:200]}")
-    result: dict[str, Any] = json.loads(out[marker + len("@@RESULT@@"):])
     result.update(measured)
     return result
 

@@ -49,6 +49,8 @@ from bench._support import (
     free_port,
     no_goal,
     o200k,
+    read_result,
+    report_result,
     run_measured,
     server_process,
 )
@@ -157,7 +159,7 @@ def _child(argv: list[str]) -> None:
     kind, path = argv[0], argv[1]
     runner = {"ours": _child_ours, "ours-checked": _child_checked, "fastmcp": _child_fastmcp,
               "fastmcp-tools": _child_fastmcp_tools}[kind]
-    sys.stdout.write("\n@@RESULT@@" + json.dumps(runner(path)))
+    report_result(runner(path))
 
 
 def _run_child(kind: str, path: Path, timeout: float) -> dict[str, Any] | None:
@@ -167,11 +169,10 @@ def _run_child(kind: str, path: Path, timeout: float) -> dict[str, Any] | None:
                                                 cwd=ROOT, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
-    marker = out.rfind("@@RESULT@@")
-    if code != 0 or marker < 0:
+    result = read_result(out)
+    if code != 0 or result is None:
         tail = (err or out).strip().splitlines()[-1:] or ["?"]
         return {"error": tail[0][:200]}
-    result: dict[str, Any] = json.loads(out[marker + len("@@RESULT@@"):])
     result.update(measured)
     return result
 

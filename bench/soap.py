@@ -24,7 +24,6 @@ Run: ``python -m bench soap`` (``make bench``).
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -33,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._support import ROOT, SHARED, check, run_measured
+from bench._support import ROOT, SHARED, check, read_result, report_result, run_measured
 
 WSDL_DIR = SHARED / "corpus" / "wsdl"
 VBOX = WSDL_DIR / "gowsdl" / "vboxweb.wsdl"
@@ -97,10 +96,9 @@ def _run_child(kind: str, path: Path, cache_dir: str | None = None) -> dict[str,
     compiles no module (``bench._support.bytecode_cached_env``)."""
     argv = [sys.executable, "-m", "bench.soap", kind, str(path), cache_dir or ""]
     code, output, _, measured = run_measured(argv, cwd=ROOT)
-    marker = output.rfind("@@RESULT@@")
-    if code != 0 or marker < 0:
+    result = read_result(output)
+    if code != 0 or result is None:
         return {"error": f"child exited {code}"}
-    result: dict[str, Any] = json.loads(output[marker + len("@@RESULT@@"):])
     result["peak_rss_mb"] = measured["peak_rss_mb"]
     return result
 
@@ -212,6 +210,6 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) >= 3:
         result = _child(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None)
-        sys.stdout.write("\n@@RESULT@@" + json.dumps(result))
+        report_result(result)
     else:
         main()
