@@ -233,15 +233,20 @@ class BusLink:
     def owned(self) -> bool:
         return self._given is None
 
-    def _start(self) -> None:
+    def _start(self, recovered_from: str | None = None) -> None:
         if self._given is not None:
             self.bus = self._given
         else:
             assert self._open_bus is not None
             self.bus = self._open_bus()
-        self.receiver = Receiver(self._routes, self._history_size, self._failed)
+        receiver = Receiver(self._routes, self._history_size, self._failed)
         self.hardware_listen_only = set_listen_only(self.bus, True)
-        self.notifier = can.Notifier(self.bus, [self.receiver], timeout=0.05)
+        self.notifier = can.Notifier(self.bus, [receiver], timeout=0.05)
+        if recovered_from is not None:
+            self.recovered_from = recovered_from
+        # Published last: whoever sees the bus healthy again (the receiver has no failure)
+        # finds it listening, and finds what it recovered from.
+        self.receiver = receiver
 
     def _failed(self, failure: str) -> None:
         # The notifier thread would retry the failed bus in a tight loop; stop it from another
@@ -265,8 +270,7 @@ class BusLink:
                 return
             failure = self.receiver.failure
             self._stop()
-            self._start()
-            self.recovered_from = failure
+            self._start(recovered_from=failure)
             logger.info("the CAN bus was reopened after a failure: %s", failure)
 
     def _stop(self) -> None:

@@ -6,6 +6,7 @@ behind an interface that takes its time to open."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -105,4 +106,26 @@ def test_a_read_waits_for_the_reopen_no_longer_than_its_deadline_and_a_later_cal
 def test_a_call_without_a_deadline_waits_for_the_reopen(failed) -> None:
     failed.timeout = None
     result = failed.call_tool("read", READ)
+    assert "closed bus" in result["bus"]["recovered_from"]
+
+
+def test_a_bus_seen_healthy_again_already_reports_what_it_recovered_from(failed, slow_interface, monkeypatch) -> None:
+    """The reopened bus is published last: a caller that sees it healthy while the reopen is
+    still setting the controller's state finds the recovery recorded (CI once read the health
+    between the two)."""
+    slow_interface.open_delay = 0.0
+
+    def slow_state(bus: Any, value: Any) -> None:
+        time.sleep(0.3)
+        raise NotImplementedError
+
+    monkeypatch.setattr(slow_interface, "state", property(lambda bus: can.BusState.ACTIVE, slow_state), raising=False)
+    failed.timeout = None
+    reopening = threading.Thread(target=failed.call_tool, args=("read", READ), daemon=True)
+    reopening.start()
+    deadline = time.monotonic() + 5
+    while failed.healthcheck()["status"] != "ok" and time.monotonic() < deadline:
+        time.sleep(0.001)
+    result = failed.call_tool("read", READ)
+    reopening.join(5)
     assert "closed bus" in result["bus"]["recovered_from"]
