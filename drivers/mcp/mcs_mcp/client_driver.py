@@ -46,7 +46,15 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import IO, Any, ClassVar
@@ -720,6 +728,35 @@ class MCPDriver(ToolDriver):
             self._retry_for_calls(lambda: [(name, dict(arguments or {}))])
             await self._aprefetch()
             return await super().acall_tool(name, arguments, context=context)
+
+    def stream_call(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
+    ) -> Iterator[Any]:
+        """:meth:`mcs.ToolDriver.stream_call`; as :meth:`call_tool`, a listing the call needs
+        first connects within the call's ``timeout``, and a tool of a server that failed its
+        last listing tries that server again at once."""
+        with _calling_sync(self._deadline()):
+            return super().stream_call(name, arguments, context=context)
+
+    def astream_call(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, context: Any = None
+    ) -> AsyncIterator[Any]:
+        """:meth:`mcs.ToolDriver.astream_call`; as :meth:`acall_tool`, the servers are listed
+        on the caller's loop first and a tool of a server that failed its last listing tries
+        that server again at once. Because listing is awaited, an unknown tool or invalid
+        arguments raise at the first item rather than at this call."""
+        return self._astream_call(name, arguments, context)
+
+    async def _astream_call(
+        self, name: str, arguments: Mapping[str, Any] | None, context: Any
+    ) -> AsyncIterator[Any]:
+        with _calling(self._deadline()):
+            self._retry_for_calls(lambda: [(name, dict(arguments or {}))])
+            await self._aprefetch()
+            stream = super().astream_call(name, arguments, context=context)
+        async with contextlib.aclosing(stream):  # type: ignore[type-var]
+            async for item in stream:
+                yield item
 
     def _retry_for_calls(self, calls: Callable[[], Iterable[tuple[str, Mapping[str, Any]]]]) -> bool:
         """Mark the failed servers whose former tools ``calls`` name (directly, or through

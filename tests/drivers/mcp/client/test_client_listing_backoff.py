@@ -132,6 +132,33 @@ async def test_an_async_call_of_a_failed_servers_tool_tries_it_at_once(moody_pai
         assert await driver.acall_tool("b_ping", {}) == "pong from b_"
 
 
+def test_a_streamed_call_of_a_failed_servers_tool_tries_it_at_once(moody_pair: dict[str, Any]) -> None:
+    with MCPDriver(config=moody_pair["config"], connect_timeout=5, listing_timeout=5,
+                   retry_interval=60) as driver:
+        assert "b_ping" in {t.name for t in driver.list_tools()}
+        stop(moody_pair["processes"]["b"])
+        driver.reload()
+        assert "b_ping" not in {t.name for t in driver.list_tools()}
+        moody_pair["processes"]["b"] = start_moody(moody_pair["ports"]["b"], "b_")
+        assert list(driver.stream_call("b_ping", {})) == ["pong from b_"]
+
+
+async def test_an_async_streamed_call_of_a_failed_servers_tool_tries_it_at_once(moody_pair: dict[str, Any]) -> None:
+    async with MCPDriver(config=moody_pair["config"], connect_timeout=5, listing_timeout=5,
+                         retry_interval=60) as driver:
+        assert "b_ping" in {t.name for t in await driver.alist_tools()}
+        stop(moody_pair["processes"]["b"])
+        driver.reload()
+        assert "b_ping" not in {t.name for t in await driver.alist_tools()}
+        moody_pair["processes"]["b"] = start_moody(moody_pair["ports"]["b"], "b_")
+        assert [item async for item in driver.astream_call("b_ping", {})] == ["pong from b_"]
+
+
+async def test_an_async_streamed_call_on_a_fresh_driver_lists_on_the_callers_loop(moody_pair: dict[str, Any]) -> None:
+    async with MCPDriver(config=moody_pair["config"], connect_timeout=5, listing_timeout=5) as driver:
+        assert [item async for item in driver.astream_call("a_ping", {})] == ["pong from a_"]
+
+
 async def test_an_async_call_to_a_server_that_never_answers_tries_it_once(silent_url: str) -> None:
     async with MCPDriver(url=silent_url, name="silent", timeout=1, connect_timeout=30) as driver:
         with pytest.raises(ExecutionError) as caught:
