@@ -153,6 +153,13 @@ def test_on_unknown_tool_error_raises_tool_not_found_with_suggestions() -> None:
     assert ledger.process_llm_response(prose) is prose
 
 
+def test_a_call_to_a_driver_without_tools_says_there_are_none() -> None:
+    from mcs import FunctionDriver
+
+    with pytest.raises(ToolNotFoundError, match=r"Available tools: none\.$"):
+        FunctionDriver([]).call_tool("credit", {})
+
+
 def test_bad_option_values_are_refused() -> None:
     for options in ({"timeout": 0}, {"description_mode": "all"}, {"on_unknown_tool": "ignore"}):
         with pytest.raises(ValueError):

@@ -87,7 +87,7 @@ def unknown_tool_message(name: str, tools: Sequence[str]) -> str:
     """The answer to a call naming no tool: the close names, then the tools there are."""
     close = difflib.get_close_matches(name, tools, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    listing = ", ".join(tools[:20]) + (", ..." if len(tools) > 20 else "")
+    listing = (", ".join(tools[:20]) + (", ..." if len(tools) > 20 else "")) or "none"
     return f"There is no tool named {name!r}.{hint} Available tools: {listing}."
 
 

@@ -440,9 +440,6 @@ class McpServer:
 
 
 def _not_found(name: str, tools: Mapping[str, Any]) -> str:
-    import difflib
+    from mcs.parsing.attempts import unknown_tool_message
 
-    close = difflib.get_close_matches(name, list(tools), n=3, cutoff=0.6)
-    hint = f" Did you mean {', '.join(close)}?" if close else ""
-    listing = ", ".join(list(tools)[:20]) or "none"
-    return f"There is no tool named {name!r}.{hint} Available tools: {listing}."
+    return unknown_tool_message(name, list(tools))
