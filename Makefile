@@ -5,13 +5,16 @@ PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 DRIVER_DIRS := $(patsubst %/pyproject.toml,%,$(wildcard drivers/*/pyproject.toml))
 STAMP := $(VENV)/.installed
+# The versions the suite last passed with (reproducible CI); `CONSTRAINTS=` for the newest.
+CONSTRAINTS ?= .ci/constraints.txt
+PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 
-.PHONY: install demo demo-% test bench lint typecheck system-deps clean
+.PHONY: install demo demo-% test bench lint typecheck system-deps constraints clean
 
-$(STAMP): pyproject.toml $(wildcard drivers/*/pyproject.toml)
+$(STAMP): pyproject.toml $(wildcard drivers/*/pyproject.toml) $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check uv
-	$(UV) pip install --quiet --python $(PY) -e '.[dev,server]' $(foreach d,$(DRIVER_DIRS),-e './$(d)[test]')
+	$(UV) pip install --quiet --python $(PY) $(PIN) -e '.[dev,server]' $(foreach d,$(DRIVER_DIRS),-e './$(d)[test]')
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -33,13 +36,18 @@ test: install system-deps lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: install
-	$(UV) pip install --quiet --python $(PY) -e '.[dev,server,bench]'
+	$(UV) pip install --quiet --python $(PY) $(PIN) -e '.[dev,server,bench]'
 	$(PY) -m bench
 
 lint: install
 	$(VENV)/bin/ruff check mcs drivers tests bench examples
 	$(VENV)/bin/mypy mcs
 	$(VENV)/bin/mypy --strict $(foreach d,$(DRIVER_DIRS),$(wildcard $(d)/mcs_*))
+
+# Record the current environment's versions as the tested ones (after `make test` passed).
+constraints: install
+	{ sed -n '/^#/p' .ci/constraints.txt; $(UV) pip freeze --python $(PY) --exclude-editable | grep -v '^uv=='; } > .ci/constraints.tmp
+	mv .ci/constraints.tmp .ci/constraints.txt
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
