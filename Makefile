@@ -46,7 +46,7 @@ lint: install
 
 # Record the current environment's versions as the tested ones (after `make test` passed).
 constraints: install
-	{ sed -n '/^#/p' .ci/constraints.txt; $(UV) pip freeze --python $(PY) --exclude-editable | grep -v '^uv=='; } > .ci/constraints.tmp
+	{ sed -n '/^#/p' .ci/constraints.txt; $(UV) pip freeze --python $(PY) --exclude-editable | grep -v -e '^uv==' -e '^pip=='; } > .ci/constraints.tmp
 	mv .ci/constraints.tmp .ci/constraints.txt
 
 clean:
