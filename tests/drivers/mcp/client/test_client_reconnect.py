@@ -6,15 +6,19 @@ is held to the pins approved for the old one. Connecting is bounded by the call'
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_bridge_servers import free_port, start_moody, stop
+from mcp_bridge_servers import SHIFTY, free_port, start_moody, stop
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import start_server
 
 from mcs.errors import ExecutionError, ToolTimeoutError
 
@@ -183,3 +187,41 @@ def test_the_call_deadline_bounds_reconnecting_after_the_server_was_replaced_by_
             assert "the 1 s left of the call's deadline" in caught.value.message
         finally:
             listener.close()
+
+
+def test_a_call_the_server_received_before_it_restarted_is_not_sent_again(tmp_path: Path) -> None:
+    """A guard of at-most-once: the old server ran ``slow`` and died with it running; the
+    caller gets an error, and the new server (which answers 404 to the old session) is
+    not sent it. The shifty server records every call it runs in a file."""
+    port, calls = free_port(), tmp_path / "calls.txt"
+    env = {**os.environ, "MCS_TEST_CALLS": str(calls), "MCS_TEST_CALL_DELAY": "3"}
+    argv = [sys.executable, str(SHIFTY), "--http", str(port)]
+
+    def ran() -> list[str]:
+        return calls.read_text(encoding="utf-8").split() if calls.exists() else []
+
+    process: Any = start_server(argv, port, env=env)
+    try:
+        with MCPDriver(url=f"http://127.0.0.1:{port}/mcp", connect_timeout=10, timeout=20) as driver:
+            assert driver.call_tool("ping", {}) == "pong"
+            outcome: list[Any] = []
+            caller = threading.Thread(target=lambda: outcome.append(_outcome(driver.call_tool, "slow", {})))
+            caller.start()
+            deadline = time.monotonic() + 15
+            while "slow" not in ran() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            stop(process)  # the old server dies with the call running
+            process = start_server(argv, port, env=env)
+            caller.join(30)
+            assert len(outcome) == 1 and isinstance(outcome[0], ExecutionError)
+            assert driver.call_tool("ping", {}) == "pong"  # a new call goes to the new session
+        assert ran() == ["ping", "slow", "ping"]
+    finally:
+        stop(process)
+
+
+def _outcome(call: Any, *args: Any) -> Any:
+    try:
+        return call(*args)
+    except Exception as exc:
+        return exc
