@@ -15,6 +15,7 @@ from typing import Any
 from mcs.errors import MissingDependencyError
 from mcs.inspector.guard import new_token
 from mcs.inspector.session import Inspection
+from mcs.server.connections import ConnectionLimits, uvicorn_settings
 
 HOST = "127.0.0.1"
 _INSTALL = "pip install 'mcs-framework[server]'"
@@ -36,10 +37,13 @@ class InspectorServer:
 
     ``port=0`` (the default) takes a free port. Use it as a context manager (served on a
     background thread) or call :meth:`run` to serve in the foreground until interrupted.
-    The driver is not closed here: whoever built it closes it.
+    The driver is not closed here: whoever built it closes it. Slow clients are bounded
+    as on every served endpoint (``limits``, default
+    :class:`~mcs.server.connections.ConnectionLimits`).
     """
 
-    def __init__(self, driver: Any, *, port: int = 0, token: str | None = None) -> None:
+    def __init__(self, driver: Any, *, port: int = 0, token: str | None = None,
+                 limits: ConnectionLimits | None = None) -> None:
         uvicorn = _uvicorn()
         from mcs.inspector.app import create_app
 
@@ -54,7 +58,8 @@ class InspectorServer:
             raise
         self.port: int = self._socket.getsockname()[1]
         app = create_app(self.inspection, token=self.token, port=self.port)
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                **uvicorn_settings(limits))
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 

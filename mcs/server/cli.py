@@ -7,7 +7,9 @@
 ``--transport`` is ``http`` (default; the WebSocket endpoint is served too),
 ``websocket`` (the same app) or ``stdio``. As with ``--protocol mcp``, ``Host`` and
 ``Origin`` are checked against DNS rebinding; ``-s allowed_hosts=a:*,b`` and
-``-s allowed_origins=https://app`` widen the allow-lists.
+``-s allowed_origins=https://app`` widen the allow-lists. ``-s head_timeout=10``,
+``-s body_timeout=30`` (seconds a client may take to send a request's head and body) and
+``-s max_connections=500`` change the bounds on slow clients (:mod:`mcs.server.connections`).
 """
 
 from __future__ import annotations
@@ -44,16 +46,19 @@ def serve_command(args: argparse.Namespace) -> int:
     """Entry point of the ``rfc0001`` serve backend; returns the process exit code."""
     from mcs.cli import parse_options
     from mcs.server.backend import DriverBackend
+    from mcs.server.connections import SETTING_NAMES, ConnectionLimits
     from mcs.server.runner import serve
 
     transport = getattr(args, "transport", None) or "http"
     settings = parse_options(getattr(args, "serve_option", None) or [])
-    unknown = sorted(set(settings) - {"allowed_hosts", "allowed_origins"})
+    known = ("allowed_hosts", "allowed_origins", *SETTING_NAMES)
+    unknown = sorted(set(settings) - set(known))
     if unknown:
         raise ConfigurationError(
             f"--protocol rfc0001 has no serving option {', '.join(map(repr, unknown))}; "
-            "options: allowed_hosts, allowed_origins"
+            f"options: {', '.join(known)}"
         )
+    limits = ConnectionLimits.from_settings(settings)
     driver = _build(args)
     backend = DriverBackend(driver)
     try:
@@ -61,7 +66,8 @@ def serve_command(args: argparse.Namespace) -> int:
               host=getattr(args, "host", None) or "127.0.0.1",
               port=getattr(args, "port", None) or 8000,
               allowed_hosts=_listed(settings.get("allowed_hosts")),
-              allowed_origins=_listed(settings.get("allowed_origins")))
+              allowed_origins=_listed(settings.get("allowed_origins")),
+              limits=limits)
     finally:
         backend.close()
         driver.close()

@@ -44,6 +44,7 @@ from mcs.errors import (
 )
 from mcs.pipeline import Controls, Invocation
 from mcs.server.backend import aobserved, observed, timed_out
+from mcs.server.connections import ConnectionLimits
 from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata
 from mcs.server.wire import DEFAULT_MAX_BODY_BYTES, PROTOCOL_VERSION, Outcome
 from mcs.tools import Tool, ToolCall
@@ -416,12 +417,15 @@ class McpServer:
 
     def run(
         self, *, host: str = "127.0.0.1", port: int = 8000, transport: str | None = None,
-        log_level: str = "warning",
+        log_level: str = "warning", limits: ConnectionLimits | None = None,
     ) -> None:
         """Serve until interrupted: HTTP and WebSocket with uvicorn, or STDIO.
 
         ``transport`` defaults to the one given to the constructor. ``"http"`` and
         ``"websocket"`` both start the same app (both endpoints are always there).
+        ``limits`` bounds slow and numerous HTTP clients (default:
+        :class:`~mcs.server.connections.ConnectionLimits`: 10 s for a request head, 30 s
+        for its body, 500 connections).
         """
         chosen = transport or self.transport
         if chosen not in TRANSPORTS:
@@ -429,7 +433,7 @@ class McpServer:
         from mcs.server.runner import serve
 
         self.check_policies_present()
-        serve(self, transport=chosen, host=host, port=port, log_level=log_level)
+        serve(self, transport=chosen, host=host, port=port, log_level=log_level, limits=limits)
 
     def close(self) -> None:
         """Stop the worker threads (tools still running are abandoned)."""

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from support.slow_clients import SlowClient, request_head
 
 import mcs
 from mcs.inspector import InspectorServer
+from mcs.server.connections import ConnectionLimits
 
 
 @mcs.tool
@@ -102,3 +104,13 @@ def test_it_listens_on_127_0_0_1_only(server: InspectorServer) -> None:
     # Bound to 0.0.0.0 it would answer on every loopback address (and every interface).
     with pytest.raises(OSError), socket.create_connection(("127.0.0.2", server.port), timeout=2):
         pass
+
+
+def test_a_client_too_slow_to_send_its_request_is_cut_off() -> None:
+    limits = ConnectionLimits(head_timeout=0.3, body_timeout=0.3)
+    with InspectorServer(mcs.FunctionDriver([wipe], name="db"), limits=limits) as running, \
+            SlowClient(running.port) as client:
+        took = client.trickle(request_head("GET", f"/{running.token}/", running.port), every=0.05, within=3)
+        assert client.closed_by_server and took < 1.5
+        assert client.received.startswith(b"HTTP/1.1 408 ")
+        assert httpx.get(running.url).status_code == 200  # and the page is still served

@@ -17,7 +17,8 @@ Command-line flags win over the file. Serving options beyond the common flags co
 ``log_encoding``, ``log_output``, ``mcp_logs``, ``json_response``, ``name``,
 ``instructions``, ``resumable`` (an in-memory event store; needs ``stateful``),
 ``retry_interval`` (milliseconds), ``all_tools`` (list every tool of a driver in discovery
-mode). ``--extension module:function`` (repeatable) adds a serving extension, called as
+mode), ``head_timeout`` and ``body_timeout`` (seconds a client may take to send a request's
+head and body), ``max_connections``. ``--extension module:function`` (repeatable) adds a serving extension, called as
 ``function(server, driver)``.
 """
 
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mcs.errors import ConfigurationError
+from mcs.server.connections import ConnectionLimits
 from mcs_mcp.serving.options import (
     OAuthOptions,
     ServeOptions,
@@ -157,7 +159,7 @@ _KNOWN = {
     "oauth_jwks_uri", "oauth_issuer", "oauth_audience", "oauth_authorization_servers",
     "oauth_resource", "log_level", "log_encoding", "log_output", "mcp_logs", "name",
     "instructions", "version", "max_request_body", "json_response", "resumable", "retry_interval",
-    "all_tools",
+    "all_tools", "head_timeout", "body_timeout", "max_connections",
 }
 
 
@@ -194,6 +196,10 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
         changes["all_tools"] = _bool(extra["all_tools"], "all_tools")
     if "max_request_body" in extra:
         changes["max_request_body"] = int(extra["max_request_body"])
+    limit_keys = {"head_timeout", "body_timeout", "max_connections"} & set(extra)
+    if limit_keys:
+        limits = ConnectionLimits.from_settings({key: extra[key] for key in limit_keys})
+        changes.update({key: getattr(limits, key) for key in limit_keys})
     if "resumable" in extra and _bool(extra["resumable"], "resumable"):
         from mcs_mcp.serving.events import MemoryEventStore
 

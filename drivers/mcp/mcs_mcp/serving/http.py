@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from mcs.server.connections import uvicorn_settings
 from mcs.server.origins import (
     LOOPBACK_HOSTS,
     HostOriginMiddleware,
@@ -205,7 +206,8 @@ async def _maybe_await(value: Any) -> Any:
 
 
 def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any:
-    """A ``uvicorn.Config`` for ``app``: address, TLS, no access log, our logging untouched."""
+    """A ``uvicorn.Config`` for ``app``: address, TLS, no access log, our logging untouched,
+    and the bounds on slow and numerous clients of ``options.connection_limits``."""
     import uvicorn
 
     kwargs: dict[str, Any] = {
@@ -216,6 +218,7 @@ def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any
         "lifespan": "on",
         "timeout_graceful_shutdown": 2,
         "ws": "none",
+        **uvicorn_settings(options.connection_limits),
     }
     if options.tls is not None:
         kwargs["ssl_certfile"] = options.tls.cert_file

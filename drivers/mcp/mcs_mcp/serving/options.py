@@ -17,6 +17,12 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from mcs.errors import ConfigurationError
+from mcs.server.connections import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEAD_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    ConnectionLimits,
+)
 
 Transport = Literal["stdio", "streamablehttp"]
 LOG_LEVELS = ("debug", "info", "warn", "warning", "error", "dpanic", "panic", "fatal", "critical")
@@ -88,6 +94,9 @@ class ServeOptions:
     ``retry_interval`` (milliseconds) is the reconnection delay suggested to clients.
     ``all_tools`` lists every tool even when the driver is in discovery mode (by default
     such a driver is listed as its meta-tools, with its index as ``instructions``).
+    ``head_timeout`` and ``body_timeout`` (seconds) bound the time a client takes to send a
+    request's head and body, ``max_connections`` how many connections are held at once
+    (:mod:`mcs.server.connections`).
     """
 
     transport: Transport = "stdio"
@@ -108,8 +117,13 @@ class ServeOptions:
     event_store: Any = None
     retry_interval: int | None = None
     all_tools: bool = False
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
     def __post_init__(self) -> None:
+        # A bad timeout or count is refused here, naming it, rather than when serving starts.
+        ConnectionLimits(self.head_timeout, self.body_timeout, self.max_connections)
         if self.transport not in ("stdio", "streamablehttp"):
             raise ConfigurationError(
                 f"transport must be 'stdio' or 'streamablehttp', got {self.transport!r}"
@@ -125,6 +139,11 @@ class ServeOptions:
                 "an event store makes sessions resumable, and stateless serving has no sessions: "
                 "add -s stateful=true (ServeOptions(stateless=False))"
             )
+
+    @property
+    def connection_limits(self) -> ConnectionLimits:
+        """The bounds on slow and numerous clients these options set."""
+        return ConnectionLimits(self.head_timeout, self.body_timeout, self.max_connections)
 
     @property
     def has_sessions(self) -> bool:
