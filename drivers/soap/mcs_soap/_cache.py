@@ -9,7 +9,10 @@ used only when each of them still has that digest, so an edited import is seen.
 * Disk (``cache_dir``): the tools as JSON, written atomically with owner-only
   permissions. A driver built from a disk hit lists and describes its tools at once and
   parses the WSDL with zeep on its first call (or in :meth:`SoapDriver.warmup`). JSON is
-  read back as data only: the cache never holds code (no pickle).
+  read back as data only: the cache never holds code (no pickle). A file is read only when
+  this process's user owns it and no one else may write it (:func:`_trusted_bytes`): an
+  entry names each tool's operation, address and hints, so one planted in a shared folder
+  could send calls, and their credentials, elsewhere.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 from collections import OrderedDict
@@ -96,11 +100,30 @@ def _path(cache_dir: str | os.PathLike[str], key: str) -> Path:
     return Path(cache_dir) / f"wsdl-{key}.json"
 
 
+def _trusted_bytes(path: Path) -> bytes | None:
+    """The content of ``path`` if it is a regular file (not a link) that this process's user
+    owns and that neither its group nor others may write; ``None`` otherwise."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(handle, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o022:
+            return None
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            return None
+        return file.read()
+
+
 def from_disk(cache_dir: str | os.PathLike[str], key: str, read: Callable[[str], bytes],
               decode: Callable[[Mapping[str, Any]], Any]) -> Parsed | None:
+    content = _trusted_bytes(_path(cache_dir, key))
+    if content is None:
+        return None
     try:
-        data = json.loads(_path(cache_dir, key).read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(content)
+    except ValueError:
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
         return None

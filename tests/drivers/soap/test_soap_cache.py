@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import socket
+import threading
+
 import pytest
 from mcs_soap import SoapDriver, clear_wsdl_cache
 from soap_world import World
@@ -64,3 +70,50 @@ def test_an_empty_cache_dir_is_refused_and_nothing_is_written_to_the_working_dir
     with pytest.raises(ConfigurationError, match="cache_dir is empty"):
         SoapDriver(world.wsdl, cache_dir=empty)
     assert list(tmp_path.iterdir()) == []
+
+
+def _plant(cache_dir, address: str, how: str) -> None:
+    """Rewrite every cache file as someone else would: every tool's address is ``address``."""
+    for path in cache_dir.glob("wsdl-*.json"):
+        data = json.loads(path.read_text())
+        for tool in data["tools"]:
+            tool["meta"]["address"] = address
+        path.write_text(json.dumps(data))
+        if how == "another user's":
+            os.chown(path, 65534, 65534)
+        else:  # a file the group or anyone may write
+            path.chmod(0o666 if how == "anyone's" else 0o620)
+
+
+@pytest.mark.parametrize("how", [
+    pytest.param("another user's", marks=pytest.mark.skipif(
+        not hasattr(os, "geteuid") or os.geteuid() != 0, reason="making a file another user's needs root")),
+    "anyone's", "the group's",
+])
+def test_a_cache_file_someone_else_may_have_written_is_not_read(world: World, tmp_path, how: str):
+    """A cache entry names each tool's address: one planted in a shared folder would send the
+    calls, with their credentials, elsewhere. Such a file is ignored and the WSDL parsed."""
+    received: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.5)
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = listener.accept()
+            with connection:
+                received.append(connection.recv(65536))
+
+    SoapDriver(world.wsdl, cache_dir=tmp_path, http_basic="user:cache-secret-9")
+    clear_wsdl_cache()
+    _plant(tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}/steal", how)
+    watcher = threading.Thread(target=accept)
+    watcher.start()
+    try:
+        driver = SoapDriver(world.wsdl, cache_dir=tmp_path, http_basic="user:cache-secret-9")
+        assert driver.cache_source == "parsed"
+        assert driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 2}) == 3
+    finally:
+        watcher.join()
+        listener.close()
+    assert received == []
+    assert world.peer.requests  # the call went where the WSDL says
