@@ -3,7 +3,10 @@
 
 Both versions carry the same messages on the wire, so grpcio-reflection's ``v1alpha``
 classes serve for both. What comes back is data: serialized ``FileDescriptorProto``\\ s,
-parsed and bounded in count and size, never code.
+parsed and bounded in count and size, never code. The stream is read one response at a
+time: the protocol answers each request once, so a server sending more responses than it
+was asked for, or more than ``MAX_TOTAL_BYTES`` over the whole load, is refused and the
+call cancelled before more is read.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class _Session:
         self._target = target
         self._timeout = timeout
         self._method: str | None = None
+        self._received = 0  # bytes of every response read so far, names and files alike
 
     def ask(self, requests: Sequence[reflection_pb2.ServerReflectionRequest]) -> list[Any]:
         methods = [self._method] if self._method else list(METHODS)
@@ -44,7 +48,8 @@ class _Session:
                 response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
             )
             try:
-                responses = list(call(iter(requests), timeout=self._timeout, metadata=self._metadata))
+                responses = self._read(call(iter(requests), timeout=self._timeout, metadata=self._metadata),
+                                       len(requests))
             except grpc.RpcError as error:
                 code = error.code() if isinstance(error, grpc.Call) else None
                 if code == grpc.StatusCode.UNIMPLEMENTED and method != methods[-1]:
@@ -53,6 +58,27 @@ class _Session:
             self._method = method
             return responses
         raise AssertionError("unreachable: the last method either answers or raises")
+
+    def _read(self, stream: Any, asked: int) -> list[Any]:
+        """The responses to ``asked`` requests, one at a time; the call is cancelled on leaving.
+
+        Raises:
+            ConfigurationError: more responses than requests, or more than ``MAX_TOTAL_BYTES``
+                received over the session.
+        """
+        responses: list[Any] = []
+        try:
+            for response in stream:
+                self._received += response.ByteSize()
+                if len(responses) >= asked or self._received > MAX_TOTAL_BYTES:
+                    raise ConfigurationError(
+                        f"server reflection on {self._target} sent more than was asked "
+                        f"({asked} responses) or more than {MAX_TOTAL_BYTES} bytes; refused"
+                    )
+                responses.append(response)
+        finally:
+            stream.cancel()
+        return responses
 
 
 def _load_error(target: str, error: grpc.RpcError, code: grpc.StatusCode | None) -> ConfigurationError:
@@ -90,6 +116,8 @@ def fetch_files(
     session = _Session(channel, target, timeout, metadata)
     listed = session.ask([reflection_pb2.ServerReflectionRequest(list_services="")])
     names = [service.name for response in listed for service in response.list_services_response.service]
+    if len(names) > MAX_FILES:
+        raise ConfigurationError(f"server reflection on {target} listed more than {MAX_FILES} services; refused")
     chosen = [name for name in names if wanted(name)]
     files: dict[str, descriptor_pb2.FileDescriptorProto] = {}
     total = 0

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from concurrent import futures
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 from grpc_servers import LAB_PROTO, Running, lab_servicer, serve
 from mcs_grpc import GrpcDriver
 
@@ -70,6 +71,39 @@ def test_reflection_with_messages_nested_deeper_than_protobuf_parses_is_a_config
     try:
         with pytest.raises(ConfigurationError, match=r"deep\.Deep\.Call: its request deep\.M0 nests messages more than 100"):
             GrpcDriver(f"127.0.0.1:{port}")
+    finally:
+        server.stop(None)
+
+
+def test_a_reflection_server_answering_without_end_is_cut_after_what_was_asked() -> None:
+    """A hostile reflection server answers the one ``list_services`` request with endless
+    1 MiB responses: the load stops at the first response too many, cancels the call, and
+    keeps nothing of the rest (the stream was read whole into memory before)."""
+    sent: list[int] = []
+
+    def answer(requests: Any, context: grpc.ServicerContext) -> Any:
+        for _ in requests:
+            while len(sent) < 150 and context.is_active():
+                sent.append(1)
+                response = reflection_pb2.ServerReflectionResponse()
+                response.list_services_response.service.add(name=f"s{len(sent)}" + "x" * (1 << 20))
+                yield response
+            return
+
+    handler = grpc.stream_stream_rpc_method_handler(
+        answer, request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "grpc.reflection.v1.ServerReflection", {"ServerReflectionInfo": handler})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with pytest.raises(ConfigurationError, match=r"sent more than was asked \(1 responses\)"):
+            GrpcDriver(f"127.0.0.1:{port}", load_timeout=20)
+        server.stop(5).wait()
+        assert len(sent) < 50  # cancelled: the server stopped well before its 150 MiB
     finally:
         server.stop(None)
 
