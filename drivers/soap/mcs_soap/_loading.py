@@ -74,6 +74,12 @@ def _fetched(url: str) -> tuple[tuple[str, str, int | None], list[str]] | None:
     return (parsed.scheme, parsed.host, port), segments
 
 
+def same_origin(first: str, second: str) -> bool:
+    """Whether two http(s) URLs have the same scheme, host and port, as httpx reads them."""
+    one, other = _fetched(first), _fetched(second)
+    return one is not None and other is not None and one[0] == other[0]
+
+
 def _as_path(location: str) -> Path | None:
     parts = urlsplit(location)
     if parts.scheme == "file":

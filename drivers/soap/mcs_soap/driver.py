@@ -24,7 +24,9 @@ from mcs_soap._loading import (
     LoadPolicy,
     WsdlError,
     entry_location,
+    is_url,
     normalise_allow,
+    same_origin,
 )
 from mcs_soap._operations import tool_from_dict, tool_to_dict
 
@@ -242,6 +244,14 @@ class SoapDriver(ToolDriver):
             raise ExecutionError(
                 f"{tool.name} cannot be called: the WSDL gives no address for port {meta['port']} and the "
                 "driver has no endpoint option.", tool=tool.name,
+            )
+        if is_url(self.location) and not same_origin(self.location, str(address)):
+            # A served WSDL is the server's word: it may not send calls (and credentials) elsewhere.
+            raise ExecutionError(
+                f"{tool.name} cannot be called: the WSDL read from {self.location} gives port {meta['port']} "
+                f"the address {address}, on another origin (scheme, host, port) than the WSDL's. Calls go "
+                "there only when configuration names it: the driver's endpoint option. Calling again will "
+                "not help.", tool=tool.name, details={"address": str(address)},
             )
         return str(address)
 

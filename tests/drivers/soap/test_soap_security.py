@@ -176,6 +176,39 @@ def test_a_wsdl_served_over_http_may_import_from_its_own_origin_only(tmp_path):
     assert [r.path for r in peer.requests] == ["/?wsdl", "/extra.xsd"]
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_served_wsdl_cannot_send_calls_to_another_origin(recorder, use_async: bool):
+    """A WSDL read over HTTP whose port address is another host (here the recorder, standing
+    for 169.254.169.254): nothing is sent there, and no credential leaves, unless the
+    configuration names that endpoint."""
+    import asyncio
+
+    target, target_url = recorder
+    peer = SoapPeer(wsdl=WORLD_WSDL.read_text().replace("{address}", target_url + "/metadata"),
+                    handlers={}, validate=False)
+    with serve(peer) as url, SoapDriver(url + "/?wsdl", http_basic="user:origin-secret-4") as driver:
+        add = "Calculator_CalculatorSoap_Add"
+        with pytest.raises(ExecutionError, match="another origin.*endpoint option") as info:
+            if use_async:
+                asyncio.run(driver.acall_tool(add, {"a": 1, "b": 2}))
+            else:
+                driver.call_tool(add, {"a": 1, "b": 2})
+        assert info.value.details["address"].startswith(target_url + "/metadata")
+    assert target.requests == []
+    assert [r.path for r in peer.requests] == ["/?wsdl"]
+
+
+def test_a_served_wsdl_calls_its_own_origin_or_the_configured_endpoint(world: World):
+    peer = SoapPeer(wsdl=WORLD_WSDL.read_text(), handlers={}, validate=False)
+    with serve(peer) as url:
+        with SoapDriver(url + "/?wsdl") as driver, pytest.raises(ExecutionError) as info:
+            driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 2})
+        assert "another origin" not in info.value.message  # the WSDL's own origin: sent there
+        assert [r.path for r in peer.requests if r.method == "POST"]
+        with SoapDriver(url + "/?wsdl", endpoint=world.url) as driver:
+            assert driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 2}) == 3
+
+
 def test_a_wsdl_over_the_size_cap_is_refused(tmp_path):
     path = tmp_path / "big.wsdl"
     path.write_text(WORLD_WSDL.read_text() + " " * 200_000)
