@@ -62,6 +62,7 @@ def check_metadata(items: Mapping[str, str | bytes], where: str) -> Metadata:
         if key.endswith("-bin"):
             if not isinstance(value, bytes | str):
                 raise ConfigurationError(f"{where}: metadata {key!r} must be bytes")
+            value = value.encode("utf-8") if isinstance(value, str) else value  # gRPC sends bytes only
         elif not isinstance(value, str) or any(c in value for c in "\r\n\0") or not value.isascii():
             raise ConfigurationError(
                 f"{where}: metadata {key!r} must be printable ASCII text without line breaks"
@@ -202,6 +203,24 @@ class ChannelSettings:
         return grpc.aio.insecure_channel(self.target, options=self.options())
 
 
+def _echo_texts(key: str, value: str | bytes) -> tuple[str, ...]:
+    """The texts a server may echo a metadata value as: the value itself (bytes as the UTF-8
+    text they hold) and, for a ``-bin`` key, the base64 it travels in, padded or not."""
+    import base64
+
+    raw = value if isinstance(value, bytes) else value.encode("utf-8")
+    texts = [value] if isinstance(value, str) else []
+    if isinstance(value, bytes):
+        try:
+            texts.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass
+    if key.endswith("-bin"):
+        encoded = base64.b64encode(raw).decode("ascii")
+        texts += [encoded, encoded.rstrip("=")]
+    return tuple(dict.fromkeys(texts))
+
+
 class MetadataProvider:
     """The metadata of each call: static pairs, or a callable asked before every call (for
     tokens that expire), checked each time. Values never appear in errors or logs."""
@@ -209,7 +228,8 @@ class MetadataProvider:
     def __init__(self, source: MetadataSource | None) -> None:
         self._callable: Callable[[], Mapping[str, str | bytes]] | None = None
         self._static: Metadata | None = ()
-        self._recent: dict[str, None] = {}  # text values sent, oldest first (a few refreshed tokens)
+        # the texts of each value sent (_echo_texts), oldest first (a few refreshed tokens)
+        self._recent: dict[tuple[str, ...], None] = {}
         self._lock = threading.Lock()
         if source is None:
             return
@@ -232,14 +252,15 @@ class MetadataProvider:
         from mcs.redaction import credential_forms
 
         with self._lock:
-            values = list(self._recent)
+            values = [text for texts in self._recent for text in texts]
         return credential_forms(values)
 
     def _remember(self, pairs: Metadata) -> None:
         with self._lock:
-            for _, value in pairs:
-                if isinstance(value, str) and value not in self._recent:
-                    self._recent[value] = None
+            for key, value in pairs:
+                texts = _echo_texts(key, value)
+                if texts and texts not in self._recent:
+                    self._recent[texts] = None
                     if len(self._recent) > _RECENT_VALUES:
                         del self._recent[next(iter(self._recent))]
 

@@ -98,7 +98,12 @@ def lab_servicer(state: State) -> Served:
         def Fail(self, request, context):
             state.count("Fail")
             # "$METADATA" stands for what the call carried, as a server echoing its input would say
-            received = ", ".join(f"{k}={v}" for k, v in context.invocation_metadata() if isinstance(v, str))
+            # (binary values as the text they hold, and as they travel: base64)
+            received = ", ".join(
+                f"{k}={v}" if isinstance(v, str) else
+                f"{k}={v.decode('utf-8', 'replace')} ({base64.b64encode(v).decode()})"
+                for k, v in context.invocation_metadata()
+            )
             context.abort(grpc.StatusCode[request.code], request.details.replace("$METADATA", received))
 
         def Slow(self, request, context):

@@ -209,3 +209,24 @@ def test_metadata_echoed_in_a_status_never_reaches_the_model(lab: Running, use_a
     assert "authorization=" in text  # the server did echo what the call carried
     assert "[redacted]" in text
     assert "grpc-token-7" not in text and "grpc-key-8" not in text
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("value", [b"binary-key-5150", "text-in-bin-6160"])
+def test_a_binary_metadata_value_echoed_in_a_status_never_reaches_the_model(
+        lab: Running, use_async: bool, value: str | bytes) -> None:
+    """A ``-bin`` key's value (bytes, or text gRPC sends as its UTF-8) is a credential too:
+    echoed as its text or as the base64 it travels in, it is redacted."""
+    import asyncio
+    import base64
+
+    raw = value if isinstance(value, bytes) else value.encode()
+    with GrpcDriver(lab.target, metadata={"x-key-bin": value}) as driver, pytest.raises(ExecutionError) as info:
+        arguments = {"code": "PERMISSION_DENIED", "details": "denied for $METADATA"}
+        if use_async:
+            asyncio.run(driver.acall_tool("Lab_Fail", arguments))
+        else:
+            driver.call_tool("Lab_Fail", arguments)
+    text = f"{info.value.message} {info.value.details} {info.value}"
+    assert "x-key-bin=" in text  # the server did echo what the call carried
+    assert raw.decode() not in text and base64.b64encode(raw).decode() not in text
