@@ -209,12 +209,7 @@ def _echo_texts(key: str, value: str | bytes) -> tuple[str, ...]:
     import base64
 
     raw = value if isinstance(value, bytes) else value.encode("utf-8")
-    texts = [value] if isinstance(value, str) else []
-    if isinstance(value, bytes):
-        try:
-            texts.append(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            pass
+    texts = [value] if isinstance(value, str) else [raw.decode("utf-8", "ignore")]
     if key.endswith("-bin"):
         encoded = base64.b64encode(raw).decode("ascii")
         texts += [encoded, encoded.rstrip("=")]

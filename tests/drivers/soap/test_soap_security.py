@@ -188,7 +188,7 @@ def test_a_served_wsdl_cannot_send_calls_to_another_origin(recorder, use_async: 
                     handlers={}, validate=False)
     with serve(peer) as url, SoapDriver(url + "/?wsdl", http_basic="user:origin-secret-4") as driver:
         add = "Calculator_CalculatorSoap_Add"
-        with pytest.raises(ExecutionError, match="another origin.*endpoint option") as info:
+        with pytest.raises(ExecutionError, match=r"another origin.*endpoint option") as info:
             if use_async:
                 asyncio.run(driver.acall_tool(add, {"a": 1, "b": 2}))
             else:
