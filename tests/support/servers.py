@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -109,6 +109,33 @@ def server_process(argv: Sequence[str | Path], port: int, **options: Any) -> Ite
         yield process
     finally:
         stop(process)
+
+
+@contextmanager
+def silent_peer() -> Iterator[int]:
+    """A loopback TCP peer that accepts every connection and never sends a byte (a server
+    that hangs); yields its port. Its connections are closed when the block ends."""
+    listener = socket.create_server((HOST, 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:  # the listener was shut down: the block ended
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        with suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept() (close alone does not)
+        listener.close()
+        thread.join(5)
+        for connection in held:
+            connection.close()
 
 
 class JSONHandler(BaseHTTPRequestHandler):

@@ -4,6 +4,7 @@ size caps for WSDLs and responses; values from the model stay data."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import unicodedata
 
@@ -450,6 +451,8 @@ def status_echo():
     thread = threading.Thread(target=serve_once, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    with contextlib.suppress(OSError):
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept() (close alone does not)
     listener.close()
     thread.join(5)
 

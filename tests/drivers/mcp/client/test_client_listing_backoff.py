@@ -7,8 +7,6 @@ loopback socket that accepts connections and never answers."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,6 +14,7 @@ from typing import Any
 import pytest
 from mcp_bridge_servers import free_port, start_moody, stop
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import silent_peer
 
 from mcs.errors import ConfigurationError, ExecutionError
 
@@ -38,25 +37,8 @@ def stalled_pair() -> Iterator[dict[str, Any]]:
 @pytest.fixture
 def silent_url() -> Iterator[str]:
     """A loopback socket that accepts connections and never answers; yields an MCP URL there."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    accepted: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                accepted.append(listener.accept()[0])
-            except OSError:
-                return
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
-    finally:
-        listener.close()
-        for connection in accepted:
-            connection.close()
-        thread.join(5)
+    with silent_peer() as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def _timed(listing: Callable[[], Any]) -> tuple[set[str], float]:

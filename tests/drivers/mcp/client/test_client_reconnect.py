@@ -5,7 +5,6 @@ is held to the pins approved for the old one. Connecting is bounded by the call'
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import sys
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 from mcp_bridge_servers import SHIFTY, free_port, start_moody, stop
 from mcs_mcp.client_driver import MCPDriver
+from support.servers import silent_peer as hanging_peer
 from support.servers import start_server
 
 from mcs.errors import ExecutionError, ToolTimeoutError
@@ -123,26 +123,8 @@ def test_a_server_not_up_at_the_first_call_is_reached_by_a_later_call() -> None:
 @pytest.fixture
 def silent_peer() -> Iterator[str]:
     """A loopback TCP peer that accepts connections and never answers; yields its MCP URL."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)  # so the accepting thread sees the end of the test
-    held: list[socket.socket] = []
-    stopping = threading.Event()
-
-    def accept() -> None:
-        while not stopping.is_set():
-            with contextlib.suppress(OSError):
-                held.append(listener.accept()[0])
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
-    finally:
-        stopping.set()
-        listener.close()
-        thread.join(timeout=5)
-        for connection in held:
-            connection.close()
+    with hanging_peer() as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def test_the_call_deadline_bounds_connecting_to_a_silent_peer(silent_peer: str) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from urllib.parse import quote, quote_plus
@@ -14,6 +12,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from mcpfile_support import Reply, mcp_file, tool
 from mcs_mcp.mcpfile.driver import MCPFileDriver
+from support.servers import silent_peer as hanging_peer
 
 from mcs.errors import ExecutionError, ToolTimeoutError
 
@@ -189,26 +188,8 @@ def test_a_key_in_the_path_is_redacted_and_the_base_url_stays_readable(
 @pytest.fixture
 def silent_peer() -> Iterator[int]:
     """A loopback TCP peer that accepts every connection and never sends a byte; yields its port."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.05)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    stop.set()
-    thread.join(5)
-    listener.close()
-    for conn in held:
-        conn.close()
+    with hanging_peer() as port:
+        yield port
 
 
 TIMEOUT = 0.5
