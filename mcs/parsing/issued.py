@@ -346,6 +346,7 @@ def _mask_inline_code(line: str) -> str:
 # ------------------------------------------------------------------ layout: fences, lines, framing
 
 _REACH: Final = 2000  # how far around a call its paragraph is looked for
+_LINE_WINDOW: Final = 4096  # how far back a line's start is looked for before every line is indexed
 _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 # The marker alone, led by one character class so the search skips ahead; the blanks
 # before it are added back by hand (see `_without_list_marker`).
@@ -619,6 +620,13 @@ class Layout:
         return self._line_starts
 
     def line_start(self, position: int) -> int:
+        """Where the line holding ``position`` starts. Most lines are short: the newline
+        before is looked for in a window first, and the index of every line start is only
+        built for a position further than that from its line's start."""
+        low = position - _LINE_WINDOW
+        newline = self.text.rfind("\n", max(0, low), position)
+        if newline != -1 or low <= 0:
+            return newline + 1
         starts = self._starts()
         return starts[bisect_right(starts, position) - 1]
 

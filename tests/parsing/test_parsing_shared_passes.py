@@ -131,6 +131,19 @@ def test_line_starts_are_the_positions_after_each_newline(text: str) -> None:
     assert Layout(text)._starts() == [0] + [number + 1 for number, char in enumerate(text) if char == "\n"]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(list("ab\n ")), max_size=60), st.integers(0, 60))
+def test_a_line_starts_after_the_newline_before_it(text: str, position: int) -> None:
+    position = min(position, len(text))
+    assert Layout(text).line_start(position) == text.rfind("\n", 0, position) + 1
+
+
+@pytest.mark.parametrize("position", [0, 1, 4_095, 4_096, 4_097, 9_999, 10_000, 10_001, 12_000, 14_999, 15_001])
+def test_a_line_longer_than_the_window_looked_back_over_starts_where_its_newline_is(position: int) -> None:
+    text = "a" * 10_000 + "\n" + "b" * 5_000 + "\n"
+    assert Layout(text).line_start(position) == text.rfind("\n", 0, position) + 1
+
+
 def _through_ast(source: str) -> object:
     tree = _parse(source, "eval")
     found = call_from_node(tree.body) if isinstance(tree, ast.Expression) else None
