@@ -498,8 +498,10 @@ _NOT_PROVIDED: Final = re.compile(
 )
 _THIS_CALL: Final = re.compile(r"\b(?:this|that|the above|such an?|the same) (?:function|call|tool)\b")
 
+# (The indentation is taken whole, `*+`: no part of the line starts with a blank, so a line
+# that is not code is refused once, not once per blank of its indentation.)
 _CODE_LINE_BODY: Final = (
-    r"[ \t]*(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
+    r"[ \t]*+(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
     r"(?:if|elif|for|while|with|try|except|else)\b[^\n]*:[ \t]*$|"
     r"[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*[-+*/]?=(?!=))"
 )

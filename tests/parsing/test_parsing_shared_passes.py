@@ -144,6 +144,20 @@ def test_a_line_longer_than_the_window_looked_back_over_starts_where_its_newline
     assert Layout(text).line_start(position) == text.rfind("\n", 0, position) + 1
 
 
+# What `_CODE_LINE` was before its indentation was taken whole (`[ \t]*+`).
+_CODE_LINE_BACKTRACKING = re.compile(_CODE_LINE.pattern.replace(r"[ \t]*+(?:", r"[ \t]*(?:", 1), re.MULTILINE)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["def ", "import x", "x = 1", "if a:", "  ", "\t", "\n", "y", "=", "==", "[i]", "return",
+                                 " ", "f(", ")", "else:", "from a import", "@d", "class ", "a.b", "-=", ":"]),
+                max_size=20).map("".join))
+def test_code_lines_found_with_their_indentation_taken_whole_are_the_backtracking_ones(text: str) -> None:
+    assert _CODE_LINE_BACKTRACKING.pattern != _CODE_LINE.pattern
+    found = [match.span() for match in _CODE_LINE.finditer(text)]
+    assert found == [match.span() for match in _CODE_LINE_BACKTRACKING.finditer(text)]
+
+
 def _through_ast(source: str) -> object:
     tree = _parse(source, "eval")
     found = call_from_node(tree.body) if isinstance(tree, ast.Expression) else None
