@@ -50,6 +50,10 @@ _JSON_WORDS = re.compile(
 )
 _PY_WORDS = {"true": "True", "false": "False", "null": "None"}
 _COMMENT = re.compile(r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|//[^\n]*""")
+# A list whose first item is a call of an ASCII name (`set()` apart, a literal to Python): no
+# Python literal (a call is none, and only a dict or a list of dicts keeps expressions as
+# text) and no JSON.
+_CALL_FIRST = re.compile(r"\[\s*([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*\(")
 _TRAILING_COMMA = re.compile(r"""("(?:[^"\\\n]|\\.)*")|,\s*([}\]])""")
 
 
@@ -365,6 +369,8 @@ def repair(text: str) -> Any:
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[":
         return MISSING
+    if stripped[0] == "[" and (first := _CALL_FIRST.match(stripped)) is not None and first.group(1) != "set":
+        return MISSING  # `[f(x=1), ...]` (pythonic calls in a list): neither a literal nor JSON
     value = python_literal(stripped)
     if value is not MISSING:
         return value

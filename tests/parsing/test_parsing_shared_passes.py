@@ -10,6 +10,7 @@ asserted.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import textwrap
 import warnings
@@ -33,11 +34,15 @@ from mcs.parsing.jsonspans import (
     _OPENERS,
     _STRING_LEAD,
     _WHITESPACE,
+    _TRAILING_COMMA,
+    MISSING,
     PARSES,
     BracketIndex,
     _string_end,
     forget_parses,
+    python_literal,
     quiet_parse,
+    repair,
     tolerant_value,
 )
 from mcs.parsing.pythonic import (
@@ -156,6 +161,40 @@ def test_code_lines_found_with_their_indentation_taken_whole_are_the_backtrackin
     assert _CODE_LINE_BACKTRACKING.pattern != _CODE_LINE.pattern
     found = [match.span() for match in _CODE_LINE.finditer(text)]
     assert found == [match.span() for match in _CODE_LINE_BACKTRACKING.finditer(text)]
+
+
+_LITERAL_PIECES = st.lists(st.sampled_from(["[", "]", "(", ")", "{", "}", "f", "set", "a.b", "x=1", "'s'", '"d"', ",", " ",
+                                            "\n", ":", "1", "true", "null", "//", "# c", "f(", "set(", "**", "+", "if"]),
+                           max_size=12).map("".join)
+
+
+def _repair_in_full(text: str) -> object:
+    """`repair` without the shortcut for lists that start with a call: the literal, then JSON."""
+    stripped = text.strip()
+    value = python_literal(stripped)
+    if value is not MISSING or "," not in stripped:
+        return value
+    try:
+        return json.loads(_TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), stripped))
+    except ValueError:
+        return MISSING
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(["[f(", "[ g (", "[a.b(", "[\n  f (", "[set(", "[set.x(", "[None(", "[true("]), _LITERAL_PIECES)
+def test_a_list_that_starts_with_a_call_repairs_as_the_literal_and_json_readings_do(head: str, rest: str) -> None:
+    text = head + rest
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert repair(text) == _repair_in_full(text)
+    forget_parses()
+
+
+@pytest.mark.parametrize("text", ["[set()]", "[set ()]", "[ set() , set()]", "[f(x=1)]", "[f(x=1), {'a': 1}]",
+                                  "[json.loads('{}')]", "[f(a=1),]", "[sｅｔ()]", "[fé()]"])
+def test_lists_that_start_with_a_call_at_the_edges(text: str) -> None:
+    assert repair(text) == _repair_in_full(text)
+    forget_parses()
 
 
 def _through_ast(source: str) -> object:
