@@ -35,6 +35,7 @@ from mcs.parsing.jsonspans import (
     _STRING_LEAD,
     _WHITESPACE,
     _TRAILING_COMMA,
+    MAX_BRACKET_TOKENS,
     MISSING,
     PARSES,
     BracketIndex,
@@ -411,6 +412,12 @@ def _pairs_by_search(text: str) -> dict[int, int]:
 def test_brackets_pair_as_a_search_from_each_token_pairs_them(text: str) -> None:
     assert BracketIndex(text).closer(0) == _pairs_by_search(text).get(0)
     assert BracketIndex(text)._match() == _pairs_by_search(text)
+    assert BracketIndex(text)._match_counted() == _pairs_by_search(text)  # (a text past the budget's length)
+
+
+def test_a_text_with_more_tokens_than_the_budget_pairs_only_the_first_ones() -> None:
+    text = "[" * 3 + "'a]'" + "]" * 3 + "(" * MAX_BRACKET_TOKENS + "{}"
+    assert BracketIndex(text)._match() == {2: 7, 1: 8, 0: 9}  # (the `]` in the string closes nothing)
 
 
 def test_no_parse_is_kept_from_one_response_to_the_next() -> None:
