@@ -576,7 +576,9 @@ _STRONG_WORDS: Final = _CUE_WORDS - frozenset({
     "came", "previously", "earlier", "already", "last", "yesterday", "before", "ignore", "ignored", "ignoring",
     "didn't", "injection",
 })
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
+# The blanks after a sentence's end (not `e.g.` or `i.e.`) and before its next word; led by the
+# blank, which a search skips to, not by a look back tried at every character.
+_SENTENCE_END: Final = re.compile(r"\s(?<=[.!?]\s)(?<!e\.g\.\s)(?<!i\.e\.\s)\s*(?=\S)")
 
 
 class Layout:

@@ -25,6 +25,7 @@ from mcs.parsing._common import WEAK, Found
 from mcs.parsing.issued import (
     _CODE_LINE,
     _LIST_MARKER,
+    _SENTENCE_END,
     Layout,
     _before_blanks,
     _without_list_marker,
@@ -51,6 +52,7 @@ from mcs.parsing.pythonic import (
     _HYPHEN,
     _HYPHEN_NAME,
     _NEVER_FIRST,
+    CALL_START,
     _parse,
     _parsed_whole,
     _rename_hyphenated,
@@ -330,6 +332,29 @@ def test_the_name_before_a_parenthesis_reaches_back_over_name_characters(text: s
         assert re.fullmatch(r"[\w.\-]+", text[start:paren])
         assert start == 0 or not re.fullmatch(r"[\w.\-]", text[start - 1])
         position = paren + 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NAME_TEXT)
+def test_the_calls_a_scan_looks_at_are_the_call_start_matches(text: str) -> None:
+    found, position = [], 0
+    while (candidate := _candidate(text, position)) is not None:
+        start, paren = candidate
+        if paren != -1:
+            found.append((start, paren))
+        position = (start if paren == -1 else paren) + 1
+    assert found == [(match.start(1), match.end(1)) for match in CALL_START.finditer(text)]
+
+
+# How sentences were split before the split was led by the blank after their end.
+_SENTENCE_END_LOOKING_BACK = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from(list(".!? \n\tegi.Ab\u00a0")), max_size=40))
+def test_sentences_split_at_the_blanks_after_their_end_as_the_looking_back_split_does(text: str) -> None:
+    assert _SENTENCE_END.split(text) == _SENTENCE_END_LOOKING_BACK.split(text)
+    assert _SENTENCE_END.split(text, 1) == _SENTENCE_END_LOOKING_BACK.split(text, 1)
 
 
 # ------------------------------------------------------------------ long responses
