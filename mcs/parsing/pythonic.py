@@ -521,82 +521,15 @@ def call_at(
     if plain is not None:
         plain.confidence = WEAK
         return plain, close + 1
-    checked_only = (  # where `call_from_node` may check arguments without reading them
-        refuses is not None and len(source) <= _CHECKED_ONLY_CHARS and _FSTRING_PREFIX.search(source) is None
-    )
-    if checked_only and refuses is not None:
-        refused = _refused_plainly(source, refuses)
-        if refused is not None:  # what `call_from_node` gives for it, without `ast`
-            return Found(refused, {}, None, WEAK), close + 1
     tree = _parse(source, "eval")
     if isinstance(tree, ast.Expression):
+        checked_only = (  # where `call_from_node` may check arguments without reading them
+            refuses is not None and len(source) <= _CHECKED_ONLY_CHARS and _FSTRING_PREFIX.search(source) is None
+        )
         found = call_from_node(tree.body, WEAK, refuses if checked_only else None)
     else:
         found = lenient_call(source, WEAK)
     return None if found is None else (found, close + 1)
-
-
-# A call whose name the caller refuses is only checked, never read (see `call_from_node`):
-# what `call_at` needs is whether Python reads its source as a call whose arguments can be
-# read. A call written with the simplest code does: arguments by position, then by keyword,
-# each a number, a string without escapes, a dotted name (subscripted by one of those), a
-# list or tuple of these, or a call of them. Whatever else, or a keyword where Python wants a
-# name (`f(class=1)`, `x.None`), goes to `ast` as before. No two readings of one source are
-# possible (a word is only ever a name), so a failed match is refused in linear time.
-_CHECKED_NUMBER: Final = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
-_CHECKED_STRING: Final = r"'[^'\\\x00\r\n\ud800-\udfff]*'|\"[^\"\\\x00\r\n\ud800-\udfff]*\""
-_CHECKED_GAP: Final = r"[ \t\n]*+"
-_CHECKED_DOTTED: Final = rf"{_IDENT}(?:\.{_IDENT})*"
-_CHECKED_ATOM: Final = (
-    rf"(?:{_CHECKED_NUMBER}|{_CHECKED_STRING}|{_CHECKED_DOTTED}"
-    rf"(?:\[{_CHECKED_GAP}(?:{_CHECKED_NUMBER}|{_CHECKED_STRING}|{_CHECKED_DOTTED}){_CHECKED_GAP}\])*)"
-)
-_CHECKED_ITEMS: Final = (
-    rf"(?:{_CHECKED_ATOM}(?:{_CHECKED_GAP},{_CHECKED_GAP}{_CHECKED_ATOM})*{_CHECKED_GAP},?)?{_CHECKED_GAP}"
-)
-_CHECKED_SEQUENCE: Final = rf"\[{_CHECKED_GAP}{_CHECKED_ITEMS}\]|\({_CHECKED_GAP}{_CHECKED_ITEMS}\)"
-
-
-def _checked_arguments(value: str) -> str:
-    """Arguments by position then by keyword, each a ``value``, up to the closing ``)``."""
-    keyword = rf"{_IDENT}{_CHECKED_GAP}={_CHECKED_GAP}(?:{value})"
-    return (
-        rf"(?:(?:(?:{value})(?:{_CHECKED_GAP},{_CHECKED_GAP}(?:{value}))*(?:{_CHECKED_GAP},{_CHECKED_GAP}{keyword})*"
-        rf"|{keyword}(?:{_CHECKED_GAP},{_CHECKED_GAP}{keyword})*){_CHECKED_GAP},?)?{_CHECKED_GAP}\)"
-    )
-
-
-@functools.cache
-def _checked_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The grammar of a call checked without `ast` (its name in group 1), and its words
-    (group 1; strings matched whole so that a word in a string is not one), compiled at first use."""
-    inner = rf"{_CHECKED_DOTTED}\({_CHECKED_GAP}{_checked_arguments(rf'{_CHECKED_SEQUENCE}|{_CHECKED_ATOM}')}"
-    value = rf"{inner}|{_CHECKED_SEQUENCE}|{_CHECKED_ATOM}"
-    return (
-        re.compile(rf"({_CHECKED_DOTTED})\({_CHECKED_GAP}{_checked_arguments(value)}"),
-        re.compile(rf"{_CHECKED_STRING}|({_IDENT})"),
-    )
-
-
-def _refused_plainly(source: str, refuses: Callable[[str], bool]) -> str | None:
-    """The name of the call ``source`` is, when ``refuses`` refuses it and Python reads the
-    source as a call whose arguments :func:`call_from_node` could read, both known without
-    `ast` (see above); ``None`` when that takes `ast` (or the name is kept)."""
-    grammar, words = _checked_patterns()
-    call = grammar.fullmatch(source)
-    if call is None or call.group(1) == "print":  # print(f(x)) stands for f(x) (call_from_node)
-        return None
-    if any(iskeyword(part) for part in call.group(1).split(".")):
-        return None  # `None.f(x)` has no dotted name, `import.f(x)` does not parse
-    for word in words.finditer(source):
-        found = word.group(1)
-        if found is not None and iskeyword(found) and (
-            found not in ("True", "False", "None")  # constants: not an attribute, not an argument's name
-            or source[word.start() - 1] == "." or source[word.end() :].lstrip(" \t\n")[:1] == "="
-        ):
-            return None
-    name = clean_name(call.group(1))
-    return name if name is not None and refuses(name) else None
 
 
 _LENIENT_CALL: Final = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*\((.*)\)\s*", re.DOTALL)
