@@ -346,6 +346,7 @@ def _mask_inline_code(line: str) -> str:
 # ------------------------------------------------------------------ layout: fences, lines, framing
 
 _REACH: Final = 2000  # how far around a call its paragraph is looked for
+_LINE_WINDOW: Final = 4096  # how far back a line's start is looked for before every line is indexed
 _LIST_MARKER: Final = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 # The marker alone, led by one character class so the search skips ahead; the blanks
 # before it are added back by hand (see `_without_list_marker`).
@@ -497,8 +498,10 @@ _NOT_PROVIDED: Final = re.compile(
 )
 _THIS_CALL: Final = re.compile(r"\b(?:this|that|the above|such an?|the same) (?:function|call|tool)\b")
 
+# (The indentation is taken whole, `*+`: no part of the line starts with a blank, so a line
+# that is not code is refused once, not once per blank of its indentation.)
 _CODE_LINE_BODY: Final = (
-    r"[ \t]*(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
+    r"[ \t]*+(?:def |class |import |from [\w.]+ import |return\b|raise\b|@[\w.]+|"
     r"(?:if|elif|for|while|with|try|except|else)\b[^\n]*:[ \t]*$|"
     r"[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*[-+*/]?=(?!=))"
 )
@@ -573,7 +576,9 @@ _STRONG_WORDS: Final = _CUE_WORDS - frozenset({
     "came", "previously", "earlier", "already", "last", "yesterday", "before", "ignore", "ignored", "ignoring",
     "didn't", "injection",
 })
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
+# The blanks after a sentence's end (not `e.g.` or `i.e.`) and before its next word; led by the
+# blank, which a search skips to, not by a look back tried at every character.
+_SENTENCE_END: Final = re.compile(r"\s(?<=[.!?]\s)(?<!e\.g\.\s)(?<!i\.e\.\s)\s*(?=\S)")
 
 
 class Layout:
@@ -619,6 +624,13 @@ class Layout:
         return self._line_starts
 
     def line_start(self, position: int) -> int:
+        """Where the line holding ``position`` starts. Most lines are short: the newline
+        before is looked for in a window first, and the index of every line start is only
+        built for a position further than that from its line's start."""
+        low = position - _LINE_WINDOW
+        newline = self.text.rfind("\n", max(0, low), position)
+        if newline != -1 or low <= 0:
+            return newline + 1
         starts = self._starts()
         return starts[bisect_right(starts, position) - 1]
 

@@ -40,6 +40,7 @@ MISSING: Final[Any] = _Missing()
 _DECODER = json.JSONDecoder()
 _STARTS = re.compile(r"[\[{]")
 _TOKENS = re.compile(r"""[{}\[\]()"']""")
+_STARTS_OR_PAREN = re.compile(r"[{\[(]")
 _OPENERS = {"{": "{", "[": "[", "(": "("}
 _CLOSER_TO_OPENER = {"}": "{", "]": "[", ")": "("}
 # A quote opens a string only where a value or key can start; apostrophes in prose don't.
@@ -50,6 +51,10 @@ _JSON_WORDS = re.compile(
 )
 _PY_WORDS = {"true": "True", "false": "False", "null": "None"}
 _COMMENT = re.compile(r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|//[^\n]*""")
+# A list whose first item is a call of an ASCII name (`set()` apart, a literal to Python): no
+# Python literal (a call is none, and only a dict or a list of dicts keeps expressions as
+# text) and no JSON.
+_CALL_FIRST = re.compile(r"\[\s*([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*\(")
 _TRAILING_COMMA = re.compile(r"""("(?:[^"\\\n]|\\.)*")|,\s*([}\]])""")
 
 
@@ -91,6 +96,43 @@ class BracketIndex:
         return self._pairs.get(position)
 
     def _match(self) -> dict[int, int]:
+        text = self.text
+        if len(text) > MAX_BRACKET_TOKENS:  # the budget can run out: every token is counted
+            return self._match_counted()
+        pairs: dict[int, int] = {}
+        stack: list[int] = []  # where the open brackets are
+        pos = 0  # where the next token is looked for: a string just read is skipped
+        tokens, openers = _TOKENS.search, _STARTS_OR_PAREN.search
+        # Outside every bracket a closer or a quote changes nothing: only the next opener counts.
+        while (found := (tokens if stack else openers)(text, pos)) is not None:
+            index = found.start()
+            pos = index + 1
+            char = text[index]
+            if char in "{[(":
+                stack.append(index)
+            elif char in _CLOSER_TO_OPENER:
+                want = _CLOSER_TO_OPENER[char]
+                if text[stack[-1]] == want:  # the usual case: the innermost opener
+                    pairs[stack.pop()] = index
+                    continue
+                for depth in range(len(stack) - 2, -1, -1):
+                    if text[stack[depth]] == want:
+                        pairs[stack[depth]] = index
+                        del stack[depth:]
+                        break
+            else:  # a quote inside brackets
+                back = index - 1
+                while back >= 0 and text[back] in _WHITESPACE:
+                    back -= 1
+                if back >= 0 and text[back] in _STRING_LEAD:
+                    end = _string_end(text, index, char)
+                    if end is not None:
+                        pos = end + 1
+        return pairs
+
+    def _match_counted(self) -> dict[int, int]:
+        """:meth:`_match` for a text long enough to hold more tokens than the budget: every
+        bracket and quote outside a string read counts, the first ones are paired."""
         text = self.text
         pairs: dict[int, int] = {}
         stack: list[tuple[str, int]] = []
@@ -365,6 +407,8 @@ def repair(text: str) -> Any:
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[":
         return MISSING
+    if stripped[0] == "[" and (first := _CALL_FIRST.match(stripped)) is not None and first.group(1) != "set":
+        return MISSING  # `[f(x=1), ...]` (pythonic calls in a list): neither a literal nor JSON
     value = python_literal(stripped)
     if value is not MISSING:
         return value

@@ -532,6 +532,7 @@ def _scan_spans(
 
 
 _OPENING: Final = re.compile(r"[\[{(]")
+_NAME_FIRST: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 def _candidate(text: str, position: int, backwards: str | None = None) -> tuple[int, int] | None:
     """The next place a call may start at or after ``position``: ``(start, -1)`` for a
     ``{`` or ``[``, ``(name_start, paren)`` for ``name(``. Searching for the brackets and
@@ -550,7 +551,12 @@ def _candidate(text: str, position: int, backwards: str | None = None) -> tuple[
             return at, -1
         # text[at - 1] is backwards[length - at]: the name is read from its last character
         start = length - run_end(NAME_RUN, backwards, length - at)
-        if start < at and CALL_START.fullmatch(text, start, at + 1):
+        # The run before `(` is every name character there is: a run without `.` or `-` is
+        # one word, which `CALL_START` takes exactly when it starts with an ASCII letter or `_`.
+        if start < at and (
+            text[start] in _NAME_FIRST if text.find(".", start, at) == -1 and text.find("-", start, at) == -1
+            else CALL_START.fullmatch(text, start, at + 1) is not None
+        ):
             return start, at
         position = at + 1
 

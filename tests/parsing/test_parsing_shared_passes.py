@@ -10,6 +10,7 @@ asserted.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import textwrap
 import warnings
@@ -23,6 +24,7 @@ from mcs.parsing import parse_tool_calls
 from mcs.parsing.issued import (
     _CODE_LINE,
     _LIST_MARKER,
+    _SENTENCE_END,
     Layout,
     _before_blanks,
     _without_list_marker,
@@ -33,17 +35,23 @@ from mcs.parsing.jsonspans import (
     _OPENERS,
     _STRING_LEAD,
     _WHITESPACE,
+    _TRAILING_COMMA,
+    MAX_BRACKET_TOKENS,
+    MISSING,
     PARSES,
     BracketIndex,
     _string_end,
     forget_parses,
+    python_literal,
     quiet_parse,
+    repair,
     tolerant_value,
 )
 from mcs.parsing.pythonic import (
     _HYPHEN,
     _HYPHEN_NAME,
     _NEVER_FIRST,
+    CALL_START,
     _parse,
     _parsed_whole,
     _rename_hyphenated,
@@ -131,6 +139,67 @@ def test_line_starts_are_the_positions_after_each_newline(text: str) -> None:
     assert Layout(text)._starts() == [0] + [number + 1 for number, char in enumerate(text) if char == "\n"]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(list("ab\n ")), max_size=60), st.integers(0, 60))
+def test_a_line_starts_after_the_newline_before_it(text: str, position: int) -> None:
+    position = min(position, len(text))
+    assert Layout(text).line_start(position) == text.rfind("\n", 0, position) + 1
+
+
+@pytest.mark.parametrize("position", [0, 1, 4_095, 4_096, 4_097, 9_999, 10_000, 10_001, 12_000, 14_999, 15_001])
+def test_a_line_longer_than_the_window_looked_back_over_starts_where_its_newline_is(position: int) -> None:
+    text = "a" * 10_000 + "\n" + "b" * 5_000 + "\n"
+    assert Layout(text).line_start(position) == text.rfind("\n", 0, position) + 1
+
+
+# What `_CODE_LINE` was before its indentation was taken whole (`[ \t]*+`).
+_CODE_LINE_BACKTRACKING = re.compile(_CODE_LINE.pattern.replace(r"[ \t]*+(?:", r"[ \t]*(?:", 1), re.MULTILINE)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["def ", "import x", "x = 1", "if a:", "  ", "\t", "\n", "y", "=", "==", "[i]", "return",
+                                 " ", "f(", ")", "else:", "from a import", "@d", "class ", "a.b", "-=", ":"]),
+                max_size=20).map("".join))
+def test_code_lines_found_with_their_indentation_taken_whole_are_the_backtracking_ones(text: str) -> None:
+    assert _CODE_LINE_BACKTRACKING.pattern != _CODE_LINE.pattern
+    found = [match.span() for match in _CODE_LINE.finditer(text)]
+    assert found == [match.span() for match in _CODE_LINE_BACKTRACKING.finditer(text)]
+
+
+_LITERAL_PIECES = st.lists(st.sampled_from(["[", "]", "(", ")", "{", "}", "f", "set", "a.b", "x=1", "'s'", '"d"', ",", " ",
+                                            "\n", ":", "1", "true", "null", "//", "# c", "f(", "set(", "**", "+", "if"]),
+                           max_size=12).map("".join)
+
+
+def _repair_in_full(text: str) -> object:
+    """`repair` without the shortcut for lists that start with a call: the literal, then JSON."""
+    stripped = text.strip()
+    value = python_literal(stripped)
+    if value is not MISSING or "," not in stripped:
+        return value
+    try:
+        return json.loads(_TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), stripped))
+    except ValueError:
+        return MISSING
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(["[f(", "[ g (", "[a.b(", "[\n  f (", "[set(", "[set.x(", "[None(", "[true("]), _LITERAL_PIECES)
+def test_a_list_that_starts_with_a_call_repairs_as_the_literal_and_json_readings_do(head: str, rest: str) -> None:
+    text = head + rest
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert repair(text) == _repair_in_full(text)
+    forget_parses()
+
+
+@pytest.mark.parametrize("text", ["[set()]", "[set ()]", "[ set() , set()]", "[f(x=1)]", "[f(x=1), {'a': 1}]",
+                                  "[json.loads('{}')]", "[f(a=1),]", "[sｅｔ()]", "[fé()]"])
+def test_lists_that_start_with_a_call_at_the_edges(text: str) -> None:
+    assert repair(text) == _repair_in_full(text)
+    forget_parses()
+
+
 def _through_ast(source: str) -> object:
     tree = _parse(source, "eval")
     found = call_from_node(tree.body) if isinstance(tree, ast.Expression) else None
@@ -197,6 +266,29 @@ def test_the_name_before_a_parenthesis_reaches_back_over_name_characters(text: s
         assert re.fullmatch(r"[\w.\-]+", text[start:paren])
         assert start == 0 or not re.fullmatch(r"[\w.\-]", text[start - 1])
         position = paren + 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NAME_TEXT)
+def test_the_calls_a_scan_looks_at_are_the_call_start_matches(text: str) -> None:
+    found, position = [], 0
+    while (candidate := _candidate(text, position)) is not None:
+        start, paren = candidate
+        if paren != -1:
+            found.append((start, paren))
+        position = (start if paren == -1 else paren) + 1
+    assert found == [(match.start(1), match.end(1)) for match in CALL_START.finditer(text)]
+
+
+# How sentences were split before the split was led by the blank after their end.
+_SENTENCE_END_LOOKING_BACK = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from(list(".!? \n\tegi.Ab\u00a0")), max_size=40))
+def test_sentences_split_at_the_blanks_after_their_end_as_the_looking_back_split_does(text: str) -> None:
+    assert _SENTENCE_END.split(text) == _SENTENCE_END_LOOKING_BACK.split(text)
+    assert _SENTENCE_END.split(text, 1) == _SENTENCE_END_LOOKING_BACK.split(text, 1)
 
 
 # ------------------------------------------------------------------ long responses
@@ -345,6 +437,12 @@ def _pairs_by_search(text: str) -> dict[int, int]:
 def test_brackets_pair_as_a_search_from_each_token_pairs_them(text: str) -> None:
     assert BracketIndex(text).closer(0) == _pairs_by_search(text).get(0)
     assert BracketIndex(text)._match() == _pairs_by_search(text)
+    assert BracketIndex(text)._match_counted() == _pairs_by_search(text)  # (a text past the budget's length)
+
+
+def test_a_text_with_more_tokens_than_the_budget_pairs_only_the_first_ones() -> None:
+    text = "[" * 3 + "'a]'" + "]" * 3 + "(" * MAX_BRACKET_TOKENS + "{}"
+    assert BracketIndex(text)._match() == {2: 7, 1: 8, 0: 9}  # (the `]` in the string closes nothing)
 
 
 def test_no_parse_is_kept_from_one_response_to_the_next() -> None:
