@@ -1,0 +1,33 @@
+"""What the other side of the broker can send the driver: messages from hostile clients
+through a real mosquitto, and bytes a hostile broker puts on the wire (a real TCP proxy
+that rewrites what mosquitto sends). None of it may stop the driver from serving."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+import pytest
+from mcs_mqtt import MqttDriver
+from mqtt_broker import Mosquitto, publish_raw
+from mqtt_specs import PLANT
+from stalling_proxy import StallingProxy, stalling_proxy
+
+
+@pytest.fixture
+def proxy(own_broker: Mosquitto) -> Iterator[StallingProxy]:
+    with stalling_proxy(own_broker.port) as running:
+        yield running
+
+
+def test_a_topic_that_is_not_utf8_is_dropped_and_the_connection_keeps_serving(
+        own_broker: Mosquitto, proxy: StallingProxy) -> None:
+    # Same length as the topic mosquitto forwards, so the packet stays well formed.
+    proxy.rewrite(b"plant/EVIL/temp", b"plant/\xff\xfe\xfd\xfc/temp")
+    with MqttDriver(PLANT, host="127.0.0.1", port=proxy.port, timeout=5) as driver:
+        assert driver.call_tool("line_temperature", {"wait_s": 0})["messages"] == []  # subscribed to plant/+/temp
+        publish_raw(own_broker.port, "plant/EVIL/temp", b'{"celsius": 1}')
+        publish_raw(own_broker.port, "plant/good/temp", b'{"celsius": 2}', retain=True)
+        read = driver.call_tool("line_temperature", {"line": "good", "wait_s": 3})
+        assert [m["payload"] for m in read["messages"]] == [{"celsius": 2}]
+        published = driver.call_tool("valve_setpoint", {"line": "good", "payload": {"setpoint_c": 3}})
+        assert published["acknowledged"] is True
+        assert "not UTF-8" in str(driver.get_status()["last_error"])
