@@ -4,6 +4,8 @@ that rewrites what mosquitto sends). None of it may stop the driver from serving
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterator
 import pytest
 from mcs_mqtt import MqttDriver
@@ -31,3 +33,24 @@ def test_a_topic_that_is_not_utf8_is_dropped_and_the_connection_keeps_serving(
         published = driver.call_tool("valve_setpoint", {"line": "good", "payload": {"setpoint_c": 3}})
         assert published["acknowledged"] is True
         assert "not UTF-8" in str(driver.get_status()["last_error"])
+
+
+@pytest.mark.parametrize(("payload", "why"), [
+    (b"[" * 30_000 + b"]" * 30_000, "nested deeper than 128 levels"),  # under max_payload_bytes
+    (b'{"celsius": ' * 200 + b"1" + b"}" * 200, "nested deeper than 128 levels"),  # parses, then too deep
+    (b'{"celsius": NaN}', "NaN is not a JSON number"),
+    (b'{"celsius": -Infinity}', "-Infinity is not a JSON number"),
+    (b'{"celsius": 1e999}', "out of range"),
+])
+def test_a_retained_payload_no_json_result_can_carry_comes_back_as_base64_beside_the_others(
+        own_broker: Mosquitto, payload: bytes, why: str) -> None:
+    publish_raw(own_broker.port, "plant/bad/temp", payload, retain=True)
+    publish_raw(own_broker.port, "plant/good/temp", b'{"celsius": 2}', retain=True)
+    with MqttDriver(PLANT, host="127.0.0.1", port=own_broker.port, timeout=5) as driver:
+        read = driver.call_tool("line_temperature", {"count": 5, "wait_s": 1})
+        json.dumps(read, allow_nan=False)  # the result can travel as JSON
+        found = {m["topic"]: m for m in read["messages"]}
+        assert found["plant/good/temp"]["payload"] == {"celsius": 2}
+        bad = found["plant/bad/temp"]
+        assert bad["payload_encoding"] == "base64" and why in bad["decode_error"]
+        assert base64.b64decode(bad["payload"]) == payload
