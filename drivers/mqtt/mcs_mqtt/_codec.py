@@ -84,13 +84,15 @@ class Codec:
             raise InvalidInputError(f"payload is not valid base64 (content type {self.content_type}).",
                                     tool=tool, details={"field": "payload"}) from None
 
-    def decode(self, data: bytes, max_bytes: int) -> dict[str, Any]:
-        """What the model sees of a received payload: ``payload`` (+ markers), JSON-safe."""
-        if len(data) > max_bytes:
+    def decode(self, data: bytes, max_bytes: int, size: int | None = None) -> dict[str, Any]:
+        """What the model sees of a received payload: ``payload`` (+ markers), JSON-safe.
+        ``size``: the payload's length on the wire when ``data`` is only its start."""
+        size = len(data) if size is None else size
+        if size > max_bytes or len(data) < size:
             shown = data[:max_bytes].decode("utf-8", errors="replace")
             return {
-                "payload": f"{shown} [truncated: {len(data)} bytes, first {max_bytes} shown]",
-                "truncated": True, "bytes": len(data),
+                "payload": f"{shown} [truncated: {size} bytes, first {min(max_bytes, len(data))} shown]",
+                "truncated": True, "bytes": size,
             }
         kind = self.kind
         if kind == "binary":
@@ -133,7 +135,9 @@ def _undecodable(data: bytes, why: str) -> dict[str, Any]:
     return {"payload": base64.b64encode(data).decode("ascii"), "payload_encoding": "base64", "decode_error": why}
 
 
-def preview(data: bytes, limit: int = 200) -> str:
-    """A short readable view of any payload (for topic discovery)."""
+def preview(data: bytes, limit: int = 200, size: int | None = None) -> str:
+    """A short readable view of any payload (for topic discovery); ``size``: its length on
+    the wire when ``data`` is only its start."""
+    size = len(data) if size is None else size
     text = data[:limit].decode("utf-8", errors="replace")
-    return text + (f" [truncated: {len(data)} bytes]" if len(data) > limit else "")
+    return text + (f" [truncated: {size} bytes]" if size > limit else "")
