@@ -7,7 +7,9 @@
 * Anything else is binary: the model gives and gets base64 text.
 
 A received payload that does not decode as its content type says comes back as base64
-with ``decode_error`` saying why, never as an exception. Large payloads are cut at a byte
+with ``decode_error`` saying why, never as an exception: so does JSON that is not strictly
+JSON (``NaN``, ``Infinity``, a number beyond a float's range, which no JSON result can
+carry) or that nests deeper than :data:`mcs.truncation.MAX_JSON_DEPTH`. Large payloads are cut at a byte
 cap with an explicit ``[truncated ...]`` marker.
 """
 
@@ -16,10 +18,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcs.errors import InvalidInputError
+from mcs.truncation import MAX_JSON_DEPTH, too_deep
 
 Kind = Literal["json", "text", "binary"]
 
@@ -80,13 +84,15 @@ class Codec:
             raise InvalidInputError(f"payload is not valid base64 (content type {self.content_type}).",
                                     tool=tool, details={"field": "payload"}) from None
 
-    def decode(self, data: bytes, max_bytes: int) -> dict[str, Any]:
-        """What the model sees of a received payload: ``payload`` (+ markers), JSON-safe."""
-        if len(data) > max_bytes:
+    def decode(self, data: bytes, max_bytes: int, size: int | None = None) -> dict[str, Any]:
+        """What the model sees of a received payload: ``payload`` (+ markers), JSON-safe.
+        ``size``: the payload's length on the wire when ``data`` is only its start."""
+        size = len(data) if size is None else size
+        if size > max_bytes or len(data) < size:
             shown = data[:max_bytes].decode("utf-8", errors="replace")
             return {
-                "payload": f"{shown} [truncated: {len(data)} bytes, first {max_bytes} shown]",
-                "truncated": True, "bytes": len(data),
+                "payload": f"{shown} [truncated: {size} bytes, first {min(max_bytes, len(data))} shown]",
+                "truncated": True, "bytes": size,
             }
         kind = self.kind
         if kind == "binary":
@@ -97,17 +103,41 @@ class Codec:
             return _undecodable(data, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
         if kind == "text":
             return {"payload": text}
+        if not text.strip():
+            return _undecodable(data, "empty, not JSON")
         try:
-            return {"payload": json.loads(text)} if text.strip() else _undecodable(data, "empty, not JSON")
+            value = _STRICT_JSON.decode(text)
+        except RecursionError:
+            return _undecodable(data, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         except ValueError as exc:
             return _undecodable(data, f"not valid JSON ({exc})")
+        if text.count("[") + text.count("{") > MAX_JSON_DEPTH and too_deep(value):
+            return _undecodable(data, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        return {"payload": value}
+
+
+def _not_a_json_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:32]} is out of range")
+    return value
+
+
+# Built once: ``json.loads`` with hooks builds a new decoder on every call.
+_STRICT_JSON = json.JSONDecoder(parse_constant=_not_a_json_number, parse_float=_finite_float)
 
 
 def _undecodable(data: bytes, why: str) -> dict[str, Any]:
     return {"payload": base64.b64encode(data).decode("ascii"), "payload_encoding": "base64", "decode_error": why}
 
 
-def preview(data: bytes, limit: int = 200) -> str:
-    """A short readable view of any payload (for topic discovery)."""
+def preview(data: bytes, limit: int = 200, size: int | None = None) -> str:
+    """A short readable view of any payload (for topic discovery); ``size``: its length on
+    the wire when ``data`` is only its start."""
+    size = len(data) if size is None else size
     text = data[:limit].decode("utf-8", errors="replace")
-    return text + (f" [truncated: {len(data)} bytes]" if len(data) > limit else "")
+    return text + (f" [truncated: {size} bytes]" if size > limit else "")

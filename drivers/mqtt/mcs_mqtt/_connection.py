@@ -651,6 +651,14 @@ class Connection:
         self._complete(mid, None)
 
     def _handle_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        # An exception here would end paho's network thread (it re-raises what a callback
+        # raises) while the connection still looks up: nothing received, nothing
+        # acknowledged, no reconnect. A topic that is not UTF-8 is no MQTT topic: dropped.
+        try:
+            topic = message.topic
+        except UnicodeDecodeError:
+            self._last_error = "dropped a message whose topic is not UTF-8"
+            return
         content_type = None
         user_properties: tuple[tuple[str, str], ...] = ()
         props = message.properties
@@ -658,7 +666,7 @@ class Connection:
             content_type = getattr(props, "ContentType", None)
             user_properties = tuple(getattr(props, "UserProperty", ()) or ())
         self._on_message(Received(
-            seq=next(self._seq), topic=message.topic, payload=bytes(message.payload), qos=message.qos,
+            seq=next(self._seq), topic=topic, payload=bytes(message.payload), qos=message.qos,
             retain=bool(message.retain), at=time.time(), content_type=content_type, user_properties=user_properties,
         ))
 

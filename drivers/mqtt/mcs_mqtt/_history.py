@@ -2,13 +2,15 @@
 
 The broker connection's network thread appends; readers wait for a message newer than the
 one they last saw, either on a thread (``wait``) or in an event loop (``await_``), without
-blocking the loop. A history keeps at most ``size`` messages: the oldest are dropped.
+blocking the loop. A history keeps at most ``size`` messages: the oldest are dropped; each is kept as
+:func:`bounded` cuts it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 import time
 from collections import deque
@@ -29,6 +31,34 @@ class Received:
     at: float  # time.time()
     content_type: str | None = None
     user_properties: tuple[tuple[str, str], ...] = ()
+    size: int | None = None  # the payload's length on the wire, when ``payload`` holds only its start
+    dropped_properties: int = 0  # user properties left out by :func:`bounded`
+
+    @property
+    def wire_size(self) -> int:
+        """The payload's length as it was sent."""
+        return len(self.payload) if self.size is None else self.size
+
+
+def bounded(message: Received, max_bytes: int) -> Received:
+    """``message`` as the driver keeps it: at most ``max_bytes`` of payload (the first ones;
+    ``size`` says how long it was) and of user properties (whole pairs, in order, up to
+    ``max_bytes`` of names and values), so what a peer sends cannot grow a history past
+    ``size x max_bytes`` or a result past its caps."""
+    payload, size = message.payload, None
+    if len(payload) > max_bytes:
+        payload, size = payload[:max_bytes], len(payload)
+    kept, used = [], 0
+    for name, value in message.user_properties:
+        used += len(name.encode("utf-8", "surrogatepass")) + len(value.encode("utf-8", "surrogatepass"))
+        if used > max_bytes:
+            break
+        kept.append((name, value))
+    dropped = len(message.user_properties) - len(kept)
+    if size is None and not dropped:
+        return message
+    return dataclasses.replace(message, payload=payload, size=size, user_properties=tuple(kept),
+                               dropped_properties=dropped)
 
 
 class Signal:
@@ -149,4 +179,7 @@ def message_view(message: Received, decoded: dict[str, Any], parameters: dict[st
     out["received_at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(message.at)) + f".{int(message.at % 1 * 1000):03d}Z"
     if message.user_properties:
         out["headers"] = dict(message.user_properties)
+    if message.dropped_properties:
+        out["headers_truncated"] = (f"[truncated: {message.dropped_properties} more user propert"
+                                    f"{'y' if message.dropped_properties == 1 else 'ies'} not shown]")
     return out

@@ -4,7 +4,9 @@ A reference is resolved lazily, when a tool needs it, against the document it ap
 ``#/components/...`` inside the same file, or ``other.yaml#/...`` relative to that file's
 folder. Files outside the spec's own folder and network references are refused: the spec
 is configuration, and a reference is not a way to read the rest of the disk or the web.
-Every error names the file and the place in it (a JSON pointer).
+Every error names the file and the place in it (a JSON pointer). A document whose YAML
+aliases expand it past :data:`MAX_DOCUMENT_NODES` values (a "billion laughs") is refused
+as it is read, before anything walks it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from mcs.errors import ConfigurationError
 
 #: The name of a document given as a mapping rather than a file.
 INLINE = "<spec>"
+#: How many values (objects, lists and scalars) a document may hold once its YAML aliases
+#: are expanded: far more than a real spec, far fewer than an alias bomb expands to.
+MAX_DOCUMENT_NODES = 1_000_000
 
 
 class SpecError(ConfigurationError):
@@ -57,12 +62,34 @@ def read_document(path: Path) -> Any:
     except UnicodeDecodeError:
         raise SpecError(str(path), "", "is not UTF-8 text") from None
     try:
-        return yaml.load(text, Loader=Yaml12Loader)
+        document = yaml.load(text, Loader=Yaml12Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise SpecError(str(path), where, f"is not valid YAML/JSON ({problem})") from None
+    check_expansion(document, str(path))
+    return document
+
+
+def check_expansion(document: Any, location: str) -> None:
+    """Refuse a document that holds more than :data:`MAX_DOCUMENT_NODES` values once every
+    YAML alias is expanded (walked without recursion; stops as soon as it is past).
+
+    Raises:
+        SpecError: the document expands past the bound.
+    """
+    pending, seen = [document], 0
+    while pending:
+        node = pending.pop()
+        seen += 1
+        if seen > MAX_DOCUMENT_NODES:
+            raise SpecError(location, "", f"expands to more than {MAX_DOCUMENT_NODES} values once its YAML "
+                                          "aliases are expanded; write the repeated parts out or use $ref")
+        if isinstance(node, Mapping):
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
 
 
 def pointer_of(parts: list[str]) -> str:
@@ -85,6 +112,7 @@ class Documents:
     @classmethod
     def load(cls, spec: str | os.PathLike[str] | Mapping[str, Any]) -> Documents:
         if isinstance(spec, Mapping):
+            check_expansion(spec, INLINE)
             return cls(dict(spec), INLINE, None)
         path = Path(spec)
         return cls(read_document(path), str(path), path.parent)

@@ -6,6 +6,10 @@ comes back to itself (a recursive type) into a ``$defs`` entry referenced by nam
 validation keywords (enums, formats, ranges, lengths, patterns, nested objects, arrays,
 maps), drops what a JSON Schema validator does not know, and makes descriptions plain
 text. A property *named* ``$ref`` stays a property: only schema positions are followed.
+
+Inlining is bounded: a spec's schemas may expand to at most :data:`MAX_SCHEMA_NODES`
+schema objects in all, so references (or YAML aliases) that each name the next one twice
+cannot make a small file expand exponentially when it loads.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ _DATA = ("type", "enum", "const", "format", "default", "examples", "title", "des
          "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems",
          "minProperties", "maxProperties", "required", "contentEncoding", "contentMediaType",
          "readOnly", "writeOnly", "deprecated", "dependentRequired")
+
+#: How many schema objects all of a spec's converted schemas may hold together.
+MAX_SCHEMA_NODES = 100_000
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _TAG = re.compile(r"<[^>]+>")
@@ -66,13 +73,30 @@ class SchemaConverter:
         self._names: dict[tuple[str, str], str] = {}
         self._stack: list[tuple[str, str]] = []
         self._recursive: set[tuple[str, str]] = set()
+        self._nodes = 0
 
     def convert(self, node: Any, document: str, where: str) -> Any:
-        """``node`` (a schema found at ``where`` in ``document``) as a plain JSON Schema."""
+        """``node`` (a schema found at ``where`` in ``document``) as a plain JSON Schema.
+
+        Raises:
+            SpecError: not a schema, a reference that points nowhere, or the spec's schemas
+                expand past :data:`MAX_SCHEMA_NODES` objects or Python's nesting limit.
+        """
         if isinstance(node, bool):
             return node
         if not isinstance(node, Mapping):
             raise SpecError(document, where, f"a schema must be an object, got {type(node).__name__}")
+        self._nodes += 1
+        if self._nodes > MAX_SCHEMA_NODES:
+            raise SpecError(document, where, f"the spec's schemas expand to more than {MAX_SCHEMA_NODES} schema "
+                                             "objects once their $refs are inlined (references or YAML aliases "
+                                             "that fan out)")
+        try:
+            return self._convert(node, document, where)
+        except RecursionError:
+            raise SpecError(document, where, "schemas nested too deeply to convert") from None
+
+    def _convert(self, node: Mapping[str, Any], document: str, where: str) -> Any:
         ref = node.get("$ref")
         if isinstance(ref, str):
             return self._reference(ref, document, where)

@@ -25,7 +25,7 @@ from mcs.tools import Tool
 from mcs_mqtt import _spec
 from mcs_mqtt._codec import Codec, preview
 from mcs_mqtt._connection import BrokerOptions, Connection, Protocol, tls_context
-from mcs_mqtt._history import History, Received, message_view
+from mcs_mqtt._history import History, Received, bounded, message_view
 from mcs_mqtt._limits import Rate, RateLimiter
 from mcs_mqtt._operations import Limits, Plan, ToolBuilder
 from mcs_mqtt._topics import AllowList, TopicTemplate, check_size, covers
@@ -510,7 +510,8 @@ class MqttDriver(ToolDriver):
         codec = plan.codec if plan.messages else Codec(message.content_type or "application/json")
         assert plan.template is not None
         parameters = plan.template.parameters_of(message.topic)
-        return message_view(message, codec.decode(message.payload, self.limits.max_payload_bytes), parameters)
+        decoded = codec.decode(message.payload, self.limits.max_payload_bytes, message.size)
+        return message_view(message, decoded, parameters)
 
     def _read(self, plan: Plan, invocation: Invocation) -> Any:
         request = self._request(plan, invocation)
@@ -586,8 +587,8 @@ class MqttDriver(ToolDriver):
                 entry = seen[message.topic] = {"topic": message.topic, "messages": 0, "retained": False}
             entry["messages"] += 1
             entry["retained"] = entry["retained"] or message.retain
-            entry["last_payload"] = preview(message.payload)
-            entry["last_bytes"] = len(message.payload)
+            entry["last_payload"] = preview(message.payload, size=message.wire_size)
+            entry["last_bytes"] = message.wire_size
 
         return record
 
@@ -641,6 +642,7 @@ class MqttDriver(ToolDriver):
 
     def _dispatch(self, message: Received) -> None:
         """Called on paho's network thread for every message: feed histories and watchers."""
+        message = bounded(message, self.limits.max_payload_bytes)
         with self._lock:
             histories = [h for f, h in self._histories.items() if mqtt.topic_matches_sub(f, message.topic)]
             watchers = [w for f, w in self._watchers.values() if mqtt.topic_matches_sub(f, message.topic)]

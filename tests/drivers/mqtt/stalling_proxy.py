@@ -2,7 +2,8 @@
 
 ``stall()`` stops reading what the client sends (the broker's replies still flow), so once
 the socket buffers are full the client's writes block, exactly as on a link that stopped
-moving; ``resume()`` forwards everything that waited. The proxy runs its own event loop on a
+moving; ``resume()`` forwards everything that waited. ``rewrite(old, new)`` replaces bytes the broker
+sends before the client reads them (a hostile broker on the same wire). The proxy runs its own event loop on a
 thread. Its listening socket asks for a small receive buffer, so a stall backs up into the
 client after a few kilobytes rather than megabytes.
 """
@@ -29,6 +30,7 @@ class StallingProxy:
         self._flowing: asyncio.Event | None = None
         self._server: asyncio.Server | None = None
         self._writers: list[asyncio.StreamWriter] = []
+        self._rewrites: list[tuple[bytes, bytes]] = []
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SMALL_BUFFER)  # accepted sockets inherit it
         listener.bind((HOST, 0))
@@ -74,6 +76,9 @@ class StallingProxy:
                     break
                 if stallable and not self._flowing.is_set():  # stalled while this read waited: hold it
                     await self._flowing.wait()
+                if not stallable:
+                    for old, new in self._rewrites:
+                        data = data.replace(old, new)
                 writer.write(data)
                 await writer.drain()
         finally:
@@ -89,6 +94,12 @@ class StallingProxy:
         """Forward again, everything that waited first."""
         assert self._flowing is not None
         self._loop.call_soon_threadsafe(self._flowing.set)
+
+    def rewrite(self, old: bytes, new: bytes) -> None:
+        """From now on, replace ``old`` with ``new`` in what the broker sends the client (keep
+        the length, so packet lengths stay right; a pattern split across reads is missed)."""
+        assert len(old) == len(new)
+        self._rewrites.append((old, new))
 
     def drop(self) -> None:
         """Close every connection made so far (the client sees its link die)."""

@@ -4,6 +4,8 @@ schemas, annotations, and errors that name the file and the place."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -235,3 +237,48 @@ operations:
                  driver.get_function_description()]
     assert "Sets the lamp." in shown[0] and "Brightness." in shown[2] and "Which lamp." in shown[2]
     assert [_invisible(text) for text in shown] == [[], [], [], []]
+
+
+def describe(spec: Path) -> subprocess.CompletedProcess[str]:
+    """``mcs describe mqtt`` on ``spec`` in a process of its own (killed if it does not end)."""
+    return subprocess.run([str(Path(sys.executable).with_name("mcs")), "describe", "mqtt", "-o", f"spec={spec}"],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_references_that_fan_out_are_refused_at_load_not_inlined(tmp_path: Path) -> None:
+    # Each schema names the next one twice: 2**40 schema objects once inlined, from 3 KB.
+    schemas = {f"s{n}": {"allOf": [{"$ref": f"#/components/schemas/s{n + 1}"}] * 2} for n in range(40)}
+    schemas["s40"] = {"type": "string"}
+    spec = tmp_path / "fan-out.json"
+    spec.write_text(json.dumps({
+        "asyncapi": "2.6.0", "info": {"title": "t", "version": "1"},
+        "channels": {"a/b": {"subscribe": {"operationId": "x", "message": {
+            "payload": {"$ref": "#/components/schemas/s0"}}}}},
+        "components": {"schemas": schemas}}))
+    ran = describe(spec)
+    assert ran.returncode == 2
+    assert "expand to more than 100000 schema objects" in ran.stderr
+
+
+def test_yaml_aliases_that_expand_a_small_file_into_millions_of_values_are_refused(tmp_path: Path) -> None:
+    levels = ["- &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"] + [
+        f"- &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, 8)]
+    spec = tmp_path / "laughs.yaml"
+    spec.write_text("asyncapi: 2.6.0\ninfo: {title: t, version: '1'}\nchannels:\n  a/b:\n    subscribe:\n"
+                    "      operationId: x\n      message:\n        payload:\n          type: string\n"
+                    "          examples:\n" + "".join(f"            {line}\n" for line in levels))
+    ran = describe(spec)
+    assert ran.returncode == 2
+    assert "expands to more than 1000000 values once its YAML aliases are expanded" in ran.stderr
+
+
+def test_schemas_nested_past_what_python_can_walk_are_a_spec_error() -> None:
+    schemas = {f"s{n}": {"type": "object", "properties": {"a": {"$ref": f"#/components/schemas/s{n + 1}"}}}
+               for n in range(3000)}
+    schemas["s3000"] = {"type": "string"}
+    spec = {"asyncapi": "2.6.0", "info": {"title": "t", "version": "1"},
+            "channels": {"a/b": {"subscribe": {"operationId": "x", "message": {
+                "payload": {"$ref": "#/components/schemas/s0"}}}}},
+            "components": {"schemas": schemas}}
+    with pytest.raises(SpecError, match="nested too deeply"):
+        MqttDriver(spec, host="127.0.0.1")
