@@ -34,8 +34,8 @@ from mcs.parsing.jsonspans import (
     _CLOSER_TO_OPENER,
     _OPENERS,
     _STRING_LEAD,
-    _WHITESPACE,
     _TRAILING_COMMA,
+    _WHITESPACE,
     MAX_BRACKET_TOKENS,
     MISSING,
     PARSES,
@@ -194,7 +194,7 @@ def test_a_list_that_starts_with_a_call_repairs_as_the_literal_and_json_readings
 
 
 @pytest.mark.parametrize("text", ["[set()]", "[set ()]", "[ set() , set()]", "[f(x=1)]", "[f(x=1), {'a': 1}]",
-                                  "[json.loads('{}')]", "[f(a=1),]", "[sｅｔ()]", "[fé()]"])
+                                  "[json.loads('{}')]", "[f(a=1),]", "[s\uff45\uff54()]", "[fé()]"])
 def test_lists_that_start_with_a_call_at_the_edges(text: str) -> None:
     assert repair(text) == _repair_in_full(text)
     forget_parses()
