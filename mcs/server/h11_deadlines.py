@@ -11,6 +11,12 @@ Once the request is complete nothing runs: the time the app takes, and a respons
 streamed for as long as it lasts, are not the client's slowness. Between requests uvicorn's
 own keep-alive timeout applies. Always the h11 implementation (never httptools), so the
 same code keeps the same bounds wherever MCS is installed.
+
+A connection closed here (408, 503) is aborted when it is still open :data:`CLOSE_GRACE`
+seconds later: closing a TLS connection waits for the client's ``close_notify`` (30 s by
+default), and it stays counted against ``max_connections`` until then. Nothing a client
+sends once its connection is closing is read: over TLS it still arrives, and h11 raised on a
+request after our answer (a traceback logged for every such client).
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ logger = logging.getLogger("mcs.server.connections")
 
 Phase = Literal["head", "body"]
 
+CLOSE_GRACE = 1.0
+"""Seconds a connection closed after an answer of ours may take to go before it is aborted."""
+
 
 class DeadlineH11Protocol(H11Protocol):
     """One client connection: uvicorn's h11 protocol, plus the request deadlines of
@@ -41,6 +50,7 @@ class DeadlineH11Protocol(H11Protocol):
         # The phase watched and the request it belongs to (uvicorn's cycle, None before
         # the first): a new request restarts the deadline even in the same phase.
         self._watching: tuple[Phase, object] | None = None
+        self._abort_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -50,6 +60,8 @@ class DeadlineH11Protocol(H11Protocol):
         self._arm("head")
 
     def data_received(self, data: bytes) -> None:
+        if self.transport.is_closing():
+            return  # answered and closing: nothing more is read (TLS still delivers it)
         super().data_received(data)
         self._follow(data_arrived=True)
 
@@ -59,6 +71,9 @@ class DeadlineH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._abort_timer is not None:
+            self._abort_timer.cancel()
+            self._abort_timer = None
         super().connection_lost(exc)
 
     def _follow(self, *, data_arrived: bool) -> None:
@@ -99,13 +114,20 @@ class DeadlineH11Protocol(H11Protocol):
         answered = self._answer(408, reason)
         logger.warning("closed the connection from %s: %s%s", self._peer(), reason,
                        " (answered 408)" if answered else "")
-        self.transport.close()
+        self._close_soon()
 
     def _refuse(self) -> None:
         answered = self._answer(503, f"more than {self.limits.max_connections} connections open")
         logger.warning("refused a connection from %s: %d connections are open already%s",
                        self._peer(), self.limits.max_connections, " (answered 503)" if answered else "")
+        self._close_soon()
+
+    def _close_soon(self) -> None:
+        """Close the connection, and abort it if it is still open after :data:`CLOSE_GRACE`
+        seconds (a TLS client that never answers our ``close_notify``)."""
         self.transport.close()
+        if self._abort_timer is None:
+            self._abort_timer = self.loop.call_later(CLOSE_GRACE, self.transport.abort)
 
     def _answer(self, status: int, text: str) -> bool:
         """Send a short ``Connection: close`` response when no response has started;
@@ -154,4 +176,4 @@ def protocol_for(limits: ConnectionLimits) -> type[DeadlineH11Protocol]:
     return Limited
 
 
-__all__ = ["DeadlineH11Protocol", "protocol_for"]
+__all__ = ["CLOSE_GRACE", "DeadlineH11Protocol", "protocol_for"]

@@ -9,16 +9,21 @@ import argparse
 import asyncio
 import json
 import logging
+import socket
+import ssl
 import subprocess
+import time
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import mcp_types as types
 import pytest
-from mcs_mcp.serving import ServeOptions
+from mcs_mcp.serving import ServeOptions, TLSOptions
 from mcs_mcp.serving.cli import apply_flags
 from serving_helpers import SampleDriver
-from serving_support import MCS, mcp_client, serve_driver
+from serving_support import MCS, mcp_client, self_signed, serve_driver
 from support.servers import free_port, server_process
 from support.slow_clients import SlowClient, request_head
 
@@ -124,3 +129,54 @@ def test_serving_options_set_and_check_the_bounds() -> None:
     with pytest.raises(ConfigurationError, match="-s max_connections must be a whole number"):
         apply_flags(ServeOptions(), argparse.Namespace(transport=None, host=None, port=None,
                                                        serve_option=["max_connections=lots"]))
+
+
+def _tls_client(port: int, cert_file: Path) -> ssl.SSLSocket:
+    """A TLS connection whose handshake is done; nothing is read from it afterwards, so
+    it never answers the server's close_notify."""
+    context = ssl.create_default_context(cafile=str(cert_file))
+    return context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10), server_hostname="127.0.0.1")
+
+
+def _status_over_tls(port: int, cert_file: Path) -> int:
+    """The status of a GET over a new TLS connection (404 here: served; 503: over the cap)."""
+    with httpx.Client(verify=ssl.create_default_context(cafile=str(cert_file)), timeout=5) as client:
+        return client.get(f"https://127.0.0.1:{port}/healthz").status_code
+
+
+def test_tls_clients_cut_at_a_deadline_or_the_cap_stop_counting_at_once(tmp_path: Path) -> None:
+    # Closing a TLS connection waits for the client's close_notify (30 s by default); a
+    # client that never sends it kept its place under max_connections all that time.
+    cert_file, key_file = self_signed(tmp_path)
+    tls = TLSOptions(str(cert_file), str(key_file))
+    with serve_driver(SampleDriver(), tls=tls, head_timeout=HEAD, body_timeout=BODY, max_connections=2) as url:
+        port = int(urlsplit(url).port or 0)
+        with ExitStack() as stack:
+            for _ in range(2):  # the cap, each answered 408 at HEAD
+                stack.callback(_tls_client(port, cert_file).close)
+            time.sleep(HEAD + 0.2)
+            refused = _tls_client(port, cert_file)  # over the cap while those are being closed
+            stack.callback(refused.close)
+            waited = time.monotonic()
+            while (status := _status_over_tls(port, cert_file)) == 503 and time.monotonic() - waited < 8:
+                time.sleep(0.2)
+            assert status != 503, "connections cut long ago still fill the cap"
+            assert time.monotonic() - waited < 3
+
+
+def test_tls_clients_refused_over_the_cap_are_closed_without_an_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Over TLS a request sent right after the handshake still arrives once the 503 is out
+    # and the connection closing; h11 raised on it, and asyncio logged the traceback at
+    # ERROR for every such client.
+    caplog.set_level(logging.WARNING)
+    cert_file, key_file = self_signed(tmp_path)
+    tls = TLSOptions(str(cert_file), str(key_file))
+    with serve_driver(SampleDriver(), tls=tls, head_timeout=5, body_timeout=5, max_connections=1) as url:
+        port = int(urlsplit(url).port or 0)
+        with _tls_client(port, cert_file):
+            assert [_status_over_tls(port, cert_file) for _ in range(30)] == [503] * 30
+    refusals = [r for r in caplog.records if r.name == "mcs.server.connections" and "answered 503" in r.getMessage()]
+    assert len(refusals) == 30
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
