@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from http import HTTPStatus
 from typing import Any, ClassVar, Literal
 
 import h11
@@ -149,7 +150,7 @@ class DeadlineH11Protocol(H11Protocol):
         ]
         try:
             parts = [
-                self.conn.send(h11.Response(status_code=status, headers=headers)),
+                self.conn.send(h11.Response(status_code=status, headers=headers, reason=HTTPStatus(status).phrase.encode())),
                 self.conn.send(h11.Data(data=body)),
                 self.conn.send(h11.EndOfMessage()),
             ]

@@ -78,7 +78,7 @@ def test_a_request_head_sent_a_byte_at_a_time_is_answered_408_and_closed(
         took = client.trickle(_execute(port, b'{"tool": "echo"}'), every=0.05, within=HEAD + 3)
         assert client.closed_by_server, "the server still held the trickling connection"
         assert HEAD - 0.05 <= took < HEAD + 1.5
-        assert client.received.startswith(b"HTTP/1.1 408 ")
+        assert client.received.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
         assert b"request head not received within 0.5 s" in client.received
         assert any("request head not received within 0.5 s (answered 408)" in r.getMessage()
                    for r in caplog.records if r.name == "mcs.server.connections")
@@ -168,7 +168,7 @@ def test_connections_beyond_max_connections_are_answered_503_at_once(tmp_path: P
             assert client.response().status_code == 200
         third = stack.enter_context(SlowClient(bound))
         assert third.wait_closed(within=2) < 1
-        assert third.received.startswith(b"HTTP/1.1 503 ")
+        assert third.received.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
         held[0].close()
         for _ in range(40):  # the server counts the closed one out when it notices
             if httpx.get(f"http://127.0.0.1:{bound}/mcp/capabilities", timeout=5).status_code == 200:
