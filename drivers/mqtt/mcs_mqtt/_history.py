@@ -168,6 +168,21 @@ class History:
         return list(seen.values())
 
 
+def headers(user_properties: tuple[tuple[str, str], ...]) -> dict[str, str | list[str]]:
+    """MQTT 5 user properties by name, in the order they came: a name sent once maps to its
+    value, a name sent more than once (MQTT allows it) to the list of all its values."""
+    out: dict[str, str | list[str]] = {}
+    for name, value in user_properties:
+        known = out.get(name)
+        if known is None:
+            out[name] = value
+        elif isinstance(known, list):
+            known.append(value)
+        else:
+            out[name] = [known, value]
+    return out
+
+
 def message_view(message: Received, decoded: dict[str, Any], parameters: dict[str, str] | None) -> dict[str, Any]:
     """The JSON-safe record a read tool returns for one message."""
     out: dict[str, Any] = {"topic": message.topic}
@@ -178,7 +193,7 @@ def message_view(message: Received, decoded: dict[str, Any], parameters: dict[st
     out["retained"] = message.retain
     out["received_at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(message.at)) + f".{int(message.at % 1 * 1000):03d}Z"
     if message.user_properties:
-        out["headers"] = dict(message.user_properties)
+        out["headers"] = headers(message.user_properties)
     if message.dropped_properties:
         out["headers_truncated"] = (f"[truncated: {message.dropped_properties} more user propert"
                                     f"{'y' if message.dropped_properties == 1 else 'ies'} not shown]")

@@ -299,3 +299,26 @@ def test_mqtt5_user_properties_come_back_as_headers(connect: Any, broker: Mosqui
         device.loop_stop()
     [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
     assert message["payload"] == {"lumens": 9} and message["headers"] == {"site": "north"}
+
+
+def test_mqtt5_user_properties_with_a_repeated_name_keep_every_value(connect: Any, broker: Mosquitto) -> None:
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    lid = light()
+    device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
+    device.connect("127.0.0.1", broker.port)
+    device.loop_start()
+    try:
+        properties = Properties(PacketTypes.PUBLISH)
+        properties.UserProperty = [("site", "north"), ("tag", "a"), ("site", "south"), ("tag", "b"),
+                                   ("tag", "a"), ("unit", "lm")]
+        device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
+                       properties=properties).wait_for_publish(10)
+    finally:
+        device.disconnect()
+        device.loop_stop()
+    [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
+    assert message["headers"] == {"site": ["north", "south"], "tag": ["a", "b", "a"], "unit": "lm"}
