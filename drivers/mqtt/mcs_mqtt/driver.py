@@ -80,7 +80,9 @@ class MqttDriver(ToolDriver):
     * Reading: ``subscribe_allow``: topic globs that narrow the spec's channels for reads
       as well as subscriptions: a read tool's call whose topic filter matches none is
       ``POLICY_DENIED`` before anything is subscribed, even for a channel the spec declares;
-      ``history_size`` (100 messages per subscription), ``max_subscriptions`` (64),
+      ``history_size`` (100 messages per subscription), ``max_latest_topics`` (200: the
+      topics per subscription whose latest message ``latest`` reads keep, apart from that
+      history; the one updated longest ago is evicted), ``max_subscriptions`` (64),
       ``max_read_count`` (50), ``default_wait`` (2 s), ``max_wait`` (30 s),
       ``max_payload_bytes`` (64 KiB per message, read or published), ``max_result_bytes`` (256 KiB per call),
       ``discover_window`` (10 s), ``max_topics`` (200). Discovery (topic maps) watches the
@@ -128,6 +130,7 @@ class MqttDriver(ToolDriver):
         dry_run: bool = False,
         read_only: bool = False,
         history_size: int = 100,
+        max_latest_topics: int = 200,
         max_subscriptions: int = 64,
         max_read_count: int = 50,
         default_wait: float = 2.0,
@@ -144,7 +147,8 @@ class MqttDriver(ToolDriver):
         if spec is None:
             raise ConfigurationError("the MQTT driver needs spec=: an AsyncAPI document or a topic map (path or mapping)")
         self.spec = _spec.load(spec)
-        for number, option in ((history_size, "history_size"), (max_subscriptions, "max_subscriptions"),
+        for number, option in ((history_size, "history_size"), (max_latest_topics, "max_latest_topics"),
+                               (max_subscriptions, "max_subscriptions"),
                                (max_read_count, "max_read_count"), (max_payload_bytes, "max_payload_bytes"),
                                (max_result_bytes, "max_result_bytes"), (max_topics, "max_topics")):
             if not isinstance(number, int) or number < 1:
@@ -163,6 +167,7 @@ class MqttDriver(ToolDriver):
         self.subscribe_allow = AllowList(_globs(subscribe_allow, "subscribe_allow"), "Subscribe")
         self.rate_limiter = RateLimiter(Rate.parse(rate_limit, "rate_limit"), Rate.parse(rate_limit_total, "rate_limit_total"))
         self.history_size = history_size
+        self.max_latest_topics = max_latest_topics
         self.max_subscriptions = max_subscriptions
         self._discover_within = self._discovery_scope()
         builder = ToolBuilder(
@@ -432,7 +437,7 @@ class MqttDriver(ToolDriver):
                 raise ExecutionError(
                     f"This driver already holds {self.max_subscriptions} subscriptions (max_subscriptions); "
                     "read with fewer distinct parameter values.")
-            history = History(self.history_size)
+            history = History(self.history_size, self.max_latest_topics)
             self._histories[key_filter] = history
             return history, True
 
@@ -493,7 +498,16 @@ class MqttDriver(ToolDriver):
                                    f"{self.limits.max_result_bytes} bytes]")
         if not records:
             result["note"] = f"No message on {request.topic_filter} within the wait."
+        if request.mode == "latest" and history.evicted:
+            result["evicted"] = self._evicted(request.key_filter, history.evicted)
         return result
+
+    def _evicted(self, key_filter: str, evicted: int) -> str:
+        """The marker of a ``latest`` read whose subscription dropped topics' latest values."""
+        topics = "topic" if evicted == 1 else "topics"
+        return (f"[{evicted} {topics} of {key_filter} evicted: this driver keeps the latest value of at most "
+                f"{self.max_latest_topics} topics per subscription (max_latest_topics), dropping the one updated "
+                "longest ago; an evicted topic is kept again when it next publishes]")
 
     def _views(self, plan: Plan, found: list[Received]) -> tuple[list[dict[str, Any]], int]:
         records: list[dict[str, Any]] = []
