@@ -33,6 +33,7 @@ from mcs_mqtt._topics import AllowList, TopicTemplate, check_size, covers
 __version__ = "0.1.0"
 
 _MARGIN = 0.05  # seconds kept before the call's deadline to return what a read has, not a TIMEOUT
+_READS = "reads"  # the holder of the read tools' subscriptions (discovery calls hold theirs each)
 
 
 def _slug(text: str) -> str:
@@ -195,7 +196,6 @@ class MqttDriver(ToolDriver):
         self._connection: Connection | None = None
         self._publish_properties: dict[str, Properties] = {}
         self._histories: dict[str, History] = {}
-        self._subscribing: dict[str, threading.Lock] = {}
         self._watchers: dict[int, tuple[str, Callable[[Received], None]]] = {}
         self._lock = threading.Lock()
 
@@ -446,33 +446,39 @@ class MqttDriver(ToolDriver):
             self._histories.pop(key_filter, None)
 
     def _history(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
-        """The subscription's history and the sequence number "next" counts from."""
+        """The subscription's history and the sequence number "next" counts from, once the
+        broker has granted the subscription (a new history subscribes afresh, so the retained
+        messages come to it). Raises the connection's error when it did not."""
         history, new = self._new_history(request.key_filter)
         start = 0 if new else history.last_seq
-        if new:
-            try:
-                self.connection.subscribe(request.key_filter, request.plan.qos, deadline)
-                self.connection.barrier(deadline)
-            except BaseException:
-                self._drop_history(request.key_filter)
-                raise
-        else:
-            self.connection.ensure(deadline)
+        try:
+            connection = self.connection
+            if connection.subscribe(request.key_filter, request.plan.qos, deadline, _READS, renew=new):
+                connection.barrier(deadline)
+        except BaseException:
+            self._release_history(request.key_filter)
+            raise
         return history, start
 
     async def _ahistory(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
         history, new = self._new_history(request.key_filter)
         start = 0 if new else history.last_seq
-        if new:
-            try:
-                await self.connection.asubscribe(request.key_filter, request.plan.qos, deadline)
-                await self.connection.abarrier(deadline)
-            except BaseException:
-                self._drop_history(request.key_filter)
-                raise
-        else:
-            await self.connection.aensure(deadline)
+        try:
+            connection = self.connection
+            if await connection.asubscribe(request.key_filter, request.plan.qos, deadline, _READS, renew=new):
+                await connection.abarrier(deadline)
+        except BaseException:
+            self._release_history(request.key_filter)
+            raise
         return history, start
+
+    def _release_history(self, key_filter: str) -> None:
+        """After a failed subscription: drop the history unless the connection still holds its
+        filter for reads (a subscription not yet acknowledged is kept: the broker may still
+        answer, and the retained messages then go to the history)."""
+        connection = self._connection
+        if connection is None or not connection.holds(key_filter, _READS):
+            self._drop_history(key_filter)
 
     def _ready(self, request: _ReadRequest, history: History, start: int) -> Callable[[], bool]:
         if request.mode == "latest":
@@ -624,19 +630,18 @@ class MqttDriver(ToolDriver):
         with self._lock:
             for topic_filter in filters:
                 self._watchers.pop(token + hash(topic_filter), None)
-            kept = set(self._histories)
-        connection = self.connection
-        for topic_filter in filters:
-            if topic_filter not in kept:
-                connection.forget(topic_filter)
+        connection = self._connection
+        if connection is not None:
+            for topic_filter in filters:  # the reads' subscriptions stay, at their QoS
+                connection.release(topic_filter, token)
         topics = sorted(seen.values(), key=lambda entry: str(entry["topic"]))
         return {"filters": list(filters), "topics": topics, "count": len(topics)}
 
     def _discover(self, invocation: Invocation) -> Any:
         seen, token, until, filters = self._discovery_setup(invocation)
         try:
-            for topic_filter in filters:
-                self.connection.subscribe(topic_filter, 0, invocation.deadline)
+            for topic_filter in filters:  # renewed: the broker sends the retained messages again
+                self.connection.subscribe(topic_filter, 0, invocation.deadline, token, renew=True)
             threading.Event().wait(max(0.0, until - time.monotonic()))
         finally:
             result = self._discovery_end(seen, token, filters)
@@ -646,7 +651,7 @@ class MqttDriver(ToolDriver):
         seen, token, until, filters = self._discovery_setup(invocation)
         try:
             for topic_filter in filters:
-                await self.connection.asubscribe(topic_filter, 0, invocation.deadline)
+                await self.connection.asubscribe(topic_filter, 0, invocation.deadline, token, renew=True)
             await asyncio.sleep(max(0.0, until - time.monotonic()))
         finally:
             result = self._discovery_end(seen, token, filters)
