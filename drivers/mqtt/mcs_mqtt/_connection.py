@@ -16,6 +16,14 @@ What a caller can rely on:
   resend queue, and when its PUBLISH is still (even partly) in paho's outgoing byte queue,
   as on a stalled link, the connection is cut so that it never goes out. The error says
   whether the message can still reach the broker (``details.may_be_delivered``).
+* Tools share subscriptions: a broker keeps one subscription per filter per client, and a
+  later SUBSCRIBE replaces the QoS of an earlier one. So each filter is held on behalf of
+  its users (``holder``), at the highest QoS any of them needs; a user never lowers it, and
+  when one lets go the filter stays subscribed for the others (at what they still need) and
+  is unsubscribed once none is left.
+* A subscription the broker refused, or did not acknowledge within the call's deadline, is
+  an ExecutionError naming the filter and the broker's reason, on every call that relies
+  on it, until the broker grants it (after a reconnect too).
 * The async methods never block the event loop: the socket connect runs on a worker
   thread, acknowledgements and state changes wake the loop through ``call_soon_threadsafe``.
 """
@@ -141,6 +149,22 @@ def tls_context(
     return context
 
 
+@dataclass(eq=False)
+class _Filter:
+    """One topic filter subscribed on behalf of its holders, and what the broker said of it."""
+
+    holders: dict[object, int] = field(default_factory=dict)  # who uses it, and the QoS each needs
+    qos: int = 0  # the QoS of the last SUBSCRIBE sent for it
+    mid: int | None = None  # that SUBSCRIBE's message id until the broker answers it
+    granted: bool = False  # the broker acknowledged that SUBSCRIBE on the current connection
+    refused: str | None = None  # the broker's reason when it refused it
+
+    @property
+    def wanted(self) -> int:
+        """The highest QoS a holder needs."""
+        return max(self.holders.values(), default=0)
+
+
 class _Ack:
     """Waits for one acknowledgement (PUBACK/PUBCOMP, SUBACK) from the network thread."""
 
@@ -180,9 +204,9 @@ class Connection:
         self._refused_auth = False
         self._lost_at: float | None = None
         self._last_error: str | None = None
-        self._subscriptions: dict[str, int] = {}  # wanted, re-sent on every reconnect
-        self._active: set[str] = set()  # acknowledged by the broker on the current connection
-        self._resubscribing: dict[int, list[str]] = {}
+        self._filters: dict[str, _Filter] = {}  # held by the tools, re-sent on every reconnect
+        self._sent: dict[int, list[str]] = {}  # SUBSCRIBEs awaiting their SUBACK: the filters of each
+        self._answers = Signal()  # the broker answered a SUBSCRIBE
         self._acks: dict[int, _Ack] = {}
         self._failed: dict[int, str] = {}  # publishes the broker refused (MQTT 5 reason codes)
         self._done: dict[int, None] = {}  # recently acknowledged message ids, oldest first
@@ -206,7 +230,7 @@ class Connection:
             "connected": self._connected,
             "protocol": self.options.protocol,
             "tls": self.options.tls is not None,
-            "subscriptions": sorted(self._active),
+            "subscriptions": sorted(f for f, entry in list(self._filters.items()) if entry.granted),
             "reconnects": self.reconnects,
             "last_error": self._last_error,
         }
@@ -481,52 +505,110 @@ class Connection:
 
     # ------------------------------------------------------------------ subscribing
 
-    def _subscribe_send(self, client: mqtt.Client, topic_filter: str, qos: int,
-                        loop: asyncio.AbstractEventLoop | None) -> tuple[int | None, _Ack]:
-        with self._lock:
-            self._subscriptions[topic_filter] = qos
+    def _send_subscribe(self, client: mqtt.Client, topic_filter: str, entry: _Filter, qos: int) -> None:
+        """SUBSCRIBE ``topic_filter`` at ``qos``; the caller holds ``self._lock``, so that the
+        SUBACK, which the network thread handles under it, always finds the message id."""
         rc, mid = client.subscribe(topic_filter, qos)
-        ack = _Ack(loop)
-        if rc != mqtt.MQTT_ERR_SUCCESS or mid is None:
-            ack.set(None)  # not connected: the reconnect re-subscribes it
-            return None, ack
+        entry.qos, entry.granted, entry.refused = qos, False, None
+        entry.mid = mid if rc == mqtt.MQTT_ERR_SUCCESS else None  # not connected: the reconnect sends it
+        if entry.mid is not None:
+            self._sent[entry.mid] = [topic_filter]
+
+    def _hold(self, client: mqtt.Client, topic_filter: str, qos: int, holder: object, renew: bool) -> _Filter | None:
+        """Register ``holder`` on ``topic_filter`` and send a SUBSCRIBE when the filter needs one:
+        new, refused, below the QoS now wanted, or ``renew`` (the broker then sends the filter's
+        retained messages again). ``None`` when the broker already granted what is wanted."""
         with self._lock:
-            if mid in self._early:
-                ack.set(self._early.pop(mid))
-            else:
-                self._acks[mid] = ack
-        return mid, ack
+            entry = self._filters.get(topic_filter)
+            if entry is None:
+                entry = self._filters[topic_filter] = _Filter()
+            entry.holders[holder] = max(qos, entry.holders.get(holder, 0))
+            wanted = entry.wanted
+            if renew or entry.qos < wanted or (entry.mid is None and not entry.granted):
+                self._send_subscribe(client, topic_filter, entry, wanted)
+            return None if entry.granted else entry
 
-    def _subscribe_settle(self, topic_filter: str, mid: int | None, ack: _Ack) -> None:
-        if not ack.done.is_set():
-            with self._lock:
-                if mid is not None:
-                    self._acks.pop(mid, None)
-            return  # still pending; it is kept and re-sent on reconnect
-        if ack.error is not None:
-            self.forget(topic_filter)
-            raise ExecutionError(f"The broker refused the subscription to {topic_filter!r}: {ack.error}.",
-                                 details={"filter": topic_filter, "reason": ack.error})
-        if mid is not None:
-            with self._lock:
-                self._active.add(topic_filter)
+    def _answered(self, entry: _Filter) -> Callable[[], bool]:
+        return lambda: entry.granted or entry.refused is not None or self._client is None
 
-    def subscribe(self, topic_filter: str, qos: int, deadline: float | None) -> None:
-        """Subscribe (kept across reconnects); waits for the broker's SUBACK within the deadline."""
+    def _outcome(self, topic_filter: str, entry: _Filter, holder: object, started: float) -> None:
+        """Raise unless the broker granted ``entry``: refused (the holder lets go), closed,
+        unreachable, or not acknowledged in time (kept: the broker may still answer)."""
+        if entry.granted:
+            return
+        where = self.options.where
+        if entry.refused is not None:
+            reason = entry.refused
+            self.release(topic_filter, holder)
+            raise ExecutionError(
+                f"The broker refused the subscription to {topic_filter!r}: {reason}. No message of it can be read.",
+                details={"filter": topic_filter, "reason": reason})
+        waited = time.monotonic() - started
+        if self._client is None:
+            raise ExecutionError(f"The MQTT driver was closed while subscribing to {topic_filter!r}.",
+                                 details={"filter": topic_filter, "reason": "closed"})
+        if not self._connected:
+            raise self._outage_error(waited)
+        raise ExecutionError(
+            f"The MQTT broker at {where} did not acknowledge the subscription to {topic_filter!r} within "
+            f"{waited:.1f} s, so nothing of it can be read yet; try again (the subscription is kept and "
+            "the broker may still acknowledge it).",
+            details={"filter": topic_filter, "reason": "unacknowledged", "retryable": True})
+
+    def _limit(self, deadline: float | None, started: float) -> float:
+        return started + 30.0 if deadline is None else deadline - _MARGIN
+
+    def subscribe(self, topic_filter: str, qos: int, deadline: float | None, holder: object = "reads", *,
+                  renew: bool = False) -> bool:
+        """Hold ``topic_filter`` for ``holder`` at ``qos`` at least (kept across reconnects) and
+        wait, within the deadline, until the broker has granted it. Returns whether this call
+        waited for the broker's acknowledgement (its retained messages follow: see
+        :meth:`barrier`); ``False`` when it was already granted.
+
+        Raises:
+            ExecutionError: the broker refused it (``details.reason``: its reason code; the
+                holder lets go) or did not acknowledge it in time (``unacknowledged``).
+        """
+        started = time.monotonic()
         client = self.ensure(deadline)
-        mid, ack = self._subscribe_send(client, topic_filter, qos, None)
-        ack.done.wait(_left(deadline))
-        self._subscribe_settle(topic_filter, mid, ack)
+        entry = self._hold(client, topic_filter, qos, holder, renew)
+        if entry is None:
+            return False
+        self._answers.wait(self._answered(entry), self._limit(deadline, started))
+        self._outcome(topic_filter, entry, holder, started)
+        return True
 
-    async def asubscribe(self, topic_filter: str, qos: int, deadline: float | None) -> None:
+    async def asubscribe(self, topic_filter: str, qos: int, deadline: float | None, holder: object = "reads", *,
+                         renew: bool = False) -> bool:
+        """:meth:`subscribe` without blocking the event loop."""
+        started = time.monotonic()
         client = await self.aensure(deadline)
-        mid, ack = self._subscribe_send(client, topic_filter, qos, asyncio.get_running_loop())
-        assert ack.future is not None
-        if not ack.done.is_set():
-            remaining = _left(deadline)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(ack.future), remaining)
-        self._subscribe_settle(topic_filter, mid, ack)
+        entry = self._hold(client, topic_filter, qos, holder, renew)
+        if entry is None:
+            return False
+        await self._answers.await_(self._answered(entry), self._limit(deadline, started))
+        self._outcome(topic_filter, entry, holder, started)
+        return True
+
+    def holds(self, topic_filter: str, holder: object = "reads") -> bool:
+        """Whether ``holder`` holds ``topic_filter``."""
+        entry = self._filters.get(topic_filter)
+        return entry is not None and holder in entry.holders
+
+    def release(self, topic_filter: str, holder: object = "reads") -> None:
+        """``holder`` no longer uses ``topic_filter``: unsubscribed (best effort) when no holder is
+        left, else subscribed again at the QoS the others need when that is lower."""
+        with self._lock:
+            entry = self._filters.get(topic_filter)
+            if entry is None or entry.holders.pop(holder, None) is None:
+                return
+            client = self._client if self._connected else None
+            if not entry.holders:
+                del self._filters[topic_filter]
+                if client is not None:
+                    client.unsubscribe(topic_filter)
+            elif entry.wanted < entry.qos and client is not None:
+                self._send_subscribe(client, topic_filter, entry, entry.wanted)
 
     def _barrier_send(self, client: mqtt.Client, loop: asyncio.AbstractEventLoop | None) -> _Ack:
         ack = _Ack(loop)
@@ -555,15 +637,6 @@ class Connection:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(ack.future), remaining)
 
-    def forget(self, topic_filter: str) -> None:
-        """Unsubscribe (best effort) and stop re-subscribing it."""
-        with self._lock:
-            known = self._subscriptions.pop(topic_filter, None)
-            self._active.discard(topic_filter)
-        client = self._client
-        if known is not None and client is not None and self._connected:
-            client.unsubscribe(topic_filter)
-
     # ------------------------------------------------------------------ paho callbacks (network thread)
 
     def _handle_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode,
@@ -583,12 +656,16 @@ class Connection:
         self._refused = None
         self._lost_at = None
         with self._lock:
-            subscriptions = list(self._subscriptions.items())
-        if subscriptions:
-            rc, mid = client.subscribe(subscriptions)
-            if rc == mqtt.MQTT_ERR_SUCCESS and mid is not None:
-                with self._lock:  # the SUBACK cannot come before this callback returns
-                    self._resubscribing[mid] = [f for f, _ in subscriptions]
+            self._sent.clear()
+            wanted = [(f, entry.wanted) for f, entry in self._filters.items()]
+            if wanted:
+                rc, mid = client.subscribe(wanted)
+                sent = mid if rc == mqtt.MQTT_ERR_SUCCESS else None
+                for topic_filter, qos in wanted:
+                    entry = self._filters[topic_filter]
+                    entry.qos, entry.mid, entry.granted, entry.refused = qos, sent, False, None
+                if sent is not None:
+                    self._sent[sent] = [f for f, _ in wanted]
         self._connected = True
         self._state.fire()
 
@@ -603,7 +680,9 @@ class Connection:
         self._connected = False
         self.drops += 1
         with self._lock:
-            self._active.clear()
+            self._sent.clear()
+            for entry in self._filters.values():
+                entry.mid, entry.granted = None, False
         if reason.is_failure:
             self._last_error = str(reason)
         self._state.fire()
@@ -639,12 +718,15 @@ class Connection:
     def _handle_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
                           properties: Any) -> None:
         with self._lock:
-            filters = self._resubscribing.pop(mid, None)
-            if filters is not None:
-                self._active.update(f for f, r in zip(filters, reasons, strict=False) if not r.is_failure)
-                return
-        failed = next((r for r in reasons if r.is_failure), None)
-        self._complete(mid, str(failed) if failed is not None else None)
+            filters = self._sent.pop(mid, None)
+            for topic_filter, reason in zip(filters or (), reasons, strict=False):
+                entry = self._filters.get(topic_filter)
+                if entry is None or entry.mid != mid:
+                    continue  # let go of meanwhile, or sent again since
+                entry.mid = None
+                entry.granted = not reason.is_failure
+                entry.refused = str(reason) if reason.is_failure else None
+        self._answers.fire()
 
     def _handle_unsubscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any,
                             properties: Any) -> None:
@@ -687,9 +769,11 @@ class Connection:
             ack.set("the driver was closed")
         self._state.fire()
         self._acked.fire()
+        self._answers.fire()
 
     def close(self) -> None:
         """Disconnect and stop the network thread; the next use connects again."""
         self._shutdown_client()
         with self._lock:
-            self._subscriptions.clear()
+            self._filters.clear()
+            self._sent.clear()

@@ -2,8 +2,10 @@
 
 The broker connection's network thread appends; readers wait for a message newer than the
 one they last saw, either on a thread (``wait``) or in an event loop (``await_``), without
-blocking the loop. A history keeps at most ``size`` messages: the oldest are dropped; each is kept as
-:func:`bounded` cuts it.
+blocking the loop. A history keeps at most ``size`` messages (the oldest are dropped) and,
+apart from them, the latest message of at most ``topics`` concrete topics (the topic updated
+longest ago is evicted, and counted), so a flood on one topic of a wildcard filter never
+pushes out another topic's latest value. Each message is kept as :func:`bounded` cuts it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 import dataclasses
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,19 +138,31 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 @dataclass
 class History:
-    """The last ``size`` messages of one subscription filter, oldest first."""
+    """The last ``size`` messages of one subscription filter, oldest first, and the latest
+    message of each of its last ``topics`` concrete topics, least recently updated first."""
 
     size: int
+    topics: int = 200
     signal: Signal = field(default_factory=Signal)
     messages: deque[Received] = field(init=False)
+    latest: OrderedDict[str, Received] = field(init=False)
+    evicted: int = 0  # topics whose latest message was dropped to keep ``topics``
     last_seq: int = 0
 
     def __post_init__(self) -> None:
         self.messages = deque(maxlen=self.size)
+        self.latest = OrderedDict()
 
     def append(self, message: Received) -> None:
         with self.signal.condition:
             self.messages.append(message)
+            latest = self.latest
+            if message.topic in latest:
+                latest.move_to_end(message.topic)
+            latest[message.topic] = message
+            if len(latest) > self.topics:
+                latest.popitem(last=False)
+                self.evicted += 1
             self.last_seq = max(self.last_seq, message.seq)
         self.signal.fire()
 
@@ -157,15 +171,31 @@ class History:
             return [m for m in self.messages if m.seq > after and (match is None or match(m))]
 
     def latest_per_topic(self, match: Callable[[Received], bool], count: int) -> list[Received]:
-        """The newest message of each matching topic, newest first, at most ``count`` topics."""
-        seen: dict[str, Received] = {}
+        """The latest message of each matching topic, newest first, at most ``count`` topics;
+        however many messages other topics received since."""
+        found: list[Received] = []
         with self.signal.condition:
-            for message in reversed(self.messages):
-                if message.topic not in seen and match(message):
-                    seen[message.topic] = message
-                    if len(seen) >= count:
+            for message in reversed(self.latest.values()):
+                if match(message):
+                    found.append(message)
+                    if len(found) >= count:
                         break
-        return list(seen.values())
+        return found
+
+
+def headers(user_properties: tuple[tuple[str, str], ...]) -> dict[str, str | list[str]]:
+    """MQTT 5 user properties by name, in the order they came: a name sent once maps to its
+    value, a name sent more than once (MQTT allows it) to the list of all its values."""
+    out: dict[str, str | list[str]] = {}
+    for name, value in user_properties:
+        known = out.get(name)
+        if known is None:
+            out[name] = value
+        elif isinstance(known, list):
+            known.append(value)
+        else:
+            out[name] = [known, value]
+    return out
 
 
 def message_view(message: Received, decoded: dict[str, Any], parameters: dict[str, str] | None) -> dict[str, Any]:
@@ -178,7 +208,7 @@ def message_view(message: Received, decoded: dict[str, Any], parameters: dict[st
     out["retained"] = message.retain
     out["received_at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(message.at)) + f".{int(message.at % 1 * 1000):03d}Z"
     if message.user_properties:
-        out["headers"] = dict(message.user_properties)
+        out["headers"] = headers(message.user_properties)
     if message.dropped_properties:
         out["headers_truncated"] = (f"[truncated: {message.dropped_properties} more user propert"
                                     f"{'y' if message.dropped_properties == 1 else 'ies'} not shown]")

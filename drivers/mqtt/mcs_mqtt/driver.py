@@ -33,6 +33,7 @@ from mcs_mqtt._topics import AllowList, TopicTemplate, check_size, covers
 __version__ = "0.1.0"
 
 _MARGIN = 0.05  # seconds kept before the call's deadline to return what a read has, not a TIMEOUT
+_READS = "reads"  # the holder of the read tools' subscriptions (discovery calls hold theirs each)
 
 
 def _slug(text: str) -> str:
@@ -80,7 +81,9 @@ class MqttDriver(ToolDriver):
     * Reading: ``subscribe_allow``: topic globs that narrow the spec's channels for reads
       as well as subscriptions: a read tool's call whose topic filter matches none is
       ``POLICY_DENIED`` before anything is subscribed, even for a channel the spec declares;
-      ``history_size`` (100 messages per subscription), ``max_subscriptions`` (64),
+      ``history_size`` (100 messages per subscription), ``max_latest_topics`` (200: the
+      topics per subscription whose latest message ``latest`` reads keep, apart from that
+      history; the one updated longest ago is evicted), ``max_subscriptions`` (64),
       ``max_read_count`` (50), ``default_wait`` (2 s), ``max_wait`` (30 s),
       ``max_payload_bytes`` (64 KiB per message, read or published), ``max_result_bytes`` (256 KiB per call),
       ``discover_window`` (10 s), ``max_topics`` (200). Discovery (topic maps) watches the
@@ -128,6 +131,7 @@ class MqttDriver(ToolDriver):
         dry_run: bool = False,
         read_only: bool = False,
         history_size: int = 100,
+        max_latest_topics: int = 200,
         max_subscriptions: int = 64,
         max_read_count: int = 50,
         default_wait: float = 2.0,
@@ -144,7 +148,8 @@ class MqttDriver(ToolDriver):
         if spec is None:
             raise ConfigurationError("the MQTT driver needs spec=: an AsyncAPI document or a topic map (path or mapping)")
         self.spec = _spec.load(spec)
-        for number, option in ((history_size, "history_size"), (max_subscriptions, "max_subscriptions"),
+        for number, option in ((history_size, "history_size"), (max_latest_topics, "max_latest_topics"),
+                               (max_subscriptions, "max_subscriptions"),
                                (max_read_count, "max_read_count"), (max_payload_bytes, "max_payload_bytes"),
                                (max_result_bytes, "max_result_bytes"), (max_topics, "max_topics")):
             if not isinstance(number, int) or number < 1:
@@ -163,6 +168,7 @@ class MqttDriver(ToolDriver):
         self.subscribe_allow = AllowList(_globs(subscribe_allow, "subscribe_allow"), "Subscribe")
         self.rate_limiter = RateLimiter(Rate.parse(rate_limit, "rate_limit"), Rate.parse(rate_limit_total, "rate_limit_total"))
         self.history_size = history_size
+        self.max_latest_topics = max_latest_topics
         self.max_subscriptions = max_subscriptions
         self._discover_within = self._discovery_scope()
         builder = ToolBuilder(
@@ -190,7 +196,6 @@ class MqttDriver(ToolDriver):
         self._connection: Connection | None = None
         self._publish_properties: dict[str, Properties] = {}
         self._histories: dict[str, History] = {}
-        self._subscribing: dict[str, threading.Lock] = {}
         self._watchers: dict[int, tuple[str, Callable[[Received], None]]] = {}
         self._lock = threading.Lock()
 
@@ -432,7 +437,7 @@ class MqttDriver(ToolDriver):
                 raise ExecutionError(
                     f"This driver already holds {self.max_subscriptions} subscriptions (max_subscriptions); "
                     "read with fewer distinct parameter values.")
-            history = History(self.history_size)
+            history = History(self.history_size, self.max_latest_topics)
             self._histories[key_filter] = history
             return history, True
 
@@ -441,33 +446,39 @@ class MqttDriver(ToolDriver):
             self._histories.pop(key_filter, None)
 
     def _history(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
-        """The subscription's history and the sequence number "next" counts from."""
+        """The subscription's history and the sequence number "next" counts from, once the
+        broker has granted the subscription (a new history subscribes afresh, so the retained
+        messages come to it). Raises the connection's error when it did not."""
         history, new = self._new_history(request.key_filter)
         start = 0 if new else history.last_seq
-        if new:
-            try:
-                self.connection.subscribe(request.key_filter, request.plan.qos, deadline)
-                self.connection.barrier(deadline)
-            except BaseException:
-                self._drop_history(request.key_filter)
-                raise
-        else:
-            self.connection.ensure(deadline)
+        try:
+            connection = self.connection
+            if connection.subscribe(request.key_filter, request.plan.qos, deadline, _READS, renew=new):
+                connection.barrier(deadline)
+        except BaseException:
+            self._release_history(request.key_filter)
+            raise
         return history, start
 
     async def _ahistory(self, request: _ReadRequest, deadline: float | None) -> tuple[History, int]:
         history, new = self._new_history(request.key_filter)
         start = 0 if new else history.last_seq
-        if new:
-            try:
-                await self.connection.asubscribe(request.key_filter, request.plan.qos, deadline)
-                await self.connection.abarrier(deadline)
-            except BaseException:
-                self._drop_history(request.key_filter)
-                raise
-        else:
-            await self.connection.aensure(deadline)
+        try:
+            connection = self.connection
+            if await connection.asubscribe(request.key_filter, request.plan.qos, deadline, _READS, renew=new):
+                await connection.abarrier(deadline)
+        except BaseException:
+            self._release_history(request.key_filter)
+            raise
         return history, start
+
+    def _release_history(self, key_filter: str) -> None:
+        """After a failed subscription: drop the history unless the connection still holds its
+        filter for reads (a subscription not yet acknowledged is kept: the broker may still
+        answer, and the retained messages then go to the history)."""
+        connection = self._connection
+        if connection is None or not connection.holds(key_filter, _READS):
+            self._drop_history(key_filter)
 
     def _ready(self, request: _ReadRequest, history: History, start: int) -> Callable[[], bool]:
         if request.mode == "latest":
@@ -493,7 +504,16 @@ class MqttDriver(ToolDriver):
                                    f"{self.limits.max_result_bytes} bytes]")
         if not records:
             result["note"] = f"No message on {request.topic_filter} within the wait."
+        if request.mode == "latest" and history.evicted:
+            result["evicted"] = self._evicted(request.key_filter, history.evicted)
         return result
+
+    def _evicted(self, key_filter: str, evicted: int) -> str:
+        """The marker of a ``latest`` read whose subscription dropped topics' latest values."""
+        topics = "topic" if evicted == 1 else "topics"
+        return (f"[{evicted} {topics} of {key_filter} evicted: this driver keeps the latest value of at most "
+                f"{self.max_latest_topics} topics per subscription (max_latest_topics), dropping the one updated "
+                "longest ago; an evicted topic is kept again when it next publishes]")
 
     def _views(self, plan: Plan, found: list[Received]) -> tuple[list[dict[str, Any]], int]:
         records: list[dict[str, Any]] = []
@@ -610,19 +630,18 @@ class MqttDriver(ToolDriver):
         with self._lock:
             for topic_filter in filters:
                 self._watchers.pop(token + hash(topic_filter), None)
-            kept = set(self._histories)
-        connection = self.connection
-        for topic_filter in filters:
-            if topic_filter not in kept:
-                connection.forget(topic_filter)
+        connection = self._connection
+        if connection is not None:
+            for topic_filter in filters:  # the reads' subscriptions stay, at their QoS
+                connection.release(topic_filter, token)
         topics = sorted(seen.values(), key=lambda entry: str(entry["topic"]))
         return {"filters": list(filters), "topics": topics, "count": len(topics)}
 
     def _discover(self, invocation: Invocation) -> Any:
         seen, token, until, filters = self._discovery_setup(invocation)
         try:
-            for topic_filter in filters:
-                self.connection.subscribe(topic_filter, 0, invocation.deadline)
+            for topic_filter in filters:  # renewed: the broker sends the retained messages again
+                self.connection.subscribe(topic_filter, 0, invocation.deadline, token, renew=True)
             threading.Event().wait(max(0.0, until - time.monotonic()))
         finally:
             result = self._discovery_end(seen, token, filters)
@@ -632,7 +651,7 @@ class MqttDriver(ToolDriver):
         seen, token, until, filters = self._discovery_setup(invocation)
         try:
             for topic_filter in filters:
-                await self.connection.asubscribe(topic_filter, 0, invocation.deadline)
+                await self.connection.asubscribe(topic_filter, 0, invocation.deadline, token, renew=True)
             await asyncio.sleep(max(0.0, until - time.monotonic()))
         finally:
             result = self._discovery_end(seen, token, filters)

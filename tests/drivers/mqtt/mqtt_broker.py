@@ -3,7 +3,7 @@
 Each broker writes its configuration, password file, certificates and log into a folder
 of its own; it listens on 127.0.0.1 only. ``restart()`` stops it and starts it again on
 the same port (persistence on, so sessions of clients with ``clean_session=False``
-survive). ``log()`` is everything the broker logged (``log_type all``), so a test can
+survive). ``deny_subscribe`` makes it refuse those SUBSCRIBEs. ``log()`` is everything the broker logged (``log_type all``), so a test can
 assert that a refused call never reached it. Also: a plain paho client that records
 what it receives, and certificates made with ``cryptography``.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import getpass
 import ipaddress
+import json
 import shutil
 import subprocess
 import threading
@@ -35,6 +36,20 @@ def mosquitto_binary() -> str | None:
     if found is None and Path("/usr/sbin/mosquitto").is_file():
         found = "/usr/sbin/mosquitto"
     return found
+
+
+def dynamic_security_plugin() -> Path | None:
+    """mosquitto's dynamic security plugin (shipped with mosquitto 2.0), if installed."""
+    binary = mosquitto_binary()
+    roots = [Path("/usr/lib"), Path("/usr/local/lib"), Path("/usr/lib/x86_64-linux-gnu"),
+             Path("/usr/lib/aarch64-linux-gnu")]
+    if binary is not None:
+        roots.insert(0, Path(binary).resolve().parent.parent / "lib")
+    for root in roots:
+        for found in (root / "mosquitto_dynamic_security.so", root / "mosquitto" / "mosquitto_dynamic_security.so"):
+            if found.is_file():
+                return found
+    return None
 
 
 @dataclass
@@ -122,6 +137,7 @@ class Mosquitto:
     users: dict[str, str] = field(default_factory=dict)
     certificates: Certificates | None = None
     require_certificate: bool = False
+    deny_subscribe: tuple[str, ...] = ()  # filter patterns whose SUBSCRIBE the broker refuses
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
@@ -147,6 +163,8 @@ class Mosquitto:
             lines += ["allow_anonymous false", f"password_file {password_file}"]
         else:
             lines.append("allow_anonymous true")
+        if self.deny_subscribe:
+            lines += self._dynamic_security()
         if self.certificates is not None:
             c = self.certificates
             lines += [f"cafile {c.ca}", f"certfile {c.server_cert}", f"keyfile {c.server_key}",
@@ -154,6 +172,25 @@ class Mosquitto:
         path = self.folder / "mosquitto.conf"
         path.write_text("\n".join(lines) + "\n")
         return path
+
+    def _dynamic_security(self) -> list[str]:
+        """Config lines for mosquitto's dynamic security plugin, refusing ``deny_subscribe`` to
+        anonymous clients. (mosquitto 2.0's ``acl_file`` checks only what is delivered: it
+        acknowledges every SUBSCRIBE.)"""
+        plugin = dynamic_security_plugin()
+        assert plugin is not None, "mosquitto's dynamic security plugin is not installed"
+        acls = [{"acltype": "subscribePattern", "topic": topic, "priority": 0, "allow": False}
+                for topic in self.deny_subscribe]
+        config = {
+            "defaultACLAccess": {"publishClientSend": True, "publishClientReceive": True, "subscribe": True,
+                                 "unsubscribe": True},
+            "clients": [], "anonymousGroup": "anonymous",
+            "groups": [{"groupname": "anonymous", "roles": [{"rolename": "limited"}]}],
+            "roles": [{"rolename": "limited", "acls": acls}],
+        }
+        path = self.folder / "dynamic-security.json"
+        path.write_text(json.dumps(config))
+        return [f"plugin {plugin}", f"plugin_opt_config_file {path}"]
 
     @staticmethod
     def _passwd() -> str:

@@ -30,6 +30,7 @@ class StallingProxy:
         self._flowing: asyncio.Event | None = None
         self._server: asyncio.Server | None = None
         self._writers: list[asyncio.StreamWriter] = []
+        self._tasks: set[asyncio.Task[None]] = set()
         self._rewrites: list[tuple[bytes, bytes]] = []
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SMALL_BUFFER)  # accepted sockets inherit it
@@ -50,11 +51,19 @@ class StallingProxy:
     async def _serve(self, listener: socket.socket) -> None:
         self._flowing = asyncio.Event()
         self._flowing.set()
-        self._server = await asyncio.start_server(self._connection, sock=listener, limit=_SMALL_BUFFER)
+        self._server = await asyncio.start_server(self._accept, sock=listener, limit=_SMALL_BUFFER)
         self._started.set()
 
-    async def _connection(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+    def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        """Called as the connection is made, so that ``close()`` closes its socket even when it
+        comes before the task that serves it has started (asyncio would leave it to the
+        garbage collector)."""
         self._writers.append(client_writer)
+        task = self._loop.create_task(self._connection(client_reader, client_writer))
+        self._tasks.add(task)  # the loop keeps only a weak reference
+        task.add_done_callback(self._tasks.discard)
+
+    async def _connection(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         try:
             broker_reader, broker_writer = await asyncio.open_connection(HOST, self.target_port)
         except OSError:

@@ -299,3 +299,78 @@ def test_mqtt5_user_properties_come_back_as_headers(connect: Any, broker: Mosqui
         device.loop_stop()
     [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
     assert message["payload"] == {"lumens": 9} and message["headers"] == {"site": "north"}
+
+
+def test_mqtt5_user_properties_with_a_repeated_name_keep_every_value(connect: Any, broker: Mosquitto) -> None:
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    lid = light()
+    device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
+    device.connect("127.0.0.1", broker.port)
+    device.loop_start()
+    try:
+        properties = Properties(PacketTypes.PUBLISH)
+        properties.UserProperty = [("site", "north"), ("tag", "a"), ("site", "south"), ("tag", "b"),
+                                   ("tag", "a"), ("unit", "lm")]
+        device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
+                       properties=properties).wait_for_publish(10)
+    finally:
+        device.disconnect()
+        device.loop_stop()
+    [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
+    assert message["headers"] == {"site": ["north", "south"], "tag": ["a", "b", "a"], "unit": "lm"}
+
+
+def received(driver: Any, payload: bytes) -> Callable[[], bool]:
+    """True once one of the driver's histories holds a message with ``payload``."""
+    return lambda: any(m.payload == payload for h in list(driver._histories.values()) for m in h.snapshot())
+
+
+def test_a_flood_on_one_topic_does_not_push_out_the_latest_value_of_another(connect: Any, broker: Mosquitto) -> None:
+    line, junk = light(), light()
+    publish_raw(broker.port, f"plant/{line}/temp", b'{"celsius": 21}', retain=True)
+    driver = connect(PLANT, history_size=5)
+    assert driver.call_tool("line_temperature", {"line": line, "wait_s": 10})["messages"]
+    for n in range(20):
+        publish_raw(broker.port, f"plant/{junk}/temp", b'{"celsius": %d}' % n)
+    history = driver._histories["plant/+/temp"]
+    assert history.signal.wait(received(driver, b'{"celsius": 19}'), time.monotonic() + 10)
+    assert len(history.snapshot()) == 5  # the flood filled the whole message history
+    result = driver.call_tool("line_temperature", {"line": line, "wait_s": 0})
+    assert [m["payload"] for m in result["messages"]] == [{"celsius": 21}]
+    every = driver.call_tool("line_temperature", {"count": 50, "wait_s": 0})
+    mine = {m["parameters"]["line"]: m["payload"] for m in every["messages"] if m["parameters"]["line"] in (line, junk)}
+    assert mine == {line: {"celsius": 21}, junk: {"celsius": 19}}
+    assert "evicted" not in every
+
+
+def test_latest_values_are_kept_for_at_most_max_latest_topics_and_an_eviction_is_reported(
+        connect: Any, broker: Mosquitto) -> None:
+    site, lines = light(), [light() for _ in range(3)]
+    spec = {"topics": {"temp": {"topic": site + "/{line}/temp", "action": "receive"}}}
+    driver = connect(spec, max_latest_topics=2)
+    driver.call_tool("temp", {"line": lines[0], "wait_s": 0})  # subscribed to <site>/+/temp
+    for n, line in enumerate(lines):
+        publish_raw(broker.port, f"{site}/{line}/temp", b"%d" % n)
+    history = driver._histories[f"{site}/+/temp"]
+    assert history.signal.wait(received(driver, b"2"), time.monotonic() + 10)
+    every = driver.call_tool("temp", {"count": 50, "wait_s": 0})
+    assert [m["parameters"]["line"] for m in every["messages"]] == [lines[2], lines[1]]  # newest first
+    assert every["evicted"].startswith(f"[1 topic of {site}/+/temp evicted")
+    assert "max_latest_topics" in every["evicted"]
+    oldest = driver.call_tool("temp", {"line": lines[0], "wait_s": 0})
+    assert oldest["messages"] == [] and "evicted" in oldest
+    publish_raw(broker.port, f"{site}/{lines[0]}/temp", b"30")  # it publishes again: kept again
+    back = driver.call_tool("temp", {"line": lines[0], "wait_s": 10})
+    assert [m["payload"] for m in back["messages"]] == [30]
+    assert driver.call_tool("temp", {"count": 50, "wait_s": 0})["evicted"].startswith("[2 topics")
+
+
+def test_max_latest_topics_must_be_a_whole_number(connect: Any) -> None:
+    from mcs.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="max_latest_topics"):
+        connect(PLANT, max_latest_topics=0)
