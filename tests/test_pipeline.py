@@ -591,7 +591,8 @@ def test_new_invocation_builds_the_same_frozen_invocation_as_its_constructor() -
     values = (Tool(name="t", description="", input_schema={"type": "object"}), {"a": 1},
               AgentContext(agent_id="x"), 12.5, 3.0, {"a": True}, "upstream")
     built = new_invocation(*values)  # type: ignore[arg-type]
-    assert built == Invocation(*values)  # type: ignore[arg-type]
+    assert type(built) is Invocation and built == Invocation(*values)  # type: ignore[arg-type]
+    assert repr(built) == repr(Invocation(*values))  # type: ignore[arg-type]
     assert [getattr(built, f.name) for f in dataclasses.fields(Invocation)] == list(values)  # every field set
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.deadline = 0.0  # type: ignore[misc]
