@@ -611,8 +611,10 @@ class CanDriver(ToolDriver):
         deadline = invocation.deadline
         # What ``with`` does, without looking up and calling __enter__/__exit__; a caller whose
         # deadline passes while another send holds the bus gets its answer then, with nothing sent.
-        # (blocking and timeout given by position: the lock's keyword parsing costs more than the acquire)
-        if not lock.acquire(True, -1 if deadline is None else max(0.0, deadline - time.monotonic())):
+        # A free lock (the common case) is taken without working out a timeout first; blocking and
+        # timeout are given by position (the lock's keyword parsing costs more than the acquire).
+        if not lock.acquire(False) and not lock.acquire(
+                True, -1 if deadline is None else max(0.0, deadline - time.monotonic())):
             raise self._gave_up(invocation, "its deadline passed while another send held the bus")
         try:
             if gave_up is not None and gave_up.is_set():
