@@ -242,7 +242,9 @@ def _bounded_message(error: Any) -> str:
 class ArgumentValidator:
     """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
 
-    __slots__ = ("_bounds", "_hints", "_properties", "_schema", "_tool", "_unbounded", "_validator", "secret_mask")
+    __slots__ = (
+        "_bounds", "_hints", "_properties", "_schema", "_spans", "_tool", "_unbounded", "_validator", "secret_mask",
+    )
 
     def __init__(self, schema: Mapping[str, Any], tool: str) -> None:
         self._tool = tool
@@ -262,6 +264,13 @@ class ArgumentValidator:
                     f"the input schema of tool {tool!r} is not a valid JSON Schema: {exc}"
                 ) from None
         self._bounds, self._unbounded = _bounds_plan(self._schema)
+        #: :attr:`_bounds` narrowed to +-2**53, an absent bound at that limit: a plain number
+        #: inside its span is inside its bounds, compared exactly (see :meth:`_is_valid`).
+        self._spans: Bounds | None = None if self._bounds is None else tuple(
+            (name, -_EXACT_INT if low is None else max(low, -_EXACT_INT),
+             _EXACT_INT if high is None else min(high, _EXACT_INT))
+            for name, low, high in self._bounds
+        )
 
     @property
     def schema(self) -> Mapping[str, Any]:
@@ -337,9 +346,29 @@ class ArgumentValidator:
         """``self._validator.is_valid(arguments)``, with the bounds of the top-level number
         arguments in :attr:`_bounds` compared here and the rest checked by the validator of
         the schema without them (see :func:`_bounds_plan`; jsonschema_rs takes ten times
-        longer over a fractional bound than over none). A value the comparison is not
-        exact for (NaN, infinity, an integer beyond 2**53, a bool, a subclass, anything
-        but text and plain numbers) is left to the full validator, which decides the call."""
+        longer over a fractional bound than over none).
+
+        The common case in one comparison per bound: a plain ``float`` or ``int`` inside its
+        span (:attr:`_spans`), text, or an absent argument. Any other value (out of its
+        span, NaN, an infinity, a bool, a subclass...) is judged by :meth:`_is_valid_exactly`."""
+        spans = self._spans
+        if spans is None:
+            return self._validator.is_valid(arguments)  # type: ignore[no-any-return]
+        for name, low, high in spans:
+            value = arguments.get(name)
+            if type(value) is float or type(value) is int:
+                if low <= value <= high:  # type: ignore[operator]
+                    continue
+            elif type(value) is str or value is None:  # text, or the argument is absent: no bound applies
+                continue
+            return self._is_valid_exactly(arguments)
+        unbounded: Callable[[Any], bool] = self._unbounded.is_valid
+        return unbounded(arguments)
+
+    def _is_valid_exactly(self, arguments: dict[str, Any]) -> bool:
+        """:meth:`_is_valid` value by value: a value the comparison with its bounds is not
+        exact for (NaN, infinity, an integer beyond 2**53, a bool, a subclass, anything but
+        text and plain numbers) is left to the full validator, which decides the call."""
         bounds = self._bounds
         full: Callable[[Any], bool] = self._validator.is_valid
         if bounds is None:
