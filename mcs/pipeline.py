@@ -52,13 +52,14 @@ import contextvars
 import copy
 import functools
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from mcs._frozen import fillable
-from mcs.context import AgentContext, PolicyDecision
+from mcs.context import AgentContext, PolicyDecision, new_context
 from mcs.errors import (
     ExecutionError,
     PolicyDeniedError,
@@ -157,16 +158,48 @@ class Invocation:
 
 
 _FillableInvocation = fillable(Invocation)
+_context_slot = Invocation.__dict__["context"]
+_read_context_slot, _write_context_slot = _context_slot.__get__, _context_slot.__set__
+_first_read = threading.Lock()
+
+
+class _ContextOnRead(Invocation):
+    """An :class:`Invocation` built without a context (:func:`new_invocation` with
+    ``context=None``): its context is made, as :func:`~mcs.context.new_context` makes one
+    (an anonymous agent, a new request id), when something first reads it, and is the same
+    object on every later read. Frozen like any invocation."""
+
+    __slots__ = ()
+
+    @property
+    def context(self) -> AgentContext:
+        context: AgentContext | None = _read_context_slot(self)
+        if context is None:
+            with _first_read:  # two threads reading it first see one context
+                context = _read_context_slot(self)
+                if context is None:
+                    context = new_context()
+                    _write_context_slot(self, context)
+        return context
+
+    @context.setter
+    def context(self, context: AgentContext) -> None:
+        # Reached only through object.__setattr__: the dataclass's __init__ (dataclasses.replace, copies).
+        _write_context_slot(self, context)
 
 
 def new_invocation(
-    tool: Tool, arguments: dict[str, Any], context: AgentContext, deadline: float | None,
+    tool: Tool, arguments: dict[str, Any], context: AgentContext | None, deadline: float | None,
     timeout: float | None, secret_mask: SecretMask | None, upstream: str,
 ) -> Invocation:
     """``Invocation(tool, arguments, ...)`` with every field given, built without the
     frozen dataclass's ``__init__`` (filled as a :func:`~mcs._frozen.fillable` object, then
     made an ``Invocation``): the driver makes one for every call. The object is the same:
-    nothing runs in ``__init__`` but the assignments, and the fields are slots."""
+    nothing runs in ``__init__`` but the assignments, and the fields are slots.
+
+    ``context=None``: the call's context is made when first read (an :class:`Invocation`
+    whose ``context`` is a property, see :class:`_ContextOnRead`), so a call whose context
+    nobody reads (a driver's lane with nothing configured around it) draws no request id."""
     invocation: Any = _FillableInvocation()
     invocation.tool = tool
     invocation.arguments = arguments
@@ -175,7 +208,7 @@ def new_invocation(
     invocation.timeout = timeout
     invocation.secret_mask = secret_mask
     invocation.upstream = upstream
-    invocation.__class__ = Invocation
+    invocation.__class__ = Invocation if context is not None else _ContextOnRead
     made: Invocation = invocation
     return made
 
