@@ -310,8 +310,9 @@ def bench_stages(calls: int = CALLS) -> None:
             "  of which pydantic_core.from_json": lambda: pydantic_core.from_json(response),
             # What the call runs: pydantic's reader vouched for the text (read_tool_calls), so no Unicode walk.
             "schema checks": lambda: validator.validate_valid_text(arguments),
+            # What the call runs: a lane call without a context makes its context only when read.
             "context and Invocation": lambda: pipeline.new_invocation(
-                tool, arguments, new_context(), time.monotonic() + 30.0, 30.0, None, ""),
+                tool, arguments, None, time.monotonic() + 30.0, 30.0, None, ""),
             "the driver's send": lambda: driver._send(invocation),
             "  its part shared with the direct run": shared,
         }

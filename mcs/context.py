@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from mcs._frozen import fillable
 from mcs.errors import SessionUnavailableError
 
 _ID_BATCH = 256
@@ -38,9 +39,11 @@ def _new_request_id() -> str:
     try:
         return _spare_ids.pop()
     except IndexError:
-        batch = os.urandom(16 * _ID_BATCH).hex()
-        _spare_ids.extend(batch[start : start + 32] for start in range(32, len(batch), 32))
-        return batch[:32]
+        # The hex digits of each 16 bytes apart, split by the C code of bytes.hex and str.split.
+        batch = os.urandom(16 * _ID_BATCH).hex(" ", 16).split(" ")
+        first = batch.pop()
+        _spare_ids.extend(batch)
+        return first
 
 
 _NO_METADATA: Mapping[str, str] = MappingProxyType({})
@@ -215,10 +218,7 @@ class AgentContext:
         return await self.session.list_roots()
 
 
-_new_object = object.__new__
-(_set_agent_id, _set_model, _set_request_id, _set_metadata, _set_session) = (
-    AgentContext.__dict__[name].__set__ for name in ("agent_id", "model", "request_id", "metadata", "session")
-)
+_FillableContext = fillable(AgentContext)
 
 
 def default_context() -> AgentContext:
@@ -234,20 +234,23 @@ def new_context(
 ) -> AgentContext:
     """``AgentContext(agent_id=..., model=..., request_id=..., metadata=...)`` (no session;
     a new request id when none is given), built without the frozen dataclass's per-field
-    machinery (each slot set through its descriptor, not looked up by name): a transport
-    makes one for every request."""
-    context: AgentContext = _new_object(AgentContext)
-    _set_agent_id(context, agent_id)
-    _set_model(context, model)
+    machinery (filled as a :func:`~mcs._frozen.fillable` object, then made an
+    ``AgentContext``): a transport makes one for every request, the core one for every call
+    that comes without one."""
+    context: Any = _FillableContext()
+    context.agent_id = agent_id
+    context.model = model
     if request_id is None:
         try:
             request_id = _spare_ids.pop()  # _new_request_id()'s first step, without its frame
         except IndexError:
             request_id = _new_request_id()
-    _set_request_id(context, request_id)
-    _set_metadata(context, MappingProxyType(dict(metadata)) if metadata else _NO_METADATA)
-    _set_session(context, NO_SESSION)
-    return context
+    context.request_id = request_id
+    context.metadata = MappingProxyType(dict(metadata)) if metadata else _NO_METADATA
+    context.session = NO_SESSION
+    context.__class__ = AgentContext
+    made: AgentContext = context
+    return made
 
 
 def is_context_annotation(annotation: Any) -> bool:

@@ -52,12 +52,14 @@ import contextvars
 import copy
 import functools
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
-from mcs.context import AgentContext, PolicyDecision
+from mcs._frozen import fillable
+from mcs.context import AgentContext, PolicyDecision, new_context
 from mcs.errors import (
     ExecutionError,
     PolicyDeniedError,
@@ -92,12 +94,7 @@ class ExecutionEvent:
 
 Hook = Callable[[ExecutionEvent], object]
 
-(
-    _set_event_tool, _set_event_arguments, _set_event_context, _set_event_started_at, _set_event_duration_ms,
-    _set_event_result, _set_event_error,
-) = (ExecutionEvent.__dict__[name].__set__ for name in (
-    "tool", "arguments", "context", "started_at", "duration_ms", "result", "error",
-))
+_FillableEvent = fillable(ExecutionEvent)
 
 
 def new_event(
@@ -105,17 +102,19 @@ def new_event(
     duration_ms: float | None = None, result: Any = None, error: ToolCallError | None = None,
 ) -> ExecutionEvent:
     """``ExecutionEvent(tool, arguments, ...)`` built without the frozen dataclass's
-    ``__init__`` (the fields are slots, set through their descriptors): every hooked call
-    makes one when it starts and one when it ends."""
-    event: ExecutionEvent = object.__new__(ExecutionEvent)
-    _set_event_tool(event, tool)
-    _set_event_arguments(event, arguments)
-    _set_event_context(event, context)
-    _set_event_started_at(event, started_at)
-    _set_event_duration_ms(event, duration_ms)
-    _set_event_result(event, result)
-    _set_event_error(event, error)
-    return event
+    ``__init__`` (filled as a :func:`~mcs._frozen.fillable` object, then made an
+    ``ExecutionEvent``): every hooked call makes one when it starts and one when it ends."""
+    event: Any = _FillableEvent()
+    event.tool = tool
+    event.arguments = arguments
+    event.context = context
+    event.started_at = started_at
+    event.duration_ms = duration_ms
+    event.result = result
+    event.error = error
+    event.__class__ = ExecutionEvent
+    made: ExecutionEvent = event
+    return made
 
 
 def _event_with(event: ExecutionEvent, arguments: dict[str, Any]) -> ExecutionEvent:
@@ -158,31 +157,60 @@ class Invocation:
         return max(0.0, self.deadline - time.monotonic())
 
 
-_new_object = object.__new__
-(
-    _set_tool, _set_arguments, _set_context, _set_deadline, _set_timeout, _set_secret_mask, _set_upstream,
-) = (Invocation.__dict__[name].__set__ for name in (
-    "tool", "arguments", "context", "deadline", "timeout", "secret_mask", "upstream",
-))
+_FillableInvocation = fillable(Invocation)
+_context_slot = Invocation.__dict__["context"]
+_read_context_slot, _write_context_slot = _context_slot.__get__, _context_slot.__set__
+_first_read = threading.Lock()
+
+
+class _ContextOnRead(Invocation):
+    """An :class:`Invocation` built without a context (:func:`new_invocation` with
+    ``context=None``): its context is made, as :func:`~mcs.context.new_context` makes one
+    (an anonymous agent, a new request id), when something first reads it, and is the same
+    object on every later read. Frozen like any invocation."""
+
+    __slots__ = ()
+
+    @property
+    def context(self) -> AgentContext:
+        context: AgentContext | None = _read_context_slot(self)
+        if context is None:
+            with _first_read:  # two threads reading it first see one context
+                context = _read_context_slot(self)
+                if context is None:
+                    context = new_context()
+                    _write_context_slot(self, context)
+        return context
+
+    @context.setter
+    def context(self, context: AgentContext) -> None:
+        # Reached only through object.__setattr__: the dataclass's __init__ (dataclasses.replace, copies).
+        _write_context_slot(self, context)
 
 
 def new_invocation(
-    tool: Tool, arguments: dict[str, Any], context: AgentContext, deadline: float | None,
+    tool: Tool, arguments: dict[str, Any], context: AgentContext | None, deadline: float | None,
     timeout: float | None, secret_mask: SecretMask | None, upstream: str,
 ) -> Invocation:
     """``Invocation(tool, arguments, ...)`` with every field given, built without the
-    frozen dataclass's ``__init__`` (one ``object.__setattr__`` call per field): the
-    driver makes one for every call. The object is the same: nothing runs in
-    ``__init__`` but the assignments, and the fields are slots."""
-    invocation: Invocation = _new_object(Invocation)
-    _set_tool(invocation, tool)
-    _set_arguments(invocation, arguments)
-    _set_context(invocation, context)
-    _set_deadline(invocation, deadline)
-    _set_timeout(invocation, timeout)
-    _set_secret_mask(invocation, secret_mask)
-    _set_upstream(invocation, upstream)
-    return invocation
+    frozen dataclass's ``__init__`` (filled as a :func:`~mcs._frozen.fillable` object, then
+    made an ``Invocation``): the driver makes one for every call. The object is the same:
+    nothing runs in ``__init__`` but the assignments, and the fields are slots.
+
+    ``context=None``: the call's context is made when first read (an :class:`Invocation`
+    whose ``context`` is a property, see :class:`_ContextOnRead`), so a call whose context
+    nobody reads (a driver's lane with nothing configured around it) draws no request id."""
+    invocation: Any = _FillableInvocation()
+    invocation.tool = tool
+    invocation.arguments = arguments
+    invocation.context = context
+    invocation.deadline = deadline
+    invocation.timeout = timeout
+    invocation.secret_mask = secret_mask
+    invocation.upstream = upstream
+    invocation.__class__ = Invocation if context is not None else _ContextOnRead
+    made: Invocation = invocation
+    return made
 
 
 @dataclass

@@ -242,7 +242,9 @@ def _bounded_message(error: Any) -> str:
 class ArgumentValidator:
     """Checks (and repairs) the arguments of one tool; build it with :func:`compile_validator`."""
 
-    __slots__ = ("_bounds", "_hints", "_properties", "_schema", "_tool", "_unbounded", "_validator", "secret_mask")
+    __slots__ = (
+        "_bounds", "_hints", "_properties", "_schema", "_spans", "_tool", "_unbounded", "_validator", "secret_mask",
+    )
 
     def __init__(self, schema: Mapping[str, Any], tool: str) -> None:
         self._tool = tool
@@ -262,6 +264,13 @@ class ArgumentValidator:
                     f"the input schema of tool {tool!r} is not a valid JSON Schema: {exc}"
                 ) from None
         self._bounds, self._unbounded = _bounds_plan(self._schema)
+        #: :attr:`_bounds` narrowed to +-2**53, an absent bound at that limit: a plain number
+        #: inside its span is inside its bounds, compared exactly (see :meth:`validate_valid_text`).
+        self._spans: Bounds | None = None if self._bounds is None else tuple(
+            (name, -_EXACT_INT if low is None else max(low, -_EXACT_INT),
+             _EXACT_INT if high is None else min(high, _EXACT_INT))
+            for name, low, high in self._bounds
+        )
 
     @property
     def schema(self) -> Mapping[str, Any]:
@@ -274,8 +283,9 @@ class ArgumentValidator:
         The input is never modified; a repaired copy is returned when repairs were made.
         """
         try:
-            if type(arguments) is dict and _all_text(arguments) and self._is_valid(arguments):
-                return arguments  # _checked's answer for arguments that pass, without its frames
+            if type(arguments) is dict and _all_text(arguments):
+                # The text was walked here, so the word is given (the base class's check, whatever a subclass rewrites).
+                return ArgumentValidator.validate_valid_text(self, arguments)
             return self._checked(arguments, repair=True)
         except RecursionError:  # each check walks the value: a deep enough one exhausts the stack
             raise self._too_deep() from None
@@ -284,10 +294,33 @@ class ArgumentValidator:
         """:meth:`validate` on the caller's word that every string and key in ``arguments``
         is valid Unicode text (pydantic's JSON reader's output: it refuses lone surrogates):
         arguments that fit the schema are not walked for one again. Arguments that do not
-        fit get every check, that one included."""
+        fit get every check, that one included.
+
+        Arguments that fit are found here, in this frame: the bounds of top-level number
+        arguments that :func:`_bounds_plan` took out of the schema (jsonschema_rs takes ten
+        times longer over a fractional bound than over none) are compared with one
+        comparison each while the value is a plain ``float`` or ``int`` inside its span
+        (:attr:`_spans`), text, or absent, then the validator of the schema without them
+        decides. Any other value (out of its span, NaN, an infinity, a bool, a subclass...)
+        goes to :meth:`_checked`, which judges it value by value (:meth:`_is_valid`)."""
         try:
-            if type(arguments) is dict and self._is_valid(arguments):
-                return arguments
+            if type(arguments) is dict:
+                spans = self._spans
+                if spans is None:
+                    if self._validator.is_valid(arguments):
+                        return arguments
+                else:
+                    for name, low, high in spans:
+                        value = arguments.get(name)
+                        if type(value) is float or type(value) is int:
+                            if low <= value <= high:  # type: ignore[operator]
+                                continue
+                        elif type(value) is str or value is None:  # text, or absent: no bound applies
+                            continue
+                        break
+                    else:
+                        if self._unbounded.is_valid(arguments):
+                            return arguments
             return self._checked(arguments, repair=True)
         except RecursionError:
             raise self._too_deep() from None
@@ -336,10 +369,9 @@ class ArgumentValidator:
     def _is_valid(self, arguments: dict[str, Any]) -> bool:
         """``self._validator.is_valid(arguments)``, with the bounds of the top-level number
         arguments in :attr:`_bounds` compared here and the rest checked by the validator of
-        the schema without them (see :func:`_bounds_plan`; jsonschema_rs takes ten times
-        longer over a fractional bound than over none). A value the comparison is not
-        exact for (NaN, infinity, an integer beyond 2**53, a bool, a subclass, anything
-        but text and plain numbers) is left to the full validator, which decides the call."""
+        the schema without them (see :func:`_bounds_plan`). A value the comparison with its
+        bounds is not exact for (NaN, infinity, an integer beyond 2**53, a bool, a subclass,
+        anything but text and plain numbers) is left to the full validator, which decides."""
         bounds = self._bounds
         full: Callable[[Any], bool] = self._validator.is_valid
         if bounds is None:

@@ -32,6 +32,7 @@ def test_new_context_builds_what_the_constructor_builds() -> None:
     from mcs.context import new_context
 
     made = new_context("agent-7", "gpt-x", "req-1", {"env": "prod"})
+    assert type(made) is AgentContext and repr(made) == repr(AgentContext("agent-7", "gpt-x", "req-1", {"env": "prod"}))
     assert made == AgentContext(agent_id="agent-7", model="gpt-x", request_id="req-1", metadata={"env": "prod"})
     assert made.session is NO_SESSION and isinstance(made.metadata, type(AgentContext(metadata={"a": "b"}).metadata))
     with pytest.raises(TypeError):

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcs.context import AgentContext, PolicyDecision
+from mcs.context import NO_SESSION, AgentContext, PolicyDecision, _spare_ids
 from mcs.driver import ToolDriver
 from mcs.errors import ToolCallError
 from mcs.limits import RateLimit
@@ -225,3 +225,54 @@ def test_after_refresh_tools_a_call_is_checked_against_the_tool_listed_now() -> 
     with pytest.raises(ToolCallError) as again:
         driver.call_tool("transfer", {"amount": 60})
     assert again.value.code == "INVALID_INPUT"
+
+
+class Reader(ToolDriver):
+    """A tool that reads its call's context twice, or (``note: "quiet"``) never."""
+
+    enforces_deadline = True
+    protocol, transport, spec_format = "test", "memory", "none"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.contexts: list[tuple[AgentContext, bool]] = []
+
+    def _list_tools(self) -> Iterable[Tool]:
+        return [Tool(name="look", input_schema={"type": "object", "properties": {"note": {"type": "string"}}})]
+
+    def _call_tool(self, invocation: Invocation) -> Any:
+        assert isinstance(invocation, Invocation)
+        if invocation.arguments.get("note") != "quiet":
+            self.contexts.append((invocation.context, invocation.context is invocation.context))
+        return "looked"
+
+
+@pytest.mark.parametrize("way", ["process_llm_response", "call_tool"])
+def test_a_lane_call_without_a_context_gets_its_own_when_the_tool_reads_it(way: str) -> None:
+    driver = Reader()
+    for _ in range(2):
+        if way == "call_tool":
+            assert driver.call_tool("look", {}) == "looked"
+        else:
+            assert driver.process_llm_response('{"tool": "look", "arguments": {}}') == "looked"
+    (first, same_first), (second, same_second) = driver.contexts
+    assert same_first and same_second  # one context per call, however often it is read
+    assert first.agent_id == second.agent_id == "anonymous" and first.session is NO_SESSION
+    assert len(first.request_id) == 32 and int(first.request_id, 16) >= 0
+    assert first.request_id != second.request_id
+    given = AgentContext(agent_id="a1")
+    driver.call_tool("look", {}, context=given)
+    assert driver.contexts[-1][0] is given
+
+
+def test_a_lane_call_whose_context_nobody_reads_draws_no_request_id() -> None:
+    driver = Reader()
+    while len(_spare_ids) < 2:  # request ids drawn ahead, enough for the last call
+        AgentContext()
+    before = len(_spare_ids)
+    assert driver.call_tool("look", {"note": "quiet"}) == "looked"
+    assert driver.process_llm_response('{"tool": "look", "arguments": {"note": "quiet"}}') == "looked"
+    assert len(_spare_ids) == before
+    driver.on_execute_end(lambda event: None)  # the pipeline reads the context: each call has one
+    driver.call_tool("look", {"note": "quiet"})
+    assert len(_spare_ids) == before - 1

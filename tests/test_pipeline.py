@@ -591,10 +591,37 @@ def test_new_invocation_builds_the_same_frozen_invocation_as_its_constructor() -
     values = (Tool(name="t", description="", input_schema={"type": "object"}), {"a": 1},
               AgentContext(agent_id="x"), 12.5, 3.0, {"a": True}, "upstream")
     built = new_invocation(*values)  # type: ignore[arg-type]
-    assert built == Invocation(*values)  # type: ignore[arg-type]
+    assert type(built) is Invocation and built == Invocation(*values)  # type: ignore[arg-type]
+    assert repr(built) == repr(Invocation(*values))  # type: ignore[arg-type]
     assert [getattr(built, f.name) for f in dataclasses.fields(Invocation)] == list(values)  # every field set
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.deadline = 0.0  # type: ignore[misc]
+
+
+def test_an_invocation_built_without_a_context_makes_one_when_first_read() -> None:
+    import copy
+    import dataclasses
+
+    from mcs.pipeline import new_invocation
+
+    built = new_invocation(Tool(name="t", description="", input_schema={"type": "object"}), {"a": 1}, None,
+                           12.5, 3.0, None, "upstream")
+    assert isinstance(built, Invocation)
+    seen: list[AgentContext] = []
+    readers = [threading.Thread(target=lambda: seen.append(built.context)) for _ in range(8)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+    context = built.context
+    assert all(other is context for other in seen)  # one context, whoever read it first
+    assert context == AgentContext(request_id=context.request_id) and len(context.request_id) == 32
+    moved = dataclasses.replace(built, deadline=20.0)
+    assert (moved.context, moved.deadline, moved.arguments) == (context, 20.0, {"a": 1})
+    assert copy.copy(built).context is context
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.context = AgentContext()  # type: ignore[misc]
+    assert [getattr(built, f.name) for f in dataclasses.fields(Invocation)][2:] == [context, 12.5, 3.0, None, "upstream"]
 
 
 def test_a_hooks_copy_of_an_event_differs_from_it_in_the_arguments_only() -> None:

@@ -665,14 +665,16 @@ class ToolDriver(MCSDriver):
         """The call of ``plan``'s tool with ``arguments`` validated (repaired where the schema
         allows), its context, deadline, secret mask and upstream. ``valid_text`` vouches that
         every string and key in ``arguments`` is valid Unicode text (pydantic's JSON reader
-        decoded them), so the validator does not look for a lone surrogate again."""
+        decoded them), so the validator does not look for a lone surrogate again. Without a
+        ``context`` the call's own is made when first read (see :func:`pipeline.new_invocation`):
+        a lane's call whose context nobody reads draws no request id."""
         validator = plan.validator
         timeout = self.timeout
         return pipeline.new_invocation(
             plan.tool,
             validator.validate_valid_text(arguments) if valid_text and plan.takes_valid_text
             else validator.validate(arguments),
-            context or new_context(),  # default_context(), one frame shorter
+            context,
             time.monotonic() + timeout if timeout is not None else None,
             timeout,
             validator.secret_mask,
@@ -693,7 +695,7 @@ class ToolDriver(MCSDriver):
             if target is None or discovery.is_call_tool(target):
                 raise ToolNotFoundError(_unknown_tool_message(name, self._tool_map()), tool=name)
             plan = self._core_tool_plan(target)
-        return self._invocation(plan, arguments, context, valid_text), plan
+        return self._invocation(plan, arguments, context or new_context(), valid_text), plan  # (read by the pipeline)
 
     def secret_mask_of(self, name: str) -> SecretMask | None:
         """Where the secret-typed arguments of tool ``name`` are (``None``: none, or no such

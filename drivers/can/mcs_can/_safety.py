@@ -247,12 +247,18 @@ class RateLimiter:
         Raises:
             PolicyDeniedError: with ``details["retry_after_s"]``.
         """
-        if self.rate is None:
+        free = self._free  # None exactly when there is no rate limit
+        if free is None:
             return
-        self._refill()
-        if self._tokens < 1.0:
+        now = self._clock()  # _refill(), in this frame
+        tokens = self._tokens + (now - self._stamp) * free
+        self._stamp = now
+        if tokens > self._full:
+            tokens = self._full
+        if tokens < 1.0:
+            self._tokens = tokens
             raise self._refusal(tool)
-        self._tokens -= 1.0
+        self._tokens = tokens - 1.0
 
     def refund_one(self) -> None:
         if self.rate is not None:

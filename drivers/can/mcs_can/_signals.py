@@ -7,6 +7,7 @@ without walking cantools objects again.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -195,17 +196,15 @@ class MessageSpec:
         self.controls = Controls.for_signals(self.signals)
         #: Signals with configured limits (set by the driver).
         self.limited: tuple[str, ...] = ()
-        self._plan: SendPlan | None = None
 
-    @property
+    @functools.cached_property
     def plan(self) -> SendPlan:
-        """The message's :class:`SendPlan`, made on first use."""
-        if self._plan is None:
-            initials = {name: s.initial for name, s in self.signals.items() if s.initial is not None}
-            fixed = not self.mux_ids
-            self._plan = SendPlan(fixed, frozenset(self.signals), initials,
-                                  strict=not fixed or not self._initials_encodable(initials))
-        return self._plan
+        """The message's :class:`SendPlan`, made on first use (then an attribute of the spec:
+        every send reads it)."""
+        initials = {name: s.initial for name, s in self.signals.items() if s.initial is not None}
+        fixed = not self.mux_ids
+        return SendPlan(fixed, frozenset(self.signals), initials,
+                        strict=not fixed or not self._initials_encodable(initials))
 
     def _initials_encodable(self, initials: Mapping[str, Any]) -> bool:
         """Whether cantools' strict check accepts every DBC initial value: asked of cantools

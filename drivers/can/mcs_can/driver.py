@@ -588,10 +588,15 @@ class CanDriver(ToolDriver):
         period = arguments.get(controls.period_ms)
         if not dry and not self._armed:
             raise PolicyDeniedError(_NOT_ARMED, tool=tool, details={"armed": False})
-        values = spec.values_for(arguments, tool)
+        plan = spec.plan
+        names = plan.names
+        # values_for's answer for a dict of exactly every signal of a message that is not multiplexed
+        # (the arguments themselves), without its frame; anything else is values_for's to work out.
+        values = arguments if plan.fixed and type(arguments) is dict and len(arguments) == len(names) \
+            and names.issuperset(arguments) else spec.values_for(arguments, tool)
         try:
             # strict=False only where the validated schema already proved what the strict check checks (SendPlan).
-            data = spec.message.encode(values, scaling=True, padding=False, strict=spec.plan.strict)
+            data = spec.message.encode(values, scaling=True, padding=False, strict=plan.strict)
         except Exception as exc:
             raise InvalidInputError(
                 f"{spec.name} cannot be encoded: {' '.join(str(exc).split())}", tool=tool,
@@ -611,8 +616,10 @@ class CanDriver(ToolDriver):
         deadline = invocation.deadline
         # What ``with`` does, without looking up and calling __enter__/__exit__; a caller whose
         # deadline passes while another send holds the bus gets its answer then, with nothing sent.
-        # (blocking and timeout given by position: the lock's keyword parsing costs more than the acquire)
-        if not lock.acquire(True, -1 if deadline is None else max(0.0, deadline - time.monotonic())):
+        # A free lock (the common case) is taken without working out a timeout first; blocking and
+        # timeout are given by position (the lock's keyword parsing costs more than the acquire).
+        if not lock.acquire(False) and not lock.acquire(
+                True, -1 if deadline is None else max(0.0, deadline - time.monotonic())):
             raise self._gave_up(invocation, "its deadline passed while another send held the bus")
         try:
             if gave_up is not None and gave_up.is_set():
