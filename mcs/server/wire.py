@@ -16,7 +16,6 @@ Nothing here imports a web framework.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 from mcs.context import AgentContext, new_context
 from mcs.errors import ErrorCode, ExecutionError, InvalidInputError, ToolCallError
+from mcs.strict_json import STRICT_JSON
 from mcs.tools import json_type
 
 PROTOCOL_VERSION = "1.0"
@@ -136,26 +136,11 @@ def decode_json(raw: bytes | str) -> Any:
     except UnicodeDecodeError:
         raise InvalidInputError("The request body is not valid UTF-8.") from None
     try:
-        return _STRICT_JSON.decode(text)
+        return STRICT_JSON.decode(text)
     except RecursionError:
         raise InvalidInputError("The request body is nested too deeply.") from None
     except ValueError as exc:
         raise InvalidInputError(f"The request body is not valid JSON: {exc}.") from None
-
-
-def _not_a_json_number(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:32]} is out of range")
-    return value
-
-
-# Built once: ``json.loads`` with hooks builds a new decoder on every call.
-_STRICT_JSON = json.JSONDecoder(parse_constant=_not_a_json_number, parse_float=_finite_float)
 
 
 def refuse_unknown_keys(payload: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcs.errors import InvalidInputError
+from mcs.strict_json import STRICT_JSON
 from mcs.truncation import MAX_JSON_DEPTH, too_deep
 
 Kind = Literal["json", "text", "binary"]
@@ -106,7 +106,7 @@ class Codec:
         if not text.strip():
             return _undecodable(data, "empty, not JSON")
         try:
-            value = _STRICT_JSON.decode(text)
+            value = STRICT_JSON.decode(text)
         except RecursionError:
             return _undecodable(data, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         except ValueError as exc:
@@ -114,21 +114,6 @@ class Codec:
         if text.count("[") + text.count("{") > MAX_JSON_DEPTH and too_deep(value):
             return _undecodable(data, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         return {"payload": value}
-
-
-def _not_a_json_number(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:32]} is out of range")
-    return value
-
-
-# Built once: ``json.loads`` with hooks builds a new decoder on every call.
-_STRICT_JSON = json.JSONDecoder(parse_constant=_not_a_json_number, parse_float=_finite_float)
 
 
 def _undecodable(data: bytes, why: str) -> dict[str, Any]:
