@@ -10,12 +10,14 @@ protocol is specified in ``docs/rfc0001.md``. Only the names in ``__all__`` are 
 from mcs.context import AgentContext, PolicyDecision
 from mcs.pipeline import ExecutionEvent
 from mcs.server.backend import DriverBackend
+from mcs.server.connections import ConnectionLimits
 from mcs.server.server import McpServer
 from mcs.server.tools import ServerTool, ToolDefinitionError, ToolMetadata, tool
 from mcs.server.wire import Outcome
 
 __all__ = [
     "AgentContext",
+    "ConnectionLimits",
     "DriverBackend",
     "ExecutionEvent",
     "McpServer",

@@ -36,6 +36,8 @@ def test_public_names_are_exactly_these() -> None:
     assert {"McpServer", "tool", "AgentContext", "PolicyDecision", "ToolMetadata"} <= set(mcs.server.__all__)
     assert mcs.server.AgentContext is mcs.AgentContext
     assert mcs.server.PolicyDecision is mcs.PolicyDecision
+    # what McpServer.run(limits=...) takes is public beside it
+    assert mcs.server.ConnectionLimits is mcs.server.connections.ConnectionLimits
 
 
 def test_a_decorated_tool_stays_callable_and_has_metadata() -> None:
