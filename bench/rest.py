@@ -497,8 +497,9 @@ def _instance(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
 @contextlib.contextmanager
 def _canned(body: bytes) -> Any:
     """A loopback HTTP server answering every GET with ``body`` (JSON)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from mcs.demo import serve_on_loopback
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -514,14 +515,8 @@ def _canned(body: bytes) -> Any:
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_on_loopback(Handler) as url:
+        yield url
 
 
 def bench_validate_responses(iterations: int = 300) -> None:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from http.server import BaseHTTPRequestHandler
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mcs.functions import FunctionDriver, tool
 
@@ -32,14 +32,17 @@ def add(a: float, b: float) -> float:
 
 
 @contextmanager
-def serve_on_loopback(handler: type[BaseHTTPRequestHandler], *, poll_interval: float = 0.5) -> Iterator[str]:
+def serve_on_loopback(
+    handler: type[BaseHTTPRequestHandler], *, poll_interval: float = 0.5,
+    server_class: type[ThreadingHTTPServer] | None = None,
+) -> Iterator[str]:
     """Serve ``handler`` on a free loopback port from a thread for the block; yields the base
-    URL (``http://127.0.0.1:PORT``, no slash). The server is shut down and its port freed
-    after; request threads are daemons."""
+    URL (``http://127.0.0.1:PORT``, no slash). ``server_class``: a ``ThreadingHTTPServer``
+    (the default) or a subclass of it. The server is shut down and its port freed after;
+    request threads are daemons."""
     from http.server import ThreadingHTTPServer
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = (server_class or ThreadingHTTPServer)(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True)
     thread.start()
     try:

@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from mcs.demo import serve_on_loopback
+
 if TYPE_CHECKING:
     import uvicorn
 
@@ -170,15 +172,8 @@ def serving_http(
     poll_interval: float = 0.5,
 ) -> Iterator[str]:
     """Serve ``handler`` on a free loopback port from a thread; yields the base URL (no slash)."""
-    server = server_class((HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{HOST}:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_on_loopback(handler, server_class=server_class, poll_interval=poll_interval) as url:
+        yield url
 
 
 @contextmanager
