@@ -75,14 +75,15 @@ class ConnectionLimits:
         Raises:
             ConfigurationError: a value that is not a number of the right kind.
         """
-        kwargs: dict[str, Any] = {}
-        for name, kind in (("head_timeout", float), ("body_timeout", float), ("max_connections", int)):
-            if name in settings:
-                kwargs[name] = _number(settings[name], name, kind)
+        kwargs: dict[str, Any] = {
+            name: _number(settings[name], name, kind) for name, kind in _SETTINGS.items() if name in settings
+        }
         return cls(**kwargs)
 
 
-SETTING_NAMES = ("head_timeout", "body_timeout", "max_connections")
+#: The ``-s`` settings :meth:`ConnectionLimits.from_settings` reads, with the kind of number each takes.
+_SETTINGS: dict[str, type[int] | type[float]] = {"head_timeout": float, "body_timeout": float, "max_connections": int}
+SETTING_NAMES = tuple(_SETTINGS)
 
 
 def _number(value: Any, name: str, kind: type[int] | type[float]) -> int | float:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mcs.errors import ConfigurationError
-from mcs.server.connections import ConnectionLimits
+from mcs.server.connections import SETTING_NAMES, ConnectionLimits
 from mcs_mcp.serving.options import (
     OAuthOptions,
     ServeOptions,
@@ -159,7 +159,7 @@ _KNOWN = {
     "oauth_jwks_uri", "oauth_issuer", "oauth_audience", "oauth_authorization_servers",
     "oauth_resource", "log_level", "log_encoding", "log_output", "mcp_logs", "name",
     "instructions", "version", "max_request_body", "json_response", "resumable", "retry_interval",
-    "all_tools", "head_timeout", "body_timeout", "max_connections",
+    "all_tools", *SETTING_NAMES,
 }
 
 
@@ -196,7 +196,7 @@ def apply_flags(options: ServeOptions, args: argparse.Namespace) -> ServeOptions
         changes["all_tools"] = _bool(extra["all_tools"], "all_tools")
     if "max_request_body" in extra:
         changes["max_request_body"] = int(extra["max_request_body"])
-    limit_keys = {"head_timeout", "body_timeout", "max_connections"} & set(extra)
+    limit_keys = set(SETTING_NAMES) & set(extra)
     if limit_keys:
         limits = ConnectionLimits.from_settings({key: extra[key] for key in limit_keys})
         changes.update({key: getattr(limits, key) for key in limit_keys})
