@@ -193,16 +193,13 @@ class DriverBackend:
             max_workers=max_workers, thread_name_prefix=f"mcs-serve-{self.name[:40]}")
 
     def _metadata(self, tool: Tool) -> ToolMetadata:
-        timeout = self.driver.timeout
-        hints = tool.annotations
-        idempotent = hints.get("idempotentHint", hints.get("readOnlyHint", False))
         return ToolMetadata(
             name=tool.name,
             description=tool.description or None,
             input_schema=dict(tool.input_schema),
             output_schema=dict(tool.output_schema or {}),
-            timeout_ms=int(timeout * 1000) if timeout else 0,
-            idempotent=bool(idempotent),
+            timeout_ms=_timeout_ms(self.driver.timeout),
+            idempotent=_idempotent(tool),
         )
 
     def capabilities(self) -> dict[str, Any]:
@@ -289,10 +286,21 @@ class DriverBackend:
             if future.done():  # the call's own TimeoutError, or it ended at the deadline
                 return future.result()
             future.cancel()
-            raise timed_out(invocation.tool.name, round((invocation.timeout or 0) * 1000),
-                            bool(invocation.tool.annotations.get("idempotentHint",
-                                                                 invocation.tool.annotations.get("readOnlyHint")))
-                            ) from None
+            tool = invocation.tool
+            raise timed_out(tool.name, _timeout_ms(invocation.timeout), _idempotent(tool)) from None
+
+
+def _timeout_ms(timeout: float | None) -> int:
+    """A driver's timeout as the ``timeout_ms`` its tools advertise (``0``: none), rounded
+    to the millisecond (``int()`` read 1.001 s as 1000 ms)."""
+    return round(timeout * 1000) if timeout else 0
+
+
+def _idempotent(tool: Tool) -> bool:
+    """Whether a retry of ``tool`` is safe, as its annotations say (``idempotentHint``, else
+    ``readOnlyHint``; ``False`` when they do not)."""
+    hints = tool.annotations
+    return bool(hints.get("idempotentHint", hints.get("readOnlyHint", False)))
 
 
 def timed_out(tool: str, timeout_ms: int, idempotent: bool) -> ToolTimeoutError:

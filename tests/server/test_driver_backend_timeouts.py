@@ -108,3 +108,11 @@ def test_a_sync_function_over_its_timeout_is_a_timeout_over_stdio(tmp_path: Path
             if stream is not None:
                 stream.close()
     assert reply["status"] == 504 and reply["body"]["error"] == "TIMEOUT"
+
+
+def test_the_advertised_timeout_ms_is_the_timeout_rounded_to_the_millisecond() -> None:
+    backend = DriverBackend(mcs.FunctionDriver([ping], timeout=1.001))
+    try:
+        assert [tool["timeout_ms"] for tool in backend.capabilities()["tools"]] == [1001]  # int() read 1000
+    finally:
+        backend.close()
