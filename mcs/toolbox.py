@@ -469,30 +469,25 @@ class _Renamed(ArgumentValidator):
         return self._inner.schema
 
     def validate(self, arguments: Any) -> dict[str, Any]:
-        try:
-            return self._inner.validate(arguments)
-        except InvalidInputError as exc:
-            raise self._renamed(exc) from None
+        return self._as_listed(self._inner.validate, arguments)
 
     def validate_valid_text(self, arguments: Any) -> dict[str, Any]:
-        try:
-            return self._inner.validate_valid_text(arguments)
-        except InvalidInputError as exc:
-            raise self._renamed(exc) from None
+        return self._as_listed(self._inner.validate_valid_text, arguments)
 
     def validate_as_sent(self, arguments: Any) -> dict[str, Any]:
-        try:
-            return self._inner.validate_as_sent(arguments)
-        except InvalidInputError as exc:
-            raise self._renamed(exc) from None
+        return self._as_listed(self._inner.validate_as_sent, arguments)
 
-    def _renamed(self, error: InvalidInputError) -> InvalidInputError:
-        message = error.message
-        for lead in ("Invalid arguments for ", "The arguments of "):
-            if message.startswith(lead + self._own):
-                message = lead + self._tool + message[len(lead + self._own):]
-                break
-        return InvalidInputError(message, tool=self._tool, details=error.details)
+    def _as_listed(self, check: Callable[[Any], dict[str, Any]], arguments: Any) -> dict[str, Any]:
+        """``check(arguments)``, its refusal naming the tool as the toolbox lists it."""
+        try:
+            return check(arguments)
+        except InvalidInputError as error:
+            message = error.message
+            for lead in ("Invalid arguments for ", "The arguments of "):
+                if message.startswith(lead + self._own):
+                    message = lead + self._tool + message[len(lead + self._own):]
+                    break
+            raise InvalidInputError(message, tool=self._tool, details=error.details) from None
 
 
 _OFFER_METHODS = {
