@@ -25,6 +25,7 @@ from mcs.context import AgentContext, new_context
 from mcs.errors import ErrorCode, ExecutionError, InvalidInputError, ToolCallError
 from mcs.strict_json import STRICT_JSON
 from mcs.tools import json_type
+from mcs.truncation import MAX_JSON_DEPTH, too_deep
 
 PROTOCOL_VERSION = "1.0"
 
@@ -39,7 +40,7 @@ HEADER_META_PREFIX = "X-Agent-Meta-"
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 #: The deepest nesting of objects and arrays accepted in ``arguments`` (``{"a": [1]}`` is 2).
-MAX_ARGUMENT_DEPTH = 128
+MAX_ARGUMENT_DEPTH = MAX_JSON_DEPTH
 
 #: HTTP status for each reserved error code (and the ``status`` of WebSocket/STDIO frames).
 STATUS_BY_CODE: Mapping[ErrorCode, int] = {
@@ -189,27 +190,12 @@ def parse_execute(payload: Any) -> tuple[str, dict[str, Any]]:
         raise InvalidInputError(
             f"'arguments' must be a JSON object, got {_type_in_words(arguments)}.", tool=tool
         )
-    if _deeper_than(arguments, MAX_ARGUMENT_DEPTH):
+    if too_deep(arguments, MAX_ARGUMENT_DEPTH):
         raise InvalidInputError(
             f"'arguments' are nested too deeply: at most {MAX_ARGUMENT_DEPTH} levels of objects "
             "and arrays are accepted.", tool=tool,
         )
     return tool, arguments
-
-
-def _deeper_than(value: dict[str, Any], limit: int) -> bool:
-    """Whether objects and arrays nest more than ``limit`` levels in ``value`` (an object,
-    level 1). Walked without recursion: what is checked here may be too deep to recurse into."""
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        node, depth = pending.pop()
-        children = node.values() if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, dict | list):
-                if depth >= limit:
-                    return True
-                pending.append((child, depth + 1))
-    return False
 
 
 _TYPE_IN_WORDS = {
