@@ -1093,10 +1093,6 @@ class ToolDriver(MCSDriver):
         await self.aclose()
 
 
-_reader: Callable[[Any, Mapping[str, Any]], tuple[list[ToolCall], bool]] | None = None
-_other_reader: Callable[[Any, Mapping[str, Any]], list[ToolCall]] | None = None
-
-
 def refuse_unknown_options(driver_class: type[ToolDriver], options: Mapping[str, Any], what: str) -> None:
     """Raise :class:`~mcs.errors.ConfigurationError` when ``options`` (what a driver's
     ``__init__`` forwards to :class:`ToolDriver` as ``**options``) holds a keyword that
@@ -1143,21 +1139,19 @@ def _tool_driver_keywords() -> frozenset[str]:
 
 def _read_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> tuple[list[ToolCall], bool]:
     """:func:`mcs.parsing.read_tool_calls` (the calls, and whether their arguments are
-    already known to be valid Unicode text), imported on the first model output (then
-    kept: an import statement on every call costs more than the parse of a canonical call)."""
-    global _reader
-    if _reader is None:
-        from mcs.parsing import read_tool_calls
+    already known to be valid Unicode text). Like the two readers below, imported on the
+    first model output, which then puts the parser's function in this name's place: later
+    calls reach it with no frame and no import statement in between (an import statement on
+    every call costs more than the parse of a canonical call)."""
+    from mcs.parsing import read_tool_calls
 
-        _reader = read_tool_calls
-    return _reader(llm_response, known_names)
+    globals()["_read_tool_calls"] = read_tool_calls
+    return read_tool_calls(llm_response, known_names)
 
 
 def _read_known_call(text: str, known_names: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """:func:`mcs.parsing.read_known_call`: ``(name, arguments)`` of the one canonical call
-    of a known name that ``text`` is, else ``None``. Imported on the first model output,
-    which then puts the parser's function in this name's place: later calls reach it with
-    no frame in between."""
+    of a known name that ``text`` is, else ``None``."""
     from mcs.parsing import read_known_call
 
     globals()["_read_known_call"] = read_known_call
@@ -1166,13 +1160,11 @@ def _read_known_call(text: str, known_names: Mapping[str, Any]) -> tuple[str, di
 
 def _read_other_calls(llm_response: Any, known_names: Mapping[str, Any]) -> list[ToolCall]:
     """:func:`mcs.parsing.read_other_calls`: the calls of a response :func:`_read_known_call`
-    did not read (imported on the first model output)."""
-    global _other_reader
-    if _other_reader is None:
-        from mcs.parsing import read_other_calls
+    did not read."""
+    from mcs.parsing import read_other_calls
 
-        _other_reader = read_other_calls
-    return _other_reader(llm_response, known_names)
+    globals()["_read_other_calls"] = read_other_calls
+    return read_other_calls(llm_response, known_names)
 
 
 def _parse_tool_calls(llm_response: Any, known_names: Mapping[str, Any]) -> list[ToolCall]:
