@@ -437,8 +437,7 @@ class Connection:
 
         def lost() -> None:
             if current():
-                self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
-                              "session (it was restarted, or ended the session)")
+                self._session_lost()
 
         transport = _transport(self.spec, on_refused=refused, on_lost=lost)
         if current():
@@ -484,6 +483,11 @@ class Connection:
         self._mark_gone(reason)
         if self._closing is not None:
             self._closing.set()
+
+    def _session_lost(self) -> None:
+        """:meth:`_give_up`: the server answered 404 for the session."""
+        self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
+                      "session (it was restarted, or ended the session)")
 
     def _mark_gone(self, reason: str) -> None:
         if self.gone_reason is None:
@@ -607,8 +611,7 @@ class Connection:
                 if exc.code == REQUEST_TIMEOUT:  # the SDK's own read timeout (read_timeout_seconds)
                     raise TimeoutError(f"MCP server {self.spec.name!r} did not answer in time") from None
                 if isinstance(self._transport, _HttpTransport) and self._transport.session_lost:
-                    self._give_up(f"MCP server {self.spec.name!r} ({self.spec.describe()}) no longer knows the "
-                                  "session (it was restarted, or ended the session)")
+                    self._session_lost()
                     raise SessionLost(self.gone_reason or "") from None
                 if exc.code == -32000 and "closed" in exc.message.lower():
                     self._mark_gone(f"MCP server {self.spec.name!r} closed the connection")
