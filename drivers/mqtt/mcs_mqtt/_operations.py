@@ -137,7 +137,8 @@ class ToolBuilder:
     """Builds every plan of a spec with the driver's configuration applied."""
 
     def __init__(self, spec: ApiSpec, *, default_qos: int, default_retain: bool, destructive: bool,
-                 overrides: Mapping[str, Mapping[str, Any]], read_only: bool, limits: Limits) -> None:
+                 overrides: Mapping[str, Mapping[str, Any]], read_only: bool, limits: Limits,
+                 format_characters: bool = False) -> None:
         self.spec = spec
         self.default_qos = default_qos
         self.default_retain = default_retain
@@ -145,6 +146,7 @@ class ToolBuilder:
         self.overrides = overrides
         self.read_only = read_only
         self.limits = limits
+        self.format_characters = format_characters  # channel parameters may hold invisible format characters
         for name, override in overrides.items():
             if name not in {op.name for op in spec.operations}:
                 raise ConfigurationError(f"operations: the spec has no operation {name!r}")
@@ -174,7 +176,7 @@ class ToolBuilder:
         return spec_value if spec_value is not None else default
 
     def _plan(self, op: Operation, name: str) -> Plan:
-        template = TopicTemplate.of(op.address)
+        template = TopicTemplate.of(op.address, format_characters=self.format_characters)
         if op.action == "send":
             literal = "".join(template.literals)
             if not op.address or any(c in literal for c in NOT_IN_PUBLISH_TOPICS):

@@ -4,7 +4,10 @@ A parameter value fills exactly one topic level. It may not hold ``+`` or ``#`` 
 wildcards), ``/`` (a level separator), NUL or any other control character, or a Unicode
 noncharacter (on which brokers drop the connection), and may not start with ``$`` (the
 broker's own ``$SYS`` space), so a model can never widen a subscription, reach a topic the
-spec does not describe, or cut the shared connection. Allow-lists are globs
+spec does not describe, or cut the shared connection. Nor may it hold an invisible format
+character (Unicode category Cf: zero-width spaces and joiners, bidi controls, U+FEFF),
+unless the template allows them: such a topic looks like another one in a dry run or a
+log. Allow-lists are globs
 (``fnmatch``: ``*`` matches any characters, ``/`` included); a subscription filter is
 checked as written, so the glob ``plant/*`` allows ``plant/+/temp`` and ``plant/#`` but
 ``plant/line1/temp`` allows neither.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,8 +47,16 @@ def _bad_character(value: str) -> str | None:
     return f"the {kind} U+{ord(char):04X}"
 
 
-def level_value(name: str, value: Any, tool: str) -> str:
-    """``value`` as one topic level, or ``INVALID_INPUT`` saying what is not allowed."""
+def _format_character(text: str) -> str | None:
+    """The first invisible format character (Unicode category Cf) of ``text``, or ``None``."""
+    if text.isascii():  # no format character is ASCII
+        return None
+    return next((char for char in text if unicodedata.category(char) == "Cf"), None)
+
+
+def level_value(name: str, value: Any, tool: str, *, format_characters: bool = False) -> str:
+    """``value`` as one topic level, or ``INVALID_INPUT`` saying what is not allowed;
+    ``format_characters``: whether it may hold invisible format characters (Cf)."""
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, int | float | str):
@@ -67,6 +79,16 @@ def level_value(name: str, value: Any, tool: str) -> str:
             f"{name}={text[:80]!r} is refused: a channel parameter may not start with '$' (broker topics).",
             tool=tool, details={"field": name},
         )
+    invisible = None if format_characters else _format_character(text)
+    if invisible is not None:
+        code = f"U+{ord(invisible):04X}"
+        named = f"{code} ({unicodedata.name(invisible)})" if unicodedata.name(invisible, "") else code
+        raise InvalidInputError(
+            f"{name}={text[:80]!r} is refused: it holds the invisible format character {named}, so the "
+            "topic would look like another one. Give the value without it (the operator can allow such "
+            "characters with the allow_format_characters option).",
+            tool=tool, details={"field": name, "code_point": code},
+        )
     return text
 
 
@@ -78,13 +100,15 @@ class TopicTemplate:
     names: tuple[str, ...]
     literals: tuple[str, ...]  # the text around the parameters: len(names) + 1 pieces
     pattern: re.Pattern[str]
+    format_characters: bool = False  # parameter values may hold invisible format characters (Cf)
 
     @classmethod
-    def of(cls, address: str) -> TopicTemplate:
+    def of(cls, address: str, *, format_characters: bool = False) -> TopicTemplate:
+        """The template of ``address``; its own text is configuration and is never checked."""
         pieces = _PARAM.split(address)  # literal, name, literal, name, ..., literal
         names, literals = tuple(pieces[1::2]), tuple(pieces[0::2])
         regex = "([^/]+)".join(re.escape(literal) for literal in literals)
-        return cls(address, names, literals, re.compile(regex))
+        return cls(address, names, literals, re.compile(regex), format_characters)
 
     def _fill(self, values: Mapping[str, Any], tool: str, missing: str | None) -> str:
         out = [self.literals[0]]
@@ -96,7 +120,7 @@ class TopicTemplate:
                                             tool=tool, details={"field": name})
                 out.append(missing)
             else:
-                out.append(level_value(name, value, tool))
+                out.append(level_value(name, value, tool, format_characters=self.format_characters))
             out.append(literal)
         return "".join(out)
 

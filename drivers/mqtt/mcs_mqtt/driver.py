@@ -89,6 +89,10 @@ class MqttDriver(ToolDriver):
       ``discover_window`` (10 s), ``max_topics`` (200). Discovery (topic maps) watches the
       map's own topics; ``#`` or a wider ``discover`` filter only where ``subscribe_allow``
       allows it.
+    * ``allow_format_characters`` (False): let channel parameter values (for publish and
+      read) hold invisible format characters (Unicode category Cf: U+200B, U+200D, U+2060,
+      U+FEFF, bidi controls...); refused by default, since a topic holding one looks like
+      another. Topics from the spec are never checked for them.
     * ``name``: the driver's name (default: from the spec's title).
 
     Raises:
@@ -140,6 +144,7 @@ class MqttDriver(ToolDriver):
         max_result_bytes: int = 262_144,
         discover_window: float = 10.0,
         max_topics: int = 200,
+        allow_format_characters: bool = False,
         name: str | None = None,
         **options: Any,
     ) -> None:
@@ -174,6 +179,7 @@ class MqttDriver(ToolDriver):
         builder = ToolBuilder(
             self.spec, default_qos=default_qos, default_retain=bool(retain), destructive=bool(destructive),
             overrides=dict(operations or {}), read_only=bool(read_only), limits=self.limits,
+            format_characters=bool(allow_format_characters),
         )
         self._plans = {plan.tool.name: plan for plan in builder.plans()}
         self.broker = self._broker_options(

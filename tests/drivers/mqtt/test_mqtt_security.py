@@ -34,6 +34,51 @@ def test_d1_a_parameter_that_is_not_one_topic_level_is_refused_before_the_broker
     assert log.count("Received PUBLISH") == 1 and "Received SUBSCRIBE" not in log
 
 
+# Invisible format characters (Unicode category Cf): each would make a topic look like another.
+INVISIBLE_LEVELS = {"line\u200b1": "U+200B", "line\u200d1": "U+200D", "\u2060line1": "U+2060",
+                    "\ufeffline1": "U+FEFF", "line1\u202e": "U+202E", "line\u00ad1": "U+00AD",
+                    "line1\U000e0041": "U+E0041"}
+
+
+@pytest.mark.parametrize(("value", "code_point"), INVISIBLE_LEVELS.items())
+def test_d1_a_parameter_with_an_invisible_format_character_is_refused_naming_it(
+        own_broker: Mosquitto, value: str, code_point: str) -> None:
+    with driver_on(own_broker) as driver:
+        driver.call_tool("valve_setpoint", {"line": "line1", "payload": {"setpoint_c": 20}})  # connected
+        calls = [("valve_setpoint", {"line": value, "payload": {"setpoint_c": 20}, "dry_run": True}),
+                 ("valve_setpoint", {"line": value, "payload": {"setpoint_c": 20}}),
+                 ("line_temperature", {"line": value, "wait_s": 0}),
+                 ("line_temperature", {"line": value, "mode": "next", "wait_s": 0})]
+        for tool, arguments in calls:
+            with pytest.raises(InvalidInputError) as caught:
+                driver.call_tool(tool, arguments)
+            assert f"invisible format character {code_point}" in caught.value.message
+            assert "allow_format_characters" in caught.value.message
+            assert caught.value.details == {"field": "line", "code_point": code_point}
+    log = own_broker.log()
+    assert log.count("Received PUBLISH") == 1 and "Received SUBSCRIBE" not in log
+
+
+def test_d1_the_allow_format_characters_option_lets_them_through(own_broker: Mosquitto) -> None:
+    joined = "line\u200d1"
+    with driver_on(own_broker, allow_format_characters=True) as driver:
+        dry = driver.call_tool("valve_setpoint", {"line": joined, "payload": {"setpoint_c": 20}, "dry_run": True})
+        assert dry["topic"] == f"plant/{joined}/valve"
+        assert driver.call_tool("valve_setpoint", {"line": joined, "payload": {"setpoint_c": 20}})["published"]
+        publish_raw(own_broker.port, f"plant/{joined}/temp", b'{"celsius": 7}', retain=True)
+        [message] = driver.call_tool("line_temperature", {"line": joined, "wait_s": 10})["messages"]
+    assert message["topic"] == f"plant/{joined}/temp" and message["payload"] == {"celsius": 7}
+    assert "Received PUBLISH" in own_broker.log()
+
+
+def test_d1_a_format_character_in_the_spec_s_own_topic_stays_as_configured(own_broker: Mosquitto) -> None:
+    address = "plant/\u200bline/{line}/valve"  # configuration: the operator wrote it
+    spec = {"topics": {"valve": {"topic": address, "action": "send", "payload": {"type": "number"}}}}
+    with driver_on(own_broker, spec=spec) as driver:
+        result = driver.call_tool("valve", {"line": "a", "payload": 1})
+    assert result["published"] and result["topic"] == "plant/\u200bline/a/valve"
+
+
 def test_d1_topics_built_before_are_reused_only_for_the_same_values(own_broker: Mosquitto) -> None:
     def topic(line: str) -> str:
         args = {"line": line, "payload": {"setpoint_c": 20}, "dry_run": True}
