@@ -63,6 +63,14 @@ def bounded(message: Received, max_bytes: int) -> Received:
                                dropped_properties=dropped)
 
 
+def without_properties(message: Received) -> Received:
+    """``message`` without its user properties, each counted as dropped."""
+    if not message.user_properties:
+        return message
+    return dataclasses.replace(message, user_properties=(),
+                               dropped_properties=message.dropped_properties + len(message.user_properties))
+
+
 class Signal:
     """Wakes whoever waits for "something changed": threads and event loops alike."""
 

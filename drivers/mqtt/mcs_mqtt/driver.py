@@ -25,7 +25,7 @@ from mcs.tools import Tool
 from mcs_mqtt import _spec
 from mcs_mqtt._codec import Codec, preview
 from mcs_mqtt._connection import BrokerOptions, Connection, Protocol, tls_context
-from mcs_mqtt._history import History, Received, bounded, message_view
+from mcs_mqtt._history import History, Received, bounded, message_view, without_properties
 from mcs_mqtt._limits import Rate, RateLimiter
 from mcs_mqtt._operations import Limits, Plan, ToolBuilder
 from mcs_mqtt._topics import AllowList, TopicTemplate, check_size, covers
@@ -85,7 +85,8 @@ class MqttDriver(ToolDriver):
       topics per subscription whose latest message ``latest`` reads keep, apart from that
       history; the one updated longest ago is evicted), ``max_subscriptions`` (64),
       ``max_read_count`` (50), ``default_wait`` (2 s), ``max_wait`` (30 s),
-      ``max_payload_bytes`` (64 KiB per message, read or published), ``max_result_bytes`` (256 KiB per call),
+      ``max_payload_bytes`` (64 KiB per message, read or published), ``max_result_bytes`` (256 KiB
+      of JSON per read; a first message over it is cut to fit),
       ``discover_window`` (10 s), ``max_topics`` (200). Discovery (topic maps) watches the
       map's own topics; ``#`` or a wider ``discover`` filter only where ``subscribe_allow``
       allows it.
@@ -503,12 +504,11 @@ class MqttDriver(ToolDriver):
             found = history.latest_per_topic(request.matches, request.count)
         else:
             found = self._live(request, history, start)[: request.count]
-        records, cut = self._views(request.plan, found)
+        records, left_out, cut = self._views(request.plan, found)
         result: dict[str, Any] = {"topic": request.topic_filter, "mode": request.mode, "messages": records}
-        if cut:
-            result["truncated"] = (f"[truncated: {cut} more message(s) not shown; the result cap is "
-                                   f"{self.limits.max_result_bytes} bytes]")
-        if not records:
+        if left_out or cut:
+            result["truncated"] = self._capped(left_out, cut)
+        if not found:
             result["note"] = f"No message on {request.topic_filter} within the wait."
         if request.mode == "latest" and history.evicted:
             result["evicted"] = self._evicted(request.key_filter, history.evicted)
@@ -521,22 +521,55 @@ class MqttDriver(ToolDriver):
                 f"{self.max_latest_topics} topics per subscription (max_latest_topics), dropping the one updated "
                 "longest ago; an evicted topic is kept again when it next publishes]")
 
-    def _views(self, plan: Plan, found: list[Received]) -> tuple[list[dict[str, Any]], int]:
+    def _capped(self, left_out: int, cut: bool) -> str:
+        """The marker of a read whose messages did not fit ``max_result_bytes`` as they were."""
+        said = [f"{left_out} more message(s) not shown"] if left_out else []
+        if cut:
+            said.insert(0, "the first message was cut to fit (its own [truncated ...] markers say what was left out)")
+        return f"[truncated: {'; '.join(said)}; the result cap is {self.limits.max_result_bytes} bytes]"
+
+    def _views(self, plan: Plan, found: list[Received]) -> tuple[list[dict[str, Any]], int, bool]:
+        """The records of ``found`` that fit ``max_result_bytes`` of JSON together, how many
+        were left out, and whether the first one had to be cut (see :meth:`_fit`) to fit."""
         records: list[dict[str, Any]] = []
+        cap = self.limits.max_result_bytes
         size = 0
         for index, message in enumerate(found):
             record = self._view(plan, message)
-            size += len(json.dumps(record, ensure_ascii=False, default=str))
-            if records and size > self.limits.max_result_bytes:
-                return records, len(found) - index
+            size += _json_size(record)
+            if size > cap:
+                if records:
+                    return records, len(found) - index, False
+                fitted = self._fit(plan, message, cap)
+                return ([fitted] if fitted else []), len(found) - (1 if fitted else 0), fitted is not None
             records.append(record)
-        return records, 0
+        return records, 0, False
 
-    def _view(self, plan: Plan, message: Received) -> dict[str, Any]:
+    def _fit(self, plan: Plan, message: Received, cap: int) -> dict[str, Any] | None:
+        """The record of ``message`` within ``cap`` bytes of JSON: its payload cut short with
+        the ``[truncated ...]`` marker ``max_payload_bytes`` uses, then, if that is not
+        enough, its user properties left out too (counted in ``headers_truncated``). ``None``
+        when even its topic and the markers alone exceed ``cap``."""
+        for kept in (message, without_properties(message)):
+            fitted, low, high = None, 0, min(cap, len(message.payload))
+            while low <= high:  # the most payload bytes that fit (escapes make JSON longer than the bytes)
+                middle = (low + high) // 2
+                record = self._view(plan, kept, middle)
+                if _json_size(record) <= cap:
+                    fitted, low = record, middle + 1
+                else:
+                    high = middle - 1
+            if fitted is not None or not message.user_properties:
+                return fitted
+        return None
+
+    def _view(self, plan: Plan, message: Received, max_bytes: int | None = None) -> dict[str, Any]:
+        """The record of ``message``, its payload cut at ``max_bytes`` (``max_payload_bytes`` by default)."""
         codec = plan.codec if plan.messages else Codec(message.content_type or "application/json")
         assert plan.template is not None
         parameters = plan.template.parameters_of(message.topic)
-        decoded = codec.decode(message.payload, self.limits.max_payload_bytes, message.size)
+        limit = self.limits.max_payload_bytes if max_bytes is None else max_bytes
+        decoded = codec.decode(message.payload, limit, message.size)
         return message_view(message, decoded, parameters)
 
     def _read(self, plan: Plan, invocation: Invocation) -> Any:
@@ -686,6 +719,11 @@ class MqttDriver(ToolDriver):
         with self._lock:
             self._histories.clear()
             self._watchers.clear()
+
+
+def _json_size(record: dict[str, Any]) -> int:
+    """The size of ``record`` as UTF-8 JSON, in bytes."""
+    return len(json.dumps(record, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
 
 
 def _globs(value: Sequence[str] | str | None, option: str) -> tuple[str, ...] | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import threading
 import time
 import uuid
@@ -154,6 +156,77 @@ def test_the_result_is_capped_in_bytes(own_broker: Mosquitto) -> None:
         result = driver.call_tool("readLabel", {"count": 50, "wait_s": 0.5})
     assert len(result["messages"]) == 2
     assert result["truncated"].startswith("[truncated:")
+
+
+def json_bytes(records: list[dict[str, Any]]) -> int:
+    """What ``max_result_bytes`` bounds: the records as UTF-8 JSON, one after the other."""
+    return sum(len(json.dumps(record, ensure_ascii=False).encode("utf-8")) for record in records)
+
+
+@pytest.mark.parametrize("payload", [b"x" * 5000, "\u00e9".encode() * 3000, b'"\\' * 2000],
+                         ids=["ascii", "two-byte-characters", "escaped-in-json"])
+def test_a_first_message_larger_than_the_result_cap_is_cut_to_fit_with_markers(
+        connect: Any, broker: Mosquitto, payload: bytes) -> None:
+    lid = light()
+    publish_raw(broker.port, f"lights/{lid}/label", payload, retain=True)
+    result = connect(max_result_bytes=1000).call_tool("readLabel", {"lightId": lid, "wait_s": 10})
+    [message] = result["messages"]
+    assert json_bytes(result["messages"]) <= 1000
+    assert message["truncated"] is True and message["bytes"] == len(payload)
+    shown = re.fullmatch(rf"(.*) \[truncated: {len(payload)} bytes, first (\d+) shown\]", message["payload"], re.S)
+    assert shown is not None and payload.decode().startswith(shown.group(1)) and 300 < int(shown.group(2)) < 1000
+    assert message["topic"] == f"lights/{lid}/label" and message["retained"] is True
+    assert result["truncated"] == ("[truncated: the first message was cut to fit (its own [truncated ...] markers "
+                                   "say what was left out); the result cap is 1000 bytes]")
+    assert "note" not in result
+
+
+def test_a_cut_first_message_says_how_many_others_were_left_out(own_broker: Mosquitto) -> None:
+    for lid in range(3):
+        publish_raw(own_broker.port, f"lights/{lid}/label", b"z" * 3000, retain=True)
+    with MqttDriver(LIGHTS, host="127.0.0.1", port=own_broker.port, max_result_bytes=1200) as driver:
+        result = driver.call_tool("readLabel", {"count": 50, "wait_s": 0.5})
+    assert len(result["messages"]) == 1 and json_bytes(result["messages"]) <= 1200
+    assert re.fullmatch(r"z+ \[truncated: 3000 bytes, first \d+ shown\]", result["messages"][0]["payload"])
+    assert "the first message was cut to fit" in result["truncated"]
+    assert "2 more message(s) not shown" in result["truncated"]
+
+
+def test_a_first_message_whose_headers_exceed_the_result_cap_loses_them_with_a_marker(
+        connect: Any, broker: Mosquitto) -> None:
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    lid = light()
+    device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
+    device.connect("127.0.0.1", broker.port)
+    device.loop_start()
+    try:
+        properties = Properties(PacketTypes.PUBLISH)
+        properties.UserProperty = [(f"k{n}", "v" * 100) for n in range(30)]
+        device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
+                       properties=properties).wait_for_publish(10)
+    finally:
+        device.disconnect()
+        device.loop_stop()
+    driver = connect(protocol="5", max_result_bytes=600)
+    result = driver.call_tool("readMeasurement", {"lightId": lid, "wait_s": 10})
+    [message] = result["messages"]
+    assert json_bytes(result["messages"]) <= 600
+    assert message["payload"] == {"lumens": 9} and "headers" not in message
+    assert message["headers_truncated"] == "[truncated: 30 more user properties not shown]"
+    assert "cut to fit" in result["truncated"]
+
+
+def test_a_message_whose_topic_alone_exceeds_the_result_cap_is_counted_not_shown(
+        connect: Any, broker: Mosquitto) -> None:
+    lid = light() * 10
+    publish_raw(broker.port, f"lights/{lid}/label", b"porch", retain=True)
+    result = connect(max_result_bytes=100).call_tool("readLabel", {"lightId": lid, "wait_s": 10})
+    assert result["messages"] == [] and "note" not in result
+    assert result["truncated"] == "[truncated: 1 more message(s) not shown; the result cap is 100 bytes]"
 
 
 def test_the_async_read_does_not_block_the_loop(connect: Any, broker: Mosquitto) -> None:
