@@ -215,6 +215,7 @@ class Connection:
         self._seq = itertools.count(1)
         self.reconnects = 0
         self.drops = 0  # connections lost or cut, counted by the network thread
+        self.links = 0  # connections the broker accepted, counted by the network thread: messages carry it
         self._ever_connected = False
 
     # ------------------------------------------------------------------ state
@@ -652,6 +653,7 @@ class Connection:
             return
         if self._ever_connected:
             self.reconnects += 1
+        self.links += 1
         self._ever_connected = True
         self._refused = None
         self._lost_at = None
@@ -750,6 +752,7 @@ class Connection:
         self._on_message(Received(
             seq=next(self._seq), topic=topic, payload=bytes(message.payload), qos=message.qos,
             retain=bool(message.retain), at=time.time(), content_type=content_type, user_properties=user_properties,
+            link=self.links,
         ))
 
     # ------------------------------------------------------------------ closing

@@ -6,6 +6,16 @@ blocking the loop. A history keeps at most ``size`` messages (the oldest are dro
 apart from them, the latest message of at most ``topics`` concrete topics (the topic updated
 longest ago is evicted, and counted), so a flood on one topic of a wildcard filter never
 pushes out another topic's latest value. Each message is kept as :func:`bounded` cuts it.
+
+A broker sends a topic's retained message (retain flag set) again on every new SUBSCRIBE
+that matches it: discovery renewing a filter, or re-subscribing after a reconnect. Such a
+re-sent value is recorded in the history, as retained, but never replaces a newer live
+message (retain flag clear) as the topic's latest. A retained message is taken as re-sent
+when it came on the same connection as that live message (while connected and subscribed,
+every newer publish arrives live, so the stored value cannot be newer), or when it equals
+the retained value last received for the topic, or a message of the topic still in the
+history. After a reconnect, any other retained message may have been published while the
+driver was away, so it replaces the live one.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import threading
 import time
 from collections import OrderedDict, deque
@@ -35,6 +46,7 @@ class Received:
     user_properties: tuple[tuple[str, str], ...] = ()
     size: int | None = None  # the payload's length on the wire, when ``payload`` holds only its start
     dropped_properties: int = 0  # user properties left out by :func:`bounded`
+    link: int = 0  # which of the driver's connections to the broker delivered it (they are counted)
 
     @property
     def wire_size(self) -> int:
@@ -156,23 +168,46 @@ class History:
     latest: OrderedDict[str, Received] = field(init=False)
     evicted: int = 0  # topics whose latest message was dropped to keep ``topics``
     last_seq: int = 0
+    retained: dict[str, bytes] = field(init=False)  # per topic of ``latest``: its last retained value's digest
 
     def __post_init__(self) -> None:
         self.messages = deque(maxlen=self.size)
         self.latest = OrderedDict()
+        self.retained = {}
 
     def append(self, message: Received) -> None:
+        """Record ``message``; it becomes its topic's latest unless it is a retained value the
+        broker re-sent that is not newer than the live message kept (see the module's text)."""
         with self.signal.condition:
+            if not self._resent(message):
+                latest = self.latest
+                if message.topic in latest:
+                    latest.move_to_end(message.topic)
+                latest[message.topic] = message
+                if len(latest) > self.topics:
+                    topic, _ = latest.popitem(last=False)
+                    self.retained.pop(topic, None)
+                    self.evicted += 1
+            if message.retain:
+                self.retained[message.topic] = _digest(message)
             self.messages.append(message)
-            latest = self.latest
-            if message.topic in latest:
-                latest.move_to_end(message.topic)
-            latest[message.topic] = message
-            if len(latest) > self.topics:
-                latest.popitem(last=False)
-                self.evicted += 1
             self.last_seq = max(self.last_seq, message.seq)
         self.signal.fire()
+
+    def _resent(self, message: Received) -> bool:
+        """Whether ``message`` is a retained value re-sent by the broker, older than (or the same
+        as) the live message its topic holds as latest. The caller holds the lock."""
+        if not message.retain:
+            return False
+        live = self.latest.get(message.topic)
+        if live is None or live.retain:
+            return False
+        if live.link == message.link:  # connected since: a newer value would have come live
+            return True
+        if self.retained.get(message.topic) == _digest(message):
+            return True
+        return any(m.topic == message.topic and m.payload == message.payload and m.wire_size == message.wire_size
+                   for m in self.messages)
 
     def snapshot(self, after: int = 0, match: Callable[[Received], bool] | None = None) -> list[Received]:
         with self.signal.condition:
@@ -189,6 +224,11 @@ class History:
                     if len(found) >= count:
                         break
         return found
+
+
+def _digest(message: Received) -> bytes:
+    """What tells two values of a topic apart: a digest of the payload kept and its length."""
+    return hashlib.blake2b(message.payload, digest_size=16).digest() + message.wire_size.to_bytes(8, "big")
 
 
 def headers(user_properties: tuple[tuple[str, str], ...]) -> dict[str, str | list[str]]:

@@ -208,3 +208,70 @@ def test_a_read_whose_subscription_is_never_acknowledged_says_so(own_broker: Mos
         proxy.resume()  # the SUBSCRIBE reaches the broker at last: the next read is served
         read = driver.call_tool("line_temperature", {"line": "line1", "wait_s": 1})
         assert [m["payload"] for m in read["messages"]] == [{"celsius": 5}]
+
+
+def copies(driver: MqttDriver, topic: str, payload: bytes) -> Any:
+    """How many times the reads' history of plant/+/temp received ``payload`` on ``topic``."""
+    return lambda: sum(m.topic == topic and m.payload == payload
+                       for m in driver._histories["plant/+/temp"].snapshot())
+
+
+def latest(driver: MqttDriver, lid: str) -> list[tuple[Any, bool]]:
+    read = driver.call_tool("line_temperature", {"line": lid, "wait_s": 10})
+    return [(m["payload"], m["retained"]) for m in read["messages"]]
+
+
+def test_a_retained_value_that_discovery_makes_the_broker_resend_never_hides_a_newer_live_one(
+        connect: Any, broker: Mosquitto) -> None:
+    lid = line()
+    topic = f"plant/{lid}/temp"
+    publish_raw(broker.port, topic, b'{"celsius": 1}', retain=True)
+    driver = connect(PLANT)
+    assert latest(driver, lid) == [({"celsius": 1}, True)]
+    publish_raw(broker.port, topic, b'{"celsius": 2}')  # live, not retained: the broker still keeps celsius 1
+    wait_until(lambda: copies(driver, topic, b'{"celsius": 2}')() == 1)
+    driver.call_tool("discover_topics", {"window_s": 0.3})  # a new SUBSCRIBE: the broker sends celsius 1 again
+    wait_until(lambda: copies(driver, topic, b'{"celsius": 1}')() == 2)
+    assert latest(driver, lid) == [({"celsius": 2}, False)]
+    history = driver._histories["plant/+/temp"].snapshot()
+    assert [(m.payload, m.retain) for m in history if m.topic == topic] == [  # recorded as what it is
+        (b'{"celsius": 1}', True), (b'{"celsius": 2}', False), (b'{"celsius": 1}', True)]
+
+
+def test_a_retained_value_resent_after_a_reconnect_never_hides_a_newer_live_one(own_broker: Mosquitto) -> None:
+    topic = "plant/line1/temp"
+    publish_raw(own_broker.port, topic, b'{"celsius": 1}', retain=True)
+    with MqttDriver(PLANT, host="127.0.0.1", port=own_broker.port, timeout=15) as driver:
+        assert latest(driver, "line1") == [({"celsius": 1}, True)]
+        publish_raw(own_broker.port, topic, b'{"celsius": 2}')
+        wait_until(lambda: copies(driver, topic, b'{"celsius": 2}')() == 1)
+        own_broker.restart()  # the broker keeps celsius 1 retained; the driver re-subscribes and gets it again
+        wait_until(lambda: copies(driver, topic, b'{"celsius": 1}')() == 2, timeout=20)
+        assert driver.get_status()["reconnects"] == 1
+        assert latest(driver, "line1") == [({"celsius": 2}, False)]
+
+
+def test_a_retained_value_published_while_the_driver_was_away_replaces_the_live_one(own_broker: Mosquitto) -> None:
+    topic = "plant/line1/temp"
+    publish_raw(own_broker.port, topic, b'{"celsius": 1}', retain=True)
+    with MqttDriver(PLANT, host="127.0.0.1", port=own_broker.port, timeout=15, reconnect_min_delay=3) as driver:
+        assert latest(driver, "line1") == [({"celsius": 1}, True)]
+        publish_raw(own_broker.port, topic, b'{"celsius": 2}')
+        wait_until(lambda: copies(driver, topic, b'{"celsius": 2}')() == 1)
+        own_broker.restart()
+        publish_raw(own_broker.port, topic, b'{"celsius": 3}', retain=True)  # before the driver is back (3 s)
+        wait_until(lambda: copies(driver, topic, b'{"celsius": 3}')() == 1, timeout=20)
+        assert latest(driver, "line1") == [({"celsius": 3}, True)]  # newer than the live value: it may be
+
+
+def test_a_resent_retained_value_that_first_came_live_never_hides_a_newer_live_one(own_broker: Mosquitto) -> None:
+    topic = "plant/line1/temp"
+    publish_raw(own_broker.port, topic, b'{"celsius": 1}', retain=True)
+    with MqttDriver(PLANT, host="127.0.0.1", port=own_broker.port, timeout=15) as driver:
+        assert latest(driver, "line1") == [({"celsius": 1}, True)]
+        publish_raw(own_broker.port, topic, b'{"celsius": 2}', retain=True)  # reaches the driver live
+        publish_raw(own_broker.port, topic, b'{"celsius": 3}')
+        wait_until(lambda: copies(driver, topic, b'{"celsius": 3}')() == 1)
+        own_broker.restart()  # the broker sends celsius 2 again, which the driver saw live only
+        wait_until(lambda: copies(driver, topic, b'{"celsius": 2}')() == 2, timeout=20)
+        assert latest(driver, "line1") == [({"celsius": 3}, False)]
