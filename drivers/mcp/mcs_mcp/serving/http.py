@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from mcs.server.connections import uvicorn_settings
+from mcs.server.connections import tls_context, uvicorn_settings
 from mcs.server.origins import (
     LOOPBACK_HOSTS,
     HostOriginMiddleware,
@@ -207,9 +206,14 @@ async def _maybe_await(value: Any) -> Any:
 
 def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any:
     """A ``uvicorn.Config`` for ``app``: address, TLS, no access log, our logging untouched,
-    and the bounds on slow and numerous clients of ``options.connection_limits``."""
+    and the bounds on slow and numerous clients of ``options.connection_limits``.
+
+    Raises:
+        ConfigurationError: TLS files that cannot be loaded (read here, once).
+    """
     import uvicorn
 
+    tls = tls_context(options.tls.cert_file, options.tls.key_file) if options.tls is not None else None
     kwargs: dict[str, Any] = {
         "host": options.host,
         "port": options.port,
@@ -218,12 +222,8 @@ def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any
         "lifespan": "on",
         "timeout_graceful_shutdown": 2,
         "ws": "none",
-        **uvicorn_settings(options.connection_limits),
+        **uvicorn_settings(options.connection_limits, tls=tls),
     }
-    if options.tls is not None:
-        kwargs["ssl_certfile"] = options.tls.cert_file
-        kwargs["ssl_keyfile"] = options.tls.key_file
-        kwargs["ssl_version"] = ssl.PROTOCOL_TLS_SERVER
     kwargs.update(overrides)
     return uvicorn.Config(app, **kwargs)
 
