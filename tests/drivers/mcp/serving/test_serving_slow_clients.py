@@ -230,3 +230,24 @@ def test_a_tls_connection_the_server_closes_stops_counting_within_seconds(tmp_pa
         took = _served_again_within(port, cert_file, 10)
         assert took < TLS_SHUTDOWN_TIMEOUT + 1.5, f"the closed connection was counted for {took:.1f} s"
 
+
+def test_a_client_gone_before_the_end_of_its_body_is_one_warning_not_an_error(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    # The SDK logged an ERROR with a traceback (ClientDisconnect) for every such client.
+    caplog.set_level(logging.WARNING)
+    with serve_driver(SampleDriver(), head_timeout=5, body_timeout=BODY) as url:
+        port = int(urlsplit(url).port or 0)
+        with SlowClient(port) as gone:
+            gone.send(_post_head(port, len(INIT)) + INIT[:10])
+            time.sleep(0.2)
+        with SlowClient(port) as slow:  # cut at the body deadline: also a client gone
+            slow.send(_post_head(port, len(INIT)) + INIT[:10])
+            slow.wait_closed(within=BODY + 3)
+        with SlowClient(port) as client:  # the server keeps serving
+            client.send(_post_head(port, len(INIT)) + INIT)
+            assert client.response().status_code == 200
+        time.sleep(0.2)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    gone_warnings = [r for r in caplog.records if "went before the end of its request body" in r.getMessage()]
+    assert len(gone_warnings) == 2 and all(r.exc_info is None for r in gone_warnings)
