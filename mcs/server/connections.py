@@ -11,12 +11,16 @@ uvicorn settings from :func:`uvicorn_settings`, so the same bounds hold on all o
   of the head, whether or not the app reads it;
 * **connections**: at most ``max_connections`` are held at once; one more is answered
   503 and closed at once (uvicorn's ``limit_concurrency`` also answers 503 to a request
-  while as many requests are running);
+  while as many requests are running). Over TLS a connection counts from the moment it is
+  accepted, one over the cap is closed before any handshake, the handshake must be over
+  within ``head_timeout``, and a closing connection waits at most 3 s for the client's
+  ``close_notify``;
+* **head size**: a request head over :data:`MAX_HEAD_BYTES` (16 KiB) is answered 431 and
+  the connection closed, whether it is complete or not;
 * **idle keep-alive**: uvicorn closes a connection idle between requests after
-  ``timeout_keep_alive`` (5 s), and h11 answers 400 to a request head still incomplete
-  past 16 KiB.
+  ``timeout_keep_alive`` (5 s).
 
-uvicorn bounds the last two itself but not the time a client takes to send a request
+uvicorn bounds idle connections itself but not the time a client takes to send a request
 (its ``--timeout-request-start`` is still an open proposal): a client sending one header
 byte every few seconds, or trickling a declared body, held a connection, its buffers and
 its task for as long as it liked. The deadlines are kept by an h11 protocol class
@@ -34,6 +38,7 @@ a firewall in front.
 from __future__ import annotations
 
 import math
+import ssl
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +47,8 @@ from mcs.errors import ConfigurationError
 DEFAULT_HEAD_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_MAX_CONNECTIONS = 500
+MAX_HEAD_BYTES = 16 * 1024
+"""The largest request head (request line and headers) served; a larger one gets 431."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,24 +103,47 @@ def _number(value: Any, name: str, kind: type[int] | type[float]) -> int | float
         raise ConfigurationError(f"-s {name} must be {what}, got {value!r}") from None
 
 
-def uvicorn_settings(limits: ConnectionLimits | None = None) -> dict[str, Any]:
+def uvicorn_settings(limits: ConnectionLimits | None = None, *, tls: ssl.SSLContext | None = None) -> dict[str, Any]:
     """Keyword arguments for ``uvicorn.Config`` that enforce ``limits`` (default:
-    :class:`ConnectionLimits`): the deadline-keeping h11 protocol as ``http`` and
-    ``limit_concurrency``. Needs the ``server`` extra (uvicorn)."""
+    :class:`ConnectionLimits`): the deadline-keeping h11 protocol as ``http``,
+    ``limit_concurrency`` and the bound on a request head. With ``tls`` (see
+    :func:`tls_context`) that protocol serves HTTPS, so that the handshake is bounded too:
+    do not also give uvicorn ``ssl_*`` settings. Needs the ``server`` extra (uvicorn)."""
     from mcs.server.h11_deadlines import protocol_for
 
     chosen = limits or ConnectionLimits()
     # uvicorn's check counts the requesting connection itself among those open, and the
     # protocol already refuses connections beyond max_connections: one more keeps the
     # two from disagreeing.
-    return {"http": protocol_for(chosen), "limit_concurrency": chosen.max_connections + 1}
+    return {"http": protocol_for(chosen, tls), "limit_concurrency": chosen.max_connections + 1,
+            "h11_max_incomplete_event_size": MAX_HEAD_BYTES}
+
+
+def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:
+    """The server-side TLS context for :func:`uvicorn_settings`: the certificate chain and
+    key read from PEM files now, TLS 1.2 or later.
+
+    Raises:
+        ConfigurationError: a file that cannot be read, or a certificate and key that
+            are not PEM or do not match.
+    """
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(cert_file, key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(f"cannot load the TLS certificate {cert_file!r} with the key {key_file!r}: "
+                                 f"{exc}") from None
+    return context
 
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_HEAD_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
+    "MAX_HEAD_BYTES",
     "SETTING_NAMES",
     "ConnectionLimits",
+    "tls_context",
     "uvicorn_settings",
 ]

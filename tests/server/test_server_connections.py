@@ -130,12 +130,28 @@ def test_the_next_request_on_a_kept_alive_connection_gets_its_own_head_deadline(
         assert client.received.count(b"HTTP/1.1 200 ") == 2 and b"HTTP/1.1 408 " in client.received
 
 
-def test_an_unfinished_request_head_over_16_kib_is_refused_with_400_at_once(port: int) -> None:
-    # h11's bound on what it buffers: a slow head cannot grow past it before its deadline.
+@pytest.mark.parametrize("finished", [False, True], ids=["unfinished", "complete in one read"])
+def test_a_request_head_over_16_kib_is_refused_with_431_at_once(
+    port: int, finished: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # h11 bounds only what it buffers of an incomplete head: a complete one of any size,
+    # arriving in one read, was served.
+    caplog.set_level(logging.WARNING, logger="mcs.server.connections")
+    head = request_head("GET", "/mcp/capabilities", port, x_padding="a" * 20_000)
     with SlowClient(port) as client:
-        unfinished = request_head("GET", "/mcp/capabilities", port, x_padding="a" * 20_000)[:-2]
-        client.send(unfinished)
-        assert client.response(within=HEAD - 0.1).status_code == 400
+        client.send(head if finished else head[:-2])
+        assert client.response(within=HEAD - 0.1).status_code == 431
+        assert client.wait_closed(within=2) < 1.5
+    assert any("request head larger than 16384 bytes (answered 431)" in r.getMessage() for r in caplog.records)
+
+
+def test_a_request_head_just_under_16_kib_is_served(port: int) -> None:
+    bare = len(request_head("GET", "/mcp/capabilities", port, x_padding=""))
+    head = request_head("GET", "/mcp/capabilities", port, x_padding="a" * (16 * 1024 - bare))
+    assert len(head) == 16 * 1024
+    with SlowClient(port) as client:
+        client.send(head)
+        assert client.response().status_code == 200
 
 
 def test_a_slow_but_timely_client_and_a_call_longer_than_the_deadlines_are_served(port: int) -> None:

@@ -31,6 +31,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcs.demo import serve_on_loopback
 from mcs.driver import ToolDriver
+from mcs.server.connections import ConnectionLimits, uvicorn_settings
 from mcs_mcp.client_driver import MCPDriver
 from mcs_mcp.mcpfile.driver import MCPFileDriver
 
@@ -63,14 +64,16 @@ def unit_server() -> MCPServer:
 
 
 @contextmanager
-def serve_mcp_server(timeout: float = 20.0) -> Iterator[str]:
-    """Serve :func:`unit_server` over streamable HTTP on a free loopback port.
+def serve_mcp_server(timeout: float = 20.0, limits: ConnectionLimits | None = None) -> Iterator[str]:
+    """Serve :func:`unit_server` over streamable HTTP on a free loopback port, with the
+    bounds on slow clients every MCS endpoint has (``limits``, default
+    :class:`~mcs.server.connections.ConnectionLimits`).
 
     Yields the endpoint's URL once the server answers; stops it (and frees the port) after.
     Raises RuntimeError when the server does not start within ``timeout`` seconds.
     """
     app = unit_server().streamable_http_app()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, **uvicorn_settings(limits)))
     with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
         sock.bind(("127.0.0.1", 0))
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

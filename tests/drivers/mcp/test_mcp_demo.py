@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from mcs_mcp import demo
 from mcs_mcp.client_driver import MCPDriver
+from support.slow_clients import SlowClient
+
+from mcs.server.connections import ConnectionLimits
 
 
 def _results(out: str, header: str) -> list[object]:
@@ -36,6 +40,15 @@ def test_the_demo_mcp_server_answers_a_real_client_and_stops_after_use() -> None
         assert driver.call_tool("to_miles", {"kilometres": 16.09344}) == 10.0
     with pytest.raises(httpx.ConnectError):
         httpx.post(url, json={})
+
+
+def test_the_demo_mcp_server_closes_a_silent_connection_at_the_head_deadline() -> None:
+    # It ran a bare uvicorn: a client that sent nothing was held until it left.
+    limits = ConnectionLimits(head_timeout=0.3)
+    with demo.serve_mcp_server(limits=limits) as url, SlowClient(int(urlsplit(url).port or 0)) as silent:
+        took = silent.wait_closed(within=3)
+        assert silent.closed_by_server and took < 1.5
+        assert silent.received.startswith(b"HTTP/1.1 408 ")
 
 
 def test_the_weather_api_answers_404_for_an_unknown_city_and_stops_after_use() -> None:

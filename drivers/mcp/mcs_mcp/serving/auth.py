@@ -418,7 +418,7 @@ class OAuthMiddleware:
         if scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        body, more = await _read_body(receive, self.max_body)
+        body, more = await read_body(receive, self.max_body)
         if body is None:
             await Response("Request body too large", status_code=413)(scope, receive, send)
             return
@@ -435,7 +435,7 @@ class OAuthMiddleware:
                 403, "insufficient_scope", "the token lacks the scope this call needs", " ".join(missing)
             )(scope, receive, send)
             return
-        await self.app(scope, _replay(body, more, receive), send)
+        await self.app(scope, replay_body(body, more, receive), send)
 
     def _missing_scopes(self, payload: Any, principal: Principal) -> list[str]:
         messages = payload if isinstance(payload, list) else [payload]
@@ -461,7 +461,9 @@ def _parse_error() -> Response:
     )
 
 
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[Message]]:
+async def read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[Message]]:
+    """The request body read whole (``None`` past ``limit`` bytes), and the message that
+    ended it early, if one did (``http.disconnect``: the client went before its end)."""
     chunks = bytearray()
     extra: list[Message] = []
     while True:
@@ -477,7 +479,8 @@ async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, list[M
     return bytes(chunks), extra
 
 
-def _replay(body: bytes, extra: list[Message], receive: Receive) -> Receive:
+def replay_body(body: bytes, extra: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` as one message, then ``extra``, then ``receive``'s."""
     pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}, *extra]
 
     async def replayed() -> Message:

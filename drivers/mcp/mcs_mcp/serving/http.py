@@ -7,7 +7,9 @@ Layers, outermost first (SECURITY.md E1, E2-E4, E7):
    included) 403, before anything else runs. Bound to loopback, the loopback names on
    any port are allowed; elsewhere ``Host`` is checked only when ``allowed_hosts`` is
    given, ``Origin`` always.
-2. Request bodies over ``max_request_body`` get 413.
+2. Request bodies over ``max_request_body`` get 413; a client gone before the end of its
+   body is one warning on ``mcs_mcp.serving.http``, and the request goes no further (the
+   SDK logged each at ERROR with a traceback).
 3. With OAuth: :class:`~mcs_mcp.serving.auth.OAuthMiddleware` on ``base_path`` and the
    RFC 9728 metadata document at ``/.well-known/oauth-protected-resource[base_path]``.
 4. gen-mcp 0.2.0 health endpoints (liveness, readiness) when the driver's
@@ -20,8 +22,8 @@ Layers, outermost first (SECURITY.md E1, E2-E4, E7):
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
-import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,9 +36,9 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcs.server.connections import uvicorn_settings
+from mcs.server.connections import tls_context, uvicorn_settings
 from mcs.server.origins import (
     LOOPBACK_HOSTS,
     HostOriginMiddleware,
@@ -47,6 +49,8 @@ from mcs.server.origins import (
 from mcs_mcp.serving import auth as auth_mod
 from mcs_mcp.serving.events import SessionEventStore
 from mcs_mcp.serving.options import ServeOptions
+
+logger = logging.getLogger(__name__)
 
 
 def default_allowed_hosts(options: ServeOptions) -> list[str] | None:
@@ -99,6 +103,32 @@ class _SessionManager(StreamableHTTPSessionManager):
             self._session_owners[new] = self._session_owners.pop(old)
 
 
+class ClientGoneMiddleware:
+    """Reads a POST's body before the app does: when the client goes before its end (it
+    disconnected, or was cut at the body deadline), logs one warning and answers nothing,
+    since nobody is there to read it. The body is bounded by the middleware before this one."""
+
+    def __init__(self, app: ASGIApp, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, extra = await auth_mod.read_body(receive, self.max_body)
+        if body is None:
+            await Response("Request body too large", status_code=413)(scope, receive, send)
+            return
+        if any(message["type"] == "http.disconnect" for message in extra):
+            client = scope.get("client")
+            peer = f"{client[0]}:{client[1]}" if client else "an unknown address"
+            logger.warning("the client %s went before the end of its request body (%d bytes received): "
+                           "request dropped", peer, len(body))
+            return
+        await self.app(scope, auth_mod.replay_body(body, extra, receive), send)
+
+
 def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
     """The ASGI app serving ``server`` (from :func:`build_server`) as ``options`` say."""
     allowed_hosts = default_allowed_hosts(options)
@@ -125,6 +155,7 @@ def build_app(server: Server[Any], options: ServeOptions) -> Starlette:
     middleware: list[Middleware] = [
         Middleware(HostOriginMiddleware, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins),
         Middleware(RequestBodyLimitMiddleware, max_body_size=options.max_request_body),
+        Middleware(ClientGoneMiddleware, max_body=options.max_request_body),
     ]
     catalog = getattr(server, "mcs_catalog", None)
     if options.auth is not None:
@@ -207,9 +238,14 @@ async def _maybe_await(value: Any) -> Any:
 
 def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any:
     """A ``uvicorn.Config`` for ``app``: address, TLS, no access log, our logging untouched,
-    and the bounds on slow and numerous clients of ``options.connection_limits``."""
+    and the bounds on slow and numerous clients of ``options.connection_limits``.
+
+    Raises:
+        ConfigurationError: TLS files that cannot be loaded (read here, once).
+    """
     import uvicorn
 
+    tls = tls_context(options.tls.cert_file, options.tls.key_file) if options.tls is not None else None
     kwargs: dict[str, Any] = {
         "host": options.host,
         "port": options.port,
@@ -218,12 +254,8 @@ def uvicorn_config(app: ASGIApp, options: ServeOptions, **overrides: Any) -> Any
         "lifespan": "on",
         "timeout_graceful_shutdown": 2,
         "ws": "none",
-        **uvicorn_settings(options.connection_limits),
+        **uvicorn_settings(options.connection_limits, tls=tls),
     }
-    if options.tls is not None:
-        kwargs["ssl_certfile"] = options.tls.cert_file
-        kwargs["ssl_keyfile"] = options.tls.key_file
-        kwargs["ssl_version"] = ssl.PROTOCOL_TLS_SERVER
     kwargs.update(overrides)
     return uvicorn.Config(app, **kwargs)
 

@@ -29,6 +29,7 @@ from support.slow_clients import SlowClient, request_head
 
 import mcs
 from mcs.errors import ConfigurationError
+from mcs.server.h11_deadlines import TLS_SHUTDOWN_TIMEOUT
 
 HEAD, BODY = 0.4, 0.5
 LIMITS = {"head_timeout": HEAD, "body_timeout": BODY}
@@ -144,39 +145,109 @@ def _status_over_tls(port: int, cert_file: Path) -> int:
         return client.get(f"https://127.0.0.1:{port}/healthz").status_code
 
 
-def test_tls_clients_cut_at_a_deadline_or_the_cap_stop_counting_at_once(tmp_path: Path) -> None:
-    # Closing a TLS connection waits for the client's close_notify (30 s by default); a
-    # client that never sends it kept its place under max_connections all that time.
+def _tls_serving(tmp_path: Path, **limits: float) -> tuple[ExitStack, int, Path]:
     cert_file, key_file = self_signed(tmp_path)
-    tls = TLSOptions(str(cert_file), str(key_file))
-    with serve_driver(SampleDriver(), tls=tls, head_timeout=HEAD, body_timeout=BODY, max_connections=2) as url:
-        port = int(urlsplit(url).port or 0)
-        with ExitStack() as stack:
-            for _ in range(2):  # the cap, each answered 408 at HEAD
-                stack.callback(_tls_client(port, cert_file).close)
-            time.sleep(HEAD + 0.2)
-            refused = _tls_client(port, cert_file)  # over the cap while those are being closed
-            stack.callback(refused.close)
-            waited = time.monotonic()
-            while (status := _status_over_tls(port, cert_file)) == 503 and time.monotonic() - waited < 8:
-                time.sleep(0.2)
-            assert status != 503, "connections cut long ago still fill the cap"
-            assert time.monotonic() - waited < 3
+    stack = ExitStack()
+    url = stack.enter_context(serve_driver(SampleDriver(), tls=TLSOptions(str(cert_file), str(key_file)), **limits))
+    return stack, int(urlsplit(url).port or 0), cert_file
 
 
-def test_tls_clients_refused_over_the_cap_are_closed_without_an_error(
+def _served_again_within(port: int, cert_file: Path, seconds: float) -> float:
+    """Seconds until a new TLS connection is served (not refused); fails after ``seconds``."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        try:
+            if _status_over_tls(port, cert_file) != 503:
+                return time.monotonic() - started
+        except httpx.TransportError:
+            pass  # refused before its handshake
+        time.sleep(0.1)
+    pytest.fail(f"no TLS connection served within {seconds:g} s")
+
+
+def test_tls_clients_cut_at_a_deadline_or_the_cap_stop_counting_at_once(tmp_path: Path) -> None:
+    # Closing a TLS connection waits for the client's close_notify; a client that never
+    # sends it kept its place under max_connections all that time.
+    stack, port, cert_file = _tls_serving(tmp_path, head_timeout=HEAD, body_timeout=BODY, max_connections=2)
+    with stack:
+        for _ in range(2):  # the cap, each answered 408 at HEAD
+            stack.callback(_tls_client(port, cert_file).close)
+        time.sleep(HEAD + 0.2)
+        refused = stack.enter_context(SlowClient(port))  # over the cap while those are being closed
+        refused.wait_closed(within=2)
+        assert _served_again_within(port, cert_file, 8) < 3, "connections cut long ago still fill the cap"
+
+
+def test_tls_clients_over_the_cap_are_closed_before_the_handshake_without_an_error(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Over TLS a request sent right after the handshake still arrives once the 503 is out
-    # and the connection closing; h11 raised on it, and asyncio logged the traceback at
-    # ERROR for every such client.
     caplog.set_level(logging.WARNING)
-    cert_file, key_file = self_signed(tmp_path)
-    tls = TLSOptions(str(cert_file), str(key_file))
-    with serve_driver(SampleDriver(), tls=tls, head_timeout=5, body_timeout=5, max_connections=1) as url:
-        port = int(urlsplit(url).port or 0)
-        with _tls_client(port, cert_file):
-            assert [_status_over_tls(port, cert_file) for _ in range(30)] == [503] * 30
-    refusals = [r for r in caplog.records if r.name == "mcs.server.connections" and "answered 503" in r.getMessage()]
+    stack, port, cert_file = _tls_serving(tmp_path, head_timeout=5, body_timeout=5, max_connections=1)
+    with stack, _tls_client(port, cert_file):
+        for _ in range(30):
+            with pytest.raises(httpx.TransportError):
+                _status_over_tls(port, cert_file)
+    refusals = [r for r in caplog.records if r.name == "mcs.server.connections" and "closed before TLS" in r.getMessage()]
     assert len(refusals) == 30
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+
+
+def test_a_tls_connection_that_never_sends_a_client_hello_is_dropped_at_the_head_deadline(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # asyncio waits 60 s for a handshake unless told otherwise, and uvicorn does not tell it.
+    caplog.set_level(logging.WARNING, logger="mcs.server.connections")
+    stack, port, _ = _tls_serving(tmp_path, head_timeout=HEAD, body_timeout=BODY)
+    with stack, SlowClient(port) as silent:
+        took = silent.wait_closed(within=HEAD + 5)
+        assert silent.closed_by_server, "the server still held a connection that never began its handshake"
+        assert HEAD - 0.05 <= took < HEAD + 1.5
+    assert any("TLS handshake not done within 0.4 s" in r.getMessage() for r in caplog.records)
+
+
+def test_tls_connections_still_in_their_handshake_count_against_max_connections(tmp_path: Path) -> None:
+    stack, port, cert_file = _tls_serving(tmp_path, head_timeout=5, body_timeout=5, max_connections=2)
+    with stack:
+        silent = [stack.enter_context(SlowClient(port)) for _ in range(2)]  # accepted, no ClientHello
+        time.sleep(0.2)
+        with pytest.raises(httpx.TransportError):
+            _status_over_tls(port, cert_file)
+        for client in silent:
+            client.close()
+        assert _served_again_within(port, cert_file, 3) < 1.5, "handshakes given up still fill the cap"
+
+
+def test_a_tls_connection_the_server_closes_stops_counting_within_seconds(tmp_path: Path) -> None:
+    # After a `Connection: close` answer the server sends its close_notify and waits for
+    # the client's (30 s by default); this client never reads it, so never answers.
+    stack, port, cert_file = _tls_serving(tmp_path, head_timeout=10, body_timeout=10, max_connections=1)
+    with stack, _tls_client(port, cert_file) as quiet:
+        quiet.sendall(request_head("GET", "/healthz", port, connection="close"))
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += quiet.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 404 ")
+        took = _served_again_within(port, cert_file, 10)
+        assert took < TLS_SHUTDOWN_TIMEOUT + 1.5, f"the closed connection was counted for {took:.1f} s"
+
+
+def test_a_client_gone_before_the_end_of_its_body_is_one_warning_not_an_error(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    # The SDK logged an ERROR with a traceback (ClientDisconnect) for every such client.
+    caplog.set_level(logging.WARNING)
+    with serve_driver(SampleDriver(), head_timeout=5, body_timeout=BODY) as url:
+        port = int(urlsplit(url).port or 0)
+        with SlowClient(port) as gone:
+            gone.send(_post_head(port, len(INIT)) + INIT[:10])
+            time.sleep(0.2)
+        with SlowClient(port) as slow:  # cut at the body deadline: also a client gone
+            slow.send(_post_head(port, len(INIT)) + INIT[:10])
+            slow.wait_closed(within=BODY + 3)
+        with SlowClient(port) as client:  # the server keeps serving
+            client.send(_post_head(port, len(INIT)) + INIT)
+            assert client.response().status_code == 200
+        time.sleep(0.2)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    gone_warnings = [r for r in caplog.records if "went before the end of its request body" in r.getMessage()]
+    assert len(gone_warnings) == 2 and all(r.exc_info is None for r in gone_warnings)

@@ -7,9 +7,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from mcs_mcp.serving import TLSOptions
+from mcs_mcp.serving import ServeOptions, TLSOptions, build_app, build_server
+from mcs_mcp.serving.http import uvicorn_config
 from serving_helpers import SampleDriver
 from serving_support import mcp_client, self_signed, serve_driver
+from support.servers import free_port
+
+from mcs.errors import ConfigurationError
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +39,9 @@ def test_plain_http_and_untrusted_clients_are_not_served(certificate: tuple[Path
             httpx.post(url, json={}, timeout=5)  # default trust store does not know the cert
         with pytest.raises(httpx.HTTPError):
             httpx.post(url.replace("https://", "http://"), json={}, timeout=5)
+
+
+def test_tls_files_that_cannot_be_loaded_are_a_configuration_error(tmp_path: Path) -> None:
+    options = ServeOptions(port=free_port(), tls=TLSOptions(str(tmp_path / "missing.crt"), str(tmp_path / "missing.key")))
+    with pytest.raises(ConfigurationError, match=r"cannot load the TLS certificate .*missing\.crt"):
+        uvicorn_config(build_app(build_server(SampleDriver(), options), options), options)
