@@ -3,6 +3,8 @@
 * :func:`encode_path_segment`: a value as exactly one path segment (SECURITY.md B1).
 * :func:`header_value`: a value as an HTTP header value, or ``None`` when none can hold it
   (SECURITY.md B2).
+* :func:`origin` and :func:`same_origin`: the one rule for "the same origin" (scheme,
+  host, port) that redirects, imports and served addresses are judged by.
 * :class:`EgressPolicy`: the block list for destinations the model chose or influenced
   (SECURITY.md B3, B4): loopback, link-local, private, CGNAT and reserved addresses and
   metadata hosts are refused in every spelling, and a name's checked addresses are the
@@ -16,9 +18,13 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, urlsplit
 
 from mcs.errors import ConfigurationError, ExecutionError, PolicyDeniedError
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def encode_path_segment(text: str) -> str:
@@ -48,6 +54,50 @@ def header_value(text: str) -> str | None:
     """
     value = text.strip(" \t")
     return None if _NOT_IN_FIELD.search(value) else value
+
+
+# ---------------------------------------------------------------------- origins
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class Origin(NamedTuple):
+    """Where an ``http(s)`` URL connects to (RFC 6454): scheme, host and port, as httpx
+    reads them. The scheme and a host name are lower case, a name in Unicode (IDNA
+    decoded), an IPv6 address without brackets, and the port explicit (80, 443 when the
+    URL names none)."""
+
+    scheme: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+def origin(url: str | httpx.URL) -> Origin | None:
+    """The :class:`Origin` of ``url``; ``None`` when it is not an ``http`` or ``https``
+    URL with a host, or httpx refuses to parse it. Parsing text needs httpx, which every
+    HTTP-speaking driver has."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url) if isinstance(url, str) else url
+    except httpx.InvalidURL:
+        return None
+    default = _DEFAULT_PORTS.get(parsed.scheme)
+    if default is None or not parsed.host:
+        return None
+    return Origin(parsed.scheme, parsed.host, parsed.port or default)
+
+
+def same_origin(first: str | httpx.URL, second: str | httpx.URL) -> bool:
+    """Whether two URLs have one origin: the same scheme, host and port. ``False`` when
+    either has no origin (:func:`origin`). Nothing is resolved."""
+    one, other = origin(first), origin(second)
+    return one is not None and one == other
 
 
 # ---------------------------------------------------------------------- egress
