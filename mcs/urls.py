@@ -4,7 +4,8 @@
 * :func:`header_value`: a value as an HTTP header value, or ``None`` when none can hold it
   (SECURITY.md B2).
 * :func:`origin` and :func:`same_origin`: the one rule for "the same origin" (scheme,
-  host, port) that redirects, imports and served addresses are judged by.
+  host, port; the loopback hosts are one host) that redirects, imports and served
+  addresses are judged by.
 * :class:`EgressPolicy`: the block list for destinations the model chose or influenced
   (SECURITY.md B3, B4): loopback, link-local, private, CGNAT and reserved addresses and
   metadata hosts are refused in every spelling, and a name's checked addresses are the
@@ -60,6 +61,8 @@ def header_value(text: str) -> str | None:
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
 
 
 class Origin(NamedTuple):
@@ -93,11 +96,33 @@ def origin(url: str | httpx.URL) -> Origin | None:
     return Origin(parsed.scheme, parsed.host, parsed.port or default)
 
 
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (as in an :class:`Origin`) means this machine by definition, so
+    that no DNS answer decides it: ``localhost`` (RFC 6761), an IPv4 address in
+    ``127.0.0.0/8`` or ``::1``, in the usual spelling."""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address in _LOOPBACK_V4 if isinstance(address, ipaddress.IPv4Address) else address == _LOOPBACK_V6
+
+
 def same_origin(first: str | httpx.URL, second: str | httpx.URL) -> bool:
-    """Whether two URLs have one origin: the same scheme, host and port. ``False`` when
-    either has no origin (:func:`origin`). Nothing is resolved."""
+    """Whether two URLs have one origin: the same scheme, the same port and the same host.
+
+    The loopback hosts are one host here: ``localhost``, ``127.0.0.0/8`` and ``::1``, so
+    ``http://localhost:8000`` and ``http://127.0.0.1:8000`` are one origin, while
+    ``http://127.0.0.1:8001`` and ``https://localhost:8000`` are others. Other spellings
+    (``127.1``, ``::ffff:127.0.0.1``, ``localhost.``, names under ``.localhost``) and names
+    that resolve to loopback do not count: nothing is resolved. ``False`` when either URL
+    has no origin (:func:`origin`).
+    """
     one, other = origin(first), origin(second)
-    return one is not None and one == other
+    if one is None or other is None or (one.scheme, one.port) != (other.scheme, other.port):
+        return False
+    return one.host == other.host or (_loopback(one.host) and _loopback(other.host))
 
 
 # ---------------------------------------------------------------------- egress

@@ -87,3 +87,38 @@ def test_urls_on_one_scheme_host_and_port_are_the_same_origin(first: str, second
 )
 def test_another_scheme_host_or_port_is_another_origin(first: str, second: str) -> None:
     assert not same_origin(first, second) and not same_origin(second, first)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("http://localhost:8000/?wsdl", "http://127.0.0.1:8000/soap"),
+        ("http://LOCALHOST:8000/", "http://127.0.0.1:8000/"),
+        ("http://127.0.0.1:8000/", "http://127.8.9.10:8000/"),
+        ("http://localhost:8000/", "http://[::1]:8000/"),
+        ("https://127.0.0.1/", "https://[0:0:0:0:0:0:0:1]:443/"),
+    ],
+)
+def test_the_loopback_hosts_are_one_host(first: str, second: str) -> None:
+    assert same_origin(first, second) and same_origin(second, first)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("http://localhost:8000/", "http://127.0.0.1:8001/"),  # the port still counts
+        ("http://localhost:8000/", "https://127.0.0.1:8000/"),  # and the scheme
+        ("http://localhost/", "http://169.254.169.254/"),
+        ("http://localhost/", "http://10.0.0.1/"),
+        ("http://localhost/", "http://0.0.0.0/"),
+        ("http://localhost/", "http://[::]/"),
+        ("http://127.0.0.1/", "http://127.1/"),  # inet_aton spellings are not read
+        ("http://127.0.0.1/", "http://2130706433/"),
+        ("http://127.0.0.1/", "http://[::ffff:127.0.0.1]/"),
+        ("http://127.0.0.1/", "http://localhost./"),
+        ("http://127.0.0.1/", "http://app.localhost/"),
+        ("http://127.0.0.1/", "http://localtest.me/"),  # a public name that resolves to 127.0.0.1
+    ],
+)
+def test_only_the_loopback_hosts_themselves_are_one_host(first: str, second: str) -> None:
+    assert not same_origin(first, second) and not same_origin(second, first)
