@@ -53,6 +53,16 @@ def cap_result(value: Any, max_bytes: int, *, what: str = "result") -> Any:
 MAX_JSON_DEPTH = 128
 
 
+def may_nest_deeper(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON ``text`` holds more than ``limit`` ``[`` and ``{`` together. When it
+    does not, what it parses to cannot nest deeper than ``limit``, and :func:`too_deep`
+    need not walk it: a count over the text is far cheaper than the walk. ``True`` says
+    only that the walk must decide (brackets inside strings count too)."""
+    if isinstance(text, str):
+        return text.count("[") + text.count("{") > limit
+    return text.count(b"[") + text.count(b"{") > limit
+
+
 def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether ``value`` (parsed JSON) nests arrays and objects more than ``limit`` deep;
     walked without recursion, so any depth can be asked about."""

@@ -3,6 +3,9 @@
 * :func:`encode_path_segment`: a value as exactly one path segment (SECURITY.md B1).
 * :func:`header_value`: a value as an HTTP header value, or ``None`` when none can hold it
   (SECURITY.md B2).
+* :func:`origin` and :func:`same_origin`: the one rule for "the same origin" (scheme,
+  host, port; the loopback hosts are one host) that redirects, imports and served
+  addresses are judged by.
 * :class:`EgressPolicy`: the block list for destinations the model chose or influenced
   (SECURITY.md B3, B4): loopback, link-local, private, CGNAT and reserved addresses and
   metadata hosts are refused in every spelling, and a name's checked addresses are the
@@ -16,9 +19,13 @@ import ipaddress
 import re
 import socket
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, urlsplit
 
 from mcs.errors import ConfigurationError, ExecutionError, PolicyDeniedError
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def encode_path_segment(text: str) -> str:
@@ -48,6 +55,74 @@ def header_value(text: str) -> str | None:
     """
     value = text.strip(" \t")
     return None if _NOT_IN_FIELD.search(value) else value
+
+
+# ---------------------------------------------------------------------- origins
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+
+
+class Origin(NamedTuple):
+    """Where an ``http(s)`` URL connects to (RFC 6454): scheme, host and port, as httpx
+    reads them. The scheme and a host name are lower case, a name in Unicode (IDNA
+    decoded), an IPv6 address without brackets, and the port explicit (80, 443 when the
+    URL names none)."""
+
+    scheme: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+def origin(url: str | httpx.URL) -> Origin | None:
+    """The :class:`Origin` of ``url``; ``None`` when it is not an ``http`` or ``https``
+    URL with a host, or httpx refuses to parse it. Parsing text needs httpx, which every
+    HTTP-speaking driver has."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url) if isinstance(url, str) else url
+    except httpx.InvalidURL:
+        return None
+    default = _DEFAULT_PORTS.get(parsed.scheme)
+    if default is None or not parsed.host:
+        return None
+    return Origin(parsed.scheme, parsed.host, parsed.port or default)
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (as in an :class:`Origin`) means this machine by definition, so
+    that no DNS answer decides it: ``localhost`` (RFC 6761), an IPv4 address in
+    ``127.0.0.0/8`` or ``::1``, in the usual spelling."""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address in _LOOPBACK_V4 if isinstance(address, ipaddress.IPv4Address) else address == _LOOPBACK_V6
+
+
+def same_origin(first: str | httpx.URL, second: str | httpx.URL) -> bool:
+    """Whether two URLs have one origin: the same scheme, the same port and the same host.
+
+    The loopback hosts are one host here: ``localhost``, ``127.0.0.0/8`` and ``::1``, so
+    ``http://localhost:8000`` and ``http://127.0.0.1:8000`` are one origin, while
+    ``http://127.0.0.1:8001`` and ``https://localhost:8000`` are others. Other spellings
+    (``127.1``, ``::ffff:127.0.0.1``, ``localhost.``, names under ``.localhost``) and names
+    that resolve to loopback do not count: nothing is resolved. ``False`` when either URL
+    has no origin (:func:`origin`).
+    """
+    one, other = origin(first), origin(second)
+    if one is None or other is None or (one.scheme, one.port) != (other.scheme, other.port):
+        return False
+    return one.host == other.host or (_loopback(one.host) and _loopback(other.host))
 
 
 # ---------------------------------------------------------------------- egress

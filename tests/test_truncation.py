@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from mcs.truncation import MAX_JSON_DEPTH, cap_result, cap_text, too_deep
+import pytest
+
+from mcs.truncation import MAX_JSON_DEPTH, cap_result, cap_text, may_nest_deeper, too_deep
 
 
 def nested(depth: int) -> list[object]:
@@ -42,3 +44,20 @@ def test_nesting_up_to_the_limit_is_not_too_deep_and_one_level_more_is() -> None
 
 def test_any_depth_is_measured_without_recursion() -> None:
     assert too_deep(nested(200_000))
+
+
+@pytest.mark.parametrize("depth", [1, MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, 500])
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_text_with_few_brackets_skips_the_walk_and_the_walk_agrees(depth: int, as_bytes: bool) -> None:
+    text = json.dumps(nested(depth), separators=(",", ":"))
+    assert may_nest_deeper(text.encode() if as_bytes else text) == (depth > MAX_JSON_DEPTH)
+    if not may_nest_deeper(text):
+        assert not too_deep(json.loads(text))
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_brackets_of_both_kinds_count_together_strings_included(as_bytes: bool) -> None:
+    flat = "[" + ",".join(["{}"] * 10) + ',"[[[["]'  # one level deep; 15 brackets
+    text: str | bytes = flat.encode() if as_bytes else flat
+    assert may_nest_deeper(text, limit=14) and not may_nest_deeper(text, limit=15)
+    assert not too_deep(json.loads(flat), limit=14)

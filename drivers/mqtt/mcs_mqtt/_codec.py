@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from mcs.errors import InvalidInputError
 from mcs.strict_json import STRICT_JSON
-from mcs.truncation import MAX_JSON_DEPTH, too_deep
+from mcs.truncation import MAX_JSON_DEPTH, may_nest_deeper, too_deep
 
 Kind = Literal["json", "text", "binary"]
 
@@ -111,7 +111,7 @@ class Codec:
             return _undecodable(data, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         except ValueError as exc:
             return _undecodable(data, f"not valid JSON ({exc})")
-        if text.count("[") + text.count("{") > MAX_JSON_DEPTH and too_deep(value):
+        if may_nest_deeper(text) and too_deep(value):
             return _undecodable(data, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         return {"payload": value}
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from mcs.content import Binary
-from mcs.truncation import MAX_JSON_DEPTH, too_deep
+from mcs.truncation import MAX_JSON_DEPTH, may_nest_deeper, too_deep
 
 #: The largest integer a JavaScript client reads exactly (``Number.MAX_SAFE_INTEGER``).
 SAFE_INTEGER = 2**53 - 1
@@ -76,8 +76,7 @@ def load_json(body: bytes) -> tuple[Any, bool]:
             value, wide = json.loads(body, parse_constant=_refuse_constant), True
     except RecursionError:
         raise TooDeep(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels") from None
-    # Fewer brackets than the limit cannot nest deeper than it: most bodies skip the walk.
-    if body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH and too_deep(value):
+    if may_nest_deeper(body) and too_deep(value):
         raise TooDeep(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
     return value, wide
 

@@ -25,6 +25,7 @@ import orjson
 import yaml
 
 from mcs.errors import ConfigurationError
+from mcs.urls import same_origin
 
 __all__ = ["Spec", "SpecError", "load_document", "parse_document"]
 
@@ -143,14 +144,7 @@ def _read_url(url: str, timeout: float = 30.0, max_bytes: int = MAX_SPEC_BYTES,
 def _check_redirect(url: str, target: Any, redirect_hosts: frozenset[str]) -> None:
     """Raise :class:`SpecError` unless a redirect from ``url`` to ``target`` (an
     ``httpx.URL``) stays in ``url``'s origin or goes to a host in ``redirect_hosts``."""
-    import httpx
-
-    def origin(address: httpx.URL) -> tuple[str, str, int | None]:
-        return address.scheme, address.host, address.port or {"http": 80, "https": 443}.get(address.scheme)
-
-    if target.scheme in ("http", "https") and (
-        origin(target) == origin(httpx.URL(url)) or target.host.lower() in redirect_hosts
-    ):
+    if target.scheme in ("http", "https") and (same_origin(target, url) or target.host.lower() in redirect_hosts):
         return
     shown = str(target.copy_with(query=None, fragment=None, username=None, password=None))
     raise SpecRedirectRefused(url, shown, target.host)

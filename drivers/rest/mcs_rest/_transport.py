@@ -48,6 +48,7 @@ from mcs.http import (
     truncation_marker,
 )
 from mcs.redaction import credential_forms, excerpt, scrubbed_logs
+from mcs.urls import same_origin
 from mcs_rest._auth import Applied, Scheme, apply
 from mcs_rest._request import Built, HttpOptions, cookie_header
 from mcs_rest._results import BinaryBody, TooDeep, load_json
@@ -214,14 +215,6 @@ def error_for(
     )
 
 
-# ---------------------------------------------------------------------- sending
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
-    return (url.scheme, url.host, port)
-
-
 # ---------------------------------------------------------------------- building requests
 #
 # httpx.Request("GET", url) parses and validates the whole URL on every call, which is
@@ -358,7 +351,7 @@ class _Plan:
         target = request.url.join(location)
         if target.scheme not in ("http", "https"):
             raise ExecutionError(f"{self.tool}: the server redirected to a {target.scheme!r} URL; refused.", tool=self.tool)
-        same = _origin(target) == _origin(request.url)
+        same = same_origin(target, request.url)
         keep_body = response.status_code in (307, 308)
         method = request.method
         if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from mcs.errors import ConfigurationError, ExecutionError
+from mcs.urls import origin, same_origin
 
 if TYPE_CHECKING:
     import httpx
@@ -51,33 +52,26 @@ def is_url(location: str) -> bool:
     return urlsplit(location).scheme in ("http", "https")
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), port
-
-
-def _fetched(url: str) -> tuple[tuple[str, str, int | None], list[str]] | None:
-    """The origin and the path segments of ``url`` as httpx, which fetches it, reads it (dot
-    segments resolved, percent-escapes decoded); ``None`` if httpx refuses it, or if a segment
+def _segments(url: str) -> list[str] | None:
+    """The path segments of ``url`` as httpx, which fetches it, reads them (dot segments
+    resolved, percent-escapes decoded); ``None`` if httpx refuses the URL, or if a segment
     still means ``.`` or ``..`` (``%2e%2e``), which a server may climb out with."""
     import httpx
 
     try:
-        parsed = httpx.URL(url)
+        segments = httpx.URL(url).path.split("/")[1:]
     except httpx.InvalidURL:
         return None
-    segments = parsed.path.split("/")[1:]
-    if any(segment in (".", "..") for segment in segments):
+    return None if any(segment in (".", "..") for segment in segments) else segments
+
+
+def _segments_on_origin(location: str, base: str) -> list[str] | None:
+    """The path segments of ``location`` (:func:`_segments`) when it and ``base`` are
+    http(s) URLs on one origin (:func:`mcs.urls.same_origin`) and ``base``'s own segments
+    read cleanly too; else ``None``."""
+    if not (is_url(location) and same_origin(location, base)) or _segments(base) is None:
         return None
-    port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
-    return (parsed.scheme, parsed.host, port), segments
-
-
-def same_origin(first: str, second: str) -> bool:
-    """Whether two http(s) URLs have the same scheme, host and port, as httpx reads them."""
-    one, other = _fetched(first), _fetched(second)
-    return one is not None and other is not None and one[0] == other[0]
+    return _segments(location)
 
 
 def _as_path(location: str) -> Path | None:
@@ -106,7 +100,8 @@ class LoadPolicy:
             return
         if self._own(location) or any(self._under(location, allowed) for allowed in self.allow or ()):
             return
-        where = "the WSDL's folder" if not is_url(self.entry) else f"{'://'.join(_origin(self.entry)[:2])}"
+        found = origin(self.entry) if is_url(self.entry) else None
+        where = "the WSDL's folder" if found is None else f"{found.scheme}://{found.host}"
         raise WsdlError(
             f"{self.entry}: refused to load {location!r}: a WSDL may import documents from its own "
             f"location only ({where}). Add the location to the driver's allow_imports option to allow it."
@@ -114,8 +109,7 @@ class LoadPolicy:
 
     def _own(self, location: str) -> bool:
         if is_url(self.entry):
-            own, read = _fetched(self.entry), _fetched(location) if is_url(location) else None
-            return own is not None and read is not None and read[0] == own[0]
+            return _segments_on_origin(location, self.entry) is not None
         entry = _as_path(self.entry)
         target = _as_path(location)
         return entry is not None and target is not None and target.is_relative_to(entry.parent)
@@ -123,11 +117,11 @@ class LoadPolicy:
     @staticmethod
     def _under(location: str, allowed: str) -> bool:
         if is_url(allowed):  # the same origin, and under the allowed path segment by segment
-            prefix, read = _fetched(allowed), _fetched(location) if is_url(location) else None
-            if prefix is None or read is None or prefix[0] != read[0]:
+            read, prefix = _segments_on_origin(location, allowed), _segments(allowed)
+            if read is None or prefix is None:
                 return False
-            segments = prefix[1][:-1] if prefix[1][-1:] == [""] else prefix[1]
-            return read[1][:len(segments)] == segments
+            segments = prefix[:-1] if prefix[-1:] == [""] else prefix
+            return read[:len(segments)] == segments
         folder, target = _as_path(allowed), _as_path(location)
         return folder is not None and target is not None and target.is_relative_to(folder)
 

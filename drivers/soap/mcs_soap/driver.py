@@ -16,7 +16,7 @@ from mcs.errors import ConfigurationError, ExecutionError
 from mcs.event_loops import PerLoop, close_outside_loops
 from mcs.pipeline import Invocation
 from mcs.tools import Tool
-from mcs.urls import encode_path_segment
+from mcs.urls import encode_path_segment, same_origin
 from mcs_soap import _cache, _collector
 from mcs_soap._callstate import CALL, CallState, HttpOptions
 from mcs_soap._loading import (
@@ -26,7 +26,6 @@ from mcs_soap._loading import (
     entry_location,
     is_url,
     normalise_allow,
-    same_origin,
 )
 from mcs_soap._operations import tool_from_dict, tool_to_dict
 

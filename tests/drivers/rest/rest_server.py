@@ -49,6 +49,9 @@ class State:
     counters: dict[str, int] = field(default_factory=dict)
     tokens_issued: int = 0
     port: int = 0
+    #: The port of the same API on another origin (``localhost:away_port``): where the
+    #: ``-away`` routes redirect. The loopback names are one host, so the port differs.
+    away_port: int = 0
 
     def count(self, key: str) -> int:
         self.counters[key] = self.counters.get(key, 0) + 1
@@ -180,11 +183,11 @@ def build_app(state: State) -> Starlette:
 
     async def redirect_away(request: Request) -> Response:
         await record(request)
-        return RedirectResponse(f"http://localhost:{state.port}/v1/echo/away", status_code=302)
+        return RedirectResponse(f"http://localhost:{state.away_port}/v1/echo/away", status_code=302)
 
     async def redirect_away_307(request: Request) -> Response:
         await record(request)
-        return RedirectResponse(f"http://localhost:{state.port}/v1/echo/away", status_code=307)
+        return RedirectResponse(f"http://localhost:{state.away_port}/v1/echo/away", status_code=307)
 
     async def big(request: Request) -> Response:
         await record(request)
@@ -259,8 +262,10 @@ def build_app(state: State) -> Starlette:
     routes = [
         Route("/spec.yaml", spec, methods=["GET"]),
         Route("/spec-moved", lambda _: RedirectResponse("/spec.yaml", status_code=301), methods=["GET"]),
-        Route("/spec-away", lambda _: RedirectResponse(f"http://localhost:{state.port}/spec.yaml?sig=abc",
+        Route("/spec-away", lambda _: RedirectResponse(f"http://localhost:{state.away_port}/spec.yaml?sig=abc",
                                                        status_code=302), methods=["GET"]),
+        Route("/spec-loopback", lambda _: RedirectResponse(f"http://localhost:{state.port}/spec.yaml",
+                                                           status_code=302), methods=["GET"]),
         Route("/spec-loop", lambda _: RedirectResponse("/spec-loop", status_code=302), methods=["GET"]),
         Route("/spec-bomb.json", spec_bomb, methods=["GET"]),
         Route("/v1/health", health, methods=["GET"]),
@@ -335,12 +340,16 @@ class Running:
 
 @contextmanager
 def serve() -> Iterator[Running]:
-    """Run the API on a free loopback port in a thread; stop it on exit."""
+    """Run the API on a free loopback port in a thread, and again on a second port (the
+    other origin its ``-away`` routes redirect to, with the same state); stop both on exit."""
     state = State()
-    config = uvicorn.Config(build_app(state), log_level="error", lifespan="off", ws="none", access_log=False)
-    with closing(loopback_socket()) as sock:
-        state.port = sock.getsockname()[1]
-        with running_uvicorn(config, sock):
+
+    def config() -> uvicorn.Config:
+        return uvicorn.Config(build_app(state), log_level="error", lifespan="off", ws="none", access_log=False)
+
+    with closing(loopback_socket()) as sock, closing(loopback_socket()) as away:
+        state.port, state.away_port = sock.getsockname()[1], away.getsockname()[1]
+        with running_uvicorn(config(), sock), running_uvicorn(config(), away):
             yield Running(f"http://127.0.0.1:{state.port}", state)
 
 

@@ -11,7 +11,7 @@ import unicodedata
 import pytest
 from mcs_soap import SoapDriver, WsdlError
 from mcs_soap.peer import SoapPeer, serve
-from soap_world import WORLD_WSDL, World
+from soap_world import WORLD_WSDL, World, world_peer
 from support.hostile import HostilePeer
 from support.logs import log_everything, quoting
 
@@ -208,6 +208,39 @@ def test_a_served_wsdl_calls_its_own_origin_or_the_configured_endpoint(world: Wo
         assert [r.path for r in peer.requests if r.method == "POST"]
         with SoapDriver(url + "/?wsdl", endpoint=world.url) as driver:
             assert driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 2}) == 3
+
+
+def test_a_wsdl_read_from_localhost_calls_its_address_on_127_0_0_1():
+    """The loopback hosts are one host for the origin rule: a WSDL fetched from localhost
+    whose address names 127.0.0.1 on the same port is called, credentials included."""
+    peer = world_peer()
+    with serve(peer) as url:  # the WSDL's addresses are on http://127.0.0.1:PORT
+        assert url.startswith("http://127.0.0.1:")
+        with SoapDriver(url.replace("127.0.0.1", "localhost", 1) + "/?wsdl", http_basic="bob:hunter2") as driver:
+            assert driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 2}) == 3
+    assert [(r.method, r.path) for r in peer.requests] == [("GET", "/?wsdl"), ("POST", "/calculator")]
+    assert peer.requests[1].headers.get("authorization", "").startswith("Basic ")
+
+
+def test_a_wsdl_read_from_localhost_cannot_send_calls_to_another_loopback_port(recorder):
+    target, target_url = recorder
+    peer = SoapPeer(wsdl=WORLD_WSDL.read_text().replace("{address}", target_url), handlers={}, validate=False)
+    with (serve(peer) as url, SoapDriver(url.replace("127.0.0.1", "localhost", 1) + "/?wsdl") as driver,
+          pytest.raises(ExecutionError, match=r"another origin.*endpoint option")):
+        driver.call_tool("Calculator_CalculatorSoap_Add", {"a": 1, "b": 2})
+    assert target.requests == []
+
+
+def test_a_wsdl_read_from_localhost_may_import_from_127_0_0_1_on_its_port():
+    schema = b'<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:extra"/>'
+    text = WORLD_WSDL.read_text().replace(
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">',
+        '<xsd:schema targetNamespace="urn:mcs:world" elementFormDefault="qualified">'
+        '<xsd:import namespace="urn:extra" schemaLocation="{address}/extra.xsd"/>')
+    peer = SoapPeer(wsdl=text, handlers={}, documents={"extra.xsd": schema}, validate=False)
+    with serve(peer) as url, SoapDriver(url.replace("127.0.0.1", "localhost", 1) + "/?wsdl") as driver:
+        assert driver.get_tool("FullCountryInfo") is not None
+    assert [r.path for r in peer.requests] == ["/?wsdl", "/extra.xsd"]
 
 
 def test_a_wsdl_over_the_size_cap_is_refused(tmp_path):

@@ -64,7 +64,7 @@ from mcs.http import (
 )
 from mcs.redaction import credential_forms, scrubbed_logs
 from mcs.redaction import excerpt as redaction_excerpt
-from mcs.urls import EgressPolicy, encode_path_segment, header_value
+from mcs.urls import EgressPolicy, encode_path_segment, header_value, same_origin
 from mcs_mcp.mcpfile.results import (
     CREDENTIAL_HEADERS,
     HEADER_PREFIX,
@@ -362,7 +362,7 @@ class HttpInvoker:
         if response.status_code not in (301, 302, 303, 307, 308) or "location" not in response.headers:
             return None
         target = httpx.URL(urljoin(str(request.url), response.headers["location"]))
-        if (target.scheme, target.host, target.port) != (request.url.scheme, request.url.host, request.url.port):
+        if not same_origin(target, request.url):
             raise ExecutionError(
                 f"{self.tool}: the server redirected to another origin, which is not followed.",
                 tool=self.tool,

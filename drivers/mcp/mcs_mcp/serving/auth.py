@@ -47,6 +47,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcs.errors import ConfigurationError
+from mcs.urls import same_origin
 from mcs_mcp.serving.options import OAuthOptions
 
 logger = logging.getLogger("mcs_mcp.serving.auth")
@@ -194,11 +195,6 @@ def trusted_issuers(options: OAuthOptions) -> tuple[str, ...]:
     return (options.issuer,) if options.issuer else tuple(dict.fromkeys(options.authorization_servers))
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
-
-
 def _jwks_owner(jwks_uri: str | None, issuers: tuple[str, ...]) -> str | None:
     """The issuer a configured ``jwksUri`` serves the keys of (see the module doc).
 
@@ -209,7 +205,7 @@ def _jwks_owner(jwks_uri: str | None, issuers: tuple[str, ...]) -> str | None:
         return None
     if len(issuers) == 1:
         return issuers[0]
-    owners = [i for i in issuers if _origin(i) == _origin(jwks_uri)]
+    owners = [i for i in issuers if same_origin(i, jwks_uri)]
     if len(owners) != 1:
         raise ConfigurationError(
             f"jwksUri {jwks_uri} is on the origin of {'none' if not owners else 'several'} of the "

@@ -399,6 +399,16 @@ def test_mcp_file_s3_3_a_jwks_uri_that_belongs_to_no_listed_server_is_refused() 
         JWTVerifier(auth, resource="http://127.0.0.1:1/mcp")
 
 
+def test_a_jwks_uri_with_its_default_port_written_out_belongs_to_the_server_on_that_origin() -> None:
+    from mcs_mcp.serving.auth import JWTVerifier
+
+    auth = OAuthOptions(authorization_servers=("https://a.example.test", "https://b.example.test"),
+                        jwks_uri="https://A.example.test:443/keys")
+    verifier = JWTVerifier(auth, resource="http://127.0.0.1:1/mcp")
+    assert verifier.key_sets["https://a.example.test"].uri == "https://A.example.test:443/keys"
+    assert verifier.key_sets["https://b.example.test"].uri is None
+
+
 async def test_with_several_trusted_servers_the_agent_id_names_the_issuer_of_its_subject(
     auth_server: AuthServer, second_auth_server: AuthServer
 ) -> None:
