@@ -61,8 +61,9 @@ def header_value(text: str) -> str | None:
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
-_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+# The addresses `localhost` means (RFC 6761, and what resolvers answer for it): another address
+# of 127.0.0.0/8 is a loopback address too, but a server bound to 127.0.0.2 is another server.
+_LOOPBACK_ADDRESSES = frozenset({ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")})
 
 
 class Origin(NamedTuple):
@@ -97,25 +98,26 @@ def origin(url: str | httpx.URL) -> Origin | None:
 
 
 def _loopback(host: str) -> bool:
-    """Whether ``host`` (as in an :class:`Origin`) means this machine by definition, so
-    that no DNS answer decides it: ``localhost`` (RFC 6761), an IPv4 address in
-    ``127.0.0.0/8`` or ``::1``, in the usual spelling."""
+    """Whether ``host`` (as in an :class:`Origin`) is one of the names of this machine's
+    loopback host, so that no DNS answer decides it: ``localhost`` (RFC 6761),
+    ``127.0.0.1`` or ``::1``, in the usual spelling."""
     if host == "localhost":
         return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address in _LOOPBACK_V4 if isinstance(address, ipaddress.IPv4Address) else address == _LOOPBACK_V6
+    return address in _LOOPBACK_ADDRESSES
 
 
 def same_origin(first: str | httpx.URL, second: str | httpx.URL) -> bool:
     """Whether two URLs have one origin: the same scheme, the same port and the same host.
 
-    The loopback hosts are one host here: ``localhost``, ``127.0.0.0/8`` and ``::1``, so
+    The loopback host's names are one host here: ``localhost``, ``127.0.0.1`` and ``::1``, so
     ``http://localhost:8000`` and ``http://127.0.0.1:8000`` are one origin, while
     ``http://127.0.0.1:8001`` and ``https://localhost:8000`` are others. Other spellings
-    (``127.1``, ``::ffff:127.0.0.1``, ``localhost.``, names under ``.localhost``) and names
+    (``127.1``, ``::ffff:127.0.0.1``, ``localhost.``, names under ``.localhost``), the other
+    addresses of ``127.0.0.0/8`` (a server bound to ``127.0.0.2`` is another server) and names
     that resolve to loopback do not count: nothing is resolved. ``False`` when either URL
     has no origin (:func:`origin`).
     """

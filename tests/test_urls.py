@@ -94,7 +94,6 @@ def test_another_scheme_host_or_port_is_another_origin(first: str, second: str) 
     [
         ("http://localhost:8000/?wsdl", "http://127.0.0.1:8000/soap"),
         ("http://LOCALHOST:8000/", "http://127.0.0.1:8000/"),
-        ("http://127.0.0.1:8000/", "http://127.8.9.10:8000/"),
         ("http://localhost:8000/", "http://[::1]:8000/"),
         ("https://127.0.0.1/", "https://[0:0:0:0:0:0:0:1]:443/"),
     ],
@@ -112,6 +111,8 @@ def test_the_loopback_hosts_are_one_host(first: str, second: str) -> None:
         ("http://localhost/", "http://10.0.0.1/"),
         ("http://localhost/", "http://0.0.0.0/"),
         ("http://localhost/", "http://[::]/"),
+        ("http://127.0.0.1:8000/", "http://127.0.0.2:8000/"),  # another loopback address, another server
+        ("http://localhost:8000/", "http://127.8.9.10:8000/"),
         ("http://127.0.0.1/", "http://127.1/"),  # inet_aton spellings are not read
         ("http://127.0.0.1/", "http://2130706433/"),
         ("http://127.0.0.1/", "http://[::ffff:127.0.0.1]/"),
