@@ -194,23 +194,8 @@ def test_a_cut_first_message_says_how_many_others_were_left_out(own_broker: Mosq
 
 def test_a_first_message_whose_headers_exceed_the_result_cap_loses_them_with_a_marker(
         connect: Any, broker: Mosquitto) -> None:
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-    from paho.mqtt.packettypes import PacketTypes
-    from paho.mqtt.properties import Properties
-
     lid = light()
-    device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
-    device.connect("127.0.0.1", broker.port)
-    device.loop_start()
-    try:
-        properties = Properties(PacketTypes.PUBLISH)
-        properties.UserProperty = [(f"k{n}", "v" * 100) for n in range(30)]
-        device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
-                       properties=properties).wait_for_publish(10)
-    finally:
-        device.disconnect()
-        device.loop_stop()
+    publish_measured_v5(broker.port, lid, [(f"k{n}", "v" * 100) for n in range(30)])
     driver = connect(protocol="5", max_result_bytes=600)
     result = driver.call_tool("readMeasurement", {"lightId": lid, "wait_s": 10})
     [message] = result["messages"]
@@ -353,48 +338,39 @@ def test_a_read_on_a_broker_that_is_gone_times_out_or_fails_clearly(connect: Any
 
 
 def test_mqtt5_user_properties_come_back_as_headers(connect: Any, broker: Mosquitto) -> None:
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-    from paho.mqtt.packettypes import PacketTypes
-    from paho.mqtt.properties import Properties
-
     lid = light()
-    device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
-    device.connect("127.0.0.1", broker.port)
-    device.loop_start()
-    try:
-        properties = Properties(PacketTypes.PUBLISH)
-        properties.UserProperty = [("site", "north")]
-        device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
-                       properties=properties).wait_for_publish(10)
-    finally:
-        device.disconnect()
-        device.loop_stop()
+    publish_measured_v5(broker.port, lid, [("site", "north")])
     [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
     assert message["payload"] == {"lumens": 9} and message["headers"] == {"site": "north"}
 
 
 def test_mqtt5_user_properties_with_a_repeated_name_keep_every_value(connect: Any, broker: Mosquitto) -> None:
+    lid = light()
+    publish_measured_v5(broker.port, lid, [("site", "north"), ("tag", "a"), ("site", "south"), ("tag", "b"),
+                                           ("tag", "a"), ("unit", "lm")])
+    [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
+    assert message["headers"] == {"site": ["north", "south"], "tag": ["a", "b", "a"], "unit": "lm"}
+
+
+def publish_measured_v5(port: int, lid: str, user_properties: list[tuple[str, str]]) -> None:
+    """Publish ``{"lumens": 9}`` retained on ``lights/<lid>/measured`` over MQTT 5 with
+    ``user_properties``, as a device would."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
     from paho.mqtt.packettypes import PacketTypes
     from paho.mqtt.properties import Properties
 
-    lid = light()
     device = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"v5-{lid}", protocol=mqtt.MQTTv5)
-    device.connect("127.0.0.1", broker.port)
+    device.connect("127.0.0.1", port)
     device.loop_start()
     try:
         properties = Properties(PacketTypes.PUBLISH)
-        properties.UserProperty = [("site", "north"), ("tag", "a"), ("site", "south"), ("tag", "b"),
-                                   ("tag", "a"), ("unit", "lm")]
+        properties.UserProperty = user_properties
         device.publish(f"lights/{lid}/measured", b'{"lumens": 9}', qos=1, retain=True,
                        properties=properties).wait_for_publish(10)
     finally:
         device.disconnect()
         device.loop_stop()
-    [message] = connect(protocol="5").call_tool("readMeasurement", {"lightId": lid, "wait_s": 5})["messages"]
-    assert message["headers"] == {"site": ["north", "south"], "tag": ["a", "b", "a"], "unit": "lm"}
 
 
 def received(driver: Any, payload: bytes) -> Callable[[], bool]:
