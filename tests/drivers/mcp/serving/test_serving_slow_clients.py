@@ -13,6 +13,7 @@ import socket
 import ssl
 import subprocess
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -152,6 +153,16 @@ def _tls_serving(tmp_path: Path, **limits: float) -> tuple[ExitStack, int, Path]
     return stack, int(urlsplit(url).port or 0), cert_file
 
 
+def _within(seconds: float, check: Callable[[], bool]) -> bool:
+    """Whether ``check()`` comes true within ``seconds`` (asked every 20 ms)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def _served_again_within(port: int, cert_file: Path, seconds: float) -> float:
     """Seconds until a new TLS connection is served (not refused); fails after ``seconds``."""
     started = time.monotonic()
@@ -202,7 +213,11 @@ def test_a_tls_connection_that_never_sends_a_client_hello_is_dropped_at_the_head
         took = silent.wait_closed(within=HEAD + 5)
         assert silent.closed_by_server, "the server still held a connection that never began its handshake"
         assert HEAD - 0.05 <= took < HEAD + 1.5
-    assert any("TLS handshake not done within 0.4 s" in r.getMessage() for r in caplog.records)
+        # The server logs once the handshake's failure reaches it, just after the client sees
+        # the close: on a busy machine that can come a moment later.
+        logged = _within(2.0, lambda: any("TLS handshake not done within 0.4 s" in r.getMessage()
+                                          for r in caplog.records))
+    assert logged, "no warning says why the connection was closed"
 
 
 def test_tls_connections_still_in_their_handshake_count_against_max_connections(tmp_path: Path) -> None:
