@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed
 # The versions the suite last passed with (reproducible CI); `CONSTRAINTS=` for the newest.
 CONSTRAINTS ?= .ci/constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
+# Test workers (pytest-xdist): most tests wait on servers and processes, so more workers
+# than cores still shorten the run; `make test TEST_WORKERS=0` runs them in one process.
+TEST_WORKERS ?= 4
 
 .PHONY: install demo demo-% test bench lint typecheck system-deps constraints clean
 
@@ -33,7 +36,7 @@ demo-%: install
 	$(PY) -m mcs_$*.demo
 
 test: install system-deps lint
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 bench: install
 	$(UV) pip install --quiet --python $(PY) $(PIN) -e '.[dev,server,bench]'
