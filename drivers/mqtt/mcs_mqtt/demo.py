@@ -61,9 +61,25 @@ def embedded_broker() -> Iterator[int]:
     started = threading.Event()
     holder: dict[str, Any] = {}
 
+    writers: list[asyncio.StreamWriter] = []
+
+    class _Broker(Broker):  # type: ignore[misc]
+        """amqtt's broker, keeping each client connection's writer: amqtt leaves the connection
+        of a client that went before its session ended to the garbage collector."""
+
+        async def stream_connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                                   listener_name: str) -> None:
+            writers.append(writer)
+            await super().stream_connected(reader, writer, listener_name)
+
     async def start() -> None:
-        holder["broker"] = Broker(config, loop=loop)
+        holder["broker"] = _Broker(config, loop=loop)
         await holder["broker"].start()
+
+    async def close_connections() -> None:
+        for writer in writers:
+            writer.close()
+        await asyncio.sleep(0)  # a closed transport lets its socket go on the next iteration
 
     def run() -> None:
         asyncio.set_event_loop(loop)
@@ -80,6 +96,7 @@ def embedded_broker() -> Iterator[int]:
         for task in pending:
             task.cancel()
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(close_connections())
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
 

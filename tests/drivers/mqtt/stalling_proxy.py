@@ -124,6 +124,12 @@ class StallingProxy:
         async def shut() -> None:
             if self._server is not None:
                 self._server.close()
+            # A connection accepted just before (a client reconnecting) is still being set up
+            # by a task of asyncio's, which holds its socket: let it reach `_accept`, where its
+            # writer is kept and closed below. Cancelled, it would leave the socket to the
+            # garbage collector, which warns in whatever test runs then.
+            for _ in range(10):
+                await asyncio.sleep(0)
             for writer in self._writers:
                 writer.close()
             tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
