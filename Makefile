@@ -10,7 +10,7 @@ CONSTRAINTS ?= .ci/constraints.txt
 PIN := $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 # Test workers (pytest-xdist). One process by default: under four workers a socket a test
 # leaves to the garbage collector can be collected (and warn, an error here) in another
-# test. `make test TEST_WORKERS=4` takes about 6 minutes on two cores instead of about 13.
+# test. `make test TEST_WORKERS=4` takes about 6 minutes on two cores instead of about 14.
 TEST_WORKERS ?= 0
 
 .PHONY: install demo demo-% test bench lint typecheck system-deps constraints clean
