@@ -61,9 +61,11 @@ def header_value(text: str) -> str | None:
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-# The addresses `localhost` means (RFC 6761, and what resolvers answer for it): another address
-# of 127.0.0.0/8 is a loopback address too, but a server bound to 127.0.0.2 is another server.
-_LOOPBACK_ADDRESSES = frozenset({ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")})
+#: The names of this machine's loopback host as a URL or a ``Host`` header writes them:
+#: ``localhost`` (RFC 6761) and the addresses it means. Another address of 127.0.0.0/8 is a
+#: loopback address too, but a server bound to 127.0.0.2 is another server.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_LOOPBACK_ADDRESSES = frozenset(ipaddress.ip_address(host.strip("[]")) for host in LOOPBACK_HOSTS if host != "localhost")
 
 
 class Origin(NamedTuple):
@@ -101,7 +103,7 @@ def _loopback(host: str) -> bool:
     """Whether ``host`` (as in an :class:`Origin`) is one of the names of this machine's
     loopback host, so that no DNS answer decides it: ``localhost`` (RFC 6761),
     ``127.0.0.1`` or ``::1``, in the usual spelling."""
-    if host == "localhost":
+    if host in LOOPBACK_HOSTS:
         return True
     try:
         address = ipaddress.ip_address(host)

@@ -22,7 +22,7 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+from mcs.urls import LOOPBACK_HOSTS
 
 
 def is_loopback(host: str) -> bool:
