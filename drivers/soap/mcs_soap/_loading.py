@@ -67,9 +67,9 @@ def _segments(url: str) -> list[str] | None:
 
 def _segments_on_origin(location: str, base: str) -> list[str] | None:
     """The path segments of ``location`` (:func:`_segments`) when it and ``base`` are
-    http(s) URLs on one origin (:func:`mcs.urls.same_origin`) and ``base``'s own segments
-    read cleanly too; else ``None``."""
-    if not (is_url(location) and same_origin(location, base)) or _segments(base) is None:
+    http(s) URLs on one origin (:func:`mcs.urls.same_origin`); else ``None``. The caller
+    checks that ``base``'s own segments read cleanly."""
+    if not (is_url(location) and same_origin(location, base)):
         return None
     return _segments(location)
 
@@ -109,7 +109,7 @@ class LoadPolicy:
 
     def _own(self, location: str) -> bool:
         if is_url(self.entry):
-            return _segments_on_origin(location, self.entry) is not None
+            return _segments(self.entry) is not None and _segments_on_origin(location, self.entry) is not None
         entry = _as_path(self.entry)
         target = _as_path(location)
         return entry is not None and target is not None and target.is_relative_to(entry.parent)
@@ -117,7 +117,8 @@ class LoadPolicy:
     @staticmethod
     def _under(location: str, allowed: str) -> bool:
         if is_url(allowed):  # the same origin, and under the allowed path segment by segment
-            read, prefix = _segments_on_origin(location, allowed), _segments(allowed)
+            prefix = _segments(allowed)
+            read = _segments_on_origin(location, allowed) if prefix is not None else None
             if read is None or prefix is None:
                 return False
             segments = prefix[:-1] if prefix[-1:] == [""] else prefix
