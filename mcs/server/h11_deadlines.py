@@ -254,10 +254,7 @@ class DeadlineH11Protocol(H11Protocol):
         return True
 
     def _peer(self) -> str:
-        if self.client is None:
-            return "an unknown address"
-        host, port = self.client
-        return f"{host}:{port}"
+        return _address(self.transport)
 
 
 class _Handover(asyncio.Protocol):
@@ -289,6 +286,7 @@ class _Handover(asyncio.Protocol):
 
 
 def _address(transport: asyncio.BaseTransport) -> str:
+    """The client's ``host:port`` as the warnings name it (TLS or not, served yet or not)."""
     peer = transport.get_extra_info("peername")
     if isinstance(peer, tuple) and len(peer) >= 2:
         return f"{peer[0]}:{peer[1]}"
