@@ -40,12 +40,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcs.server.connections import tls_context, uvicorn_settings
 from mcs.server.origins import (
-    LOOPBACK_HOSTS,
     HostOriginMiddleware,
     allowed_hosts_for,
     allowed_origins_for,
     is_loopback,
 )
+from mcs.urls import LOOPBACK_HOSTS
 from mcs_mcp.serving import auth as auth_mod
 from mcs_mcp.serving.events import SessionEventStore
 from mcs_mcp.serving.options import ServeOptions
